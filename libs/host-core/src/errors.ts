@@ -1,0 +1,29 @@
+import { ERROR_CATALOG, type ErrorCode } from '@host/protocol';
+
+/**
+ * A failure a user can act on, with a stable code from the protocol's error
+ * catalogue. The admin API turns it into
+ * `{"error": {"code", "message", "details"}}` with the catalogue's status.
+ */
+export class HostError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: unknown;
+
+  constructor(code: ErrorCode, message?: string, details?: unknown) {
+    const info = ERROR_CATALOG[code] as { status?: number; message: string };
+    super(message ?? info.message);
+    this.name = 'HostError';
+    this.code = code;
+    this.status = info.status ?? 400;
+    this.details = details;
+  }
+
+  toJSON(): { code: string; message: string; details?: unknown } {
+    return { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) };
+  }
+}
+
+export function isHostError(e: unknown): e is HostError {
+  return e instanceof HostError;
+}

@@ -1,0 +1,5 @@
+export * from './paths';
+export * from './errors';
+export * from './records';
+export * from './store';
+export * from './endpoint';

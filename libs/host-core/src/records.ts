@@ -1,0 +1,53 @@
+import type { HttpManifest, StdioManifest, ValidationIssue } from '@host/protocol';
+
+export type Transport = 'stdio-jsonrpc' | 'http';
+
+/**
+ * Plugin states. stdio plugins move through the runtime states; HTTP plugins
+ * are `running` (enabled) or `stopped` (disabled) and carry a separate health.
+ * See docs/protocol/v2.md, "Plugin states".
+ */
+export const PLUGIN_STATES = [
+  'installed', // on disk, never started or stopped by the operator
+  'starting', // process launched, handshake in progress
+  'running',
+  'stopping',
+  'stopped',
+  'restartPending', // crashed; a restart is scheduled
+  'failed', // crash-loop budget spent or start failed; waits for an operator
+  'invalidManifest', // found on disk with a manifest that does not validate
+] as const;
+export type PluginState = (typeof PLUGIN_STATES)[number];
+
+interface RecordBase {
+  pluginId: string;
+  installedAt: string;
+  updatedAt: string;
+  /** Operator intent: start this plugin when the host starts. */
+  enabled: boolean;
+}
+
+export interface StdioPluginRecord extends RecordBase {
+  transport: 'stdio-jsonrpc';
+  manifest: StdioManifest;
+  /** SHA-256 of the archive the installed version came from. */
+  packageSha256: string;
+}
+
+export interface HttpPluginRecord extends RecordBase {
+  transport: 'http';
+  manifest: HttpManifest;
+  baseUrl: string;
+  /** The signing secret, kept to sign requests; shown to the operator once. */
+  signingSecret: string;
+  requestTimeoutMilliseconds?: number;
+}
+
+export type PluginRecord = StdioPluginRecord | HttpPluginRecord;
+
+/** A package found on disk whose manifest does not validate. */
+export interface InvalidPackage {
+  pluginId: string;
+  state: 'invalidManifest';
+  issues: ValidationIssue[];
+}

@@ -1,0 +1,138 @@
+/**
+ * Stable string error codes. Codes that travel inside plugin-facing payloads
+ * (messages, manifest validation, framing) are dotted lowercase; admin API
+ * codes are UPPER_SNAKE. Every code has a message that says what is wrong and
+ * what to do; docs/protocol/v2.md lists every code (a test checks it).
+ */
+export interface ErrorInfo {
+  /** HTTP status the admin API answers with, where the code reaches it. */
+  readonly status?: number;
+  /** What went wrong and what to do next. */
+  readonly message: string;
+}
+
+export const MESSAGE_ERRORS = {
+  'message.empty': { message: 'The message has no content after normalisation. Add a non-empty text or mention part.' },
+  'message.too_long': { message: 'The rendered message is longer than the provider allows (4000 characters). Shorten it or split it into several messages.' },
+  'message.parts.too_many': { message: 'The message has more than 100 parts after normalisation. Merge text or send several messages.' },
+  'message.part.unsupported': { message: 'A part has an unknown type. Use text, mention or composite parts.' },
+  'message.mention.invalid_id': { message: 'A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.' },
+  'message.mention.unsupported_target': { message: 'This mention cannot be sent to this target (mentions need a group or channel; @everyone needs the messages.mentionEveryone permission).' },
+  'message.mention.too_many': { message: 'A multi-user mention takes 1 to 20 users. Split the mention or the message.' },
+  'message.format.unsupported_target': { message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.' },
+  'message.target.invalid': { message: 'The target type or id is not valid for this provider. Use a target taken from an event.' },
+  'message.reference.expired': { message: 'The reply window of this message has passed. Send a new message with messages.send instead.' },
+  'message.reference.unknown': { message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+export const MANIFEST_ERRORS = {
+  'manifest.json.invalid': { message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
+  'manifest.field.required': { message: 'A required field is missing. Add it to manifest.json.' },
+  'manifest.field.invalid': { message: 'A field has the wrong type or value. Correct it as the message describes.' },
+  'manifest.field.unknown': { message: 'manifest.json has a field protocol v2 does not define. Remove it or fix its spelling.' },
+  'manifest.protocolVersion.unsupported': { message: 'protocolVersion must be 2. This host loads protocol version 2 plugins only.' },
+  'manifest.pluginId.invalid': { message: 'pluginId must be a lowercase dotted identifier such as com.example.echo.' },
+  'manifest.transport.unsupported': { message: 'Local packages must use transport "stdio-jsonrpc". HTTP plugins are registered by base URL instead.' },
+  'manifest.permissions.duplicate': { message: 'A permission is listed twice. List each permission once.' },
+  'manifest.permissions.unknown': { message: 'A permission is not one protocol v2 defines. Use a value from the permission list.' },
+  'manifest.commands.duplicate': { message: 'Two commands share a name or alias. Command words must be unique, ignoring case.' },
+  'manifest.commands.unreachable': { message: 'Commands are declared but the plugin does not subscribe to message.created.' },
+  'manifest.settings.invalid': { message: 'A settings.configSchema field is inconsistent. Fix it as the message describes.' },
+  'manifest.capabilities.missing': { message: 'An HTTP plugin must declare ReceiveMessages (1) and HttpTransport (8): capabilities of at least 9.' },
+  'manifest.capabilities.unknown': { message: 'capabilities sets bits protocol v2 does not define. Use only 1, 2, 4 and 8.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+export const FRAMING_ERRORS = {
+  'framing.header.too_long': { message: 'A frame header block is longer than 8192 bytes. Send only Content-Length (and optionally Content-Type).' },
+  'framing.header.malformed': { message: 'A header line is not "Name: value". Something other than frames reached stdout; log to stderr instead.' },
+  'framing.header.duplicate': { message: 'A header appears twice in one frame. Send each header once.' },
+  'framing.header.unknown': { message: 'A header other than Content-Length or Content-Type was sent. Something else may be writing to stdout.' },
+  'framing.content_type.unsupported': { message: 'Content-Type must be application/vscode-jsonrpc with charset utf-8, or be left out.' },
+  'framing.content_length.missing': { message: 'The frame has no Content-Length header. Every frame starts with Content-Length: N.' },
+  'framing.content_length.invalid': { message: 'Content-Length is not a decimal integer. Write the payload length in bytes.' },
+  'framing.payload.empty': { message: 'Content-Length is 0. Every frame carries one JSON-RPC message.' },
+  'framing.payload.too_large': { message: 'The payload is larger than 4 MiB. Send smaller messages.' },
+  'framing.eof_in_frame': { message: 'The stream ended inside a frame. The peer exited or closed stdout while writing.' },
+  'framing.utf8.invalid': { message: 'The payload is not valid UTF-8. Encode JSON as UTF-8.' },
+  'framing.json.invalid': { message: 'The payload is not valid JSON. Write one JSON object per frame.' },
+  'framing.message.invalid': { message: 'The payload is not a JSON-RPC 2.0 message. Include "jsonrpc": "2.0" and a method or a result/error.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+export const INSTALL_ERRORS = {
+  INSTALL_NO_FILE: { status: 400, message: 'No package was uploaded. Send the ZIP as multipart/form-data in the field "package".' },
+  INSTALL_UPLOAD_TOO_LARGE: { status: 413, message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.' },
+  INSTALL_NOT_A_ZIP: { status: 400, message: 'The upload is not a readable ZIP archive. Build the package with the packer (host-plugin pack) or any zip tool.' },
+  INSTALL_ENCRYPTED_ENTRY: { status: 422, message: 'The archive has encrypted entries. Build the package without a password.' },
+  INSTALL_UNSUPPORTED_COMPRESSION: { status: 422, message: 'An entry uses a compression method other than stored or deflate. Re-create the ZIP with deflate.' },
+  INSTALL_PATH_TRAVERSAL: { status: 422, message: 'An archive entry climbs out of the package with "..". Re-create the ZIP from inside the package folder.' },
+  INSTALL_ABSOLUTE_PATH: { status: 422, message: 'An archive entry has an absolute path or a drive letter. Re-create the ZIP with relative paths.' },
+  INSTALL_BACKSLASH_PATH: { status: 422, message: 'An archive entry uses backslashes. Re-create the ZIP with a tool that writes "/" separators.' },
+  INSTALL_INVALID_ENTRY_NAME: { status: 422, message: 'An archive entry name is empty or has control characters. Rename the file.' },
+  INSTALL_LINK_ENTRY: { status: 422, message: 'The archive holds a symbolic or hard link. Replace links with the files they point to.' },
+  INSTALL_SPECIAL_ENTRY: { status: 422, message: 'The archive holds a device, FIFO or socket entry. Package regular files and folders only.' },
+  INSTALL_DUPLICATE_ENTRY: { status: 422, message: 'Two archive entries have the same path. Re-create the ZIP so each file appears once.' },
+  INSTALL_CASE_COLLISION: { status: 422, message: 'Two entries differ only in letter case and would collide on some systems. Rename one of them.' },
+  INSTALL_TOO_MANY_ENTRIES: { status: 422, message: 'The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).' },
+  INSTALL_TOO_LARGE_UNPACKED: { status: 422, message: 'The unpacked package is larger than the host allows. Remove unneeded files.' },
+  INSTALL_COMPRESSION_RATIO: { status: 422, message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.' },
+  INSTALL_MANIFEST_MISSING: { status: 422, message: 'No manifest.json at the archive root or in a single top-level folder named by the plugin id.' },
+  INSTALL_LAYOUT_AMBIGUOUS: { status: 422, message: 'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.' },
+  INSTALL_FOLDER_MISMATCH: { status: 422, message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.' },
+  INSTALL_MANIFEST_INVALID_JSON: { status: 422, message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
+  INSTALL_MANIFEST_INVALID: { status: 422, message: 'manifest.json does not follow protocol v2. details lists each field and the fix.' },
+  INSTALL_TRANSPORT_UNSUPPORTED: { status: 422, message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.' },
+  INSTALL_ENTRY_MISSING: { status: 422, message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).' },
+  INSTALL_WORKDIR_OUTSIDE: { status: 422, message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.' },
+  INSTALL_PLUGIN_RUNNING: { status: 409, message: 'The plugin is running. Confirm the update (it stops and restarts the plugin) or stop it first.' },
+  INSTALL_ID_TAKEN: { status: 409, message: 'This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.' },
+  UPDATE_CONFIRMATION_REQUIRED: { status: 409, message: 'A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.' },
+  PENDING_UPDATE_NOT_FOUND: { status: 404, message: 'No pending update with this id. It was confirmed, cancelled or expired: upload the package again.' },
+  PENDING_UPDATE_STALE: { status: 409, message: 'The installed plugin changed since this update was prepared. Upload the package again.' },
+  INSTALL_FAILED: { status: 500, message: 'The installation failed part-way and the previous version was restored. See details and the host log.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+export const REGISTRATION_ERRORS = {
+  REGISTRATION_URL_INVALID: { status: 400, message: 'The base URL is not a valid http or https URL. Enter it as https://host[:port][/path].' },
+  REGISTRATION_URL_CREDENTIALS: { status: 400, message: 'The base URL contains a user name or password. Remove them; the host signs its requests instead.' },
+  REGISTRATION_ADDRESS_REFUSED: { status: 422, message: 'The address is not allowed by the host address policy (link-local, metadata, multicast, or private/loopback when disabled).' },
+  REGISTRATION_UNREACHABLE: { status: 422, message: 'The host could not connect to the plugin. Check that the service runs and the URL, port and firewall are right.' },
+  REGISTRATION_TIMEOUT: { status: 422, message: 'The plugin did not answer the manifest request in time. Check the service health and its reverse proxy.' },
+  REGISTRATION_REDIRECT: { status: 422, message: 'The manifest request was redirected; redirects are not followed. Register the final URL.' },
+  REGISTRATION_HTTP_STATUS: { status: 422, message: 'GET /host/plugin/manifest did not answer 200. Check the base URL and that the service serves the manifest.' },
+  REGISTRATION_NOT_JSON: { status: 422, message: 'The manifest response is not JSON. The service must answer with application/json.' },
+  REGISTRATION_TOO_LARGE: { status: 422, message: 'The manifest response is larger than 256 KiB.' },
+  REGISTRATION_MANIFEST_INVALID: { status: 422, message: 'The manifest does not follow protocol v2. details lists each field and the fix.' },
+  REGISTRATION_CAPABILITY_MISSING: { status: 422, message: 'The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.' },
+  REGISTRATION_PROTOCOL_UNSUPPORTED: { status: 422, message: 'The manifest has a protocolVersion other than 2.' },
+  REGISTRATION_ID_TAKEN: { status: 409, message: 'Another plugin (stdio or HTTP) already uses this pluginId. Remove it first or change the plugin id.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+export const API_ERRORS = {
+  UNAUTHORIZED: { status: 401, message: 'Send the admin token as "Authorization: Bearer <token>".' },
+  NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
+  PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
+  BAD_REQUEST: { status: 400, message: 'The request body is not valid. details lists each field and the fix.' },
+  PLUGIN_STATE_CONFLICT: { status: 409, message: 'The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.' },
+  RUNTIME_UNAVAILABLE: { status: 503, message: 'The plugin runtime is not available in this host build.' },
+  SETTINGS_INVALID: { status: 422, message: 'The settings do not match settings.configSchema. details lists each field and the fix.' },
+  INTERNAL: { status: 500, message: 'An unexpected error happened. See the host log.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+export const ERROR_CATALOG = {
+  ...MESSAGE_ERRORS,
+  ...MANIFEST_ERRORS,
+  ...FRAMING_ERRORS,
+  ...INSTALL_ERRORS,
+  ...REGISTRATION_ERRORS,
+  ...API_ERRORS,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+export type MessageErrorCode = keyof typeof MESSAGE_ERRORS;
+export type FramingErrorCode = keyof typeof FRAMING_ERRORS;
+export type InstallErrorCode = keyof typeof INSTALL_ERRORS;
+export type RegistrationErrorCode = keyof typeof REGISTRATION_ERRORS;
+
+export function errorInfo(code: ErrorCode): ErrorInfo {
+  return ERROR_CATALOG[code];
+}

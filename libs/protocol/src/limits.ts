@@ -1,0 +1,52 @@
+/**
+ * Numeric limits of protocol v2. Every limit a plugin or the host can hit is
+ * named here once; the spec (docs/protocol/v2.md, section "Limits") quotes
+ * these values and a test keeps the two in step.
+ */
+export const PROTOCOL_VERSION = 2 as const;
+
+export const LIMITS = {
+  /** Longest header block of one stdio frame, in bytes, including the blank line. */
+  maxHeaderBytes: 8192,
+  /** Largest JSON payload of one stdio frame, in bytes. */
+  maxPayloadBytes: 4 * 1024 * 1024,
+  /** Longest log line kept from stderr or `log.write`, in characters. */
+  maxLogLineChars: 4096,
+  /** Most parts in one outgoing message after normalisation. */
+  maxMessageParts: 100,
+  /** Longest rendered message body text, in characters. */
+  maxMessageChars: 4000,
+  /** Most users one multi-user mention helper accepts. */
+  maxMentionUsers: 20,
+  /** Most outbound messages in one HTTP plugin response. */
+  maxOutboundMessages: 20,
+  /** Largest HTTP plugin response body, in bytes. */
+  maxHttpResponseBytes: 1024 * 1024,
+  /** Largest manifest fetched from an HTTP plugin, in bytes. */
+  maxHttpManifestBytes: 256 * 1024,
+  /** Largest `manifest.json` inside a package, in bytes. */
+  maxManifestBytes: 256 * 1024,
+  /** Longest `pluginId`. */
+  maxPluginIdLength: 100,
+  /** Highest command priority. */
+  maxPriority: 1_000_000,
+} as const;
+
+/** Defaults the host applies when a manifest does not set `concurrency`. */
+export const RUNTIME_DEFAULTS = {
+  maxConcurrentEvents: 1,
+  queueCapacity: 64,
+  requestTimeoutMilliseconds: 30_000,
+  initializeTimeoutMilliseconds: 10_000,
+  stopGraceMilliseconds: 5_000,
+  pingIntervalMilliseconds: 15_000,
+  pingTimeoutMilliseconds: 5_000,
+} as const;
+
+/** Defaults of the HTTP transport. */
+export const HTTP_DEFAULTS = {
+  requestTimeoutMilliseconds: 10_000,
+  connectTimeoutMilliseconds: 3_000,
+  maxRetries: 2,
+  signatureToleranceSeconds: 300,
+} as const;

@@ -1,0 +1,251 @@
+import { z } from 'zod';
+import { Architecture, ConversationType, NonBlankString, Platform, PluginId, SemVer } from './common';
+import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
+import { PermissionSchema } from './permissions';
+
+/** Event types a plugin can subscribe to in protocol v2. */
+export const EventType = z.enum(['message.created']);
+export type EventType = z.infer<typeof EventType>;
+
+export const STDIO_TRANSPORT = 'stdio-jsonrpc' as const;
+export const HTTP_TRANSPORT = 'http' as const;
+
+const EnvironmentName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  message: 'must be an environment variable name (letters, digits and _, not starting with a digit)',
+});
+
+export const StdioLaunchSchema = z.strictObject({
+  command: NonBlankString.describe(
+    'Start command: an interpreter on PATH (node, python) or a path to an executable inside the package (./bin/plugin).',
+  ),
+  args: z.array(z.string()).default([]).describe('Arguments; should include --host-stdio.'),
+  workingDirectory: z
+    .string()
+    .default('.')
+    .describe('Directory to run in, relative to the package; "." is the package directory.'),
+  environment: z
+    .record(EnvironmentName, z.string())
+    .default({})
+    .describe('Extra environment variables for the process.'),
+});
+export type StdioLaunch = z.infer<typeof StdioLaunchSchema>;
+
+/**
+ * `transport.type` is a free string at parse time so that a wrong value gets
+ * the specific `manifest.transport.unsupported` error (which points an HTTP
+ * manifest to "Register HTTP plugin") instead of a generic enum error.
+ */
+export const StdioTransportSchema = z.strictObject({
+  type: z.string().describe('Must be "stdio-jsonrpc" for a local package.'),
+  stdio: StdioLaunchSchema.optional(),
+});
+
+export const SupportedPlatformSchema = z.strictObject({
+  platform: Platform,
+  architectures: z.array(Architecture).optional().describe('Omitted means every architecture.'),
+});
+
+export const EventSubscriptionSchema = z.strictObject({
+  eventType: EventType,
+  botAccountIds: z.array(NonBlankString).optional().describe('Only events received by these bots.'),
+  conversationIds: z.array(NonBlankString).optional().describe('Only events from these conversations.'),
+});
+export type EventSubscription = z.infer<typeof EventSubscriptionSchema>;
+
+const CommandWord = z.string().regex(/^[^\s]{1,32}$/, { message: 'must be 1 to 32 characters without spaces' });
+
+export const CommandSchema = z.strictObject({
+  name: CommandWord.describe('Command word matched after a prefix, for example "echo" in "/echo hi".'),
+  aliases: z.array(CommandWord).default([]).describe('Other words that select the same command.'),
+  prefixes: z
+    .array(z.string().regex(/^[^\s]{0,8}$/, { message: 'must be at most 8 characters without spaces' }))
+    .min(1)
+    .default(['/'])
+    .describe('Prefixes that start the command; "" matches the bare word.'),
+  description: z.string().max(200).optional(),
+  conversationScopes: z
+    .array(ConversationType)
+    .optional()
+    .describe('Conversation types where the command applies; omitted means all.'),
+  priority: z
+    .number()
+    .int()
+    .min(0)
+    .max(LIMITS.maxPriority)
+    .default(0)
+    .describe('Higher runs first; ties are ordered by pluginId, then command name.'),
+});
+export type Command = z.infer<typeof CommandSchema>;
+
+export const OverflowPolicy = z.enum(['reject', 'dropOldest']);
+
+export const ConcurrencySchema = z.strictObject({
+  maxConcurrentEvents: z.number().int().min(1).max(64).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
+  queueCapacity: z.number().int().min(0).max(1024).default(RUNTIME_DEFAULTS.queueCapacity),
+  overflowPolicy: OverflowPolicy.default('reject').describe(
+    'When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one.',
+  ),
+});
+export type Concurrency = z.infer<typeof ConcurrencySchema>;
+
+export const ConfigFieldType = z.enum(['string', 'number', 'boolean', 'select', 'path', 'secret']);
+
+export const ConfigFieldSchema = z.strictObject({
+  type: ConfigFieldType,
+  label: NonBlankString,
+  description: z.string().optional(),
+  required: z.boolean().default(false),
+  defaultValue: z.union([z.string(), z.number(), z.boolean()]).optional(),
+  options: z
+    .array(z.strictObject({ value: z.string(), label: z.string().optional() }))
+    .optional()
+    .describe('Choices of a "select" field.'),
+  min: z.number().optional(),
+  max: z.number().optional(),
+});
+export type ConfigField = z.infer<typeof ConfigFieldSchema>;
+
+const ConfigKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, {
+  message: 'must start with a letter and use letters, digits, _, . or - (at most 64 characters)',
+});
+
+export const SettingsSchema = z.strictObject({
+  configSchema: z.record(ConfigKey, ConfigFieldSchema).default({}),
+});
+
+/** Fields shared by the stdio manifest and the HTTP manifest. */
+const identityShape = {
+  $schema: z.string().optional().describe('Editor hint; ignored by the host.'),
+  pluginId: PluginId.describe('Stable id, the same across versions; a matching id makes an upload an update.'),
+  name: NonBlankString.max(100),
+  version: SemVer,
+  author: NonBlankString.max(100),
+  description: z.string().max(500).optional(),
+  protocolVersion: z.literal(PROTOCOL_VERSION).describe('Must be 2.'),
+};
+
+const routingShape = {
+  eventSubscriptions: z.array(EventSubscriptionSchema).min(1),
+  permissions: z.array(PermissionSchema).default([]),
+  commands: z.array(CommandSchema).default([]),
+};
+
+type RoutingFields = {
+  eventSubscriptions?: EventSubscription[];
+  permissions?: string[];
+  commands?: Command[];
+};
+
+/** Cross-field rules shared by both manifest kinds. */
+export function checkRouting(m: RoutingFields, ctx: z.RefinementCtx): void {
+  const perms = m.permissions ?? [];
+  perms.forEach((p, i) => {
+    if (perms.indexOf(p) !== i) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['permissions', i],
+        message: `permission "${p}" is listed twice; list each permission once`,
+        params: { code: 'manifest.permissions.duplicate' },
+      });
+    }
+  });
+  const words = new Map<string, string>();
+  (m.commands ?? []).forEach((c, i) => {
+    for (const [j, w] of [c.name, ...(c.aliases ?? [])].entries()) {
+      const key = w.toLowerCase();
+      const owner = words.get(key);
+      if (owner !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: j === 0 ? ['commands', i, 'name'] : ['commands', i, 'aliases', j - 1],
+          message: `command word "${w}" is already used by command "${owner}"; names and aliases must be unique (case-insensitive)`,
+          params: { code: 'manifest.commands.duplicate' },
+        });
+      } else {
+        words.set(key, c.name);
+      }
+    }
+  });
+  if ((m.commands ?? []).length > 0 && !(m.eventSubscriptions ?? []).some((s) => s.eventType === 'message.created')) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['eventSubscriptions'],
+      message: 'commands are matched on message events: subscribe to "message.created" or remove the commands',
+      params: { code: 'manifest.commands.unreachable' },
+    });
+  }
+}
+
+function checkSettings(settings: z.infer<typeof SettingsSchema> | undefined, ctx: z.RefinementCtx): void {
+  for (const [key, field] of Object.entries(settings?.configSchema ?? {})) {
+    const path = ['settings', 'configSchema', key];
+    const issue = (message: string, sub: string) =>
+      ctx.addIssue({ code: 'custom', path: [...path, sub], message, params: { code: 'manifest.settings.invalid' } });
+    if (field.type === 'select' && (!field.options || field.options.length === 0)) {
+      issue('a "select" field needs at least one entry in "options"', 'options');
+    }
+    if (field.type !== 'select' && field.options) issue('"options" is only for "select" fields', 'options');
+    if (field.type === 'secret' && field.defaultValue !== undefined) {
+      issue('a "secret" field cannot have a defaultValue; the operator enters it', 'defaultValue');
+    }
+    const d = field.defaultValue;
+    if (d !== undefined) {
+      const want = field.type === 'number' ? 'number' : field.type === 'boolean' ? 'boolean' : 'string';
+      if (typeof d !== want) issue(`defaultValue of a "${field.type}" field must be a ${want}`, 'defaultValue');
+      if (field.type === 'select' && field.options && !field.options.some((o) => o.value === d)) {
+        issue('defaultValue must be the value of one of the options', 'defaultValue');
+      }
+    }
+    if ((field.min !== undefined || field.max !== undefined) && field.type !== 'number' && field.type !== 'string') {
+      issue('"min" and "max" apply to "number" (value) and "string" (length) fields only', 'min');
+    }
+  }
+}
+
+/**
+ * `manifest.json` of a stdio plugin package. The JSON Schema in
+ * `libs/protocol/schema/manifest.schema.json` is generated from this.
+ */
+export const StdioManifestSchema = z
+  .strictObject({
+    ...identityShape,
+    sdkVersion: SemVer.describe('Version of the SDK the plugin was built with.'),
+    transport: StdioTransportSchema,
+    supportedPlatforms: z.array(SupportedPlatformSchema).optional().describe('Omitted means every platform.'),
+    ...routingShape,
+    concurrency: ConcurrencySchema.optional(),
+    settings: SettingsSchema.optional(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.transport.type !== STDIO_TRANSPORT) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['transport', 'type'],
+        message:
+          m.transport.type === HTTP_TRANSPORT
+            ? 'an HTTP plugin is not installed from a ZIP: deploy the service and use "Register HTTP plugin" with its base URL'
+            : `transport "${m.transport.type}" cannot be installed from a package; local packages must use "stdio-jsonrpc"`,
+        params: { code: 'manifest.transport.unsupported' },
+      });
+    } else if (!m.transport.stdio) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['transport', 'stdio'],
+        message: 'add "transport.stdio" with at least "command" (and "args": ["--host-stdio"])',
+        params: { code: 'manifest.field.required' },
+      });
+    }
+    checkRouting(m, ctx);
+    checkSettings(m.settings, ctx);
+  });
+
+/**
+ * A validated stdio manifest, defaults applied. The schema keeps
+ * `transport.stdio` optional only to report a wrong transport type first;
+ * after validation it is always present.
+ */
+export type StdioManifest = Omit<z.output<typeof StdioManifestSchema>, 'transport'> & {
+  transport: { type: typeof STDIO_TRANSPORT; stdio: StdioLaunch };
+};
+/** What an author writes (defaults optional). */
+export type StdioManifestInput = z.input<typeof StdioManifestSchema>;

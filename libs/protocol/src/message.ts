@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/**
+ * Outgoing messages: what a plugin asks the host to send. Mentions are typed
+ * parts, never markup in text, so no plugin text can forge a mention tag; the
+ * host renders them for the provider (see docs/protocol/v2.md, "Rendering").
+ */
+export const MessageFormat = z.enum(['text', 'markdown']);
+export type MessageFormat = z.infer<typeof MessageFormat>;
+
+export const TextPartSchema = z.strictObject({ type: z.literal('text'), text: z.string() });
+
+export const UserMentionPartSchema = z.strictObject({
+  type: z.literal('mention'),
+  target: z.literal('user'),
+  id: z.string().describe('The provider mention id of the user (UserRef.mentionId).'),
+  displayName: z.string().optional(),
+});
+
+export const EveryoneMentionPartSchema = z.strictObject({
+  type: z.literal('mention'),
+  target: z.literal('everyone'),
+});
+
+export type TextPart = z.infer<typeof TextPartSchema>;
+export type UserMentionPart = z.infer<typeof UserMentionPartSchema>;
+export type EveryoneMentionPart = z.infer<typeof EveryoneMentionPartSchema>;
+export type CompositePart = { type: 'composite'; parts: MessagePart[] };
+export type MessagePart = TextPart | UserMentionPart | EveryoneMentionPart | CompositePart;
+
+export const MessagePartSchema: z.ZodType<MessagePart> = z.lazy(() =>
+  z.union([
+    TextPartSchema,
+    UserMentionPartSchema,
+    EveryoneMentionPartSchema,
+    z.strictObject({ type: z.literal('composite'), parts: z.array(MessagePartSchema) }),
+  ]),
+);
+
+export const OutgoingMessageSchema = z.strictObject({
+  format: MessageFormat.default('text'),
+  parts: z.array(MessagePartSchema),
+});
+export type OutgoingMessage = z.output<typeof OutgoingMessageSchema>;
+export type OutgoingMessageInput = z.input<typeof OutgoingMessageSchema>;
+
+/** Where a message goes. `user` is a one-to-one (c2c) chat. */
+export const TargetType = z.enum(['group', 'channel', 'user', 'direct']);
+export type TargetType = z.infer<typeof TargetType>;
+
+export const TargetSchema = z.strictObject({
+  type: TargetType,
+  id: z.string().min(1),
+});
+export type Target = z.infer<typeof TargetSchema>;
+
+/** Result of `messages.reply` / `messages.send`. */
+export const SendResultSchema = z.strictObject({
+  accepted: z.boolean(),
+  messageId: z.string().optional(),
+  target: TargetSchema,
+});
+export type SendResult = z.infer<typeof SendResultSchema>;
+

@@ -1,0 +1,161 @@
+import { z } from 'zod';
+import { NonBlankString, PluginId } from './common';
+import { EventAckSchema, MessageEventSchema } from './event';
+import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
+import { OutgoingMessageSchema, SendResultSchema, TargetSchema } from './message';
+import type { Permission } from './permissions';
+
+/**
+ * One descriptor per JSON-RPC method: name, direction, params and result
+ * schemas, and the permission a plugin-to-host call needs. The host and every
+ * SDK import these; nothing else names a method.
+ */
+export interface MethodDescriptor<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
+  readonly method: string;
+  readonly direction: 'hostToPlugin' | 'pluginToHost';
+  readonly params: P;
+  readonly result: R;
+  /** Permission a plugin must declare to call it (plugin-to-host only). */
+  readonly permission?: Permission;
+  readonly summary: string;
+}
+
+function method<P extends z.ZodType, R extends z.ZodType>(d: MethodDescriptor<P, R>): MethodDescriptor<P, R> {
+  return d;
+}
+
+export const RuntimeLimitsSchema = z.object({
+  maxConcurrentEvents: z.number().int().min(1).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
+  queueCapacity: z.number().int().min(0).default(RUNTIME_DEFAULTS.queueCapacity),
+  requestTimeoutMilliseconds: z.number().int().min(1).default(RUNTIME_DEFAULTS.requestTimeoutMilliseconds),
+  maxHeaderLength: z.number().int().min(1).default(LIMITS.maxHeaderBytes),
+  maxPayloadLength: z.number().int().min(1).default(LIMITS.maxPayloadBytes),
+});
+export type RuntimeLimits = z.output<typeof RuntimeLimitsSchema>;
+
+export const InitializeParamsSchema = z.object({
+  supportedProtocolVersions: z.array(z.number().int()).min(1),
+  instanceId: NonBlankString.describe('Identifies this process run; changes on every start.'),
+  pluginId: PluginId,
+  hostVersion: z.string(),
+  directories: z.object({
+    pluginDirectory: z.string(),
+    pluginDataDirectory: z.string(),
+    pluginConfigDirectory: z.string(),
+    pluginCacheDirectory: z.string(),
+  }),
+  token: z
+    .string()
+    .min(32)
+    .describe('Runtime token: put it in params.token of every plugin-to-host request. Dies with the process.'),
+  encoding: z.literal('json'),
+  runtime: RuntimeLimitsSchema.default(RuntimeLimitsSchema.parse({})),
+  settings: z.record(z.string(), z.unknown()).default({}).describe('Current settings values (secrets included).'),
+});
+export type InitializeParams = z.output<typeof InitializeParamsSchema>;
+
+export const InitializeResultSchema = z.object({
+  protocolVersion: z.literal(PROTOCOL_VERSION),
+  pluginId: PluginId,
+  sdkName: NonBlankString,
+  sdkVersion: NonBlankString,
+  capabilities: z.array(z.string()).default([]),
+  encoding: z.literal('json'),
+});
+export type InitializeResult = z.output<typeof InitializeResultSchema>;
+
+export const StopParamsSchema = z.object({
+  reason: z.enum(['operator', 'update', 'hostShutdown', 'restart', 'unhealthy']).default('operator'),
+  graceMilliseconds: z.number().int().min(0).default(RUNTIME_DEFAULTS.stopGraceMilliseconds),
+});
+export const StopResultSchema = z.object({ accepted: z.literal(true) });
+
+export const PingParamsSchema = z.object({ nonce: z.string().optional() });
+export const PingResultSchema = z.object({
+  nonce: z.string().optional(),
+  inFlightEvents: z.number().int().min(0).default(0),
+  queuedEvents: z.number().int().min(0).default(0),
+});
+
+const Token = z.string().min(1).describe('The runtime token from host.initialize.');
+
+export const LogLevel = z.enum(['trace', 'debug', 'info', 'warn', 'error']);
+export const LogWriteParamsSchema = z.object({
+  token: Token,
+  level: LogLevel,
+  message: z.string(),
+  fields: z.record(z.string(), z.unknown()).optional(),
+});
+export const AcceptedResultSchema = z.object({ accepted: z.literal(true) });
+
+export const ReplyParamsSchema = z.object({
+  token: Token,
+  eventId: NonBlankString.describe('The event being answered; the host resolves its messageReference.'),
+  message: OutgoingMessageSchema,
+});
+export const SendParamsSchema = z.object({
+  token: Token,
+  target: TargetSchema,
+  message: OutgoingMessageSchema,
+});
+
+export const Methods = {
+  initialize: method({
+    method: 'host.initialize',
+    direction: 'hostToPlugin',
+    params: InitializeParamsSchema,
+    result: InitializeResultSchema,
+    summary: 'Handshake: first request of every process; nothing else is valid before it.',
+  }),
+  message: method({
+    method: 'events.message',
+    direction: 'hostToPlugin',
+    params: MessageEventSchema,
+    result: EventAckSchema,
+    summary: 'Delivers a message event; the plugin answers with an ACK and replies with separate calls.',
+  }),
+  stop: method({
+    method: 'plugin.stop',
+    direction: 'hostToPlugin',
+    params: StopParamsSchema,
+    result: StopResultSchema,
+    summary: 'Asks the plugin to finish in-flight events and exit.',
+  }),
+  ping: method({
+    method: 'plugin.ping',
+    direction: 'hostToPlugin',
+    params: PingParamsSchema,
+    result: PingResultSchema,
+    summary: 'Liveness check; must be answered even while events are in flight.',
+  }),
+  log: method({
+    method: 'log.write',
+    direction: 'pluginToHost',
+    params: LogWriteParamsSchema,
+    result: AcceptedResultSchema,
+    summary: 'Writes a line to the plugin log.',
+  }),
+  reply: method({
+    method: 'messages.reply',
+    direction: 'pluginToHost',
+    params: ReplyParamsSchema,
+    result: SendResultSchema,
+    permission: 'messages.reply',
+    summary: 'Replies to a delivered event in its conversation.',
+  }),
+  send: method({
+    method: 'messages.send',
+    direction: 'pluginToHost',
+    params: SendParamsSchema,
+    result: SendResultSchema,
+    permission: 'messages.send',
+    summary: 'Sends a message to a target.',
+  }),
+} as const;
+
+export type MethodKey = keyof typeof Methods;
+export const METHOD_LIST: readonly MethodDescriptor[] = Object.values(Methods);
+
+export function findMethod(name: string): MethodDescriptor | undefined {
+  return METHOD_LIST.find((m) => m.method === name);
+}
