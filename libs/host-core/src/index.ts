@@ -3,3 +3,4 @@ export * from './errors';
 export * from './records';
 export * from './store';
 export * from './endpoint';
+export * from './runtime';

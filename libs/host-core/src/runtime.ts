@@ -1,0 +1,51 @@
+import type { PluginState } from './records';
+
+/** What the plugins API shows about a plugin's process or service. */
+export interface RuntimeStatus {
+  state: PluginState;
+  /** Why the plugin is in this state (crash reason, stdout pollution, ...). */
+  stateReason?: string;
+  pid?: number;
+  startedAt?: string;
+  lastExitAt?: string;
+  lastExitCode?: number | null;
+  lastExitSignal?: string | null;
+  crashCount: number;
+  nextRestartAt?: string;
+  lastError?: string;
+  /** HTTP plugins: healthy, degraded or unreachable. */
+  health?: 'healthy' | 'degraded' | 'unreachable';
+}
+
+export type StopReason = 'operator' | 'update' | 'hostShutdown' | 'restart' | 'unhealthy';
+
+/**
+ * Starts and stops installed stdio plugins. The installer uses it for the
+ * confirmed update flow (stop, replace, start again) and `startAfterInstall`;
+ * the admin API for start, stop and restart.
+ */
+export interface PluginRuntime {
+  start(pluginId: string): Promise<RuntimeStatus>;
+  /** Idempotent; an operator's stop never triggers a restart. */
+  stop(pluginId: string, reason?: StopReason): Promise<RuntimeStatus>;
+  restart(pluginId: string): Promise<RuntimeStatus>;
+  status(pluginId: string): RuntimeStatus | undefined;
+  isRunning(pluginId: string): boolean;
+  /** Stops every plugin (host shutdown). */
+  stopAll(reason: StopReason): Promise<void>;
+}
+
+export interface LogLine {
+  at: string;
+  stream: 'stderr' | 'log' | 'host';
+  level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  message: string;
+}
+
+/** A plugin's log: bounded and rotated; readable through the logs API. */
+export interface PluginLogStore {
+  append(pluginId: string, line: LogLine): void;
+  tail(pluginId: string, lines: number): Promise<LogLine[]>;
+  /** Flushes pending writes. */
+  flush(): Promise<void>;
+}
