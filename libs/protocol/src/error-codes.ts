@@ -105,6 +105,25 @@ export const REGISTRATION_ERRORS = {
   REGISTRATION_CAPABILITY_MISSING: { status: 422, message: 'The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.' },
   REGISTRATION_PROTOCOL_UNSUPPORTED: { status: 422, message: 'The manifest has a protocolVersion other than 2.' },
   REGISTRATION_ID_TAKEN: { status: 409, message: 'Another plugin (stdio or HTTP) already uses this pluginId. Remove it first or change the plugin id.' },
+  REGISTRATION_TLS_FAILED: { status: 422, message: 'The TLS handshake with the plugin failed (untrusted, expired or wrong-name certificate). Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+/**
+ * Failures of one delivery to an HTTP plugin. They appear in the delivery
+ * outcome and as `lastError` in the plugin's health, never as API statuses.
+ */
+export const HTTP_DELIVERY_ERRORS = {
+  'http.timeout': { message: 'The plugin did not answer within its request timeout (10 s unless configured). Answer sooner (work in the background after replying) or raise requestTimeoutMilliseconds for this plugin.' },
+  'http.unreachable': { message: 'The host could not connect to the plugin service (refused, reset or no route). Check that it runs and that its base URL, port and firewall are right.' },
+  'http.address_refused': { message: 'The plugin host name now resolves to an address the host address policy refuses. Fix the DNS record, or allow loopback/private addresses in the host configuration.' },
+  'http.tls': { message: 'The TLS handshake with the plugin failed. Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.' },
+  'http.status': { message: 'The plugin answered with a status other than 200. Answer 200 with a message response for every event you processed, also when accepted is false.' },
+  'http.signature_rejected': { message: 'The plugin answered 401: it rejected the host signature. Configure it with the signing secret shown at registration and keep its clock in sync (NTP).' },
+  'http.response.invalid': { message: 'The plugin response is not a valid message response (accepted, intercepted, outboundMessages, error). details lists each field and the fix.' },
+  'http.response.too_large': { message: 'The plugin response is larger than 1 MiB. Send fewer or shorter outbound messages.' },
+  'http.circuit_open': { message: 'Deliveries to this plugin failed 5 times in a row, so the host stopped calling it and probes it again after 30 s. Fix the plugin; its health shows the last error.' },
+  'http.outbound.send_not_allowed': { message: 'An outbound message targets another conversation, which needs the SendMessages capability (2). Declare it in the manifest, or leave out target to reply.' },
+  'http.intercept.not_allowed': { message: 'The plugin answered intercepted: true without the InterceptMessages capability (4); the host ignored it. Declare the capability to stop lower-priority plugins.' },
 } as const satisfies Record<string, ErrorInfo>;
 
 export const API_ERRORS = {
@@ -124,6 +143,7 @@ export const ERROR_CATALOG = {
   ...FRAMING_ERRORS,
   ...INSTALL_ERRORS,
   ...REGISTRATION_ERRORS,
+  ...HTTP_DELIVERY_ERRORS,
   ...API_ERRORS,
 } as const;
 
@@ -132,6 +152,7 @@ export type MessageErrorCode = keyof typeof MESSAGE_ERRORS;
 export type FramingErrorCode = keyof typeof FRAMING_ERRORS;
 export type InstallErrorCode = keyof typeof INSTALL_ERRORS;
 export type RegistrationErrorCode = keyof typeof REGISTRATION_ERRORS;
+export type HttpDeliveryErrorCode = keyof typeof HTTP_DELIVERY_ERRORS;
 
 export function errorInfo(code: ErrorCode): ErrorInfo {
   return ERROR_CATALOG[code];
