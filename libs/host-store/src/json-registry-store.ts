@@ -1,0 +1,134 @@
+import type { PluginRecord, RegistryStore } from '@host/host-core';
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { isAtomicTempName, readJsonFile, writeJsonAtomic } from './atomic-write';
+
+/** On-disk shape of the registry file. */
+interface RegistryFile {
+  formatVersion: 1;
+  plugins: Record<string, PluginRecord>;
+  meta: Record<string, string>;
+}
+
+export const REGISTRY_FILE_NAME = 'registry.json';
+
+/** The registry file is unreadable; the host refuses to start rather than lose plugins. */
+export class RegistryCorruptError extends Error {
+  constructor(
+    readonly file: string,
+    reason: string,
+  ) {
+    super(
+      `The plugin registry ${file} cannot be read (${reason}). Restore it from a backup of the data directory, ` +
+        'or move it away to start with an empty registry (installed packages are then re-discovered from plugins-v2/).',
+    );
+    this.name = 'RegistryCorruptError';
+  }
+}
+
+function parseRegistry(file: string, raw: unknown): RegistryFile {
+  const r = raw as Partial<RegistryFile> | null;
+  if (!r || typeof r !== 'object' || r.formatVersion !== 1 || typeof r.plugins !== 'object' || typeof r.meta !== 'object') {
+    throw new RegistryCorruptError(file, 'not a registry of format version 1');
+  }
+  for (const [id, rec] of Object.entries(r.plugins ?? {})) {
+    if (!rec || rec.pluginId !== id || (rec.transport !== 'stdio-jsonrpc' && rec.transport !== 'http')) {
+      throw new RegistryCorruptError(file, `entry "${id}" is malformed`);
+    }
+  }
+  return { formatVersion: 1, plugins: { ...r.plugins }, meta: { ...r.meta } };
+}
+
+/**
+ * The embedded registry: one JSON file in the state directory, held in memory
+ * and rewritten atomically on every change. A crash leaves the previous or the
+ * next version of the file, never a torn one. Writes are serialised, so
+ * concurrent `put`s never lose each other.
+ *
+ * Suited to one host process per data directory (see `acquireDataDirLock`);
+ * several hosts sharing one registry need the PostgreSQL mapping described in
+ * docs/operator/storage.md.
+ */
+export class JsonRegistryStore implements RegistryStore {
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly file: string,
+    private data: RegistryFile,
+  ) {}
+
+  /** Opens (or creates on first write) `<stateDir>/registry.json`. */
+  static async open(stateDir: string): Promise<JsonRegistryStore> {
+    await fs.mkdir(stateDir, { recursive: true });
+    // Temporary files of writes interrupted by a crash are garbage.
+    for (const name of await fs.readdir(stateDir)) {
+      if (name.startsWith(`.${REGISTRY_FILE_NAME}.`) && isAtomicTempName(name)) await fs.rm(join(stateDir, name), { force: true });
+    }
+    const file = join(stateDir, REGISTRY_FILE_NAME);
+    let raw: unknown;
+    try {
+      raw = await readJsonFile(file);
+    } catch (e) {
+      throw new RegistryCorruptError(file, (e as Error).message);
+    }
+    const data = raw === undefined ? { formatVersion: 1 as const, plugins: {}, meta: {} } : parseRegistry(file, raw);
+    return new JsonRegistryStore(file, data);
+  }
+
+  async list(): Promise<PluginRecord[]> {
+    return Object.values(this.data.plugins)
+      .sort((a, b) => a.pluginId.localeCompare(b.pluginId))
+      .map((r) => structuredClone(r));
+  }
+
+  async get(pluginId: string): Promise<PluginRecord | undefined> {
+    const r = this.data.plugins[pluginId];
+    return r ? structuredClone(r) : undefined;
+  }
+
+  put(record: PluginRecord): Promise<void> {
+    const copy = structuredClone(record);
+    return this.mutate((d) => {
+      d.plugins[copy.pluginId] = copy;
+    });
+  }
+
+  delete(pluginId: string): Promise<void> {
+    return this.mutate((d) => {
+      delete d.plugins[pluginId];
+    });
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    return this.data.meta[key];
+  }
+
+  setMeta(key: string, value: string): Promise<void> {
+    return this.mutate((d) => {
+      d.meta[key] = value;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.chain;
+  }
+
+  /**
+   * Applies `change` to a copy, writes the copy, and only then makes it the
+   * state seen by readers: a failed write changes nothing.
+   */
+  private mutate(change: (d: RegistryFile) => void): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('The registry store is closed.'));
+    const run = async () => {
+      const next = structuredClone(this.data);
+      change(next);
+      await writeJsonAtomic(this.file, next, { mode: 0o600 });
+      this.data = next;
+    };
+    const p = this.chain.then(run);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+}
