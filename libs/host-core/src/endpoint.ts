@@ -1,4 +1,4 @@
-import type { Command, EventSubscription, MessageEvent, OutgoingMessage, Permission, SendResult, Target } from '@host/protocol';
+import type { Command, Concurrency, EventSubscription, MessageEvent, OutgoingMessage, Permission, SendResult, Target } from '@host/protocol';
 import type { Transport } from './records';
 
 /** What the dispatcher needs to route an event to a plugin. */
@@ -7,6 +7,10 @@ export interface PluginRouting {
   eventSubscriptions: EventSubscription[];
   commands: Command[];
   permissions: Permission[];
+  /** Queue limits of this plugin; the dispatcher applies the protocol defaults when absent. */
+  concurrency?: Concurrency;
+  /** How long the dispatcher waits for the ACK before recording `delivery.timeout`. */
+  requestTimeoutMilliseconds?: number;
 }
 
 /** The outcome of delivering one event to one plugin. */

@@ -23,6 +23,28 @@ export const MESSAGE_ERRORS = {
   'message.target.invalid': { message: 'The target type or id is not valid for this provider. Use a target taken from an event.' },
   'message.reference.expired': { message: 'The reply window of this message has passed. Send a new message with messages.send instead.' },
   'message.reference.unknown': { message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.' },
+  'message.permission.denied': { message: 'The plugin did not declare the permission this message needs (messages.reply, messages.send or messages.mentionEveryone). Declare it in manifest.json and reinstall.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+/** Why one event did not reach one plugin, as recorded in the event log. */
+export const DELIVERY_ERRORS = {
+  'delivery.unavailable': { message: 'The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.' },
+  'delivery.queue_full': { message: 'The plugin\'s event queue was full (overflow policy "reject"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.' },
+  'delivery.dropped': { message: 'The event waited in a full queue and was dropped for a newer one (overflow policy "dropOldest").' },
+  'delivery.timeout': { message: 'The plugin did not acknowledge the event within requestTimeoutMilliseconds. Acknowledge quickly and reply afterwards.' },
+  'delivery.failed': { message: 'The event could not be delivered: the plugin exited or its connection closed. See the plugin log.' },
+  'delivery.ack.invalid': { message: 'The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.' },
+  'delivery.plugin_error': { message: 'The plugin answered events.message with a JSON-RPC error instead of an ACK. See the error message and the plugin log.' },
+} as const satisfies Record<string, ErrorInfo>;
+
+/** Why a stdio plugin did not start or stopped running. */
+export const RUNTIME_ERRORS = {
+  PLUGIN_START_FAILED: { status: 422, message: 'The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.' },
+  PLUGIN_START_TIMEOUT: { status: 422, message: 'The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.' },
+  PLUGIN_COMMAND_NOT_FOUND: { status: 422, message: 'The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.' },
+  PLUGIN_WORKDIR_INVALID: { status: 422, message: 'transport.stdio.workingDirectory is not a folder inside the package. Use "." or a folder inside the package.' },
+  PLUGIN_HANDSHAKE_INVALID: { status: 422, message: 'The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.' },
+  PLUGIN_STDOUT_POLLUTION: { status: 422, message: 'The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.' },
 } as const satisfies Record<string, ErrorInfo>;
 
 export const MANIFEST_ERRORS = {
@@ -139,6 +161,8 @@ export const API_ERRORS = {
 
 export const ERROR_CATALOG = {
   ...MESSAGE_ERRORS,
+  ...DELIVERY_ERRORS,
+  ...RUNTIME_ERRORS,
   ...MANIFEST_ERRORS,
   ...FRAMING_ERRORS,
   ...INSTALL_ERRORS,
@@ -150,6 +174,8 @@ export const ERROR_CATALOG = {
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 export type MessageErrorCode = keyof typeof MESSAGE_ERRORS;
 export type FramingErrorCode = keyof typeof FRAMING_ERRORS;
+export type DeliveryErrorCode = keyof typeof DELIVERY_ERRORS;
+export type RuntimeErrorCode = keyof typeof RUNTIME_ERRORS;
 export type InstallErrorCode = keyof typeof INSTALL_ERRORS;
 export type RegistrationErrorCode = keyof typeof REGISTRATION_ERRORS;
 export type HttpDeliveryErrorCode = keyof typeof HTTP_DELIVERY_ERRORS;
