@@ -105,6 +105,8 @@ export const INSTALL_ERRORS = {
   INSTALL_TRANSPORT_UNSUPPORTED: { status: 422, message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.' },
   INSTALL_ENTRY_MISSING: { status: 422, message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).' },
   INSTALL_WORKDIR_OUTSIDE: { status: 422, message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.' },
+  INSTALL_WORKDIR_MISSING: { status: 422, message: 'transport.stdio.workingDirectory names a folder that is not in the package. Include the folder or use ".".' },
+  INSTALL_ENTRY_CORRUPT: { status: 422, message: 'An entry unpacks to other bytes than the archive declares (size or CRC-32 mismatch, damaged data). Re-create the ZIP and upload it again.' },
   INSTALL_PLUGIN_RUNNING: { status: 409, message: 'The plugin is running. Confirm the update (it stops and restarts the plugin) or stop it first.' },
   INSTALL_ID_TAKEN: { status: 409, message: 'This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.' },
   UPDATE_CONFIRMATION_REQUIRED: { status: 409, message: 'A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.' },
