@@ -3,7 +3,8 @@ import { z } from 'zod';
 /** A non-empty string without control characters (ids, names, labels). */
 export const NonBlankString = z
   .string()
-  .min(1)
+  // abort: an empty string is reported once, not also as "blank".
+  .min(1, { abort: true })
   .refine((s) => s.trim().length > 0, { message: 'must not be blank' })
   .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), { message: 'must not contain control characters' });
 

@@ -3,7 +3,24 @@ import { ALL_CAPABILITIES, Capability, REQUIRED_HTTP_CAPABILITIES, capabilityNam
 import { NonBlankString, PluginId, SemVer } from './common';
 import { PROTOCOL_VERSION } from './limits';
 import { CommandSchema, EventSubscriptionSchema, SettingsSchema, checkRouting } from './manifest';
-import { PermissionSchema } from './permissions';
+import { PermissionListSchema } from './permissions';
+
+/**
+ * `capabilities` of an HTTP manifest. The zod schema takes any non-negative
+ * integer so the manifest check can name the missing or unknown bits
+ * (`manifest.capabilities.*`); the generated JSON Schema lists the valid
+ * values instead (see json-schema.ts).
+ */
+export const HttpCapabilitiesSchema = z
+  .number()
+  .int()
+  .min(0)
+  .describe('Bit flags: ReceiveMessages=1, SendMessages=2, InterceptMessages=4, HttpTransport=8; at least 9.');
+
+/** Every `capabilities` value an HTTP manifest may declare: 9, 11, 13 and 15. */
+export const VALID_HTTP_CAPABILITY_VALUES: readonly number[] = Array.from({ length: ALL_CAPABILITIES + 1 }, (_, v) => v).filter(
+  (v) => (v & REQUIRED_HTTP_CAPABILITIES) === REQUIRED_HTTP_CAPABILITIES,
+);
 
 /**
  * `ModernPluginManifest`, returned by `GET {baseUrl}/host/plugin/manifest`.
@@ -24,13 +41,9 @@ export const HttpManifestSchema = z
     description: z.string().max(500).optional(),
     protocolVersion: z.literal(PROTOCOL_VERSION).describe('Must be 2.'),
     sdkVersion: SemVer.optional(),
-    capabilities: z
-      .number()
-      .int()
-      .min(0)
-      .describe('Bit flags: ReceiveMessages=1, SendMessages=2, InterceptMessages=4, HttpTransport=8; at least 9.'),
+    capabilities: HttpCapabilitiesSchema,
     eventSubscriptions: z.array(EventSubscriptionSchema).min(1).default([{ eventType: 'message.created' }]),
-    permissions: z.array(PermissionSchema).default(['messages.reply']),
+    permissions: PermissionListSchema.default(['messages.reply']),
     commands: z.array(CommandSchema).default([]),
     settings: SettingsSchema.optional(),
   })

@@ -1,13 +1,53 @@
 import { z } from 'zod';
 import { EventAckSchema, MessageEventSchema } from './event';
 import { MessageResponseSchema } from './http';
-import { HttpManifestSchema } from './http-manifest';
-import { StdioManifestSchema } from './manifest';
+import { HttpCapabilitiesSchema, HttpManifestSchema, VALID_HTTP_CAPABILITY_VALUES } from './http-manifest';
+import { STDIO_TRANSPORT, StdioManifestSchema, StdioTransportSchema } from './manifest';
 import { OutgoingMessageSchema } from './message';
 import { METHOD_LIST } from './methods';
+import { PermissionListSchema } from './permissions';
 
 /** Base URI of the published schemas; `$id`s are relative to it. */
 export const SCHEMA_BASE_URI = 'https://schemas.host.dev/plugin/v2/';
+
+type JsonObject = Record<string, unknown>;
+
+/**
+ * Where the JSON Schema is stricter than the zod schema it comes from.
+ *
+ * A few zod schemas accept more than the protocol allows so that the manifest
+ * check can report a specific code instead of a generic type error (a wrong
+ * `transport.type` is `manifest.transport.unsupported` and points HTTP plugins
+ * to "Register HTTP plugin"). Editors and the other languages' generators only
+ * see the JSON Schema, so it states the real rule. Each entry is keyed by the
+ * zod schema object itself (not a JSON path), so it follows that schema
+ * wherever it is used. A JSON Schema can never accept something the manifest
+ * check refuses for a reason it can express; the vectors test checks both
+ * directions (see vectors/README.md, `jsonSchema`).
+ */
+const JSON_SCHEMA_TIGHTENINGS = new Map<z.core.$ZodType, (json: JsonObject) => void>([
+  [
+    StdioTransportSchema,
+    (json) => {
+      const props = json['properties'] as Record<string, JsonObject>;
+      props['type'] = { ...props['type'], const: STDIO_TRANSPORT };
+      json['required'] = ['type', 'stdio'];
+    },
+  ],
+  [PermissionListSchema, (json) => void (json['uniqueItems'] = true)],
+  [HttpCapabilitiesSchema, (json) => void (json['enum'] = [...VALID_HTTP_CAPABILITY_VALUES])],
+]);
+
+function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): object {
+  return strip(
+    z.toJSONSchema(schema, {
+      target: 'draft-2020-12',
+      io,
+      unrepresentable: 'any',
+      override: (ctx) => JSON_SCHEMA_TIGHTENINGS.get(ctx.zodSchema)?.(ctx.jsonSchema as JsonObject),
+    }),
+  );
+}
 
 /**
  * The JSON Schema files generated from the zod schemas, by file name. They are
@@ -21,7 +61,7 @@ export function buildJsonSchemas(): Record<string, object> {
       $id: SCHEMA_BASE_URI + file,
       title,
       description,
-      ...strip(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' })),
+      ...toJsonSchema(schema, 'input'),
     },
   });
   const methods: Record<string, unknown> = {};
@@ -30,8 +70,8 @@ export function buildJsonSchemas(): Record<string, object> {
       direction: m.direction,
       summary: m.summary,
       ...(m.permission ? { permission: m.permission } : {}),
-      params: strip(z.toJSONSchema(m.params, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' })),
-      result: strip(z.toJSONSchema(m.result, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any' })),
+      params: toJsonSchema(m.params, 'input'),
+      result: toJsonSchema(m.result, 'output'),
     };
   }
   return {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Architecture, ConversationType, NonBlankString, Platform, PluginId, SemVer } from './common';
 import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
-import { PermissionSchema } from './permissions';
+import { PermissionListSchema } from './permissions';
 
 /** Event types a plugin can subscribe to in protocol v2. */
 export const EventType = z.enum(['message.created']);
@@ -126,7 +126,7 @@ const identityShape = {
 
 const routingShape = {
   eventSubscriptions: z.array(EventSubscriptionSchema).min(1),
-  permissions: z.array(PermissionSchema).default([]),
+  permissions: PermissionListSchema.default([]),
   commands: z.array(CommandSchema).default([]),
 };
 
@@ -166,7 +166,9 @@ export function checkRouting(m: RoutingFields, ctx: z.RefinementCtx): void {
       }
     }
   });
-  if ((m.commands ?? []).length > 0 && !(m.eventSubscriptions ?? []).some((s) => s.eventType === 'message.created')) {
+  // An empty subscription list is already reported by its own check.
+  const subscriptions = m.eventSubscriptions ?? [];
+  if ((m.commands ?? []).length > 0 && subscriptions.length > 0 && !subscriptions.some((s) => s.eventType === 'message.created')) {
     ctx.addIssue({
       code: 'custom',
       path: ['eventSubscriptions'],

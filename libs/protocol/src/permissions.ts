@@ -23,3 +23,10 @@ export const PERMISSIONS = {
 export type Permission = keyof typeof PERMISSIONS;
 export const PERMISSION_NAMES = Object.keys(PERMISSIONS) as [Permission, ...Permission[]];
 export const PermissionSchema = z.enum(PERMISSION_NAMES);
+
+/**
+ * The `permissions` array of a manifest. Duplicates are refused by the
+ * manifest's cross-field check (`manifest.permissions.duplicate`, with the
+ * index); the generated JSON Schema adds `uniqueItems` so editors flag them too.
+ */
+export const PermissionListSchema = z.array(PermissionSchema);

@@ -29,6 +29,41 @@ function describeInput(input: unknown): string {
   return typeof input === 'object' ? 'an object' : `${typeof input} ${JSON.stringify(input)}`;
 }
 
+const TYPE_NAMES: Record<string, string> = {
+  int: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+function typeName(expected: string): string {
+  return TYPE_NAMES[expected] ?? expected;
+}
+
+/** Plain words for zod's size, format, key and union issues. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'too_small':
+    case 'too_big': {
+      const small = issue.code === 'too_small';
+      const bound = Number(small ? issue.minimum : issue.maximum);
+      const word = small ? (issue.inclusive ? 'at least' : 'more than') : issue.inclusive ? 'at most' : 'less than';
+      if (issue.origin === 'string') return `must be ${word} ${bound} character${bound === 1 ? '' : 's'} long`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must have ${word} ${bound} item${bound === 1 ? '' : 's'}`;
+      return `must be ${word} ${bound}`;
+    }
+    case 'invalid_key':
+      return `is not an allowed key: ${issue.issues.map((i) => i.message).join('; ')}`;
+    case 'invalid_union':
+      return 'matches none of the allowed shapes; check its "type" and fields against the schema';
+    default:
+      return issue.message.replace(/^Invalid input: /, '');
+  }
+}
+
 /**
  * Turns zod issues into ValidationIssues whose text names the field and the
  * fix. `domain` prefixes generic codes (`manifest.field.required`, ...);
@@ -40,6 +75,10 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
     const where = formatPath(issue.path);
     const field = where ? `"${where}"` : 'the document';
     const input = (issue as { input?: unknown }).input;
+    // zod 4 reports the offending value only when parsing with `reportInput`;
+    // without it, tell a missing field from a wrong type by zod's message.
+    const reported = 'input' in issue;
+    const received = reported ? describeInput(input) : (/received (\w+)$/.exec(issue.message)?.[1] ?? 'another type');
     switch (issue.code) {
       case 'custom': {
         const code = (issue.params as { code?: string } | undefined)?.code ?? `${domain}.field.invalid`;
@@ -47,13 +86,13 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
         break;
       }
       case 'invalid_type':
-        if (input === undefined) {
-          out.push({ code: `${domain}.field.required`, path: where, message: `${field} is required: add it (${issue.expected}).` });
+        if (reported ? input === undefined : received === 'undefined') {
+          out.push({ code: `${domain}.field.required`, path: where, message: `${field} is required: add it (${typeName(issue.expected)}).` });
         } else {
           out.push({
             code: `${domain}.field.invalid`,
             path: where,
-            message: `${field} must be ${issue.expected}, not ${describeInput(input)}.`,
+            message: `${field} must be ${typeName(issue.expected)}, not ${received}.`,
           });
         }
         break;
@@ -80,8 +119,8 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
           path: where,
           message:
             issue.values.length === 1
-              ? `${field} must be ${allowed}, not ${describeInput(input)}.`
-              : `${field} must be one of ${allowed}; got ${describeInput(input)}.`,
+              ? `${field} must be ${allowed}, not ${received}.`
+              : `${field} must be one of ${allowed}; got ${received}.`,
         });
         break;
       }
@@ -90,8 +129,12 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
       case 'too_big':
       case 'not_multiple_of':
       default: {
-        const code = where === 'pluginId' && issue.code === 'invalid_format' ? `${domain}.pluginId.invalid` : `${domain}.field.invalid`;
-        out.push({ code, path: where, message: `${field} ${issue.message.replace(/^Invalid input: /, '')}.`.replace(/\.\.$/, '.') });
+        // A pluginId of the right type but the wrong form or length gets its own code.
+        const code =
+          where === 'pluginId' && (issue.code === 'invalid_format' || issue.code === 'too_big')
+            ? `${domain}.pluginId.invalid`
+            : `${domain}.field.invalid`;
+        out.push({ code, path: where, message: `${field} ${describeIssue(issue)}.`.replace(/\.\.$/, '.') });
       }
     }
   }
@@ -100,6 +143,6 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
 
 /** Parses `input` with `schema`, returning data instead of throwing. */
 export function validate<S extends z.ZodType>(schema: S, input: unknown, domain: string): ValidationResult<z.output<S>> {
-  const r = schema.safeParse(input);
+  const r = schema.safeParse(input, { reportInput: true });
   return r.success ? { ok: true, value: r.data } : { ok: false, issues: toValidationIssues(r.error, domain) };
 }
