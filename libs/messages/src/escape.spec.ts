@@ -1,0 +1,45 @@
+import { countCodePoints, escapeText } from './index';
+
+describe('escapeText', () => {
+  it('escapes & < > and nothing else', () => {
+    expect(escapeText(`a&b<c>d"e'f*g_h\`i[j](k)#\n\r\n\t`)).toBe(`a&amp;b&lt;c&gt;d"e'f*g_h\`i[j](k)#\n\r\n\t`);
+  });
+
+  it('escapes & first: existing entities are escaped again, never unescaped', () => {
+    expect(escapeText('&lt;')).toBe('&amp;lt;');
+    expect(escapeText('&amp;')).toBe('&amp;amp;');
+    expect(escapeText('<&>')).toBe('&lt;&amp;&gt;');
+  });
+
+  it('matches replacing & then < then > in sequence', () => {
+    const sequential = (s: string) => s.split('&').join('&amp;').split('<').join('&lt;').split('>').join('&gt;');
+    for (const s of ['', 'plain', '&&<<>>', '<a href="x">&nbsp;</a>', '>&lt;<', '😀<😀&']) {
+      expect(escapeText(s)).toBe(sequential(s));
+    }
+  });
+
+  it('returns text without special characters unchanged', () => {
+    expect(escapeText('你好 😀 **bold**')).toBe('你好 😀 **bold**');
+  });
+
+  it('keeps lone surrogates as they are', () => {
+    expect(escapeText('\ud800<')).toBe('\ud800&lt;');
+  });
+});
+
+describe('countCodePoints', () => {
+  it('counts a surrogate pair once and everything else per unit', () => {
+    expect(countCodePoints('')).toBe(0);
+    expect(countCodePoints('abc')).toBe(3);
+    expect(countCodePoints('😀')).toBe(1);
+    expect(countCodePoints('a😀b😀')).toBe(4);
+    expect(countCodePoints('\ud800')).toBe(1);
+    expect(countCodePoints('\udc00\ud800')).toBe(2);
+    expect(countCodePoints('\ud800\ud83d\ude00')).toBe(2);
+    expect(countCodePoints('e\u0301')).toBe(2); // e + combining accent: two code points
+  });
+
+  it('agrees with the string iterator', () => {
+    for (const s of ['x😀y', '\ud83d', '😀😀\ud800', '中文']) expect(countCodePoints(s)).toBe([...s].length);
+  });
+});

@@ -1,0 +1,17 @@
+export type { MessageError, MessageResult } from './result';
+export { escapeText, countCodePoints } from './escape';
+export { MAX_COMPOSITE_DEPTH, MENTION_ID_PATTERN } from './limits';
+export { parseOutgoingMessage, parseTarget } from './validate';
+export { normalizeMessage, normalizeParsedMessage, type NormalizedMessage, type NormalizedPart } from './normalize';
+export type { ProviderBody, ProviderRenderer } from './renderer';
+export { qqbotRenderer, type QQMessageBody } from './qqbot';
+export {
+  RendererRegistry,
+  createDefaultRegistry,
+  defaultRegistry,
+  registerRenderer,
+  getRenderer,
+  renderMessage,
+  renderParsedMessage,
+} from './registry';
+export { text, mentionUser, mentionUsers, mentionEveryone, composite, type MentionableUser } from './builders';

@@ -1,0 +1,115 @@
+import {
+  LIMITS,
+  type EveryoneMentionPart,
+  type MessageFormat,
+  type MessagePart,
+  type OutgoingMessage,
+  type OutgoingMessageInput,
+  type TextPart,
+  type UserMentionPart,
+} from '@host/protocol';
+import { MAX_COMPOSITE_DEPTH, MENTION_ID_PATTERN } from './limits';
+import { fail, ok, quote, type MessageError, type MessageResult } from './result';
+import { parseOutgoingMessage } from './validate';
+
+export type NormalizedPart = TextPart | UserMentionPart | EveryoneMentionPart;
+
+/**
+ * A message ready to render: no composites, no empty text, no two text parts
+ * side by side, valid mention ids, at most LIMITS.maxMessageParts parts, and
+ * not blank. Renderers trust these properties and do not check them again.
+ */
+export interface NormalizedMessage {
+  format: MessageFormat;
+  parts: NormalizedPart[];
+}
+
+function invalidId(id: string, where: string): MessageError {
+  const why =
+    id.length === 0
+      ? 'is empty'
+      : id.length > 128
+        ? `is ${id.length} characters long (at most 128)`
+        : 'has a character other than letters, digits and _ . : @ -';
+  return fail('message.mention.invalid_id', `The mention id ${quote(id)} at ${where} ${why}.`).error;
+}
+
+class Flattener {
+  readonly parts: NormalizedPart[] = [];
+  // Adjacent text, including text across composite boundaries, merges into one part.
+  private pendingText = '';
+  hasMention = false;
+
+  /** Returns the first error, in document order. */
+  add(parts: readonly MessagePart[], path: string, depth: number): MessageError | undefined {
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as MessagePart;
+      switch (part.type) {
+        case 'text':
+          // Empty text disappears here; whitespace-only text is kept because
+          // it separates words (for example between two mentions).
+          this.pendingText += part.text;
+          break;
+        case 'mention':
+          if (part.target === 'user' && !MENTION_ID_PATTERN.test(part.id)) return invalidId(part.id, `${path}[${i}]`);
+          this.flushText();
+          this.parts.push(part);
+          this.hasMention = true;
+          break;
+        case 'composite': {
+          // Parsed input was depth-checked already; this guards callers that
+          // build messages in code and skip parsing.
+          if (depth >= MAX_COMPOSITE_DEPTH) {
+            return fail(
+              'message.part.unsupported',
+              `${path}[${i}] nests composites ${depth + 1} levels deep; at most ${MAX_COMPOSITE_DEPTH} are allowed. Flatten the message.`,
+            ).error;
+          }
+          const error = this.add(part.parts, `${path}[${i}].parts`, depth + 1);
+          if (error) return error;
+          break;
+        }
+        default:
+          return fail('message.part.unsupported', `${path}[${i}] has type ${quote(String((part as { type?: unknown }).type))}.`).error;
+      }
+    }
+    return undefined;
+  }
+
+  flushText(): void {
+    if (this.pendingText !== '') {
+      this.parts.push({ type: 'text', text: this.pendingText });
+      this.pendingText = '';
+    }
+  }
+}
+
+/**
+ * Normalises a message that already passed OutgoingMessageSchema (the host's
+ * RPC and HTTP schemas embed it), without validating its shape again.
+ * Order of checks, first failure wins: composite depth and mention ids in
+ * document order, then emptiness, then the part count.
+ */
+export function normalizeParsedMessage(message: Pick<OutgoingMessage, 'parts'> & { format?: MessageFormat }): MessageResult<NormalizedMessage> {
+  const flat = new Flattener();
+  const error = flat.add(message.parts, 'parts', 0);
+  if (error) return { ok: false, error };
+  flat.flushText();
+  const parts = flat.parts;
+  // Blank means no mention and no text with anything but whitespace (as
+  // String.prototype.trim defines it); after merging there is at most one
+  // text part in a message without mentions.
+  if (!flat.hasMention && (parts.length === 0 || (parts[0] as TextPart).text.trim() === '')) {
+    return fail('message.empty', parts.length === 0 ? 'It has no parts left.' : 'It has only whitespace text.');
+  }
+  if (parts.length > LIMITS.maxMessageParts) {
+    return fail('message.parts.too_many', `It has ${parts.length} parts after merging adjacent text (at most ${LIMITS.maxMessageParts}).`);
+  }
+  return ok({ format: message.format ?? 'text', parts });
+}
+
+/** Validates (OutgoingMessageSchema) and normalises an outgoing message from any source. */
+export function normalizeMessage(input: OutgoingMessageInput): MessageResult<NormalizedMessage> {
+  const parsed = parseOutgoingMessage(input);
+  return parsed.ok ? normalizeParsedMessage(parsed.value) : parsed;
+}
