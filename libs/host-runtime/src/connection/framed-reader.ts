@@ -1,0 +1,74 @@
+import type { Readable } from 'node:stream';
+import { FrameDecoder, LIMITS, type FrameLimits, type FramingErrorCode } from '@host/protocol';
+import { AbstractMessageReader, type DataCallback, type Disposable, type Message } from 'vscode-jsonrpc/node';
+
+/** Details of the first bytes on stdout that were not a valid frame. */
+export interface FramingFailure {
+  code: FramingErrorCode;
+  message: string;
+  /** The chunk the error was found in, truncated, as JSON-escaped text. */
+  bytes: string;
+}
+
+const SHOWN_BYTES = 120;
+
+/**
+ * A vscode-jsonrpc reader over the protocol's strict FrameDecoder. vscode's own
+ * reader tolerates stray output until a header parses; this one reports the
+ * first line that is not a frame (stdout pollution) through `onFailure` and
+ * then ignores the stream, which cannot be resynchronised.
+ */
+export class FramedMessageReader extends AbstractMessageReader {
+  private readonly decoder: FrameDecoder;
+  private callback: DataCallback | null = null;
+  private failure: FramingFailure | null = null;
+
+  constructor(
+    private readonly readable: Readable,
+    private readonly onFailure: (failure: FramingFailure) => void,
+    limits: FrameLimits = LIMITS,
+  ) {
+    super();
+    this.decoder = new FrameDecoder(limits);
+  }
+
+  get failed(): FramingFailure | null {
+    return this.failure;
+  }
+
+  listen(callback: DataCallback): Disposable {
+    this.callback = callback;
+    const onData = (chunk: Buffer) => this.onData(chunk);
+    const onEnd = () => {
+      for (const ev of this.decoder.end()) if (ev.kind === 'error') this.fail(ev.code, ev.message, new Uint8Array());
+      this.fireClose();
+    };
+    const onError = (e: Error) => this.fireError(e);
+    this.readable.on('data', onData);
+    this.readable.on('end', onEnd);
+    this.readable.on('error', onError);
+    return {
+      dispose: () => {
+        this.callback = null;
+        this.readable.off('data', onData);
+        this.readable.off('end', onEnd);
+        this.readable.off('error', onError);
+      },
+    };
+  }
+
+  private onData(chunk: Buffer): void {
+    for (const ev of this.decoder.push(chunk)) {
+      if (ev.kind === 'message') this.callback?.(ev.message as Message);
+      else this.fail(ev.code, ev.message, chunk);
+    }
+  }
+
+  private fail(code: FramingErrorCode, message: string, chunk: Uint8Array): void {
+    if (this.failure) return;
+    const shown = Buffer.from(chunk.subarray(0, SHOWN_BYTES)).toString('latin1');
+    this.failure = { code, message, bytes: JSON.stringify(shown) + (chunk.length > SHOWN_BYTES ? ` (+${chunk.length - SHOWN_BYTES} bytes)` : '') };
+    this.onFailure(this.failure);
+    this.fireError(new Error(`${code}: ${message}`));
+  }
+}

@@ -1,0 +1,110 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { LogLine, OutboundSink, PluginLogStore } from '@host/host-core';
+import { findMethod, Methods, RpcErrorCode, toValidationIssues, type Permission } from '@host/protocol';
+import { ResponseError } from 'vscode-jsonrpc/node';
+
+/** What the handlers of one process need to know about their plugin. */
+export interface PluginRequestContext {
+  pluginId: string;
+  token: string;
+  permissions: readonly Permission[];
+  logs: PluginLogStore;
+  sink: OutboundSink;
+}
+
+const PLUGIN_METHODS = [Methods.log, Methods.reply, Methods.send].map((m) => m.method).join(', ');
+
+function tokenMatches(expected: Buffer, given: unknown): boolean {
+  if (typeof given !== 'string') return false;
+  const g = Buffer.from(given, 'utf8');
+  // timingSafeEqual needs equal lengths; comparing against itself keeps the time flat.
+  return g.length === expected.length ? timingSafeEqual(g, expected) : (timingSafeEqual(expected, expected), false);
+}
+
+interface SinkFailure {
+  code?: unknown;
+  message?: unknown;
+  details?: unknown;
+}
+
+/**
+ * Handles one plugin-to-host request. The checks run in a fixed order, so a
+ * caller without the token learns nothing else: method known, token valid,
+ * params valid, permission declared; then the call itself.
+ */
+export function createPluginRequestHandler(ctx: PluginRequestContext) {
+  const expected = Buffer.from(ctx.token, 'utf8');
+  return async (method: string, params: unknown): Promise<unknown> => {
+    const descriptor = findMethod(method);
+    if (!descriptor || descriptor.direction !== 'pluginToHost') {
+      return new ResponseError(
+        RpcErrorCode.MethodNotFound,
+        `"${method}" is not a plugin-to-host method of protocol v2; plugins may call ${PLUGIN_METHODS}`,
+      );
+    }
+    const token = typeof params === 'object' && params !== null ? (params as { token?: unknown }).token : undefined;
+    if (!tokenMatches(expected, token)) {
+      return new ResponseError(
+        RpcErrorCode.Unauthorized,
+        'params.token is missing or is not the runtime token of this process; use the token from host.initialize',
+      );
+    }
+    const parsed = descriptor.params.safeParse(params);
+    if (!parsed.success) {
+      const issues = toValidationIssues(parsed.error, 'params');
+      return new ResponseError(RpcErrorCode.InvalidParams, `invalid params for ${method}: ${issues.map((i) => i.message).join(' ')}`, {
+        issues,
+      });
+    }
+    if (descriptor.permission && !ctx.permissions.includes(descriptor.permission)) {
+      return new ResponseError(
+        RpcErrorCode.PermissionDenied,
+        `${method} needs the permission "${descriptor.permission}"; declare it in manifest.json permissions and reinstall`,
+        { permission: descriptor.permission },
+      );
+    }
+    const p = parsed.data as Record<string, unknown>;
+    try {
+      switch (method) {
+        case Methods.log.method: {
+          const fields = p['fields'] ? ` ${JSON.stringify(p['fields'])}` : '';
+          ctx.logs.append(ctx.pluginId, {
+            at: new Date().toISOString(),
+            stream: 'log',
+            level: p['level'] as LogLine['level'],
+            message: `${p['message'] as string}${fields}`,
+          });
+          return { accepted: true };
+        }
+        case Methods.reply.method:
+          return await ctx.sink.send({
+            pluginId: ctx.pluginId,
+            kind: 'reply',
+            eventId: p['eventId'] as string,
+            message: p['message'] as never,
+          });
+        default:
+          return await ctx.sink.send({
+            pluginId: ctx.pluginId,
+            kind: 'send',
+            target: p['target'] as never,
+            message: p['message'] as never,
+          });
+      }
+    } catch (e) {
+      return sinkError(e as SinkFailure);
+    }
+  };
+}
+
+/** Maps a refusal of the outbound sink to the documented JSON-RPC error. */
+function sinkError(e: SinkFailure): ResponseError<unknown> {
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const message = typeof e.message === 'string' ? e.message : 'the message was refused';
+  if (code === 'message.permission.denied') {
+    const permission = (e.details as { permission?: string } | undefined)?.permission;
+    return new ResponseError(RpcErrorCode.PermissionDenied, message, { code, permission });
+  }
+  if (code?.startsWith('message.')) return new ResponseError(RpcErrorCode.MessageRejected, message, { code });
+  return new ResponseError(RpcErrorCode.InternalError, `the host could not send the message: ${message}`);
+}

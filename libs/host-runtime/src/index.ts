@@ -1,0 +1,10 @@
+export { StdioPluginRuntime, type StdioRuntimeOptions } from './stdio-runtime';
+export { Supervisor } from './supervisor';
+export { DEFAULT_TIMINGS, restartDelay, type RuntimeTimings } from './timings';
+export { FilePluginLogStore, LOG_FILE_NAME, type FileLogStoreOptions, type LogListener } from './logs/file-plugin-log-store';
+export { LineSplitter, capLogLine } from './logs/line-limits';
+export { FramedMessageReader, type FramingFailure } from './connection/framed-reader';
+export { FramedMessageWriter } from './connection/framed-writer';
+export { buildEnvironment, resolveLaunch, INHERITED_ENVIRONMENT, type PluginDirectories } from './process/launch';
+export { ProcessGroups, signalGroup, groupAlive } from './process/process-groups';
+export { StartError, type ExitInfo } from './process/plugin-process';

@@ -1,0 +1,119 @@
+import {
+  HostError,
+  type HostPaths,
+  type OutboundSink,
+  type PluginEndpoint,
+  type PluginLogStore,
+  type PluginRecord,
+  type PluginRuntime,
+  type RuntimeStatus,
+  type StopReason,
+} from '@host/host-core';
+import { ProcessGroups } from './process/process-groups';
+import { Supervisor } from './supervisor';
+import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
+
+export interface StdioRuntimeOptions {
+  paths: HostPaths;
+  /** Where installed plugins are looked up at each start (a RegistryStore fits). */
+  records: { get(pluginId: string): Promise<PluginRecord | undefined> };
+  logs: PluginLogStore;
+  /** Receives messages.reply and messages.send of every plugin. */
+  sink: OutboundSink;
+  /** Current settings values sent in host.initialize; `{}` when absent. */
+  settings?: (pluginId: string) => Promise<Record<string, unknown>>;
+  timings?: Partial<RuntimeTimings>;
+  hostVersion?: string;
+  /** The environment the allow-list is taken from; the host's own by default. */
+  hostEnv?: NodeJS.ProcessEnv;
+  onStatusChange?: (pluginId: string, status: RuntimeStatus) => void;
+  now?: () => number;
+}
+
+/**
+ * The PluginRuntime of stdio plugins: one Supervisor per plugin that was ever
+ * started. Its supervisors are also the dispatcher's endpoints.
+ */
+export class StdioPluginRuntime implements PluginRuntime {
+  private readonly supervisors = new Map<string, Supervisor>();
+  private readonly groups = new ProcessGroups();
+  readonly timings: RuntimeTimings;
+
+  constructor(private readonly o: StdioRuntimeOptions) {
+    this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
+  }
+
+  async start(pluginId: string): Promise<RuntimeStatus> {
+    if (!this.supervisors.has(pluginId) && !(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
+    return this.supervisor(pluginId).start();
+  }
+
+  async stop(pluginId: string, reason: StopReason = 'operator'): Promise<RuntimeStatus> {
+    const s = this.supervisors.get(pluginId);
+    if (s) return s.stop(reason);
+    if (!(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
+    return this.supervisor(pluginId).stop(reason);
+  }
+
+  async restart(pluginId: string): Promise<RuntimeStatus> {
+    if (!this.supervisors.has(pluginId) && !(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
+    return this.supervisor(pluginId).restart();
+  }
+
+  /** undefined for a plugin this runtime never started or stopped (show it as installed). */
+  status(pluginId: string): RuntimeStatus | undefined {
+    return this.supervisors.get(pluginId)?.status();
+  }
+
+  isRunning(pluginId: string): boolean {
+    return this.supervisors.get(pluginId)?.isAvailable() ?? false;
+  }
+
+  async stopAll(reason: StopReason): Promise<void> {
+    await Promise.all([...this.supervisors.values()].map((s) => s.stop(reason)));
+  }
+
+  /** Stops the plugin and forgets it (after uninstall). */
+  async forget(pluginId: string): Promise<void> {
+    const s = this.supervisors.get(pluginId);
+    if (!s) return;
+    await s.stop('operator');
+    this.supervisors.delete(pluginId);
+  }
+
+  /** Every stdio plugin as a dispatch endpoint (the dispatcher skips unavailable ones). */
+  endpoints(): PluginEndpoint[] {
+    return [...this.supervisors.values()];
+  }
+
+  endpoint(pluginId: string): PluginEndpoint | undefined {
+    return this.supervisors.get(pluginId);
+  }
+
+  /** Stops every plugin and removes the host-exit hook. */
+  async dispose(): Promise<void> {
+    await this.stopAll('hostShutdown');
+    this.groups.dispose();
+  }
+
+  private supervisor(pluginId: string): Supervisor {
+    let s = this.supervisors.get(pluginId);
+    if (!s) {
+      s = new Supervisor(pluginId, {
+        paths: this.o.paths,
+        logs: this.o.logs,
+        sink: this.o.sink,
+        timings: this.timings,
+        hostVersion: this.o.hostVersion ?? '0.0.0',
+        hostEnv: this.o.hostEnv ?? process.env,
+        groups: this.groups,
+        loadRecord: (id) => this.o.records.get(id),
+        loadSettings: this.o.settings ?? (async () => ({})),
+        onStatusChange: this.o.onStatusChange,
+        now: this.o.now ?? Date.now,
+      });
+      this.supervisors.set(pluginId, s);
+    }
+    return s;
+  }
+}

@@ -1,0 +1,327 @@
+import {
+  HostError,
+  type DeliveryOutcome,
+  type HostPaths,
+  type LogLine,
+  type OutboundSink,
+  type PluginEndpoint,
+  type PluginLogStore,
+  type PluginRecord,
+  type PluginRouting,
+  type PluginState,
+  type RuntimeStatus,
+  type StopReason,
+} from '@host/host-core';
+import { EventAckSchema, Methods, RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
+import { ResponseError } from 'vscode-jsonrpc/node';
+import { PluginProcess, StartError, type ExitInfo } from './process/plugin-process';
+import type { ProcessGroups } from './process/process-groups';
+import { formatDuration, restartDelay, type RuntimeTimings } from './timings';
+
+export interface SupervisorDeps {
+  paths: HostPaths;
+  logs: PluginLogStore;
+  sink: OutboundSink;
+  timings: RuntimeTimings;
+  hostVersion: string;
+  hostEnv: NodeJS.ProcessEnv;
+  groups: ProcessGroups;
+  loadRecord: (pluginId: string) => Promise<PluginRecord | undefined>;
+  loadSettings: (pluginId: string) => Promise<Record<string, unknown>>;
+  onStatusChange?: (pluginId: string, status: RuntimeStatus) => void;
+  now: () => number;
+}
+
+type StartKind = 'operator' | 'restart';
+
+/**
+ * Keeps one stdio plugin running: the state machine of docs/protocol/v2.md
+ * ("Plugin states"), crash restarts with growing delays and a crash budget,
+ * and liveness pings. It is also the plugin's endpoint for the dispatcher.
+ */
+export class Supervisor implements PluginEndpoint {
+  readonly transport = 'stdio-jsonrpc' as const;
+  private state: PluginState = 'installed';
+  private stateReason: string | undefined;
+  private manifest: StdioManifest | null = null;
+  private routingCache: PluginRouting | null = null;
+  private proc: PluginProcess | null = null;
+  private crashTimes: number[] = [];
+  private crashCount = 0;
+  private lastExit: ExitInfo | null = null;
+  private lastError: string | undefined;
+  private nextRestartAt: number | undefined;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private missedPings = 0;
+  /** Bumped by every operator action, so a start that an operator overtook stands down. */
+  private generation = 0;
+  private startTask: Promise<void> | null = null;
+  private stopTask: Promise<void> | null = null;
+
+  constructor(
+    readonly pluginId: string,
+    private readonly deps: SupervisorDeps,
+  ) {}
+
+  // ---- operator actions ----
+
+  async start(): Promise<RuntimeStatus> {
+    if (this.stopTask) await this.stopTask;
+    if (this.startTask) {
+      await this.startTask;
+      return this.status();
+    }
+    if (this.state === 'running') return this.status();
+    this.cancelRestart();
+    this.crashTimes = [];
+    this.crashCount = 0;
+    this.lastError = undefined;
+    await this.launch('operator');
+    return this.status();
+  }
+
+  stop(reason: StopReason = 'operator'): Promise<RuntimeStatus> {
+    this.stopTask ??= this.runStop(reason).finally(() => (this.stopTask = null));
+    return this.stopTask.then(() => this.status());
+  }
+
+  async restart(): Promise<RuntimeStatus> {
+    await this.stop('restart');
+    return this.start();
+  }
+
+  status(): RuntimeStatus {
+    const running = this.proc && !this.proc.hasExited;
+    return {
+      state: this.state,
+      ...(this.stateReason ? { stateReason: this.stateReason } : {}),
+      ...(running && this.proc?.pid !== undefined ? { pid: this.proc.pid, startedAt: this.proc.startedAt } : {}),
+      ...(this.lastExit
+        ? { lastExitAt: this.lastExit.at, lastExitCode: this.lastExit.code, lastExitSignal: this.lastExit.signal }
+        : {}),
+      crashCount: this.crashCount,
+      ...(this.nextRestartAt !== undefined ? { nextRestartAt: new Date(this.nextRestartAt).toISOString() } : {}),
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  // ---- endpoint ----
+
+  routing(): PluginRouting {
+    if (this.routingCache) return this.routingCache;
+    const m = this.manifest;
+    this.routingCache = {
+      pluginId: this.pluginId,
+      eventSubscriptions: m?.eventSubscriptions ?? [],
+      commands: m?.commands ?? [],
+      permissions: m?.permissions ?? [],
+      ...(m?.concurrency ? { concurrency: m.concurrency } : {}),
+      requestTimeoutMilliseconds: RUNTIME_DEFAULTS.requestTimeoutMilliseconds,
+    };
+    return this.routingCache;
+  }
+
+  isAvailable(): boolean {
+    return this.state === 'running' && this.proc !== null && !this.proc.hasExited;
+  }
+
+  /** Sends events.message and turns the answer into an outcome; replies go to the runtime's sink. */
+  async deliver(event: MessageEvent, _sink: OutboundSink): Promise<DeliveryOutcome> {
+    const started = performance.now();
+    const proc = this.proc;
+    const outcome = (error: DeliveryOutcome['error'], accepted = false, intercepted = false): DeliveryOutcome => ({
+      pluginId: this.pluginId,
+      accepted,
+      intercepted,
+      error,
+      durationMs: performance.now() - started,
+    });
+    if (!proc || !this.isAvailable()) {
+      return outcome({ code: 'delivery.unavailable', message: `${this.pluginId} is ${this.state}, not running` });
+    }
+    try {
+      const answer = await proc.request(Methods.message.method, event);
+      const ack = EventAckSchema.safeParse(answer);
+      if (!ack.success || ack.data.eventId !== event.eventId) {
+        const why = ack.success ? `eventId ${JSON.stringify(ack.data.eventId)} instead of ${JSON.stringify(event.eventId)}` : ack.error.issues[0]?.message;
+        return outcome({ code: 'delivery.ack.invalid', message: `the ACK is not valid: ${why}` });
+      }
+      const a = ack.data;
+      return outcome(a.error ? { code: a.error.code, message: a.error.message } : null, a.accepted, a.intercepted);
+    } catch (e) {
+      if (e instanceof ResponseError) {
+        return outcome({ code: 'delivery.plugin_error', message: `events.message failed with error ${e.code}: ${e.message}` });
+      }
+      return outcome({ code: 'delivery.failed', message: 'the plugin exited or its connection closed before it acknowledged the event' });
+    }
+  }
+
+  // ---- internals ----
+
+  private launch(kind: StartKind): Promise<void> {
+    const generation = this.generation;
+    const task = this.runLaunch(kind, generation);
+    this.startTask = task.finally(() => {
+      if (this.startTask === wrapped) this.startTask = null;
+    });
+    const wrapped = this.startTask;
+    return wrapped;
+  }
+
+  private async runLaunch(kind: StartKind, generation: number): Promise<void> {
+    this.setState('starting', kind === 'restart' ? `restarting after crash ${this.crashCount}` : undefined);
+    const record = await this.deps.loadRecord(this.pluginId);
+    if (!record || record.transport !== 'stdio-jsonrpc') {
+      this.setState('failed', 'the plugin is no longer installed as a stdio package');
+      throw new HostError('PLUGIN_NOT_FOUND', `No stdio plugin ${this.pluginId} is installed.`);
+    }
+    this.manifest = record.manifest;
+    this.routingCache = null;
+    const settings = await this.deps.loadSettings(this.pluginId);
+    if (generation !== this.generation) throw overtaken(this.pluginId);
+    const { paths } = this.deps;
+    const proc: PluginProcess = new PluginProcess({
+      pluginId: this.pluginId,
+      manifest: record.manifest,
+      directories: {
+        pluginDirectory: paths.packageDir(this.pluginId),
+        pluginDataDirectory: paths.dataDirOf(this.pluginId),
+        pluginConfigDirectory: paths.configDirOf(this.pluginId),
+        pluginCacheDirectory: paths.cacheDirOf(this.pluginId),
+      },
+      timings: this.deps.timings,
+      logs: this.deps.logs,
+      sink: this.deps.sink,
+      settings,
+      hostVersion: this.deps.hostVersion,
+      hostEnv: this.deps.hostEnv,
+      groups: this.deps.groups,
+      onPollution: () => this.onPollution(proc),
+    });
+    this.proc = proc;
+    try {
+      await proc.start();
+    } catch (e) {
+      await proc.stop('start failed', false);
+      this.lastExit = await proc.exited;
+      if (generation !== this.generation) throw overtaken(this.pluginId);
+      const message = e instanceof Error ? e.message : String(e);
+      this.lastError = message;
+      this.log('error', `start failed: ${message}`);
+      if (kind === 'restart') return this.recordCrash(`start failed: ${message}`);
+      this.setState('failed', `start failed: ${message}`);
+      throw new HostError(e instanceof StartError ? e.code : 'PLUGIN_START_FAILED', `${this.pluginId} ${message}`);
+    }
+    if (generation !== this.generation) {
+      this.lastExit = await proc.stop('operator', false);
+      throw overtaken(this.pluginId);
+    }
+    this.missedPings = 0;
+    this.setState('running', undefined);
+    void proc.exited.then((info) => this.onExit(proc, info));
+    this.schedulePing(proc);
+  }
+
+  private async runStop(reason: StopReason): Promise<void> {
+    this.generation++;
+    this.cancelRestart();
+    this.clearPing();
+    const proc = this.proc;
+    const wasRunning = this.state === 'running';
+    if (wasRunning || this.state === 'starting') this.setState('stopping', `stopping (${reason})`);
+    if (proc && !proc.hasExited) {
+      // A plugin still in its handshake cannot be asked politely.
+      this.lastExit = await proc.stop(reason, wasRunning);
+      this.log('info', `stopped (${reason})`);
+    }
+    if (this.startTask) await this.startTask.catch(() => undefined);
+    this.setState('stopped', undefined);
+  }
+
+  private onExit(proc: PluginProcess, info: ExitInfo): void {
+    if (proc !== this.proc) return;
+    this.lastExit = info;
+    this.clearPing();
+    if (this.state !== 'running') return;
+    const how = info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
+    this.recordCrash(proc.hostReason ?? `the process ${how} unexpectedly`);
+  }
+
+  private recordCrash(reason: string): void {
+    const t = this.deps.timings;
+    const now = this.deps.now();
+    this.crashTimes = this.crashTimes.filter((at) => now - at < t.crashWindowMilliseconds);
+    this.crashTimes.push(now);
+    this.crashCount++;
+    this.lastError = reason;
+    this.log('error', `crashed: ${reason}`);
+    if (this.crashTimes.length >= t.crashBudget) {
+      this.setState(
+        'failed',
+        `${reason}; it crashed ${this.crashTimes.length} times within ${formatDuration(t.crashWindowMilliseconds)}, so it is not restarted. Fix the cause, then start it again.`,
+      );
+      return;
+    }
+    const delay = restartDelay(t, this.crashTimes.length);
+    this.nextRestartAt = now + delay;
+    this.setState('restartPending', `${reason}; restarting in ${formatDuration(delay)}`);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.nextRestartAt = undefined;
+      this.launch('restart').catch(() => undefined);
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private onPollution(proc: PluginProcess): void {
+    if (proc !== this.proc || this.state !== 'running') return;
+    proc.hostReason = proc.pollutionError('while running').message;
+    void proc.stop('unhealthy', false);
+  }
+
+  private schedulePing(proc: PluginProcess): void {
+    const t = this.deps.timings;
+    if (t.pingIntervalMilliseconds <= 0) return;
+    this.pingTimer = setTimeout(async () => {
+      this.pingTimer = null;
+      if (proc !== this.proc || this.state !== 'running') return;
+      const ok = await proc.ping(t.pingTimeoutMilliseconds);
+      if (proc !== this.proc || this.state !== 'running') return;
+      this.missedPings = ok ? 0 : this.missedPings + 1;
+      if (this.missedPings >= t.missedPingsBeforeHung) {
+        proc.hostReason = `hung: it did not answer plugin.ping ${this.missedPings} times in a row (${formatDuration(t.pingTimeoutMilliseconds)} each)`;
+        this.log('error', `${proc.hostReason}; killing its process group`);
+        proc.kill();
+        return;
+      }
+      this.schedulePing(proc);
+    }, t.pingIntervalMilliseconds);
+    this.pingTimer.unref();
+  }
+
+  private clearPing(): void {
+    if (this.pingTimer) clearTimeout(this.pingTimer);
+    this.pingTimer = null;
+  }
+
+  private cancelRestart(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.nextRestartAt = undefined;
+  }
+
+  private setState(state: PluginState, reason: string | undefined): void {
+    this.state = state;
+    this.stateReason = reason;
+    this.deps.onStatusChange?.(this.pluginId, this.status());
+  }
+
+  private log(level: LogLine['level'], message: string): void {
+    this.deps.logs.append(this.pluginId, { at: new Date().toISOString(), stream: 'host', level, message });
+  }
+}
+
+function overtaken(pluginId: string): HostError {
+  return new HostError('PLUGIN_STATE_CONFLICT', `${pluginId} was stopped while it was starting.`);
+}
