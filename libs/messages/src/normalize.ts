@@ -65,6 +65,7 @@ class Flattener {
               `${path}[${i}] nests composites ${depth + 1} levels deep; at most ${MAX_COMPOSITE_DEPTH} are allowed. Flatten the message.`,
             ).error;
           }
+          // An empty composite contributes nothing; text on either side of it merges.
           const error = this.add(part.parts, `${path}[${i}].parts`, depth + 1);
           if (error) return error;
           break;
