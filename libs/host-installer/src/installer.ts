@@ -1,0 +1,404 @@
+import {
+  HostError,
+  type HostPaths,
+  type InvalidPackage,
+  type PluginRuntime,
+  type RegistryStore,
+  type StdioPluginRecord,
+} from '@host/host-core';
+import { fsyncDir } from '@host/host-store';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { join, relative } from 'node:path';
+import { listBackups, newBackupPath, pruneBackups, type BackupInfo } from './backups';
+import { discoverPackages } from './discovery';
+import { extractEntries } from './extract';
+import { inspectPackage, type PackagePlan } from './inspect';
+import { clearJournal, readJournal, writeJournal, type Journal } from './journal';
+import { DEFAULT_INSTALL_LIMITS, PENDING_UPDATE_TTL_MS, type InstallLimits } from './limits';
+import { PendingUpdates, type PendingUpdate } from './pending-updates';
+import { diffManifests, summarize } from './update-diff';
+
+/** Points of a folder swap, in order; `onStep` runs after each. */
+export type InstallStep = 'extracted' | 'journal-written' | 'old-moved' | 'new-moved' | 'registry-written';
+
+export interface InstallerOptions {
+  paths: HostPaths;
+  store: RegistryStore;
+  runtime: PluginRuntime;
+  limits?: Partial<InstallLimits>;
+  pendingTtlMs?: number;
+  now?: () => Date;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /**
+   * Called after each step of a swap. Tests make it throw (a failure at that
+   * point) or kill the process (a crash at that point).
+   */
+  onStep?: (step: InstallStep, pluginId: string) => void | Promise<void>;
+}
+
+export interface InstallResult {
+  record: StdioPluginRecord;
+  /** The previous version's backup folder (updates). */
+  backup?: string;
+  /** Whether the plugin was started after the install. */
+  started: boolean;
+  /** Why starting failed; the install itself succeeded. */
+  startError?: { code: string; message: string };
+}
+
+export interface RecoveryReport {
+  journal: 'none' | 'completed' | 'rolledBack';
+  pluginId?: string;
+  adopted: string[];
+  invalid: InvalidPackage[];
+}
+
+async function exists(p: string): Promise<boolean> {
+  return fs.access(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Installs, updates and uninstalls stdio plugin packages under one data
+ * directory. Operations run one at a time. Every swap of a package folder is
+ * journalled, so a crash leaves the old version or the new one, never a mix,
+ * and never a registry entry without its folder.
+ */
+export class PluginInstaller {
+  readonly limits: InstallLimits;
+  readonly pending: PendingUpdates;
+  private readonly paths: HostPaths;
+  private readonly now: () => Date;
+  private queue: Promise<unknown> = Promise.resolve();
+  private invalid = new Map<string, InvalidPackage>();
+
+  constructor(private readonly opts: InstallerOptions) {
+    this.paths = opts.paths;
+    this.limits = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits };
+    this.now = opts.now ?? (() => new Date());
+    this.pending = new PendingUpdates(join(opts.paths.stateDir, 'pending'), () => this.now().getTime());
+  }
+
+  /** Prepares the data directory, finishes or rolls back an interrupted swap, removes stale staging, discovers packages. */
+  init(): Promise<RecoveryReport> {
+    return this.exclusive(async () => {
+      const p = this.paths;
+      for (const dir of [p.packagesRoot, p.stagingRoot, p.stateDir, this.pending.dir]) await fs.mkdir(dir, { recursive: true });
+      const journal = await this.recover();
+      for (const name of await fs.readdir(p.stagingRoot)) await fs.rm(join(p.stagingRoot, name), { recursive: true, force: true });
+      await this.pending.sweep();
+      const { adopted } = await this.discover();
+      return { ...journal, adopted, invalid: this.invalidPackages() };
+    });
+  }
+
+  /** Packages on disk whose manifest does not validate (or whose folder is gone). */
+  invalidPackages(): InvalidPackage[] {
+    return [...this.invalid.values()];
+  }
+
+  /**
+   * Installs a new plugin. When the pluginId is installed already, keeps the
+   * archive as a pending update and throws UPDATE_CONFIRMATION_REQUIRED with
+   * `details.pendingUpdate`.
+   */
+  async install(archive: Buffer, options: { startAfterInstall?: boolean } = {}): Promise<InstallResult> {
+    const plan = inspectPackage(archive, this.limits);
+    return this.exclusive(async () => {
+      const id = plan.manifest.pluginId;
+      const existing = await this.opts.store.get(id);
+      if (existing?.transport === 'http') {
+        throw new HostError('INSTALL_ID_TAKEN', `"${id}" is registered as an HTTP plugin. Remove that registration or choose another pluginId.`, {
+          pluginId: id,
+        });
+      }
+      if (existing) {
+        // Unpack into nothing: a bomb or a corrupt entry is refused now, not at confirmation.
+        await extractEntries({ destination: null, limits: this.limits, files: plan.files });
+        await this.pending.sweep();
+        const pendingUpdate = await this.pending.create(
+          archive,
+          {
+            pluginId: id,
+            sha256: plan.sha256,
+            installed: summarize(existing.manifest, existing.packageSha256),
+            incoming: summarize(plan.manifest, plan.sha256),
+            changes: diffManifests(existing.manifest, plan.manifest),
+          },
+          this.opts.pendingTtlMs ?? PENDING_UPDATE_TTL_MS,
+        );
+        throw new HostError('UPDATE_CONFIRMATION_REQUIRED', undefined, { pendingUpdate });
+      }
+      const result = await this.replace(plan, undefined);
+      return this.startIfAsked(result, options.startAfterInstall === true);
+    });
+  }
+
+  getPendingUpdate(id: string): Promise<PendingUpdate> {
+    return this.pending.get(id);
+  }
+
+  async cancelUpdate(id: string): Promise<void> {
+    await this.pending.get(id);
+    await this.pending.delete(id);
+  }
+
+  /**
+   * Applies a pending update: re-checks the archive's SHA-256 and that the
+   * installed version is still the one the update was prepared against, stops
+   * a running plugin, swaps the folders (restoring the backup on failure) and
+   * starts it again.
+   */
+  confirmUpdate(id: string, options: { startAfterInstall?: boolean } = {}): Promise<InstallResult> {
+    return this.exclusive(async () => {
+      const pending = await this.pending.get(id);
+      const archive = await this.pending.archive(pending);
+      const current = await this.opts.store.get(pending.pluginId);
+      if (
+        !current ||
+        current.transport !== 'stdio-jsonrpc' ||
+        current.packageSha256 !== pending.installed.sha256 ||
+        current.manifest.version !== pending.installed.version
+      ) {
+        await this.pending.delete(id);
+        throw new HostError('PENDING_UPDATE_STALE', undefined, { id, pluginId: pending.pluginId });
+      }
+      const plan = inspectPackage(archive, this.limits);
+      const runtime = this.opts.runtime;
+      const wasRunning = runtime.isRunning(pending.pluginId);
+      if (wasRunning) {
+        await runtime.stop(pending.pluginId, 'update');
+        if (runtime.isRunning(pending.pluginId)) throw new HostError('INSTALL_PLUGIN_RUNNING', 'The plugin did not stop; the update was not applied. Try again or stop it first.');
+      }
+      let result: InstallResult;
+      try {
+        result = await this.replace(plan, current);
+      } catch (e) {
+        if (wasRunning) await runtime.start(pending.pluginId).catch(() => undefined);
+        throw e;
+      }
+      await this.pending.delete(id);
+      return this.startIfAsked(result, wasRunning || options.startAfterInstall === true);
+    });
+  }
+
+  /** Removes the package (moved to a backup) and its registry entry; data and config stay. */
+  uninstall(pluginId: string): Promise<{ backup: string | null }> {
+    return this.exclusive(async () => {
+      const record = await this.opts.store.get(pluginId);
+      const pkg = this.paths.packageDir(pluginId);
+      const onDisk = await exists(pkg);
+      if (!record && !onDisk) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
+      if (record?.transport === 'http') {
+        await this.opts.store.delete(pluginId);
+        return { backup: null };
+      }
+      if (this.opts.runtime.isRunning(pluginId)) await this.opts.runtime.stop(pluginId, 'operator');
+      const backup = onDisk ? await newBackupPath(this.paths.backupsDir(pluginId), record?.manifest.version ?? 'unknown', this.now()) : null;
+      await writeJournal(this.paths.stateDir, { op: 'uninstall', pluginId, backup: backup && this.rel(backup), startedAt: this.now().toISOString() });
+      if (backup) {
+        await fs.rename(pkg, backup);
+        await fsyncDir(this.paths.packagesRoot);
+      }
+      await this.opts.store.delete(pluginId);
+      await clearJournal(this.paths.stateDir);
+      this.invalid.delete(pluginId);
+      for (const p of await this.pending.list()) if (p.pluginId === pluginId) await this.pending.delete(p.id);
+      await pruneBackups(this.paths.backupsDir(pluginId));
+      return { backup };
+    });
+  }
+
+  /** Deletes a plugin's data, config and cache: the only action that does. */
+  deleteData(pluginId: string): Promise<void> {
+    return this.exclusive(async () => {
+      const dir = join(this.paths.dataDir, 'plugin-data', pluginId);
+      const record = await this.opts.store.get(pluginId);
+      if (!record && !(await exists(dir))) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
+      if (this.opts.runtime.isRunning(pluginId)) {
+        throw new HostError('PLUGIN_STATE_CONFLICT', 'The plugin is running; stop it before deleting its data.', { pluginId });
+      }
+      await fs.rm(dir, { recursive: true, force: true });
+    });
+  }
+
+  backups(pluginId: string): Promise<BackupInfo[]> {
+    return listBackups(this.paths.backupsDir(pluginId));
+  }
+
+  /** Re-reads every package manifest; adopts valid packages that are not registered. */
+  rediscover(): Promise<{ adopted: string[] }> {
+    return this.exclusive(() => this.discover());
+  }
+
+  private async discover(): Promise<{ adopted: string[] }> {
+    const { valid, invalid } = await discoverPackages(this.paths);
+    this.invalid = new Map(invalid.map((i) => [i.pluginId, i]));
+    const adopted: string[] = [];
+    for (const record of await this.opts.store.list()) {
+      if (record.transport !== 'stdio-jsonrpc' || valid.has(record.pluginId) || this.invalid.has(record.pluginId)) continue;
+      this.invalid.set(record.pluginId, {
+        pluginId: record.pluginId,
+        state: 'invalidManifest',
+        issues: [{ code: 'manifest.field.required', path: '', message: `The package folder plugins-v2/${record.pluginId}/ is missing. Reinstall the plugin or uninstall it.` }],
+      });
+    }
+    for (const [id, manifest] of valid) {
+      const record = await this.opts.store.get(id);
+      if (record?.transport === 'http') continue;
+      const now = this.now().toISOString();
+      if (!record) {
+        // A package copied into plugins-v2/ by hand: register it, stopped.
+        await this.opts.store.put({ pluginId: id, transport: 'stdio-jsonrpc', manifest, packageSha256: '', installedAt: now, updatedAt: now, enabled: false });
+        adopted.push(id);
+      } else if (JSON.stringify(record.manifest) !== JSON.stringify(manifest)) {
+        // The folder is what runs: keep the registry's copy of its manifest in step.
+        await this.opts.store.put({ ...record, manifest, updatedAt: now });
+      }
+    }
+    return { adopted };
+  }
+
+  /**
+   * Extracts into staging, then swaps folders under the journal: old folder to
+   * its backup, staging into place, registry entry. On any failure before the
+   * registry write, the swap is undone and INSTALL_FAILED is thrown.
+   */
+  private async replace(plan: PackagePlan, previous: StdioPluginRecord | undefined): Promise<InstallResult> {
+    const id = plan.manifest.pluginId;
+    const pkg = this.paths.packageDir(id);
+    const staging = join(this.paths.stagingRoot, `${id}.${randomBytes(6).toString('hex')}`);
+    const step = async (s: InstallStep) => this.opts.onStep?.(s, id);
+    try {
+      await extractEntries({ destination: staging, limits: this.limits, files: plan.files });
+      await step('extracted');
+    } catch (e) {
+      await fs.rm(staging, { recursive: true, force: true });
+      throw e;
+    }
+    const now = this.now().toISOString();
+    const record: StdioPluginRecord = {
+      pluginId: id,
+      transport: 'stdio-jsonrpc',
+      manifest: plan.manifest,
+      packageSha256: plan.sha256,
+      installedAt: previous?.installedAt ?? now,
+      updatedAt: now,
+      enabled: previous?.enabled ?? false,
+    };
+    const hasOld = await exists(pkg);
+    const backup = hasOld ? await newBackupPath(this.paths.backupsDir(id), previous?.manifest.version ?? 'unknown', this.now()) : null;
+    const journal: Journal = { op: 'replace', pluginId: id, staging: this.rel(staging), backup: backup && this.rel(backup), record, startedAt: now };
+    let registryWritten = false;
+    try {
+      await writeJournal(this.paths.stateDir, journal);
+      await step('journal-written');
+      if (backup) {
+        await fs.rename(pkg, backup);
+        await step('old-moved');
+      }
+      await fs.rename(staging, pkg);
+      await fsyncDir(this.paths.packagesRoot);
+      await step('new-moved');
+      await this.opts.store.put(record);
+      registryWritten = true;
+      await step('registry-written');
+    } catch (e) {
+      if (registryWritten) {
+        this.opts.log?.('warn', `install of ${id}: ${(e as Error).message} after the registry write; the new version stays`);
+      } else {
+        const restored = await this.rollback(journal);
+        throw new HostError(
+          'INSTALL_FAILED',
+          `Installing ${id} ${plan.manifest.version} failed part-way (${(e as Error).message}); ${previous ? `version ${previous.manifest.version} was restored` : 'nothing was installed'}.`,
+          { pluginId: id, cause: (e as Error).message, restored },
+        );
+      }
+    }
+    await clearJournal(this.paths.stateDir).catch((e: Error) => this.opts.log?.('warn', `could not remove the install journal: ${e.message}`));
+    await fs.mkdir(this.paths.dataDirOf(id), { recursive: true });
+    await fs.mkdir(this.paths.configDirOf(id), { recursive: true });
+    await fs.mkdir(this.paths.cacheDirOf(id), { recursive: true });
+    this.invalid.delete(id);
+    if (backup) await pruneBackups(this.paths.backupsDir(id));
+    return { record, started: false, ...(backup ? { backup } : {}) };
+  }
+
+  /**
+   * Undoes a swap: the new folder goes back to staging, the backup back into
+   * place, staging is removed. The journal stays until this completes, so a
+   * crash during rollback is rolled back again on the next start.
+   */
+  private async rollback(j: Extract<Journal, { op: 'replace' }>): Promise<boolean> {
+    const pkg = this.paths.packageDir(j.pluginId);
+    const staging = join(this.paths.dataDir, j.staging);
+    const backup = j.backup && join(this.paths.dataDir, j.backup);
+    try {
+      if (!(await exists(staging)) && (await exists(pkg))) await fs.rename(pkg, staging);
+      if (backup && (await exists(backup)) && !(await exists(pkg))) await fs.rename(backup, pkg);
+      await fsyncDir(this.paths.packagesRoot);
+      await fs.rm(staging, { recursive: true, force: true });
+      await clearJournal(this.paths.stateDir);
+      return true;
+    } catch (e) {
+      this.opts.log?.('error', `rollback of ${j.pluginId} failed (${(e as Error).message}); it completes on the next start`);
+      return false;
+    }
+  }
+
+  /** Completes or rolls back the swap a crash interrupted. */
+  private async recover(): Promise<Pick<RecoveryReport, 'journal' | 'pluginId'>> {
+    const j = await readJournal(this.paths.stateDir).catch(() => undefined);
+    if (!j) {
+      await clearJournal(this.paths.stateDir);
+      return { journal: 'none' };
+    }
+    const pkg = this.paths.packageDir(j.pluginId);
+    const backup = j.backup && join(this.paths.dataDir, j.backup);
+    if (j.op === 'uninstall') {
+      if (backup && (await exists(pkg)) && !(await exists(backup))) await fs.rename(pkg, backup);
+      await this.opts.store.delete(j.pluginId);
+      await clearJournal(this.paths.stateDir);
+      this.opts.log?.('warn', `completed the uninstall of ${j.pluginId} that a crash interrupted`);
+      return { journal: 'completed', pluginId: j.pluginId };
+    }
+    // Staging still present means the new folder never reached its place (or was moved back): roll back.
+    if (!(await exists(join(this.paths.dataDir, j.staging))) && (await exists(pkg))) {
+      await this.opts.store.put(j.record);
+      await clearJournal(this.paths.stateDir);
+      this.opts.log?.('warn', `completed the install of ${j.pluginId} ${j.record.manifest.version} that a crash interrupted`);
+      return { journal: 'completed', pluginId: j.pluginId };
+    }
+    await this.rollback(j);
+    this.opts.log?.('warn', `rolled back the install of ${j.pluginId} ${j.record.manifest.version} that a crash interrupted`);
+    return { journal: 'rolledBack', pluginId: j.pluginId };
+  }
+
+  private async startIfAsked(result: InstallResult, start: boolean): Promise<InstallResult> {
+    if (!start) return result;
+    const id = result.record.pluginId;
+    try {
+      await this.opts.runtime.start(id);
+      const record = { ...result.record, enabled: true };
+      await this.opts.store.put(record);
+      return { ...result, record, started: true };
+    } catch (e) {
+      const err = e as { code?: string; message: string };
+      this.opts.log?.('warn', `installed ${id}, but it did not start: ${err.message}`);
+      return { ...result, started: false, startError: { code: err.code ?? 'INTERNAL', message: err.message } };
+    }
+  }
+
+  private rel(p: string): string {
+    return relative(this.paths.dataDir, p);
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}

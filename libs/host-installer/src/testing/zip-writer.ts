@@ -1,0 +1,107 @@
+import { deflateRawSync } from 'node:zlib';
+import { crc32 } from '../crc32';
+
+/**
+ * One entry of a hand-built ZIP. Every field a hostile archive could lie
+ * about can be set, which ordinary zip tools refuse to produce.
+ */
+export interface ZipEntrySpec {
+  /** Entry name as stored (a Buffer for bytes that are not UTF-8). */
+  name: string | Buffer;
+  data?: string | Buffer;
+  /** 0 stored, 8 deflate (default), anything else is written as stored bytes with that method id. */
+  method?: number;
+  /** Unix mode including the file type bits (0o100644 regular file, 0o120777 symlink...). */
+  unixMode?: number;
+  /** Raw external attributes; overrides unixMode. */
+  externalAttr?: number;
+  /** General purpose flags (bit 0: encrypted, bit 11: UTF-8 names). */
+  flags?: number;
+  /** Declared uncompressed size; defaults to the real one. */
+  declaredSize?: number;
+  /** Declared CRC-32; defaults to the real one. */
+  declaredCrc?: number;
+  /** Bytes to store as the compressed body as they are (damaged deflate streams). */
+  rawBody?: Buffer;
+}
+
+/** Builds a ZIP archive byte by byte (local headers, central directory, end record). */
+export function buildZip(entries: ZipEntrySpec[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const e of entries) {
+    const name = typeof e.name === 'string' ? Buffer.from(e.name, 'utf8') : e.name;
+    const raw = e.data === undefined ? Buffer.alloc(0) : Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data, 'utf8');
+    const method = e.method ?? 8;
+    const body = e.rawBody ?? (method === 8 ? deflateRawSync(raw, { level: 6 }) : raw);
+    const crc = e.declaredCrc ?? crc32(raw);
+    const size = e.declaredSize ?? raw.length;
+    const flags = e.flags ?? 0x800;
+    const isDir = typeof e.name === 'string' && e.name.endsWith('/');
+    const mode = e.unixMode ?? (isDir ? 0o040755 : 0o100644);
+    const attr = e.externalAttr ?? ((mode << 16) | (isDir ? 0x10 : 0)) >>> 0;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(flags, 6);
+    local.writeUInt16LE(method, 8);
+    local.writeUInt32LE(0x00210000, 10); // 1980-01-01 00:00
+    local.writeUInt32LE(crc >>> 0, 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(size >>> 0, 22);
+    local.writeUInt16LE(name.length, 26);
+    local.writeUInt16LE(0, 28);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE((3 << 8) | 20, 4); // made by Unix, so the mode bits count
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(flags, 8);
+    central.writeUInt16LE(method, 10);
+    central.writeUInt32LE(0x00210000, 12);
+    central.writeUInt32LE(crc >>> 0, 16);
+    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(size >>> 0, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(attr, 38);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, body);
+    centrals.push(central, name);
+    offset += local.length + name.length + body.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
+
+/** A valid manifest for tests, with fields overridable. */
+export function testManifest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    pluginId: 'com.example.echo',
+    name: 'Echo',
+    version: '1.0.0',
+    author: 'Example',
+    protocolVersion: 2,
+    sdkVersion: '2.0.0',
+    transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js', '--host-stdio'], workingDirectory: '.' } },
+    eventSubscriptions: [{ eventType: 'message.created' }],
+    permissions: ['messages.reply'],
+    commands: [{ name: 'echo', prefixes: ['/'], priority: 0 }],
+    ...overrides,
+  };
+}
+
+/** A small valid package archive; `extra` entries are added after manifest.json and index.js. */
+export function testPackage(options: { manifest?: Record<string, unknown>; folder?: string; extra?: ZipEntrySpec[]; indexJs?: string } = {}): Buffer {
+  const prefix = options.folder ? `${options.folder}/` : '';
+  return buildZip([
+    { name: `${prefix}manifest.json`, data: JSON.stringify(options.manifest ?? testManifest(), null, 2) },
+    { name: `${prefix}index.js`, data: options.indexJs ?? "console.error('echo plugin');\n" },
+    ...(options.extra ?? []),
+  ]);
+}
