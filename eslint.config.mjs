@@ -1,4 +1,6 @@
 import nx from '@nx/eslint-plugin';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
 // Module boundaries: dependencies point one way, protocol <- engine <- apps.
@@ -17,6 +19,17 @@ export const depConstraints = [
   { sourceTag: 'platform:browser', onlyDependOnLibsWithTags: ['platform:browser'] },
 ];
 
+// Browser-safe libraries (tag platform:browser) also run in the admin app, so
+// their sources may not import Node built-ins. The list is read from the
+// project tags: tagging a library is all it takes. Specs run in Node only.
+const libsDir = new URL('./libs/', import.meta.url);
+export const browserLibSources = readdirSync(libsDir, { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(new URL(`${d.name}/project.json`, libsDir)))
+  .filter((d) => JSON.parse(readFileSync(new URL(`${d.name}/project.json`, libsDir), 'utf8')).tags?.includes('platform:browser'))
+  .map((d) => `libs/${d.name}/src/**/*.{ts,tsx}`);
+const nodeBuiltinMessage =
+  'Browser-safe libraries (tag platform:browser) must not import Node built-ins. Use a web API, or move this code to a platform:node library.';
+
 export default [
   { ignores: ['**/dist', '**/node_modules', '**/.nx', '**/coverage', '**/vendor', '**/*.cjs', '**/*.mjs', 'tmp/**', 'data/**'] },
   ...nx.configs['flat/base'],
@@ -30,6 +43,19 @@ export default [
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
+  {
+    files: browserLibSources,
+    ignores: ['**/*.spec.ts', '**/*.spec.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message: nodeBuiltinMessage })),
+          patterns: [{ group: ['node:*'], message: nodeBuiltinMessage }],
+        },
+      ],
     },
   },
   {
