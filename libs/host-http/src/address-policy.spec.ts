@@ -1,0 +1,94 @@
+import { checkAddress, classifyAddress, DEFAULT_ADDRESS_POLICY, parseIPv6 } from './address-policy';
+
+const STRICT = { allowLoopback: false, allowPrivate: false };
+
+describe('classifyAddress', () => {
+  it.each([
+    ['8.8.8.8', 'public'],
+    ['203.0.113.10', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['172.32.0.1', 'public'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'private'],
+    ['100.127.255.254', 'private'],
+    ['169.254.169.254', 'link-local'],
+    ['169.254.0.1', 'link-local'],
+    ['100.100.100.200', 'metadata'],
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['240.0.0.1', 'reserved'],
+    ['::1', 'loopback'],
+    ['::', 'unspecified'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['febf::1', 'link-local'],
+    ['fd00:ec2::254', 'metadata'],
+    ['fd12:3456::1', 'private'],
+    ['fc00::1', 'private'],
+    ['ff02::1', 'multicast'],
+    ['2001:4860:4860::8888', 'public'],
+    ['::ffff:169.254.169.254', 'link-local'],
+    ['::ffff:a9fe:a9fe', 'link-local'],
+    ['[::ffff:127.0.0.1]', 'loopback'],
+    ['::ffff:8.8.8.8', 'public'],
+    ['::ffff:100.100.100.200', 'metadata'],
+    ['64:ff9b::169.254.169.254', 'link-local'],
+    ['::169.254.169.254', 'link-local'],
+    ['2002:a9fe:a9fe::1', 'link-local'],
+    ['2002:0808:0808::1', 'public'],
+  ])('%s is %s', (address, category) => {
+    expect(classifyAddress(address)).toBe(category);
+  });
+
+  it('refuses text that is not an address', () => {
+    expect(() => classifyAddress('example.com')).toThrow(/not an IP address/);
+  });
+
+  it('parses every IPv6 spelling to the same number', () => {
+    expect(parseIPv6('::ffff:169.254.169.254')).toBe(parseIPv6('0:0:0:0:0:ffff:a9fe:a9fe'));
+    expect(parseIPv6('2001:db8::1')).toBe(parseIPv6('2001:0db8:0000:0000:0000:0000:0000:0001'));
+  });
+});
+
+describe('checkAddress', () => {
+  it.each(['169.254.169.254', 'fe80::1', '0.0.0.0', '::', '224.0.0.1', 'ff02::1', '255.255.255.255', '::ffff:169.254.169.254', '100.100.100.200', 'fd00:ec2::254'])(
+    '%s is refused even by the most open policy',
+    (address) => {
+      const verdict = checkAddress(address, { allowLoopback: true, allowPrivate: true });
+      expect(verdict.allowed).toBe(false);
+      expect(verdict.allowed === false && verdict.reason).toMatch(/never calls/);
+    },
+  );
+
+  it('allows loopback and private addresses by default, as the embedded host runs beside its plugins', () => {
+    expect(DEFAULT_ADDRESS_POLICY).toEqual({ allowLoopback: true, allowPrivate: true });
+    for (const a of ['127.0.0.1', '::1', '10.0.0.5', '192.168.0.10', 'fd12::1', '100.64.1.1']) {
+      expect(checkAddress(a, DEFAULT_ADDRESS_POLICY).allowed).toBe(true);
+    }
+  });
+
+  it('refuses loopback and private addresses, also IPv4-mapped, when the policy turns them off', () => {
+    for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.5', '::ffff:192.168.0.1', 'fd12::1', '100.64.1.1']) {
+      const verdict = checkAddress(a, STRICT);
+      expect(verdict.allowed).toBe(false);
+      expect(verdict.allowed === false && verdict.reason).toMatch(/allow(Loopback|Private) off/);
+    }
+  });
+
+  it('keeps loopback and private separate', () => {
+    expect(checkAddress('127.0.0.1', { allowLoopback: true, allowPrivate: false }).allowed).toBe(true);
+    expect(checkAddress('10.0.0.1', { allowLoopback: true, allowPrivate: false }).allowed).toBe(false);
+    expect(checkAddress('10.0.0.1', { allowLoopback: false, allowPrivate: true }).allowed).toBe(true);
+  });
+
+  it('always allows public addresses', () => {
+    expect(checkAddress('203.0.113.10', STRICT)).toEqual({ allowed: true, category: 'public' });
+  });
+});

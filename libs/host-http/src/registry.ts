@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import { HostError, type HttpPluginRecord, type PluginEndpoint, type RegistryStore, type RuntimeStatus } from '@host/host-core';
+import { capabilityNames, toValidationIssues, type CapabilityName, type HttpManifest } from '@host/protocol';
+import { parseBaseUrl } from './base-url';
+import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
+import type { HttpPluginHealth } from './health';
+import { fetchHttpManifest } from './manifest-fetch';
+import { generateSigningSecret } from './signing';
+
+/**
+ * Where live endpoints go so the dispatcher routes events to them. A
+ * `Map<string, PluginEndpoint>` fits; so does any registry with these two.
+ */
+export interface EndpointRegistry {
+  set(pluginId: string, endpoint: PluginEndpoint): unknown;
+  delete(pluginId: string): unknown;
+}
+
+export interface HttpPluginRegistryDeps extends HttpEndpointOptions {
+  store: RegistryStore;
+  endpoints: EndpointRegistry;
+  /** Deadline for a manifest fetch at registration and refresh. Default HTTP_DEFAULTS.requestTimeoutMilliseconds. */
+  manifestTimeoutMilliseconds?: number;
+}
+
+/** Body of `POST /plugins/http`. */
+export const RegisterHttpPluginSchema = z.strictObject({
+  baseUrl: z.string().describe('The plugin service address, e.g. https://plugin.example.com.'),
+  requestTimeoutMilliseconds: z.number().int().min(100).max(120_000).optional().describe('Per-event timeout; default 10000.'),
+  enabled: z.boolean().default(true),
+});
+export type RegisterHttpPluginInput = z.input<typeof RegisterHttpPluginSchema>;
+
+/** What the API shows of an HTTP plugin. The signing secret is never part of it. */
+export interface HttpPluginView {
+  pluginId: string;
+  transport: 'http';
+  baseUrl: string;
+  name: string;
+  version: string;
+  author: string;
+  description?: string;
+  capabilities: number;
+  capabilityNames: CapabilityName[];
+  enabled: boolean;
+  state: 'running' | 'stopped';
+  installedAt: string;
+  updatedAt: string;
+  requestTimeoutMilliseconds?: number;
+  manifest: HttpManifest;
+  /** null while disabled (no deliveries are made). */
+  health: HttpPluginHealth | null;
+}
+
+export interface RegisterResult {
+  plugin: HttpPluginView;
+  /** Shown once: configure the plugin with it to verify the host's signature. */
+  signingSecret: string;
+}
+
+export interface RefreshResult {
+  plugin: HttpPluginView;
+  previousVersion: string;
+  /** True when the manifest differs from the stored one. */
+  changed: boolean;
+}
+
+/**
+ * Registration and lifecycle of HTTP plugins: register by base URL, refresh,
+ * enable, disable, remove. Records go to the shared RegistryStore (one id
+ * space with stdio plugins); enabled plugins get a live endpoint.
+ */
+export class HttpPluginRegistry {
+  private readonly live = new Map<string, HttpPluginEndpoint>();
+  private healthTimer: NodeJS.Timeout | undefined;
+  // Serialises the check-then-write steps so two registrations of one id
+  // cannot both pass the "id taken" check. Network fetches stay outside it.
+  private lock: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: HttpPluginRegistryDeps) {}
+
+  /** Creates endpoints for the enabled HTTP plugins in the store (host start). */
+  async load(): Promise<void> {
+    for (const record of await this.deps.store.list()) {
+      if (record.transport === 'http' && record.enabled) this.attach(record);
+    }
+  }
+
+  async register(input: RegisterHttpPluginInput): Promise<RegisterResult> {
+    const parsed = RegisterHttpPluginSchema.safeParse(input);
+    if (!parsed.success) throw new HostError('BAD_REQUEST', undefined, { issues: toValidationIssues(parsed.error, 'request') });
+    const base = parseBaseUrl(parsed.data.baseUrl);
+    // The secret exists before the first fetch so even that request is signed.
+    const signingSecret = generateSigningSecret();
+    const manifest = await fetchHttpManifest(base.href, { ...this.networkOptions(), signingSecret });
+    return this.exclusive(async () => {
+      const existing = await this.deps.store.get(manifest.pluginId);
+      if (existing) {
+        const where = existing.transport === 'http' ? `an HTTP plugin registered at ${existing.baseUrl}` : 'an installed stdio plugin';
+        throw new HostError('REGISTRATION_ID_TAKEN', `pluginId ${manifest.pluginId} is already used by ${where}. Remove it first, or refresh it if it is this service.`, {
+          pluginId: manifest.pluginId,
+          transport: existing.transport,
+        });
+      }
+      const now = new Date().toISOString();
+      const record: HttpPluginRecord = {
+        transport: 'http',
+        pluginId: manifest.pluginId,
+        manifest,
+        baseUrl: base.href,
+        signingSecret,
+        installedAt: now,
+        updatedAt: now,
+        enabled: parsed.data.enabled,
+        ...(parsed.data.requestTimeoutMilliseconds === undefined ? {} : { requestTimeoutMilliseconds: parsed.data.requestTimeoutMilliseconds }),
+      };
+      await this.deps.store.put(record);
+      if (record.enabled) this.attach(record);
+      return { plugin: this.view(record), signingSecret };
+    });
+  }
+
+  /** Fetches the manifest again; the plugin's own deployment may have changed it. */
+  async refresh(pluginId: string): Promise<RefreshResult> {
+    const record = await this.httpRecord(pluginId);
+    const manifest = await fetchHttpManifest(record.baseUrl, { ...this.networkOptions(), signingSecret: record.signingSecret, pluginId });
+    if (manifest.pluginId !== pluginId) {
+      throw new HostError('REGISTRATION_MANIFEST_INVALID', `The service at ${record.baseUrl} now reports pluginId ${manifest.pluginId}, but it was registered as ${pluginId}. A pluginId must stay the same; register the new id separately.`, {
+        issues: [{ code: 'manifest.pluginId.invalid', path: 'pluginId', message: `"pluginId" changed from ${pluginId} to ${manifest.pluginId}.` }],
+      });
+    }
+    return this.exclusive(async () => {
+      const current = await this.httpRecord(pluginId);
+      const changed = JSON.stringify(current.manifest) !== JSON.stringify(manifest);
+      const updated: HttpPluginRecord = { ...current, manifest, updatedAt: changed ? new Date().toISOString() : current.updatedAt };
+      if (changed) await this.deps.store.put(updated);
+      this.live.get(pluginId)?.update(updated);
+      return { plugin: this.view(updated), previousVersion: current.manifest.version, changed };
+    });
+  }
+
+  async enable(pluginId: string): Promise<HttpPluginView> {
+    return this.setEnabled(pluginId, true);
+  }
+
+  async disable(pluginId: string): Promise<HttpPluginView> {
+    return this.setEnabled(pluginId, false);
+  }
+
+  /** Unregisters the plugin. Its service keeps running; the host just stops calling it. */
+  async remove(pluginId: string): Promise<void> {
+    await this.exclusive(async () => {
+      await this.httpRecord(pluginId);
+      await this.detach(pluginId);
+      await this.deps.store.delete(pluginId);
+    });
+  }
+
+  async get(pluginId: string): Promise<HttpPluginView> {
+    return this.view(await this.httpRecord(pluginId));
+  }
+
+  async list(): Promise<HttpPluginView[]> {
+    const records = await this.deps.store.list();
+    return records.filter((r): r is HttpPluginRecord => r.transport === 'http').map((r) => this.view(r));
+  }
+
+  health(pluginId: string): HttpPluginHealth | undefined {
+    return this.live.get(pluginId)?.health();
+  }
+
+  /** The plugins API's runtime view of an HTTP plugin: running (enabled) or stopped, with its health. */
+  status(record: HttpPluginRecord): RuntimeStatus {
+    const health = this.live.get(record.pluginId)?.health();
+    return {
+      state: record.enabled ? 'running' : 'stopped',
+      crashCount: 0,
+      ...(health ? { health: health.status, ...(health.lastError ? { lastError: `${health.lastError.code}: ${health.lastError.message}` } : {}) } : {}),
+    };
+  }
+
+  endpoint(pluginId: string): HttpPluginEndpoint | undefined {
+    return this.live.get(pluginId);
+  }
+
+  /** Runs a health check of every enabled plugin every `intervalMilliseconds` (off unless started). */
+  startHealthChecks(intervalMilliseconds: number): void {
+    this.stopHealthChecks();
+    this.healthTimer = setInterval(() => {
+      for (const endpoint of this.live.values()) void endpoint.checkHealth();
+    }, intervalMilliseconds);
+    this.healthTimer.unref();
+  }
+
+  stopHealthChecks(): void {
+    if (this.healthTimer) clearInterval(this.healthTimer);
+    this.healthTimer = undefined;
+  }
+
+  /** Stops health checks and closes every connection pool (host shutdown). */
+  async close(): Promise<void> {
+    this.stopHealthChecks();
+    await Promise.all([...this.live.keys()].map((id) => this.detach(id)));
+  }
+
+  private async setEnabled(pluginId: string, enabled: boolean): Promise<HttpPluginView> {
+    return this.exclusive(async () => {
+      const record = await this.httpRecord(pluginId);
+      const updated: HttpPluginRecord = { ...record, enabled, updatedAt: new Date().toISOString() };
+      await this.deps.store.put(updated);
+      if (enabled && !this.live.has(pluginId)) this.attach(updated);
+      if (!enabled) await this.detach(pluginId);
+      return this.view(updated);
+    });
+  }
+
+  private attach(record: HttpPluginRecord): void {
+    const endpoint = new HttpPluginEndpoint(record, this.deps);
+    this.live.set(record.pluginId, endpoint);
+    this.deps.endpoints.set(record.pluginId, endpoint);
+  }
+
+  private async detach(pluginId: string): Promise<void> {
+    const endpoint = this.live.get(pluginId);
+    if (!endpoint) return;
+    this.live.delete(pluginId);
+    this.deps.endpoints.delete(pluginId);
+    await endpoint.close();
+  }
+
+  private async httpRecord(pluginId: string): Promise<HttpPluginRecord> {
+    const record = await this.deps.store.get(pluginId);
+    if (!record) throw new HostError('PLUGIN_NOT_FOUND', `No plugin with pluginId ${pluginId}. List plugins with GET /api/plugins.`);
+    if (record.transport !== 'http') {
+      throw new HostError('PLUGIN_STATE_CONFLICT', `${pluginId} is a stdio plugin; this action applies to HTTP plugins. Update stdio plugins by uploading a new package.`);
+    }
+    return record;
+  }
+
+  private view(record: HttpPluginRecord): HttpPluginView {
+    const m = record.manifest;
+    return {
+      pluginId: record.pluginId,
+      transport: 'http',
+      baseUrl: record.baseUrl,
+      name: m.name,
+      version: m.version,
+      author: m.author,
+      ...(m.description === undefined ? {} : { description: m.description }),
+      capabilities: m.capabilities,
+      capabilityNames: capabilityNames(m.capabilities),
+      enabled: record.enabled,
+      state: record.enabled ? 'running' : 'stopped',
+      installedAt: record.installedAt,
+      updatedAt: record.updatedAt,
+      ...(record.requestTimeoutMilliseconds === undefined ? {} : { requestTimeoutMilliseconds: record.requestTimeoutMilliseconds }),
+      manifest: m,
+      health: this.live.get(record.pluginId)?.health() ?? null,
+    };
+  }
+
+  private networkOptions() {
+    const { policy, resolver, connectTimeoutMilliseconds, tls, manifestTimeoutMilliseconds } = this.deps;
+    return { policy, resolver, connectTimeoutMilliseconds, tls, timeoutMilliseconds: manifestTimeoutMilliseconds };
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+}
