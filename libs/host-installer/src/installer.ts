@@ -277,7 +277,13 @@ export class PluginInstaller {
       await step('extracted');
     } catch (e) {
       await fs.rm(staging, { recursive: true, force: true });
-      throw e;
+      if (e instanceof HostError) throw e;
+      // A disk error (ENOSPC, EACCES...) while unpacking: nothing was swapped yet.
+      throw new HostError('INSTALL_FAILED', `Unpacking ${id} failed (${(e as Error).message}); nothing was changed.`, {
+        pluginId: id,
+        cause: (e as Error).message,
+        restored: true,
+      });
     }
     const now = this.now().toISOString();
     const record: StdioPluginRecord = {
