@@ -1,0 +1,125 @@
+import { json, Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { HostError } from '@host/host-core';
+import type { Dispatcher, EventLogUpdate, EventRecord } from '@host/host-dispatch';
+import { MENTION_ID_PATTERN } from '@host/messages';
+import { NonBlankString, toValidationIssues } from '@host/protocol';
+import type { ConsoleProvider } from './console-provider';
+
+export interface ConsoleRouterOptions {
+  dispatcher: Pick<Dispatcher, 'dispatch' | 'events'>;
+  provider: ConsoleProvider;
+  /** Longest `waitMs` a request may ask for. */
+  maxWaitMilliseconds?: number;
+  /** Interval of SSE keep-alive comments. */
+  heartbeatMilliseconds?: number;
+}
+
+const MAX_TEXT_CHARS = 4000;
+
+export const ConsoleMessageRequestSchema = z.strictObject({
+  conversation: z.strictObject({
+    type: z.enum(['group', 'c2c']),
+    id: NonBlankString.max(128),
+  }),
+  sender: z.strictObject({
+    id: z.string().regex(MENTION_ID_PATTERN, { message: 'must be 1 to 128 letters, digits or _ . : @ -' }),
+    displayName: z.string().max(64).optional(),
+  }),
+  text: z.string().max(MAX_TEXT_CHARS),
+  waitMs: z.number().int().min(0).optional(),
+});
+export type ConsoleMessageRequest = z.infer<typeof ConsoleMessageRequestSchema>;
+
+/** The answer to POST /console/messages. */
+export interface ConsoleMessageResponse {
+  eventId: string;
+  deliveries: { pluginId: string; accepted: boolean; intercepted: boolean; error: { code: string; message: string } | null }[];
+  outbound: { pluginId: string; target: { type: string; id: string }; body: unknown }[];
+  /** Messages the host refused (rendering or permission), with the code the plugin got. */
+  refused: { pluginId: string; target: { type: string; id: string }; error: { code: string; message: string } }[];
+}
+
+export function toConsoleResponse(record: EventRecord): ConsoleMessageResponse {
+  return {
+    eventId: record.eventId,
+    deliveries: record.deliveries.map((d) => ({ pluginId: d.pluginId, accepted: d.accepted, intercepted: d.intercepted, error: d.error })),
+    outbound: record.outbound.filter((o) => !o.error).map((o) => ({ pluginId: o.pluginId, target: o.target, body: o.body })),
+    refused: record.outbound.flatMap((o) => (o.error ? [{ pluginId: o.pluginId, target: o.target, error: o.error }] : [])),
+  };
+}
+
+/** A record as streamed and listed: everything but the provider's raw payload. */
+export function summarize(record: EventRecord): Omit<EventRecord, 'event'> & { event: Omit<EventRecord['event'], 'rawPayload'> } {
+  const { rawPayload: _raw, ...event } = record.event;
+  return { ...record, event };
+}
+
+function sendError(res: Response, e: HostError): void {
+  res.status(e.status).json({ error: e.toJSON() });
+}
+
+/**
+ * Routes of the console provider, to mount under /api behind admin auth:
+ * - POST /console/messages: send a message as a console user; answers when
+ *   every chosen plugin acknowledged or failed, after collecting replies for
+ *   `waitMs` more when given.
+ * - GET /console/events: Server-Sent Events of the event log (`?history=N`
+ *   first replays the N newest records).
+ * - GET /events: recent event records as JSON (`?pluginId=`, `?limit=`).
+ */
+export function createConsoleRouter(o: ConsoleRouterOptions): Router {
+  const router = Router();
+  const maxWait = o.maxWaitMilliseconds ?? 30_000;
+  const heartbeat = o.heartbeatMilliseconds ?? 15_000;
+
+  router.post('/console/messages', json({ limit: '64kb' }), async (req: Request, res: Response) => {
+    const parsed = ConsoleMessageRequestSchema.safeParse(req.body);
+    if (!parsed.success) {
+      const issues = toValidationIssues(parsed.error, 'console');
+      return sendError(res, new HostError('BAD_REQUEST', `The console message is not valid: ${issues.map((i) => i.message).join(' ')}`, issues));
+    }
+    const input = parsed.data;
+    if (input.waitMs !== undefined && input.waitMs > maxWait) {
+      return sendError(res, new HostError('BAD_REQUEST', `waitMs may be at most ${maxWait}.`, [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]));
+    }
+    const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
+    if (input.waitMs) await new Promise((r) => setTimeout(r, input.waitMs));
+    res.json(toConsoleResponse(record));
+  });
+
+  router.get('/console/events', (req: Request, res: Response) => {
+    const history = Math.min(Number(req.query['history'] ?? 0) || 0, o.dispatcher.events.capacity);
+    res.status(200).set({
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    res.write('retry: 3000\n\n');
+    const write = (update: EventLogUpdate) => {
+      const data = update.type === 'send' ? { type: 'send', outbound: update.outbound } : { type: update.type, record: summarize(update.record) };
+      res.write(`event: ${update.type}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
+    for (const record of o.dispatcher.events.list({ limit: history }).reverse()) write({ type: 'event', record });
+    const abort = new AbortController();
+    const timer = setInterval(() => res.write(': keep-alive\n\n'), heartbeat);
+    timer.unref();
+    req.on('close', () => {
+      clearInterval(timer);
+      abort.abort();
+    });
+    void (async () => {
+      for await (const update of o.dispatcher.events.stream({ signal: abort.signal })) write(update);
+    })();
+  });
+
+  router.get('/events', (req: Request, res: Response) => {
+    const limit = Math.min(Math.max(Number(req.query['limit'] ?? 100) || 100, 1), o.dispatcher.events.capacity);
+    const pluginId = typeof req.query['pluginId'] === 'string' ? req.query['pluginId'] : undefined;
+    res.json({ events: o.dispatcher.events.list({ limit, ...(pluginId ? { pluginId } : {}) }).map(summarize) });
+  });
+
+  return router;
+}

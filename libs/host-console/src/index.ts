@@ -1,0 +1,10 @@
+export { ConsoleProvider, type ConsoleMessageInput, type ConsoleProviderOptions } from './console-provider';
+export {
+  createConsoleRouter,
+  ConsoleMessageRequestSchema,
+  toConsoleResponse,
+  summarize,
+  type ConsoleRouterOptions,
+  type ConsoleMessageRequest,
+  type ConsoleMessageResponse,
+} from './console-router';

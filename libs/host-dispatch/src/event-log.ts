@@ -1,0 +1,134 @@
+import { EventEmitter } from 'node:events';
+import type { Transport } from '@host/host-core';
+import type { CommandMatch, MessageEvent, Target } from '@host/protocol';
+
+/** One plugin's part in one event. `done` turns true when the ACK (or its failure) is in. */
+export interface DeliveryRecord {
+  pluginId: string;
+  transport: Transport;
+  command?: CommandMatch;
+  startedAt: string;
+  done: boolean;
+  accepted: boolean;
+  intercepted: boolean;
+  error: { code: string; message: string } | null;
+  /** From hand-over to the queue until the outcome, queue wait included. */
+  durationMs: number | null;
+}
+
+/** A message a plugin sent, or tried to send, with the provider body it became. */
+export interface OutboundRecord {
+  pluginId: string;
+  kind: 'reply' | 'send';
+  eventId?: string;
+  target: Target;
+  /** Exactly what the provider received (for QQ Bot: msg_type, content or markdown, msg_id, msg_seq). */
+  body: unknown;
+  messageId?: string;
+  at: string;
+  error: { code: string; message: string } | null;
+}
+
+export interface EventRecord {
+  eventId: string;
+  source: string;
+  receivedAt: string;
+  completedAt: string | null;
+  event: MessageEvent;
+  /** The chosen plugins in delivery order. */
+  recipients: string[];
+  deliveries: DeliveryRecord[];
+  outbound: OutboundRecord[];
+  /** The plugin whose `intercepted: true` stopped delivery, if any. */
+  interceptedBy: string | null;
+}
+
+export type EventLogUpdate =
+  | { type: 'event' | 'delivery' | 'outbound' | 'completed'; record: EventRecord }
+  | { type: 'send'; outbound: OutboundRecord };
+
+export interface EventLogOptions {
+  /** Events kept; older ones are forgotten (and can no longer be replied to). */
+  capacity?: number;
+}
+
+/**
+ * The bounded in-memory record of recent events: who got each one, their
+ * ACKs and timings, errors and outbound messages. Updates are emitted as
+ * 'update' and can be consumed as an async iterator for streaming.
+ */
+export class EventLog {
+  private readonly records = new Map<string, EventRecord>();
+  private readonly emitter = new EventEmitter();
+  readonly capacity: number;
+
+  constructor(options: EventLogOptions = {}) {
+    this.capacity = Math.max(1, options.capacity ?? 1000);
+    // Each SSE client adds a listener; the default warning at 10 is noise here.
+    this.emitter.setMaxListeners(0);
+  }
+
+  add(record: EventRecord): void {
+    this.records.delete(record.eventId);
+    this.records.set(record.eventId, record);
+    if (this.records.size > this.capacity) this.records.delete(this.records.keys().next().value as string);
+    this.publish({ type: 'event', record });
+  }
+
+  get(eventId: string): EventRecord | undefined {
+    return this.records.get(eventId);
+  }
+
+  /** Newest first; optionally only events a plugin took part in. */
+  list(options: { limit?: number; pluginId?: string } = {}): EventRecord[] {
+    const limit = options.limit ?? 100;
+    const out: EventRecord[] = [];
+    const all = [...this.records.values()];
+    for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
+      const r = all[i]!;
+      if (!options.pluginId || r.recipients.includes(options.pluginId)) out.push(r);
+    }
+    return out;
+  }
+
+  publish(update: EventLogUpdate): void {
+    if (this.emitter.listenerCount('update') > 0) this.emitter.emit('update', update);
+  }
+
+  /** Calls `listener` for every update; returns the unsubscribe function. */
+  subscribe(listener: (update: EventLogUpdate) => void): () => void {
+    this.emitter.on('update', listener);
+    return () => this.emitter.off('update', listener);
+  }
+
+  /**
+   * Updates as an async iterator, until `signal` aborts. A consumer that falls
+   * more than `buffer` updates behind loses the oldest ones.
+   */
+  async *stream(options: { signal?: AbortSignal; buffer?: number } = {}): AsyncGenerator<EventLogUpdate> {
+    const max = options.buffer ?? 1000;
+    const queue: EventLogUpdate[] = [];
+    let wake: (() => void) | null = null;
+    const unsubscribe = this.subscribe((u) => {
+      queue.push(u);
+      if (queue.length > max) queue.shift();
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    options.signal?.addEventListener('abort', onAbort);
+    try {
+      while (!options.signal?.aborted) {
+        const next = queue.shift();
+        if (next) {
+          yield next;
+          continue;
+        }
+        await new Promise<void>((r) => (wake = r));
+        wake = null;
+      }
+    } finally {
+      unsubscribe();
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}

@@ -1,0 +1,135 @@
+import { HostError, type OutboundRequest, type OutboundSink } from '@host/host-core';
+import { defaultRegistry, renderParsedMessage, type ProviderBody, type RendererRegistry } from '@host/messages';
+import type { MessageErrorCode, MessagePart, Permission, SendResult, Target } from '@host/protocol';
+import type { EventLog, EventRecord, OutboundRecord } from './event-log';
+import type { MessageProvider, ProviderRegistry, ReplyContext } from './provider';
+
+export interface OutboundSinkOptions {
+  events: EventLog;
+  providers: ProviderRegistry;
+  /** Declared permissions of a plugin; undefined for an unknown plugin. */
+  permissionsOf: (pluginId: string) => readonly Permission[] | undefined;
+  /** Provider of `messages.send`, whose target carries no provider. */
+  defaultProvider?: string;
+  renderers?: RendererRegistry;
+  now?: () => number;
+}
+
+/** Outbound messages kept per event record. */
+export const MAX_OUTBOUND_PER_EVENT = 50;
+
+function refuse(code: MessageErrorCode, message: string, details?: unknown): HostError {
+  return new HostError(code, message, details);
+}
+
+function mentionsEveryone(parts: readonly MessagePart[]): boolean {
+  const stack = [...parts];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    if (p.type === 'mention' && p.target === 'everyone') return true;
+    if (p.type === 'composite') stack.push(...p.parts);
+  }
+  return false;
+}
+
+/**
+ * Where plugin messages go, whatever the transport: checks the plugin's
+ * permissions, resolves a reply's target from the event it answers, renders
+ * with @host/messages for the provider and hands the body to the provider.
+ * Refusals throw a HostError with a `message.*` code (and
+ * `details.permission` for `message.permission.denied`).
+ */
+export class HostOutboundSink implements OutboundSink {
+  private readonly sequences = new WeakMap<EventRecord, number>();
+  private readonly now: () => number;
+  private readonly renderers: RendererRegistry;
+
+  constructor(private readonly o: OutboundSinkOptions) {
+    this.now = o.now ?? Date.now;
+    this.renderers = o.renderers ?? defaultRegistry;
+  }
+
+  async send(request: OutboundRequest): Promise<SendResult> {
+    const { pluginId, message } = request;
+    const permissions = this.o.permissionsOf(pluginId) ?? [];
+    const needed: Permission = request.kind === 'reply' ? 'messages.reply' : 'messages.send';
+    if (!permissions.includes(needed)) {
+      throw refuse('message.permission.denied', `${pluginId} needs the permission "${needed}" to ${request.kind} messages; declare it in manifest.json`, {
+        permission: needed,
+      });
+    }
+    if (mentionsEveryone(message.parts) && !permissions.includes('messages.mentionEveryone')) {
+      throw refuse(
+        'message.permission.denied',
+        `${pluginId} needs the permission "messages.mentionEveryone" to mention everyone; declare it in manifest.json`,
+        { permission: 'messages.mentionEveryone' },
+      );
+    }
+    let target: Target;
+    let provider: MessageProvider | undefined;
+    let replyTo: ReplyContext | undefined;
+    let record: EventRecord | undefined;
+    if (request.kind === 'reply') {
+      const eventId = request.eventId ?? '';
+      record = this.o.events.get(eventId);
+      if (!record || !record.deliveries.some((d) => d.pluginId === pluginId)) {
+        throw refuse('message.reference.unknown', `event ${JSON.stringify(eventId)} was not delivered to ${pluginId} or is too old to answer`);
+      }
+      const ref = record.event.messageReference;
+      if (ref.replyUntil && this.now() > Date.parse(ref.replyUntil)) {
+        throw this.fail(record, request, { type: ref.targetType, id: ref.targetId }, 'message.reference.expired', `the reply window of event ${eventId} closed at ${ref.replyUntil}`);
+      }
+      target = { type: ref.targetType, id: ref.targetId };
+      provider = this.o.providers.get(record.event.source);
+      const sequence = (this.sequences.get(record) ?? 0) + 1;
+      this.sequences.set(record, sequence);
+      replyTo = { eventId, messageId: ref.messageId, sequence };
+    } else {
+      target = request.target!;
+      provider = this.o.defaultProvider ? this.o.providers.get(this.o.defaultProvider) : undefined;
+    }
+    if (!provider) {
+      const source = record ? record.event.source : (this.o.defaultProvider ?? 'none configured');
+      throw this.fail(record, request, target, 'message.target.invalid', `no message provider "${source}" is configured in this host to send to ${target.type} ${target.id}`);
+    }
+    const rendered = renderParsedMessage(provider.renderer, message, target, this.renderers);
+    if (!rendered.ok) throw this.fail(record, request, target, rendered.error.code, rendered.error.message);
+    const sent = await provider.send(target, rendered.value, replyTo);
+    this.note(record, {
+      pluginId,
+      kind: request.kind,
+      ...(request.eventId ? { eventId: request.eventId } : {}),
+      target,
+      body: sent.requestBody,
+      messageId: sent.messageId,
+      at: new Date(this.now()).toISOString(),
+      error: null,
+    });
+    return { accepted: true, messageId: sent.messageId, target };
+  }
+
+  private fail(record: EventRecord | undefined, request: OutboundRequest, target: Target, code: MessageErrorCode, message: string): HostError {
+    this.note(record, {
+      pluginId: request.pluginId,
+      kind: request.kind,
+      ...(request.eventId ? { eventId: request.eventId } : {}),
+      target,
+      body: null,
+      at: new Date(this.now()).toISOString(),
+      error: { code, message },
+    });
+    return refuse(code, message);
+  }
+
+  private note(record: EventRecord | undefined, outbound: OutboundRecord): void {
+    if (record) {
+      // Bounded like the rest of the event log, whatever a plugin sends.
+      if (record.outbound.length < MAX_OUTBOUND_PER_EVENT) record.outbound.push(outbound);
+      this.o.events.publish({ type: 'outbound', record });
+    } else {
+      this.o.events.publish({ type: 'send', outbound });
+    }
+  }
+}
+
+export type { ProviderBody };

@@ -1,0 +1,50 @@
+import type { ProviderBody } from '@host/messages';
+import type { Target } from '@host/protocol';
+
+/** Which inbound message a reply answers; providers turn it into their passive-reply fields. */
+export interface ReplyContext {
+  eventId: string;
+  /** The provider's id of the message being answered (QQ Bot: msg_id). */
+  messageId: string;
+  /** 1 for the first reply to this event, 2 for the next, ... (QQ Bot: msg_seq). */
+  sequence: number;
+}
+
+export interface ProviderSendResult {
+  /** The id the provider gave the sent message. */
+  messageId: string;
+  /** The exact request body the provider sent, for the event log. */
+  requestBody: unknown;
+}
+
+/**
+ * A messaging provider (QQ Bot, OneBot, the console): where rendered bodies
+ * go. It is the only provider-specific piece on the outbound path, so a new
+ * provider plugs in by registering one of these (and a renderer, when its
+ * body format is new) without touching the dispatcher.
+ */
+export interface MessageProvider {
+  /** The name events from this provider carry in `source`. */
+  readonly id: string;
+  /** The @host/messages renderer that shapes its bodies (e.g. "qqbot"). */
+  readonly renderer: string;
+  send(target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult>;
+}
+
+/** The providers of one host, by id. */
+export class ProviderRegistry {
+  private readonly providers = new Map<string, MessageProvider>();
+
+  register(provider: MessageProvider): void {
+    if (this.providers.has(provider.id)) throw new Error(`A message provider "${provider.id}" is already registered.`);
+    this.providers.set(provider.id, provider);
+  }
+
+  get(id: string): MessageProvider | undefined {
+    return this.providers.get(id);
+  }
+
+  ids(): string[] {
+    return [...this.providers.keys()];
+  }
+}
