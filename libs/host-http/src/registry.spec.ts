@@ -1,0 +1,209 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express, { type ErrorRequestHandler } from 'express';
+import request from 'supertest';
+import { HostError, type PluginEndpoint, type StdioPluginRecord } from '@host/host-core';
+import { JsonRegistryStore } from '@host/host-store';
+import { parseStdioManifest, type StdioManifest } from '@host/protocol';
+import { HttpPluginRegistry } from './registry';
+import { createHttpRegistrationRouter } from './router';
+import { manifest, sendJson, startServer, type TestServer } from './test-servers';
+
+function parseStdioManifestOrThrow(input: unknown): StdioManifest {
+  const r = parseStdioManifest(input);
+  if (!r.ok) throw new Error(JSON.stringify(r.issues));
+  return r.value;
+}
+
+let dir: string;
+let store: JsonRegistryStore;
+let endpoints: Map<string, PluginEndpoint>;
+let registry: HttpPluginRegistry;
+let plugin: TestServer;
+let served: Record<string, unknown>;
+
+function app() {
+  const a = express();
+  a.use(express.json());
+  a.use('/api', createHttpRegistrationRouter({ registry }));
+  const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+    const e = err instanceof HostError ? err : new HostError('INTERNAL', String(err));
+    res.status(e.status).json({ error: e.toJSON() });
+  };
+  a.use(onError);
+  return a;
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'host-http-registry-'));
+  store = await JsonRegistryStore.open(join(dir, 'state'));
+  endpoints = new Map();
+  registry = new HttpPluginRegistry({ store, endpoints });
+  served = manifest();
+  plugin = await startServer((req, res) => (req.path === '/host/plugin/manifest' ? sendJson(res, 200, served) : sendJson(res, 404, {})));
+});
+
+afterEach(async () => {
+  await registry.close();
+  await plugin.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('POST /api/plugins/http', () => {
+  it('registers the plugin, answers 201 with the secret once, and makes it deliverable', async () => {
+    const res = await request(app()).post('/api/plugins/http').send({ baseUrl: `${plugin.url}/` }).expect(201);
+    expect(res.body.signingSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(res.body.notice).toMatch(/shown only once/);
+    expect(res.body.plugin).toMatchObject({
+      pluginId: 'com.example.echo',
+      transport: 'http',
+      baseUrl: plugin.url,
+      version: '1.0.0',
+      capabilityNames: ['ReceiveMessages', 'HttpTransport'],
+      enabled: true,
+      state: 'running',
+      health: { status: 'healthy', circuit: 'closed' },
+    });
+    expect(JSON.stringify(res.body.plugin)).not.toContain(res.body.signingSecret);
+    // Stored for signing, never shown again.
+    const stored = await store.get('com.example.echo');
+    expect(stored).toMatchObject({ transport: 'http', signingSecret: res.body.signingSecret });
+    expect(JSON.stringify(await registry.list())).not.toContain(res.body.signingSecret);
+    expect(endpoints.get('com.example.echo')).toMatchObject({ pluginId: 'com.example.echo', transport: 'http' });
+  });
+
+  it('answers 409 REGISTRATION_ID_TAKEN when an HTTP plugin has the id', async () => {
+    await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url }).expect(201);
+    const res = await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url }).expect(409);
+    expect(res.body.error).toMatchObject({ code: 'REGISTRATION_ID_TAKEN', details: { pluginId: 'com.example.echo', transport: 'http' } });
+  });
+
+  it('answers 409 REGISTRATION_ID_TAKEN when a stdio plugin has the id', async () => {
+    const stdio: StdioPluginRecord = {
+      transport: 'stdio-jsonrpc',
+      pluginId: 'com.example.echo',
+      manifest: parseStdioManifestOrThrow({
+        pluginId: 'com.example.echo',
+        name: 'Echo',
+        version: '1.0.0',
+        author: 'Example',
+        protocolVersion: 2,
+        sdkVersion: '2.0.0',
+        transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js', '--host-stdio'], workingDirectory: '.' } },
+        eventSubscriptions: [{ eventType: 'message.created' }],
+        permissions: ['messages.reply'],
+      }),
+      packageSha256: '0'.repeat(64),
+      installedAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      enabled: true,
+    };
+    await store.put(stdio);
+    const res = await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url }).expect(409);
+    expect(res.body.error).toMatchObject({ code: 'REGISTRATION_ID_TAKEN', message: expect.stringMatching(/stdio plugin/) });
+    expect((await store.get('com.example.echo'))?.transport).toBe('stdio-jsonrpc');
+  });
+
+  it('lets only one of two simultaneous registrations of one id win', async () => {
+    const results = await Promise.allSettled([registry.register({ baseUrl: plugin.url }), registry.register({ baseUrl: plugin.url })]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'REGISTRATION_ID_TAKEN' });
+  });
+
+  it('answers 400 BAD_REQUEST for a body that is not a registration', async () => {
+    const res = await request(app()).post('/api/plugins/http').send({ url: plugin.url }).expect(400);
+    expect(res.body.error.code).toBe('BAD_REQUEST');
+    expect(res.body.error.details.issues.map((i: { path: string }) => i.path).sort()).toEqual(['baseUrl', 'url']);
+  });
+
+  it('answers 4xx with the registration code when the manifest is refused, and stores nothing', async () => {
+    served = manifest({ capabilities: 1 });
+    const res = await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url }).expect(422);
+    expect(res.body.error.code).toBe('REGISTRATION_CAPABILITY_MISSING');
+    expect(await store.list()).toEqual([]);
+    expect(endpoints.size).toBe(0);
+  });
+
+  it('stores the per-plugin timeout and can register disabled', async () => {
+    const res = await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url, requestTimeoutMilliseconds: 2500, enabled: false }).expect(201);
+    expect(res.body.plugin).toMatchObject({ enabled: false, state: 'stopped', requestTimeoutMilliseconds: 2500, health: null });
+    expect(endpoints.size).toBe(0);
+  });
+});
+
+describe('POST /api/plugins/:pluginId/refresh', () => {
+  it('re-fetches the manifest and shows the new version', async () => {
+    const first = await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url }).expect(201);
+    served = manifest({ version: '1.1.0', capabilities: 13 });
+    const res = await request(app()).post('/api/plugins/com.example.echo/refresh').expect(200);
+    expect(res.body).toMatchObject({ previousVersion: '1.0.0', changed: true, plugin: { version: '1.1.0', capabilities: 13 } });
+    expect((await store.get('com.example.echo'))?.manifest.version).toBe('1.1.0');
+    expect((endpoints.get('com.example.echo') as unknown as { current: { manifest: { version: string } } }).current.manifest.version).toBe('1.1.0');
+    // The refresh is signed with the stored secret and names the plugin.
+    const last = plugin.requests.at(-1)!;
+    expect(last.headers['x-host-plugin-id']).toBe('com.example.echo');
+    expect(last.headers['x-host-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+    expect(first.body.signingSecret).toBe((await store.get('com.example.echo') as { signingSecret: string }).signingSecret);
+  });
+
+  it('reports no change when the manifest is the same', async () => {
+    await registry.register({ baseUrl: plugin.url });
+    await expect(registry.refresh('com.example.echo')).resolves.toMatchObject({ changed: false, previousVersion: '1.0.0' });
+  });
+
+  it('refuses a service that now reports another pluginId', async () => {
+    await registry.register({ baseUrl: plugin.url });
+    served = manifest({ pluginId: 'com.example.other' });
+    const res = await request(app()).post('/api/plugins/com.example.echo/refresh').expect(422);
+    expect(res.body.error).toMatchObject({ code: 'REGISTRATION_MANIFEST_INVALID', message: expect.stringMatching(/must stay the same/) });
+  });
+
+  it('answers 404 for an unknown plugin and 409 for a stdio plugin', async () => {
+    await request(app()).post('/api/plugins/com.example.none/refresh').expect(404);
+    await store.put({ transport: 'stdio-jsonrpc', pluginId: 'com.example.local', enabled: false } as unknown as StdioPluginRecord);
+    const res = await request(app()).post('/api/plugins/com.example.local/refresh').expect(409);
+    expect(res.body.error.message).toMatch(/uploading a new package/);
+  });
+
+  it('reports an unreachable plugin with its code', async () => {
+    await registry.register({ baseUrl: plugin.url });
+    await plugin.close();
+    const res = await request(app()).post('/api/plugins/com.example.echo/refresh').expect(422);
+    expect(res.body.error.code).toBe('REGISTRATION_UNREACHABLE');
+  });
+});
+
+describe('enable, disable, remove, load', () => {
+  it('disable removes the endpoint, enable brings it back, both persist', async () => {
+    await registry.register({ baseUrl: plugin.url });
+    expect(await registry.disable('com.example.echo')).toMatchObject({ enabled: false, state: 'stopped', health: null });
+    expect(endpoints.has('com.example.echo')).toBe(false);
+    expect((await store.get('com.example.echo'))?.enabled).toBe(false);
+    expect(registry.status((await store.get('com.example.echo')) as never)).toMatchObject({ state: 'stopped' });
+    expect(await registry.enable('com.example.echo')).toMatchObject({ enabled: true, state: 'running', health: { status: 'healthy' } });
+    expect(endpoints.has('com.example.echo')).toBe(true);
+    expect(registry.status((await store.get('com.example.echo')) as never)).toMatchObject({ state: 'running', health: 'healthy', crashCount: 0 });
+  });
+
+  it('remove unregisters the plugin and frees its id', async () => {
+    await registry.register({ baseUrl: plugin.url });
+    await registry.remove('com.example.echo');
+    expect(await store.get('com.example.echo')).toBeUndefined();
+    expect(endpoints.size).toBe(0);
+    await expect(registry.remove('com.example.echo')).rejects.toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
+    await expect(registry.register({ baseUrl: plugin.url })).resolves.toMatchObject({ plugin: { pluginId: 'com.example.echo' } });
+  });
+
+  it('load() creates endpoints for the enabled HTTP plugins of the store', async () => {
+    await registry.register({ baseUrl: plugin.url });
+    served = manifest({ pluginId: 'com.example.off' });
+    await registry.register({ baseUrl: plugin.url, enabled: false });
+    const fresh = new Map<string, PluginEndpoint>();
+    const restarted = new HttpPluginRegistry({ store, endpoints: fresh });
+    await restarted.load();
+    expect([...fresh.keys()]).toEqual(['com.example.echo']);
+    await restarted.close();
+  });
+});
