@@ -1,0 +1,321 @@
+import { hostPaths, type HostPaths } from '@host/host-core';
+import { PluginInstaller, snapshotTree, testManifest, testPackage, buildZip, type InstallStep } from '@host/host-installer';
+import { FilePluginLogStore } from '@host/host-runtime';
+import { JsonRegistryStore } from '@host/host-store';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import type { Express } from 'express';
+import { createApp, type AppDeps } from './app';
+import { ensureAdminToken } from './auth';
+import {
+  ErrorBodySchema,
+  HealthResponseSchema,
+  InstallResponseSchema,
+  PluginListResponseSchema,
+  PluginResponseSchema,
+  SettingsResponseSchema,
+} from './schemas';
+import { createUnavailableRuntime } from '@host/host-installer';
+
+const ID = 'com.example.echo';
+const pkg = (version: string, extra: Record<string, unknown> = {}) =>
+  testPackage({ manifest: testManifest({ version, ...extra }), indexJs: `// v${version}\n` });
+
+interface Harness {
+  app: Express;
+  token: string;
+  paths: HostPaths;
+  store: JsonRegistryStore;
+  installer: PluginInstaller;
+  /** Makes the installer fail after this step from now on. */
+  failAt(step: InstallStep): void;
+}
+
+describe('admin API', () => {
+  let dataDir: string;
+  const cleanups: (() => Promise<void>)[] = [];
+
+  async function harness(options: { extra?: Partial<AppDeps> } = {}): Promise<Harness> {
+    const paths = hostPaths(dataDir);
+    const store = await JsonRegistryStore.open(paths.stateDir);
+    let failAt: InstallStep | undefined;
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      runtime: createUnavailableRuntime(),
+      onStep: (s) => {
+        if (s === failAt) throw new Error(`forced failure at ${s}`);
+      },
+    });
+    await installer.init();
+    const { hash, generated } = await ensureAdminToken(store);
+    cleanups.push(() => store.close());
+    const app = createApp({ paths, store, installer, runtime: createUnavailableRuntime(), adminTokenHash: hash, version: '1.2.3', ...options.extra });
+    return { app, token: generated!, paths, store, installer, failAt: (s) => (failAt = s) };
+  }
+
+  const upload = (h: Harness, zip: Buffer, fields: Record<string, string> = {}) => {
+    let r = request(h.app).post('/api/plugins/packages').set('Authorization', `Bearer ${h.token}`);
+    for (const [k, v] of Object.entries(fields)) r = r.field(k, v);
+    return r.attach('package', zip, 'plugin.zip');
+  };
+  const authed = (h: Harness, method: 'get' | 'post' | 'put' | 'delete', path: string) =>
+    request(h.app)[method](path).set('Authorization', `Bearer ${h.token}`);
+  const expectError = (res: request.Response, status: number, code: string) => {
+    expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
+    expect(ErrorBodySchema.safeParse(res.body).success).toBe(true);
+    expect(res.body.error.message.length).toBeGreaterThan(10);
+  };
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'api-'));
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers health without a token', async () => {
+    const h = await harness();
+    const res = await request(h.app).get('/api/health');
+    expect(res.status).toBe(200);
+    expect(HealthResponseSchema.parse(res.body)).toMatchObject({ status: 'ok', version: '1.2.3' });
+  });
+
+  it.each([
+    ['no Authorization header', undefined],
+    ['a wrong token', 'Bearer not-the-token-at-all'],
+    ['another scheme', 'Basic YWRtaW46YWRtaW4='],
+    ['an empty bearer', 'Bearer '],
+  ])('refuses %s with 401 on every other route', async (_label, header) => {
+    const h = await harness();
+    for (const [method, path] of [
+      ['get', '/api/plugins'],
+      ['get', `/api/plugins/${ID}`],
+      ['post', '/api/plugins/packages'],
+      ['post', `/api/plugins/${ID}/start`],
+      ['delete', `/api/plugins/${ID}/data`],
+      ['get', '/api/openapi.json'],
+      ['get', '/api/no-such-route'],
+    ] as const) {
+      let r = request(h.app)[method](path);
+      if (header !== undefined) r = r.set('Authorization', header);
+      const res = await r;
+      expectError(res, 401, 'UNAUTHORIZED');
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+    }
+  });
+
+  it('installs an upload (201), lists it and shows its details', async () => {
+    const h = await harness();
+    const res = await upload(h, pkg('1.0.0'));
+    expect(res.status).toBe(201);
+    const body = InstallResponseSchema.parse(res.body);
+    expect(body.plugin).toMatchObject({ pluginId: ID, version: '1.0.0', transport: 'stdio-jsonrpc', state: 'installed' });
+    expect(existsSync(join(h.paths.packageDir(ID), 'manifest.json'))).toBe(true);
+    const list = PluginListResponseSchema.parse((await authed(h, 'get', '/api/plugins')).body);
+    expect(list.plugins.map((p) => [p.pluginId, p.state])).toEqual([[ID, 'installed']]);
+    const detail = PluginResponseSchema.parse((await authed(h, 'get', `/api/plugins/${ID}`)).body);
+    expect(detail.plugin.locations?.package).toBe(`plugins-v2/${ID}`);
+    expectError(await authed(h, 'get', '/api/plugins/com.example.none'), 404, 'PLUGIN_NOT_FOUND');
+  });
+
+  it('reports that the runtime is not available yet for start, stop, restart and startAfterInstall', async () => {
+    const h = await harness();
+    const res = await upload(h, pkg('1.0.0'), { startAfterInstall: 'true' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ started: false, startError: { code: 'RUNTIME_UNAVAILABLE' } });
+    for (const action of ['start', 'stop', 'restart']) expectError(await authed(h, 'post', `/api/plugins/${ID}/${action}`), 503, 'RUNTIME_UNAVAILABLE');
+  });
+
+  it('refuses bad uploads with their codes and writes nothing', async () => {
+    const h = await harness();
+    const before = snapshotTree(dataDir);
+    expectError(await authed(h, 'post', '/api/plugins/packages').field('startAfterInstall', 'true'), 400, 'INSTALL_NO_FILE');
+    expectError(await upload(h, buildZip([{ name: '../../evil.js', data: 'x' }])), 422, 'INSTALL_PATH_TRAVERSAL');
+    expectError(await upload(h, Buffer.from('not a zip')), 400, 'INSTALL_NOT_A_ZIP');
+    expectError(await upload(h, pkg('1.0.0'), { startAfterInstall: 'yes' }), 400, 'BAD_REQUEST');
+    const wrongField = await authed(h, 'post', '/api/plugins/packages').attach('file', pkg('1.0.0'), 'plugin.zip');
+    expectError(wrongField, 400, 'BAD_REQUEST');
+    expect(snapshotTree(dataDir)).toEqual(before);
+  });
+
+  it('answers 413 naming the limit when the upload is too large', async () => {
+    const h = await harness({ extra: { maxUploadBytes: 2048 } });
+    const big = testPackage({ extra: [{ name: 'blob.bin', data: Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919) % 251)), method: 0 }] });
+    const res = await upload(h, big);
+    expectError(res, 413, 'INSTALL_UPLOAD_TOO_LARGE');
+    expect(res.body.error.message).toContain('2048 bytes');
+    expect(res.body.error.message).toContain('HOST_MAX_UPLOAD_BYTES');
+    expect(res.body.error.details).toEqual({ limit: 2048, setting: 'HOST_MAX_UPLOAD_BYTES' });
+  });
+
+  it('runs the update flow: 409 with details, cancel, confirm, backup, data kept', async () => {
+    const h = await harness();
+    await upload(h, pkg('1.0.0'));
+    writeFileSync(join(h.paths.dataDirOf(ID), 'db.json'), '{"count": 41}');
+
+    const first = await upload(h, pkg('2.0.0', { permissions: ['messages.reply', 'messages.send'] }));
+    expectError(first, 409, 'UPDATE_CONFIRMATION_REQUIRED');
+    const pending = first.body.pendingUpdate;
+    expect(first.body.error.details.pendingUpdate).toEqual(pending);
+    expect(pending).toMatchObject({
+      pluginId: ID,
+      installed: { version: '1.0.0', name: 'Echo', author: 'Example', sdkVersion: '2.0.0', startCommand: { command: 'node' } },
+      incoming: { version: '2.0.0' },
+      changes: { permissionsAdded: ['messages.send'], permissionsRemoved: [] },
+    });
+    expect((await authed(h, 'get', `/api/plugins/packages/pending/${pending.id}`)).body.pendingUpdate.id).toBe(pending.id);
+    expect((await authed(h, 'delete', `/api/plugins/packages/pending/${pending.id}`)).body).toEqual({ cancelled: pending.id });
+    expectError(await authed(h, 'post', `/api/plugins/packages/pending/${pending.id}/confirm`).send({}), 404, 'PENDING_UPDATE_NOT_FOUND');
+
+    const second = (await upload(h, pkg('2.0.0'))).body.pendingUpdate;
+    expectError(await authed(h, 'post', `/api/plugins/packages/pending/${second.id}/confirm`).send({ start: true }), 400, 'BAD_REQUEST');
+    const confirmed = await authed(h, 'post', `/api/plugins/packages/pending/${second.id}/confirm`).send({});
+    expect(confirmed.status).toBe(200);
+    const body = InstallResponseSchema.parse(confirmed.body);
+    expect(body.plugin.version).toBe('2.0.0');
+    expect(body.backup).toMatch(new RegExp(`^backups/${ID.replace(/\./g, '\\.')}/\\d{8}T\\d{9}Z-1\\.0\\.0$`));
+    expect(readFileSync(join(dataDir, body.backup!, 'index.js'), 'utf8')).toBe('// v1.0.0\n');
+    expect(body.plugin.backups.map((b) => b.version)).toEqual(['1.0.0']);
+    expect(readFileSync(join(h.paths.dataDirOf(ID), 'db.json'), 'utf8')).toBe('{"count": 41}');
+  });
+
+  it('restores the backup when a confirmed update fails part-way', async () => {
+    const h = await harness();
+    await upload(h, pkg('1.0.0'));
+    h.failAt('new-moved');
+    const before = snapshotTree(h.paths.packagesRoot);
+    const pending = (await upload(h, pkg('2.0.0'))).body.pendingUpdate;
+    const res = await authed(h, 'post', `/api/plugins/packages/pending/${pending.id}/confirm`).send({});
+    expectError(res, 500, 'INSTALL_FAILED');
+    expect(res.body.error.details).toMatchObject({ restored: true });
+    expect(snapshotTree(h.paths.packagesRoot)).toEqual(before);
+    expect((await authed(h, 'get', `/api/plugins/${ID}`)).body.plugin.version).toBe('1.0.0');
+  });
+
+  it('uninstalls keeping data, then deletes data on request', async () => {
+    const h = await harness();
+    await upload(h, pkg('1.0.0'));
+    writeFileSync(join(h.paths.dataDirOf(ID), 'db.json'), '{}');
+    const res = await authed(h, 'delete', `/api/plugins/${ID}`);
+    expect(res.status).toBe(200);
+    expect(res.body.uninstalled).toBe(ID);
+    expect(existsSync(join(dataDir, res.body.backup, 'manifest.json'))).toBe(true);
+    expect(existsSync(h.paths.packageDir(ID))).toBe(false);
+    expect(existsSync(join(h.paths.dataDirOf(ID), 'db.json'))).toBe(true);
+    expect((await authed(h, 'get', '/api/plugins')).body.plugins).toEqual([]);
+    expect((await authed(h, 'delete', `/api/plugins/${ID}/data`)).body).toEqual({ deleted: ID });
+    expect(existsSync(join(dataDir, 'plugin-data', ID))).toBe(false);
+    expectError(await authed(h, 'delete', `/api/plugins/${ID}/data`), 404, 'PLUGIN_NOT_FOUND');
+  });
+
+  it('lists invalid packages found on disk with their issues', async () => {
+    mkdirSync(join(dataDir, 'plugins-v2', 'com.example.broken'), { recursive: true });
+    writeFileSync(join(dataDir, 'plugins-v2', 'com.example.broken', 'manifest.json'), '{ not json');
+    const h = await harness();
+    const list = PluginListResponseSchema.parse((await authed(h, 'get', '/api/plugins')).body);
+    expect(list.plugins).toEqual([
+      { pluginId: 'com.example.broken', transport: 'stdio-jsonrpc', state: 'invalidManifest', enabled: false, issues: [expect.objectContaining({ code: 'manifest.json.invalid' })] },
+    ]);
+    expectError(await authed(h, 'post', '/api/plugins/com.example.broken/start'), 404, 'PLUGIN_NOT_FOUND');
+  });
+
+  it('keeps settings valid, never returns secrets, and keeps a secret saved blank', async () => {
+    const h = await harness();
+    const settings = {
+      configSchema: {
+        apiKey: { type: 'secret', label: 'API key', required: true },
+        mode: { type: 'select', label: 'Mode', options: [{ value: 'fast' }, { value: 'safe' }], defaultValue: 'safe' },
+        limit: { type: 'number', label: 'Limit', min: 1, max: 10 },
+      },
+    };
+    await upload(h, pkg('1.0.0', { settings }));
+    const path = `/api/plugins/${ID}/settings`;
+    const initial = SettingsResponseSchema.parse((await authed(h, 'get', path)).body);
+    expect(initial.values).toEqual({ apiKey: { set: false }, mode: 'safe', limit: null });
+
+    const missing = await authed(h, 'put', path).send({ values: { mode: 'fast' } });
+    expectError(missing, 422, 'SETTINGS_INVALID');
+    expect(missing.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual(['apiKey']);
+
+    const wrong = await authed(h, 'put', path).send({ values: { apiKey: 'k', mode: 'turbo', limit: 99, colour: 'red' } });
+    expectError(wrong, 422, 'SETTINGS_INVALID');
+    expect(wrong.body.error.details.issues.map((i: { path: string }) => i.path).sort()).toEqual(['colour', 'limit', 'mode']);
+
+    const saved = await authed(h, 'put', path).send({ values: { apiKey: 's3cret-value', mode: 'fast', limit: 3 } });
+    expect(saved.status).toBe(200);
+    expect(saved.body.values).toEqual({ apiKey: { set: true }, mode: 'fast', limit: 3 });
+    expect(JSON.stringify(saved.body)).not.toContain('s3cret-value');
+    expect(JSON.stringify((await authed(h, 'get', path)).body)).not.toContain('s3cret-value');
+
+    const blank = await authed(h, 'put', path).send({ values: { apiKey: '', limit: null } });
+    expect(blank.body.values).toEqual({ apiKey: { set: true }, mode: 'fast', limit: null });
+    const file = JSON.parse(readFileSync(join(h.paths.configDirOf(ID), 'settings.json'), 'utf8'));
+    expect(file).toEqual({ values: { apiKey: 's3cret-value', mode: 'fast' } });
+    expectError(await authed(h, 'put', path).send({ nope: 1 }), 400, 'BAD_REQUEST');
+    expectError(await authed(h, 'put', path).set('Content-Type', 'application/json').send('{"values": '), 400, 'BAD_REQUEST');
+
+    // Settings survive an update.
+    const p = (await upload(h, pkg('1.1.0', { settings }))).body.pendingUpdate;
+    await authed(h, 'post', `/api/plugins/packages/pending/${p.id}/confirm`).send({});
+    expect((await authed(h, 'get', path)).body.values).toEqual({ apiKey: { set: true }, mode: 'fast', limit: null });
+  });
+
+  it('tails plugin logs from the log store', async () => {
+    const logs = new FilePluginLogStore(hostPaths(dataDir));
+    const h = await harness({ extra: { logs } });
+    await upload(h, pkg('1.0.0'));
+    for (let i = 0; i < 5; i++) logs.append(ID, { at: new Date().toISOString(), stream: 'stderr', level: 'info', message: `line ${i}` });
+    await logs.flush();
+    const res = await authed(h, 'get', `/api/plugins/${ID}/logs?tail=2`);
+    expect(res.status).toBe(200);
+    expect(res.body.lines.map((l: { message: string }) => l.message)).toEqual(['line 3', 'line 4']);
+    expectError(await authed(h, 'get', `/api/plugins/${ID}/logs?tail=0`), 400, 'BAD_REQUEST');
+    expectError(await authed(h, 'get', '/api/plugins/com.example.none/logs'), 404, 'PLUGIN_NOT_FOUND');
+  });
+
+  it('answers JSON 404 for unknown routes', async () => {
+    const h = await harness();
+    expectError(await authed(h, 'get', '/api/nothing-here'), 404, 'NOT_FOUND');
+    expectError(await request(h.app).get('/nothing-here'), 404, 'NOT_FOUND');
+  });
+
+  it('publishes an OpenAPI 3.1 document covering every route with its error codes', async () => {
+    const h = await harness();
+    const doc = (await authed(h, 'get', '/api/openapi.json')).body;
+    expect(doc.openapi).toBe('3.1.0');
+    const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
+    expect(ops.sort()).toEqual(
+      [
+        'GET /api/health',
+        'GET /api/openapi.json',
+        'GET /api/plugins',
+        'GET /api/plugins/{pluginId}',
+        'POST /api/plugins/packages',
+        'GET /api/plugins/packages/pending/{id}',
+        'POST /api/plugins/packages/pending/{id}/confirm',
+        'DELETE /api/plugins/packages/pending/{id}',
+        'POST /api/plugins/{pluginId}/start',
+        'POST /api/plugins/{pluginId}/stop',
+        'POST /api/plugins/{pluginId}/restart',
+        'DELETE /api/plugins/{pluginId}',
+        'DELETE /api/plugins/{pluginId}/data',
+        'GET /api/plugins/{pluginId}/logs',
+        'GET /api/plugins/{pluginId}/settings',
+        'PUT /api/plugins/{pluginId}/settings',
+      ].sort(),
+    );
+    const uploadOp = doc.paths['/api/plugins/packages'].post;
+    expect(uploadOp.requestBody.content['multipart/form-data'].schema.properties.package).toEqual(expect.objectContaining({ format: 'binary' }));
+    expect(uploadOp.responses['422'].content['application/json'].schema['x-error-codes']).toContain('INSTALL_PATH_TRAVERSAL');
+    expect(uploadOp.responses['409'].content['application/json'].schema['x-error-codes']).toContain('UPDATE_CONFIRMATION_REQUIRED');
+    expect(uploadOp.responses['413'].content['application/json'].schema['x-error-codes']).toEqual(['INSTALL_UPLOAD_TOO_LARGE']);
+    expect(doc.paths['/api/health'].get.security).toEqual([]);
+    expect(doc.paths['/api/plugins/{pluginId}/logs'].get.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'tail', in: 'query' }), expect.objectContaining({ name: 'pluginId', in: 'path' })]),
+    );
+  });
+});

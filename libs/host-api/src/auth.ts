@@ -1,0 +1,51 @@
+import { HostError, type RegistryStore } from '@host/host-core';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+
+/** Registry meta key of the admin token's SHA-256 (hex). The token itself is never stored. */
+export const ADMIN_TOKEN_META_KEY = 'adminTokenSha256';
+export const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export interface AdminTokenSetup {
+  hash: string;
+  /** Set when a token was generated now: show it once, it cannot be recovered. */
+  generated?: string;
+  source: 'environment' | 'stored' | 'generated';
+}
+
+/**
+ * The admin token: HOST_ADMIN_TOKEN when given (its hash replaces the stored
+ * one), else the stored hash, else a new random token (32 bytes, base64url)
+ * whose hash is stored. `reset` forces a new token.
+ */
+export async function ensureAdminToken(store: RegistryStore, options: { token?: string; reset?: boolean } = {}): Promise<AdminTokenSetup> {
+  if (options.token !== undefined) {
+    if (options.token.length < MIN_ADMIN_TOKEN_LENGTH) {
+      throw new Error(`HOST_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value (or leave it unset to have one generated).`);
+    }
+    const hash = hashToken(options.token);
+    if ((await store.getMeta(ADMIN_TOKEN_META_KEY)) !== hash) await store.setMeta(ADMIN_TOKEN_META_KEY, hash);
+    return { hash, source: 'environment' };
+  }
+  const stored = await store.getMeta(ADMIN_TOKEN_META_KEY);
+  if (stored && !options.reset) return { hash: stored, source: 'stored' };
+  const generated = randomBytes(32).toString('base64url');
+  const hash = hashToken(generated);
+  await store.setMeta(ADMIN_TOKEN_META_KEY, hash);
+  return { hash, generated, source: 'generated' };
+}
+
+/** Requires `Authorization: Bearer <token>`; compares hashes in constant time. */
+export function requireAdmin(tokenHash: string): RequestHandler {
+  const expected = Buffer.from(tokenHash, 'hex');
+  return (req, _res, next) => {
+    const m = /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '');
+    const given = m ? Buffer.from(hashToken(m[1]!), 'hex') : Buffer.alloc(expected.length);
+    const ok = m !== null && given.length === expected.length && timingSafeEqual(given, expected);
+    next(ok ? undefined : new HostError('UNAUTHORIZED'));
+  };
+}

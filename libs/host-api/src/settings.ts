@@ -1,0 +1,98 @@
+import { HostError, type HostPaths, type PluginRecord } from '@host/host-core';
+import { readJsonFile, writeJsonAtomic } from '@host/host-store';
+import type { ConfigField, ValidationIssue } from '@host/protocol';
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+
+type Value = string | number | boolean;
+export type StoredSettings = Record<string, Value>;
+
+/** Settings live in the plugin's config dir, outside its package: updates and uninstall keep them. */
+export function settingsFile(paths: HostPaths, pluginId: string): string {
+  return join(paths.configDirOf(pluginId), 'settings.json');
+}
+
+export async function readSettings(paths: HostPaths, pluginId: string): Promise<StoredSettings> {
+  const raw = (await readJsonFile(settingsFile(paths, pluginId)).catch(() => undefined)) as { values?: StoredSettings } | undefined;
+  return raw?.values && typeof raw.values === 'object' ? raw.values : {};
+}
+
+function schemaOf(record: PluginRecord): Record<string, ConfigField> {
+  return (record.manifest.settings?.configSchema ?? {}) as Record<string, ConfigField>;
+}
+
+/** Current values for display: defaults where unset, secrets as `{set}` only. */
+export function publicSettings(record: PluginRecord, stored: StoredSettings): Record<string, Value | null | { set: boolean }> {
+  const out: Record<string, Value | null | { set: boolean }> = {};
+  for (const [key, field] of Object.entries(schemaOf(record))) {
+    if (field.type === 'secret') out[key] = { set: typeof stored[key] === 'string' && stored[key] !== '' };
+    else out[key] = stored[key] ?? field.defaultValue ?? null;
+  }
+  return out;
+}
+
+function checkValue(key: string, field: ConfigField, value: Value): string | undefined {
+  switch (field.type) {
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) return `must be a number`;
+      if (field.min !== undefined && value < field.min) return `must be at least ${field.min}`;
+      if (field.max !== undefined && value > field.max) return `must be at most ${field.max}`;
+      return undefined;
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be true or false';
+    case 'select':
+      if (typeof value !== 'string' || !(field.options ?? []).some((o) => o.value === value)) {
+        return `must be one of ${(field.options ?? []).map((o) => JSON.stringify(o.value)).join(', ')}`;
+      }
+      return undefined;
+    default:
+      if (typeof value !== 'string') return 'must be a string';
+      if (field.min !== undefined && value.length < field.min) return `must be at least ${field.min} characters`;
+      if (field.max !== undefined && value.length > field.max) return `must be at most ${field.max} characters`;
+      return /[\u0000]/.test(value) ? `must not contain NUL characters (${key})` : undefined;
+  }
+}
+
+/**
+ * Applies a settings change: unknown keys and wrong values are refused with
+ * every issue listed; a blank or null secret keeps the stored secret; null
+ * clears other fields; omitted fields keep their value.
+ */
+export async function updateSettings(
+  paths: HostPaths,
+  record: PluginRecord,
+  changes: Record<string, Value | null>,
+): Promise<StoredSettings> {
+  const schema = schemaOf(record);
+  const current = await readSettings(paths, record.pluginId);
+  const next: StoredSettings = { ...current };
+  const issues: ValidationIssue[] = [];
+  for (const [key, value] of Object.entries(changes)) {
+    const field = schema[key];
+    if (!field) {
+      issues.push({ code: 'settings.field.unknown', path: key, message: `"${key}" is not a setting of this plugin (see settings.configSchema).` });
+      continue;
+    }
+    if (field.type === 'secret' && (value === null || value === '')) continue;
+    if (value === null) {
+      delete next[key];
+      continue;
+    }
+    const problem = checkValue(key, field, value);
+    if (problem) issues.push({ code: 'settings.field.invalid', path: key, message: `"${key}" (${field.label}) ${problem}.` });
+    else next[key] = value;
+  }
+  for (const [key, field] of Object.entries(schema)) {
+    if (field.required && next[key] === undefined && field.defaultValue === undefined) {
+      issues.push({ code: 'settings.field.required', path: key, message: `"${key}" (${field.label}) is required: enter a value.` });
+    }
+  }
+  // Keys no longer in the schema (after an update) are dropped on the next save.
+  for (const key of Object.keys(next)) if (!schema[key]) delete next[key];
+  if (issues.length) {
+    throw new HostError('SETTINGS_INVALID', `The settings are not valid: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues });
+  }
+  await fs.mkdir(paths.configDirOf(record.pluginId), { recursive: true });
+  await writeJsonAtomic(settingsFile(paths, record.pluginId), { values: next }, { mode: 0o600 });
+  return next;
+}
