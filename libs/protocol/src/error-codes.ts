@@ -104,6 +104,7 @@ export const INSTALL_ERRORS = {
   INSTALL_MANIFEST_INVALID: { status: 422, message: 'manifest.json does not follow protocol v2. details lists each field and the fix.' },
   INSTALL_TRANSPORT_UNSUPPORTED: { status: 422, message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.' },
   INSTALL_ENTRY_MISSING: { status: 422, message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).' },
+  INSTALL_PLATFORM_UNSUPPORTED: { status: 422, message: 'The manifest\'s supportedPlatforms does not list the platform and architecture of this host. Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.' },
   INSTALL_WORKDIR_OUTSIDE: { status: 422, message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.' },
   INSTALL_WORKDIR_MISSING: { status: 422, message: 'transport.stdio.workingDirectory names a folder that is not in the package. Include the folder or use ".".' },
   INSTALL_ENTRY_CORRUPT: { status: 422, message: 'An entry unpacks to other bytes than the archive declares (size or CRC-32 mismatch, damaged data). Re-create the ZIP and upload it again.' },
