@@ -1,0 +1,270 @@
+import type {
+  CommandMatch,
+  InitializeParams,
+  MessageEvent,
+  MessageFormat,
+  OutgoingMessage,
+  SendResult,
+  Target,
+  TextPart,
+  UserRef,
+} from '@host/protocol';
+import type { NormalizedMessage, ProviderBody } from '@host/messages';
+import { PluginMessageError, PluginSdkError } from './errors';
+import { at, text, type PartInput } from './parts';
+import { prepareMessage, providerFor } from './outgoing';
+
+/** Which transport runs the plugin. */
+export type TransportKind = 'stdio' | 'http' | 'test';
+
+/** Folders the host gives a stdio plugin (absent over HTTP). */
+export type PluginDirectories = InitializeParams['directories'];
+
+/** Log levels of `log.write`. */
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * Writes to the plugin's log in the host (stdio: the `log.write` call; HTTP:
+ * stderr of the service). Never blocks and never throws.
+ */
+export interface PluginLogger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** Sends to one target in text format. */
+export interface TextSender {
+  readonly target: Target;
+  /** Sends a text message; needs the `messages.send` permission. */
+  send(...parts: PartInput[]): Promise<SendResult>;
+}
+
+/** Sends to a group: text or Markdown. */
+export interface GroupSender extends TextSender {
+  /** Sends a Markdown message; mentions render as provider tags. */
+  sendMarkdown(...parts: PartInput[]): Promise<SendResult>;
+}
+
+/**
+ * Messages the plugin starts itself (not replies): `messages.group(id).send(...)`.
+ * Each needs the `messages.send` permission; over HTTP only while handling an event.
+ */
+export interface MessageSender {
+  group(id: string): GroupSender;
+  channel(id: string): TextSender;
+  /** A one-to-one chat with a user (QQ c2c). */
+  user(id: string): TextSender;
+  direct(id: string): TextSender;
+  /** Any target; Markdown to a target other than a group throws `message.format.unsupported_target`. */
+  to(target: Target): GroupSender;
+}
+
+/** What onStart and onStop receive. */
+export interface LifecycleContext {
+  readonly pluginId: string;
+  readonly transport: TransportKind;
+  /** Settings values from the host (stdio) or from the handler options (HTTP). */
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly directories: PluginDirectories | undefined;
+  readonly log: PluginLogger;
+  readonly messages: MessageSender;
+  /** Aborted when the plugin is stopping or lost its host. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a message or command handler receives.
+ *
+ * @example
+ * ```ts
+ * import { definePlugin } from '@host/plugin-sdk-v2';
+ *
+ * export default definePlugin({
+ *   pluginId: 'com.example.hello',
+ *   async onMessage(ctx) {
+ *     if (ctx.message.message.content.trim() === 'hello') {
+ *       ctx.log.info('greeting', { sender: ctx.sender.mentionId });
+ *       await ctx.reply('Hello, ', ctx.at.user(ctx.sender), '!');
+ *     }
+ *   },
+ * });
+ * ```
+ */
+export interface MessageContext extends LifecycleContext {
+  /** The message event, exactly as the host sent it. */
+  readonly message: MessageEvent;
+  /** The user who wrote the message (`message.sender`). */
+  readonly sender: UserRef;
+  /** The command the host matched, with `args` (text after the command word); undefined when none matched. */
+  readonly command: CommandMatch | undefined;
+  /** Mention builders: `at.user(sender)`, `at.users(a, b)`, `at.everyone()`. */
+  readonly at: typeof at;
+  /** A text part (strings passed to reply are text parts too). */
+  text(value: string): TextPart;
+  /**
+   * Replies in the event's conversation in text format. Resolves when the
+   * host accepted it (stdio) or when it was added to the response (HTTP).
+   * Throws PluginMessageError when the message breaks a rule.
+   */
+  reply(...parts: PartInput[]): Promise<SendResult>;
+  /**
+   * Replies in Markdown: only in groups (`message.format.unsupported_target`
+   * otherwise). Mentions become provider tags; text stays escaped.
+   */
+  replyMarkdown(...parts: PartInput[]): Promise<SendResult>;
+  /**
+   * Marks the event intercepted: lower-priority plugins do not receive it.
+   * Needs `intercepts: true` in definePlugin.
+   */
+  intercept(): void;
+}
+
+/** The transport side of the SDK: how a prepared message leaves the process. */
+export interface TransportIO {
+  readonly kind: TransportKind;
+  reply(event: MessageEvent, message: OutgoingMessage, prepared: SentMessage): Promise<SendResult>;
+  send(message: OutgoingMessage, prepared: SentMessage, event: MessageEvent | undefined): Promise<SendResult>;
+  log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+}
+
+/** A message as it leaves the plugin: normalised parts, target and the provider body the host will send. */
+export interface SentMessage {
+  readonly kind: 'reply' | 'send';
+  readonly target: Target;
+  readonly format: MessageFormat;
+  readonly parts: NormalizedMessage['parts'];
+  readonly body: ProviderBody;
+}
+
+/** What a runtime knows about the running plugin, shared by all its contexts. */
+export interface Session {
+  readonly pluginId: string;
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly directories: PluginDirectories | undefined;
+  /** Declared permissions, when the manifest is known (enables early checks). */
+  readonly permissions: readonly string[] | undefined;
+  readonly intercepts: boolean;
+  readonly signal: AbortSignal;
+}
+
+export type MessageHandler = (ctx: MessageContext) => void | Promise<void>;
+
+/** The reply target of an event: where its messageReference points. */
+export function replyTarget(event: MessageEvent): Target {
+  return { type: event.messageReference.targetType, id: event.messageReference.targetId };
+}
+
+function makeLogger(io: TransportIO): PluginLogger {
+  const write = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => io.log(level, String(message), fields);
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/** Sends on behalf of one session; `event` is set inside a handler. */
+function makeSender(io: TransportIO, session: Session, track: <T>(p: Promise<T>) => Promise<T>, event: MessageEvent | undefined): MessageSender {
+  const send = (target: Target, format: MessageFormat, parts: PartInput[]): Promise<SendResult> =>
+    track(
+      (async () => {
+        const prepared = prepareMessage({ format, parts, target, provider: providerFor(event?.source), permissions: session.permissions, need: 'messages.send' });
+        const message = { format, parts: prepared.message.parts };
+        return io.send(message, { kind: 'send', target: prepared.target, format, parts: prepared.message.parts, body: prepared.body }, event);
+      })(),
+    );
+  const to = (target: Target): GroupSender => ({
+    target,
+    send: (...parts) => send(target, 'text', parts),
+    sendMarkdown: (...parts) => send(target, 'markdown', parts),
+  });
+  const textOnly = (target: Target): TextSender => ({ target, send: (...parts) => send(target, 'text', parts) });
+  return {
+    group: (id) => to({ type: 'group', id }),
+    channel: (id) => textOnly({ type: 'channel', id }),
+    user: (id) => textOnly({ type: 'user', id }),
+    direct: (id) => textOnly({ type: 'direct', id }),
+    to,
+  };
+}
+
+/** The context of onStart/onStop. */
+export function createLifecycleContext(io: TransportIO, session: Session): LifecycleContext {
+  return {
+    pluginId: session.pluginId,
+    transport: io.kind,
+    settings: session.settings,
+    directories: session.directories,
+    log: makeLogger(io),
+    messages: makeSender(io, session, (p) => p, undefined),
+    signal: session.signal,
+  };
+}
+
+/**
+ * Builds the context of one event. `settle()` waits for every message the
+ * handler started (awaited or not) so the runtime can acknowledge after them.
+ */
+export function createMessageContext(
+  event: MessageEvent,
+  io: TransportIO,
+  session: Session,
+): { ctx: MessageContext; settle(): Promise<void>; intercepted(): boolean } {
+  const pending = new Set<Promise<unknown>>();
+  const log = makeLogger(io);
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    // A message the handler did not await must not crash the process with an
+    // unhandled rejection; its failure is logged instead.
+    const watched = p.then(
+      () => undefined,
+      (error: unknown) => log.warn(`a message failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    pending.add(watched);
+    void watched.finally(() => pending.delete(watched));
+    return p;
+  };
+  let intercepted = false;
+  const reply = (format: MessageFormat, parts: PartInput[]): Promise<SendResult> =>
+    track(
+      (async () => {
+        const target = replyTarget(event);
+        const until = event.messageReference.replyUntil;
+        if (until !== undefined && Date.parse(until) < Date.now()) {
+          throw new PluginMessageError(
+            'message.reference.expired',
+            `The reply window of this message closed at ${until}. Reply sooner, or send a new message with ctx.messages.${target.type}("${target.id}").send(...) (needs messages.send).`,
+            { target },
+          );
+        }
+        const prepared = prepareMessage({ format, parts, target, provider: providerFor(event.source), permissions: session.permissions, need: 'messages.reply' });
+        const message = { format, parts: prepared.message.parts };
+        return io.reply(event, message, { kind: 'reply', target: prepared.target, format, parts: prepared.message.parts, body: prepared.body });
+      })(),
+    );
+  const ctx: MessageContext = {
+    pluginId: session.pluginId,
+    transport: io.kind,
+    settings: session.settings,
+    directories: session.directories,
+    log,
+    messages: makeSender(io, session, track, event),
+    signal: session.signal,
+    message: event,
+    sender: event.sender,
+    command: event.command,
+    at,
+    text,
+    reply: (...parts) => reply('text', parts),
+    replyMarkdown: (...parts) => reply('markdown', parts),
+    intercept() {
+      if (!session.intercepts) throw new PluginSdkError('SDK_INTERCEPT_UNDECLARED', 'Add `intercepts: true` to definePlugin({...}).');
+      intercepted = true;
+    },
+  };
+  return {
+    ctx,
+    async settle() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+    intercepted: () => intercepted,
+  };
+}
+

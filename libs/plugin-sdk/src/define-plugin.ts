@@ -1,0 +1,223 @@
+import {
+  Capability,
+  PluginId,
+  parseHttpManifest,
+  parseStdioManifest,
+  type HttpManifest,
+  type StdioManifest,
+  type ValidationIssue,
+} from '@host/protocol';
+import type { LifecycleContext, MessageHandler } from './context';
+import { PluginSdkError } from './errors';
+import { runStdio, type StdioOptions } from './stdio/runtime';
+import { SDK_VERSION } from './version';
+
+/**
+ * A manifest as authors hold it: usually `import manifest from '../manifest.json'`.
+ * It is validated with the protocol's schema when the plugin is defined.
+ */
+export type ManifestSource = { readonly pluginId: string; readonly [field: string]: unknown };
+
+/** A validated manifest: the stdio `manifest.json`, or an HTTP manifest for a plugin that is only served over HTTP. */
+export type PluginManifest = StdioManifest | HttpManifest;
+
+/**
+ * Everything a plugin is. The same definition runs over stdio
+ * (`plugin.main()`) and over HTTP (`createHttpHandler(plugin, ...)`).
+ */
+export interface PluginDefinition {
+  /**
+   * The plugin's manifest (recommended): enables the SDK's permission checks,
+   * checks that every command handler has a manifest command, and supplies
+   * name, version and author to the HTTP manifest.
+   */
+  readonly manifest?: ManifestSource;
+  /** The plugin id, when no manifest is given (stdio only; HTTP needs a manifest). */
+  readonly pluginId?: string;
+  /**
+   * Handles every message event that no command handler takes: messages that
+   * matched no command (the plugin observes them) and commands without a handler.
+   */
+  readonly onMessage?: MessageHandler;
+  /**
+   * Command handlers by manifest command name. The host matches prefixes and
+   * aliases (`/echo`, `!e`) and names the command in the event; the SDK calls
+   * the handler of that name with `ctx.command` set.
+   */
+  readonly commands?: Readonly<Record<string, MessageHandler>>;
+  /**
+   * Runs once after the host initialized the plugin (stdio) or before the
+   * first request is served (HTTP). Events wait until it finishes; a throw
+   * stops the plugin (exit code 1 on stdio).
+   */
+  readonly onStart?: (ctx: LifecycleContext) => void | Promise<void>;
+  /** Runs when the plugin stops, after in-flight events finished. */
+  readonly onStop?: (ctx: LifecycleContext) => void | Promise<void>;
+  /**
+   * Set when handlers may call `ctx.intercept()` to stop lower-priority
+   * plugins from seeing the message; the HTTP manifest then declares
+   * InterceptMessages.
+   */
+  readonly intercepts?: boolean;
+}
+
+/** A defined plugin: run it with `main()` (stdio) or serve it with `createHttpHandler` (HTTP). */
+export interface Plugin {
+  readonly pluginId: string;
+  /** The validated manifest, when the definition has one. */
+  readonly manifest: PluginManifest | undefined;
+  readonly definition: PluginDefinition;
+  /**
+   * Runs the plugin over stdio. With `--host-stdio` in the arguments it
+   * speaks the protocol on stdin/stdout until the host stops it; without it,
+   * it prints help to stderr and exits with code 2. Resolves with the exit
+   * code (after the process exit hook ran).
+   */
+  main(options?: StdioOptions): Promise<number>;
+  /**
+   * The manifest served at `GET /host/plugin/manifest`. Capabilities are
+   * computed: ReceiveMessages and HttpTransport always, InterceptMessages
+   * when `intercepts` is set, SendMessages when the manifest permits
+   * `messages.send`.
+   */
+  httpManifest(): HttpManifest;
+}
+
+function fail(detail: string): never {
+  throw new PluginSdkError('SDK_DEFINITION_INVALID', detail);
+}
+
+function describeIssues(issues: readonly ValidationIssue[]): string {
+  return issues.map((i) => `  - ${i.code}${i.path ? ` at ${i.path}` : ''}: ${i.message}`).join('\n');
+}
+
+/** Validates a manifest source; throws PluginSdkError SDK_MANIFEST_INVALID with every issue. */
+export function resolveManifest(source: ManifestSource): PluginManifest {
+  if (typeof source !== 'object' || source === null || Array.isArray(source)) fail('"manifest" must be the manifest object (import manifest.json).');
+  const isStdio = 'transport' in source;
+  const result = isStdio ? parseStdioManifest(source) : parseHttpManifest({ capabilities: Capability.ReceiveMessages | Capability.HttpTransport, ...source });
+  if (!result.ok) {
+    throw new PluginSdkError(
+      'SDK_MANIFEST_INVALID',
+      `The ${isStdio ? 'stdio' : 'HTTP'} manifest of "${String(source.pluginId)}" is invalid:\n${describeIssues(result.issues)}\n`,
+    );
+  }
+  return result.value;
+}
+
+function checkHandlers(def: PluginDefinition, manifest: PluginManifest | undefined): void {
+  for (const key of ['onMessage', 'onStart', 'onStop'] as const) {
+    if (def[key] !== undefined && typeof def[key] !== 'function') fail(`"${key}" must be a function.`);
+  }
+  if (def.intercepts !== undefined && typeof def.intercepts !== 'boolean') fail('"intercepts" must be true or false.');
+  const commands = def.commands ?? {};
+  if (typeof commands !== 'object' || commands === null) fail('"commands" must be an object of handlers keyed by command name.');
+  for (const [name, handler] of Object.entries(commands)) {
+    if (typeof handler !== 'function') fail(`commands.${name} must be a function (ctx) => ...`);
+  }
+  if (!manifest) return;
+  const declared = manifest.commands;
+  for (const name of Object.keys(commands)) {
+    if (declared.some((c) => c.name === name)) continue;
+    const near = declared.find((c) => c.name.toLowerCase() === name.toLowerCase() || c.aliases.some((a) => a.toLowerCase() === name.toLowerCase()));
+    fail(
+      near
+        ? `commands.${name} matches no manifest command name; key handlers by the command's "name": use commands["${near.name}"].`
+        : `commands.${name} has no command in the manifest; add {"name": "${name}", "prefixes": ["/"]} to "commands" in manifest.json or remove the handler.`,
+    );
+  }
+  if (!def.onMessage) {
+    const unhandled = declared.filter((c) => !(c.name in commands)).map((c) => c.name);
+    if (unhandled.length > 0) {
+      fail(`manifest command(s) ${unhandled.map((n) => `"${n}"`).join(', ')} have no handler; add commands.${unhandled[0]} or an onMessage handler.`);
+    }
+  }
+}
+
+/** HTTP capability flags of a plugin, computed from its definition and manifest. */
+export function capabilitiesOf(def: PluginDefinition, manifest: PluginManifest | undefined): number {
+  let flags = Capability.ReceiveMessages | Capability.HttpTransport;
+  if (def.intercepts) flags |= Capability.InterceptMessages;
+  if (manifest?.permissions.includes('messages.send')) flags |= Capability.SendMessages;
+  if (manifest && 'capabilities' in manifest) flags |= manifest.capabilities;
+  return flags;
+}
+
+/**
+ * Defines a plugin once for both transports. Checks the definition and the
+ * manifest immediately and throws PluginSdkError with the fix when something
+ * is wrong, so mistakes show at start-up, not at the first message.
+ *
+ * @example
+ * ```ts
+ * import { definePlugin } from '@host/plugin-sdk-v2';
+ *
+ * const plugin = definePlugin({
+ *   manifest: {
+ *     pluginId: 'com.example.echo',
+ *     name: 'Echo',
+ *     version: '1.0.0',
+ *     author: 'Example',
+ *     protocolVersion: 2,
+ *     sdkVersion: '2.0.0',
+ *     transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'] } },
+ *     eventSubscriptions: [{ eventType: 'message.created' }],
+ *     permissions: ['messages.reply'],
+ *     commands: [{ name: 'echo', prefixes: ['/'] }],
+ *   },
+ *   commands: {
+ *     async echo(ctx) {
+ *       await ctx.replyMarkdown(ctx.at.user(ctx.message.sender), ' said: ', ctx.command?.args ?? '');
+ *     },
+ *   },
+ * });
+ *
+ * void plugin.main();
+ * ```
+ */
+export function definePlugin(definition: PluginDefinition): Plugin {
+  if (typeof definition !== 'object' || definition === null) fail('definePlugin() takes an object: { manifest, commands, onMessage, ... }.');
+  const manifest = definition.manifest === undefined ? undefined : resolveManifest(definition.manifest);
+  const pluginId = manifest?.pluginId ?? definition.pluginId;
+  if (pluginId === undefined) fail('give "manifest" (recommended: import manifest.json) or "pluginId".');
+  if (manifest && definition.pluginId !== undefined && definition.pluginId !== manifest.pluginId) {
+    fail(`"pluginId" is "${definition.pluginId}" but the manifest says "${manifest.pluginId}"; remove "pluginId" or make them equal.`);
+  }
+  const idCheck = PluginId.safeParse(pluginId);
+  if (!idCheck.success) fail(`pluginId "${String(pluginId)}" ${idCheck.error.issues[0]?.message ?? 'is invalid'}.`);
+  checkHandlers(definition, manifest);
+  const capabilities = capabilitiesOf(definition, manifest);
+
+  const plugin: Plugin = {
+    pluginId,
+    manifest,
+    definition,
+    main: (options) => runStdio(plugin, options),
+    httpManifest(): HttpManifest {
+      if (!manifest) {
+        throw new PluginSdkError(
+          'SDK_HTTP_CONFIG_INVALID',
+          'An HTTP plugin serves a manifest with name, version and author: pass "manifest" to definePlugin() instead of only "pluginId".',
+        );
+      }
+      const served = {
+        pluginId: manifest.pluginId,
+        name: manifest.name,
+        version: manifest.version,
+        author: manifest.author,
+        ...(manifest.description !== undefined ? { description: manifest.description } : {}),
+        protocolVersion: manifest.protocolVersion,
+        sdkVersion: SDK_VERSION,
+        capabilities,
+        eventSubscriptions: manifest.eventSubscriptions,
+        permissions: manifest.permissions,
+        commands: manifest.commands,
+        ...(manifest.settings ? { settings: manifest.settings } : {}),
+      };
+      const checked = parseHttpManifest(served);
+      if (!checked.ok) throw new PluginSdkError('SDK_MANIFEST_INVALID', `The HTTP manifest built from the plugin is invalid:\n${describeIssues(checked.issues)}\n`);
+      return checked.value;
+    },
+  };
+  return Object.freeze(plugin);
+}

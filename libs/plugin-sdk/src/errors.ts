@@ -1,0 +1,142 @@
+import { MESSAGE_ERRORS, RPC_ERROR_HELP, RpcErrorCode, type MessageErrorCode, type RpcErrorName, type Target } from '@host/protocol';
+
+/**
+ * A message was refused: by the SDK's own checks before sending (the same
+ * rules the host applies) or by the host. `code` is a stable `message.*` code
+ * of the protocol's error catalogue; the message says what is wrong and the fix.
+ *
+ * @example
+ * ```ts
+ * import { definePlugin, PluginMessageError } from '@host/plugin-sdk-v2';
+ *
+ * export default definePlugin({
+ *   pluginId: 'com.example.safe',
+ *   async onMessage(ctx) {
+ *     try {
+ *       await ctx.replyMarkdown('**hi** ', ctx.at.user(ctx.message.sender));
+ *     } catch (error) {
+ *       // Markdown goes only to groups: fall back to text in a direct chat.
+ *       if (error instanceof PluginMessageError && error.code === 'message.format.unsupported_target') {
+ *         await ctx.reply('hi');
+ *       } else throw error;
+ *     }
+ *   },
+ * });
+ * ```
+ */
+export class PluginMessageError extends Error {
+  override readonly name = 'PluginMessageError';
+  /** Stable code from the protocol's error catalogue, e.g. `message.format.unsupported_target`. */
+  readonly code: MessageErrorCode;
+  /** Where the message was going, when known. */
+  readonly target: Target | undefined;
+  /** True when the host refused it, false when the SDK's checks did. */
+  readonly fromHost: boolean;
+
+  constructor(code: MessageErrorCode, message?: string, options: { target?: Target; fromHost?: boolean } = {}) {
+    super(message ?? MESSAGE_ERRORS[code].message);
+    this.code = code;
+    this.target = options.target;
+    this.fromHost = options.fromHost ?? false;
+  }
+}
+
+/**
+ * Local error codes of the SDK: mistakes in how a plugin uses the SDK or
+ * conditions of its own process. They never cross the wire; docs/sdk/node.md
+ * lists each with its fix.
+ */
+export const SDK_ERRORS = {
+  SDK_DEFINITION_INVALID: 'definePlugin() was given an invalid definition. The message names the field and the fix.',
+  SDK_MANIFEST_INVALID: 'The manifest given to definePlugin() does not follow protocol v2. The message lists each field; run `host-plugin validate` for details.',
+  SDK_PERMISSION_MISSING: 'The plugin called something its manifest does not permit. Add the named permission to "permissions" in manifest.json and reinstall.',
+  SDK_INTERCEPT_UNDECLARED: 'ctx.intercept() needs `intercepts: true` in definePlugin(), so the HTTP manifest declares InterceptMessages.',
+  SDK_OUTBOUND_LIMIT: 'An HTTP response carries at most 20 outbound messages. Merge replies into fewer messages.',
+  SDK_SEND_UNAVAILABLE: 'This transport cannot deliver the message now: an HTTP plugin sends only while it handles an event (the messages go back in the response).',
+  SDK_HOST_DISCONNECTED: 'The connection to the host closed before the request finished. The host stopped or restarted the plugin.',
+  SDK_NOT_INITIALIZED: 'The host has not initialized the plugin yet. Send messages from handlers or onStart, not at module load.',
+  SDK_HTTP_CONFIG_INVALID: 'createHttpHandler() was given invalid options. The message names the option and the fix.',
+} as const;
+
+export type SdkErrorCode = keyof typeof SDK_ERRORS;
+
+/**
+ * A local SDK error with a stable `SDK_*` code (see SDK_ERRORS).
+ *
+ * @example
+ * ```ts
+ * import { PluginSdkError, definePlugin } from '@host/plugin-sdk-v2';
+ *
+ * try {
+ *   definePlugin({ pluginId: 'Not A Valid Id' });
+ * } catch (error) {
+ *   if (error instanceof PluginSdkError) console.error(error.code, error.message);
+ * }
+ * ```
+ */
+export class PluginSdkError extends Error {
+  override readonly name = 'PluginSdkError';
+  readonly code: SdkErrorCode;
+
+  constructor(code: SdkErrorCode, detail?: string) {
+    super(detail ? `${detail} (${code}: ${SDK_ERRORS[code]})` : `${code}: ${SDK_ERRORS[code]}`);
+    this.code = code;
+  }
+}
+
+/**
+ * A request the plugin made to the host (log.write, messages.reply,
+ * messages.send) failed with a JSON-RPC error, or timed out
+ * (`code === RpcErrorCode.RequestTimeout`). Refused messages are
+ * PluginMessageError instead.
+ */
+export class HostCallError extends Error {
+  override readonly name = 'HostCallError';
+  /** The JSON-RPC method that failed. */
+  readonly method: string;
+  /** Numeric JSON-RPC error code (see RpcErrorCode). */
+  readonly code: number;
+  /** `error.data` of the response, when the host sent one. */
+  readonly data: unknown;
+
+  constructor(method: string, code: number, message: string, data?: unknown) {
+    const name = (Object.keys(RpcErrorCode) as RpcErrorName[]).find((k) => RpcErrorCode[k] === code);
+    super(`${method} failed: ${message}${name ? ` (${code} ${name}: ${RPC_ERROR_HELP[name]})` : ` (${code})`}`);
+    this.method = method;
+    this.code = code;
+    this.data = data;
+  }
+}
+
+/**
+ * Throw it from a handler to report a failure with your own stable code. The
+ * host records `{code, message, details}` as the event's error (in the ACK on
+ * stdio, in `error` of the HTTP response). Any other thrown error is reported
+ * with code `plugin.handler_failed`.
+ *
+ * @example
+ * ```ts
+ * import { HandlerError, definePlugin } from '@host/plugin-sdk-v2';
+ *
+ * export default definePlugin({
+ *   pluginId: 'com.example.weather',
+ *   commands: {
+ *     async weather(ctx) {
+ *       if (!ctx.command?.args) throw new HandlerError('weather.city_missing', 'Usage: /weather <city>');
+ *       await ctx.reply(`Sunny in ${ctx.command.args}`);
+ *     },
+ *   },
+ * });
+ * ```
+ */
+export class HandlerError extends Error {
+  override readonly name = 'HandlerError';
+  readonly code: string;
+  readonly details: unknown;
+
+  constructor(code: string, message: string, details?: unknown) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}

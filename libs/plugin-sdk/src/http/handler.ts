@@ -1,0 +1,274 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  HTTP_DEFAULTS,
+  HTTP_HEADERS,
+  HTTP_PATHS,
+  LIMITS,
+  MessageEventSchema,
+  MessageResponseSchema,
+  validate,
+  type MessageResponse,
+  type OutboundMessage,
+} from '@host/protocol';
+import { createLifecycleContext, type LogLevel, type Session, type TransportIO } from '../context';
+import type { Plugin } from '../define-plugin';
+import { dispatchEvent } from '../dispatch';
+import { PluginSdkError } from '../errors';
+import { ReplayGuard, replayRejection, verifySignature } from './signature';
+
+/** Options of the HTTP transport. */
+export interface HttpPluginOptions {
+  /**
+   * The signing secret shown when the plugin was registered (e.g.
+   * `process.env.HOST_PLUGIN_SECRET`). Several during a rotation.
+   */
+  secret: string | readonly string[];
+  /** Settings values handlers see in `ctx.settings` (the manifest's defaults fill the gaps). */
+  settings?: Record<string, unknown>;
+  /** Allowed clock difference for signed requests, in seconds (default 300). */
+  toleranceSeconds?: number;
+  /** Largest request body accepted, in bytes (default 4 MiB); larger ones get 413. */
+  maxBodyBytes?: number;
+  /**
+   * Events handled at once; beyond it the handler answers 503 with
+   * Retry-After, which the host retries (default: no limit).
+   */
+  maxConcurrentEvents?: number;
+  /** Also require a valid signature on GET /host/plugin/manifest (default false; see the signing spec). */
+  verifyManifestRequests?: boolean;
+  /** Where `ctx.log` goes (default: one line per entry on stderr). */
+  log?: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A plain Node request handler, usable with `http.createServer(handler)`. */
+export interface HttpHandler {
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** Settles when onStart finished (requests wait for it on their own). */
+  readonly ready: Promise<void>;
+  /** Waits for in-flight events, then runs onStop. */
+  close(): Promise<void>;
+}
+
+/** The reason codes of the JSON error bodies the handler answers with. */
+export type HttpErrorCode =
+  | 'signature.missing'
+  | 'signature.malformed'
+  | 'signature.expired'
+  | 'signature.invalid'
+  | 'signature.replayed'
+  | 'http.not_found'
+  | 'http.method_not_allowed'
+  | 'http.body_too_large'
+  | 'http.body_consumed'
+  | 'http.overloaded'
+  | 'event.invalid'
+  | 'plugin.id_mismatch'
+  | 'plugin.start_failed'
+  | 'plugin.internal_error';
+
+type Route = 'manifest' | 'events';
+
+export function routeOf(url: string | undefined): Route | undefined {
+  const path = (url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
+  if (path === HTTP_PATHS.manifest) return 'manifest';
+  if (path === HTTP_PATHS.messageEvents) return 'events';
+  return undefined;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, status: number, code: HttpErrorCode, message: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>): void {
+  sendJson(res, status, { error: { code, message, ...extra } }, headers);
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) over = true;
+      if (!over) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(over ? 'too_large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function defaultSettings(plugin: Plugin): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(plugin.manifest?.settings?.configSchema ?? {})) {
+    if (field.defaultValue !== undefined) out[key] = field.defaultValue;
+  }
+  return out;
+}
+
+/**
+ * The HTTP transport of one plugin: serves the manifest and message events,
+ * verifies the host's signature, and turns the messages a handler makes into
+ * `outboundMessages` (replies without target, sends with their target).
+ */
+export class HttpPluginServer {
+  readonly ready: Promise<void>;
+  private readonly secrets: readonly string[];
+  private readonly replay = new ReplayGuard();
+  private readonly abort = new AbortController();
+  private readonly session: Session;
+  private readonly logLine: NonNullable<HttpPluginOptions['log']>;
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+  private startError: unknown;
+  private closed = false;
+
+  constructor(
+    private readonly plugin: Plugin,
+    private readonly options: HttpPluginOptions,
+  ) {
+    const secrets = typeof options.secret === 'string' ? [options.secret] : [...(options.secret ?? [])];
+    if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length === 0)) {
+      throw new PluginSdkError('SDK_HTTP_CONFIG_INVALID', '"secret" must be the signing secret shown at registration (for example process.env.HOST_PLUGIN_SECRET); it is empty or missing.');
+    }
+    this.secrets = secrets;
+    plugin.httpManifest(); // fails now, not at the first request, when the manifest is incomplete
+    this.logLine =
+      options.log ??
+      ((level, message, fields) => process.stderr.write(`[${level}] ${message}${fields && Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ''}\n`));
+    const session: Session = {
+      pluginId: plugin.pluginId,
+      settings: Object.freeze({ ...defaultSettings(plugin), ...(options.settings ?? {}) }),
+      directories: undefined,
+      permissions: plugin.manifest?.permissions,
+      intercepts: plugin.definition.intercepts ?? false,
+      signal: this.abort.signal,
+    };
+    this.session = session;
+    this.ready = (async () => {
+      const onStart = plugin.definition.onStart;
+      if (onStart) await onStart(createLifecycleContext(this.lifecycleIO(), session));
+    })();
+    // Requests report a failed start themselves; an unobserved `ready` must not crash the process.
+    this.ready.catch((error: unknown) => {
+      this.startError = error;
+      this.logLine('error', `onStart failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, route: Route, body?: Buffer): Promise<void> {
+    try {
+      if (route === 'manifest') return await this.serveManifest(req, res);
+      return await this.serveEvent(req, res, body);
+    } catch (error) {
+      this.logLine('error', `request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (!res.headersSent) sendError(res, 500, 'plugin.internal_error', 'the plugin failed to answer; see its log');
+      else res.destroy();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort(new Error('HTTP plugin closing'));
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    const onStop = this.plugin.definition.onStop;
+    if (onStop && this.startError === undefined) await onStop(createLifecycleContext(this.lifecycleIO(), this.session));
+  }
+
+  private async serveManifest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return sendError(res, 405, 'http.method_not_allowed', `use GET for ${HTTP_PATHS.manifest}`, {}, { allow: 'GET, HEAD' });
+    }
+    if (this.options.verifyManifestRequests) {
+      const check = verifySignature({ headers: req.headers, rawBody: Buffer.alloc(0), secrets: this.secrets, toleranceSeconds: this.options.toleranceSeconds });
+      if (!check.ok) return sendError(res, 401, check.code, check.message);
+    }
+    sendJson(res, 200, this.plugin.httpManifest());
+  }
+
+  private async serveEvent(req: IncomingMessage, res: ServerResponse, given?: Buffer): Promise<void> {
+    if (req.method !== 'POST') return sendError(res, 405, 'http.method_not_allowed', `use POST for ${HTTP_PATHS.messageEvents}`, {}, { allow: 'POST' });
+    const limit = this.options.maxBodyBytes ?? LIMITS.maxPayloadBytes;
+    const raw = given ?? (await readBody(req, limit));
+    if (raw === 'too_large' || raw.length > limit) return sendError(res, 413, 'http.body_too_large', `the request body is larger than ${limit} bytes`);
+    const check = verifySignature({ headers: req.headers, rawBody: raw, secrets: this.secrets, toleranceSeconds: this.options.toleranceSeconds });
+    if (!check.ok) return sendError(res, 401, check.code, check.message);
+    const claimed = req.headers[HTTP_HEADERS.pluginId];
+    if (typeof claimed === 'string' && claimed !== this.plugin.pluginId) {
+      return sendError(res, 400, 'plugin.id_mismatch', `this service is plugin "${this.plugin.pluginId}" but the host sent an event for "${claimed}"; register the right base URL`);
+    }
+    if (this.closed) return sendError(res, 503, 'http.overloaded', 'the plugin is shutting down', {}, { 'retry-after': '1' });
+    const max = this.options.maxConcurrentEvents;
+    // Answered before the delivery id is recorded, so the host's retry is not a replay.
+    if (max !== undefined && this.inFlight >= max) {
+      return sendError(res, 503, 'http.overloaded', `the plugin is handling ${this.inFlight} events (its limit); retry later`, {}, { 'retry-after': '1' });
+    }
+    const nowMs = Date.now();
+    const tolerance = this.options.toleranceSeconds ?? HTTP_DEFAULTS.signatureToleranceSeconds;
+    if (!this.replay.remember(check.deliveryId, (check.timestamp + tolerance + 1) * 1000, nowMs)) {
+      const r = replayRejection(check.deliveryId);
+      return sendError(res, 401, r.code, r.message);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      return sendError(res, 400, 'event.invalid', `the body is not JSON: ${(error as Error).message}`);
+    }
+    const parsed = validate(MessageEventSchema, json, 'event');
+    if (!parsed.ok) return sendError(res, 400, 'event.invalid', 'the body is not a message event', { issues: parsed.issues });
+    try {
+      await this.ready;
+    } catch {
+      return sendError(res, 503, 'plugin.start_failed', 'the plugin failed to start (onStart threw); see its log');
+    }
+    this.inFlight++;
+    try {
+      sendJson(res, 200, await this.process(parsed.value));
+    } finally {
+      this.inFlight--;
+      if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+
+  private async process(event: Parameters<typeof dispatchEvent>[1]): Promise<MessageResponse> {
+    const outbound: OutboundMessage[] = [];
+    let open = true;
+    const push = (item: OutboundMessage) => {
+      if (!open) {
+        throw new PluginSdkError('SDK_SEND_UNAVAILABLE', 'The event was already answered; over HTTP every message must be made before the handler returns (await it).');
+      }
+      if (outbound.length >= LIMITS.maxOutboundMessages) {
+        throw new PluginSdkError('SDK_OUTBOUND_LIMIT', `This event already has ${LIMITS.maxOutboundMessages} outbound messages.`);
+      }
+      outbound.push(item);
+    };
+    const io: TransportIO = {
+      kind: 'http',
+      reply: async (_event, message, prepared) => {
+        push({ format: message.format, parts: message.parts });
+        return { accepted: true, target: prepared.target };
+      },
+      send: async (message, prepared) => {
+        push({ target: prepared.target, format: message.format, parts: message.parts });
+        return { accepted: true, target: prepared.target };
+      },
+      log: this.logLine,
+    };
+    const ack = await dispatchEvent(this.plugin, event, io, this.session);
+    open = false;
+    const response: MessageResponse = { accepted: ack.accepted, intercepted: ack.intercepted, outboundMessages: outbound, error: ack.error };
+    return MessageResponseSchema.parse(response);
+  }
+
+  /** Outside an event there is no response to carry messages. */
+  private lifecycleIO(): TransportIO {
+    const unavailable = async (): Promise<never> => {
+      throw new PluginSdkError('SDK_SEND_UNAVAILABLE', 'An HTTP plugin cannot send outside an event: the host takes messages only in event responses.');
+    };
+    return { kind: 'http', reply: unavailable, send: unavailable, log: this.logLine };
+  }
+}

@@ -1,0 +1,92 @@
+import {
+  composite as compositePart,
+  mentionEveryone,
+  mentionUser,
+  mentionUsers,
+  text as textPart,
+  type MentionableUser,
+} from '@host/messages';
+import type { CompositePart, EveryoneMentionPart, MessagePart, TextPart, UserMentionPart } from '@host/protocol';
+import { PluginMessageError } from './errors';
+
+export type { MentionableUser };
+
+/**
+ * What `reply`, `replyMarkdown` and `send` take: typed parts, or plain strings
+ * (a string is a text part). Text is always escaped when rendered, so `<` and
+ * `>` in it can never become provider markup; only typed mentions do.
+ */
+export type PartInput = MessagePart | string;
+
+/**
+ * A text part.
+ *
+ * @example
+ * ```ts
+ * import { text } from '@host/plugin-sdk-v2';
+ *
+ * const part = text('1 < 2'); // rendered as "1 &lt; 2"
+ * ```
+ */
+export function text(value: string): TextPart {
+  return textPart(value);
+}
+
+/**
+ * Builders of typed mentions. Pass a UserRef from the event (`message.sender`,
+ * an entry of `message.message.mentions`) or a mention id.
+ *
+ * @example
+ * ```ts
+ * import { at, definePlugin } from '@host/plugin-sdk-v2';
+ *
+ * export default definePlugin({
+ *   pluginId: 'com.example.greeter',
+ *   async onMessage(ctx) {
+ *     await ctx.replyMarkdown('Welcome ', at.user(ctx.message.sender), '!');
+ *   },
+ * });
+ * ```
+ */
+export const at = {
+  /**
+   * Mentions one user. Markdown renders `<qqbot-at-user id="..." />`; text
+   * renders `@displayName` (the provider shows tags literally in text).
+   */
+  user(user: MentionableUser, displayName?: string): UserMentionPart {
+    return mentionUser(user, displayName);
+  },
+  /**
+   * Mentions 1 to 20 users, separated by spaces. Other counts throw
+   * PluginMessageError `message.mention.too_many`.
+   */
+  users(...users: MentionableUser[]): CompositePart {
+    const result = mentionUsers(...users);
+    if (!result.ok) throw new PluginMessageError(result.error.code, result.error.message);
+    return result.value;
+  },
+  /** Mentions everyone in a group; needs the `messages.mentionEveryone` permission. */
+  everyone(): EveryoneMentionPart {
+    return mentionEveryone();
+  },
+} as const;
+
+/**
+ * Groups parts into one; composites are flattened before sending (at most 8
+ * levels deep).
+ *
+ * @example
+ * ```ts
+ * import { at, composite } from '@host/plugin-sdk-v2';
+ *
+ * const signature = composite('-- ', at.user('bot-owner-id', 'Owner'));
+ * ```
+ */
+export function composite(...parts: PartInput[]): CompositePart {
+  return compositePart(...toParts(parts));
+}
+
+/** Strings become text parts; parts pass through. */
+export function toParts(parts: readonly PartInput[]): MessagePart[] {
+  return parts.map((p) => (typeof p === 'string' ? textPart(p) : p));
+}

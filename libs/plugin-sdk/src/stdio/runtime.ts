@@ -1,0 +1,313 @@
+import {
+  InitializeParamsSchema,
+  LIMITS,
+  MessageEventSchema,
+  Methods,
+  PROTOCOL_VERSION,
+  PingParamsSchema,
+  RUNTIME_DEFAULTS,
+  RpcErrorCode,
+  StopParamsSchema,
+  validate,
+  type FrameLimits,
+  type InitializeParams,
+  type InitializeResult,
+  type MessageEvent,
+  type Target,
+} from '@host/protocol';
+import { createLifecycleContext, type LogLevel, type Session, type TransportIO } from '../context';
+import type { Plugin } from '../define-plugin';
+import { dispatchEvent } from '../dispatch';
+import { PluginSdkError } from '../errors';
+import { SDK_NAME, SDK_VERSION } from '../version';
+import { RpcConnection, type IncomingRequest } from './connection';
+import { hostFailure } from './host-errors';
+import { HOST_STDIO_FLAG, enterProtocolMode, isProtocolMode } from './protocol-mode';
+import { EventScheduler } from './scheduler';
+
+/** Streams and exit hook of the stdio runtime; the defaults are the process's own. */
+export interface StdioOptions {
+  /** Arguments to look for `--host-stdio` in (default `process.argv`). */
+  argv?: readonly string[];
+  stdin?: NodeJS.ReadableStream;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  /** Called with the exit code when the runtime ends (default `process.exit`). */
+  exit?: (code: number) => void;
+}
+
+/** Exit code when the plugin is started without `--host-stdio` (it prints help instead). */
+export const USAGE_EXIT_CODE = 2;
+
+function usage(plugin: Plugin): string {
+  const m = plugin.manifest;
+  const title = m ? `${m.name} ${m.version} (${plugin.pluginId})` : plugin.pluginId;
+  return [
+    `${title}: a protocol v2 chat-bot plugin built with ${SDK_NAME} ${SDK_VERSION}.`,
+    '',
+    `The host starts this program with ${HOST_STDIO_FLAG} and speaks JSON-RPC over stdin/stdout;`,
+    'it is not meant to be run by hand.',
+    '',
+    '  Install: pack it (npx host-plugin pack) and upload artifacts/<pluginId>.zip under "v2 plugins" in the admin UI.',
+    '  Test:    drive it with createTestHost() from @host/plugin-sdk-v2/testing in a unit test.',
+    `  Debug:   run it with ${HOST_STDIO_FLAG} and write Content-Length framed JSON-RPC to stdin.`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Runs a plugin as a stdio process (what `plugin.main()` calls). See
+ * docs/sdk/node.md ("stdio runtime") for the lifecycle: handshake first,
+ * events under the host's concurrency and queue limits, ping answered at any
+ * time, stop after in-flight events, exit when stdin closes.
+ * Resolves with the exit code after calling `exit`.
+ */
+export function runStdio(plugin: Plugin, options: StdioOptions = {}): Promise<number> {
+  const argv = options.argv ?? process.argv;
+  const stderr = options.stderr ?? process.stderr;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  if (!isProtocolMode(argv)) {
+    stderr.write(usage(plugin));
+    exit(USAGE_EXIT_CODE);
+    return Promise.resolve(USAGE_EXIT_CODE);
+  }
+  const frameWrite = options.stdout
+    ? (chunk: Uint8Array, done: () => void) => options.stdout?.write(chunk, done)
+    : ((write) => (chunk: Uint8Array, done: () => void) => write(chunk, done))(enterProtocolMode());
+  return new StdioRuntime(plugin, options.stdin ?? process.stdin, frameWrite, stderr, exit).finished;
+}
+
+class StdioRuntime {
+  readonly finished: Promise<number>;
+  private resolveFinished!: (code: number) => void;
+  private readonly limits: FrameLimits = { maxHeaderBytes: LIMITS.maxHeaderBytes, maxPayloadBytes: LIMITS.maxPayloadBytes };
+  private readonly conn: RpcConnection;
+  private readonly scheduler = new EventScheduler(RUNTIME_DEFAULTS.maxConcurrentEvents, RUNTIME_DEFAULTS.queueCapacity);
+  private readonly abort = new AbortController();
+  private init: InitializeParams | undefined;
+  private session: Session | undefined;
+  private started = false;
+  private stopping = false;
+  private exiting = false;
+
+  constructor(
+    private readonly plugin: Plugin,
+    stdin: NodeJS.ReadableStream,
+    write: (chunk: Uint8Array, done: () => void) => unknown,
+    private readonly stderr: NodeJS.WritableStream,
+    private readonly exitProcess: (code: number) => void,
+  ) {
+    this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
+    this.conn = new RpcConnection(stdin, write, this.limits, {
+      onRequest: (request) => this.onRequest(request),
+      onClose: (error) => this.onClose(error),
+    });
+    stdin.resume?.();
+  }
+
+  private get timeout(): number {
+    return this.init?.runtime.requestTimeoutMilliseconds ?? RUNTIME_DEFAULTS.requestTimeoutMilliseconds;
+  }
+
+  private readonly io: TransportIO = {
+    kind: 'stdio',
+    reply: (event, message, prepared) =>
+      this.call(Methods.reply.method, { eventId: event.eventId, message }, prepared.target) as ReturnType<TransportIO['reply']>,
+    send: (message, prepared) =>
+      this.call(Methods.send.method, { target: prepared.target, message }, prepared.target) as ReturnType<TransportIO['send']>,
+    log: (level, message, fields) => this.log(level, message, fields),
+  };
+
+  /** A plugin-to-host request with the runtime token; host refusals become typed errors. */
+  private async call(method: string, params: Record<string, unknown>, target: Target | undefined): Promise<unknown> {
+    const token = this.requireToken(method);
+    try {
+      return await this.conn.request(method, { token, ...params }, this.timeout);
+    } catch (error) {
+      throw hostFailure(error, target);
+    }
+  }
+
+  private requireToken(method: string): string {
+    if (!this.init) throw new PluginSdkError('SDK_NOT_INITIALIZED', `${method} cannot be sent before host.initialize.`);
+    return this.init.token;
+  }
+
+  private log(level: LogLevel, message: string, fields?: Record<string, unknown>): void {
+    const line = `[${level}] ${message}${fields && Object.keys(fields).length ? ` ${safeJson(fields)}` : ''}\n`;
+    if (!this.init || this.conn.isClosed) {
+      this.stderr.write(line);
+      return;
+    }
+    const params = { token: this.init.token, level, message, ...(fields ? { fields } : {}) };
+    this.conn.request(Methods.log.method, params, this.timeout).catch(() => this.stderr.write(line));
+  }
+
+  private onRequest(request: IncomingRequest): void {
+    const { id, method } = request;
+    if (method === Methods.initialize.method) return this.initialize(request);
+    if (!this.init) {
+      return this.conn.respondError(id, RpcErrorCode.NotInitialized, `${method} arrived before host.initialize; the plugin answers nothing else until the handshake.`);
+    }
+    switch (method) {
+      case Methods.message.method:
+        return this.onEvent(request);
+      case Methods.ping.method:
+        return this.onPing(request);
+      case Methods.stop.method:
+        return void this.onStop(request);
+      default:
+        return this.conn.respondError(id, RpcErrorCode.MethodNotFound, `method "${method}" is not part of protocol v2 for plugins`);
+    }
+  }
+
+  private initialize({ id, params }: IncomingRequest): void {
+    if (this.init) return this.conn.respondError(id, RpcErrorCode.AlreadyInitialized, 'host.initialize was already answered; it is sent once per process.');
+    const parsed = validate(InitializeParamsSchema, params, 'params');
+    if (!parsed.ok) {
+      return this.conn.respondError(id, RpcErrorCode.InvalidParams, `host.initialize params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
+    }
+    const init = parsed.value;
+    if (!init.supportedProtocolVersions.includes(PROTOCOL_VERSION)) {
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.InvalidParams,
+        `the host supports protocol versions [${init.supportedProtocolVersions.join(', ')}] but this plugin speaks ${PROTOCOL_VERSION}; update the host or rebuild the plugin with a matching SDK.`,
+      );
+    }
+    if (init.pluginId !== this.plugin.pluginId) {
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.InvalidParams,
+        `host.initialize is for plugin "${init.pluginId}" but this process is plugin "${this.plugin.pluginId}"; make manifest.json and definePlugin() use the same pluginId, rebuild and reinstall.`,
+      );
+    }
+    this.init = init;
+    this.limits.maxHeaderBytes = init.runtime.maxHeaderLength;
+    this.limits.maxPayloadBytes = init.runtime.maxPayloadLength;
+    this.scheduler.setLimits(init.runtime.maxConcurrentEvents, init.runtime.queueCapacity);
+    this.session = {
+      pluginId: this.plugin.pluginId,
+      settings: Object.freeze({ ...init.settings }),
+      directories: init.directories,
+      permissions: this.plugin.manifest?.permissions,
+      intercepts: this.plugin.definition.intercepts ?? false,
+      signal: this.abort.signal,
+    };
+    const result: InitializeResult = {
+      protocolVersion: PROTOCOL_VERSION,
+      pluginId: this.plugin.pluginId,
+      sdkName: SDK_NAME,
+      sdkVersion: SDK_VERSION,
+      capabilities: [],
+      encoding: 'json',
+    };
+    this.conn.respond(id, result);
+    void this.start();
+  }
+
+  /** onStart runs after the handshake answer, so it may already send; events wait for it. */
+  private async start(): Promise<void> {
+    const onStart = this.plugin.definition.onStart;
+    try {
+      if (onStart) await onStart(createLifecycleContext(this.io, this.session as Session));
+    } catch (error) {
+      this.log('error', `onStart failed, stopping: ${describe(error)}`);
+      return this.shutdown(1, false);
+    }
+    this.started = true;
+    this.scheduler.resume();
+  }
+
+  private onEvent({ id, params }: IncomingRequest): void {
+    if (this.stopping) return this.conn.respondError(id, RpcErrorCode.Stopping, 'the plugin is stopping and takes no new events');
+    const parsed = validate(MessageEventSchema, params, 'event');
+    if (!parsed.ok) {
+      return this.conn.respondError(id, RpcErrorCode.InvalidParams, `events.message params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
+    }
+    const event: MessageEvent = parsed.value;
+    const outcome = this.scheduler.submit(
+      async () => {
+        const ack = await dispatchEvent(this.plugin, event, this.io, this.session as Session);
+        if (!this.conn.isClosed) this.conn.respond(id, ack);
+      },
+      () => this.conn.respondError(id, RpcErrorCode.Stopping, 'the plugin stopped before this queued event started'),
+    );
+    if (outcome === 'refused') {
+      const runtime = (this.init as InitializeParams).runtime;
+      this.conn.respondError(
+        id,
+        RpcErrorCode.Overloaded,
+        `the event queue is full (${runtime.maxConcurrentEvents} running, ${runtime.queueCapacity} queued); event ${event.eventId} was refused`,
+        { maxConcurrentEvents: runtime.maxConcurrentEvents, queueCapacity: runtime.queueCapacity },
+      );
+    }
+  }
+
+  private onPing({ id, params }: IncomingRequest): void {
+    const parsed = PingParamsSchema.safeParse(params ?? {});
+    const nonce = parsed.success ? parsed.data.nonce : undefined;
+    this.conn.respond(id, { ...(nonce !== undefined ? { nonce } : {}), inFlightEvents: this.scheduler.inFlight, queuedEvents: this.scheduler.queued });
+  }
+
+  /** plugin.stop: refuse new and queued events, let in-flight ones finish, run onStop, answer, exit 0. */
+  private async onStop({ id, params }: IncomingRequest): Promise<void> {
+    if (this.stopping) return this.conn.respondError(id, RpcErrorCode.Stopping, 'plugin.stop is already in progress');
+    const parsed = StopParamsSchema.safeParse(params ?? {});
+    if (!parsed.success) return this.conn.respondError(id, RpcErrorCode.InvalidParams, 'plugin.stop params are invalid');
+    this.stopping = true;
+    this.abort.abort(new Error(`plugin.stop (${parsed.data.reason})`));
+    this.scheduler.dropQueued();
+    await this.scheduler.idle();
+    await this.runOnStop();
+    this.conn.respond(id, { accepted: true });
+    await this.shutdown(0, false);
+  }
+
+  private async runOnStop(): Promise<void> {
+    const onStop = this.plugin.definition.onStop;
+    if (!onStop || !this.started || !this.session) return;
+    try {
+      await onStop(createLifecycleContext(this.io, this.session));
+    } catch (error) {
+      this.log('error', `onStop failed: ${describe(error)}`);
+    }
+  }
+
+  /** stdin closed (the host is gone) or a framing error: no orphan process, exit promptly. */
+  private onClose(error?: { code: string; message: string }): void {
+    if (this.exiting) return;
+    if (error) {
+      this.stderr.write(`[error] the host stream broke (${error.code}): ${error.message}\n`);
+    }
+    this.abort.abort(new Error('host connection closed'));
+    void this.shutdown(error ? 1 : 0, true);
+  }
+
+  private async shutdown(code: number, runStop: boolean): Promise<void> {
+    if (this.exiting) return;
+    this.exiting = true;
+    this.stopping = true;
+    this.scheduler.dropQueued();
+    if (runStop) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.runOnStop(), new Promise((r) => (timer = setTimeout(r, RUNTIME_DEFAULTS.stopGraceMilliseconds)))]);
+      clearTimeout(timer);
+    }
+    await this.conn.flush();
+    this.exitProcess(code);
+    this.resolveFinished(code);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return '[unserialisable fields]';
+  }
+}

@@ -1,0 +1,253 @@
+import type { ProviderBody } from '@host/messages';
+import type { CommandMatch, Conversation, ConversationType, EventAck, MessageEvent, MessageEventInput, MessageFormat, Target, UserRef } from '@host/protocol';
+import { MessageEventSchema } from '@host/protocol';
+import { createLifecycleContext, type LogLevel, type PluginDirectories, type SentMessage, type Session, type TransportIO } from '../context';
+import { resolveManifest, type ManifestSource, type Plugin, type PluginManifest } from '../define-plugin';
+import { dispatchEvent } from '../dispatch';
+import { matchCommand } from './command-match';
+
+/** Options of createTestHost. */
+export interface TestHostOptions {
+  /** A manifest to route and check with, when the plugin was defined without one (or to test another). */
+  manifest?: ManifestSource;
+  /** Settings values (the manifest's defaults fill the gaps), as host.initialize would pass them. */
+  settings?: Record<string, unknown>;
+  /** Folders reported in `ctx.directories` (default: none). */
+  directories?: PluginDirectories;
+}
+
+/** A message a user writes, for `send()`. Everything but `text` has a realistic default. */
+export interface TestMessage {
+  text: string;
+  /** A conversation type (default "group") or conversation fields. */
+  conversation?: ConversationType | Partial<Conversation>;
+  /** Fields of the sender (default: mentionId "test-user", displayName "Test User"). */
+  sender?: Partial<UserRef>;
+  /** Users mentioned in the message. */
+  mentions?: UserRef[];
+  /** Provider of the event (default "qqbot"). */
+  source?: string;
+  /** Seconds the reply window stays open (default 300; negative makes it already closed). */
+  replyWindowSeconds?: number;
+}
+
+/** One message the plugin sent, as the host would deliver it. */
+export interface TestReply {
+  /** "reply" for ctx.reply/replyMarkdown, "send" for ctx.messages.* sends. */
+  kind: 'reply' | 'send';
+  target: Target;
+  format: MessageFormat;
+  /** Normalised parts (composites flattened, adjacent text merged). */
+  parts: SentMessage['parts'];
+  /** The provider body the host sends, e.g. `{msg_type: 2, markdown: {content}}` for QQ Bot. */
+  body: ProviderBody;
+  /** The rendered text: `markdown.content` or `content` of the body. */
+  content: string;
+}
+
+/** A log line the plugin wrote with ctx.log. */
+export interface TestLogEntry {
+  level: LogLevel;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+/** The outcome of one delivered event. */
+export interface TestDelivery {
+  /** The event as the plugin received it. */
+  event: MessageEvent;
+  /** The command the host matched (also in `event.command`). */
+  command: CommandMatch | undefined;
+  /** False when the plugin's eventSubscriptions do not take the event (then nothing ran). */
+  delivered: boolean;
+  /** The plugin's acknowledgement. */
+  ack: EventAck;
+  /** Messages sent while handling this event, in order. */
+  replies: TestReply[];
+  /** Log lines written while handling this event. */
+  logs: TestLogEntry[];
+}
+
+/** An in-memory host for unit tests. */
+export interface TestHost {
+  /** Delivers a message as a user would write it: builds the event and matches commands like the host. */
+  send(message: string | TestMessage): Promise<TestDelivery>;
+  /** Delivers a complete event (validated with the protocol schema; defaults filled in). */
+  deliver(event: MessageEventInput): Promise<TestDelivery>;
+  /** Runs onStart (send and deliver do it on first use). */
+  start(): Promise<void>;
+  /** Runs onStop after in-flight events finished. */
+  stop(): Promise<void>;
+  /** Every message sent so far, including from onStart. */
+  readonly sent: readonly TestReply[];
+  /** Every log line so far. */
+  readonly logs: readonly TestLogEntry[];
+  /** The manifest used for routing and checks. */
+  readonly manifest: PluginManifest | undefined;
+}
+
+const CONVERSATION_TARGET: Record<ConversationType, Target['type']> = { group: 'group', c2c: 'user', channel: 'channel', direct: 'direct' };
+
+function bodyContent(body: ProviderBody): string {
+  const markdown = (body as { markdown?: { content?: unknown } }).markdown;
+  const content = markdown?.content ?? (body as { content?: unknown }).content;
+  return typeof content === 'string' ? content : '';
+}
+
+function settingsFor(manifest: PluginManifest | undefined, given: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(manifest?.settings?.configSchema ?? {})) {
+    if (field.defaultValue !== undefined) out[key] = field.defaultValue;
+  }
+  return { ...out, ...(given ?? {}) };
+}
+
+/**
+ * An in-memory host: delivers events to the plugin through the SDK's own
+ * dispatch code (the same as stdio and HTTP), matches commands like the real
+ * host, checks and renders every reply with the host's rules, and records
+ * what would be sent.
+ *
+ * @example
+ * ```ts
+ * import { definePlugin } from '@host/plugin-sdk-v2';
+ * import { createTestHost } from '@host/plugin-sdk-v2/testing';
+ *
+ * const plugin = definePlugin({
+ *   manifest: {
+ *     pluginId: 'com.example.echo', name: 'Echo', version: '1.0.0', author: 'Example', protocolVersion: 2,
+ *     permissions: ['messages.reply'], commands: [{ name: 'echo', prefixes: ['/'] }],
+ *   },
+ *   commands: {
+ *     async echo(ctx) {
+ *       await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' ', ctx.command?.args ?? '');
+ *     },
+ *   },
+ * });
+ *
+ * async function check(): Promise<void> {
+ *   const host = createTestHost(plugin);
+ *   const { replies } = await host.send({ text: '/echo hi', sender: { mentionId: 'u1' } });
+ *   console.assert(replies[0]?.content === '<qqbot-at-user id="u1" /> hi');
+ * }
+ * void check();
+ * ```
+ */
+export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): TestHost {
+  const manifest = options.manifest ? resolveManifest(options.manifest) : plugin.manifest;
+  const sent: TestReply[] = [];
+  const logs: TestLogEntry[] = [];
+  const abort = new AbortController();
+  const session: Session = {
+    pluginId: plugin.pluginId,
+    settings: Object.freeze(settingsFor(manifest, options.settings)),
+    directories: options.directories,
+    permissions: manifest?.permissions,
+    intercepts: plugin.definition.intercepts ?? false,
+    signal: abort.signal,
+  };
+  let sequence = 0;
+  let starting: Promise<void> | undefined;
+  const inFlight = new Set<Promise<unknown>>();
+
+  const record = (prepared: SentMessage, sink: TestReply[] | undefined) => {
+    const reply: TestReply = { kind: prepared.kind, target: prepared.target, format: prepared.format, parts: prepared.parts, body: prepared.body, content: bodyContent(prepared.body) };
+    sent.push(reply);
+    sink?.push(reply);
+    return { accepted: true, messageId: `sent-${sent.length}`, target: prepared.target };
+  };
+  const ioFor = (sink: { replies: TestReply[]; logs: TestLogEntry[] } | undefined): TransportIO => ({
+    kind: 'test',
+    reply: async (_event, _message, prepared) => record(prepared, sink?.replies),
+    send: async (_message, prepared) => record(prepared, sink?.replies),
+    log: (level, message, fields) => {
+      const entry: TestLogEntry = fields ? { level, message, fields } : { level, message };
+      logs.push(entry);
+      sink?.logs.push(entry);
+    },
+  });
+
+  const start = (): Promise<void> => {
+    starting ??= (async () => {
+      const onStart = plugin.definition.onStart;
+      if (onStart) await onStart(createLifecycleContext(ioFor(undefined), session));
+    })();
+    return starting;
+  };
+
+  const subscribed = (event: MessageEvent): boolean =>
+    !manifest ||
+    manifest.eventSubscriptions.some(
+      (s) =>
+        s.eventType === event.eventType &&
+        (!s.botAccountIds || s.botAccountIds.includes(event.bot.botAccountId)) &&
+        (!s.conversationIds || s.conversationIds.includes(event.conversation.conversationId)),
+    );
+
+  const deliver = async (input: MessageEventInput): Promise<TestDelivery> => {
+    await start();
+    const event = MessageEventSchema.parse(input);
+    const sink = { replies: [] as TestReply[], logs: [] as TestLogEntry[] };
+    if (!subscribed(event)) {
+      return { event, command: event.command, delivered: false, ack: { eventId: event.eventId, accepted: false, intercepted: false, error: null }, ...sink };
+    }
+    const running = dispatchEvent(plugin, event, ioFor(sink), session);
+    inFlight.add(running);
+    try {
+      const ack = await running;
+      return { event, command: event.command, delivered: true, ack, ...sink };
+    } finally {
+      inFlight.delete(running);
+    }
+  };
+
+  const send = (message: string | TestMessage): Promise<TestDelivery> => {
+    const m: TestMessage = typeof message === 'string' ? { text: message } : message;
+    const n = ++sequence;
+    const given = typeof m.conversation === 'string' ? { type: m.conversation } : (m.conversation ?? {});
+    const type = given.type ?? 'group';
+    const conversation: Conversation = { conversationId: type === 'group' ? 'test-group' : `test-${type}`, ...given, type };
+    const sender: UserRef = { provider: m.source ?? 'qqbot', mentionId: 'test-user', displayName: 'Test User', ...m.sender };
+    const targetId = type === 'c2c' || type === 'direct' ? sender.mentionId : conversation.conversationId;
+    const now = Date.now();
+    const command = manifest ? matchCommand(m.text, manifest.commands, type) : undefined;
+    return deliver({
+      eventId: `test-event-${n}`,
+      eventType: 'message.created',
+      timestamp: new Date(now).toISOString(),
+      source: m.source ?? 'qqbot',
+      bot: { botAccountId: 'test-bot', platform: m.source ?? 'qqbot', displayName: 'Test Bot' },
+      conversation,
+      sender,
+      message: { id: `test-message-${n}`, content: m.text, attachments: [], mentions: m.mentions ?? [] },
+      messageReference: {
+        messageId: `test-message-${n}`,
+        targetType: CONVERSATION_TARGET[type],
+        targetId,
+        replyUntil: new Date(now + (m.replyWindowSeconds ?? 300) * 1000).toISOString(),
+        restrictions: [],
+      },
+      ...(command ? { command } : {}),
+    });
+  };
+
+  return {
+    send,
+    deliver,
+    start,
+    async stop() {
+      abort.abort(new Error('test host stopped'));
+      await Promise.allSettled([...inFlight]);
+      await start();
+      const onStop = plugin.definition.onStop;
+      if (onStop) await onStop(createLifecycleContext(ioFor(undefined), session));
+    },
+    get sent() {
+      return sent;
+    },
+    get logs() {
+      return logs;
+    },
+    manifest,
+  };
+}
