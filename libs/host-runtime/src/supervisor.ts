@@ -13,7 +13,7 @@ import {
   type StopReason,
 } from '@host/host-core';
 import { EventAckSchema, Methods, RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
-import { ResponseError } from 'vscode-jsonrpc/node';
+import { ErrorCodes, ResponseError } from 'vscode-jsonrpc/node';
 import { PluginProcess, StartError, type ExitInfo } from './process/plugin-process';
 import type { ProcessGroups } from './process/process-groups';
 import { formatDuration, restartDelay, type RuntimeTimings } from './timings';
@@ -33,6 +33,13 @@ export interface SupervisorDeps {
 }
 
 type StartKind = 'operator' | 'restart';
+
+const CONNECTION_LOST_CODES = new Set<number>([
+  ErrorCodes.MessageWriteError,
+  ErrorCodes.MessageReadError,
+  ErrorCodes.PendingResponseRejected,
+  ErrorCodes.ConnectionInactive,
+]);
 
 /**
  * Keeps one stdio plugin running: the state machine of docs/protocol/v2.md
@@ -150,7 +157,8 @@ export class Supervisor implements PluginEndpoint {
       const a = ack.data;
       return outcome(a.error ? { code: a.error.code, message: a.error.message } : null, a.accepted, a.intercepted);
     } catch (e) {
-      if (e instanceof ResponseError) {
+      // vscode-jsonrpc rejects pending requests with its own codes when the connection goes.
+      if (e instanceof ResponseError && !CONNECTION_LOST_CODES.has(e.code)) {
         return outcome({ code: 'delivery.plugin_error', message: `events.message failed with error ${e.code}: ${e.message}` });
       }
       return outcome({ code: 'delivery.failed', message: 'the plugin exited or its connection closed before it acknowledged the event' });

@@ -45,5 +45,7 @@ export function restartDelay(t: RuntimeTimings, crashesInWindow: number): number
 
 /** "10 s", "500 ms": for messages a user reads. */
 export function formatDuration(ms: number): string {
-  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${ms} ms`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  if (ms >= 1000) return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+  return `${ms} ms`;
 }

@@ -66,9 +66,28 @@ export class FramedMessageReader extends AbstractMessageReader {
 
   private fail(code: FramingErrorCode, message: string, chunk: Uint8Array): void {
     if (this.failure) return;
-    const shown = Buffer.from(chunk.subarray(0, SHOWN_BYTES)).toString('latin1');
-    this.failure = { code, message, bytes: JSON.stringify(shown) + (chunk.length > SHOWN_BYTES ? ` (+${chunk.length - SHOWN_BYTES} bytes)` : '') };
+    const bad = offendingBytes(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+    const shown = bad.subarray(0, SHOWN_BYTES).toString('latin1');
+    this.failure = { code, message, bytes: JSON.stringify(shown) + (bad.length > SHOWN_BYTES ? ` (+${bad.length - SHOWN_BYTES} bytes)` : '') };
     this.onFailure(this.failure);
     this.fireError(new Error(`${code}: ${message}`));
   }
+}
+
+/**
+ * The stray output inside the chunk where framing broke: the first line that
+ * is neither a frame header, the blank line after it, nor frame payload
+ * (which starts with "{"), so a print() shows as itself, not as its frames.
+ */
+export function offendingBytes(chunk: Buffer): Buffer {
+  let start = 0;
+  while (start < chunk.length) {
+    const nl = chunk.indexOf(10, start);
+    const end = nl < 0 ? chunk.length : nl + 1;
+    const line = chunk.subarray(start, end);
+    const text = line.subarray(0, 40).toString('latin1');
+    if (!/^(content-length:|content-type:|\r?\n$|\{)/i.test(text)) return line;
+    start = end;
+  }
+  return chunk;
 }
