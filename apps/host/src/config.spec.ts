@@ -1,0 +1,38 @@
+import { DEFAULT_CONFIG, parseConfig } from './config';
+
+describe('parseConfig', () => {
+  it('starts from the embedded defaults', () => {
+    expect(parseConfig([], {})).toEqual({ ok: true, config: { ...DEFAULT_CONFIG, resetAdminToken: false } });
+  });
+
+  it('takes environment variables, and flags over them', () => {
+    const env = { HOST_BIND: '0.0.0.0', HOST_PORT: '9000', HOST_DATA_DIR: '/srv/host', HOST_MAX_UPLOAD_BYTES: '1048576', HOST_ADMIN_TOKEN: 'x'.repeat(20) };
+    const r = parseConfig(['--port', '9100', '--data-dir=/var/host', '--reset-admin-token'], env);
+    expect(r).toEqual({
+      ok: true,
+      config: { bind: '0.0.0.0', port: 9100, dataDir: '/var/host', maxUploadBytes: 1048576, adminToken: 'x'.repeat(20), resetAdminToken: true },
+    });
+  });
+
+  it('reports every problem, naming its source', () => {
+    const r = parseConfig(['--port', 'eighty', '--colour', 'red', '--data-dir'], { HOST_MAX_UPLOAD_BYTES: '12', HOST_ADMIN_TOKEN: 'short' });
+    expect(r.ok).toBe(false);
+    const errors = (r as { errors: string[] }).errors;
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        'unknown option "--colour" (see --help)',
+        '--data-dir needs a value',
+        expect.stringMatching(/^--port must be a number \(got "eighty"\)$/),
+        expect.stringMatching(/^HOST_MAX_UPLOAD_BYTES must be at least 1024 bytes/),
+        expect.stringMatching(/^HOST_ADMIN_TOKEN must be at least 16 characters/),
+      ]),
+    );
+    expect(errors.join('\n')).not.toContain('short');
+  });
+
+  it('refuses a port out of range and an empty data dir from the environment', () => {
+    const r = parseConfig(['--port=70000'], {});
+    expect(r).toEqual({ ok: false, errors: ['--port must be from 0 to 65535 (got "70000")'] });
+    expect(parseConfig(['--help'], {})).toEqual({ ok: 'help' });
+  });
+});

@@ -1,0 +1,20 @@
+import { defineConfig } from 'tsup';
+
+// One CommonJS file: the workspace libraries (@host/*) are bundled from their
+// TypeScript sources; npm packages stay external and load from node_modules.
+export default defineConfig({
+  entry: { main: 'apps/host/src/main.ts' },
+  outDir: 'dist/apps/host',
+  format: ['cjs'],
+  platform: 'node',
+  target: 'node20',
+  outExtension: () => ({ js: '.cjs' }),
+  tsconfig: 'tsconfig.base.json',
+  noExternal: [/^@host\//],
+  skipNodeModulesBundle: false,
+  external: ['adm-zip', 'express', 'multer', 'undici', 'vscode-jsonrpc', 'zod'],
+  sourcemap: true,
+  clean: true,
+  splitting: false,
+  dts: false,
+});
