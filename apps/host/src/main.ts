@@ -63,14 +63,15 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const shownHost = config.bind.includes(':') ? `[${config.bind}]` : config.bind === '0.0.0.0' ? '127.0.0.1' : config.bind;
   const url = `http://${shownHost}:${port}/`;
-  log('info', `host ${packageJson.version} listening on ${url} (data directory ${paths.dataDir})`);
-  log('info', `admin API: ${url}api (OpenAPI document: ${url}api/openapi.json)`);
   if (token.generated) {
     // Shown once: only its hash is stored.
     console.log(
       `\n  Admin URL:   ${url}\n  Admin token: ${token.generated}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or set HOST_ADMIN_TOKEN.\n`,
     );
   }
+  // Last: the "listening" line tells scripts the host is ready.
+  log('info', `admin API: ${url}api (OpenAPI document: ${url}api/openapi.json)`);
+  log('info', `host ${packageJson.version} listening on ${url} (data directory ${paths.dataDir})`);
   await startEnabledPlugins(store, runtime);
 
   let stopping = false;
