@@ -43,6 +43,8 @@ export interface HttpEndpointOptions extends HttpNetworkOptions {
 }
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
+/** Waits before the first and second retry. */
+export const DEFAULT_RETRY_BACKOFF_MILLISECONDS: readonly number[] = [200, 800];
 const DEFAULT_CONCURRENCY: Concurrency = { maxConcurrentEvents: 32, queueCapacity: 1024, overflowPolicy: 'reject' };
 /** What the dispatcher waits beyond the plugin's own deadline (which includes retries). */
 const DISPATCH_GRACE_MILLISECONDS = 1000;
@@ -231,7 +233,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     const deliveryId = randomUUID();
     const deadline = performance.now() + this.requestTimeout();
     const maxRetries = this.options.maxRetries ?? HTTP_DEFAULTS.maxRetries;
-    const backoff = this.options.retryBackoffMilliseconds ?? [200, 800];
+    const backoff = this.options.retryBackoffMilliseconds ?? DEFAULT_RETRY_BACKOFF_MILLISECONDS;
     const path = `${this.base.basePath}${HTTP_PATHS.messageEvents}`;
     for (let attempt = 0; ; attempt++) {
       const remaining = Math.ceil(deadline - performance.now());

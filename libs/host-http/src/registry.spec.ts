@@ -196,6 +196,18 @@ describe('enable, disable, remove, load', () => {
     await expect(registry.register({ baseUrl: plugin.url })).resolves.toMatchObject({ plugin: { pluginId: 'com.example.echo' } });
   });
 
+  it('periodic health checks notice a plugin that went away, without any event', async () => {
+    await registry.close();
+    registry = new HttpPluginRegistry({ store, endpoints, circuit: { failureThreshold: 2 } });
+    await registry.register({ baseUrl: plugin.url });
+    await plugin.close();
+    registry.startHealthChecks(25);
+    const deadline = Date.now() + 5000;
+    while (registry.health('com.example.echo')?.status !== 'unreachable' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(registry.health('com.example.echo')).toMatchObject({ status: 'unreachable', lastError: { code: 'http.unreachable' } });
+    registry.stopHealthChecks();
+  });
+
   it('load() creates endpoints for the enabled HTTP plugins of the store', async () => {
     await registry.register({ baseUrl: plugin.url });
     served = manifest({ pluginId: 'com.example.off' });
