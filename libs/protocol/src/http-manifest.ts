@@ -33,7 +33,7 @@ export const VALID_HTTP_CAPABILITY_VALUES: readonly number[] = Array.from({ leng
  */
 export const HttpManifestSchema = z
   .object({
-    $schema: z.string().optional(),
+    $schema: z.string().optional().describe('Editor hint; ignored by the host.'),
     pluginId: PluginId,
     name: NonBlankString.max(100),
     version: SemVer,

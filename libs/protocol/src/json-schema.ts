@@ -38,11 +38,11 @@ const JSON_SCHEMA_TIGHTENINGS = new Map<z.core.$ZodType, (json: JsonObject) => v
   [HttpCapabilitiesSchema, (json) => void (json['enum'] = [...VALID_HTTP_CAPABILITY_VALUES])],
 ]);
 
-function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): object {
+function toJsonSchema(schema: z.ZodType): object {
   return strip(
     z.toJSONSchema(schema, {
       target: 'draft-2020-12',
-      io,
+      io: 'input',
       unrepresentable: 'any',
       override: (ctx) => JSON_SCHEMA_TIGHTENINGS.get(ctx.zodSchema)?.(ctx.jsonSchema as JsonObject),
     }),
@@ -53,7 +53,9 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): object {
  * The JSON Schema files generated from the zod schemas, by file name. They are
  * committed under libs/protocol/schema/ and consumed by editors (`$schema` in
  * manifest.json) and by the Python, Go and C# SDK generators. Inputs are
- * described as authors write them (`io: "input"`: defaulted fields optional).
+ * described as their sender may write them (`io: "input"`): a field with a
+ * default may be left out, and the receiver applies the default. That is what
+ * a receiver in any language must accept, for params and results alike.
  */
 export function buildJsonSchemas(): Record<string, object> {
   const one = (file: string, title: string, schema: z.ZodType, description: string) => ({
@@ -61,7 +63,7 @@ export function buildJsonSchemas(): Record<string, object> {
       $id: SCHEMA_BASE_URI + file,
       title,
       description,
-      ...toJsonSchema(schema, 'input'),
+      ...toJsonSchema(schema),
     },
   });
   const methods: Record<string, unknown> = {};
@@ -70,8 +72,8 @@ export function buildJsonSchemas(): Record<string, object> {
       direction: m.direction,
       summary: m.summary,
       ...(m.permission ? { permission: m.permission } : {}),
-      params: toJsonSchema(m.params, 'input'),
-      result: toJsonSchema(m.result, 'output'),
+      params: toJsonSchema(m.params),
+      result: toJsonSchema(m.result),
     };
   }
   return {

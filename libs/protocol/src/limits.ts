@@ -34,19 +34,30 @@ export const LIMITS = {
 
 /** Defaults the host applies when a manifest does not set `concurrency`. */
 export const RUNTIME_DEFAULTS = {
+  /** Events one stdio plugin handles at the same time (manifest `concurrency.maxConcurrentEvents`). */
   maxConcurrentEvents: 1,
+  /** Events that wait for a stdio plugin beyond those in flight (manifest `concurrency.queueCapacity`). */
   queueCapacity: 64,
+  /** Deadline of every JSON-RPC request in either direction, including the ACK of `events.message`. */
   requestTimeoutMilliseconds: 30_000,
+  /** Deadline for the answer to `host.initialize`, counted from process start. */
   initializeTimeoutMilliseconds: 10_000,
+  /** How long a plugin may take to exit after `plugin.stop` before SIGTERM. */
   stopGraceMilliseconds: 5_000,
+  /** Interval of `plugin.ping` while a stdio plugin runs. */
   pingIntervalMilliseconds: 15_000,
+  /** Deadline of one `plugin.ping`; two missed pings in a row mean the plugin hangs. */
   pingTimeoutMilliseconds: 5_000,
 } as const;
 
 /** Defaults of the HTTP transport. */
 export const HTTP_DEFAULTS = {
+  /** Deadline of one whole HTTP exchange (connect, send, read the answer); per plugin configurable. */
   requestTimeoutMilliseconds: 10_000,
+  /** Deadline for the TCP and TLS connection to an HTTP plugin. */
   connectTimeoutMilliseconds: 3_000,
+  /** Retries of one delivery after a connection failure or a 502, 503 or 504 answer. */
   maxRetries: 2,
+  /** Largest difference between `x-host-timestamp` and the plugin's clock; also the replay window. */
   signatureToleranceSeconds: 300,
 } as const;

@@ -28,14 +28,18 @@ export type EveryoneMentionPart = z.infer<typeof EveryoneMentionPartSchema>;
 export type CompositePart = { type: 'composite'; parts: MessagePart[] };
 export type MessagePart = TextPart | UserMentionPart | EveryoneMentionPart | CompositePart;
 
-export const MessagePartSchema: z.ZodType<MessagePart> = z.lazy(() =>
-  z.union([
-    TextPartSchema,
-    UserMentionPartSchema,
-    EveryoneMentionPartSchema,
-    z.strictObject({ type: z.literal('composite'), parts: z.array(MessagePartSchema) }),
-  ]),
-);
+// The id names the recursive definition in generated JSON Schema
+// (`$defs/MessagePart`), which the other languages' generators turn into a type.
+export const MessagePartSchema: z.ZodType<MessagePart> = z
+  .lazy(() =>
+    z.union([
+      TextPartSchema,
+      UserMentionPartSchema,
+      EveryoneMentionPartSchema,
+      z.strictObject({ type: z.literal('composite'), parts: z.array(MessagePartSchema) }),
+    ]),
+  )
+  .meta({ id: 'MessagePart', description: 'A text, mention or composite part of an outgoing message.' });
 
 export const OutgoingMessageSchema = z.strictObject({
   format: MessageFormat.default('text'),

@@ -1,0 +1,98 @@
+import { createHmac } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { applyBlocks, generatedBlocks } from '../scripts/doc-tables';
+import { buildJsonSchemas, ERROR_CATALOG, HTTP_DEFAULTS, LIMITS, METHOD_LIST, RpcErrorCode, RUNTIME_DEFAULTS, signingPayload } from './index';
+
+// docs/protocol/v2.md is the normative spec; these tests keep it in step with
+// the code it describes.
+const SPEC = join(__dirname, '..', '..', '..', 'docs', 'protocol', 'v2.md');
+const doc = readFileSync(SPEC, 'utf8');
+
+describe('docs/protocol/v2.md', () => {
+  it('has up-to-date generated tables', () => {
+    const blocks = generatedBlocks({
+      schemas: buildJsonSchemas(),
+      limitsSource: readFileSync(join(__dirname, 'limits.ts'), 'utf8'),
+      capabilitiesSource: readFileSync(join(__dirname, 'capabilities.ts'), 'utf8'),
+    });
+    if (applyBlocks(doc, blocks) !== doc) {
+      throw new Error('The generated tables of docs/protocol/v2.md are stale: run `npx nx run protocol:docs` and commit the result.');
+    }
+  });
+
+  it('names every code of the error catalogue', () => {
+    expect(Object.keys(ERROR_CATALOG).filter((code) => !doc.includes('`' + code + '`'))).toEqual([]);
+  });
+
+  it('names every JSON-RPC error code with its number', () => {
+    const missing = Object.entries(RpcErrorCode).filter(([name, value]) => !new RegExp(`\\| ${value} \\| \`${name}\` \\|`).test(doc));
+    expect(missing).toEqual([]);
+  });
+
+  it('specifies every method in its own section', () => {
+    const missing = METHOD_LIST.filter((m) => !new RegExp(`^### 4\\.\\d+ \`${m.method.replace('.', '\\.')}\``, 'm').test(doc));
+    expect(missing.map((m) => m.method)).toEqual([]);
+  });
+
+  it('quotes every limit and default with its value', () => {
+    const missing: string[] = [];
+    for (const [group, values] of Object.entries({ LIMITS, RUNTIME_DEFAULTS, HTTP_DEFAULTS })) {
+      for (const [key, value] of Object.entries(values)) {
+        if (!new RegExp(`\\| \`${group}\\.${key}\` \\| ${value}[ |]`).test(doc)) missing.push(`${group}.${key} = ${value}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('gives a worked signing example that HMAC-SHA256 reproduces', () => {
+    const secret = 'kR3d9Zq0bV7xN2mW5tY8uA1sD4fG6hJ9kL0pO3iU7yE';
+    const timestamp = '1767225600';
+    const deliveryId = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
+    const body = '{"eventId":"evt-1","eventType":"message.created","message":{"content":"hello <world>"}}';
+    const sign = (raw: string) => 'v1=' + createHmac('sha256', secret).update(signingPayload(timestamp, deliveryId, raw)).digest('hex');
+    // Pinned: a change of the algorithm or of signingPayload must fail here.
+    expect(sign(body)).toBe('v1=dd1b9ca9c1bdd4655b3e41ffb1ed167b219333ebf748e8336e0e60093f2dc179');
+    expect(sign('')).toBe('v1=5dc4b4eb93176a156c0f900bd8ea479480b6acd1a8b596abf9c2abc563949274');
+    const example = doc.slice(doc.indexOf('**Worked example**'));
+    for (const value of [secret, timestamp, deliveryId, body, signingPayload(timestamp, deliveryId, body), sign(body), sign('')]) {
+      expect(example).toContain('`' + value + '`');
+    }
+  });
+
+  it('links only to sections and files that exist', () => {
+    const slugs = new Set(
+      [...doc.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+        (m[1] as string)
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N} _-]/gu, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    const broken: string[] = [];
+    for (const [, target] of doc.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const t = target as string;
+      if (/^https?:/.test(t)) continue;
+      if (t.startsWith('#')) {
+        if (!slugs.has(t.slice(1))) broken.push(t);
+      } else if (!existsSync(join(dirname(SPEC), t.split('#')[0] as string))) {
+        broken.push(t);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('docs/errors.md', () => {
+  const troubleshooting = readFileSync(join(dirname(SPEC), '..', 'errors.md'), 'utf8');
+
+  it('cites only codes that exist', () => {
+    const known = new Set([...Object.keys(ERROR_CATALOG), ...Object.keys(RpcErrorCode)]);
+    const cited = troubleshooting
+      .split('\n')
+      .filter((line) => line.startsWith('| ') && !line.startsWith('| what') && !line.startsWith('|---'))
+      .flatMap((line) => [...(line.split(' | ')[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1] as string));
+    expect(cited.length).toBeGreaterThan(30);
+    expect(cited.filter((c) => !known.has(c))).toEqual([]);
+  });
+});
