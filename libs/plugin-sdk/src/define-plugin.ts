@@ -91,16 +91,20 @@ function describeIssues(issues: readonly ValidationIssue[]): string {
   return issues.map((i) => `  - ${i.code}${i.path ? ` at ${i.path}` : ''}: ${i.message}`).join('\n');
 }
 
-/** Validates a manifest source; throws PluginSdkError SDK_MANIFEST_INVALID with every issue. */
-export function resolveManifest(source: ManifestSource): PluginManifest {
-  if (typeof source !== 'object' || source === null || Array.isArray(source)) fail('"manifest" must be the manifest object (import manifest.json).');
-  const isStdio = 'transport' in source;
-  const result = isStdio ? parseStdioManifest(source) : parseHttpManifest({ capabilities: Capability.ReceiveMessages | Capability.HttpTransport, ...source });
+/**
+ * Validates a manifest with the protocol's schema; throws PluginSdkError
+ * SDK_MANIFEST_INVALID carrying every issue. The kind defaults to what the
+ * object is: a stdio manifest has `transport`, an HTTP plugin's has none (its
+ * `capabilities`, when left out, are computed later from the definition).
+ */
+export function resolveManifest(source: unknown, kind?: 'stdio' | 'http'): PluginManifest {
+  const isObject = typeof source === 'object' && source !== null && !Array.isArray(source);
+  const stdio = kind ? kind === 'stdio' : isObject && 'transport' in source;
+  const input = !stdio && isObject ? { capabilities: Capability.ReceiveMessages | Capability.HttpTransport, ...source } : source;
+  const result = stdio ? parseStdioManifest(input) : parseHttpManifest(input);
   if (!result.ok) {
-    throw new PluginSdkError(
-      'SDK_MANIFEST_INVALID',
-      `The ${isStdio ? 'stdio' : 'HTTP'} manifest of "${String(source.pluginId)}" is invalid:\n${describeIssues(result.issues)}\n`,
-    );
+    const id = isObject ? String((source as { pluginId?: unknown }).pluginId) : '?';
+    throw new PluginSdkError('SDK_MANIFEST_INVALID', `The ${stdio ? 'stdio' : 'HTTP'} manifest of "${id}" is invalid:\n${describeIssues(result.issues)}\n`, result.issues);
   }
   return result.value;
 }
@@ -215,7 +219,7 @@ export function definePlugin(definition: PluginDefinition): Plugin {
         ...(manifest.settings ? { settings: manifest.settings } : {}),
       };
       const checked = parseHttpManifest(served);
-      if (!checked.ok) throw new PluginSdkError('SDK_MANIFEST_INVALID', `The HTTP manifest built from the plugin is invalid:\n${describeIssues(checked.issues)}\n`);
+      if (!checked.ok) throw new PluginSdkError('SDK_MANIFEST_INVALID', `The HTTP manifest built from the plugin is invalid:\n${describeIssues(checked.issues)}\n`, checked.issues);
       return checked.value;
     },
   };

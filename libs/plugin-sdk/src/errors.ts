@@ -1,4 +1,4 @@
-import { MESSAGE_ERRORS, RPC_ERROR_HELP, RpcErrorCode, type MessageErrorCode, type RpcErrorName, type Target } from '@host/protocol';
+import { MESSAGE_ERRORS, RPC_ERROR_HELP, RpcErrorCode, type MessageErrorCode, type RpcErrorName, type Target, type ValidationIssue } from '@host/protocol';
 
 /**
  * A message was refused: by the SDK's own checks before sending (the same
@@ -77,10 +77,13 @@ export type SdkErrorCode = keyof typeof SDK_ERRORS;
 export class PluginSdkError extends Error {
   override readonly name = 'PluginSdkError';
   readonly code: SdkErrorCode;
+  /** For SDK_MANIFEST_INVALID: every problem as `{code, path, message}` (codes are `manifest.*`). */
+  readonly issues: readonly ValidationIssue[];
 
-  constructor(code: SdkErrorCode, detail?: string) {
+  constructor(code: SdkErrorCode, detail?: string, issues: readonly ValidationIssue[] = []) {
     super(detail ? `${detail} (${code}: ${SDK_ERRORS[code]})` : `${code}: ${SDK_ERRORS[code]}`);
     this.code = code;
+    this.issues = issues;
   }
 }
 

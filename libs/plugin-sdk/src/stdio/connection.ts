@@ -12,6 +12,8 @@ export interface IncomingRequest {
 
 export interface ConnectionEvents {
   onRequest(request: IncomingRequest): void;
+  /** Every decoded message, before it is routed (for tracing). */
+  onMessage?(message: JsonRpcMessage): void;
   /** The stream ended or broke; `error` is set for a framing error or an end inside a frame. */
   onClose(error?: { code: string; message: string }): void;
 }
@@ -118,6 +120,7 @@ export class RpcConnection {
         return;
       }
       const message = event.message;
+      this.events.onMessage?.(message);
       if ('method' in message) this.dispatchRequest(message);
       else this.settle(message);
     }

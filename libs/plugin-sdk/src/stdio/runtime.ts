@@ -1,6 +1,7 @@
 import {
   InitializeParamsSchema,
   LIMITS,
+  METHOD_LIST,
   MessageEventSchema,
   Methods,
   PROTOCOL_VERSION,
@@ -35,6 +36,9 @@ export interface StdioOptions {
   /** Called with the exit code when the runtime ends (default `process.exit`). */
   exit?: (code: number) => void;
 }
+
+/** How long onStop may run when stdin closed (the host is gone) before the process exits anyway. */
+const ORPHAN_STOP_MILLISECONDS = 1000;
 
 /** Exit code when the plugin is started without `--host-stdio` (it prints help instead). */
 export const USAGE_EXIT_CODE = 2;
@@ -168,19 +172,16 @@ class StdioRuntime {
       return this.conn.respondError(id, RpcErrorCode.InvalidParams, `host.initialize params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
     }
     const init = parsed.value;
-    if (!init.supportedProtocolVersions.includes(PROTOCOL_VERSION)) {
-      return this.conn.respondError(
-        id,
-        RpcErrorCode.InvalidParams,
-        `the host supports protocol versions [${init.supportedProtocolVersions.join(', ')}] but this plugin speaks ${PROTOCOL_VERSION}; update the host or rebuild the plugin with a matching SDK.`,
-      );
-    }
-    if (init.pluginId !== this.plugin.pluginId) {
-      return this.conn.respondError(
-        id,
-        RpcErrorCode.InvalidParams,
-        `host.initialize is for plugin "${init.pluginId}" but this process is plugin "${this.plugin.pluginId}"; make manifest.json and definePlugin() use the same pluginId, rebuild and reinstall.`,
-      );
+    // A process that cannot serve this host answers with an error and exits (docs/protocol/v2.md 3.4).
+    const refusal = !init.supportedProtocolVersions.includes(PROTOCOL_VERSION)
+      ? `the host supports protocol versions [${init.supportedProtocolVersions.join(', ')}] but this plugin speaks ${PROTOCOL_VERSION}; update the host or rebuild the plugin with a matching SDK`
+      : init.pluginId !== this.plugin.pluginId
+        ? `host.initialize is for plugin "${init.pluginId}" but this process is plugin "${this.plugin.pluginId}"; make manifest.json and definePlugin() use the same pluginId, rebuild and reinstall`
+        : undefined;
+    if (refusal) {
+      this.conn.respondError(id, RpcErrorCode.PluginError, refusal);
+      this.stderr.write(`[error] ${refusal}\n`);
+      return void this.shutdown(1, false);
     }
     this.init = init;
     this.limits.maxHeaderBytes = init.runtime.maxHeaderLength;
@@ -199,7 +200,8 @@ class StdioRuntime {
       pluginId: this.plugin.pluginId,
       sdkName: SDK_NAME,
       sdkVersion: SDK_VERSION,
-      capabilities: [],
+      // For the operator's information: the host-to-plugin methods this SDK answers.
+      capabilities: METHOD_LIST.filter((m) => m.direction === 'hostToPlugin' && m !== Methods.initialize).map((m) => m.method),
       encoding: 'json',
     };
     this.conn.respond(id, result);
@@ -250,17 +252,21 @@ class StdioRuntime {
     this.conn.respond(id, { ...(nonce !== undefined ? { nonce } : {}), inFlightEvents: this.scheduler.inFlight, queuedEvents: this.scheduler.queued });
   }
 
-  /** plugin.stop: refuse new and queued events, let in-flight ones finish, run onStop, answer, exit 0. */
+  /**
+   * plugin.stop: answered at once (docs/protocol/v2.md 4.3); then queued
+   * events are refused, in-flight ones finish (their ACKs and replies still go
+   * out), onStop runs, and the process exits 0.
+   */
   private async onStop({ id, params }: IncomingRequest): Promise<void> {
-    if (this.stopping) return this.conn.respondError(id, RpcErrorCode.Stopping, 'plugin.stop is already in progress');
     const parsed = StopParamsSchema.safeParse(params ?? {});
     if (!parsed.success) return this.conn.respondError(id, RpcErrorCode.InvalidParams, 'plugin.stop params are invalid');
+    this.conn.respond(id, { accepted: true });
+    if (this.stopping) return;
     this.stopping = true;
     this.abort.abort(new Error(`plugin.stop (${parsed.data.reason})`));
     this.scheduler.dropQueued();
     await this.scheduler.idle();
     await this.runOnStop();
-    this.conn.respond(id, { accepted: true });
     await this.shutdown(0, false);
   }
 
@@ -290,8 +296,9 @@ class StdioRuntime {
     this.stopping = true;
     this.scheduler.dropQueued();
     if (runStop) {
+      // The host is gone: exit promptly, giving onStop only a moment to release resources.
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([this.runOnStop(), new Promise((r) => (timer = setTimeout(r, RUNTIME_DEFAULTS.stopGraceMilliseconds)))]);
+      await Promise.race([this.runOnStop(), new Promise((r) => (timer = setTimeout(r, ORPHAN_STOP_MILLISECONDS)))]);
       clearTimeout(timer);
     }
     await this.conn.flush();

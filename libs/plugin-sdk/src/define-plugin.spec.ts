@@ -1,0 +1,112 @@
+import { Capability, PERMISSIONS } from '@host/protocol';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { echoManifest } from './__fixtures__/manifests';
+import { definePlugin } from './define-plugin';
+import { PluginSdkError } from './errors';
+import { SDK_NAME, SDK_VERSION } from './version';
+
+
+function sdkError(run: () => unknown): PluginSdkError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof PluginSdkError) return error;
+    throw error;
+  }
+  throw new Error('expected a PluginSdkError');
+}
+
+describe('definePlugin', () => {
+  it('takes the id and validated manifest (defaults applied) from manifest.json', () => {
+    const plugin = definePlugin({ manifest: echoManifest, commands: { echo: async () => undefined } });
+    expect(plugin.pluginId).toBe('com.example.echo');
+    expect(plugin.manifest?.commands[0]).toMatchObject({ name: 'echo', aliases: ['e'], priority: 10 });
+    expect(Object.isFrozen(plugin)).toBe(true);
+  });
+
+  it('accepts only a pluginId, but then cannot serve an HTTP manifest', () => {
+    const plugin = definePlugin({ pluginId: 'com.example.bare', onMessage: () => undefined });
+    expect(plugin.manifest).toBeUndefined();
+    expect(sdkError(() => plugin.httpManifest()).code).toBe('SDK_HTTP_CONFIG_INVALID');
+  });
+
+  it('says what to give when neither manifest nor pluginId is there', () => {
+    const e = sdkError(() => definePlugin({ onMessage: () => undefined }));
+    expect(e.code).toBe('SDK_DEFINITION_INVALID');
+    expect(e.message).toMatch(/give "manifest".*or "pluginId"/);
+  });
+
+  it('refuses an invalid plugin id with the rule', () => {
+    expect(sdkError(() => definePlugin({ pluginId: 'Echo' })).message).toMatch(/lowercase dotted identifier/);
+  });
+
+  it('lists every manifest problem with its protocol code and path', () => {
+    const e = sdkError(() => definePlugin({ manifest: { ...echoManifest, protocolVersion: 3, permission: ['messages.reply'] } }));
+    expect(e.code).toBe('SDK_MANIFEST_INVALID');
+    expect(e.issues.map((i) => [i.code, i.path])).toEqual([
+      ['manifest.protocolVersion.unsupported', 'protocolVersion'],
+      ['manifest.field.unknown', 'permission'],
+    ]);
+    expect(e.message).toMatch(/protocolVersion/);
+  });
+
+  it('refuses a pluginId that contradicts the manifest', () => {
+    expect(sdkError(() => definePlugin({ manifest: echoManifest, pluginId: 'com.example.other', commands: { echo: () => undefined } })).message).toMatch(
+      /"com.example.other" but the manifest says "com.example.echo"/,
+    );
+  });
+
+  it('points a handler keyed by an alias to the command name', () => {
+    const e = sdkError(() => definePlugin({ manifest: echoManifest, commands: { e: () => undefined } }));
+    expect(e.message).toMatch(/use commands\["echo"\]/);
+  });
+
+  it('names the manifest entry to add for a handler without a command', () => {
+    const e = sdkError(() => definePlugin({ manifest: echoManifest, onMessage: () => undefined, commands: { echo: () => undefined, ping: () => undefined } }));
+    expect(e.message).toMatch(/add \{"name": "ping", "prefixes": \["\/"\]\}/);
+  });
+
+  it('refuses a manifest command that nothing handles', () => {
+    expect(sdkError(() => definePlugin({ manifest: echoManifest })).message).toMatch(/"echo" have no handler/);
+  });
+
+  it('refuses handlers that are not functions', () => {
+    expect(sdkError(() => definePlugin({ pluginId: 'com.example.x', onMessage: 'nope' as never })).message).toMatch(/"onMessage" must be a function/);
+    expect(sdkError(() => definePlugin({ pluginId: 'com.example.x', commands: { a: 1 as never } })).message).toMatch(/commands.a must be a function/);
+  });
+});
+
+describe('HTTP manifest', () => {
+  it('is built from the stdio manifest with computed capabilities', () => {
+    const plugin = definePlugin({ manifest: echoManifest, commands: { echo: () => undefined } });
+    const m = plugin.httpManifest();
+    expect(m).toMatchObject({ pluginId: 'com.example.echo', name: 'Echo', version: '1.2.3', protocolVersion: 2, sdkVersion: SDK_VERSION, capabilities: 9 });
+    expect(m).not.toHaveProperty('transport');
+  });
+
+  it('adds InterceptMessages for intercepting plugins and SendMessages for messages.send', () => {
+    const plugin = definePlugin({
+      manifest: { ...echoManifest, permissions: ['messages.reply', 'messages.send'] },
+      intercepts: true,
+      commands: { echo: () => undefined },
+    });
+    expect(plugin.httpManifest().capabilities).toBe(Capability.ReceiveMessages | Capability.HttpTransport | Capability.InterceptMessages | Capability.SendMessages);
+  });
+
+  it('accepts an HTTP-only manifest without transport', () => {
+    const plugin = definePlugin({ manifest: { pluginId: 'com.example.web', name: 'Web', version: '1.0.0', author: 'A', protocolVersion: 2 }, onMessage: () => undefined });
+    expect(plugin.httpManifest()).toMatchObject({ capabilities: 9, permissions: ['messages.reply'], eventSubscriptions: [{ eventType: 'message.created' }] });
+  });
+});
+
+describe('package identity', () => {
+  it('SDK_NAME and SDK_VERSION match package.json', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+    expect([SDK_NAME, SDK_VERSION]).toEqual([pkg.name, pkg.version]);
+  });
+
+  it('knows every permission the protocol defines', () => {
+    expect(Object.keys(PERMISSIONS)).toContain('messages.mentionEveryone');
+  });
+});

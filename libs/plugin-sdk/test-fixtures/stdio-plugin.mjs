@@ -1,0 +1,13 @@
+// The same kind of plugin on the SDK's ES module build.
+import { definePlugin } from '../dist/index.mjs';
+
+console.log('esm module loaded');
+
+const plugin = definePlugin({
+  pluginId: 'com.example.esm',
+  async onMessage(ctx) {
+    await ctx.reply('esm: ', ctx.message.message.content);
+  },
+});
+
+await plugin.main();
