@@ -259,9 +259,9 @@ export class HttpPluginEndpoint implements PluginEndpoint {
           tries: attempt + 1,
         });
       } catch (e) {
-        // Only failures before the request was written are repeated: a
-        // request the plugin may have received is never sent twice.
-        if (e instanceof HttpTransportError && e.beforeRequestSent && e.kind === 'unreachable') retryable = toDeliveryError(e);
+        // Only connection failures before the request was written are
+        // repeated: a request the plugin may have received is never sent twice.
+        if (e instanceof HttpTransportError && e.beforeRequestSent && (e.kind === 'unreachable' || e.kind === 'timeout')) retryable = toDeliveryError(e);
         else throw e;
       }
       const wait = backoff[Math.min(attempt, backoff.length - 1)] ?? 0;

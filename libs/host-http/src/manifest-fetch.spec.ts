@@ -95,6 +95,13 @@ describe('fetchHttpManifest', () => {
     expect(e.message).toMatch(/300 ms/);
   });
 
+  it('reports a name that takes too long to resolve as REGISTRATION_TIMEOUT', async () => {
+    const resolver: Resolver = () => new Promise(() => undefined);
+    const e = await failure('http://slow-dns.test', { resolver, connectTimeoutMilliseconds: 100 });
+    expect(e.code).toBe('REGISTRATION_TIMEOUT');
+    expect(e.message).toMatch(/Resolving slow-dns\.test timed out/);
+  });
+
   it('refuses a body that is not JSON with REGISTRATION_NOT_JSON', async () => {
     const html = await serve((_req, res) => sendJson(res, 200, '<html>hi</html>', 'text/html'));
     const e1 = await failure(html.url);

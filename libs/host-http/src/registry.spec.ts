@@ -216,6 +216,7 @@ describe('enable, disable, remove, load', () => {
     const restarted = new HttpPluginRegistry({ store, endpoints: fresh });
     await restarted.load();
     expect([...fresh.keys()]).toEqual(['com.example.echo']);
+    expect(restarted.liveEndpoints().map((e) => e.pluginId)).toEqual(['com.example.echo']);
     await restarted.close();
   });
 });

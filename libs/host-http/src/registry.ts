@@ -18,7 +18,8 @@ export interface EndpointRegistry {
 
 export interface HttpPluginRegistryDeps extends HttpEndpointOptions {
   store: RegistryStore;
-  endpoints: EndpointRegistry;
+  /** Told about every endpoint that goes live or away; optional when the dispatcher reads `liveEndpoints()`. */
+  endpoints?: EndpointRegistry;
   /** Deadline for a manifest fetch at registration and refresh. Default HTTP_DEFAULTS.requestTimeoutMilliseconds. */
   manifestTimeoutMilliseconds?: number;
 }
@@ -183,6 +184,11 @@ export class HttpPluginRegistry {
     return this.live.get(pluginId);
   }
 
+  /** The endpoints of enabled HTTP plugins, e.g. for `Dispatcher({ endpoints: () => [...] })`. */
+  liveEndpoints(): HttpPluginEndpoint[] {
+    return [...this.live.values()];
+  }
+
   /** Runs a health check of every enabled plugin every `intervalMilliseconds` (off unless started). */
   startHealthChecks(intervalMilliseconds: number): void {
     this.stopHealthChecks();
@@ -217,14 +223,14 @@ export class HttpPluginRegistry {
   private attach(record: HttpPluginRecord): void {
     const endpoint = new HttpPluginEndpoint(record, this.deps);
     this.live.set(record.pluginId, endpoint);
-    this.deps.endpoints.set(record.pluginId, endpoint);
+    this.deps.endpoints?.set(record.pluginId, endpoint);
   }
 
   private async detach(pluginId: string): Promise<void> {
     const endpoint = this.live.get(pluginId);
     if (!endpoint) return;
     this.live.delete(pluginId);
-    this.deps.endpoints.delete(pluginId);
+    this.deps.endpoints?.delete(pluginId);
     await endpoint.close();
   }
 

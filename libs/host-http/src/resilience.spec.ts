@@ -109,6 +109,18 @@ describe('retries', () => {
     }
   });
 
+  it('retries a connection that timed out before sending, within the request timeout', async () => {
+    let lookups = 0;
+    const resolver: Resolver = () => {
+      lookups++;
+      return new Promise(() => undefined);
+    };
+    const { endpoint } = endpointFor('http://slow-dns.test', { resolver, connectTimeoutMilliseconds: 50, retryBackoffMilliseconds: [10] });
+    const outcome = await endpoint.deliver(event, sink);
+    expect(outcome.error).toMatchObject({ code: 'http.timeout', message: expect.stringMatching(/Resolving slow-dns\.test timed out/) });
+    expect(lookups).toBe(3);
+  });
+
   it('never repeats a request the plugin may have received (connection dropped after sending)', async () => {
     const s = await serve((_req, res) => {
       res.socket?.destroy();
