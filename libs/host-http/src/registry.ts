@@ -192,8 +192,14 @@ export class HttpPluginRegistry {
   /** Runs a health check of every enabled plugin every `intervalMilliseconds` (off unless started). */
   startHealthChecks(intervalMilliseconds: number): void {
     this.stopHealthChecks();
+    const checking = new Set<HttpPluginEndpoint>();
     this.healthTimer = setInterval(() => {
-      for (const endpoint of this.live.values()) void endpoint.checkHealth();
+      for (const endpoint of this.live.values()) {
+        // A check still waiting for a slow plugin is not doubled up.
+        if (checking.has(endpoint)) continue;
+        checking.add(endpoint);
+        void endpoint.checkHealth().finally(() => checking.delete(endpoint));
+      }
     }, intervalMilliseconds);
     this.healthTimer.unref();
   }

@@ -34,21 +34,6 @@ export class HttpTransportError extends Error {
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
 
-/** Error codes of Node and undici that mean "could not open a connection". */
-const CONNECT_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'ENETDOWN',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_NONAME',
-  'EADDRNOTAVAIL',
-]);
-
 function codeOf(e: unknown): string | undefined {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -71,10 +56,4 @@ export function connectFailure(err: unknown, address: string | undefined, target
     details,
     cause: err,
   });
-}
-
-/** True for low-level socket errors (used when an error escaped the connector's tagging). */
-export function isConnectErrorCode(err: unknown): boolean {
-  const code = codeOf(err);
-  return code !== undefined && CONNECT_CODES.has(code);
 }
