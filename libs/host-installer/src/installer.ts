@@ -9,7 +9,7 @@ import {
 import { fsyncDir } from '@host/host-store';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { listBackups, newBackupPath, pruneBackups, type BackupInfo } from './backups';
 import { discoverPackages } from './discovery';
 import { extractEntries } from './extract';
@@ -90,6 +90,9 @@ export class PluginInstaller {
       const journal = await this.recover();
       for (const name of await fs.readdir(p.stagingRoot)) await fs.rm(join(p.stagingRoot, name), { recursive: true, force: true });
       await this.pending.sweep();
+      // A crash between a swap and its pruning can leave one backup too many.
+      const backupsRoot = dirname(p.backupsDir('x'));
+      for (const id of await fs.readdir(backupsRoot).catch(() => [] as string[])) await pruneBackups(p.backupsDir(id));
       const { adopted } = await this.discover();
       return { ...journal, adopted, invalid: this.invalidPackages() };
     });
