@@ -1,0 +1,163 @@
+import type { PluginEndpoint } from '@host/host-core';
+import { Dispatcher } from './dispatcher';
+import { EventLog, type EventLogUpdate } from './event-log';
+import { InProcessPlugin, KeepingProvider, makeEvent } from './test-support.spec-helper';
+
+function setup(plugins: PluginEndpoint[], options: { requestTimeoutMilliseconds?: number } = {}) {
+  const provider = new KeepingProvider();
+  const dispatcher = new Dispatcher({ endpoints: () => plugins, defaultProvider: 'console', ...options });
+  dispatcher.providers.register(provider);
+  return { dispatcher, provider };
+}
+
+const deferred = () => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+};
+
+describe('Dispatcher routing', () => {
+  it('delivers matched commands by priority, then observers, ties by pluginId', async () => {
+    const order: string[] = [];
+    const track = (id: string) => async () => {
+      order.push(id);
+      return {};
+    };
+    const plugins = [
+      new InProcessPlugin('com.z.observer', {}, track('com.z.observer')),
+      new InProcessPlugin('com.a.observer', {}, track('com.a.observer')),
+      new InProcessPlugin('com.b.low', { commands: [{ name: 'echo', priority: 1 }] }, track('com.b.low')),
+      new InProcessPlugin('com.c.high', { commands: [{ name: 'echo', aliases: ['e'], priority: 9 }] }, track('com.c.high')),
+      new InProcessPlugin('com.a.low', { commands: [{ name: 'echo', priority: 1 }] }, track('com.a.low')),
+      new InProcessPlugin('com.d.other', { commands: [{ name: 'weather', priority: 100 }] }, track('com.d.other')),
+    ];
+    const { dispatcher } = setup(plugins);
+    const record = await dispatcher.dispatch(makeEvent('/echo hi'));
+    expect(order).toEqual(['com.c.high', 'com.a.low', 'com.b.low', 'com.a.observer', 'com.d.other', 'com.z.observer']);
+    expect(record.recipients).toEqual(order);
+    expect(plugins[3]!.received[0]!.command).toEqual({ name: 'echo', word: 'echo', prefix: '/', args: 'hi' });
+    expect((plugins[0] as InProcessPlugin).received[0]!.command).toBeUndefined();
+  });
+
+  it('stops at the plugin that intercepts', async () => {
+    const first = new InProcessPlugin('com.a.first', { commands: [{ name: 'stop', priority: 5 }] }, async () => ({ intercepted: true }));
+    const later = new InProcessPlugin('com.b.later', {});
+    const { dispatcher } = setup([first, later]);
+    const record = await dispatcher.dispatch(makeEvent('/stop'));
+    expect(later.received).toHaveLength(0);
+    expect(record.interceptedBy).toBe('com.a.first');
+    expect(record.deliveries.map((d) => d.pluginId)).toEqual(['com.a.first']);
+  });
+
+  it('applies subscription filters and skips unavailable plugins', async () => {
+    const otherBot = new InProcessPlugin('com.a.bot', { eventSubscriptions: [{ eventType: 'message.created', botAccountIds: ['bot-2'] }] });
+    const thisGroup = new InProcessPlugin('com.b.group', { eventSubscriptions: [{ eventType: 'message.created', conversationIds: ['group-1'] }] });
+    const down = new InProcessPlugin('com.c.down', {});
+    down.available = false;
+    const { dispatcher } = setup([otherBot, thisGroup, down]);
+    expect((await dispatcher.dispatch(makeEvent('hello'))).recipients).toEqual(['com.b.group']);
+  });
+
+  it('waits for one plugin before the next', async () => {
+    const gate = deferred();
+    const slow = new InProcessPlugin('com.a.slow', {}, async () => {
+      await gate.promise;
+      return {};
+    });
+    const next = new InProcessPlugin('com.b.next', {});
+    const { dispatcher } = setup([slow, next]);
+    const done = dispatcher.dispatch(makeEvent('hi'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(next.received).toHaveLength(0);
+    gate.resolve();
+    await done;
+    expect(next.received).toHaveLength(1);
+  });
+
+  it('records a missing ACK as delivery.timeout and moves on', async () => {
+    const silent = new InProcessPlugin('com.a.silent', {}, () => new Promise(() => undefined));
+    const next = new InProcessPlugin('com.b.next', {});
+    const { dispatcher } = setup([silent, next], { requestTimeoutMilliseconds: 30 });
+    const record = await dispatcher.dispatch(makeEvent('hi'));
+    expect(record.deliveries[0]!.error).toEqual({ code: 'delivery.timeout', message: 'com.a.silent did not acknowledge within 30 ms' });
+    expect(record.deliveries[1]).toMatchObject({ pluginId: 'com.b.next', accepted: true, error: null });
+  });
+
+  it('records a transport failure as delivery.failed', async () => {
+    const broken = new InProcessPlugin('com.a.broken', {}, async () => {
+      throw new Error('socket hang up');
+    });
+    const { dispatcher } = setup([broken]);
+    const record = await dispatcher.dispatch(makeEvent('hi'));
+    expect(record.deliveries[0]!.error).toEqual({ code: 'delivery.failed', message: 'socket hang up' });
+  });
+});
+
+describe('Dispatcher queues', () => {
+  const busy = (policy: 'reject' | 'dropOldest') => {
+    const gate = deferred();
+    const plugin = new InProcessPlugin(
+      'com.a.busy',
+      { concurrency: { maxConcurrentEvents: 1, queueCapacity: 1, overflowPolicy: policy } },
+      async () => {
+        await gate.promise;
+        return {};
+      },
+    );
+    return { plugin, gate };
+  };
+
+  it('refuses an event when the queue is full (reject)', async () => {
+    const { plugin, gate } = busy('reject');
+    const { dispatcher } = setup([plugin]);
+    const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2')), dispatcher.dispatch(makeEvent('3'))];
+    const third = await records[2]!;
+    expect(third.deliveries[0]!.error!.code).toBe('delivery.queue_full');
+    expect(dispatcher.queueStats()).toEqual([{ pluginId: 'com.a.busy', active: 1, waiting: 1 }]);
+    gate.resolve();
+    const [first, second] = await Promise.all(records.slice(0, 2));
+    expect([first!.deliveries[0]!.error, second!.deliveries[0]!.error]).toEqual([null, null]);
+  });
+
+  it('drops the oldest waiting event (dropOldest)', async () => {
+    const { plugin, gate } = busy('dropOldest');
+    const { dispatcher } = setup([plugin]);
+    const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2')), dispatcher.dispatch(makeEvent('3'))];
+    const second = await records[1]!;
+    expect(second.deliveries[0]!.error!.code).toBe('delivery.dropped');
+    gate.resolve();
+    const third = await records[2]!;
+    expect(third.deliveries[0]!.error).toBeNull();
+    expect(plugin.received.map((e) => e.message.content)).toEqual(['1', '3']);
+  });
+});
+
+describe('Dispatcher event log', () => {
+  it('streams the updates of an event', async () => {
+    const plugin = new InProcessPlugin('com.a.echo', {}, async (event, sink) => {
+      await sink.send({ pluginId: 'com.a.echo', kind: 'reply', eventId: event.eventId, message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] } });
+      return {};
+    });
+    const { dispatcher } = setup([plugin]);
+    const abort = new AbortController();
+    const seen: EventLogUpdate['type'][] = [];
+    const reading = (async () => {
+      for await (const u of dispatcher.events.stream({ signal: abort.signal })) {
+        seen.push(u.type);
+        if (u.type === 'completed') abort.abort();
+      }
+    })();
+    const record = await dispatcher.dispatch(makeEvent('hello'));
+    await reading;
+    expect(seen).toEqual(['event', 'outbound', 'delivery', 'completed']);
+    expect(dispatcher.events.list({ pluginId: 'com.a.echo' })[0]).toBe(record);
+  });
+
+  it('keeps only the newest events', async () => {
+    const dispatcher = new Dispatcher({ endpoints: () => [], events: new EventLog({ capacity: 2 }) });
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await dispatcher.dispatch(makeEvent(String(i)))).eventId);
+    expect(dispatcher.events.get(ids[0]!)).toBeUndefined();
+    expect(dispatcher.events.list().map((r) => r.eventId)).toEqual([ids[2], ids[1]]);
+  });
+});

@@ -1,0 +1,81 @@
+import type { OutboundRequest, PluginEndpoint } from '@host/host-core';
+import type { OutgoingMessage } from '@host/protocol';
+import { Dispatcher } from './dispatcher';
+import { InProcessPlugin, KeepingProvider, makeEvent } from './test-support.spec-helper';
+
+const text = (t: string, format: 'text' | 'markdown' = 'text'): OutgoingMessage => ({ format, parts: [{ type: 'text', text: t }] });
+
+async function setup(permissions: string[], event = makeEvent('/cmd')) {
+  const plugin = new InProcessPlugin('com.a.plugin', { permissions });
+  const plugins: PluginEndpoint[] = [plugin];
+  const provider = new KeepingProvider();
+  let now = Date.now();
+  const dispatcher = new Dispatcher({ endpoints: () => plugins, defaultProvider: 'console', now: () => now });
+  dispatcher.providers.register(provider);
+  const record = await dispatcher.dispatch(event);
+  const send = (req: Partial<OutboundRequest>) =>
+    dispatcher.sink.send({ pluginId: 'com.a.plugin', kind: 'reply', eventId: record.eventId, message: text('hi'), ...req } as OutboundRequest);
+  return { dispatcher, provider, record, send, advance: (ms: number) => (now += ms) };
+}
+
+describe('HostOutboundSink', () => {
+  it('renders a reply for the provider and numbers replies to one event', async () => {
+    const { send, provider, record } = await setup(['messages.reply']);
+    const first = await send({ message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'user-1' }, { type: 'text', text: ' <i>' }] } });
+    await send({});
+    expect(first).toEqual({ accepted: true, messageId: 'out-1', target: { type: 'group', id: 'group-1' } });
+    expect(provider.sent.map((s) => s.body)).toEqual([
+      { msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> &lt;i&gt;' }, msg_id: record.event.message.id, msg_seq: 1 },
+      { msg_type: 0, content: 'hi', msg_id: record.event.message.id, msg_seq: 2 },
+    ]);
+    expect(record.outbound.map((o) => o.messageId)).toEqual(['out-1', 'out-2']);
+  });
+
+  it('refuses a reply without messages.reply, naming the permission', async () => {
+    const { send } = await setup([]);
+    await expect(send({})).rejects.toMatchObject({ code: 'message.permission.denied', details: { permission: 'messages.reply' } });
+  });
+
+  it('refuses @everyone without messages.mentionEveryone', async () => {
+    const { send } = await setup(['messages.reply']);
+    const message: OutgoingMessage = { format: 'markdown', parts: [{ type: 'composite', parts: [{ type: 'mention', target: 'everyone' }] }] };
+    await expect(send({ message })).rejects.toMatchObject({ details: { permission: 'messages.mentionEveryone' } });
+  });
+
+  it('refuses a reply to an event the plugin did not get', async () => {
+    const { send } = await setup(['messages.reply']);
+    await expect(send({ eventId: 'no-such-event' })).rejects.toMatchObject({ code: 'message.reference.unknown' });
+    await expect(send({ pluginId: 'com.other' })).rejects.toMatchObject({ code: 'message.permission.denied' });
+  });
+
+  it('refuses a reply after the reply window and records it', async () => {
+    const event = makeEvent('/cmd');
+    event.messageReference.replyUntil = new Date(Date.now() + 1000).toISOString();
+    const { send, advance, record } = await setup(['messages.reply'], event);
+    advance(2000);
+    await expect(send({})).rejects.toMatchObject({ code: 'message.reference.expired' });
+    expect(record.outbound[0]).toMatchObject({ body: null, error: { code: 'message.reference.expired' } });
+  });
+
+  it('returns rendering refusals with their message.* code', async () => {
+    const event = makeEvent('/cmd', {
+      conversation: { type: 'c2c', conversationId: 'u' },
+      messageReference: { messageId: 'm', targetType: 'user', targetId: 'u', restrictions: [] },
+    });
+    const { send } = await setup(['messages.reply'], event);
+    await expect(send({ message: text('**x**', 'markdown') })).rejects.toMatchObject({ code: 'message.format.unsupported_target' });
+  });
+
+  it('sends to a target through the default provider', async () => {
+    const { send, provider } = await setup(['messages.send']);
+    const result = await send({ kind: 'send', eventId: undefined, target: { type: 'channel', id: 'c1' } });
+    expect(result.target).toEqual({ type: 'channel', id: 'c1' });
+    expect(provider.sent[0]!.body).toEqual({ msg_type: 0, content: 'hi' });
+  });
+
+  it('says when no provider can send', async () => {
+    const event = makeEvent('/cmd', { source: 'onebot' });
+    const { send } = await setup(['messages.reply'], event);
+    await expect(send({})).rejects.toMatchObject({ code: 'message.target.invalid', message: expect.stringContaining('no message provider "onebot"') });
+  });
+});

@@ -1,0 +1,80 @@
+import type { DeliveryOutcome, OutboundSink, PluginEndpoint, PluginRouting } from '@host/host-core';
+import type { ProviderBody } from '@host/messages';
+import type { z } from 'zod';
+import { CommandSchema, type MessageEvent, type Permission, type Target } from '@host/protocol';
+import type { MessageProvider, ProviderSendResult, ReplyContext } from './provider';
+
+type Ack = Omit<DeliveryOutcome, 'pluginId' | 'durationMs'>;
+/** Routing as a test writes it: commands in manifest form (defaults optional). */
+export type RouteInput = Partial<Omit<PluginRouting, 'commands' | 'permissions'>> & {
+  commands?: z.input<typeof CommandSchema>[];
+  permissions?: string[];
+};
+
+/**
+ * A plugin that runs in the test process: its handler gets the event exactly
+ * as a transport would deliver it and answers with an ACK. It is a complete
+ * PluginEndpoint, so the dispatcher runs unchanged.
+ */
+export class InProcessPlugin implements PluginEndpoint {
+  readonly transport = 'http' as const;
+  available = true;
+  readonly received: MessageEvent[] = [];
+
+  constructor(
+    readonly pluginId: string,
+    private readonly route: RouteInput,
+    private readonly handler: (event: MessageEvent, sink: OutboundSink) => Promise<Partial<Ack>> = async () => ({}),
+  ) {}
+
+  routing(): PluginRouting {
+    return {
+      pluginId: this.pluginId,
+      eventSubscriptions: [{ eventType: 'message.created' }],
+      ...this.route,
+      permissions: (this.route.permissions ?? ['messages.reply']) as Permission[],
+      commands: (this.route.commands ?? []).map((c) => CommandSchema.parse(c)),
+    };
+  }
+
+  isAvailable(): boolean {
+    return this.available;
+  }
+
+  async deliver(event: MessageEvent, sink: OutboundSink): Promise<DeliveryOutcome> {
+    this.received.push(event);
+    const ack = await this.handler(event, sink);
+    return { pluginId: this.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0, ...ack };
+  }
+}
+
+/** A provider that keeps what it was asked to send, with QQ-style passive reply fields. */
+export class KeepingProvider implements MessageProvider {
+  readonly renderer = 'qqbot';
+  readonly sent: { target: Target; body: unknown }[] = [];
+
+  constructor(readonly id = 'console') {}
+
+  async send(target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult> {
+    const requestBody = replyTo ? { ...body, msg_id: replyTo.messageId, msg_seq: replyTo.sequence } : body;
+    this.sent.push({ target, body: requestBody });
+    return { messageId: `out-${this.sent.length}`, requestBody };
+  }
+}
+
+let counter = 0;
+export function makeEvent(text: string, over: Partial<MessageEvent> = {}): MessageEvent {
+  counter++;
+  return {
+    eventId: `ev-${counter}`,
+    eventType: 'message.created',
+    timestamp: new Date().toISOString(),
+    source: 'console',
+    bot: { botAccountId: 'bot-1', platform: 'console' },
+    conversation: { type: 'group', conversationId: 'group-1' },
+    sender: { provider: 'console', mentionId: 'user-1' },
+    message: { id: `m-${counter}`, content: text, attachments: [], mentions: [] },
+    messageReference: { messageId: `m-${counter}`, targetType: 'group', targetId: 'group-1', restrictions: [] },
+    ...over,
+  };
+}
