@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { hostPaths, type PluginEndpoint } from '@host/host-core';
+import { Dispatcher } from '@host/host-dispatch';
+import { RpcErrorCode } from '@host/protocol';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { FilePluginLogStore } from '../logs/file-plugin-log-store';
+import { FramedMessageReader, offendingBytes, type FramingFailure } from './framed-reader';
+import { FramedMessageWriter } from './framed-writer';
+import { createPluginRequestHandler } from './plugin-requests';
+
+// The host side (strict framing) against a peer using vscode-jsonrpc's own
+// stream reader and writer: the two framings interoperate.
+function pair(onFailure: (f: FramingFailure) => void = () => undefined) {
+  const toPlugin = new PassThrough();
+  const toHost = new PassThrough();
+  const host = createMessageConnection(new FramedMessageReader(toHost, onFailure), new FramedMessageWriter(toPlugin));
+  const plugin = createMessageConnection(new StreamMessageReader(toPlugin), new StreamMessageWriter(toHost));
+  return { host, plugin, toHost };
+}
+
+describe('framed connection', () => {
+  const open: MessageConnection[] = [];
+  afterEach(() => open.splice(0).forEach((c) => c.dispose()));
+
+  it('carries requests both ways, concurrently', async () => {
+    const { host, plugin } = pair();
+    open.push(host, plugin);
+    plugin.onRequest('plugin.ping', (p: { nonce: string }) => ({ nonce: p.nonce }));
+    host.onRequest('log.write', (p: { message: string }) => ({ echoed: p.message }));
+    host.listen();
+    plugin.listen();
+    const pings = await Promise.all(Array.from({ length: 50 }, (_, i) => host.sendRequest('plugin.ping', { nonce: `n${i}` })));
+    expect(pings).toHaveLength(50);
+    expect(pings[49]).toEqual({ nonce: 'n49' });
+    expect(await plugin.sendRequest('log.write', { message: 'héllo ✓' })).toEqual({ echoed: 'héllo ✓' });
+  });
+
+  it('reports the first bytes that are not a frame', async () => {
+    const failures: FramingFailure[] = [];
+    const { host, toHost } = pair((f) => failures.push(f));
+    open.push(host);
+    host.listen();
+    toHost.write('Loading model...\n');
+    await new Promise((r) => setImmediate(r));
+    expect(failures).toEqual([{ code: 'framing.header.malformed', message: expect.any(String), bytes: '"Loading model...\\n"' }]);
+  });
+
+  it('points at the stray line among frames', () => {
+    const chunk = Buffer.from('Content-Length: 2\r\n\r\n{}print(x)\r\nstray output\n');
+    expect(offendingBytes(chunk).toString()).toBe('stray output\n');
+  });
+});
+
+describe('plugin-to-host requests', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'plugin-requests-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function handler(permissions: ('messages.reply' | 'messages.send')[]) {
+    const logs = new FilePluginLogStore(hostPaths(dir));
+    // The sink reads permissions from the plugin's routing, as for any endpoint.
+    const endpoint: PluginEndpoint = {
+      pluginId: 'com.a.b',
+      transport: 'stdio-jsonrpc',
+      routing: () => ({ pluginId: 'com.a.b', eventSubscriptions: [], commands: [], permissions }),
+      isAvailable: () => false,
+      deliver: () => Promise.reject(new Error('not used')),
+    };
+    const dispatcher = new Dispatcher({ endpoints: () => [endpoint] });
+    const handle = createPluginRequestHandler({ pluginId: 'com.a.b', token: 't'.repeat(43), permissions, logs, sink: dispatcher.sink });
+    return { handle, logs };
+  }
+  const token = 't'.repeat(43);
+
+  it.each([
+    ['messages.nope', { token }, RpcErrorCode.MethodNotFound],
+    ['events.message', { token }, RpcErrorCode.MethodNotFound],
+    ['log.write', { token: 'wrong', level: 'info', message: 'x' }, RpcErrorCode.Unauthorized],
+    ['log.write', { level: 'info', message: 'x' }, RpcErrorCode.Unauthorized],
+    ['log.write', { token, level: 'loud', message: 'x' }, RpcErrorCode.InvalidParams],
+    ['messages.send', { token, target: { type: 'group', id: 'g' }, message: { parts: [] } }, RpcErrorCode.PermissionDenied],
+    ['messages.reply', { token, eventId: 'e1', message: { parts: [{ type: 'text', text: 'x' }] } }, RpcErrorCode.MessageRejected],
+  ])('%s %j -> %d', async (method, params, code) => {
+    const { handle } = handler(['messages.reply']);
+    const result = (await handle(method, params)) as { code: number; data?: unknown };
+    expect(result.code).toBe(code);
+  });
+
+  it('names the missing permission and the refused message code', async () => {
+    const { handle } = handler(['messages.reply']);
+    const denied = (await handle('messages.send', { token, target: { type: 'group', id: 'g' }, message: { parts: [] } })) as { data: unknown };
+    expect(denied.data).toEqual({ permission: 'messages.send' });
+    const rejected = (await handle('messages.reply', { token, eventId: 'e1', message: { parts: [{ type: 'text', text: 'x' }] } })) as { data: unknown };
+    expect(rejected.data).toEqual({ code: 'message.reference.unknown' });
+    const invalid = (await handle('log.write', { token, level: 'loud', message: 'x' })) as { data: { issues: { path: string }[] } };
+    expect(invalid.data.issues[0]!.path).toBe('level');
+  });
+
+  it('writes log.write lines to the plugin log', async () => {
+    const { handle, logs } = handler([]);
+    expect(await handle('log.write', { token, level: 'warn', message: 'disk low', fields: { free: 3 } })).toEqual({ accepted: true });
+    expect(await logs.tail('com.a.b', 1)).toEqual([expect.objectContaining({ stream: 'log', level: 'warn', message: 'disk low {"free":3}' })]);
+  });
+});
+
