@@ -151,6 +151,26 @@ export interface Session {
 
 export type MessageHandler = (ctx: MessageContext) => void | Promise<void>;
 
+/**
+ * A promise that knows whether anyone subscribed to it (`await`, `then`,
+ * `catch`): `await` on a subclass instance goes through its `then`.
+ */
+class ObservedPromise<T> extends Promise<T> {
+  observed = false;
+
+  static override get [Symbol.species](): PromiseConstructor {
+    return Promise;
+  }
+
+  override then<R1 = T, R2 = never>(
+    onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
+    onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    this.observed = true;
+    return super.then(onFulfilled, onRejected);
+  }
+}
+
 /** The reply target of an event: where its messageReference points. */
 export function replyTarget(event: MessageEvent): Target {
   return { type: event.messageReference.targetType, id: event.messageReference.targetId };
@@ -211,15 +231,16 @@ export function createMessageContext(
   const pending = new Set<Promise<unknown>>();
   const log = makeLogger(io);
   const track = <T>(p: Promise<T>): Promise<T> => {
-    // A message the handler did not await must not crash the process with an
-    // unhandled rejection; its failure is logged instead.
-    const watched = p.then(
-      () => undefined,
-      (error: unknown) => log.warn(`a message failed: ${error instanceof Error ? error.message : String(error)}`),
-    );
+    const tracked = new ObservedPromise<T>((resolve, reject) => void p.then(resolve, reject));
+    // A message the handler never awaited must not crash the process with an
+    // unhandled rejection; its failure is logged instead. One the handler did
+    // await is the handler's to handle (and reaches the ACK if it rethrows).
+    const watched = Promise.prototype.then.call(tracked, undefined, (error: unknown) => {
+      if (!tracked.observed) log.warn(`a message the handler did not await failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
     pending.add(watched);
     void watched.finally(() => pending.delete(watched));
-    return p;
+    return tracked;
   };
   let intercepted = false;
   const reply = (format: MessageFormat, parts: PartInput[]): Promise<SendResult> =>

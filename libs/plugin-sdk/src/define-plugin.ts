@@ -93,14 +93,20 @@ function describeIssues(issues: readonly ValidationIssue[]): string {
 
 /**
  * Validates a manifest with the protocol's schema; throws PluginSdkError
- * SDK_MANIFEST_INVALID carrying every issue. The kind defaults to what the
- * object is: a stdio manifest has `transport`, an HTTP plugin's has none (its
- * `capabilities`, when left out, are computed later from the definition).
+ * SDK_MANIFEST_INVALID carrying every issue. `kind` forces the schema; left
+ * out (a manifest given to definePlugin), a manifest with `transport` is a
+ * stdio manifest and one without is an HTTP plugin's, whose `capabilities`
+ * may be left out because the SDK computes them.
  */
 export function resolveManifest(source: unknown, kind?: 'stdio' | 'http'): PluginManifest {
   const isObject = typeof source === 'object' && source !== null && !Array.isArray(source);
   const stdio = kind ? kind === 'stdio' : isObject && 'transport' in source;
-  const input = !stdio && isObject ? { capabilities: Capability.ReceiveMessages | Capability.HttpTransport, ...source } : source;
+  let input = source;
+  if (!kind && !stdio && isObject && !('capabilities' in source)) {
+    const permissions = (source as { permissions?: unknown }).permissions;
+    const sends = Array.isArray(permissions) && permissions.includes('messages.send');
+    input = { ...source, capabilities: Capability.ReceiveMessages | Capability.HttpTransport | (sends ? Capability.SendMessages : 0) };
+  }
   const result = stdio ? parseStdioManifest(input) : parseHttpManifest(input);
   if (!result.ok) {
     const id = isObject ? String((source as { pluginId?: unknown }).pluginId) : '?';
