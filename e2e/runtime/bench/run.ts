@@ -10,6 +10,7 @@
 //
 // Usage: node --expose-gc tools/scripts/ts-run.mjs e2e/runtime/bench/run.ts [--rounds=5] [--events=N]
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConsoleProvider } from '@host/host-console';
 import { createTestHost } from '../src/harness';
@@ -23,7 +24,7 @@ const benchDir = findBenchDir();
 function findBenchDir(): string {
   for (let dir = process.cwd(); ; dir = resolve(dir, '..')) {
     const candidate = join(dir, 'e2e/runtime/bench');
-    if (require('node:fs').existsSync(join(candidate, 'raw-child.mjs'))) return candidate;
+    if (existsSync(join(candidate, 'raw-child.mjs'))) return candidate;
     if (resolve(dir, '..') === dir) throw new Error('run from inside the workspace');
   }
 }
@@ -63,7 +64,7 @@ function rawEvent(eventId: string): unknown {
 
 function rawParent(): { call: () => Promise<void>; close: () => Promise<void> } {
   const child = spawn(process.execPath, [join(benchDir, 'raw-child.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let buf = Buffer.alloc(0);
+  let buf: Buffer = Buffer.alloc(0);
   let nextId = 1;
   const pending = new Map<number, () => void>();
   const write = (m: unknown) => {
@@ -109,8 +110,8 @@ function stopChild(child: ChildProcess): Promise<void> {
 // ---- MCP reference ----
 async function mcpClient(): Promise<{ call: () => Promise<unknown>; close: () => Promise<void> } | null> {
   try {
-    const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
-    const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const transport = new StdioClientTransport({ command: process.execPath, args: [join(benchDir, 'mcp-server.mjs')], stderr: 'inherit' });
     const client = new Client({ name: 'bench', version: '1.0.0' });
     await client.connect(transport);
