@@ -68,7 +68,7 @@ describe('console provider with a real stdio plugin', () => {
       const res = await send(`/${cmd}`);
       codes[cmd.split(' ')[0]!] = res.body.deliveries[0].error.code;
     }
-    expect(codes).toEqual({ send: 'rpc.-32001', badtoken: 'rpc.-32002', unknown: 'rpc.-32601', invalid: 'rpc.-32602' });
+    expect(codes).toEqual({ send: 'message.permission.denied', badtoken: 'rpc.-32002', unknown: 'rpc.-32601', invalid: 'rpc.-32602' });
   });
 
   it('delivers a message that matches no command to a subscribed plugin as an observer', async () => {

@@ -87,7 +87,7 @@ describe('a running stdio plugin', () => {
     const res = await message(host, '/echo hi');
     expect(res.body.deliveries[0].error.code).toBe('delivery.failed');
     const s = await host.waitFor(id, (x) => x.crashCount === 1);
-    expect(s.lastError).toMatch(/^stdout pollution: while running the plugin wrote "debug: got event [^"]+\\n" to stdout/);
+    expect(s.lastError).toMatch(/^stdout pollution \(PLUGIN_STDOUT_POLLUTION\): while running the plugin wrote "debug: got event [^"]+\\n" to stdout/);
     expect(await waitGone(pid!)).toBe(true);
   });
 

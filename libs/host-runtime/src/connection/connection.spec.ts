@@ -92,7 +92,7 @@ describe('plugin-to-host requests', () => {
   it('names the missing permission and the refused message code', async () => {
     const { handle } = handler(['messages.reply']);
     const denied = (await handle('messages.send', { token, target: { type: 'group', id: 'g' }, message: { parts: [] } })) as { data: unknown };
-    expect(denied.data).toEqual({ permission: 'messages.send' });
+    expect(denied.data).toEqual({ code: 'message.permission.denied', permission: 'messages.send' });
     const rejected = (await handle('messages.reply', { token, eventId: 'e1', message: { parts: [{ type: 'text', text: 'x' }] } })) as { data: unknown };
     expect(rejected.data).toEqual({ code: 'message.reference.unknown' });
     const invalid = (await handle('log.write', { token, level: 'loud', message: 'x' })) as { data: { issues: { path: string }[] } };

@@ -60,7 +60,7 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
       return new ResponseError(
         RpcErrorCode.PermissionDenied,
         `${method} needs the permission "${descriptor.permission}"; declare it in manifest.json permissions and reinstall`,
-        { permission: descriptor.permission },
+        { code: 'message.permission.denied', permission: descriptor.permission },
       );
     }
     const p = parsed.data as Record<string, unknown>;

@@ -332,7 +332,7 @@ export class PluginProcess {
     const p = this.pollution!;
     return new StartError(
       'PLUGIN_STDOUT_POLLUTION',
-      `stdout pollution: ${when} the plugin wrote ${p.bytes} to stdout, which is not a protocol frame (${p.code}); write logs to stderr or log.write, never to stdout`,
+      `stdout pollution (PLUGIN_STDOUT_POLLUTION): ${when} the plugin wrote ${p.bytes} to stdout, which is not a protocol frame (${p.code}); write logs to stderr or log.write, never to stdout`,
     );
   }
 
