@@ -65,8 +65,9 @@ export class StdioPluginRuntime implements PluginRuntime {
     return this.supervisors.get(pluginId)?.status();
   }
 
+  /** True from start until stopped, including a pending crash restart (see Supervisor.hasProcess). */
   isRunning(pluginId: string): boolean {
-    return this.supervisors.get(pluginId)?.isAvailable() ?? false;
+    return this.supervisors.get(pluginId)?.hasProcess() ?? false;
   }
 
   async stopAll(reason: StopReason): Promise<void> {

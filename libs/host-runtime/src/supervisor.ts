@@ -129,6 +129,15 @@ export class Supervisor implements PluginEndpoint {
     return this.routingCache;
   }
 
+  /**
+   * True while the plugin has, or is about to have, a process: starting,
+   * running, stopping or waiting for a restart. The installer asks this before
+   * replacing a package, so a pending restart cannot launch a half-swapped one.
+   */
+  hasProcess(): boolean {
+    return this.state === 'starting' || this.state === 'running' || this.state === 'stopping' || this.state === 'restartPending';
+  }
+
   isAvailable(): boolean {
     return this.state === 'running' && this.proc !== null && !this.proc.hasExited;
   }
