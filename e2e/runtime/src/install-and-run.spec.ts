@@ -28,10 +28,10 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
   const store = await JsonRegistryStore.open(paths.stateDir);
   const logs = new FilePluginLogStore(paths);
   const provider = new ConsoleProvider();
-  let runtime: StdioPluginRuntime | undefined;
-  const dispatcher = new Dispatcher({ endpoints: () => runtime?.endpoints() ?? [], defaultProvider: provider.id });
+  // The dispatcher asks for endpoints only when an event comes, after the runtime exists.
+  const dispatcher: Dispatcher = new Dispatcher({ endpoints: () => runtime.endpoints(), defaultProvider: provider.id });
   dispatcher.providers.register(provider);
-  runtime = new StdioPluginRuntime({ paths, records: store, logs, sink: dispatcher.sink, timings: TEST_TIMINGS });
+  const runtime: StdioPluginRuntime = new StdioPluginRuntime({ paths, records: store, logs, sink: dispatcher.sink, timings: TEST_TIMINGS });
   const installer = new PluginInstaller({ paths, store, runtime });
   const app = express();
   app.use('/api', createConsoleRouter({ dispatcher, provider }));
