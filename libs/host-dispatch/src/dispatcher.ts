@@ -59,7 +59,8 @@ export class Dispatcher {
 
   /** Delivers one event and resolves with its record once every chosen plugin answered or failed. */
   async dispatch(event: MessageEvent): Promise<EventRecord> {
-    const { command: _ignored, ...base } = event;
+    // The event as received, without any command a caller left on it (each recipient gets its own).
+    const base = event.command === undefined ? event : withoutCommand(event);
     const recipients = selectRecipients(base, this.o.endpoints());
     const record: EventRecord = {
       eventId: event.eventId,
@@ -71,6 +72,7 @@ export class Dispatcher {
       deliveries: [],
       outbound: [],
       interceptedBy: null,
+      replySequence: 0,
     };
     this.events.add(record);
     for (const recipient of recipients) {
@@ -155,4 +157,9 @@ export class Dispatcher {
     }
     return q;
   }
+}
+
+function withoutCommand(event: MessageEvent): MessageEvent {
+  const { command: _ignored, ...base } = event;
+  return base;
 }

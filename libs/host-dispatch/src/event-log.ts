@@ -41,6 +41,8 @@ export interface EventRecord {
   outbound: OutboundRecord[];
   /** The plugin whose `intercepted: true` stopped delivery, if any. */
   interceptedBy: string | null;
+  /** Replies made to this event so far; each gets the next number (QQ Bot: msg_seq). */
+  replySequence: number;
 }
 
 export type EventLogUpdate =

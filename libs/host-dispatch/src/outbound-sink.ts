@@ -40,7 +40,6 @@ function mentionsEveryone(parts: readonly MessagePart[]): boolean {
  * `details.permission` for `message.permission.denied`).
  */
 export class HostOutboundSink implements OutboundSink {
-  private readonly sequences = new WeakMap<EventRecord, number>();
   private readonly now: () => number;
   private readonly renderers: RendererRegistry;
 
@@ -81,8 +80,8 @@ export class HostOutboundSink implements OutboundSink {
       }
       target = { type: ref.targetType, id: ref.targetId };
       provider = this.o.providers.get(record.event.source);
-      const sequence = (this.sequences.get(record) ?? 0) + 1;
-      this.sequences.set(record, sequence);
+      // Kept on the record rather than in a WeakMap: weak tables over a busy log cost the GC dearly.
+      const sequence = ++record.replySequence;
       replyTo = { eventId, messageId: ref.messageId, sequence };
     } else {
       target = request.target!;
