@@ -146,12 +146,13 @@ async function main(): Promise<void> {
     }
     const u = median(unzipMs);
     const i = median(install.map((x) => x.ms));
-    const rss = median(install.map((x) => x.rss));
-    const heap = median(install.map((x) => x.heap));
+    // Later rounds reuse memory freed by earlier ones, so the largest growth is the honest figure.
+    const rss = Math.max(...install.map((x) => x.rss));
+    const heap = Math.max(...install.map((x) => x.heap));
     const ratio = i / u;
     console.log(`\nmedian unzip -q:   ${u.toFixed(0)} ms`);
     console.log(`median install:    ${i.toFixed(0)} ms  (${ratio.toFixed(2)}x unzip; target at most 3x) ${ratio <= 3 ? 'OK' : 'OVER TARGET'}`);
-    console.log(`memory growth:     rss +${mb(rss)}, heap +${mb(heap)} (target under 100 MB) ${rss < 100 * 1024 * 1024 ? 'OK' : 'OVER TARGET'}`);
+    console.log(`memory growth:     rss +${mb(rss)}, heap +${mb(heap)} (largest over the rounds; target under 100 MB) ${rss < 100 * 1024 * 1024 ? 'OK' : 'OVER TARGET'}`);
     console.log(JSON.stringify({ entries, unpackedBytes: unpacked, zippedBytes: zip.length, unzipMs: u, installMs: i, ratio, rssGrowthBytes: rss, heapGrowthBytes: heap }));
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -222,6 +222,9 @@ describe('PluginInstaller', () => {
     await inst.deleteData(ID);
     expect(existsSync(join(dataDir, 'plugin-data', ID))).toBe(false);
     expect(await codeOf(inst.uninstall('com.example.none'))).toBe('PLUGIN_NOT_FOUND');
+    expect(await codeOf(inst.deleteData('../state'))).toBe('PLUGIN_NOT_FOUND');
+    expect(await codeOf(inst.uninstall('..'))).toBe('PLUGIN_NOT_FOUND');
+    expect(existsSync(paths.stateDir)).toBe(true);
   });
 
   it('refuses a pluginId that belongs to an HTTP plugin', async () => {

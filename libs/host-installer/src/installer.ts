@@ -6,6 +6,7 @@ import {
   type RegistryStore,
   type StdioPluginRecord,
 } from '@host/host-core';
+import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { fsyncDir } from '@host/host-store';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -191,6 +192,7 @@ export class PluginInstaller {
   /** Removes the package (moved to a backup) and its registry entry; data and config stay. */
   uninstall(pluginId: string): Promise<{ backup: string | null }> {
     return this.exclusive(async () => {
+      if (!PLUGIN_ID_PATTERN.test(pluginId)) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
       const record = await this.opts.store.get(pluginId);
       const pkg = this.paths.packageDir(pluginId);
       const onDisk = await exists(pkg);
@@ -218,6 +220,8 @@ export class PluginInstaller {
   /** Deletes a plugin's data, config and cache: the only action that does. */
   deleteData(pluginId: string): Promise<void> {
     return this.exclusive(async () => {
+      // The id becomes a path: only well-formed ids reach the file system.
+      if (!PLUGIN_ID_PATTERN.test(pluginId)) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
       const dir = join(this.paths.dataDir, 'plugin-data', pluginId);
       const record = await this.opts.store.get(pluginId);
       if (!record && !(await exists(dir))) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
