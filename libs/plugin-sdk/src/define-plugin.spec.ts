@@ -1,9 +1,11 @@
 import { Capability, PERMISSIONS } from '@host/protocol';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { echoManifest } from './__fixtures__/manifests';
 import { definePlugin } from './define-plugin';
 import { PluginSdkError } from './errors';
+import { readManifest } from './read-manifest';
 import { SDK_NAME, SDK_VERSION } from './version';
 
 
@@ -108,5 +110,25 @@ describe('package identity', () => {
 
   it('knows every permission the protocol defines', () => {
     expect(Object.keys(PERMISSIONS)).toContain('messages.mentionEveryone');
+  });
+});
+
+describe('readManifest', () => {
+  let dir: string;
+  beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'sdk-manifest-'))));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads manifest.json (with a byte order mark) for definePlugin, by path or URL', () => {
+    const file = join(dir, 'manifest.json');
+    writeFileSync(file, `\ufeff${JSON.stringify(echoManifest)}`);
+    expect(definePlugin({ manifest: readManifest(file), commands: { echo: () => undefined } }).pluginId).toBe('com.example.echo');
+    expect(readManifest(new URL(`file://${file}`)).pluginId).toBe('com.example.echo');
+  });
+
+  it('names the file and the fix when it is missing or not JSON', () => {
+    expect(sdkError(() => readManifest(join(dir, 'nope.json'))).message).toMatch(/nope\.json \(ENOENT\).*package root/);
+    writeFileSync(join(dir, 'bad.json'), '{"pluginId": ');
+    const e = sdkError(() => readManifest(join(dir, 'bad.json')));
+    expect([e.code, e.issues[0]?.code]).toEqual(['SDK_MANIFEST_INVALID', 'manifest.json.invalid']);
   });
 });

@@ -2,6 +2,7 @@
 // before the plugin's own code can print.
 import './protocol-guard';
 
+export { readManifest } from './read-manifest';
 export { definePlugin, type ManifestSource, type Plugin, type PluginDefinition, type PluginManifest } from './define-plugin';
 export type {
   GroupSender,

@@ -1,0 +1,23 @@
+import { join } from 'node:path';
+import { definePlugin, readManifest } from '@host/plugin-sdk-v2';
+
+/**
+ * The plugin: one definition, run over stdio by src/index.ts (the packaged
+ * entry) and driven in memory by the tests. manifest.json is read from the
+ * project root, one folder up from both src/ and dist/.
+ */
+export default definePlugin({
+  manifest: readManifest(join(__dirname, '..', 'manifest.json')),
+  commands: {
+    // "/echo hello" -> a Markdown reply that mentions the sender (groups only;
+    // Markdown is not available in one-to-one chats, so those get plain text).
+    async echo(ctx) {
+      const text = ctx.command?.args || 'nothing';
+      if (ctx.message.conversation.type === 'group') {
+        await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', text, '**');
+      } else {
+        await ctx.reply('You said: ', text);
+      }
+    },
+  },
+});

@@ -1,0 +1,119 @@
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { SDK_VERSION } from '@host/plugin-sdk-v2';
+import { flag, parseArgs } from './args';
+import { CliError } from './errors';
+import { init } from './init';
+import type { CliIO } from './io';
+import { gatherFacts, renderNotes } from './notes';
+import { pack } from './pack';
+import { loadProject, type PackageJson } from './project';
+import { checkProject, reportFindings } from './validate';
+
+export const CLI_VERSION = SDK_VERSION;
+
+export const USAGE = `host-plugin ${CLI_VERSION}: build protocol v2 Node.js plugins
+
+Usage:
+  host-plugin init <dir> [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--force]
+      Create a TypeScript plugin project: manifest.json, src/plugin.ts, a test with the test host, package scripts.
+  host-plugin validate [dir]
+      Check manifest.json with the protocol schema and the package: entry built, SDK installed, relative paths, --host-stdio.
+  host-plugin pack [dir] [--out <folder>] [--include <path>]...
+      Validate, then write <folder>/<pluginId>.zip (default artifacts/): manifest.json, package.json, the built
+      entry folder and the production node_modules. The same inputs give the same bytes.
+  host-plugin notes [dir] [--out RELEASE_NOTES.md | --stdout] [--notes notes.json] [--host-versions <range>]
+                    [--node <range>] [--http --base-url <url> --security <text> --concurrency <text> --http-logs <text> --updates <text>]
+      Write release notes from manifest.json; facts it cannot know come from flags, notes.json or questions.
+
+Options: --help, --version`;
+
+/** Runs one command; returns the exit code (0 ok, 1 failed, 2 usage). */
+export async function run(argv: readonly string[], io: CliIO): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        io.out(USAGE);
+        return command === undefined ? 2 : 0;
+      case '--version':
+      case '-v':
+        io.out(CLI_VERSION);
+        return 0;
+      case 'init': {
+        const args = parseArgs(rest, ['id', 'name', 'author', 'description', 'sdk'], ['force']);
+        const [dir] = args.positional;
+        if (!dir || args.positional.length > 1) throw new CliError('CLI_USAGE', 'init takes one folder: host-plugin init <dir>');
+        await init(dir, { id: flag(args, 'id'), name: flag(args, 'name'), author: flag(args, 'author'), description: flag(args, 'description'), sdk: flag(args, 'sdk'), force: args.flags.has('force') }, io);
+        return 0;
+      }
+      case 'validate': {
+        const args = parseArgs(rest, [], []);
+        const project = loadProject(resolve(io.cwd, one(args.positional, 'validate')));
+        const m = project.manifest;
+        io.out(`Validating ${m ? `${m.pluginId} ${m.version}` : 'manifest.json'} in ${project.dir}`);
+        const { findings } = checkProject(project);
+        const errors = reportFindings(findings, (t) => io.out(t));
+        const warnings = findings.length - errors;
+        io.out(errors === 0 ? `ok: ready to pack${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}` : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+        return errors === 0 ? 0 : 1;
+      }
+      case 'pack': {
+        const args = parseArgs(rest, ['out', 'include'], []);
+        const project = loadProject(resolve(io.cwd, one(args.positional, 'pack')));
+        pack(project, { outDir: flag(args, 'out'), include: args.flags.get('include') ?? [] }, (t) => io.out(t));
+        return 0;
+      }
+      case 'notes': {
+        const args = parseArgs(rest, ['out', 'notes', 'host-versions', 'node', 'base-url', 'security', 'concurrency', 'http-logs', 'updates'], ['http', 'stdout']);
+        const dir = resolve(io.cwd, one(args.positional, 'notes'));
+        let pkg: PackageJson | undefined;
+        try {
+          pkg = loadProject(dir).packageJson;
+        } catch {
+          pkg = undefined; // an HTTP service may have no package.json beside its manifest
+        }
+        const facts = await gatherFacts(
+          dir,
+          pkg,
+          {
+            notes: flag(args, 'notes'),
+            http: args.flags.has('http'),
+            hostVersions: flag(args, 'host-versions'),
+            node: flag(args, 'node'),
+            baseUrl: flag(args, 'base-url'),
+            security: flag(args, 'security'),
+            concurrency: flag(args, 'concurrency'),
+            httpLogs: flag(args, 'http-logs'),
+            updates: flag(args, 'updates'),
+          },
+          io,
+        );
+        const markdown = renderNotes(facts);
+        if (args.flags.has('stdout')) io.out(markdown);
+        else {
+          const file = resolve(dir, flag(args, 'out') ?? 'RELEASE_NOTES.md');
+          writeFileSync(file, markdown);
+          io.out(`Wrote ${file}`);
+        }
+        return 0;
+      }
+      default:
+        throw new CliError('CLI_USAGE', `unknown command "${command}" (commands: init, validate, pack, notes)`);
+    }
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.err(error.render());
+      return error.code === 'CLI_USAGE' ? 2 : 1;
+    }
+    throw error;
+  }
+}
+
+function one(positional: string[], command: string): string {
+  if (positional.length > 1) throw new CliError('CLI_USAGE', `${command} takes at most one folder`);
+  return positional[0] ?? '.';
+}

@@ -1,0 +1,64 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { PluginId } from '@host/protocol';
+import { SDK_VERSION } from '@host/plugin-sdk-v2';
+import { CliError } from './errors';
+import type { CliIO } from './io';
+import { projectFiles, type InitOptions } from './templates';
+
+export interface InitFlags {
+  id?: string;
+  name?: string;
+  author?: string;
+  description?: string;
+  sdk?: string;
+  force?: boolean;
+}
+
+function defaults(dir: string): InitOptions {
+  const base = basename(resolve(dir));
+  const slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^[^a-z]+|-+$/g, '') || 'plugin';
+  return {
+    pluginId: `com.example.${slug}`,
+    name: base.replace(/[-_]+/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase()) || 'Plugin',
+    author: 'Unknown',
+    description: 'Echoes commands back, mentioning the sender.',
+    sdk: `^${SDK_VERSION}`,
+    cli: `^${SDK_VERSION}`,
+  };
+}
+
+/** Scaffolds a TypeScript plugin project in `dir`; asks for the identity on a terminal. */
+export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<string[]> {
+  const target = resolve(io.cwd, dir);
+  if (existsSync(target) && readdirSync(target).length > 0 && !flags.force) {
+    throw new CliError('INIT_TARGET_NOT_EMPTY', `${target} already has files`);
+  }
+  const d = defaults(target);
+  const ask = async (question: string, given: string | undefined, fallback: string) =>
+    given ?? (io.interactive ? (await io.ask(`${question} (${fallback}): `)) || fallback : fallback);
+  const options: InitOptions = {
+    pluginId: await ask('Plugin id', flags.id, d.pluginId),
+    name: await ask('Display name', flags.name, d.name),
+    author: await ask('Author', flags.author, d.author),
+    description: flags.description ?? d.description,
+    sdk: flags.sdk ?? d.sdk,
+    cli: d.cli,
+  };
+  const id = PluginId.safeParse(options.pluginId);
+  if (!id.success) throw new CliError('INIT_PLUGIN_ID_INVALID', `"${options.pluginId}" ${id.error.issues[0]?.message ?? 'is invalid'}`);
+  const files = projectFiles(options);
+  for (const [path, content] of files) {
+    const file = join(target, path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
+  io.out(`Created ${options.pluginId} in ${target}:`);
+  for (const path of files.keys()) io.out(`  ${path}`);
+  io.out('\nNext:');
+  io.out(`  cd ${dir}`);
+  io.out('  npm install');
+  io.out('  npm test');
+  io.out('  npm run pack     # writes artifacts/' + options.pluginId + '.zip');
+  return [...files.keys()];
+}

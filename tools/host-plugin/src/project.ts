@@ -1,0 +1,107 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, posix } from 'node:path';
+import { parseManifestText, parseStdioManifest, type StdioManifest, type ValidationIssue } from '@host/protocol';
+import { CliError } from './errors';
+
+export const SDK_PACKAGE = '@host/plugin-sdk-v2';
+export const HOST_STDIO_FLAG = '--host-stdio';
+
+export interface PackageJson {
+  name?: string;
+  version?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  engines?: Record<string, string>;
+  main?: string;
+  files?: string[];
+  exports?: unknown;
+  /** Packer options: extra files or folders to put in the package. */
+  hostPlugin?: { include?: string[] };
+}
+
+/** A plugin project as the packer sees it. */
+export interface PluginProject {
+  dir: string;
+  manifestPath: string;
+  manifest: StdioManifest | undefined;
+  /** Every schema problem of manifest.json (empty when it is valid). */
+  manifestIssues: ValidationIssue[];
+  packageJson: PackageJson;
+}
+
+export function readJson(file: string): unknown {
+  return JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
+}
+
+/** Reads manifest.json and package.json; a missing or unreadable file is a CliError. */
+export function loadProject(dir: string): PluginProject {
+  const manifestPath = join(dir, 'manifest.json');
+  if (!existsSync(manifestPath)) throw new CliError('PROJECT_MANIFEST_MISSING', `${manifestPath} does not exist`);
+  const text = parseManifestText(readFileSync(manifestPath, 'utf8'));
+  let manifest: StdioManifest | undefined;
+  let manifestIssues: ValidationIssue[];
+  if (!text.ok) manifestIssues = text.issues;
+  else {
+    const parsed = parseStdioManifest(text.value);
+    manifest = parsed.ok ? parsed.value : undefined;
+    manifestIssues = parsed.ok ? [] : parsed.issues;
+  }
+  const pkgPath = join(dir, 'package.json');
+  let packageJson: PackageJson;
+  try {
+    packageJson = readJson(pkgPath) as PackageJson;
+  } catch (error) {
+    throw new CliError('PROJECT_PACKAGE_JSON_MISSING', `${pkgPath}: ${(error as Error).message}`);
+  }
+  return { dir, manifestPath, manifest, manifestIssues, packageJson };
+}
+
+/** Absolute on any platform: `/x`, `\\x`, `C:\x`, `C:/x`. */
+export function isAbsoluteAnywhere(path: string): boolean {
+  return isAbsolute(path) || posix.isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\');
+}
+
+/** Normalises a package-relative path to POSIX form; undefined when it leaves the package. */
+export function insidePackage(...segments: string[]): string | undefined {
+  const joined = posix.normalize(segments.map((s) => s.replace(/\\/g, '/')).join('/'));
+  if (joined === '..' || joined.startsWith('../') || posix.isAbsolute(joined)) return undefined;
+  return joined === '.' ? '' : joined.replace(/\/$/, '');
+}
+
+const NODE_COMMAND = /^(node|nodejs|node\.exe)$/i;
+
+/** What the start command runs: the script node is given, or a packaged executable. */
+export type Entry = { kind: 'script'; path: string } | { kind: 'executable'; path: string } | { kind: 'unknown'; command: string };
+
+export function entryOf(manifest: StdioManifest): Entry {
+  const { command, args, workingDirectory } = manifest.transport.stdio;
+  if (NODE_COMMAND.test(command)) {
+    const script = args.find((a) => !a.startsWith('-'));
+    const path = script === undefined ? undefined : insidePackage(workingDirectory, script);
+    return path ? { kind: 'script', path } : { kind: 'unknown', command };
+  }
+  if (/[\\/]/.test(command) && !isAbsoluteAnywhere(command)) {
+    const path = insidePackage(command);
+    if (path) return { kind: 'executable', path };
+  }
+  return { kind: 'unknown', command };
+}
+
+export function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

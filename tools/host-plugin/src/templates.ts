@@ -1,0 +1,174 @@
+import { SDK_VERSION } from '@host/plugin-sdk-v2';
+
+/** What `init` asks for; everything has a default. */
+export interface InitOptions {
+  pluginId: string;
+  name: string;
+  author: string;
+  description: string;
+  /** Version spec of the SDK dependency (a version range, `file:` path or tarball). */
+  sdk: string;
+  /** Version spec of this CLI as a dev dependency. */
+  cli: string;
+}
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+/**
+ * The files of a new plugin project, by path: a pure function of the
+ * options, so the tree is tested as data and written by the caller.
+ */
+export function projectFiles(o: InitOptions): Map<string, string> {
+  const packageName = o.pluginId.split('.').slice(-1)[0] + '-plugin';
+  const files = new Map<string, string>();
+  files.set(
+    'package.json',
+    json({
+      name: packageName,
+      version: '1.0.0',
+      private: true,
+      description: o.description,
+      type: 'commonjs',
+      main: 'dist/index.js',
+      scripts: {
+        build: 'tsc -p tsconfig.build.json',
+        test: 'jest',
+        validate: 'host-plugin validate',
+        pack: 'npm run build && host-plugin pack',
+        notes: 'host-plugin notes',
+      },
+      engines: { node: '>=20.11' },
+      dependencies: { '@host/plugin-sdk-v2': o.sdk },
+      devDependencies: {
+        '@host/host-plugin': o.cli,
+        '@swc/core': '^1.16.0',
+        '@swc/jest': '^0.2.39',
+        '@types/jest': '^30.0.0',
+        '@types/node': '^20.19.0',
+        jest: '^30.0.0',
+        typescript: '~5.9.3',
+      },
+    }),
+  );
+  files.set(
+    'manifest.json',
+    json({
+      $schema: './node_modules/@host/plugin-sdk-v2/schema/manifest.schema.json',
+      pluginId: o.pluginId,
+      name: o.name,
+      version: '1.0.0',
+      author: o.author,
+      description: o.description,
+      protocolVersion: 2,
+      sdkVersion: SDK_VERSION,
+      transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'], workingDirectory: '.' } },
+      eventSubscriptions: [{ eventType: 'message.created' }],
+      permissions: ['messages.reply'],
+      commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
+    }),
+  );
+  files.set(
+    'tsconfig.json',
+    json({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'node16',
+        moduleResolution: 'node16',
+        strict: true,
+        esModuleInterop: true,
+        skipLibCheck: true,
+        sourceMap: true,
+        outDir: 'dist',
+        rootDir: 'src',
+        types: ['node', 'jest'],
+      },
+      include: ['src'],
+    }),
+  );
+  files.set('tsconfig.build.json', json({ extends: './tsconfig.json', compilerOptions: { types: ['node'] }, exclude: ['src/**/*.spec.ts'] }));
+  files.set(
+    'jest.config.js',
+    `// Tests run on the TypeScript sources, compiled by SWC.\nmodule.exports = {\n  testEnvironment: 'node',\n  transform: { '^.+\\\\.ts$': ['@swc/jest'] },\n  testMatch: ['**/src/**/*.spec.ts'],\n};\n`,
+  );
+  files.set(
+    'src/plugin.ts',
+    `import { join } from 'node:path';
+import { definePlugin, readManifest } from '@host/plugin-sdk-v2';
+
+/**
+ * The plugin: one definition, run over stdio by src/index.ts (the packaged
+ * entry) and driven in memory by the tests. manifest.json is read from the
+ * project root, one folder up from both src/ and dist/.
+ */
+export default definePlugin({
+  manifest: readManifest(join(__dirname, '..', 'manifest.json')),
+  commands: {
+    // "/echo hello" -> a Markdown reply that mentions the sender (groups only;
+    // Markdown is not available in one-to-one chats, so those get plain text).
+    async echo(ctx) {
+      const text = ctx.command?.args || 'nothing';
+      if (ctx.message.conversation.type === 'group') {
+        await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', text, '**');
+      } else {
+        await ctx.reply('You said: ', text);
+      }
+    },
+  },
+});
+`,
+  );
+  files.set(
+    'src/index.ts',
+    `// The entry the host starts (manifest.json: node dist/index.js --host-stdio).
+import plugin from './plugin';
+
+void plugin.main();
+`,
+  );
+  files.set(
+    'src/plugin.spec.ts',
+    `import { createTestHost } from '@host/plugin-sdk-v2/testing';
+import plugin from './plugin';
+
+describe('${o.name}', () => {
+  it('replies in Markdown and mentions the sender in a group', async () => {
+    const host = createTestHost(plugin);
+    const { ack, replies } = await host.send({ text: '/echo hello', sender: { mentionId: 'user-1', displayName: 'Ann' } });
+    expect(ack.accepted).toBe(true);
+    expect(replies.map((r) => r.body)).toEqual([{ msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> said: **hello**' } }]);
+  });
+
+  it('replies in text in a one-to-one chat', async () => {
+    const { replies } = await createTestHost(plugin).send({ text: '/echo <hi>', conversation: 'c2c' });
+    expect(replies.map((r) => r.content)).toEqual(['You said: &lt;hi&gt;']);
+  });
+
+  it('ignores messages that are not commands', async () => {
+    const { ack, replies } = await createTestHost(plugin).send('just chatting');
+    expect([ack.accepted, replies]).toEqual([false, []]);
+  });
+});
+`,
+  );
+  files.set('.gitignore', 'node_modules/\ndist/\nartifacts/\n');
+  files.set(
+    'README.md',
+    `# ${o.name}
+
+${o.description}
+
+A protocol v2 chat-bot plugin (stdio transport) built with \`@host/plugin-sdk-v2\`.
+
+\`\`\`sh
+npm install
+npm test            # unit tests with the in-memory test host
+npm run pack        # build, validate and write artifacts/${o.pluginId}.zip
+npm run notes       # release notes from manifest.json
+\`\`\`
+
+Install: upload \`artifacts/${o.pluginId}.zip\` under "v2 plugins" in the host's admin UI, then send
+\`/echo hello\` in a group.
+`,
+  );
+  return files;
+}
