@@ -49,15 +49,14 @@ function checkKind(entry: AdmEntry, name: string): { isDirectory: boolean; execu
   const unixMode = attr >>> 16;
   const msdos = attr & 0xffff;
   const type = unixMode & S_IFMT;
-  const shown = printableName(name);
   if (type === S_IFLNK || msdos & MSDOS_REPARSE_POINT) {
-    throw entryError('INSTALL_LINK_ENTRY', name, `Entry "${shown}" is a symbolic link. Replace it with the file or folder it points to.`);
+    throw entryError('INSTALL_LINK_ENTRY', name, `Entry "${printableName(name)}" is a symbolic link. Replace it with the file or folder it points to.`);
   }
   if (type !== 0 && type !== S_IFREG && type !== S_IFDIR) {
     throw entryError(
       'INSTALL_SPECIAL_ENTRY',
       name,
-      `Entry "${shown}" is a device, FIFO or socket (mode 0o${type.toString(8)}). Package regular files and folders only.`,
+      `Entry "${printableName(name)}" is a device, FIFO or socket (mode 0o${type.toString(8)}). Package regular files and folders only.`,
     );
   }
   const isDirectory = type === S_IFDIR || name.endsWith('/') || (type === 0 && (msdos & MSDOS_DIRECTORY) !== 0);

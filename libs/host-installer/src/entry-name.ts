@@ -38,7 +38,7 @@ export interface SafeEntryName {
  * systems is refused with its own code.
  */
 export function checkEntryName(name: string): SafeEntryName {
-  const shown = printableName(name);
+  const shown = CONTROL.test(name) || name.includes('"') ? printableName(name) : name;
   const fail = (code: ConstructorParameters<typeof HostError>[0], why: string): never => {
     throw new HostError(code, why, { entry: name });
   };
