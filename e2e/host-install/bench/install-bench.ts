@@ -4,6 +4,7 @@
 // the host process's memory growth during the install.
 //
 //   npx nx run e2e-host-install:bench
+//   TMPDIR=/dev/shm npx nx run e2e-host-install:bench   (memory file system: CPU cost only)
 //
 // Targets: at most 3x unzip's time; memory growth under 100 MB.
 import { hostPaths } from '@host/host-core';
