@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { LIMITS } from '@host/protocol';
@@ -59,6 +59,32 @@ describe('a running stdio plugin', () => {
     }
     expect(delays[0]).toBeGreaterThanOrEqual(150);
     expect(delays[1]).toBeGreaterThanOrEqual(2 * delays[0]! - 50);
+  });
+
+  it('refuses the token of a previous run after a restart', async () => {
+    host = createTestHost();
+    const tokenFile = join(host.paths.dataDir, 'token.txt');
+    const id = host.install({ args: [`--token-file=${tokenFile}`] });
+    await host.runtime.start(id);
+    expect((await message(host, '/log first run')).body.deliveries[0].error).toBeNull();
+    const firstToken = readFileSync(tokenFile, 'utf8');
+    await host.runtime.restart(id);
+    expect(firstToken.length).toBeGreaterThanOrEqual(32);
+    expect(readFileSync(tokenFile, 'utf8')).not.toBe(firstToken);
+    const res = await message(host, '/oldtoken');
+    expect(res.body.deliveries[0].error).toMatchObject({ code: 'rpc.-32002' });
+    expect((await message(host, '/log second run')).body.deliveries[0].error).toBeNull();
+  });
+
+  it('stops a plugin that is still in its handshake', async () => {
+    host = createTestHost();
+    const id = host.install({ args: ['slow-handshake', '--delay-ms=60000'] });
+    const starting = host.runtime.start(id).catch((e: { code: string }) => e);
+    await host.waitFor(id, (s) => s.state === 'starting' && s.pid !== undefined);
+    const { pid } = host.runtime.status(id)!;
+    expect(await host.runtime.stop(id)).toMatchObject({ state: 'stopped' });
+    expect(await starting).toMatchObject({ code: 'PLUGIN_STATE_CONFLICT' });
+    expect(await waitGone(pid!)).toBe(true);
   });
 
   it('never restarts after an operator stop', async () => {
