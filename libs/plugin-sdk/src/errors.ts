@@ -49,7 +49,6 @@ export class PluginMessageError extends Error {
 export const SDK_ERRORS = {
   SDK_DEFINITION_INVALID: 'definePlugin() was given an invalid definition. The message names the field and the fix.',
   SDK_MANIFEST_INVALID: 'The manifest given to definePlugin() does not follow protocol v2. The message lists each field; run `host-plugin validate` for details.',
-  SDK_PERMISSION_MISSING: 'The plugin called something its manifest does not permit. Add the named permission to "permissions" in manifest.json and reinstall.',
   SDK_INTERCEPT_UNDECLARED: 'ctx.intercept() needs `intercepts: true` in definePlugin(), so the HTTP manifest declares InterceptMessages.',
   SDK_OUTBOUND_LIMIT: 'An HTTP response carries at most 20 outbound messages. Merge replies into fewer messages.',
   SDK_SEND_UNAVAILABLE: 'This transport cannot deliver the message now: an HTTP plugin sends only while it handles an event (the messages go back in the response).',

@@ -49,22 +49,25 @@ export interface HttpHandler {
   close(): Promise<void>;
 }
 
-/** The reason codes of the JSON error bodies the handler answers with. */
-export type HttpErrorCode =
-  | 'signature.missing'
-  | 'signature.malformed'
-  | 'signature.expired'
-  | 'signature.invalid'
-  | 'signature.replayed'
-  | 'http.not_found'
-  | 'http.method_not_allowed'
-  | 'http.body_too_large'
-  | 'http.body_consumed'
-  | 'http.overloaded'
-  | 'event.invalid'
-  | 'plugin.id_mismatch'
-  | 'plugin.start_failed'
-  | 'plugin.internal_error';
+/** The codes of the JSON error bodies the handler answers with (docs/sdk/node.md lists each). */
+export const HTTP_ERROR_CODES = [
+  'signature.missing',
+  'signature.malformed',
+  'signature.expired',
+  'signature.invalid',
+  'signature.replayed',
+  'http.not_found',
+  'http.method_not_allowed',
+  'http.body_too_large',
+  'http.body_consumed',
+  'http.overloaded',
+  'event.invalid',
+  'plugin.id_mismatch',
+  'plugin.start_failed',
+  'plugin.internal_error',
+] as const;
+
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 
 type Route = 'manifest' | 'events';
 

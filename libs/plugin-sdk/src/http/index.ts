@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HTTP_PATHS } from '@host/protocol';
 import type { Plugin } from '../define-plugin';
-import { HttpPluginServer, routeOf, type HttpHandler, type HttpPluginOptions } from './handler';
+import { HttpPluginServer, routeOf, type HttpErrorCode, type HttpHandler, type HttpPluginOptions } from './handler';
 
-export type { HttpErrorCode, HttpHandler, HttpPluginOptions } from './handler';
+export { HTTP_ERROR_CODES, type HttpErrorCode, type HttpHandler, type HttpPluginOptions } from './handler';
 export { signRequest, type SignatureRejection } from './signature';
 
 /**
@@ -33,7 +33,7 @@ export function createHttpHandler(plugin: Plugin, options: HttpPluginOptions): H
     const route = routeOf(req.url);
     if (!route) {
       res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ error: { code: 'http.not_found', message: `this plugin serves ${HTTP_PATHS.manifest} and ${HTTP_PATHS.messageEvents}` } }));
+      res.end(JSON.stringify({ error: { code: 'http.not_found' satisfies HttpErrorCode, message: `this plugin serves ${HTTP_PATHS.manifest} and ${HTTP_PATHS.messageEvents}` } }));
       return;
     }
     void server.handle(req, res, route);
@@ -85,7 +85,7 @@ export function httpRouter(plugin: Plugin, options: HttpPluginOptions): HttpMidd
       res.end(
         JSON.stringify({
           error: {
-            code: 'http.body_consumed',
+            code: 'http.body_consumed' satisfies HttpErrorCode,
             message: 'a body parser read the request before httpRouter(); mount httpRouter() before express.json(), or use express.raw({ type: "application/json" }) for its paths, because the signature covers the raw body',
           },
         }),
