@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 // Every public export carries a JSDoc @example; this compiles each of them
 // (as its own module, against the SDK's sources) so no example rots.
 const SRC = __dirname;
 const TSC = require.resolve('typescript/bin/tsc');
+// The workspace's tmp/ (ignored by git and lint), so imports resolve from its node_modules.
+const TMP = join(__dirname, '../../../tmp');
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -36,7 +38,8 @@ describe('JSDoc examples', () => {
   });
 
   it('compile', () => {
-    const dir = mkdtempSync(join(SRC, '..', 'tmp-examples-'));
+    mkdirSync(TMP, { recursive: true });
+    const dir = mkdtempSync(join(TMP, 'plugin-sdk-examples-'));
     try {
       const files = found.map((e, i) => {
         const name = `example-${i}.ts`;
@@ -45,7 +48,7 @@ describe('JSDoc examples', () => {
       });
       writeFileSync(
         join(dir, 'tsconfig.json'),
-        JSON.stringify({ extends: '../../../tsconfig.base.json', compilerOptions: { noEmit: true, types: ['node'], noUnusedLocals: false }, files }),
+        JSON.stringify({ extends: join(__dirname, '../../../tsconfig.base.json'), compilerOptions: { noEmit: true, types: ['node'], noUnusedLocals: false }, files }),
       );
       try {
         execFileSync(process.execPath, [TSC, '-p', dir], { encoding: 'utf8' });

@@ -11,9 +11,11 @@ const TSC = require.resolve('typescript/bin/tsc');
 
 let dir: string;
 beforeAll(() => {
-  // Inside the workspace so the consumer finds typescript and @types/node; the
-  // package itself is linked the way npm links a workspace or a local path.
-  dir = mkdtempSync(join(PKG, 'tmp-consumer-'));
+  // In the workspace's tmp/ (ignored by git and lint) so the consumer finds
+  // typescript and @types/node; the package itself is linked the way npm
+  // links a workspace or a local path.
+  mkdirSync(join(PKG, '../../tmp'), { recursive: true });
+  dir = mkdtempSync(join(PKG, '../../tmp', 'plugin-sdk-consumer-'));
   mkdirSync(join(dir, 'node_modules/@host'), { recursive: true });
   symlinkSync(PKG, join(dir, 'node_modules/@host/plugin-sdk-v2'), 'dir');
 });

@@ -1,11 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PERMISSIONS } from '@host/protocol';
 import { cli } from './__fixtures__/cli';
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(__dirname, '..', 'tmp-notes-'));
+  dir = mkdtempSync(join(tmpdir(), 'host-plugin-notes-'));
   writeFileSync(
     join(dir, 'manifest.json'),
     JSON.stringify({

@@ -19,8 +19,10 @@ let work: string;
 let project: string;
 const cleanup: string[] = [];
 beforeAll(() => {
-  // Inside the workspace, so the project's dev tools (typescript, jest, @types) resolve upwards.
-  work = mkdtempSync(join(__dirname, '..', 'tmp-pack-'));
+  // In the workspace's tmp/ (ignored by git and lint), so the project's dev
+  // tools (typescript, jest, @types) resolve upwards as in a real checkout.
+  mkdirSync(join(ROOT, 'tmp'), { recursive: true });
+  work = mkdtempSync(join(ROOT, 'tmp', 'host-plugin-pack-'));
   project = join(work, 'greeter');
   cleanup.push(work);
 });
