@@ -23,7 +23,7 @@ export const FIXTURE_ID = 'com.example.misbehaving';
 /** Timings short enough for tests, long enough for a loaded CI machine. */
 export const TEST_TIMINGS: Partial<RuntimeTimings> = {
   initializeTimeoutMilliseconds: 5_000,
-  stopGraceMilliseconds: 1_500,
+  stopGraceMilliseconds: 3_000,
   killAfterMilliseconds: 500,
   pingIntervalMilliseconds: 0,
   restartBaseDelayMilliseconds: 100,

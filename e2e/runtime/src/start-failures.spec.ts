@@ -10,7 +10,7 @@ describe('starting a stdio plugin', () => {
   let host: TestHost;
 
   beforeEach(() => {
-    host = createTestHost({ initializeTimeoutMilliseconds: 1_500 });
+    host = createTestHost();
   });
 
   afterEach(async () => {
@@ -35,6 +35,8 @@ describe('starting a stdio plugin', () => {
   });
 
   it('gives up on a handshake that does not come in time, and kills the process', async () => {
+    await host.close();
+    host = createTestHost({ initializeTimeoutMilliseconds: 1_500 });
     const { error, status } = await startFailure(['slow-handshake', '--delay-ms=60000']);
     expect(error).toMatchObject({ code: 'PLUGIN_START_TIMEOUT' });
     expect(error!.message).toMatch(/did not answer host\.initialize within 1\.5 s; does its manifest pass --host-stdio/);
