@@ -66,6 +66,7 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
     for (const pid of pids) expect(await waitGone(pid)).toBe(true);
   } finally {
     await runtime.dispose();
+    await logs.flush();
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -54,7 +54,8 @@ describe('FilePluginLogStore', () => {
     off();
     store.append('com.a.b', line('after'));
     expect(seen).toHaveLength(1);
-    const [first] = await store.tail('com.a.b', 2);
+    const [first, second] = await store.tail('com.a.b', 2);
     expect(first!.message).toHaveLength(LIMITS.maxLogLineChars);
+    expect(second!.message).toBe('after');
   });
 });
