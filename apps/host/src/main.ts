@@ -1,9 +1,8 @@
-import { hostPaths, type PluginRuntime, type RegistryStore } from '@host/host-core';
-import { createApp, ensureAdminToken } from '@host/host-api';
-import { createUnavailableRuntime, PluginInstaller } from '@host/host-installer';
-import { acquireDataDirLock, JsonRegistryStore } from '@host/host-store';
+import { hostPaths } from '@host/host-core';
+import { acquireDataDirLock } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { composeHost } from './compose';
 import { parseConfig, USAGE } from './config';
 import packageJson from '../package.json';
 
@@ -12,14 +11,6 @@ const log = (level: 'info' | 'warn' | 'error', message: string) => {
   if (level === 'info') console.log(line);
   else console.error(line);
 };
-
-/** Starts the plugins the operator left running (enabled) when the host last stopped. */
-async function startEnabledPlugins(store: RegistryStore, runtime: PluginRuntime): Promise<void> {
-  for (const r of await store.list()) {
-    if (r.transport !== 'stdio-jsonrpc' || !r.enabled) continue;
-    await runtime.start(r.pluginId).catch((e: Error) => log('warn', `could not start ${r.pluginId}: ${e.message}`));
-  }
-}
 
 /** Composition root: configuration, wiring, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -36,26 +27,20 @@ async function main(): Promise<void> {
   const config = parsed.config;
   const paths = hostPaths(resolve(config.dataDir));
   const releaseLock = await acquireDataDirLock(paths.stateDir);
-  const store = await JsonRegistryStore.open(paths.stateDir);
-  const runtime = createUnavailableRuntime();
-  const installer = new PluginInstaller({ paths, store, runtime, log });
-  const report = await installer.init();
+  const host = await composeHost({
+    paths,
+    adminToken: config.adminToken,
+    resetAdminToken: config.resetAdminToken,
+    maxUploadBytes: config.maxUploadBytes,
+    version: packageJson.version,
+    log,
+  });
+  const report = host.recovery;
   if (report.journal !== 'none') log('warn', `an interrupted install of ${report.pluginId} was ${report.journal === 'completed' ? 'completed' : 'rolled back'}`);
   for (const id of report.adopted) log('info', `registered package found on disk: ${id}`);
   for (const i of report.invalid) log('warn', `invalid package plugins-v2/${i.pluginId}: ${i.issues.map((x) => x.message).join('; ')}`);
-  const token = await ensureAdminToken(store, { token: config.adminToken, reset: config.resetAdminToken });
 
-  const app = createApp({
-    paths,
-    store,
-    installer,
-    runtime,
-    adminTokenHash: token.hash,
-    maxUploadBytes: config.maxUploadBytes,
-    version: packageJson.version,
-    log: (m) => log('error', m),
-  });
-  const server = app.listen(config.port, config.bind);
+  const server = host.app.listen(config.port, config.bind);
   await new Promise<void>((ok, fail) => {
     server.once('listening', ok);
     server.once('error', fail);
@@ -63,16 +48,16 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const shownHost = config.bind.includes(':') ? `[${config.bind}]` : config.bind === '0.0.0.0' ? '127.0.0.1' : config.bind;
   const url = `http://${shownHost}:${port}/`;
-  if (token.generated) {
+  if (host.generatedToken) {
     // Shown once: only its hash is stored.
     console.log(
-      `\n  Admin URL:   ${url}\n  Admin token: ${token.generated}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or set HOST_ADMIN_TOKEN.\n`,
+      `\n  Admin URL:   ${url}\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or set HOST_ADMIN_TOKEN.\n`,
     );
   }
   // Last: the "listening" line tells scripts the host is ready.
   log('info', `admin API: ${url}api (OpenAPI document: ${url}api/openapi.json)`);
   log('info', `host ${packageJson.version} listening on ${url} (data directory ${paths.dataDir})`);
-  await startEnabledPlugins(store, runtime);
+  await host.startEnabledPlugins();
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -85,8 +70,7 @@ async function main(): Promise<void> {
     server.close();
     server.closeIdleConnections?.();
     try {
-      await runtime.stopAll('hostShutdown');
-      await store.close();
+      await host.close();
       await releaseLock();
     } finally {
       process.exit(0);

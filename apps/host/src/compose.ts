@@ -1,0 +1,110 @@
+import type { Express } from 'express';
+import { type HostPaths, type PluginRecord } from '@host/host-core';
+import { createApp, ensureAdminToken, readSettings } from '@host/host-api';
+import { ConsoleProvider, createConsoleRouter } from '@host/host-console';
+import { Dispatcher } from '@host/host-dispatch';
+import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOptions } from '@host/host-http';
+import { PluginInstaller, type RecoveryReport } from '@host/host-installer';
+import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
+import { JsonRegistryStore } from '@host/host-store';
+
+export interface HostOptions {
+  paths: HostPaths;
+  adminToken?: string;
+  resetAdminToken?: boolean;
+  maxUploadBytes?: number;
+  version: string;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Test seam: shorter restart delays and deadlines. */
+  runtimeTimings?: Partial<RuntimeTimings>;
+  /** Address policy and delivery options of HTTP plugins. */
+  http?: Pick<HttpEndpointOptions, 'policy'>;
+  /** Interval of HTTP plugin health checks; 0 turns them off. */
+  httpHealthCheckMilliseconds?: number;
+}
+
+/** Everything a running host holds, so main (and tests) can start and stop it. */
+export interface Host {
+  app: Express;
+  store: JsonRegistryStore;
+  runtime: StdioPluginRuntime;
+  httpPlugins: HttpPluginRegistry;
+  dispatcher: Dispatcher;
+  recovery: RecoveryReport;
+  /** The admin token when this start generated it (print it once). */
+  generatedToken?: string;
+  /** Starts the stdio plugins the operator left enabled. */
+  startEnabledPlugins(): Promise<void>;
+  /** Stops every plugin and closes the stores. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the host: registry store, plugin log, console provider, dispatcher,
+ * stdio runtime, HTTP plugins, installer and the admin API. The only place
+ * where the pieces meet.
+ */
+export async function composeHost(o: HostOptions): Promise<Host> {
+  const { paths } = o;
+  const store = await JsonRegistryStore.open(paths.stateDir);
+  const logs = new FilePluginLogStore(paths);
+  const provider = new ConsoleProvider();
+  const httpPlugins = new HttpPluginRegistry({ store, logs, ...o.http });
+  // The dispatcher asks for endpoints per event, after the runtime exists.
+  const dispatcher: Dispatcher = new Dispatcher({
+    endpoints: () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
+    defaultProvider: provider.id,
+  });
+  dispatcher.providers.register(provider);
+  const runtime: StdioPluginRuntime = new StdioPluginRuntime({
+    paths,
+    records: store,
+    logs,
+    sink: dispatcher.sink,
+    settings: (pluginId) => readSettings(paths, pluginId),
+    hostVersion: o.version,
+    timings: o.runtimeTimings,
+  });
+  const installer = new PluginInstaller({ paths, store, runtime, log: o.log });
+  const recovery = await installer.init();
+  await httpPlugins.load();
+  const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
+  if (healthEvery > 0) httpPlugins.startHealthChecks(healthEvery);
+  const token = await ensureAdminToken(store, { token: o.adminToken, reset: o.resetAdminToken });
+
+  const app = createApp({
+    paths,
+    store,
+    installer,
+    runtime,
+    logs,
+    http: httpPlugins,
+    adminTokenHash: token.hash,
+    maxUploadBytes: o.maxUploadBytes,
+    version: o.version,
+    apiRouters: [{ router: createConsoleRouter({ dispatcher, provider }) }, { router: createHttpRegistrationRouter({ registry: httpPlugins }) }],
+    log: (m) => o.log('error', m),
+  });
+
+  return {
+    app,
+    store,
+    runtime,
+    httpPlugins,
+    dispatcher,
+    recovery,
+    generatedToken: token.generated,
+    async startEnabledPlugins() {
+      const enabled = (await store.list()).filter((r: PluginRecord) => r.transport === 'stdio-jsonrpc' && r.enabled);
+      await Promise.all(
+        enabled.map((r) => runtime.start(r.pluginId).catch((e: Error) => o.log('warn', `could not start ${r.pluginId}: ${e.message}`))),
+      );
+    },
+    async close() {
+      await runtime.dispose();
+      await httpPlugins.close();
+      await logs.flush();
+      await store.close();
+    },
+  };
+}
