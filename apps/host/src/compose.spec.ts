@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import request from 'supertest';
+import { hostPaths } from '@host/host-core';
+import { buildZip } from '@host/host-installer';
+import { composeHost, type Host } from './compose';
+
+// The whole host wired as main wires it, driven through the admin API only:
+// a stdio plugin installed from its ZIP and an HTTP plugin registered by URL
+// answer the same console message; stopping one leaves the other answering.
+const FIXTURES = resolve(__dirname, '../../../e2e/fixtures');
+const TOKEN = 'compose-test-token-0123456789abcdef0123';
+const auth = { Authorization: `Bearer ${TOKEN}` };
+
+function echoPackage(): Buffer {
+  const manifest = JSON.parse(readFileSync(join(FIXTURES, 'misbehaving-plugin/manifest.json'), 'utf8'));
+  manifest.pluginId = 'com.example.echo';
+  return buildZip([
+    { name: 'manifest.json', data: JSON.stringify(manifest) },
+    { name: 'plugin.mjs', data: readFileSync(join(FIXTURES, 'misbehaving-plugin/plugin.mjs')) },
+  ]);
+}
+
+async function startBarePlugin(secretFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [join(FIXTURES, 'http-plugin-bare/server.mjs'), '--port', '0', '--secret-file', secretFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((ok, fail) => {
+    createInterface({ input: child.stdout! }).once('line', ok);
+    child.once('exit', (code) => fail(new Error(`bare plugin exited with ${code}`)));
+  });
+  return { child, url: JSON.parse(line).listening };
+}
+
+describe('composed host', () => {
+  let dataDir: string;
+  let host: Host;
+  const children: ChildProcess[] = [];
+
+  beforeEach(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'compose-'));
+    host = await composeHost({
+      paths: hostPaths(dataDir),
+      adminToken: TOKEN,
+      version: '0.0.0-test',
+      log: () => undefined,
+      httpHealthCheckMilliseconds: 0,
+      runtimeTimings: { pingIntervalMilliseconds: 0 },
+    });
+  });
+
+  afterEach(async () => {
+    await host.close();
+    for (const c of children) c.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const say = (text: string) =>
+    request(host.app)
+      .post('/api/console/messages')
+      .set(auth)
+      .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ann' }, text });
+
+  it('refuses console messages without the admin token', async () => {
+    const r = await request(host.app).post('/api/console/messages').send({ conversation: { type: 'group', id: 'g' }, sender: { id: 'u' }, text: 'hi' });
+    expect(r.status).toBe(401);
+    expect(r.body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('serves a stdio and an HTTP plugin side by side', async () => {
+    const installed = await request(host.app)
+      .post('/api/plugins/packages')
+      .set(auth)
+      .field('startAfterInstall', 'true')
+      .attach('package', echoPackage(), 'echo.zip');
+    expect(installed.status).toBe(201);
+    expect(installed.body.plugin).toMatchObject({ pluginId: 'com.example.echo', state: 'running' });
+
+    const first = await say('/echo <b>hi</b>');
+    expect(first.status).toBe(200);
+    expect(first.body.outbound).toEqual([
+      expect.objectContaining({
+        pluginId: 'com.example.echo',
+        body: expect.objectContaining({ msg_type: 2, markdown: { content: '<qqbot-at-user id="u1" /> &lt;b&gt;hi&lt;/b&gt;' } }),
+      }),
+    ]);
+
+    const secretFile = join(dataDir, 'bare-secret');
+    writeFileSync(secretFile, '');
+    const bare = await startBarePlugin(secretFile);
+    children.push(bare.child);
+    const registered = await request(host.app).post('/api/plugins/http').set(auth).send({ baseUrl: bare.url });
+    expect(registered.status).toBe(201);
+    writeFileSync(secretFile, registered.body.signingSecret);
+
+    const both = await say('/echo both');
+    expect(both.body.deliveries.map((d: { pluginId: string }) => d.pluginId).sort()).toEqual(['com.example.bare-echo', 'com.example.echo']);
+    expect(both.body.outbound.map((o: { pluginId: string }) => o.pluginId).sort()).toEqual(['com.example.bare-echo', 'com.example.echo']);
+
+    // The HTTP plugin goes away: the stdio plugin keeps answering.
+    bare.child.kill('SIGKILL');
+    await new Promise((r) => bare.child.once('exit', r));
+    const after = await say('/echo still here');
+    const httpDelivery = after.body.deliveries.find((d: { pluginId: string }) => d.pluginId === 'com.example.bare-echo');
+    expect(httpDelivery.error).not.toBeNull();
+    expect(after.body.outbound.map((o: { pluginId: string }) => o.pluginId)).toEqual(['com.example.echo']);
+
+    const listed = await request(host.app).get('/api/plugins').set(auth);
+    expect(listed.body.plugins.map((p: { pluginId: string; transport: string }) => `${p.pluginId}:${p.transport}`).sort()).toEqual([
+      'com.example.bare-echo:http',
+      'com.example.echo:stdio-jsonrpc',
+    ]);
+
+    const pid = host.runtime.status('com.example.echo')!.pid!;
+    const stopped = await request(host.app).post('/api/plugins/com.example.echo/stop').set(auth);
+    expect(stopped.body.plugin.state).toBe('stopped');
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
