@@ -33,9 +33,10 @@ describe('resolveLaunch', () => {
   const pkg = resolve('/data/plugins-v2/com.a.b');
   const launch = (over: object) => resolveLaunch(pkg, StdioLaunchSchema.parse({ command: 'node', ...over }));
 
-  it('keeps bare commands for PATH lookup and resolves relative ones in the package', () => {
+  it('keeps bare commands for PATH lookup and resolves relative ones in the working directory', () => {
     expect(launch({ args: ['main.js', '--host-stdio'] })).toEqual({ ok: true, command: 'node', args: ['main.js', '--host-stdio'], cwd: pkg });
-    expect(launch({ command: './bin/plugin', workingDirectory: 'bin' })).toMatchObject({ command: join(pkg, 'bin/plugin'), cwd: join(pkg, 'bin') });
+    // Relative commands resolve against workingDirectory, as the spec and the installer's entry check say.
+    expect(launch({ command: './plugin', workingDirectory: 'bin' })).toMatchObject({ command: join(pkg, 'bin/plugin'), cwd: join(pkg, 'bin') });
   });
 
   it.each(['..', '../other', '/etc', 'bin/../../x'])('refuses workingDirectory %j', (workingDirectory) => {

@@ -81,7 +81,8 @@ export function resolveLaunch(packageDir: string, stdio: StdioLaunch): { ok: tru
   let command = stdio.command;
   // An absolute command is the operator's explicit choice of interpreter and is used as is.
   if (/[\\/]/.test(command) && !isAbsolute(command)) {
-    command = resolve(root, command);
+    // Like the OS and interpreters resolve args: relative to the working directory (spec, "transport.stdio").
+    command = resolve(cwd, command);
     if (!inside(root, command)) {
       return {
         ok: false,
