@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PluginInstaller } from './installer';
 import type { InstallLimits } from './limits';
+import { hostPlatform } from './package-checks';
 import { snapshotTree } from './testing/tree-snapshot';
 import { buildZip, testManifest, testPackage, type ZipEntrySpec } from './testing/zip-writer';
 import { createUnavailableRuntime } from './unavailable-runtime';
@@ -108,6 +109,8 @@ const CASES: Case[] = [
   { name: 'missing entry script', code: 'INSTALL_ENTRY_MISSING', archive: () => buildZip([manifestEntry()]) },
   { name: 'missing native command', code: 'INSTALL_ENTRY_MISSING', archive: () => buildZip([manifestEntry({ transport: { type: 'stdio-jsonrpc', stdio: { command: './bin/plugin', args: ['--host-stdio'] } } }), index]) },
   { name: 'command climbing out', code: 'INSTALL_ENTRY_MISSING', archive: () => buildZip([manifestEntry({ transport: { type: 'stdio-jsonrpc', stdio: { command: '../../bin/sh', args: [] } } }), index]) },
+  { name: 'built for another platform', code: 'INSTALL_PLATFORM_UNSUPPORTED', archive: () => buildZip([manifestEntry({ supportedPlatforms: [{ platform: process.platform === 'win32' ? 'osx' : 'windows', architectures: ['x64'] }] }), index]) },
+  { name: 'built for another architecture', code: 'INSTALL_PLATFORM_UNSUPPORTED', archive: () => buildZip([manifestEntry({ supportedPlatforms: [{ platform: hostPlatform().platform, architectures: [process.arch === 'arm64' ? 'x64' : 'arm64'] }] }), index]) },
   { name: 'working directory outside', code: 'INSTALL_WORKDIR_OUTSIDE', archive: () => buildZip([manifestEntry({ transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js'], workingDirectory: '../' } } }), index]) },
   { name: 'absolute working directory', code: 'INSTALL_WORKDIR_OUTSIDE', archive: () => buildZip([manifestEntry({ transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js'], workingDirectory: '/tmp' } } }), index]) },
   { name: 'missing working directory', code: 'INSTALL_WORKDIR_MISSING', archive: () => buildZip([manifestEntry({ transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js'], workingDirectory: 'dist' } } }), index]) },

@@ -3,7 +3,7 @@ import { LIMITS, parseManifestText, parseStdioManifest, type StdioManifest } fro
 import { createHash } from 'node:crypto';
 import { readArchive, type ArchiveEntry } from './archive';
 import { inflateEntry } from './extract';
-import { checkPackage } from './package-checks';
+import { checkPackage, checkPlatform } from './package-checks';
 import type { InstallLimits } from './limits';
 
 /** Folders some archivers add beside the content (macOS Finder); never part of a package. */
@@ -112,6 +112,7 @@ export function inspectPackage(buffer: Buffer, limits: InstallLimits): PackagePl
     const path = folder ? entry.path.slice(folder.length + 1) : entry.path;
     files.push({ entry, path, mode: entry.mode });
   }
+  checkPlatform(manifest);
   const commandFile = checkPackage(manifest, files);
   if (commandFile) {
     // A native start command must be executable even when the ZIP was made where modes are not stored.

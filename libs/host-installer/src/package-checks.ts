@@ -65,3 +65,29 @@ export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEnt
   }
   return commandFile;
 }
+
+/** This host's platform and architecture in the manifest's vocabulary. */
+export function hostPlatform(platform: string = process.platform, arch: string = process.arch): { platform: string; architecture: string } {
+  const p = platform === 'win32' ? 'windows' : platform === 'darwin' ? 'osx' : platform;
+  const a = arch === 'ia32' ? 'x86' : arch;
+  return { platform: p, architecture: a };
+}
+
+/**
+ * Refuses a package whose `supportedPlatforms` leaves this host out (a Go
+ * binary built for another system, say). No list means every platform; a
+ * platform without `architectures` means every architecture.
+ */
+export function checkPlatform(manifest: StdioManifest, host = hostPlatform()): void {
+  const list = manifest.supportedPlatforms;
+  if (!list || list.length === 0) return;
+  const fits = list.some((s) => s.platform === host.platform && (!s.architectures || s.architectures.some((a) => a === host.architecture)));
+  if (!fits) {
+    const supported = list.map((s) => `${s.platform}${s.architectures ? ` (${s.architectures.join(', ')})` : ''}`).join(', ');
+    throw new HostError(
+      'INSTALL_PLATFORM_UNSUPPORTED',
+      `The package supports ${supported}, but this host is ${host.platform} (${host.architecture}). Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.`,
+      { supportedPlatforms: list, host },
+    );
+  }
+}
