@@ -149,6 +149,7 @@ export interface Session {
   readonly signal: AbortSignal;
 }
 
+/** A message or command handler; the event is acknowledged when it settles. */
 export type MessageHandler = (ctx: MessageContext) => void | Promise<void>;
 
 /**

@@ -34,7 +34,7 @@ describe('JSDoc examples', () => {
 
   it('exist for the main entry points', () => {
     const where = found.map((e) => e.where.split(':')[0]);
-    for (const file of ['define-plugin.ts', 'context.ts', 'parts.ts', 'errors.ts', 'http/index.ts', 'http/signature.ts', 'testing/test-host.ts']) expect(where).toContain(file);
+    for (const file of ['define-plugin.ts', 'read-manifest.ts', 'context.ts', 'parts.ts', 'errors.ts', 'stdio/runtime.ts', 'http/index.ts', 'http/signature.ts', 'testing/test-host.ts', 'testing/command-match.ts']) expect(where).toContain(file);
   });
 
   it('compile', () => {

@@ -57,6 +57,7 @@ export const SDK_ERRORS = {
   SDK_HTTP_CONFIG_INVALID: 'createHttpHandler() was given invalid options. The message names the option and the fix.',
 } as const;
 
+/** A code of SDK_ERRORS. */
 export type SdkErrorCode = keyof typeof SDK_ERRORS;
 
 /**
@@ -91,6 +92,23 @@ export class PluginSdkError extends Error {
  * messages.send) failed with a JSON-RPC error, or timed out
  * (`code === RpcErrorCode.RequestTimeout`). Refused messages are
  * PluginMessageError instead.
+ *
+ * @example
+ * ```ts
+ * import { HostCallError, RpcErrorCode, definePlugin } from '@host/plugin-sdk-v2';
+ *
+ * export default definePlugin({
+ *   pluginId: 'com.example.patient',
+ *   async onMessage(ctx) {
+ *     try {
+ *       await ctx.reply('working on it');
+ *     } catch (error) {
+ *       if (error instanceof HostCallError && error.code === RpcErrorCode.RequestTimeout) ctx.log.warn('the host did not answer in time');
+ *       else throw error;
+ *     }
+ *   },
+ * });
+ * ```
  */
 export class HostCallError extends Error {
   override readonly name = 'HostCallError';

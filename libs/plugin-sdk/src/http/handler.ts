@@ -67,6 +67,7 @@ export const HTTP_ERROR_CODES = [
   'plugin.internal_error',
 ] as const;
 
+/** A code of HTTP_ERROR_CODES. */
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 
 type Route = 'manifest' | 'events';

@@ -65,6 +65,19 @@ function usage(plugin: Plugin): string {
  * events under the host's concurrency and queue limits, ping answered at any
  * time, stop after in-flight events, exit when stdin closes.
  * Resolves with the exit code after calling `exit`.
+ *
+ * @example
+ * ```ts
+ * import { PassThrough } from 'node:stream';
+ * import { definePlugin, runStdio } from '@host/plugin-sdk-v2';
+ *
+ * const plugin = definePlugin({ pluginId: 'com.example.embedded', onMessage: (ctx) => ctx.reply('hi').then(() => undefined) });
+ *
+ * // Speak the protocol over other streams, e.g. inside a supervisor or a test.
+ * const stdin = new PassThrough();
+ * const stdout = new PassThrough();
+ * void runStdio(plugin, { argv: ['node', 'plugin', '--host-stdio'], stdin, stdout, exit: (code) => console.error('exit', code) });
+ * ```
  */
 export function runStdio(plugin: Plugin, options: StdioOptions = {}): Promise<number> {
   const argv = options.argv ?? process.argv;

@@ -8,6 +8,14 @@ import type { Command, CommandMatch, ConversationType } from '@host/protocol';
  * continue with whitespace; the longest prefix + word wins, and on a tie the
  * command declared first; commands limited by conversationScopes apply only
  * there. `args` is the rest of the text without leading whitespace.
+ *
+ * @example
+ * ```ts
+ * import { matchCommand } from '@host/plugin-sdk-v2/testing';
+ *
+ * const match = matchCommand('/E hello', [{ name: 'echo', aliases: ['e'], prefixes: ['/'], priority: 0 }], 'group');
+ * // { name: 'echo', word: 'e', prefix: '/', args: 'hello' }
+ * ```
  */
 export function matchCommand(text: string, commands: readonly Command[], conversation: ConversationType): CommandMatch | undefined {
   const trimmed = text.trimStart();
