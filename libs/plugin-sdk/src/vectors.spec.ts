@@ -7,6 +7,7 @@ import { PluginSdkError } from './errors';
 import type { PartInput } from './parts';
 import { RpcConnection } from './stdio/connection';
 import { runStdio } from './stdio/runtime';
+import { matchCommand } from './testing/command-match';
 import { createTestHost } from './testing/test-host';
 
 // Runs the shared protocol vectors (libs/protocol/vectors, format in its
@@ -20,6 +21,7 @@ const RUN = {
   'http-manifest': 'through the manifest check of definePlugin',
   'message-event': 'through the test host, which validates delivered events (verdict only)',
   'rpc-method': 'host.initialize params through the stdio runtime (verdict only); the rest is skipped below',
+  'command-match': 'through the test kit matcher, which must route exactly like the host',
 } as const;
 const SKIPPED = {
   'event-ack': 'the SDK writes ACKs but never reads one; libs/protocol runs these against the schema the SDK bundles',
@@ -228,5 +230,17 @@ describe('rpc-method vectors: host.initialize params through the stdio runtime',
 
   it('has cases to run', () => {
     expect(cases.length).toBeGreaterThan(1);
+  });
+});
+
+describe('command-match vectors (the test kit routes like the host)', () => {
+  it.each(casesOf('command-match').map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const found = matchCommand(c['text'] as string, c['commands'] as Parameters<typeof matchCommand>[1], c['conversation'] as Parameters<typeof matchCommand>[2]);
+    const expected = c['expect'] as { index: number; [k: string]: unknown } | null;
+    if (expected === null) expect(found).toBeUndefined();
+    else {
+      const { index: _index, ...match } = expected;
+      expect(found).toEqual(match);
+    }
   });
 });

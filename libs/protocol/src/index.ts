@@ -14,3 +14,4 @@ export * from './validation';
 export * from './parse';
 export * from './framing';
 export * from './json-schema';
+export * from './command-match';

@@ -10,6 +10,9 @@ import {
   parseHttpManifest,
   parseStdioManifest,
   validate,
+  matchCommand,
+  type Command,
+  type ConversationType,
   type ValidationResult,
 } from './index';
 
@@ -114,6 +117,11 @@ const RUNNERS: Partial<Record<keyof typeof VECTOR_KINDS, (c: VectorCase) => void
   'message-event': (c) => checkShape(SHAPES['message-event'] as z.ZodType, c as ShapeCase),
   'event-ack': (c) => checkShape(SHAPES['event-ack'] as z.ZodType, c as ShapeCase),
   'message-response': (c) => checkShape(SHAPES['message-response'] as z.ZodType, c as ShapeCase),
+  'command-match': (c) => {
+    const mc = c as unknown as { text: string; commands: Command[]; conversation: ConversationType; expect: unknown };
+    const found = matchCommand(mc.text, mc.commands, mc.conversation);
+    expect(found ? { ...found.match, index: found.index } : null).toEqual(mc.expect);
+  },
   'rpc-method': (c) => {
     const rc = c as RpcCase;
     const m = findMethod(rc.method);

@@ -32,6 +32,7 @@ export const VECTOR_KINDS = {
   'event-ack': 'protocol',
   'message-response': 'protocol',
   'rpc-method': 'protocol',
+  'command-match': 'protocol',
   rendering: 'messages',
   normalization: 'messages',
 } as const;

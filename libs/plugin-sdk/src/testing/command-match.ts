@@ -1,8 +1,8 @@
-import type { Command, CommandMatch, ConversationType } from '@host/protocol';
+import { matchCommand as matchCommandText, type Command, type CommandMatch, type ConversationType } from '@host/protocol';
 
 /**
- * Command matching as the host does it (docs/protocol/v2.md, "Routing"),
- * so a plugin's tests see the `command` the real host would put in the event:
+ * Command matching as the host does it (the protocol's own matcher, see
+ * docs/protocol/v2.md, "Routing"), so a plugin's tests see the `command` the real host would put in the event:
  * leading whitespace is ignored; the text must start with a prefix followed
  * by the command name or an alias, compared without case, and then end or
  * continue with whitespace; the longest prefix + word wins, and on a tie the
@@ -18,21 +18,5 @@ import type { Command, CommandMatch, ConversationType } from '@host/protocol';
  * ```
  */
 export function matchCommand(text: string, commands: readonly Command[], conversation: ConversationType): CommandMatch | undefined {
-  const trimmed = text.trimStart();
-  const lower = trimmed.toLowerCase();
-  let best: { match: CommandMatch; length: number } | undefined;
-  for (const command of commands) {
-    if (command.conversationScopes && !command.conversationScopes.includes(conversation)) continue;
-    for (const prefix of command.prefixes) {
-      for (const word of [command.name, ...command.aliases]) {
-        const head = (prefix + word).toLowerCase();
-        if (best && head.length <= best.length) continue;
-        if (!lower.startsWith(head)) continue;
-        const after = trimmed.charAt(head.length);
-        if (after !== '' && !/\s/.test(after)) continue;
-        best = { match: { name: command.name, word, prefix, args: trimmed.slice(head.length).trimStart() }, length: head.length };
-      }
-    }
-  }
-  return best?.match;
+  return matchCommandText(text, commands, conversation)?.match;
 }
