@@ -120,3 +120,22 @@ describe('composed host', () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 });
+
+describe('OpenAPI document of the composed host', () => {
+  it('lists the console and HTTP registration routes beside the admin API', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'compose-openapi-'));
+    const host = await composeHost({ paths: hostPaths(dataDir), adminToken: TOKEN, version: '0.0.0-test', log: () => undefined, httpHealthCheckMilliseconds: 0 });
+    try {
+      const doc = await request(host.app).get('/api/openapi.json').set(auth);
+      expect(doc.status).toBe(200);
+      expect(Object.keys(doc.body.paths)).toEqual(
+        expect.arrayContaining(['/api/console/messages', '/api/console/events', '/api/plugins/http', '/api/plugins/{pluginId}/refresh', '/api/plugins/packages']),
+      );
+      const register = doc.body.paths['/api/plugins/http'].post;
+      expect(JSON.stringify(register.requestBody)).toContain('baseUrl');
+    } finally {
+      await host.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

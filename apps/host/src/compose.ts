@@ -7,6 +7,7 @@ import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOpti
 import { PluginInstaller, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
 import { JsonRegistryStore } from '@host/host-store';
+import { consoleRouteDocs, httpPluginRouteDocs } from './route-docs';
 
 export interface HostOptions {
   paths: HostPaths;
@@ -82,7 +83,10 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     adminTokenHash: token.hash,
     maxUploadBytes: o.maxUploadBytes,
     version: o.version,
-    apiRouters: [{ router: createConsoleRouter({ dispatcher, provider }) }, { router: createHttpRegistrationRouter({ registry: httpPlugins }) }],
+    apiRouters: [
+      { router: createConsoleRouter({ dispatcher, provider }), docs: consoleRouteDocs },
+      { router: createHttpRegistrationRouter({ registry: httpPlugins }), docs: httpPluginRouteDocs },
+    ],
     log: (m) => o.log('error', m),
   });
 
