@@ -15,6 +15,23 @@ export interface InitFlags {
   force?: boolean;
 }
 
+/**
+ * Where the SDK and this CLI come from. Published packages resolve from the
+ * registry (`^2.0.0`); a CLI run from a checkout of the host repository
+ * (tools/host-plugin/dist/cli.cjs beside libs/plugin-sdk) points the new
+ * project at that checkout with `file:` links, so `npm install` works before
+ * anything is published.
+ */
+export function packageSources(cliDir: string = __dirname): { sdk: string; cli: string } {
+  const root = resolve(cliDir, '..', '..', '..');
+  const sdkDir = join(root, 'libs', 'plugin-sdk');
+  const cliPackage = join(root, 'tools', 'host-plugin');
+  if (existsSync(join(sdkDir, 'package.json')) && existsSync(join(cliPackage, 'package.json')) && !cliDir.split(/[\\/]/).includes('node_modules')) {
+    return { sdk: `file:${sdkDir}`, cli: `file:${cliPackage}` };
+  }
+  return { sdk: `^${SDK_VERSION}`, cli: `^${SDK_VERSION}` };
+}
+
 function defaults(dir: string): InitOptions {
   const base = basename(resolve(dir));
   const slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^[^a-z]+|-+$/g, '') || 'plugin';
@@ -23,8 +40,7 @@ function defaults(dir: string): InitOptions {
     name: base.replace(/[-_]+/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase()) || 'Plugin',
     author: 'Unknown',
     description: 'Echoes commands back, mentioning the sender.',
-    sdk: `^${SDK_VERSION}`,
-    cli: `^${SDK_VERSION}`,
+    ...packageSources(),
   };
 }
 

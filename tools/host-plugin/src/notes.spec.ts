@@ -53,7 +53,7 @@ describe('host-plugin notes', () => {
     expect(md).toMatch(/## Common errors and logs/);
     expect(md).toMatch(/<data>\/logs\/com\.example\.weather\//);
     expect(md).toMatch(/Transport: `stdio-jsonrpc`/);
-    expect(md).toMatch(/upload `com\.example\.weather\.zip` in the admin UI/);
+    expect(md).toMatch(/upload `com\.example\.weather\.zip` to the host's admin API/);
     expect(md).toMatch(/Concurrency: 4 event\(s\) at a time, up to 64 waiting/);
     expect(md).toMatch(/## What's new\n\n- Added imperial units\./);
     expect(md).toMatch(/\| \/weather \| w \| Weather for a city \|/);
@@ -92,7 +92,7 @@ describe('host-plugin notes', () => {
     const md = read('NOTES.md');
     for (const expected of [
       /Transport: HTTP/,
-      /"Register HTTP plugin" and enter the base URL `https:\/\/bots\.example\.com\/weather`/,
+      /register the base URL `https:\/\/bots\.example\.com\/weather` with the host/,
       /Service address: `https:\/\/bots\.example\.com\/weather`\. The host must reach/,
       /HTTPS, proxy and authentication: TLS terminates at nginx/,
       /Timeouts: The host waits up to 10 s/,

@@ -145,7 +145,7 @@ export async function gatherFacts(dir: string, pkg: PackageJson | undefined, fla
               input.http?.retries ??
               `The host retries a delivery up to ${HTTP_DEFAULTS.maxRetries} times (200 ms, then 800 ms) after connection failures and 502/503/504, with the same delivery id; the service answers 503 when it is over its concurrency limit, and refuses a replayed delivery id.`,
             logs: values['http.logs'] as string,
-            health: input.http?.health ?? `GET ${base}/host/plugin/manifest answers 200 with the manifest while the service is up; the host shows delivery health in the admin UI.`,
+            health: input.http?.health ?? `GET ${base}/host/plugin/manifest answers 200 with the manifest while the service is up; the host shows delivery health in its plugins API.`,
             updates: values['http.updates'] as string,
           },
         }
@@ -174,11 +174,11 @@ export function renderNotes(f: NotesFacts): string {
   if (f.transport === 'stdio') {
     out.push(
       '- Transport: `stdio-jsonrpc` (a local process the host starts, stops and restarts).',
-      `- Install: upload \`${m.pluginId}.zip\` in the admin UI under "v2 plugins". Uploading a newer version with the same plugin id updates it; the previous version is backed up and the plugin's data and settings are kept.`,
+      `- Install: upload \`${m.pluginId}.zip\` to the host's admin API (\`POST /api/plugins/packages\`, file field \`package\`). Uploading a newer version with the same plugin id updates it; the previous version is backed up and the plugin's data and settings are kept.`,
       '',
     );
   } else {
-    out.push('- Transport: HTTP (a service you run; no ZIP is uploaded).', `- Install: in the admin UI choose "Register HTTP plugin" and enter the base URL \`${f.http?.baseUrl}\`. Configure the service with the signing secret shown once at registration.`, '');
+    out.push('- Transport: HTTP (a service you run; no ZIP is uploaded).', `- Install: register the base URL \`${f.http?.baseUrl}\` with the host ("Register HTTP plugin", \`POST /api/plugins/http\`). Configure the service with the signing secret shown once at registration.`, '');
   }
 
   const commands = m.commands;
@@ -220,7 +220,7 @@ export function renderNotes(f: NotesFacts): string {
   out.push(table([['Error', 'What to do'], ...[...errors, ...f.commonErrors].map((e) => [e.error, e.fix])]), '');
   if (f.transport === 'stdio') {
     out.push(
-      `- Logs: the plugin's stderr and log lines are kept by the host under \`<data>/logs/${m.pluginId}/\` and shown in the admin UI (API: \`GET /api/plugins/${m.pluginId}/logs\`).`,
+      `- Logs: the plugin's stderr and log lines are kept by the host under \`<data>/logs/${m.pluginId}/\` and readable through \`GET /api/plugins/${m.pluginId}/logs\`.`,
       `- Data: the plugin keeps its files under \`<data>/plugin-data/${m.pluginId}/\`; they survive updates.`,
     );
     const c = 'transport' in m ? (m as StdioManifest).concurrency : undefined;

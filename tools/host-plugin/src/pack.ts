@@ -96,6 +96,6 @@ export function pack(project: PluginProject, options: PackOptions, out: (text: s
   out(`  total: ${entries.size} files, ${formatBytes(raw)} unpacked, ${formatBytes(zip.length)} zipped`);
   out(`  ${file}`);
   out(`  sha256 ${sha256}`);
-  out(`Install it: upload the ZIP under "v2 plugins" in the admin UI.`);
+  out(`Install it: POST it to the host's admin API (curl -H "Authorization: Bearer $TOKEN" -F package=@<zip> -F startAfterInstall=true <host>/api/plugins/packages).`);
   return { file, sha256, bytes: zip.length, groups: summary, entries: [...entries.keys()].sort() };
 }

@@ -166,8 +166,9 @@ npm run pack        # build, validate and write artifacts/${o.pluginId}.zip
 npm run notes       # release notes from manifest.json
 \`\`\`
 
-Install: upload \`artifacts/${o.pluginId}.zip\` under "v2 plugins" in the host's admin UI, then send
-\`/echo hello\` in a group.
+Install: upload \`artifacts/${o.pluginId}.zip\` to the host (\`POST /api/plugins/packages\` with the file in the
+field \`package\` and \`startAfterInstall=true\`), then send \`/echo hello\` in a group (the host's console
+provider: \`POST /api/console/messages\`).
 `,
   );
   return files;

@@ -52,7 +52,7 @@ function usage(plugin: Plugin): string {
     `The host starts this program with ${HOST_STDIO_FLAG} and speaks JSON-RPC over stdin/stdout;`,
     'it is not meant to be run by hand.',
     '',
-    '  Install: pack it (npx host-plugin pack) and upload artifacts/<pluginId>.zip under "v2 plugins" in the admin UI.',
+    '  Install: pack it (npx host-plugin pack) and upload artifacts/<pluginId>.zip to the host (POST /api/plugins/packages).',
     '  Test:    drive it with createTestHost() from @host/plugin-sdk-v2/testing in a unit test.',
     `  Debug:   run it with ${HOST_STDIO_FLAG} and write Content-Length framed JSON-RPC to stdin.`,
     '',
