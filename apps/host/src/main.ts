@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   if (host.generatedToken) {
     // Shown once: only its hash is stored.
     console.log(
-      `\n  Admin URL:   ${url}\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or set HOST_ADMIN_TOKEN.\n`,
+      `\n  Admin API:   ${url}api\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or set HOST_ADMIN_TOKEN.\n`,
     );
   }
   // Last: the "listening" line tells scripts the host is ready.
