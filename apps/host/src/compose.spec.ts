@@ -79,6 +79,11 @@ describe('composed host', () => {
     expect(installed.status).toBe(201);
     expect(installed.body.plugin).toMatchObject({ pluginId: 'com.example.echo', state: 'running' });
 
+    await say('/log written through log.write');
+    const logs = await request(host.app).get('/api/plugins/com.example.echo/logs?tail=20').set(auth);
+    expect(logs.status).toBe(200);
+    expect(JSON.stringify(logs.body)).toContain('written through log.write');
+
     const first = await say('/echo <b>hi</b>');
     expect(first.status).toBe(200);
     expect(first.body.outbound).toEqual([
@@ -107,6 +112,14 @@ describe('composed host', () => {
     const httpDelivery = after.body.deliveries.find((d: { pluginId: string }) => d.pluginId === 'com.example.bare-echo');
     expect(httpDelivery.error).not.toBeNull();
     expect(after.body.outbound.map((o: { pluginId: string }) => o.pluginId)).toEqual(['com.example.echo']);
+    const httpDetail = await request(host.app).get('/api/plugins/com.example.bare-echo').set(auth);
+    expect(httpDetail.body.plugin.runtime).toMatchObject({ health: expect.stringMatching(/^(degraded|unreachable)$/), lastError: expect.any(String) });
+
+    // Disabled, the HTTP plugin gets nothing; enabled again, it is asked again.
+    expect((await request(host.app).post('/api/plugins/com.example.bare-echo/stop').set(auth)).body.plugin.state).toBe('stopped');
+    expect((await say('/echo quiet')).body.deliveries.map((d: { pluginId: string }) => d.pluginId)).toEqual(['com.example.echo']);
+    expect((await request(host.app).post('/api/plugins/com.example.bare-echo/start').set(auth)).status).toBe(200);
+    expect((await say('/echo loud')).body.deliveries.map((d: { pluginId: string }) => d.pluginId).sort()).toEqual(['com.example.bare-echo', 'com.example.echo']);
 
     const listed = await request(host.app).get('/api/plugins').set(auth);
     expect(listed.body.plugins.map((p: { pluginId: string; transport: string }) => `${p.pluginId}:${p.transport}`).sort()).toEqual([
