@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { HTTP_DEFAULTS, HTTP_HEADERS, SIGNATURE_VERSION } from '@host/protocol';
+import { HTTP_DEFAULTS, HTTP_HEADERS, SIGNATURE_VERSION, signingPayload } from '@host/protocol';
 
 /**
  * Request signing of the HTTP transport; docs/protocol/http-signing.md is the
@@ -18,7 +18,7 @@ export function computeSignature(secret: string, timestamp: string, deliveryId: 
   const mac = createHmac('sha256', secret);
   // Feeding the prefix and the raw body separately avoids re-encoding a
   // Buffer body: the signature covers the body bytes exactly as sent.
-  mac.update(`${timestamp}.${deliveryId}.`);
+  mac.update(signingPayload(timestamp, deliveryId, ''));
   mac.update(rawBody);
   return `${SIGNATURE_VERSION}=${mac.digest('hex')}`;
 }
