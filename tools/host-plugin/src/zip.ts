@@ -1,4 +1,4 @@
-import { deflateRawSync } from 'node:zlib';
+import { crc32 as zlibCrc32, deflateRawSync } from 'node:zlib';
 import { CliError } from './errors';
 
 export interface ZipEntry {
@@ -9,20 +9,9 @@ export interface ZipEntry {
   mode: number;
 }
 
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
+/** CRC-32 of an entry (zlib's, Node 20.15+). */
 export function crc32(data: Buffer): number {
-  let crc = 0xffffffff;
-  for (const byte of data) crc = (CRC_TABLE[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+  return zlibCrc32(data) >>> 0;
 }
 
 /** 1980-01-01 00:00:00, the earliest DOS date: every entry gets it, so builds do not differ by time. */
