@@ -5,6 +5,7 @@ export { FilePluginLogStore, LOG_FILE_NAME, type FileLogStoreOptions, type LogLi
 export { LineSplitter, capLogLine } from './logs/line-limits';
 export { FramedMessageReader, type FramingFailure } from './connection/framed-reader';
 export { FramedMessageWriter } from './connection/framed-writer';
+export { RequestBacklog } from './connection/request-backlog';
 export { buildEnvironment, resolveLaunch, INHERITED_ENVIRONMENT, type PluginDirectories } from './process/launch';
 export { ProcessGroups, signalGroup, groupAlive } from './process/process-groups';
 export { StartError, type ExitInfo } from './process/plugin-process';

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { FrameDecoder, LIMITS, type FrameLimits, type FramingErrorCode } from '@host/protocol';
 import { AbstractMessageReader, type DataCallback, type Disposable, type Message } from 'vscode-jsonrpc/node';
+import type { RequestBacklog } from './request-backlog';
 
 /** Details of the first bytes on stdout that were not a valid frame. */
 export interface FramingFailure {
@@ -27,6 +28,7 @@ export class FramedMessageReader extends AbstractMessageReader {
     private readonly readable: Readable,
     private readonly onFailure: (failure: FramingFailure) => void,
     limits: FrameLimits = LIMITS,
+    private readonly backlog?: RequestBacklog,
   ) {
     super();
     this.decoder = new FrameDecoder(limits);
@@ -59,7 +61,11 @@ export class FramedMessageReader extends AbstractMessageReader {
 
   private onData(chunk: Buffer): void {
     for (const ev of this.decoder.push(chunk)) {
-      if (ev.kind === 'message') this.callback?.(ev.message as Message);
+      if (ev.kind === 'message') {
+        if (!this.callback) continue;
+        this.backlog?.received(ev.message as Message);
+        this.callback(ev.message as Message);
+      }
       else this.fail(ev.code, ev.message, chunk);
     }
   }

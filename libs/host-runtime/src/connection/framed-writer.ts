@@ -1,21 +1,33 @@
 import type { Writable } from 'node:stream';
 import { encodeFrame } from '@host/protocol';
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node';
+import type { RequestBacklog } from './request-backlog';
+
+/** Bounds on holding frames for a burst, so a plugin that never stops sending cannot starve its answers. */
+const MAX_HELD_TURNS = 32;
+const MAX_HELD_BYTES = 256 * 1024;
 
 /**
  * A vscode-jsonrpc writer that encodes with the protocol's `encodeFrame`. Each
  * frame is handed to the stream whole, in one `write` call, and the stream
  * keeps writes in order, so concurrent replies never interleave bytes.
+ *
+ * Frames written in one tick leave in one writev. With a `backlog`, frames are
+ * held longer while requests the connection has received are still waiting to
+ * be started (it starts one per event-loop turn): their answers follow within
+ * the next turns and leave together. Holding stops as soon as no request is
+ * waiting, when a turn passes without one being started, or at the bounds.
  */
 export class FramedMessageWriter extends AbstractMessageWriter implements MessageWriter {
   private closed = false;
   private corked = false;
-  private readonly uncork = () => {
-    this.corked = false;
-    this.writable.uncork();
-  };
+  private heldTurns = 0;
+  private startsSeen = 0;
 
-  constructor(private readonly writable: Writable) {
+  constructor(
+    private readonly writable: Writable,
+    private readonly backlog?: RequestBacklog,
+  ) {
     super();
     // A child that exits makes its stdin fail with EPIPE; without a listener
     // that error would crash the host.
@@ -33,12 +45,12 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
     if (this.closed || this.writable.destroyed || this.writable.writableEnded) {
       return Promise.reject(new Error('the plugin stdin is closed'));
     }
-    // Frames written in the same tick leave in one writev: under load one
-    // system call carries several frames instead of one each.
     if (!this.corked) {
       this.corked = true;
+      this.heldTurns = 0;
+      this.startsSeen = this.backlog?.starts ?? 0;
       this.writable.cork();
-      process.nextTick(this.uncork);
+      process.nextTick(this.flush);
     }
     this.writable.write(encodeFrame(msg));
     return Promise.resolve();
@@ -48,4 +60,19 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
     this.closed = true;
     this.writable.end();
   }
+
+  private readonly flush = () => {
+    const b = this.backlog;
+    if (b && b.pending > 0 && this.heldTurns < MAX_HELD_TURNS && this.writable.writableLength < MAX_HELD_BYTES && !this.closed) {
+      // The first check holds; later ones only while requests keep being started.
+      if (this.heldTurns === 0 || b.starts !== this.startsSeen) {
+        this.startsSeen = b.starts;
+        this.heldTurns++;
+        setImmediate(this.flush);
+        return;
+      }
+    }
+    this.corked = false;
+    this.writable.uncork();
+  };
 }

@@ -17,6 +17,7 @@ import {
 import { createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FramedMessageReader, type FramingFailure } from '../connection/framed-reader';
 import { FramedMessageWriter } from '../connection/framed-writer';
+import { RequestBacklog } from '../connection/request-backlog';
 import { createPluginRequestHandler } from '../connection/plugin-requests';
 import { LineSplitter } from '../logs/line-limits';
 import { formatDuration, type RuntimeTimings } from '../timings';
@@ -131,20 +132,24 @@ export class PluginProcess {
   }
 
   private connect(child: ChildProcess): MessageConnection {
+    const backlog = new RequestBacklog();
     const reader = new FramedMessageReader(child.stdout!, (failure) => {
       this.pollution = failure;
       this.log('error', `stdout pollution: the plugin wrote ${failure.bytes}, which is not a protocol frame (${failure.code}: ${failure.message})`);
       this.resolvePolluted();
       this.o.onPollution(failure);
-    });
-    const writer = new FramedMessageWriter(child.stdin!);
+    }, LIMITS, backlog);
+    const writer = new FramedMessageWriter(child.stdin!, backlog);
     const logger = {
       error: (m: string) => this.log('error', m),
       warn: (m: string) => this.log('warn', m),
       info: () => undefined,
       log: () => undefined,
     };
-    const connection = createMessageConnection(reader, writer, logger, { maxParallelism: MAX_PARALLEL_PLUGIN_REQUESTS });
+    const connection = createMessageConnection(reader, writer, logger, {
+      maxParallelism: MAX_PARALLEL_PLUGIN_REQUESTS,
+      messageStrategy: backlog.strategy,
+    });
     const handle = createPluginRequestHandler({
       pluginId: this.o.pluginId,
       token: this.token,
