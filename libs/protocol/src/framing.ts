@@ -214,10 +214,19 @@ export class FrameDecoder {
 
 const encoder = new TextEncoder();
 
+/**
+ * The header block of a frame whose payload is `byteLength` bytes of UTF-8.
+ * For writers that hand the payload to their stream as text (`header + json`),
+ * which saves encoding each frame into its own byte array.
+ */
+export function frameHeader(byteLength: number): string {
+  return `Content-Length: ${byteLength}\r\n\r\n`;
+}
+
 /** Encodes one message as a frame. */
 export function encodeFrame(message: unknown): Uint8Array {
   const body = encoder.encode(JSON.stringify(message));
-  const head = encoder.encode(`Content-Length: ${body.length}\r\n\r\n`);
+  const head = encoder.encode(frameHeader(body.length));
   const out = new Uint8Array(head.length + body.length);
   out.set(head);
   out.set(body, head.length);

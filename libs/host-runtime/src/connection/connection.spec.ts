@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { hostPaths, type PluginEndpoint } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
-import { RpcErrorCode } from '@host/protocol';
+import { encodeFrame, RpcErrorCode } from '@host/protocol';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FilePluginLogStore } from '../logs/file-plugin-log-store';
 import { FramedMessageReader, offendingBytes, type FramingFailure } from './framed-reader';
@@ -46,6 +46,16 @@ describe('framed connection', () => {
     toHost.write('Loading model...\n');
     await new Promise((r) => setImmediate(r));
     expect(failures).toEqual([{ code: 'framing.header.malformed', message: expect.any(String), bytes: '"Loading model...\\n"' }]);
+  });
+
+  it('writes the same bytes as encodeFrame, multi-byte text included', async () => {
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    const message = { jsonrpc: '2.0' as const, id: 7, method: 'events.message', params: { text: 'héllo ✓ 😀 <b>' } };
+    await new FramedMessageWriter(out).write(message);
+    await new Promise((r) => setImmediate(r));
+    expect(Buffer.concat(chunks)).toEqual(Buffer.from(encodeFrame(message)));
   });
 
   it('points at the stray line among frames', () => {

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { encodeFrame } from '@host/protocol';
+import { frameHeader } from '@host/protocol';
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node';
 import type { RequestBacklog } from './request-backlog';
 
@@ -8,8 +8,8 @@ const MAX_HELD_TURNS = 32;
 const MAX_HELD_BYTES = 256 * 1024;
 
 /**
- * A vscode-jsonrpc writer that encodes with the protocol's `encodeFrame`. Each
- * frame is handed to the stream whole, in one `write` call, and the stream
+ * A vscode-jsonrpc writer producing the protocol's frames (the same bytes as
+ * `encodeFrame`). Each frame is handed to the stream whole, in one `write` call, and the stream
  * keeps writes in order, so concurrent replies never interleave bytes.
  *
  * Frames written in one tick leave in one writev. With a `backlog`, frames are
@@ -52,7 +52,10 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
       this.writable.cork();
       process.nextTick(this.flush);
     }
-    this.writable.write(encodeFrame(msg));
+    // As text: the stream encodes all frames of one writev into a single
+    // buffer, where encodeFrame would allocate a byte array per frame.
+    const json = JSON.stringify(msg);
+    this.writable.write(frameHeader(Buffer.byteLength(json, 'utf8')) + json, 'utf8');
     return Promise.resolve();
   }
 
