@@ -35,6 +35,7 @@ export interface FrameLimits {
 
 const CR = 13;
 const LF = 10;
+const CANONICAL_PREFIX = Uint8Array.from('Content-Length: ', (c) => c.charCodeAt(0));
 const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/;
 const CONTENT_TYPE = /^application\/vscode-jsonrpc\s*;\s*charset\s*=\s*"?utf-?8"?$/i;
 
@@ -131,6 +132,8 @@ export class FrameDecoder {
 
   private next(): FrameEvent | null {
     if (this.pending) return this.takePayload(this.pending.headerEnd, this.pending.length);
+    const canonical = this.canonicalHeader();
+    if (canonical >= 0) return this.checkedPayload(canonical, this.canonicalLength);
     const buf = this.buf;
     // Header block: check each completed line as it arrives.
     let headerEnd = -1;
@@ -178,6 +181,10 @@ export class FrameDecoder {
       }
     }
     if (length === undefined) return fail('framing.content_length.missing', 'frame has no Content-Length header');
+    return this.checkedPayload(headerEnd, length);
+  }
+
+  private checkedPayload(headerEnd: number, length: number): FrameEvent | null {
     if (length === 0) return fail('framing.payload.empty', 'Content-Length is 0');
     if (length > this.limits.maxPayloadBytes) {
       return fail('framing.payload.too_large', `Content-Length ${length} exceeds ${this.limits.maxPayloadBytes} bytes`);
@@ -185,14 +192,43 @@ export class FrameDecoder {
     return this.takePayload(headerEnd, length);
   }
 
+  /** Set by canonicalHeader: the Content-Length it read. */
+  private canonicalLength = 0;
+
+  /**
+   * The header every encoder writes, `Content-Length: N\r\n\r\n`, read from
+   * the bytes without building strings: returns where the payload starts, or
+   * -1 when the buffer holds anything else (other headers, spacing, casing,
+   * an error, an incomplete header), which the general parser then handles.
+   * It accepts exactly what the general parser accepts for this form.
+   */
+  private canonicalHeader(): number {
+    const store = this.store;
+    const start = this.start;
+    const end = this.end_;
+    const prefix = CANONICAL_PREFIX.length;
+    if (end - start < prefix + 5) return -1;
+    for (let k = 0; k < prefix; k++) if (store[start + k] !== CANONICAL_PREFIX[k]) return -1;
+    let i = start + prefix;
+    let length = 0;
+    while (i < end && i - start - prefix < 10 && store[i]! >= 0x30 && store[i]! <= 0x39) length = length * 10 + store[i++]! - 0x30;
+    const digits = i - start - prefix;
+    if (digits === 0 || end - i < 4) return -1;
+    if (store[i] !== CR || store[i + 1] !== LF || store[i + 2] !== CR || store[i + 3] !== LF) return -1;
+    const headerEnd = i + 4 - start;
+    if (headerEnd > this.limits.maxHeaderBytes) return -1;
+    this.canonicalLength = length;
+    return headerEnd;
+  }
+
   private takePayload(headerEnd: number, length: number): FrameEvent | null {
-    const buf = this.buf;
-    if (buf.length < headerEnd + length) {
+    if (this.end_ - this.start < headerEnd + length) {
       this.pending = { headerEnd, length };
       return null;
     }
     this.pending = null;
-    const payload = buf.subarray(headerEnd, headerEnd + length);
+    const from = this.start + headerEnd;
+    const payload = this.store.subarray(from, from + length);
     let text: string;
     try {
       text = this.utf8.decode(payload);
