@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { MessageProvider, ProviderSendResult, ReplyContext } from '@host/host-dispatch';
+import { IsoTimeCache, type MessageProvider, type ProviderSendResult, type ReplyContext } from '@host/host-dispatch';
 import type { ProviderBody } from '@host/messages';
 import type { MessageEvent, Target } from '@host/protocol';
 
@@ -30,6 +30,8 @@ export class ConsoleProvider implements MessageProvider {
   private sent = 0;
   private received = 0;
   private readonly now: () => number;
+  private readonly timestamps = new IsoTimeCache();
+  private readonly deadlines = new IsoTimeCache();
 
   constructor(private readonly o: ConsoleProviderOptions = {}) {
     this.now = o.now ?? Date.now;
@@ -54,7 +56,7 @@ export class ConsoleProvider implements MessageProvider {
     return {
       eventId: randomUUID(),
       eventType: 'message.created',
-      timestamp: new Date(now).toISOString(),
+      timestamp: this.timestamps.at(now),
       source: this.id,
       bot: { botAccountId: this.botAccountId, platform: 'console', displayName: this.o.botDisplayName ?? 'Console bot' },
       conversation: group ? { type: 'group', conversationId: id, groupOpenId: id } : { type: 'c2c', conversationId: id, c2cOpenId: id },
@@ -69,7 +71,7 @@ export class ConsoleProvider implements MessageProvider {
         messageId,
         targetType: group ? 'group' : 'user',
         targetId: id,
-        replyUntil: new Date(now + window).toISOString(),
+        replyUntil: this.deadlines.at(now + window),
         restrictions: [],
       },
     };

@@ -2,6 +2,7 @@ import type { DeliveryOutcome, PluginEndpoint, PluginRouting } from '@host/host-
 import { DELIVERY_ERRORS, RUNTIME_DEFAULTS, type DeliveryErrorCode, type MessageEvent } from '@host/protocol';
 import type { RendererRegistry } from '@host/messages';
 import { EventLog, type DeliveryRecord, type EventRecord } from './event-log';
+import { IsoTimeCache } from './iso-time';
 import { HostOutboundSink } from './outbound-sink';
 import { DEFAULT_CONCURRENCY, PluginQueue } from './plugin-queue';
 import { ProviderRegistry } from './provider';
@@ -32,6 +33,7 @@ export class Dispatcher {
   readonly sink: HostOutboundSink;
   private readonly queues = new Map<string, PluginQueue>();
   private readonly timeout: number;
+  private readonly clock = new IsoTimeCache();
 
   constructor(private readonly o: DispatcherOptions) {
     this.events = o.events ?? new EventLog();
@@ -65,7 +67,7 @@ export class Dispatcher {
     const record: EventRecord = {
       eventId: event.eventId,
       source: event.source,
-      receivedAt: new Date().toISOString(),
+      receivedAt: this.clock.at(Date.now()),
       completedAt: null,
       event: base,
       recipients: recipients.map((r) => r.endpoint.pluginId),
@@ -82,7 +84,7 @@ export class Dispatcher {
         break;
       }
     }
-    record.completedAt = new Date().toISOString();
+    record.completedAt = this.clock.at(Date.now());
     this.events.publish({ type: 'completed', record });
     return record;
   }
@@ -94,7 +96,7 @@ export class Dispatcher {
       pluginId,
       transport: endpoint.transport,
       ...(r.command ? { command: r.command } : {}),
-      startedAt: new Date().toISOString(),
+      startedAt: this.clock.at(Date.now()),
       done: false,
       accepted: false,
       intercepted: false,
@@ -118,13 +120,11 @@ export class Dispatcher {
       () => this.deliverWithin(endpoint, event, timeoutMs, fail),
       (why) => fail(why),
     );
-    Object.assign(delivery, {
-      done: true,
-      accepted: outcome.accepted,
-      intercepted: outcome.intercepted,
-      error: outcome.error,
-      durationMs: performance.now() - started,
-    });
+    delivery.done = true;
+    delivery.accepted = outcome.accepted;
+    delivery.intercepted = outcome.intercepted;
+    delivery.error = outcome.error;
+    delivery.durationMs = performance.now() - started;
     this.events.publish({ type: 'delivery', record });
     return outcome;
   }
@@ -136,15 +136,25 @@ export class Dispatcher {
     timeoutMs: number,
     fail: (code: DeliveryErrorCode, detail?: string) => DeliveryOutcome,
   ): Promise<DeliveryOutcome> {
-    let timer: NodeJS.Timeout | undefined;
-    const delivered = endpoint.deliver(event, this.sink).catch((e: unknown) => fail('delivery.failed', e instanceof Error ? e.message : String(e)));
-    const timedOut = new Promise<DeliveryOutcome>((resolve) => {
-      timer = setTimeout(
+    // One promise settled by whichever comes first (fewer allocations per event than race + finally).
+    return new Promise<DeliveryOutcome>((resolve) => {
+      const timer = setTimeout(
         () => resolve(fail('delivery.timeout', `${endpoint.pluginId} did not acknowledge within ${timeoutMs} ms`)),
         timeoutMs,
       );
+      const failed = (e: unknown) => {
+        clearTimeout(timer);
+        resolve(fail('delivery.failed', e instanceof Error ? e.message : String(e)));
+      };
+      try {
+        endpoint.deliver(event, this.sink).then((outcome) => {
+          clearTimeout(timer);
+          resolve(outcome);
+        }, failed);
+      } catch (e) {
+        failed(e);
+      }
     });
-    return Promise.race([delivered, timedOut]).finally(() => clearTimeout(timer));
   }
 
   private queueOf(pluginId: string, routing: PluginRouting): PluginQueue {

@@ -5,3 +5,4 @@ export { ProviderRegistry, type MessageProvider, type ProviderSendResult, type R
 export { PluginQueue, DEFAULT_CONCURRENCY } from './plugin-queue';
 export { matchCommand, type MatchedCommand } from './command-matcher';
 export { selectRecipients, isSubscribed, type Recipient } from './routing';
+export { IsoTimeCache } from './iso-time';

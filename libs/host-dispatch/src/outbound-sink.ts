@@ -2,6 +2,7 @@ import { HostError, type OutboundRequest, type OutboundSink } from '@host/host-c
 import { defaultRegistry, renderParsedMessage, type ProviderBody, type RendererRegistry } from '@host/messages';
 import type { MessageErrorCode, MessagePart, Permission, SendResult, Target } from '@host/protocol';
 import type { EventLog, EventRecord, OutboundRecord } from './event-log';
+import { IsoTimeCache } from './iso-time';
 import type { MessageProvider, ProviderRegistry, ReplyContext } from './provider';
 
 export interface OutboundSinkOptions {
@@ -42,6 +43,7 @@ function mentionsEveryone(parts: readonly MessagePart[]): boolean {
 export class HostOutboundSink implements OutboundSink {
   private readonly now: () => number;
   private readonly renderers: RendererRegistry;
+  private readonly clock = new IsoTimeCache();
 
   constructor(private readonly o: OutboundSinkOptions) {
     this.now = o.now ?? Date.now;
@@ -101,7 +103,7 @@ export class HostOutboundSink implements OutboundSink {
       target,
       body: sent.requestBody,
       messageId: sent.messageId,
-      at: new Date(this.now()).toISOString(),
+      at: this.clock.at(this.now()),
       error: null,
     });
     return { accepted: true, messageId: sent.messageId, target };
@@ -114,7 +116,7 @@ export class HostOutboundSink implements OutboundSink {
       ...(request.eventId ? { eventId: request.eventId } : {}),
       target,
       body: null,
-      at: new Date(this.now()).toISOString(),
+      at: this.clock.at(this.now()),
       error: { code, message },
     });
     return refuse(code, message);
