@@ -3,8 +3,13 @@ import { frameHeader } from '@host/protocol';
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node';
 import type { RequestBacklog } from './request-backlog';
 
-/** Bounds on holding frames for a burst, so a plugin that never stops sending cannot starve its answers. */
-const MAX_HELD_TURNS = 32;
+/**
+ * Bounds on holding frames for a burst, so a plugin that never stops sending
+ * cannot starve its answers. Short holds also let the plugin start on part of
+ * a burst while the host works on the rest (8 turns measured best at c=32,
+ * against 2, 4 and 32).
+ */
+const MAX_HELD_TURNS = 8;
 const MAX_HELD_BYTES = 256 * 1024;
 
 /**
