@@ -9,7 +9,7 @@ import type { RequestBacklog } from './request-backlog';
  * a burst while the host works on the rest (8 turns measured best at c=32,
  * against 2, 4 and 32).
  */
-const MAX_HELD_TURNS = 8;
+export const MAX_HELD_TURNS = 8;
 const MAX_HELD_BYTES = 256 * 1024;
 
 /**
