@@ -61,6 +61,13 @@ export interface EventLogOptions {
  */
 export class EventLog {
   private readonly records = new Map<string, EventRecord>();
+  /**
+   * Records in the order they were added, oldest from `head`: finding the
+   * oldest through the Map's iterator walks over every deleted entry the
+   * Map keeps until it rehashes, which under load cost more than the rest of add().
+   */
+  private order: EventRecord[] = [];
+  private head = 0;
   private readonly emitter = new EventEmitter();
   readonly capacity: number;
 
@@ -71,9 +78,18 @@ export class EventLog {
   }
 
   add(record: EventRecord): void {
-    this.records.delete(record.eventId);
+    if (this.records.delete(record.eventId)) {
+      // Rare (event ids are unique per source): the same id again takes the newest place.
+      this.order = this.order.slice(this.head).filter((r) => r.eventId !== record.eventId);
+      this.head = 0;
+    }
     this.records.set(record.eventId, record);
-    if (this.records.size > this.capacity) this.records.delete(this.records.keys().next().value as string);
+    this.order.push(record);
+    if (this.records.size > this.capacity) this.records.delete(this.order[this.head++]!.eventId);
+    if (this.head >= this.capacity) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
+    }
     this.publish({ type: 'event', record });
   }
 
