@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { LogLine, OutboundSink, PluginLogStore } from '@host/host-core';
 import { findMethod, Methods, RpcErrorCode, toValidationIssues, type Permission } from '@host/protocol';
 import { ResponseError } from 'vscode-jsonrpc/node';
+import { parseParams } from './params-validator';
 
 /** What the handlers of one process need to know about their plugin. */
 export interface PluginRequestContext {
@@ -49,7 +50,7 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
         'params.token is missing or is not the runtime token of this process; use the token from host.initialize',
       );
     }
-    const parsed = descriptor.params.safeParse(params);
+    const parsed = parseParams(descriptor, params);
     if (!parsed.success) {
       const issues = toValidationIssues(parsed.error, 'params');
       return new ResponseError(RpcErrorCode.InvalidParams, `invalid params for ${method}: ${issues.map((i) => i.message).join(' ')}`, {
