@@ -117,6 +117,21 @@ describe('a running stdio plugin', () => {
     expect(await waitGone(pid!)).toBe(true);
   });
 
+  it('lets an event in flight finish and ACK after plugin.stop, then the plugin exits on its own', async () => {
+    host = createTestHost();
+    const id = host.install();
+    await host.runtime.start(id);
+    const answer = message(host, '/slow 600').then((r) => r);
+    // The delivery is under way once the plugin reports it in flight.
+    await host.waitFor(id, () => host.dispatcher.queueStats().some((q) => q.pluginId === id && q.active === 1));
+    const stopped = await host.runtime.stop(id);
+    expect(stopped).toMatchObject({ state: 'stopped', lastExitCode: 0, lastExitSignal: null });
+    const { body } = await answer;
+    expect(body.deliveries).toEqual([{ pluginId: id, accepted: true, intercepted: false, error: null }]);
+    const log = (await host.logs.tail(id, 50)).map((l) => l.message);
+    expect(log.some((m) => m.includes('sending SIGTERM'))).toBe(false);
+  });
+
   it('escalates to SIGKILL for a plugin that ignores plugin.stop and SIGTERM, children included', async () => {
     host = createTestHost();
     const id = host.install({ args: ['ignore-stop', '--spawn-child'] });
