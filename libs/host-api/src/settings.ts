@@ -17,6 +17,15 @@ export async function readSettings(paths: HostPaths, pluginId: string): Promise<
   return raw?.values && typeof raw.values === 'object' ? raw.values : {};
 }
 
+/**
+ * A key's own value. Keys come from request bodies and manifests, so a plain
+ * `obj[key]` would find inherited members ("constructor", "toString") and
+ * take them for declared fields or stored values.
+ */
+function own<T>(obj: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
 function schemaOf(record: PluginRecord): Record<string, ConfigField> {
   return (record.manifest.settings?.configSchema ?? {}) as Record<string, ConfigField>;
 }
@@ -25,8 +34,9 @@ function schemaOf(record: PluginRecord): Record<string, ConfigField> {
 export function publicSettings(record: PluginRecord, stored: StoredSettings): Record<string, Value | null | { set: boolean }> {
   const out: Record<string, Value | null | { set: boolean }> = {};
   for (const [key, field] of Object.entries(schemaOf(record))) {
-    if (field.type === 'secret') out[key] = { set: typeof stored[key] === 'string' && stored[key] !== '' };
-    else out[key] = stored[key] ?? field.defaultValue ?? null;
+    const value = own(stored, key);
+    if (field.type === 'secret') out[key] = { set: typeof value === 'string' && value !== '' };
+    else out[key] = value ?? field.defaultValue ?? null;
   }
   return out;
 }
@@ -68,7 +78,7 @@ export async function updateSettings(
   const next: StoredSettings = { ...current };
   const issues: ValidationIssue[] = [];
   for (const [key, value] of Object.entries(changes)) {
-    const field = schema[key];
+    const field = own(schema, key);
     if (!field) {
       issues.push({ code: 'settings.field.unknown', path: key, message: `"${key}" is not a setting of this plugin (see settings.configSchema).` });
       continue;
@@ -83,12 +93,12 @@ export async function updateSettings(
     else next[key] = value;
   }
   for (const [key, field] of Object.entries(schema)) {
-    if (field.required && next[key] === undefined && field.defaultValue === undefined) {
+    if (field.required && own(next, key) === undefined && field.defaultValue === undefined) {
       issues.push({ code: 'settings.field.required', path: key, message: `"${key}" (${field.label}) is required: enter a value.` });
     }
   }
   // Keys no longer in the schema (after an update) are dropped on the next save.
-  for (const key of Object.keys(next)) if (!schema[key]) delete next[key];
+  for (const key of Object.keys(next)) if (!own(schema, key)) delete next[key];
   if (issues.length) {
     throw new HostError('SETTINGS_INVALID', `The settings are not valid: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues });
   }

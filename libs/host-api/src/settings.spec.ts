@@ -1,0 +1,50 @@
+import { hostPaths, type HostError, type HostPaths, type StdioPluginRecord } from '@host/host-core';
+import { parseStdioManifest } from '@host/protocol';
+import { testManifest } from '@host/host-installer';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { publicSettings, settingsFile, updateSettings } from './settings';
+
+function record(configSchema: Record<string, unknown>): StdioPluginRecord {
+  const parsed = parseStdioManifest(testManifest({ settings: { configSchema } }));
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  const now = new Date().toISOString();
+  return { pluginId: parsed.value.pluginId, transport: 'stdio-jsonrpc', manifest: parsed.value, packageSha256: '', installedAt: now, updatedAt: now, enabled: false };
+}
+
+describe('settings', () => {
+  let dataDir: string;
+  let paths: HostPaths;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'settings-'));
+    paths = hostPaths(dataDir);
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (e: unknown) => e as HostError,
+    );
+
+  // Names every object inherits ("constructor", "toString"...) are not settings unless the manifest declares them.
+  it('refuses keys that are only inherited object properties', async () => {
+    const r = record({ mode: { type: 'string', label: 'Mode' } });
+    const err = await failure(updateSettings(paths, r, { constructor: 'x', toString: 'y', mode: 'fast' }));
+    expect(err?.code).toBe('SETTINGS_INVALID');
+    expect((err?.details as { issues: { code: string; path: string }[] }).issues.map((i) => [i.code, i.path])).toEqual([
+      ['settings.field.unknown', 'constructor'],
+      ['settings.field.unknown', 'toString'],
+    ]);
+  });
+
+  it('treats a declared field named like an object property as unset until a value is saved', async () => {
+    const r = record({ toString: { type: 'string', label: 'Text', required: true }, valueOf: { type: 'number', label: 'Value' } });
+    expect(publicSettings(r, {})).toEqual({ toString: null, valueOf: null });
+    const err = await failure(updateSettings(paths, r, {}));
+    expect((err?.details as { issues: { code: string; path: string }[] } | undefined)?.issues.map((i) => [i.code, i.path])).toEqual([['settings.field.required', 'toString']]);
+    await updateSettings(paths, r, { toString: 'hello' });
+    expect(JSON.parse(readFileSync(settingsFile(paths, r.pluginId), 'utf8'))).toEqual({ values: { toString: 'hello' } });
+  });
+});
