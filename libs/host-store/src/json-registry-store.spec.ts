@@ -55,6 +55,17 @@ describe('JsonRegistryStore', () => {
     expect((await s.get('com.example.a'))!.enabled).toBe(false);
   });
 
+  // Ids reach get() from request URLs; a name every object inherits is not a record.
+  it('finds no record or meta value under inherited property names', async () => {
+    const s = await JsonRegistryStore.open(dir);
+    await s.put(record('com.example.a'));
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      expect(await s.get(name)).toBeUndefined();
+      expect(await s.getMeta(name)).toBeUndefined();
+    }
+    await s.close();
+  });
+
   it('refuses a corrupt registry file with a message that says how to recover', async () => {
     await fs.writeFile(join(dir, 'registry.json'), '{"formatVersion": 1, "plugins": ');
     await expect(JsonRegistryStore.open(dir)).rejects.toBeInstanceOf(RegistryCorruptError);

@@ -83,7 +83,8 @@ export class JsonRegistryStore implements RegistryStore {
   }
 
   async get(pluginId: string): Promise<PluginRecord | undefined> {
-    const r = this.data.plugins[pluginId];
+    // Own keys only: "__proto__" or "constructor" from a request URL must not find Object's members.
+    const r = Object.hasOwn(this.data.plugins, pluginId) ? this.data.plugins[pluginId] : undefined;
     return r ? structuredClone(r) : undefined;
   }
 
@@ -101,7 +102,7 @@ export class JsonRegistryStore implements RegistryStore {
   }
 
   async getMeta(key: string): Promise<string | undefined> {
-    return this.data.meta[key];
+    return Object.hasOwn(this.data.meta, key) ? this.data.meta[key] : undefined;
   }
 
   setMeta(key: string, value: string): Promise<void> {
