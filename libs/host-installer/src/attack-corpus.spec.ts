@@ -59,6 +59,10 @@ const CASES: Case[] = [
   { name: 'names differing in case', code: 'INSTALL_CASE_COLLISION', archive: () => withEntry({ name: 'INDEX.js', data: 'x' }) },
   { name: 'folders differing in case', code: 'INSTALL_CASE_COLLISION', archive: () => buildZip([manifestEntry(), index, { name: 'Lib/a.js', data: 'x' }, { name: 'lib/b.js', data: 'x' }]) },
   { name: 'NFC and NFD spellings', code: 'INSTALL_CASE_COLLISION', archive: () => buildZip([manifestEntry(), index, { name: 'caf\u00e9.txt', data: 'x' }, { name: 'cafe\u0301.txt', data: 'y' }]) },
+  // Case-insensitive file systems fold case with upper-case tables: "ſ" and "µ" do not lower-case to "s" and "μ" but upper-case to "S" and "Μ".
+  { name: 'long s and s', code: 'INSTALL_CASE_COLLISION', archive: () => withEntry({ name: 'index.j\u017f', data: 'x' }) },
+  { name: 'final and medial sigma', code: 'INSTALL_CASE_COLLISION', archive: () => buildZip([manifestEntry(), index, { name: '\u03b1\u03c2.txt', data: 'x' }, { name: '\u03b1\u03c3.txt', data: 'y' }]) },
+  { name: 'micro sign and mu', code: 'INSTALL_CASE_COLLISION', archive: () => buildZip([manifestEntry(), index, { name: '\u00b5/a.js', data: 'x' }, { name: '\u03bc/b.js', data: 'y' }]) },
   // Bad names
   { name: 'NUL in a name', code: 'INSTALL_INVALID_ENTRY_NAME', archive: () => withEntry({ name: 'index.js\u0000.png', data: 'x' }) },
   { name: 'newline in a name', code: 'INSTALL_INVALID_ENTRY_NAME', archive: () => withEntry({ name: 'a\nb.js', data: 'x' }) },

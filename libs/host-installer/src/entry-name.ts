@@ -75,7 +75,12 @@ export function checkEntryName(name: string): SafeEntryName {
   return { path, isDirectory };
 }
 
-/** Key under which names collide on case-insensitive or normalising file systems. */
+/**
+ * Key under which names collide on case-insensitive or normalising file
+ * systems. Lower-casing alone misses letters those systems fold through
+ * their upper case ("ſ" and "s", "ς" and "σ", "µ" and "μ"), so the name is
+ * upper-cased first; the final NFC puts what case mapping decomposed back.
+ */
 export function collisionKey(path: string): string {
-  return path.normalize('NFC').toLowerCase();
+  return path.normalize('NFC').toUpperCase().toLowerCase().normalize('NFC');
 }
