@@ -43,6 +43,12 @@ describe('resolveLaunch', () => {
     expect(launch({ workingDirectory })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_WORKDIR_INVALID' } });
   });
 
+  // A name that only starts with two dots is a folder inside the package; the installer accepts it.
+  it('accepts folders whose names start with ".."', () => {
+    expect(launch({ workingDirectory: '..dist' })).toEqual({ ok: true, command: 'node', args: [], cwd: join(pkg, '..dist') });
+    expect(launch({ command: './..bin/plugin' })).toEqual({ ok: true, command: join(pkg, '..bin/plugin'), args: [], cwd: pkg });
+  });
+
   it('refuses a relative command that leaves the package', () => {
     expect(launch({ command: '../../bin/sh' })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_COMMAND_NOT_FOUND' } });
   });

@@ -24,7 +24,8 @@ export type LaunchProblem = { code: 'PLUGIN_WORKDIR_INVALID' | 'PLUGIN_COMMAND_N
 
 function inside(root: string, target: string): boolean {
   const rel = relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(`..${sep}`));
+  // Only a whole ".." segment leaves the root; "..dist" is a folder inside it.
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /**
