@@ -119,6 +119,20 @@ describe('Dispatcher queues', () => {
     expect([first!.deliveries[0]!.error, second!.deliveries[0]!.error]).toEqual([null, null]);
   });
 
+  it('lets only plugins the event was handed to reply to it', async () => {
+    const { plugin, gate } = busy('reject');
+    const { dispatcher } = setup([plugin]);
+    const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2')), dispatcher.dispatch(makeEvent('3'))];
+    const refused = await records[2]!;
+    expect(refused.deliveries[0]).toMatchObject({ sent: false, error: { code: 'delivery.queue_full' } });
+    const reply = (eventId: string) =>
+      dispatcher.sink.send({ pluginId: 'com.a.busy', kind: 'reply', eventId, message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] } });
+    await expect(reply(refused.eventId)).rejects.toMatchObject({ code: 'message.reference.unknown' });
+    gate.resolve();
+    const first = await records[0]!;
+    expect(first.deliveries[0]).toMatchObject({ sent: true, error: null });
+  });
+
   it('drops the oldest waiting event (dropOldest)', async () => {
     const { plugin, gate } = busy('dropOldest');
     const { dispatcher } = setup([plugin]);

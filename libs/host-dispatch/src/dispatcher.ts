@@ -97,6 +97,7 @@ export class Dispatcher {
       transport: endpoint.transport,
       ...(r.command ? { command: r.command } : {}),
       startedAt: this.clock.at(Date.now()),
+      sent: false,
       done: false,
       accepted: false,
       intercepted: false,
@@ -117,7 +118,10 @@ export class Dispatcher {
     });
     const timeoutMs = routing.requestTimeoutMilliseconds ?? this.timeout;
     const outcome = await queue.submit(
-      () => this.deliverWithin(endpoint, event, timeoutMs, fail),
+      () => {
+        delivery.sent = true;
+        return this.deliverWithin(endpoint, event, timeoutMs, fail);
+      },
       (why) => fail(why),
     );
     delivery.done = true;

@@ -8,6 +8,8 @@ export interface DeliveryRecord {
   transport: Transport;
   command?: CommandMatch;
   startedAt: string;
+  /** True once the event left the queue for the plugin; a refused or dropped event never was. */
+  sent: boolean;
   done: boolean;
   accepted: boolean;
   intercepted: boolean;

@@ -73,7 +73,8 @@ export class HostOutboundSink implements OutboundSink {
     if (request.kind === 'reply') {
       const eventId = request.eventId ?? '';
       record = this.o.events.get(eventId);
-      if (!record || !record.deliveries.some((d) => d.pluginId === pluginId)) {
+      // Only a plugin the event was handed to may answer it (not one whose queue refused or dropped it).
+      if (!record || !record.deliveries.some((d) => d.pluginId === pluginId && d.sent)) {
         throw refuse('message.reference.unknown', `event ${JSON.stringify(eventId)} was not delivered to ${pluginId} or is too old to answer`);
       }
       const ref = record.event.messageReference;
