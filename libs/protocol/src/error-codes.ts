@@ -17,7 +17,7 @@ export const MESSAGE_ERRORS = {
   'message.parts.too_many': { message: 'The message has more than 100 parts after normalisation. Merge text or send several messages.' },
   'message.part.unsupported': { message: 'A part has an unknown type. Use text, mention or composite parts.' },
   'message.mention.invalid_id': { message: 'A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.' },
-  'message.mention.unsupported_target': { message: 'This mention cannot be sent to this target (mentions need a group or channel; @everyone needs the messages.mentionEveryone permission).' },
+  'message.mention.unsupported_target': { message: 'Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.' },
   'message.mention.too_many': { message: 'A multi-user mention takes 1 to 20 users. Split the mention or the message.' },
   'message.format.unsupported_target': { message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.' },
   'message.target.invalid': { message: 'The target type or id is not valid for this provider. Use a target taken from an event.' },
