@@ -69,21 +69,31 @@ function checkKind(entry: AdmEntry, name: string): { isDirectory: boolean; execu
  * entry count. Sizes are checked again, on real bytes, during extraction.
  */
 export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchive {
+  const tooMany = (count: number) =>
+    new HostError(
+      'INSTALL_TOO_MANY_ENTRIES',
+      `The archive has ${count} entries; the host allows at most ${limits.maxEntries}. Remove unneeded files (dev dependencies, tests, caches).`,
+      { limit: limits.maxEntries, entries: count },
+    );
   let zip: AdmZip;
   let raw: AdmEntry[];
   try {
     zip = new AdmZip(buffer);
+  } catch (e) {
+    throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: (e as Error).message });
+  }
+  // Reading the central directory costs kilobytes of heap per entry: a 64 MiB
+  // upload declaring a million entries would exhaust the heap before the
+  // count below is reached. The count in the end record (the number of
+  // entries the parser will read) is checked before any entry is read.
+  const declaredEntries = Number(zip.getEntryCount());
+  if (declaredEntries > limits.maxEntries) throw tooMany(declaredEntries);
+  try {
     raw = zip.getEntries();
   } catch (e) {
     throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: (e as Error).message });
   }
-  if (raw.length > limits.maxEntries) {
-    throw new HostError(
-      'INSTALL_TOO_MANY_ENTRIES',
-      `The archive has ${raw.length} entries; the host allows at most ${limits.maxEntries}. Remove unneeded files (dev dependencies, tests, caches).`,
-      { limit: limits.maxEntries, entries: raw.length },
-    );
-  }
+  if (raw.length > limits.maxEntries) throw tooMany(raw.length);
   const entries: ArchiveEntry[] = [];
   const exact = new Map<string, string>();
   const folded = new Map<string, string>();

@@ -80,6 +80,18 @@ const CASES: Case[] = [
     code: 'INSTALL_TOO_MANY_ENTRIES',
     archive: () => buildZip([manifestEntry(), index, ...Array.from({ length: 20_000 }, (_, i) => ({ name: `f/${i}`, method: 0 }))]),
   },
+  {
+    // Parsing a central directory costs kilobytes of heap per entry, so the count is refused from the end record, before any entry is read.
+    name: 'bomb by count, judged from the end record before parsing',
+    code: 'INSTALL_TOO_MANY_ENTRIES',
+    limits: { maxEntries: 2 },
+    archive: () => {
+      const zip = buildZip([manifestEntry(), index, { name: 'a.js', data: 'x' }]);
+      zip.writeUInt16LE(50_000, zip.length - 22 + 8);
+      zip.writeUInt16LE(50_000, zip.length - 22 + 10);
+      return zip;
+    },
+  },
   { name: 'bomb by declared total', code: 'INSTALL_TOO_LARGE_UNPACKED', limits: { maxUnpackedBytes: 1024 * 1024 }, archive: () => withEntry({ name: 'big.bin', data: randomBytes(1536 * 1024) }) },
   {
     name: 'bomb hiding behind a small declared size',
