@@ -1,6 +1,6 @@
 import { HostError } from '@host/host-core';
 import AdmZip from 'adm-zip';
-import { checkEntryName, collisionKey, decodeEntryName, printableName } from './entry-name';
+import { checkEntryName, collisionKey, decodeEntryName, MAX_NAME_BYTES, MAX_NAME_DEPTH, printableName } from './entry-name';
 import { formatBytes, type InstallLimits } from './limits';
 
 type AdmEntry = ReturnType<AdmZip['getEntries']>[number];
@@ -64,6 +64,47 @@ function checkKind(entry: AdmEntry, name: string): { isDirectory: boolean; execu
 }
 
 /**
+ * A name decoder for adm-zip that bounds its work before it happens. While
+ * reading the central directory, adm-zip decodes every name and then creates
+ * an implied folder entry for every prefix of every name, at a cost that
+ * grows with the square of the depth: one 64 KB name of 32,000 levels took
+ * seconds and gigabytes. This decoder is called for each name before that
+ * step and refuses names that are too long or too deep, and archives whose
+ * implied folders alone exceed the entry limit.
+ */
+function boundedNameDecoder(limits: InstallLimits, tooMany: (count: number) => HostError) {
+  const folders = new Set<string>();
+  const seen = new Set<Buffer>();
+  return {
+    efs: true,
+    encode: (text: string) => Buffer.from(text, 'utf8'),
+    decode: (raw: Buffer): string => {
+      const shown = () => printableName(raw.subarray(0, 80).toString('utf8'));
+      if (raw.length > MAX_NAME_BYTES) {
+        throw new HostError('INSTALL_INVALID_ENTRY_NAME', `Entry "${shown()}..." has a name of ${raw.length} bytes; at most ${MAX_NAME_BYTES} are allowed. Shorten the path.`, {
+          entry: shown(),
+        });
+      }
+      const name = raw.toString('utf8');
+      // adm-zip decodes a name again on every access; count each raw name once.
+      if (seen.has(raw)) return name;
+      seen.add(raw);
+      let depth = 0;
+      for (let i = name.indexOf('/'); i !== -1 && i < name.length - 1; i = name.indexOf('/', i + 1)) {
+        if (++depth > MAX_NAME_DEPTH) {
+          throw new HostError('INSTALL_INVALID_ENTRY_NAME', `Entry "${shown()}..." is nested more than ${MAX_NAME_DEPTH} folders deep. Flatten the package.`, {
+            entry: shown(),
+          });
+        }
+        folders.add(name.slice(0, i + 1));
+        if (folders.size > limits.maxEntries) throw tooMany(folders.size);
+      }
+      return name;
+    },
+  };
+}
+
+/**
  * Opens an archive and checks every entry before anything is written: names,
  * kinds, encryption, compression method, duplicates, case collisions and the
  * entry count. Sizes are checked again, on real bytes, during extraction.
@@ -78,7 +119,9 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
   let zip: AdmZip;
   let raw: AdmEntry[];
   try {
-    zip = new AdmZip(buffer);
+    // `decoder` is a documented adm-zip option its type definitions omit.
+    const options = { decoder: boundedNameDecoder(limits, tooMany) } as unknown as ConstructorParameters<typeof AdmZip>[1];
+    zip = new AdmZip(buffer, options);
   } catch (e) {
     throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: (e as Error).message });
   }
@@ -91,6 +134,7 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
   try {
     raw = zip.getEntries();
   } catch (e) {
+    if (e instanceof HostError) throw e;
     throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: (e as Error).message });
   }
   if (raw.length > limits.maxEntries) throw tooMany(raw.length);

@@ -1,8 +1,10 @@
 import { HostError } from '@host/host-core';
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const MAX_NAME_BYTES = 1024;
+export const MAX_NAME_BYTES = 1024;
 const MAX_SEGMENT_BYTES = 255;
+/** Deepest folder nesting accepted; real packages stay far below it. */
+export const MAX_NAME_DEPTH = 64;
 
 /** Shows a hostile name safely in messages (control characters escaped). */
 export function printableName(name: string): string {
