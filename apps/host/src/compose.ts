@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { type HostPaths, type PluginRecord } from '@host/host-core';
-import { createApp, ensureAdminToken, readSettings } from '@host/host-api';
+import { createApp, effectiveSettings, ensureAdminToken, readSettings } from '@host/host-api';
 import { ConsoleProvider, createConsoleRouter } from '@host/host-console';
 import { Dispatcher } from '@host/host-dispatch';
 import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOptions } from '@host/host-http';
@@ -62,7 +62,10 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     records: store,
     logs,
     sink: dispatcher.sink,
-    settings: (pluginId) => readSettings(paths, pluginId),
+    settings: async (pluginId) => {
+      const [record, stored] = await Promise.all([store.get(pluginId), readSettings(paths, pluginId)]);
+      return record ? effectiveSettings(record, stored) : stored;
+    },
     hostVersion: o.version,
     timings: o.runtimeTimings,
   });

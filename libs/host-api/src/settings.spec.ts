@@ -4,7 +4,7 @@ import { testManifest } from '@host/host-installer';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { publicSettings, settingsFile, updateSettings } from './settings';
+import { effectiveSettings, publicSettings, settingsFile, updateSettings } from './settings';
 
 function record(configSchema: Record<string, unknown>): StdioPluginRecord {
   const parsed = parseStdioManifest(testManifest({ settings: { configSchema } }));
@@ -46,5 +46,15 @@ describe('settings', () => {
     expect((err?.details as { issues: { code: string; path: string }[] } | undefined)?.issues.map((i) => [i.code, i.path])).toEqual([['settings.field.required', 'toString']]);
     await updateSettings(paths, r, { toString: 'hello' });
     expect(JSON.parse(readFileSync(settingsFile(paths, r.pluginId), 'utf8'))).toEqual({ values: { toString: 'hello' } });
+  });
+
+  it('gives the plugin stored values, secrets included, and defaults for the rest', () => {
+    const r = record({
+      greeting: { type: 'string', label: 'Greeting', defaultValue: 'hello' },
+      loud: { type: 'boolean', label: 'Loud', defaultValue: false },
+      apiKey: { type: 'secret', label: 'API key' },
+      limit: { type: 'number', label: 'Limit' },
+    });
+    expect(effectiveSettings(r, { apiKey: 's3cret', loud: true, removedField: 'x' })).toEqual({ greeting: 'hello', loud: true, apiKey: 's3cret' });
   });
 });

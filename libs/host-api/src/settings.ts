@@ -41,6 +41,21 @@ export function publicSettings(record: PluginRecord, stored: StoredSettings): Re
   return out;
 }
 
+/**
+ * The values a plugin receives in host.initialize: stored values, secrets
+ * included, and each declared field's defaultValue where nothing is stored
+ * (docs/protocol/v2.md, 2.2). Stored keys the manifest no longer declares are
+ * not sent.
+ */
+export function effectiveSettings(record: PluginRecord, stored: StoredSettings): StoredSettings {
+  const out: StoredSettings = {};
+  for (const [key, field] of Object.entries(schemaOf(record))) {
+    const value = own(stored, key) ?? field.defaultValue;
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
 function checkValue(key: string, field: ConfigField, value: Value): string | undefined {
   switch (field.type) {
     case 'number':
