@@ -78,4 +78,24 @@ describe('HostOutboundSink', () => {
     const { send } = await setup(['messages.reply'], event);
     await expect(send({})).rejects.toMatchObject({ code: 'message.target.invalid', message: expect.stringContaining('no message provider "onebot"') });
   });
+
+  it('records a message the provider refused, and passes the failure on', async () => {
+    const plugin = new InProcessPlugin('com.a.plugin', { permissions: ['messages.reply'] });
+    const dispatcher = new Dispatcher({ endpoints: () => [plugin], defaultProvider: 'console' });
+    // A provider whose service is down: its send rejects, as a network client would.
+    dispatcher.providers.register({
+      id: 'console',
+      renderer: 'qqbot',
+      send: async () => {
+        throw new Error('provider answered 503');
+      },
+    });
+    const record = await dispatcher.dispatch(makeEvent('/cmd'));
+    const request: OutboundRequest = { pluginId: 'com.a.plugin', kind: 'reply', eventId: record.eventId, message: text('hi') };
+    await expect(dispatcher.sink.send(request)).rejects.toThrow('provider answered 503');
+    expect(dispatcher.events.get(record.eventId)!.outbound).toEqual([
+      expect.objectContaining({ pluginId: 'com.a.plugin', body: { msg_type: 0, content: 'hi' }, error: { code: 'delivery.provider_failed', message: 'provider answered 503' } }),
+    ]);
+  });
 });
+

@@ -96,7 +96,22 @@ export class HostOutboundSink implements OutboundSink {
     }
     const rendered = renderParsedMessage(provider.renderer, message, target, this.renderers);
     if (!rendered.ok) throw this.fail(record, request, target, rendered.error.code, rendered.error.message);
-    const sent = await provider.send(target, rendered.value, replyTo);
+    let sent: Awaited<ReturnType<typeof provider.send>>;
+    try {
+      sent = await provider.send(target, rendered.value, replyTo);
+    } catch (e) {
+      // Recorded, so the event log shows what the provider refused, then passed on to the plugin.
+      this.note(record, {
+        pluginId,
+        kind: request.kind,
+        ...(request.eventId ? { eventId: request.eventId } : {}),
+        target,
+        body: rendered.value,
+        at: this.clock.at(this.now()),
+        error: { code: 'delivery.provider_failed', message: e instanceof Error ? e.message : String(e) },
+      });
+      throw e;
+    }
     this.note(record, {
       pluginId,
       kind: request.kind,

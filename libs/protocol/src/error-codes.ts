@@ -35,6 +35,7 @@ export const DELIVERY_ERRORS = {
   'delivery.failed': { message: 'The event could not be delivered: the plugin exited or its connection closed. See the plugin log.' },
   'delivery.ack.invalid': { message: 'The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.' },
   'delivery.plugin_error': { message: 'The plugin answered events.message with a JSON-RPC error instead of an ACK. See the error message and the plugin log.' },
+  'delivery.provider_failed': { message: 'The messaging provider did not accept a message the plugin sent (network or provider error). The plugin got an InternalError; see the host log and the provider status.' },
 } as const satisfies Record<string, ErrorInfo>;
 
 /** Why a stdio plugin did not start or stopped running. */
