@@ -101,44 +101,38 @@ export class HostOutboundSink implements OutboundSink {
       sent = await provider.send(target, rendered.value, replyTo);
     } catch (e) {
       // Recorded, so the event log shows what the provider refused, then passed on to the plugin.
-      this.note(record, {
-        pluginId,
-        kind: request.kind,
-        ...(request.eventId ? { eventId: request.eventId } : {}),
-        target,
+      this.note(record, request, target, {
         body: rendered.value,
-        at: this.clock.at(this.now()),
         error: { code: 'delivery.provider_failed', message: e instanceof Error ? e.message : String(e) },
       });
       throw e;
     }
-    this.note(record, {
-      pluginId,
-      kind: request.kind,
-      ...(request.eventId ? { eventId: request.eventId } : {}),
-      target,
-      body: sent.requestBody,
-      messageId: sent.messageId,
-      at: this.clock.at(this.now()),
-      error: null,
-    });
+    this.note(record, request, target, { body: sent.requestBody, messageId: sent.messageId, error: null });
     return { accepted: true, messageId: sent.messageId, target };
   }
 
   private fail(record: EventRecord | undefined, request: OutboundRequest, target: Target, code: MessageErrorCode, message: string): HostError {
-    this.note(record, {
+    this.note(record, request, target, { body: null, error: { code, message } });
+    return refuse(code, message);
+  }
+
+  /** Records what became of one outbound request, on its event or as a send. */
+  private note(
+    record: EventRecord | undefined,
+    request: OutboundRequest,
+    target: Target,
+    result: Pick<OutboundRecord, 'body' | 'messageId' | 'error'>,
+  ): void {
+    const outbound: OutboundRecord = {
       pluginId: request.pluginId,
       kind: request.kind,
       ...(request.eventId ? { eventId: request.eventId } : {}),
       target,
-      body: null,
+      body: result.body,
+      ...(result.messageId !== undefined ? { messageId: result.messageId } : {}),
       at: this.clock.at(this.now()),
-      error: { code, message },
-    });
-    return refuse(code, message);
-  }
-
-  private note(record: EventRecord | undefined, outbound: OutboundRecord): void {
+      error: result.error,
+    };
     if (record) {
       // Bounded like the rest of the event log, whatever a plugin sends.
       if (record.outbound.length < MAX_OUTBOUND_PER_EVENT) record.outbound.push(outbound);
