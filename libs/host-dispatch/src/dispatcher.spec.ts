@@ -98,7 +98,7 @@ describe('Dispatcher queues', () => {
     const gate = deferred();
     const plugin = new InProcessPlugin(
       'com.a.busy',
-      { concurrency: { maxConcurrentEvents: 1, queueCapacity: 1, overflowPolicy: policy } },
+      { concurrency: { maxConcurrentEvents: 1, queueCapacity: 1, overflowPolicy: policy, handlerDeadlineMilliseconds: 60_000 } },
       async () => {
         await gate.promise;
         return {};

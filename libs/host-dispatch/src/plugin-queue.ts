@@ -4,6 +4,7 @@ export const DEFAULT_CONCURRENCY: Concurrency = {
   maxConcurrentEvents: RUNTIME_DEFAULTS.maxConcurrentEvents,
   queueCapacity: RUNTIME_DEFAULTS.queueCapacity,
   overflowPolicy: 'reject',
+  handlerDeadlineMilliseconds: RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
 };
 
 interface Waiting<T> {

@@ -8,6 +8,7 @@ import {
   HTTP_PATHS,
   LIMITS,
   PROTOCOL_VERSION,
+  RUNTIME_DEFAULTS,
   type Concurrency,
   type HttpDeliveryErrorCode,
   type MessageEvent,
@@ -45,7 +46,13 @@ export interface HttpEndpointOptions extends HttpNetworkOptions {
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 /** Waits before the first and second retry. */
 export const DEFAULT_RETRY_BACKOFF_MILLISECONDS: readonly number[] = [200, 800];
-const DEFAULT_CONCURRENCY: Concurrency = { maxConcurrentEvents: 32, queueCapacity: 1024, overflowPolicy: 'reject' };
+// The handler deadline does not apply: an HTTP answer is decision and completion at once, bounded by the request timeout.
+const DEFAULT_CONCURRENCY: Concurrency = {
+  maxConcurrentEvents: 32,
+  queueCapacity: 1024,
+  overflowPolicy: 'reject',
+  handlerDeadlineMilliseconds: RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
+};
 /** What the dispatcher waits beyond the plugin's own deadline (which includes retries). */
 const DISPATCH_GRACE_MILLISECONDS = 1000;
 

@@ -31,10 +31,13 @@ export const DELIVERY_ERRORS = {
   'delivery.unavailable': { message: 'The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.' },
   'delivery.queue_full': { message: 'The plugin\'s event queue was full (overflow policy "reject"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.' },
   'delivery.dropped': { message: 'The event waited in a full queue and was dropped for a newer one (overflow policy "dropOldest").' },
-  'delivery.timeout': { message: 'The plugin did not acknowledge the event within requestTimeoutMilliseconds. Acknowledge quickly and reply afterwards.' },
+  'delivery.timeout': { message: 'The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.' },
+  'delivery.deadline': { message: 'The handler ran longer than its deadline (concurrency.handlerDeadlineMilliseconds, 5 minutes unless set), so the host cancelled it and freed its slot. Make the handler finish sooner, honour its cancellation signal, or raise the deadline in manifest.json.' },
+  'delivery.interrupted': { message: 'The plugin accepted the event but exited (crash, stop or restart) before reporting its completion. Replies already sent stand; see the plugin log for why it exited.' },
+  'delivery.intercept.undeclared': { message: 'The plugin answered intercepted: true without the messages.intercept permission; the host ignored it and delivered to the next plugins. Declare messages.intercept in manifest.json to stop lower-priority plugins.' },
   'delivery.failed': { message: 'The event could not be delivered: the plugin exited or its connection closed. See the plugin log.' },
   'delivery.ack.invalid': { message: 'The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.' },
-  'delivery.plugin_error': { message: 'The plugin answered events.message with a JSON-RPC error instead of an ACK. See the error message and the plugin log.' },
+  'delivery.plugin_error': { message: 'The plugin answered events.message with a JSON-RPC error instead of an ACK (Overloaded when every handler was busy). See the error message and the plugin log.' },
   'delivery.provider_failed': { message: 'The messaging provider did not accept a message the plugin sent (network or provider error). The plugin got an InternalError; see the host log and the provider status.' },
 } as const satisfies Record<string, ErrorInfo>;
 

@@ -96,11 +96,18 @@ export const PluginErrorSchema = z.object({
 });
 export type PluginError = z.infer<typeof PluginErrorSchema>;
 
-/** Result of stdio `events.message`. Replies are separate calls, never part of the ACK. */
+/**
+ * Result of stdio `events.message`: the plugin's decision, sent as soon as it
+ * is known, not when the handler ends. `accepted: true` promises exactly one
+ * `events.completed` later. Replies are separate calls, never part of the ACK.
+ */
 export const EventAckSchema = z.object({
   eventId: NonBlankString,
-  accepted: z.boolean(),
-  intercepted: z.boolean().default(false).describe('true stops delivery to lower-priority plugins.'),
-  error: PluginErrorSchema.nullable().default(null),
+  accepted: z.boolean().describe('true: a handler takes the event and events.completed follows; false: declined, nothing follows.'),
+  intercepted: z
+    .boolean()
+    .default(false)
+    .describe('true stops delivery to the plugins after this one; honoured only with the messages.intercept permission.'),
+  error: PluginErrorSchema.nullable().default(null).describe('Why a declined event was declined, when that was a failure.'),
 });
 export type EventAck = z.output<typeof EventAckSchema>;

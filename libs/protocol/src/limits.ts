@@ -30,16 +30,22 @@ export const LIMITS = {
   maxPluginIdLength: 100,
   /** Highest command priority. */
   maxPriority: 1_000_000,
+  /** Shortest handler deadline a manifest may set (`concurrency.handlerDeadlineMilliseconds`). */
+  minHandlerDeadlineMilliseconds: 1_000,
+  /** Longest handler deadline a manifest may set. */
+  maxHandlerDeadlineMilliseconds: 60 * 60_000,
 } as const;
 
 /** Defaults the host applies when a manifest does not set `concurrency`. */
 export const RUNTIME_DEFAULTS = {
-  /** Events one stdio plugin handles at the same time (manifest `concurrency.maxConcurrentEvents`). */
+  /** Event handlers one stdio plugin runs at the same time (manifest `concurrency.maxConcurrentEvents`). */
   maxConcurrentEvents: 1,
   /** Events that wait for a stdio plugin beyond those in flight (manifest `concurrency.queueCapacity`). */
   queueCapacity: 64,
-  /** Deadline of every JSON-RPC request in either direction, including the ACK of `events.message`. */
+  /** Deadline of every JSON-RPC request in either direction, including the ACK (the decision) of `events.message`. */
   requestTimeoutMilliseconds: 30_000,
+  /** How long one event handler may run, from `events.message` until `events.completed` (manifest `concurrency.handlerDeadlineMilliseconds`). */
+  handlerDeadlineMilliseconds: 5 * 60_000,
   /** Deadline for the answer to `host.initialize`, counted from process start. */
   initializeTimeoutMilliseconds: 10_000,
   /** How long a plugin may take to exit after `plugin.stop` before SIGTERM. */

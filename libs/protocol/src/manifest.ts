@@ -85,6 +85,13 @@ export const ConcurrencySchema = z.strictObject({
   overflowPolicy: OverflowPolicy.default('reject').describe(
     'When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one.',
   ),
+  handlerDeadlineMilliseconds: z
+    .number()
+    .int()
+    .min(LIMITS.minHandlerDeadlineMilliseconds)
+    .max(LIMITS.maxHandlerDeadlineMilliseconds)
+    .default(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds)
+    .describe('How long one handler may run after the event is sent; past it the host cancels the event (delivery.deadline).'),
 });
 export type Concurrency = z.infer<typeof ConcurrencySchema>;
 

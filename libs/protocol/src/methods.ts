@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NonBlankString, PluginId } from './common';
-import { EventAckSchema, MessageEventSchema } from './event';
+import { EventAckSchema, MessageEventSchema, PluginErrorSchema } from './event';
 import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
 import { OutgoingMessageSchema, SendResultSchema, TargetSchema } from './message';
 import type { Permission } from './permissions';
@@ -28,6 +28,12 @@ export const RuntimeLimitsSchema = z.object({
   maxConcurrentEvents: z.number().int().min(1).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
   queueCapacity: z.number().int().min(0).default(RUNTIME_DEFAULTS.queueCapacity),
   requestTimeoutMilliseconds: z.number().int().min(1).default(RUNTIME_DEFAULTS.requestTimeoutMilliseconds),
+  handlerDeadlineMilliseconds: z
+    .number()
+    .int()
+    .min(1)
+    .default(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds)
+    .describe('How long one handler may run; the SDK aborts its cancellation signal when it passes.'),
   maxHeaderLength: z.number().int().min(1).default(LIMITS.maxHeaderBytes),
   maxPayloadLength: z.number().int().min(1).default(LIMITS.maxPayloadBytes),
 });
@@ -93,6 +99,28 @@ export const ReplyParamsSchema = z.object({
   eventId: NonBlankString.describe('The event being answered; the host resolves its messageReference.'),
   message: OutgoingMessageSchema,
 });
+/** Why the host cancelled an event it delivered. */
+export const CancelReason = z.enum(['ackTimeout', 'deadline']);
+export type CancelReason = z.infer<typeof CancelReason>;
+
+export const CancelParamsSchema = z.object({
+  eventId: NonBlankString,
+  reason: CancelReason.describe('ackTimeout: no decision within the request timeout; deadline: the handler ran past its deadline.'),
+});
+export const CancelResultSchema = z.object({
+  cancelled: z.boolean().describe('true when the event was queued or its handler was running and is now cancelled.'),
+});
+
+export const CompletedParamsSchema = z.object({
+  token: Token,
+  eventId: NonBlankString.describe('The event whose handler ended; sent once, after an ACK with accepted: true.'),
+  error: PluginErrorSchema.nullable().default(null).describe('null when the handler succeeded, else what went wrong.'),
+  durationMs: z.number().min(0).optional().describe('How long the handler ran, as the plugin measured it.'),
+});
+export const CompletedResultSchema = z.object({
+  recorded: z.boolean().describe('false when the host no longer waits for this event (unknown, past its deadline, or reported twice).'),
+});
+
 export const SendParamsSchema = z.object({
   token: Token,
   target: TargetSchema,
@@ -112,7 +140,14 @@ export const Methods = {
     direction: 'hostToPlugin',
     params: MessageEventSchema,
     result: EventAckSchema,
-    summary: 'Delivers a message event; the plugin answers with an ACK and replies with separate calls.',
+    summary: 'Delivers a message event; the ACK is the decision (taken? intercepted?), sent before the handler finishes.',
+  }),
+  cancel: method({
+    method: 'events.cancel',
+    direction: 'hostToPlugin',
+    params: CancelParamsSchema,
+    result: CancelResultSchema,
+    summary: 'Cancels a delivered event: its ACK timed out or its handler passed the deadline.',
   }),
   stop: method({
     method: 'plugin.stop',
@@ -134,6 +169,13 @@ export const Methods = {
     params: LogWriteParamsSchema,
     result: AcceptedResultSchema,
     summary: 'Writes a line to the plugin log.',
+  }),
+  completed: method({
+    method: 'events.completed',
+    direction: 'pluginToHost',
+    params: CompletedParamsSchema,
+    result: CompletedResultSchema,
+    summary: 'Reports that the handler of an accepted event ended, and how.',
   }),
   reply: method({
     method: 'messages.reply',

@@ -9,6 +9,7 @@ export const PERMISSIONS = {
   'messages.reply': 'Reply to the messages the plugin receives.',
   'messages.send': 'Send messages to a group, channel or user on its own initiative.',
   'messages.mentionEveryone': 'Mention everyone in a group (@everyone).',
+  'messages.intercept': 'Stop an event from reaching the plugins after this one (answer intercepted: true).',
   'messages.recall': 'Recall (delete) messages the bot sent.',
   'media.upload': 'Upload images and files for messages.',
   'users.read': 'Read user profiles.',

@@ -22,12 +22,14 @@ export const RpcErrorCode = {
   AlreadyInitialized: -32004,
   /** The host refused the message; `data.code` is a message.* code. */
   MessageRejected: -32005,
-  /** The plugin's event queue is full (overflow policy "reject"). */
+  /** Every handler of the plugin is busy (maxConcurrentEvents running, or its start-up queue full). */
   Overloaded: -32006,
   /** The plugin is stopping and takes no new events. */
   Stopping: -32007,
   /** The request did not finish within the request timeout. */
   RequestTimeout: -32008,
+  /** The event was cancelled (events.cancel) before its handler started. */
+  Cancelled: -32009,
 } as const;
 
 export type RpcErrorName = keyof typeof RpcErrorCode;
@@ -45,7 +47,8 @@ export const RPC_ERROR_HELP: Record<RpcErrorName, string> = {
   NotInitialized: 'Wait for host.initialize and answer it before sending or expecting anything else.',
   AlreadyInitialized: 'host.initialize is sent once per process; a second one is refused.',
   MessageRejected: 'The host refused the message; error.data.code says why (see the message.* codes).',
-  Overloaded: 'The event queue is full; handle events faster or raise concurrency limits in manifest.json.',
+  Overloaded: 'Every event handler of the plugin is busy; finish handlers sooner or raise concurrency.maxConcurrentEvents in manifest.json.',
   Stopping: 'The plugin is stopping and takes no new events.',
-  RequestTimeout: 'The request took longer than requestTimeoutMilliseconds; ACK quickly and reply afterwards.',
+  RequestTimeout: 'The request took longer than requestTimeoutMilliseconds; ACK with the decision first and do slow work after it.',
+  Cancelled: 'The host cancelled this event (events.cancel) before its handler started; nothing more is expected for it.',
 };

@@ -179,6 +179,7 @@ export class PluginProcess {
         maxConcurrentEvents: concurrency?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents,
         queueCapacity: concurrency?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity,
         requestTimeoutMilliseconds: RUNTIME_DEFAULTS.requestTimeoutMilliseconds,
+        handlerDeadlineMilliseconds: concurrency?.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
         maxHeaderLength: LIMITS.maxHeaderBytes,
         maxPayloadLength: LIMITS.maxPayloadBytes,
       },
