@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     },
   };
   const hostOnce = async () => {
-    const outcome = await endpoint.deliver(event, sink);
+    const outcome = await endpoint.deliver(event, sink).decision;
     if (outcome.error) throw new Error(`host: ${outcome.error.code}: ${outcome.error.message}`);
   };
 

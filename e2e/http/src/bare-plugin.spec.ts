@@ -80,11 +80,11 @@ describe('the bare spec-only plugin', () => {
     const endpoint = endpoints.get('com.example.bare-echo')!;
 
     const sink = new RecordingSink();
-    const refused = await endpoint.deliver(event, sink);
+    const refused = await endpoint.deliver(event, sink).decision;
     expect(refused.error).toMatchObject({ code: 'http.signature_rejected', message: expect.stringMatching(/signature\.not_configured/) });
 
     plugin.configureSecret(res.body.signingSecret);
-    const outcome = await endpoint.deliver(event, sink);
+    const outcome = await endpoint.deliver(event, sink).decision;
     expect(outcome).toMatchObject({ accepted: true, intercepted: false, error: null });
     await registry.endpoint('com.example.bare-echo')!.idle();
     expect(sink.sent).toEqual([
@@ -152,24 +152,24 @@ describe('the bare spec-only plugin', () => {
     steady.configureSecret(steadyReg.signingSecret);
     const flakyEndpoint = endpoints.get('com.example.bare-echo')!;
     const steadyEndpoint = endpoints.get('com.example.steady')!;
-    expect((await flakyEndpoint.deliver(event, new RecordingSink())).accepted).toBe(true);
+    expect((await flakyEndpoint.deliver(event, new RecordingSink()).decision).accepted).toBe(true);
 
     await flaky.stop();
     for (let i = 0; i < 5; i++) {
-      const [down, up] = await Promise.all([flakyEndpoint.deliver(event, new RecordingSink()), steadyEndpoint.deliver(event, new RecordingSink())]);
+      const [down, up] = await Promise.all([flakyEndpoint.deliver(event, new RecordingSink()).decision, steadyEndpoint.deliver(event, new RecordingSink()).decision]);
       expect(down.error).toMatchObject({ code: 'http.unreachable' });
       expect(up).toMatchObject({ accepted: true, error: null });
     }
     expect((await registry.get('com.example.bare-echo')).health).toMatchObject({ status: 'unreachable', circuit: 'open', lastError: { code: 'http.unreachable' } });
     expect((await registry.get('com.example.steady')).health).toMatchObject({ status: 'healthy' });
     expect(flakyEndpoint.isAvailable()).toBe(false);
-    expect((await flakyEndpoint.deliver(event, new RecordingSink())).error).toMatchObject({ code: 'http.circuit_open' });
+    expect((await flakyEndpoint.deliver(event, new RecordingSink()).decision).error).toMatchObject({ code: 'http.circuit_open' });
 
     await flaky.restart();
     await new Promise((r) => setTimeout(r, 450));
     expect(flakyEndpoint.isAvailable()).toBe(true);
     const sink = new RecordingSink();
-    expect(await flakyEndpoint.deliver(event, sink)).toMatchObject({ accepted: true, error: null });
+    expect(await flakyEndpoint.deliver(event, sink).decision).toMatchObject({ accepted: true, error: null });
     await registry.endpoint('com.example.bare-echo')!.idle();
     expect(sink.texts()).toEqual(['echo: hello <b>']);
     expect((await registry.get('com.example.bare-echo')).health).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
-import type { DeliveryOutcome, OutboundSink, PluginEndpoint, PluginRouting } from '@host/host-core';
+import { answeredDelivery, type Delivery, type OutboundSink, type PluginEndpoint, type PluginRouting } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
 import { CommandSchema, type MessageEvent } from '@host/protocol';
 import { ConsoleProvider } from './console-provider';
@@ -17,12 +17,16 @@ class EchoPlugin implements PluginEndpoint {
       eventSubscriptions: [{ eventType: 'message.created' }],
       commands: [CommandSchema.parse({ name: 'echo' }), CommandSchema.parse({ name: 'later' })],
       permissions: ['messages.reply'],
+      canIntercept: false,
     };
   }
   isAvailable(): boolean {
     return true;
   }
-  async deliver(event: MessageEvent, sink: OutboundSink): Promise<DeliveryOutcome> {
+  deliver(event: MessageEvent, sink: OutboundSink): Delivery {
+    return answeredDelivery(this.answer(event, sink));
+  }
+  private async answer(event: MessageEvent, sink: OutboundSink) {
     const reply = (text: string) =>
       sink.send({
         pluginId: this.pluginId,
@@ -53,7 +57,17 @@ describe('POST /api/console/messages', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       eventId: expect.any(String),
-      deliveries: [{ pluginId: 'com.example.echo', accepted: true, intercepted: false, error: null }],
+      completed: true,
+      deliveries: [
+        {
+          pluginId: 'com.example.echo',
+          state: 'completed',
+          accepted: true,
+          intercepted: false,
+          error: null,
+          completion: { at: expect.any(String), error: null, durationMs: expect.any(Number) },
+        },
+      ],
       outbound: [
         {
           pluginId: 'com.example.echo',

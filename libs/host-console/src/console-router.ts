@@ -1,15 +1,15 @@
 import { json, Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { HostError } from '@host/host-core';
-import type { Dispatcher, EventLogUpdate, EventRecord } from '@host/host-dispatch';
+import type { DeliveryRecord, Dispatcher, EventLogUpdate, EventRecord } from '@host/host-dispatch';
 import { MENTION_ID_PATTERN } from '@host/messages';
 import { NonBlankString, toValidationIssues } from '@host/protocol';
 import type { ConsoleProvider } from './console-provider';
 
 export interface ConsoleRouterOptions {
-  dispatcher: Pick<Dispatcher, 'dispatch' | 'events'>;
+  dispatcher: Pick<Dispatcher, 'dispatch' | 'whenCompleted' | 'events'>;
   provider: ConsoleProvider;
-  /** Longest `waitMs` a request may ask for. */
+  /** Longest `waitMs` a request may ask for, and longest wait for handlers to complete. */
   maxWaitMilliseconds?: number;
   /** Interval of SSE keep-alive comments. */
   heartbeatMilliseconds?: number;
@@ -34,7 +34,9 @@ export type ConsoleMessageRequest = z.infer<typeof ConsoleMessageRequestSchema>;
 /** The answer to POST /console/messages. */
 export interface ConsoleMessageResponse {
   eventId: string;
-  deliveries: { pluginId: string; accepted: boolean; intercepted: boolean; error: { code: string; message: string } | null }[];
+  /** False when a handler was still running when the answer was sent (see `maxWaitMilliseconds`). */
+  completed: boolean;
+  deliveries: Pick<DeliveryRecord, 'pluginId' | 'state' | 'accepted' | 'intercepted' | 'error' | 'completion'>[];
   outbound: { pluginId: string; target: { type: string; id: string }; body: unknown }[];
   /** Messages the host refused (rendering or permission), with the code the plugin got. */
   refused: { pluginId: string; target: { type: string; id: string }; error: { code: string; message: string } }[];
@@ -43,7 +45,15 @@ export interface ConsoleMessageResponse {
 export function toConsoleResponse(record: EventRecord): ConsoleMessageResponse {
   return {
     eventId: record.eventId,
-    deliveries: record.deliveries.map((d) => ({ pluginId: d.pluginId, accepted: d.accepted, intercepted: d.intercepted, error: d.error })),
+    completed: record.completedAt !== null,
+    deliveries: record.deliveries.map((d) => ({
+      pluginId: d.pluginId,
+      state: d.state,
+      accepted: d.accepted,
+      intercepted: d.intercepted,
+      error: d.error,
+      completion: d.completion,
+    })),
     outbound: record.outbound.filter((o) => !o.error).map((o) => ({ pluginId: o.pluginId, target: o.target, body: o.body })),
     refused: record.outbound.flatMap((o) => (o.error ? [{ pluginId: o.pluginId, target: o.target, error: o.error }] : [])),
   };
@@ -62,8 +72,8 @@ function sendError(res: Response, e: HostError): void {
 /**
  * Routes of the console provider, to mount under /api behind admin auth:
  * - POST /console/messages: send a message as a console user; answers when
- *   every chosen plugin acknowledged or failed, after collecting replies for
- *   `waitMs` more when given.
+ *   every chosen plugin's handler completed or failed (at most
+ *   `maxWaitMilliseconds`), after collecting replies for `waitMs` more when given.
  * - GET /console/events: Server-Sent Events of the event log (`?history=N`
  *   first replays the N newest records).
  * - GET /events: recent event records as JSON (`?pluginId=`, `?limit=`).
@@ -84,6 +94,11 @@ export function createConsoleRouter(o: ConsoleRouterOptions): Router {
       return sendError(res, new HostError('BAD_REQUEST', `waitMs may be at most ${maxWait}.`, [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]));
     }
     const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
+    if (record.completedAt === null) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([o.dispatcher.whenCompleted(record.eventId), new Promise((r) => (timer = setTimeout(r, maxWait)))]);
+      clearTimeout(timer);
+    }
     if (input.waitMs) await new Promise((r) => setTimeout(r, input.waitMs));
     res.json(toConsoleResponse(record));
   });

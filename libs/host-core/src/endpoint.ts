@@ -1,4 +1,4 @@
-import type { Command, Concurrency, EventSubscription, MessageEvent, OutgoingMessage, Permission, SendResult, Target } from '@host/protocol';
+import type { CancelReason, Command, Concurrency, EventSubscription, MessageEvent, OutgoingMessage, Permission, SendResult, Target } from '@host/protocol';
 import type { Transport } from './records';
 
 /** What the dispatcher needs to route an event to a plugin. */
@@ -11,15 +11,48 @@ export interface PluginRouting {
   concurrency?: Concurrency;
   /** How long the dispatcher waits for the ACK before recording `delivery.timeout`. */
   requestTimeoutMilliseconds?: number;
+  /**
+   * True when the plugin declared that it may intercept (stdio `messages.intercept`,
+   * HTTP `InterceptMessages`): the dispatcher waits for its decision before
+   * handing the event to later recipients, and honours `intercepted: true` only then.
+   */
+  canIntercept: boolean;
 }
 
-/** The outcome of delivering one event to one plugin. */
+/** The decision of one plugin about one event: its ACK (stdio), its response (HTTP), or why there is none. */
 export interface DeliveryOutcome {
   pluginId: string;
   accepted: boolean;
   intercepted: boolean;
   error: { code: string; message: string } | null;
+  /** Something in the answer the endpoint ignored, such as an undeclared interception. */
+  notice?: { code: string; message: string };
   durationMs: number;
+}
+
+/** How the work on an accepted event ended. */
+export interface CompletionOutcome {
+  /** null when the handler succeeded; the plugin's error, or a `delivery.*` code the host recorded. */
+  error: { code: string; message: string } | null;
+  /** How long the handler ran, as the plugin reported it. */
+  durationMs?: number;
+}
+
+/**
+ * One event handed to one endpoint: the decision first, the end of the work
+ * later. Neither promise rejects.
+ */
+export interface Delivery {
+  /** The ACK or HTTP response turned into an outcome, or the failure that replaced it. */
+  readonly decision: Promise<DeliveryOutcome>;
+  /**
+   * Settles when the plugin is done with the event and its slot may be
+   * reused: at once after a decline or a failure, after an accepted decision
+   * when the plugin reports completion or exits. For HTTP, with the decision.
+   */
+  readonly completion: Promise<CompletionOutcome>;
+  /** The dispatcher stopped waiting (no ACK in time, or the handler deadline passed): tell the plugin. Idempotent. */
+  cancel(reason: CancelReason): void;
 }
 
 /** A message a plugin asked to send, before permission checks and rendering. */
@@ -52,9 +85,17 @@ export interface PluginEndpoint {
   /** True when the endpoint can take events now (running / not circuit-open). */
   isAvailable(): boolean;
   /**
-   * Delivers the event (already carrying this plugin's `command` match) and
-   * resolves with the ACK; replies made meanwhile go to `sink`. Never rejects:
-   * failures are in `outcome.error`.
+   * Delivers the event (already carrying this plugin's `command` match);
+   * replies made meanwhile go to `sink`. Never throws: failures are in the
+   * outcomes of the returned delivery.
    */
-  deliver(event: MessageEvent, sink: OutboundSink): Promise<DeliveryOutcome>;
+  deliver(event: MessageEvent, sink: OutboundSink): Delivery;
+}
+
+/**
+ * A delivery whose one answer is decision and completion at once (an HTTP
+ * response, an in-process handler): the plugin is done when it has answered.
+ */
+export function answeredDelivery(decision: Promise<DeliveryOutcome>): Delivery {
+  return { decision, completion: decision.then(() => ({ error: null })), cancel: () => undefined };
 }

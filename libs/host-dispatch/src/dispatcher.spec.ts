@@ -40,7 +40,7 @@ describe('Dispatcher routing', () => {
   });
 
   it('stops at the plugin that intercepts', async () => {
-    const first = new InProcessPlugin('com.a.first', { commands: [{ name: 'stop', priority: 5 }] }, async () => ({ intercepted: true }));
+    const first = new InProcessPlugin('com.a.first', { canIntercept: true, commands: [{ name: 'stop', priority: 5 }] }, async () => ({ intercepted: true }));
     const later = new InProcessPlugin('com.b.later', {});
     const { dispatcher } = setup([first, later]);
     const record = await dispatcher.dispatch(makeEvent('/stop'));
@@ -58,9 +58,9 @@ describe('Dispatcher routing', () => {
     expect((await dispatcher.dispatch(makeEvent('hello'))).recipients).toEqual(['com.b.group']);
   });
 
-  it('waits for one plugin before the next', async () => {
+  it('waits for an interceptor before the next plugin', async () => {
     const gate = deferred();
-    const slow = new InProcessPlugin('com.a.slow', {}, async () => {
+    const slow = new InProcessPlugin('com.a.slow', { canIntercept: true }, async () => {
       await gate.promise;
       return {};
     });
@@ -74,12 +74,56 @@ describe('Dispatcher routing', () => {
     expect(next.received).toHaveLength(1);
   });
 
-  it('records a missing ACK as delivery.timeout and moves on', async () => {
-    const silent = new InProcessPlugin('com.a.silent', {}, () => new Promise(() => undefined));
+  it('hands the event to every plugin that cannot intercept at once, in order', async () => {
+    const gate = deferred();
+    const slow = new InProcessPlugin('com.a.slow', { commands: [{ name: 'ask' }] }, async () => {
+      await gate.promise;
+      return {};
+    });
+    const observers = ['com.b.one', 'com.c.two', 'com.d.three'].map((id) => new InProcessPlugin(id, {}));
+    const { dispatcher } = setup([slow, ...observers]);
+    const done = dispatcher.dispatch(makeEvent('/ask something slow'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(observers.map((o) => o.received.length)).toEqual([1, 1, 1]);
+    gate.resolve();
+    const record = await done;
+    expect(record.deliveries.map((d) => d.pluginId)).toEqual(['com.a.slow', 'com.b.one', 'com.c.two', 'com.d.three']);
+  });
+
+  it('after a passing interceptor, hands the event to the rest at once', async () => {
+    const order: string[] = [];
+    const plugins = [
+      new InProcessPlugin('com.a.guard', { canIntercept: true, commands: [{ name: 'ask', priority: 9 }] }, async () => {
+        order.push('guard');
+        return { intercepted: false };
+      }),
+      new InProcessPlugin('com.b.watch', {}, async () => {
+        order.push('watch');
+        return {};
+      }),
+    ];
+    const record = await setup(plugins).dispatcher.dispatch(makeEvent('/ask'));
+    expect(order).toEqual(['guard', 'watch']);
+    expect(record.interceptedBy).toBeNull();
+  });
+
+  it('ignores intercepted: true from a plugin that did not declare interception', async () => {
+    const rogue = new InProcessPlugin('com.a.rogue', { commands: [{ name: 'stop', priority: 5 }] }, async () => ({ intercepted: true }));
+    const later = new InProcessPlugin('com.b.later', {});
+    const record = await setup([rogue, later]).dispatcher.dispatch(makeEvent('/stop'));
+    expect(later.received).toHaveLength(1);
+    expect(record.interceptedBy).toBeNull();
+    expect(record.deliveries[0]).toMatchObject({ accepted: true, intercepted: false });
+  });
+
+  it('records a missing ACK as delivery.timeout, cancels it at the plugin and moves on', async () => {
+    const silent = new InProcessPlugin('com.a.silent', { canIntercept: true }, () => new Promise(() => undefined));
     const next = new InProcessPlugin('com.b.next', {});
     const { dispatcher } = setup([silent, next], { requestTimeoutMilliseconds: 30 });
     const record = await dispatcher.dispatch(makeEvent('hi'));
     expect(record.deliveries[0]!.error).toEqual({ code: 'delivery.timeout', message: 'com.a.silent did not acknowledge within 30 ms' });
+    expect(record.deliveries[0]!.state).toBe('failed');
+    expect(silent.cancelled).toEqual([{ eventId: record.eventId, reason: 'ackTimeout' }]);
     expect(record.deliveries[1]).toMatchObject({ pluginId: 'com.b.next', accepted: true, error: null });
   });
 
@@ -146,6 +190,76 @@ describe('Dispatcher queues', () => {
   });
 });
 
+describe('Dispatcher decisions and completions', () => {
+  const text = { format: 'text' as const, parts: [{ type: 'text' as const, text: 'done' }] };
+
+  it('routes on the decision, records the completion apart and reports the event complete after it', async () => {
+    const gate = deferred();
+    const worker = new InProcessPlugin('com.a.worker', {}, async () => ({}), async (event, sink) => {
+      await gate.promise;
+      await sink.send({ pluginId: 'com.a.worker', kind: 'reply', eventId: event.eventId, message: text });
+      return { error: { code: 'worker.partial', message: 'one source failed' }, durationMs: 42 };
+    });
+    const { dispatcher, provider } = setup([worker]);
+    const record = await dispatcher.dispatch(makeEvent('hi'));
+    expect(record.routedAt).not.toBeNull();
+    expect(record.completedAt).toBeNull();
+    expect(record.deliveries[0]).toMatchObject({ state: 'running', accepted: true, completion: null });
+    gate.resolve();
+    expect(await dispatcher.whenCompleted(record.eventId)).toBe(record);
+    expect(record.completedAt).not.toBeNull();
+    expect(record.deliveries[0]).toMatchObject({ state: 'failed', completion: { error: { code: 'worker.partial' }, durationMs: 42 } });
+    expect(provider.sent).toHaveLength(1);
+  });
+
+  it('keeps the slot of an accepted event until its completion', async () => {
+    const gate = deferred();
+    const worker = new InProcessPlugin(
+      'com.a.worker',
+      { concurrency: { maxConcurrentEvents: 1, queueCapacity: 4, overflowPolicy: 'reject', handlerDeadlineMilliseconds: 60_000 } },
+      async () => ({}),
+      async () => {
+        await gate.promise;
+        return {};
+      },
+    );
+    const { dispatcher } = setup([worker]);
+    const first = await dispatcher.dispatch(makeEvent('1'));
+    const second = dispatcher.dispatch(makeEvent('2'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(worker.received).toHaveLength(1);
+    expect(dispatcher.queueStats()).toEqual([{ pluginId: 'com.a.worker', active: 1, waiting: 1 }]);
+    gate.resolve();
+    await dispatcher.whenCompleted(first.eventId);
+    expect((await second).deliveries[0]).toMatchObject({ state: 'completed', completion: { error: null } });
+    expect(worker.received).toHaveLength(2);
+  });
+
+  it('cancels a handler past its deadline, records delivery.deadline and frees the slot', async () => {
+    const worker = new InProcessPlugin(
+      'com.a.stuck',
+      { concurrency: { maxConcurrentEvents: 1, queueCapacity: 4, overflowPolicy: 'reject', handlerDeadlineMilliseconds: 40 } },
+      async () => ({}),
+      () => new Promise(() => undefined),
+    );
+    const { dispatcher } = setup([worker]);
+    const first = await dispatcher.dispatch(makeEvent('1'));
+    const second = dispatcher.dispatch(makeEvent('2'));
+    await dispatcher.whenCompleted(first.eventId);
+    expect(first.deliveries[0]).toMatchObject({ state: 'failed', accepted: true, completion: { error: { code: 'delivery.deadline' } } });
+    expect(worker.cancelled).toEqual([{ eventId: first.eventId, reason: 'deadline' }]);
+    await second;
+    expect(worker.received).toHaveLength(2);
+  });
+
+  it('answers whenCompleted at once for an unknown or complete event', async () => {
+    const { dispatcher } = setup([new InProcessPlugin('com.a.quick', {})]);
+    const record = await dispatcher.dispatch(makeEvent('hi'));
+    expect(await dispatcher.whenCompleted(record.eventId)).toBe(record);
+    expect(await dispatcher.whenCompleted('nope')).toBeUndefined();
+  });
+});
+
 describe('Dispatcher event log', () => {
   it('streams the updates of an event', async () => {
     const plugin = new InProcessPlugin('com.a.echo', {}, async (event, sink) => {
@@ -163,7 +277,10 @@ describe('Dispatcher event log', () => {
     })();
     const record = await dispatcher.dispatch(makeEvent('hello'));
     await reading;
-    expect(seen).toEqual(['event', 'outbound', 'delivery', 'completed']);
+    expect(seen[0]).toBe('event');
+    expect(seen.slice(1, 3)).toEqual(['outbound', 'delivery']);
+    expect(seen).toContain('routed');
+    expect(seen[seen.length - 1]).toBe('completed');
     expect(dispatcher.events.list({ pluginId: 'com.a.echo' })[0]).toBe(record);
   });
 

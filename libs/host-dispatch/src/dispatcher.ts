@@ -1,4 +1,4 @@
-import type { DeliveryOutcome, PluginEndpoint, PluginRouting } from '@host/host-core';
+import type { CompletionOutcome, Delivery, DeliveryOutcome, PluginEndpoint, PluginRouting } from '@host/host-core';
 import { DELIVERY_ERRORS, RUNTIME_DEFAULTS, type DeliveryErrorCode, type MessageEvent } from '@host/protocol';
 import type { RendererRegistry } from '@host/messages';
 import { EventLog, type DeliveryRecord, type EventRecord } from './event-log';
@@ -21,11 +21,24 @@ export interface DispatcherOptions {
   now?: () => number;
 }
 
+type Failure = { code: DeliveryErrorCode; message: string };
+
+/** One recipient's delivery as the routing loop follows it. */
+interface Handed {
+  /** The decision, or the failure that stands for it. */
+  decided: Promise<DeliveryOutcome>;
+  /** Settles when the plugin's slot is free again (completion, decline, failure, deadline). */
+  finished: Promise<void>;
+}
+
 /**
  * Routes each message event to the plugins that take it (docs/protocol/v2.md,
- * "Routing"): one at a time, in priority order, through each plugin's bounded
- * queue, until every recipient answered or one intercepted. Transport-neutral:
- * it sees only PluginEndpoints.
+ * "Routing and delivery"), in priority order through each plugin's bounded
+ * queue. It waits only where an answer can change who gets the event: at a
+ * declared interceptor, for its decision. Everyone else gets the event at
+ * once. A delivery holds its plugin's slot until the work is done (completion,
+ * decline, failure) or the handler deadline passes. Transport-neutral: it sees
+ * only PluginEndpoints.
  */
 export class Dispatcher {
   readonly events: EventLog;
@@ -34,6 +47,8 @@ export class Dispatcher {
   private readonly queues = new Map<string, PluginQueue>();
   private readonly timeout: number;
   private readonly clock = new IsoTimeCache();
+  /** Events whose deliveries are not all final yet, by id. */
+  private readonly incomplete = new Map<string, Promise<EventRecord>>();
 
   constructor(private readonly o: DispatcherOptions) {
     this.events = o.events ?? new EventLog();
@@ -59,7 +74,11 @@ export class Dispatcher {
     return [...this.queues].map(([pluginId, q]) => ({ pluginId, ...q.stats }));
   }
 
-  /** Delivers one event and resolves with its record once every chosen plugin answered or failed. */
+  /**
+   * Routes one event and resolves with its record once routing is over: every
+   * recipient has decided or failed (`routedAt`). Handlers may still run; see
+   * {@link whenCompleted}.
+   */
   async dispatch(event: MessageEvent): Promise<EventRecord> {
     // The event as received, without any command a caller left on it (each recipient gets its own).
     const base = event.command === undefined ? event : withoutCommand(event);
@@ -68,6 +87,7 @@ export class Dispatcher {
       eventId: event.eventId,
       source: event.source,
       receivedAt: this.clock.at(Date.now()),
+      routedAt: null,
       completedAt: null,
       event: base,
       recipients: recipients.map((r) => r.endpoint.pluginId),
@@ -77,19 +97,44 @@ export class Dispatcher {
       replySequence: 0,
     };
     this.events.add(record);
+    const decisions: Promise<DeliveryOutcome>[] = [];
+    const finishing: Promise<void>[] = [];
     for (const recipient of recipients) {
-      const outcome = await this.deliverTo(record, recipient, base);
+      const handed = this.deliverTo(record, recipient, base);
+      finishing.push(handed.finished);
+      if (!recipient.routing.canIntercept) {
+        decisions.push(handed.decided);
+        continue;
+      }
+      // Only an interceptor's answer can change who gets the event next.
+      const outcome = await handed.decided;
       if (outcome.intercepted) {
         record.interceptedBy = recipient.endpoint.pluginId;
         break;
       }
     }
-    record.completedAt = this.clock.at(Date.now());
-    this.events.publish({ type: 'completed', record });
+    await Promise.all(decisions);
+    record.routedAt = this.clock.at(Date.now());
+    this.events.publish({ type: 'routed', record });
+    const completed = Promise.all(finishing).then(() => {
+      record.completedAt = this.clock.at(Date.now());
+      this.incomplete.delete(record.eventId);
+      this.events.publish({ type: 'completed', record });
+      return record;
+    });
+    if (record.completedAt === null) this.incomplete.set(record.eventId, completed);
     return record;
   }
 
-  private async deliverTo(record: EventRecord, r: Recipient, base: MessageEvent): Promise<DeliveryOutcome> {
+  /**
+   * Resolves with the record once every delivery of the event is final
+   * (`completedAt`), or at once for an event already complete or unknown.
+   */
+  whenCompleted(eventId: string): Promise<EventRecord | undefined> {
+    return this.incomplete.get(eventId) ?? Promise.resolve(this.events.get(eventId));
+  }
+
+  private deliverTo(record: EventRecord, r: Recipient, base: MessageEvent): Handed {
     const { endpoint, routing } = r;
     const pluginId = endpoint.pluginId;
     const delivery: DeliveryRecord = {
@@ -97,67 +142,107 @@ export class Dispatcher {
       transport: endpoint.transport,
       ...(r.command ? { command: r.command } : {}),
       startedAt: this.clock.at(Date.now()),
+      state: 'queued',
       sent: false,
       done: false,
       accepted: false,
       intercepted: false,
       error: null,
       durationMs: null,
+      completion: null,
     };
     // Recorded before hand-over: a plugin may reply before it acknowledges.
     record.deliveries.push(delivery);
     const started = performance.now();
+    let resolveDecided!: (outcome: DeliveryOutcome) => void;
+    const decided = new Promise<DeliveryOutcome>((resolve) => (resolveDecided = resolve));
+    const decide = (outcome: DeliveryOutcome): void => {
+      if (delivery.done) return;
+      // Interception is honoured only from a plugin that declared it (the endpoint records why).
+      const intercepted = outcome.intercepted && routing.canIntercept;
+      delivery.done = true;
+      delivery.accepted = outcome.accepted;
+      delivery.intercepted = intercepted;
+      delivery.error = outcome.error;
+      if (outcome.notice) delivery.notice = outcome.notice;
+      delivery.durationMs = performance.now() - started;
+      delivery.state = outcome.accepted ? 'running' : outcome.error ? 'failed' : 'declined';
+      this.events.publish({ type: 'delivery', record });
+      resolveDecided(intercepted === outcome.intercepted ? outcome : { ...outcome, intercepted });
+    };
+    const fail = (f: Failure): DeliveryOutcome => ({ pluginId, accepted: false, intercepted: false, error: f, durationMs: performance.now() - started });
     const event: MessageEvent = r.command ? { ...base, command: r.command } : base;
-    const queue = this.queueOf(pluginId, routing);
-    const fail = (code: DeliveryErrorCode, detail?: string): DeliveryOutcome => ({
-      pluginId,
-      accepted: false,
-      intercepted: false,
-      error: { code, message: detail ?? DELIVERY_ERRORS[code].message },
-      durationMs: performance.now() - started,
-    });
-    const timeoutMs = routing.requestTimeoutMilliseconds ?? this.timeout;
-    const outcome = await queue.submit(
+    const finished = this.queueOf(pluginId, routing).submit(
       () => {
         delivery.sent = true;
-        return this.deliverWithin(endpoint, event, timeoutMs, fail);
+        delivery.state = 'sent';
+        return this.run(endpoint, routing, event, record, delivery, decide, fail);
       },
-      (why) => fail(why),
+      (why) => decide(fail(failure(why))),
     );
-    delivery.done = true;
-    delivery.accepted = outcome.accepted;
-    delivery.intercepted = outcome.intercepted;
-    delivery.error = outcome.error;
-    delivery.durationMs = performance.now() - started;
-    this.events.publish({ type: 'delivery', record });
-    return outcome;
+    return { decided, finished };
   }
 
-  /** The endpoint's outcome, or `delivery.timeout` when it takes longer than the ACK timeout. */
-  private deliverWithin(
+  /**
+   * Hands the event to the endpoint and follows it to the end: the ACK
+   * timeout stands in for a missing decision, the handler deadline for a
+   * missing completion; either cancels the event at the plugin. Resolves when
+   * the plugin's slot is free.
+   */
+  private run(
     endpoint: PluginEndpoint,
+    routing: PluginRouting,
     event: MessageEvent,
-    timeoutMs: number,
-    fail: (code: DeliveryErrorCode, detail?: string) => DeliveryOutcome,
-  ): Promise<DeliveryOutcome> {
-    // One promise settled by whichever comes first (fewer allocations per event than race + finally).
-    return new Promise<DeliveryOutcome>((resolve) => {
-      const timer = setTimeout(
-        () => resolve(fail('delivery.timeout', `${endpoint.pluginId} did not acknowledge within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      const failed = (e: unknown) => {
-        clearTimeout(timer);
-        resolve(fail('delivery.failed', e instanceof Error ? e.message : String(e)));
+    record: EventRecord,
+    delivery: DeliveryRecord,
+    decide: (outcome: DeliveryOutcome) => void,
+    fail: (f: Failure) => DeliveryOutcome,
+  ): Promise<void> {
+    let handle: Delivery;
+    try {
+      handle = endpoint.deliver(event, this.sink);
+    } catch (e) {
+      decide(fail(failure('delivery.failed', e instanceof Error ? e.message : String(e))));
+      return Promise.resolve();
+    }
+    const ackMs = routing.requestTimeoutMilliseconds ?? this.timeout;
+    const deadlineMs = routing.concurrency?.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds;
+    const sentAt = performance.now();
+    return new Promise<void>((release) => {
+      let over = false;
+      const finish = (completion: CompletionOutcome): void => {
+        if (over) return;
+        over = true;
+        clearTimeout(ackTimer);
+        clearTimeout(deadlineTimer);
+        // A completion counts only after an accepted decision (a late ACK after a timeout included).
+        if (delivery.accepted || completion.error?.code === 'delivery.deadline') {
+          delivery.completion = {
+            at: this.clock.at(Date.now()),
+            error: completion.error,
+            durationMs: completion.durationMs ?? performance.now() - sentAt,
+          };
+          if (delivery.state === 'running') delivery.state = completion.error ? 'failed' : 'completed';
+          this.events.publish({ type: 'delivery', record });
+        }
+        release();
       };
-      try {
-        endpoint.deliver(event, this.sink).then((outcome) => {
-          clearTimeout(timer);
-          resolve(outcome);
-        }, failed);
-      } catch (e) {
-        failed(e);
-      }
+      const ackTimer = setTimeout(() => {
+        if (delivery.done) return;
+        decide(fail(failure('delivery.timeout', `${endpoint.pluginId} did not acknowledge within ${ackMs} ms`)));
+        handle.cancel('ackTimeout');
+      }, ackMs);
+      const deadlineTimer = setTimeout(() => {
+        if (!delivery.done) decide(fail(failure('delivery.timeout', `${endpoint.pluginId} did not acknowledge within its handler deadline of ${deadlineMs} ms`)));
+        handle.cancel('deadline');
+        finish({ error: failure('delivery.deadline', `${endpoint.pluginId} did not complete the event within ${deadlineMs} ms; it was cancelled`) });
+      }, deadlineMs);
+      handle.decision.then((outcome) => {
+        clearTimeout(ackTimer);
+        decide(outcome);
+      });
+      // The decision is recorded before the completion, whatever order the endpoint settles them in.
+      handle.completion.then((completion) => (delivery.done ? finish(completion) : handle.decision.then(() => finish(completion))));
     });
   }
 
@@ -171,6 +256,10 @@ export class Dispatcher {
     }
     return q;
   }
+}
+
+function failure(code: DeliveryErrorCode, detail?: string): Failure {
+  return { code, message: detail ?? DELIVERY_ERRORS[code].message };
 }
 
 function withoutCommand(event: MessageEvent): MessageEvent {

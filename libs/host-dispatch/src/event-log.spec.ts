@@ -5,6 +5,7 @@ function record(eventId: string): EventRecord {
     eventId,
     source: 'console',
     receivedAt: '2026-01-01T00:00:00.000Z',
+    routedAt: null,
     completedAt: null,
     event: {} as EventRecord['event'],
     recipients: [],

@@ -2,20 +2,42 @@ import { EventEmitter } from 'node:events';
 import type { Transport } from '@host/host-core';
 import type { CommandMatch, MessageEvent, Target } from '@host/protocol';
 
-/** One plugin's part in one event. `done` turns true when the ACK (or its failure) is in. */
+/**
+ * Where one delivery stands (docs/protocol/v2.md 6.6): `queued` in the
+ * plugin's queue, `sent` awaiting the decision, `running` accepted and
+ * awaiting completion, then one of the final states.
+ */
+export type DeliveryState = 'queued' | 'sent' | 'running' | 'declined' | 'completed' | 'failed';
+
+/** How the work on an accepted event ended. */
+export interface CompletionRecord {
+  at: string;
+  /** null when the handler succeeded; its own error, or `delivery.deadline` / `delivery.interrupted`. */
+  error: { code: string; message: string } | null;
+  /** How long the handler ran as the plugin reported it; else from hand-over to the end. */
+  durationMs: number | null;
+}
+
+/** One plugin's part in one event. `done` turns true when the decision (or its failure) is in. */
 export interface DeliveryRecord {
   pluginId: string;
   transport: Transport;
   command?: CommandMatch;
   startedAt: string;
+  state: DeliveryState;
   /** True once the event left the queue for the plugin; a refused or dropped event never was. */
   sent: boolean;
   done: boolean;
   accepted: boolean;
   intercepted: boolean;
+  /** Why there is no decision (a `delivery.*` or `http.*` code), or the error of a decline. */
   error: { code: string; message: string } | null;
-  /** From hand-over to the queue until the outcome, queue wait included. */
+  /** Something the host ignored in the decision (an undeclared interception). */
+  notice?: { code: string; message: string };
+  /** From hand-over to the queue until the decision, queue wait included. */
   durationMs: number | null;
+  /** The end of the work of an accepted delivery; null before it and for deliveries never accepted. */
+  completion: CompletionRecord | null;
 }
 
 /** A message a plugin sent, or tried to send, with the provider body it became. */
@@ -35,6 +57,9 @@ export interface EventRecord {
   eventId: string;
   source: string;
   receivedAt: string;
+  /** When every recipient had decided or failed: routing is over. */
+  routedAt: string | null;
+  /** When every delivery had reached a final state (handlers ended, deadlines passed). */
   completedAt: string | null;
   event: MessageEvent;
   /** The chosen plugins in delivery order. */
@@ -48,7 +73,7 @@ export interface EventRecord {
 }
 
 export type EventLogUpdate =
-  | { type: 'event' | 'delivery' | 'outbound' | 'completed'; record: EventRecord }
+  | { type: 'event' | 'delivery' | 'outbound' | 'routed' | 'completed'; record: EventRecord }
   | { type: 'send'; outbound: OutboundRecord };
 
 export interface EventLogOptions {

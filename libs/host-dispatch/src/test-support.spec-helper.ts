@@ -1,7 +1,7 @@
-import type { DeliveryOutcome, OutboundSink, PluginEndpoint, PluginRouting } from '@host/host-core';
+import type { CompletionOutcome, Delivery, DeliveryOutcome, OutboundSink, PluginEndpoint, PluginRouting } from '@host/host-core';
 import type { ProviderBody } from '@host/messages';
 import type { z } from 'zod';
-import { CommandSchema, type MessageEvent, type Permission, type Target } from '@host/protocol';
+import { CommandSchema, type CancelReason, type MessageEvent, type Permission, type Target } from '@host/protocol';
 import type { MessageProvider, ProviderSendResult, ReplyContext } from './provider';
 
 type Ack = Omit<DeliveryOutcome, 'pluginId' | 'durationMs'>;
@@ -11,26 +11,35 @@ export type RouteInput = Partial<Omit<PluginRouting, 'commands' | 'permissions'>
   permissions?: string[];
 };
 
+/** The work after an accepted decision; resolves with how it ended. */
+export type Work = (event: MessageEvent, sink: OutboundSink) => Promise<Partial<CompletionOutcome>>;
+
 /**
  * A plugin that runs in the test process: its handler gets the event exactly
- * as a transport would deliver it and answers with an ACK. It is a complete
- * PluginEndpoint, so the dispatcher runs unchanged.
+ * as a transport would deliver it and answers with its decision. Without
+ * `work` the answer is also the end (like an HTTP plugin); with it, `work`
+ * runs after an accepted decision and its end is the completion (like a
+ * stdio plugin). It is a complete PluginEndpoint, so the dispatcher runs
+ * unchanged.
  */
 export class InProcessPlugin implements PluginEndpoint {
   readonly transport = 'http' as const;
   available = true;
   readonly received: MessageEvent[] = [];
+  readonly cancelled: { eventId: string; reason: CancelReason }[] = [];
 
   constructor(
     readonly pluginId: string,
     private readonly route: RouteInput,
     private readonly handler: (event: MessageEvent, sink: OutboundSink) => Promise<Partial<Ack>> = async () => ({}),
+    private readonly work?: Work,
   ) {}
 
   routing(): PluginRouting {
     return {
       pluginId: this.pluginId,
       eventSubscriptions: [{ eventType: 'message.created' }],
+      canIntercept: false,
       ...this.route,
       permissions: (this.route.permissions ?? ['messages.reply']) as Permission[],
       commands: (this.route.commands ?? []).map((c) => CommandSchema.parse(c)),
@@ -41,10 +50,17 @@ export class InProcessPlugin implements PluginEndpoint {
     return this.available;
   }
 
-  async deliver(event: MessageEvent, sink: OutboundSink): Promise<DeliveryOutcome> {
+  deliver(event: MessageEvent, sink: OutboundSink): Delivery {
     this.received.push(event);
-    const ack = await this.handler(event, sink);
-    return { pluginId: this.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0, ...ack };
+    const decision: Promise<DeliveryOutcome> = this.handler(event, sink).then(
+      (ack) => ({ pluginId: this.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0, ...ack }),
+      (e: Error) => ({ pluginId: this.pluginId, accepted: false, intercepted: false, error: { code: 'delivery.failed', message: e.message }, durationMs: 0 }),
+    );
+    const work = this.work;
+    const completion: Promise<CompletionOutcome> = decision.then((d) =>
+      d.accepted && work ? work(event, sink).then((c) => ({ error: null, ...c })) : { error: null },
+    );
+    return { decision, completion, cancel: (reason) => void this.cancelled.push({ eventId: event.eventId, reason }) };
   }
 }
 

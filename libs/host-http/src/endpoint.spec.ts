@@ -57,7 +57,7 @@ describe('HttpPluginEndpoint delivery', () => {
   it('POSTs the event signed per the spec and returns the outcome', async () => {
     const s = await serve((_req, res) => sendJson(res, 200, OK_RESPONSE));
     const rec = record(s.url);
-    const outcome = await endpoint(rec).deliver(event, new RecordingSink());
+    const outcome = await endpoint(rec).deliver(event, new RecordingSink()).decision;
     expect(outcome).toMatchObject({ pluginId: 'com.example.echo', accepted: true, intercepted: false, error: null });
     const req = s.requests[0]!;
     expect(req).toMatchObject({ method: 'POST', path: '/host/plugin/events/message' });
@@ -78,7 +78,7 @@ describe('HttpPluginEndpoint delivery', () => {
     const s = await serve((_req, res) => sendJson(res, 200, { ...OK_RESPONSE, outboundMessages }));
     const allowed = endpoint(record(s.url, { capabilities: 11 }));
     const sink = new RecordingSink();
-    await allowed.deliver(event, sink);
+    await allowed.deliver(event, sink).decision;
     await allowed.idle();
     expect(sink.sent.map((r) => [r.kind, r.eventId, r.target?.id, r.message.format])).toEqual([
       ['reply', 'evt-1', undefined, 'text'],
@@ -89,7 +89,7 @@ describe('HttpPluginEndpoint delivery', () => {
 
     const notAllowed = endpoint(record(s.url, { capabilities: 9 }));
     const sink2 = new RecordingSink();
-    await notAllowed.deliver(event, sink2);
+    await notAllowed.deliver(event, sink2).decision;
     await notAllowed.idle();
     expect(sink2.sent.map((r) => r.kind)).toEqual(['reply', 'reply', 'reply']);
     expect(notAllowed.health().lastWarning).toMatchObject({ code: 'http.outbound.send_not_allowed' });
@@ -103,8 +103,8 @@ describe('HttpPluginEndpoint delivery', () => {
     );
     const appended: string[] = [];
     const logged = endpoint(record(s.url), { logs: { append: (_id, line) => appended.push(line.message), tail: async () => [], flush: async () => undefined } });
-    await e.deliver(event, sink);
-    await logged.deliver(event, sink);
+    await e.deliver(event, sink).decision;
+    await logged.deliver(event, sink).decision;
     await Promise.all([e.idle(), logged.idle()]);
     expect(sink.sent.map((r) => (r.message.parts[0] as { text: string }).text)).toEqual(['good', 'good']);
     expect(e.health().lastWarning).toMatchObject({ code: 'message.empty' });
@@ -113,16 +113,16 @@ describe('HttpPluginEndpoint delivery', () => {
 
   it('honours intercepted only with the InterceptMessages capability', async () => {
     const s = await serve((_req, res) => sendJson(res, 200, { ...OK_RESPONSE, intercepted: true }));
-    expect((await endpoint(record(s.url, { capabilities: 13 })).deliver(event, new RecordingSink())).intercepted).toBe(true);
+    expect((await endpoint(record(s.url, { capabilities: 13 })).deliver(event, new RecordingSink()).decision).intercepted).toBe(true);
     const without = endpoint(record(s.url, { capabilities: 9 }));
-    expect((await without.deliver(event, new RecordingSink())).intercepted).toBe(false);
+    expect((await without.deliver(event, new RecordingSink()).decision).intercepted).toBe(false);
     expect(without.health().lastWarning).toMatchObject({ code: 'http.intercept.not_allowed' });
   });
 
   it("passes the plugin's own error through without counting it against health", async () => {
     const s = await serve((_req, res) => sendJson(res, 200, { ...OK_RESPONSE, accepted: false, error: { code: 'weather.down', message: 'upstream down' } }));
     const e = endpoint(record(s.url));
-    expect(await e.deliver(event, new RecordingSink())).toMatchObject({ accepted: false, error: { code: 'weather.down', message: 'upstream down' } });
+    expect(await e.deliver(event, new RecordingSink()).decision).toMatchObject({ accepted: false, error: { code: 'weather.down', message: 'upstream down' } });
     expect(e.health()).toMatchObject({ status: 'healthy', lastError: null });
   });
 
@@ -138,7 +138,7 @@ describe('HttpPluginEndpoint delivery', () => {
   ])('reports %s as %s, without retrying', async (_name, code, answer, message) => {
     const s = await serve((_req, res) => answer(res));
     const e = endpoint(record(s.url));
-    const outcome = await e.deliver(event, new RecordingSink());
+    const outcome = await e.deliver(event, new RecordingSink()).decision;
     expect(outcome).toMatchObject({ accepted: false, intercepted: false, error: { code } });
     expect(outcome.error!.message).toMatch(message);
     expect(s.requests).toHaveLength(1);
@@ -151,8 +151,8 @@ describe('HttpPluginEndpoint delivery', () => {
     const slowEndpoint = endpoint(record(slow.url, { requestTimeoutMilliseconds: 400 }));
     const fastEndpoint = endpoint(record(fast.url, { pluginId: 'com.example.fast' }));
     const order: string[] = [];
-    const slowRun = slowEndpoint.deliver(event, new RecordingSink()).then((o) => (order.push('slow'), o));
-    const fastRun = fastEndpoint.deliver(event, new RecordingSink()).then((o) => (order.push('fast'), o));
+    const slowRun = slowEndpoint.deliver(event, new RecordingSink()).decision.then((o) => (order.push('slow'), o));
+    const fastRun = fastEndpoint.deliver(event, new RecordingSink()).decision.then((o) => (order.push('fast'), o));
     const [slowOutcome, fastOutcome] = await Promise.all([slowRun, fastRun]);
     expect(order).toEqual(['fast', 'slow']);
     expect(fastOutcome.accepted).toBe(true);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
-import type { DeliveryOutcome, HttpPluginRecord, OutboundSink, PluginEndpoint, PluginLogStore, PluginRouting } from '@host/host-core';
+import { answeredDelivery, type Delivery, type DeliveryOutcome, type HttpPluginRecord, type OutboundSink, type PluginEndpoint, type PluginLogStore, type PluginRouting } from '@host/host-core';
 import {
   Capability,
   HTTP_DEFAULTS,
@@ -129,6 +129,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
       permissions: m.permissions,
       concurrency: this.concurrency,
       requestTimeoutMilliseconds: this.requestTimeout() + DISPATCH_GRACE_MILLISECONDS,
+      canIntercept: (m.capabilities & Capability.InterceptMessages) !== 0,
     };
   }
 
@@ -140,7 +141,12 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     return this.healthTracker.snapshot();
   }
 
-  async deliver(event: MessageEvent, sink: OutboundSink): Promise<DeliveryOutcome> {
+  /** An HTTP answer is decision and completion at once. */
+  deliver(event: MessageEvent, sink: OutboundSink): Delivery {
+    return answeredDelivery(this.exchangeEvent(event, sink));
+  }
+
+  private async exchangeEvent(event: MessageEvent, sink: OutboundSink): Promise<DeliveryOutcome> {
     const started = performance.now();
     if (this.breaker.acquire() === 'reject') {
       const next = this.breaker.nextProbeAt;
@@ -164,9 +170,11 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     const durationMs = performance.now() - started;
 
     let intercepted = response.intercepted;
+    let notice: DeliveryOutcome['notice'];
     if (intercepted && !(this.record.manifest.capabilities & Capability.InterceptMessages)) {
       intercepted = false;
-      this.warn('http.intercept.not_allowed', `event ${event.eventId}: intercepted: true ignored without the InterceptMessages capability`);
+      notice = { code: 'http.intercept.not_allowed', message: `event ${event.eventId}: intercepted: true ignored without the InterceptMessages capability` };
+      this.warn(notice.code, notice.message);
     }
     if (response.outboundMessages.length > 0) {
       const capabilities = this.record.manifest.capabilities;
@@ -179,6 +187,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
       accepted: response.accepted,
       intercepted,
       error: response.error ? { code: response.error.code, message: response.error.message } : null,
+      ...(notice ? { notice } : {}),
       durationMs,
     };
   }

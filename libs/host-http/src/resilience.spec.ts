@@ -49,7 +49,7 @@ describe('retries', () => {
       else sendJson(res, 200, OK_RESPONSE);
     });
     const { endpoint, record } = endpointFor(s.url);
-    const outcome = await endpoint.deliver(event, sink);
+    const outcome = await endpoint.deliver(event, sink).decision;
     expect(outcome).toMatchObject({ accepted: true, error: null });
     expect(s.requests).toHaveLength(3);
     const ids = s.requests.map((r) => r.headers[HTTP_HEADERS.deliveryId]);
@@ -63,7 +63,7 @@ describe('retries', () => {
   it('stops after 2 retries and reports the last status', async () => {
     const s = await serve((_req, res) => sendJson(res, 502, 'bad gateway', 'text/plain'));
     const { endpoint } = endpointFor(s.url, { retryBackoffMilliseconds: [10] });
-    const outcome = await endpoint.deliver(event, sink);
+    const outcome = await endpoint.deliver(event, sink).decision;
     expect(outcome.error).toMatchObject({ code: 'http.status', message: expect.stringMatching(/502 on 3 tries/) });
     expect(s.requests).toHaveLength(3);
   });
@@ -71,7 +71,7 @@ describe('retries', () => {
   it('does not retry beyond the request timeout', async () => {
     const s = await serve((_req, res) => sendJson(res, 504, 'timeout', 'text/plain'));
     const { endpoint } = endpointFor(s.url, { retryBackoffMilliseconds: [200, 800] }, 500);
-    const outcome = await endpoint.deliver(event, sink);
+    const outcome = await endpoint.deliver(event, sink).decision;
     expect(outcome.error).toMatchObject({ code: 'http.status' });
     expect(s.requests).toHaveLength(2);
   });
@@ -85,7 +85,7 @@ describe('retries', () => {
     };
     diagnostics.subscribe('undici:client:connectError', onError);
     try {
-      const outcome = await endpoint.deliver(event, sink);
+      const outcome = await endpoint.deliver(event, sink).decision;
       expect(outcome).toMatchObject({ accepted: true, error: null });
       expect((await started!).requests).toHaveLength(1);
     } finally {
@@ -100,7 +100,7 @@ describe('retries', () => {
     diagnostics.subscribe('undici:client:connectError', count);
     try {
       const { endpoint } = endpointFor(`http://127.0.0.1:${port}`, { retryBackoffMilliseconds: [10] });
-      const outcome = await endpoint.deliver(event, sink);
+      const outcome = await endpoint.deliver(event, sink).decision;
       expect(outcome.error).toMatchObject({ code: 'http.unreachable', message: expect.stringMatching(/ECONNREFUSED/) });
       expect(attempts).toBe(3);
       expect(endpoint.health()).toMatchObject({ status: 'degraded', lastError: { code: 'http.unreachable' } });
@@ -116,7 +116,7 @@ describe('retries', () => {
       return new Promise(() => undefined);
     };
     const { endpoint } = endpointFor('http://slow-dns.test', { resolver, connectTimeoutMilliseconds: 50, retryBackoffMilliseconds: [10] });
-    const outcome = await endpoint.deliver(event, sink);
+    const outcome = await endpoint.deliver(event, sink).decision;
     expect(outcome.error).toMatchObject({ code: 'http.timeout', message: expect.stringMatching(/Resolving slow-dns\.test timed out/) });
     expect(lookups).toBe(3);
   });
@@ -126,7 +126,7 @@ describe('retries', () => {
       res.socket?.destroy();
     });
     const { endpoint } = endpointFor(s.url, { retryBackoffMilliseconds: [10] });
-    const outcome = await endpoint.deliver(event, sink);
+    const outcome = await endpoint.deliver(event, sink).decision;
     expect(outcome.error).toMatchObject({ code: 'http.unreachable' });
     expect(s.requests).toHaveLength(1);
   });
@@ -157,30 +157,30 @@ describe('circuit breaker', () => {
 
     flaky.set('stall');
     for (let i = 1; i <= 4; i++) {
-      expect((await endpoint.deliver(event, sink)).error).toMatchObject({ code: 'http.timeout' });
+      expect((await endpoint.deliver(event, sink).decision).error).toMatchObject({ code: 'http.timeout' });
       expect(endpoint.health()).toMatchObject({ status: 'degraded', circuit: 'closed', consecutiveFailures: i });
     }
-    expect((await endpoint.deliver(event, sink)).error).toMatchObject({ code: 'http.timeout' });
+    expect((await endpoint.deliver(event, sink).decision).error).toMatchObject({ code: 'http.timeout' });
     expect(endpoint.health()).toMatchObject({ status: 'unreachable', circuit: 'open', lastError: { code: 'http.timeout' } });
     expect(endpoint.isAvailable()).toBe(false);
 
     // Open: rejected at once, the plugin sees nothing.
     const seen = flaky.server.requests.length;
-    expect((await endpoint.deliver(event, sink)).error).toMatchObject({ code: 'http.circuit_open' });
+    expect((await endpoint.deliver(event, sink).decision).error).toMatchObject({ code: 'http.circuit_open' });
     expect(flaky.server.requests).toHaveLength(seen);
 
     // The probe fails: open again for another period.
     flaky.set('fail');
     await sleep(320);
     expect(endpoint.isAvailable()).toBe(true);
-    expect((await endpoint.deliver(event, sink)).error).toMatchObject({ code: 'http.status' });
+    expect((await endpoint.deliver(event, sink).decision).error).toMatchObject({ code: 'http.status' });
     expect(endpoint.health()).toMatchObject({ circuit: 'open', status: 'unreachable', lastError: { code: 'http.status' } });
-    expect((await endpoint.deliver(event, sink)).error).toMatchObject({ code: 'http.circuit_open' });
+    expect((await endpoint.deliver(event, sink).decision).error).toMatchObject({ code: 'http.circuit_open' });
 
     // Recovered: the next probe succeeds and closes the circuit.
     flaky.set('ok');
     await sleep(320);
-    expect(await endpoint.deliver(event, sink)).toMatchObject({ accepted: true, error: null });
+    expect(await endpoint.deliver(event, sink).decision).toMatchObject({ accepted: true, error: null });
     expect(endpoint.health()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0, status: 'degraded' });
     expect(endpoint.isAvailable()).toBe(true);
   });
@@ -189,12 +189,12 @@ describe('circuit breaker', () => {
     const flaky = await flakyServer();
     const { endpoint } = endpointFor(flaky.server.url, { circuit: { openMilliseconds: 100, failureThreshold: 1 } }, 150);
     flaky.set('fail');
-    await endpoint.deliver(event, sink);
+    await endpoint.deliver(event, sink).decision;
     expect(endpoint.health().circuit).toBe('open');
     flaky.set('ok');
     await sleep(120);
     const before = flaky.server.requests.length;
-    const [a, b] = await Promise.all([endpoint.deliver(event, sink), endpoint.deliver(event, sink)]);
+    const [a, b] = await Promise.all([endpoint.deliver(event, sink).decision, endpoint.deliver(event, sink).decision]);
     expect([a.error?.code ?? 'ok', b.error?.code ?? 'ok'].sort()).toEqual(['http.circuit_open', 'ok']);
     expect(flaky.server.requests.length - before).toBe(1);
   });
@@ -227,8 +227,8 @@ describe('address pinning on delivery', () => {
       return [{ address, family: 4 }];
     };
     const { endpoint } = endpointFor(`http://plugin.test:${s.port}`, { resolver });
-    expect(await endpoint.deliver(event, sink)).toMatchObject({ accepted: true });
-    const second = await endpoint.deliver(event, sink);
+    expect(await endpoint.deliver(event, sink).decision).toMatchObject({ accepted: true });
+    const second = await endpoint.deliver(event, sink).decision;
     expect(second.error).toMatchObject({ code: 'http.address_refused', message: expect.stringMatching(/169\.254\.169\.254/) });
     expect(s.requests).toHaveLength(1);
     expect(s.requests[0]!.headers.host).toBe(`plugin.test:${s.port}`);

@@ -1,6 +1,6 @@
 import {
   HostError,
-  type DeliveryOutcome,
+  type Delivery,
   type HostPaths,
   type LogLine,
   type OutboundSink,
@@ -12,8 +12,7 @@ import {
   type RuntimeStatus,
   type StopReason,
 } from '@host/host-core';
-import { EventAckSchema, Methods, RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
-import { ErrorCodes, ResponseError } from 'vscode-jsonrpc/node';
+import { RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
 import { PluginProcess, StartError, type ExitInfo } from './process/plugin-process';
 import type { ProcessGroups } from './process/process-groups';
 import { formatDuration, restartDelay, type RuntimeTimings } from './timings';
@@ -33,13 +32,6 @@ export interface SupervisorDeps {
 }
 
 type StartKind = 'operator' | 'restart';
-
-const CONNECTION_LOST_CODES = new Set<number>([
-  ErrorCodes.MessageWriteError,
-  ErrorCodes.MessageReadError,
-  ErrorCodes.PendingResponseRejected,
-  ErrorCodes.ConnectionInactive,
-]);
 
 /**
  * Keeps one stdio plugin running: the state machine of docs/protocol/v2.md
@@ -125,6 +117,7 @@ export class Supervisor implements PluginEndpoint {
       permissions: m?.permissions ?? [],
       ...(m?.concurrency ? { concurrency: m.concurrency } : {}),
       requestTimeoutMilliseconds: RUNTIME_DEFAULTS.requestTimeoutMilliseconds,
+      canIntercept: m?.permissions.includes('messages.intercept') ?? false,
     };
     return this.routingCache;
   }
@@ -142,36 +135,11 @@ export class Supervisor implements PluginEndpoint {
     return this.state === 'running' && this.proc !== null && !this.proc.hasExited;
   }
 
-  /** Sends events.message and turns the answer into an outcome; replies go to the runtime's sink. */
-  async deliver(event: MessageEvent, _sink: OutboundSink): Promise<DeliveryOutcome> {
-    const started = performance.now();
+  /** Sends events.message through the current process; replies go to the runtime's sink. */
+  deliver(event: MessageEvent, _sink: OutboundSink): Delivery {
     const proc = this.proc;
-    const outcome = (error: DeliveryOutcome['error'], accepted = false, intercepted = false): DeliveryOutcome => ({
-      pluginId: this.pluginId,
-      accepted,
-      intercepted,
-      error,
-      durationMs: performance.now() - started,
-    });
-    if (!proc || !this.isAvailable()) {
-      return outcome({ code: 'delivery.unavailable', message: `${this.pluginId} is ${this.state}, not running` });
-    }
-    try {
-      const answer = await proc.request(Methods.message.method, event);
-      const ack = EventAckSchema.safeParse(answer);
-      if (!ack.success || ack.data.eventId !== event.eventId) {
-        const why = ack.success ? `eventId ${JSON.stringify(ack.data.eventId)} instead of ${JSON.stringify(event.eventId)}` : ack.error.issues[0]?.message;
-        return outcome({ code: 'delivery.ack.invalid', message: `the ACK is not valid: ${why}` });
-      }
-      const a = ack.data;
-      return outcome(a.error ? { code: a.error.code, message: a.error.message } : null, a.accepted, a.intercepted);
-    } catch (e) {
-      // vscode-jsonrpc rejects pending requests with its own codes when the connection goes.
-      if (e instanceof ResponseError && !CONNECTION_LOST_CODES.has(e.code)) {
-        return outcome({ code: 'delivery.plugin_error', message: `events.message failed with error ${e.code}: ${e.message}` });
-      }
-      return outcome({ code: 'delivery.failed', message: 'the plugin exited or its connection closed before it acknowledged the event' });
-    }
+    if (!proc || !this.isAvailable()) return PluginProcess.unavailable(this.pluginId, `${this.pluginId} is ${this.state}, not running`);
+    return proc.deliver(event);
   }
 
   // ---- internals ----

@@ -75,14 +75,32 @@ describe('plugin-to-host requests', () => {
     const endpoint: PluginEndpoint = {
       pluginId: 'com.a.b',
       transport: 'stdio-jsonrpc',
-      routing: () => ({ pluginId: 'com.a.b', eventSubscriptions: [], commands: [], permissions }),
+      routing: () => ({ pluginId: 'com.a.b', eventSubscriptions: [], commands: [], permissions, canIntercept: false }),
       isAvailable: () => false,
-      deliver: () => Promise.reject(new Error('not used')),
+      deliver: () => {
+        throw new Error('not used');
+      },
     };
     const dispatcher = new Dispatcher({ endpoints: () => [endpoint] });
-    const handle = createPluginRequestHandler({ pluginId: 'com.a.b', token: 't'.repeat(43), permissions, logs, sink: dispatcher.sink });
-    return { handle, logs };
+    const completed: unknown[] = [];
+    const onCompleted = (eventId: string, error: unknown, durationMs: number | undefined) => {
+      completed.push({ eventId, error, durationMs });
+      return eventId === 'e-running';
+    };
+    const handle = createPluginRequestHandler({ pluginId: 'com.a.b', token: 't'.repeat(43), permissions, logs, sink: dispatcher.sink, onCompleted });
+    return { handle, logs, completed };
   }
+
+  it('passes events.completed to the runtime and answers whether it was awaited', async () => {
+    const { handle, completed } = handler([]);
+    expect(await handle('events.completed', { token, eventId: 'e-running', durationMs: 12 })).toEqual({ recorded: true });
+    expect(await handle('events.completed', { token, eventId: 'e-gone', error: { code: 'x.failed', message: 'boom' } })).toEqual({ recorded: false });
+    expect(completed).toEqual([
+      { eventId: 'e-running', error: null, durationMs: 12 },
+      { eventId: 'e-gone', error: { code: 'x.failed', message: 'boom' }, durationMs: undefined },
+    ]);
+    expect(((await handle('events.completed', { eventId: 'e-running' })) as { code: number }).code).toBe(RpcErrorCode.Unauthorized);
+  });
   const token = 't'.repeat(43);
 
   it.each([

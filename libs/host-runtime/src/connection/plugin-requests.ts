@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { LogLine, OutboundSink, PluginLogStore } from '@host/host-core';
-import { findMethod, Methods, RpcErrorCode, toValidationIssues, type Permission } from '@host/protocol';
+import { findMethod, Methods, RpcErrorCode, toValidationIssues, type Permission, type PluginError } from '@host/protocol';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { parseParams } from './params-validator';
 
@@ -11,9 +11,11 @@ export interface PluginRequestContext {
   permissions: readonly Permission[];
   logs: PluginLogStore;
   sink: OutboundSink;
+  /** events.completed: settles the event's delivery; false when the host no longer waits for it. */
+  onCompleted: (eventId: string, error: PluginError | null, durationMs: number | undefined) => boolean;
 }
 
-const PLUGIN_METHODS = [Methods.log, Methods.reply, Methods.send].map((m) => m.method).join(', ');
+const PLUGIN_METHODS = [Methods.log, Methods.completed, Methods.reply, Methods.send].map((m) => m.method).join(', ');
 
 function tokenMatches(expected: Buffer, given: unknown): boolean {
   if (typeof given !== 'string') return false;
@@ -77,6 +79,8 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
           });
           return { accepted: true };
         }
+        case Methods.completed.method:
+          return { recorded: ctx.onCompleted(p['eventId'] as string, (p['error'] as PluginError | null) ?? null, p['durationMs'] as number | undefined) };
         case Methods.reply.method:
           return await ctx.sink.send({
             pluginId: ctx.pluginId,

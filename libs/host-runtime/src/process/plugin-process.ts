@@ -2,19 +2,24 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import type { LogLine, OutboundSink, PluginLogStore } from '@host/host-core';
+import { answeredDelivery, type CompletionOutcome, type Delivery, type DeliveryOutcome, type LogLine, type OutboundSink, type PluginLogStore } from '@host/host-core';
 import {
+  DELIVERY_ERRORS,
+  EventAckSchema,
   InitializeResultSchema,
   LIMITS,
   Methods,
   PROTOCOL_VERSION,
   RUNTIME_DEFAULTS,
   toValidationIssues,
+  type CancelReason,
   type InitializeParams,
+  type MessageEvent,
+  type PluginError,
   type RuntimeErrorCode,
   type StdioManifest,
 } from '@host/protocol';
-import { createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/node';
+import { createMessageConnection, ErrorCodes, ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FramedMessageReader, type FramingFailure } from '../connection/framed-reader';
 import { FramedMessageWriter } from '../connection/framed-writer';
 import { RequestBacklog } from '../connection/request-backlog';
@@ -56,6 +61,14 @@ export interface PluginProcessOptions {
   onPollution: (failure: FramingFailure) => void;
 }
 
+/** The codes vscode-jsonrpc rejects a pending request with when the connection goes (-32099..-32096). */
+const CONNECTION_LOST_CODES = new Set<number>([
+  ErrorCodes.MessageWriteError,
+  ErrorCodes.MessageReadError,
+  ErrorCodes.PendingResponseRejected,
+  ErrorCodes.ConnectionInactive,
+]);
+
 const STDERR_TAIL_LINES = 8;
 const STDERR_TAIL_CHARS = 600;
 /** Plugin-to-host requests the host works on at once per plugin; more wait in order. */
@@ -83,6 +96,10 @@ export class PluginProcess {
   /** Why the host ended this process (stdout pollution, hung), when it did. */
   hostReason: string | null = null;
   private stopping: Promise<ExitInfo> | null = null;
+  /** Set when the pipe broke or closed; a pending request that fails after it failed for that reason. */
+  private linkLost = false;
+  /** Accepted (or not yet decided) events whose events.completed has not arrived, by eventId. */
+  private readonly awaitingCompletion = new Map<string, (outcome: CompletionOutcome) => void>();
   pid: number | undefined;
   startedAt: string | undefined;
 
@@ -156,10 +173,12 @@ export class PluginProcess {
       permissions: this.o.manifest.permissions,
       logs: this.o.logs,
       sink: this.o.sink,
+      onCompleted: (eventId, error, durationMs) => this.completeEvent(eventId, { error, ...(durationMs !== undefined ? { durationMs } : {}) }),
     });
     connection.onRequest((method, params) => handle(method, params));
     connection.onNotification(() => undefined);
-    connection.onError(() => undefined);
+    connection.onError(() => void (this.linkLost = true));
+    connection.onClose(() => void (this.linkLost = true));
     connection.listen();
     return connection;
   }
@@ -227,6 +246,81 @@ export class PluginProcess {
     return this.connection.sendRequest(method, params);
   }
 
+  /**
+   * Sends events.message. The decision is the ACK; the completion settles
+   * with events.completed after an accepted ACK, at once after a decline or
+   * a failure, and with `delivery.interrupted` when the process exits first.
+   */
+  deliver(event: MessageEvent): Delivery {
+    const started = performance.now();
+    const { eventId } = event;
+    const outcome = (error: DeliveryOutcome['error'], accepted = false, intercepted = false): DeliveryOutcome => ({
+      pluginId: this.o.pluginId,
+      accepted,
+      intercepted,
+      error,
+      durationMs: performance.now() - started,
+    });
+    let complete!: (c: CompletionOutcome) => void;
+    const completion = new Promise<CompletionOutcome>((resolve) => (complete = resolve));
+    // Registered before sending: events.completed may be read right behind the ACK.
+    this.awaitingCompletion.set(eventId, complete);
+    const done = (o: DeliveryOutcome): DeliveryOutcome => {
+      this.completeEvent(eventId, { error: null });
+      return o;
+    };
+    const decision = this.request(Methods.message.method, event).then(
+      (answer): DeliveryOutcome => {
+        const ack = EventAckSchema.safeParse(answer);
+        if (!ack.success || ack.data.eventId !== eventId) {
+          const why = ack.success ? `eventId ${JSON.stringify(ack.data.eventId)} instead of ${JSON.stringify(eventId)}` : ack.error.issues[0]?.message;
+          return done(outcome({ code: 'delivery.ack.invalid', message: `the ACK is not valid: ${why}` }));
+        }
+        const a = ack.data;
+        const error = a.error ? { code: a.error.code, message: a.error.message } : null;
+        if (!a.accepted) return done(outcome(error));
+        if (a.intercepted && !this.o.manifest.permissions.includes('messages.intercept')) {
+          const notice = { code: 'delivery.intercept.undeclared', message: DELIVERY_ERRORS['delivery.intercept.undeclared'].message };
+          this.log('warn', `event ${eventId}: intercepted: true ignored; the manifest does not declare messages.intercept`);
+          return { ...outcome(error, true, false), notice };
+        }
+        return outcome(error, true, a.intercepted);
+      },
+      (e: unknown): DeliveryOutcome => {
+        // vscode-jsonrpc's own codes mean "connection gone" only when it is gone: a live plugin may answer with any code.
+        if (e instanceof ResponseError && !(CONNECTION_LOST_CODES.has(e.code) && this.connectionGone)) {
+          return done(outcome({ code: 'delivery.plugin_error', message: `events.message failed with error ${e.code}: ${e.message}` }));
+        }
+        return done(outcome({ code: 'delivery.failed', message: 'the plugin exited or its connection closed before it acknowledged the event' }));
+      },
+    );
+    return { decision, completion, cancel: (reason) => this.cancelEvent(eventId, reason) };
+  }
+
+  /** Settles the completion of an event; false when nothing waited for it (unknown, reported twice, past its deadline). */
+  private completeEvent(eventId: string, outcome: CompletionOutcome): boolean {
+    const complete = this.awaitingCompletion.get(eventId);
+    if (!complete) return false;
+    this.awaitingCompletion.delete(eventId);
+    complete(outcome);
+    return true;
+  }
+
+  /** The host stopped waiting: tell the plugin, and after the deadline stop waiting for its completion too. */
+  private cancelEvent(eventId: string, reason: CancelReason): void {
+    if (reason === 'deadline') this.awaitingCompletion.delete(eventId);
+    if (!this.connectionGone) this.request(Methods.cancel.method, { eventId, reason }).catch(() => undefined);
+  }
+
+  private get connectionGone(): boolean {
+    return this.linkLost || this.exitInfo !== null;
+  }
+
+  /** An unavailable plugin's answer, in the shape of a delivery. */
+  static unavailable(pluginId: string, message: string): Delivery {
+    return answeredDelivery(Promise.resolve({ pluginId, accepted: false, intercepted: false, error: { code: 'delivery.unavailable', message }, durationMs: 0 }));
+  }
+
   /** plugin.ping with a deadline; true when answered in time. */
   async ping(timeoutMs: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
@@ -291,6 +385,12 @@ export class PluginProcess {
     if (this.exitInfo) return;
     this.exitInfo = { code, signal, at: new Date().toISOString() };
     if (this.pid !== undefined) this.o.groups.delete(this.pid);
+    const interrupted: PluginError = {
+      code: 'delivery.interrupted',
+      message: `${this.o.pluginId} exited before it reported the completion of this event (${signal ? `killed by ${signal}` : `exit code ${code}`})`,
+    };
+    for (const complete of this.awaitingCompletion.values()) complete({ error: interrupted });
+    this.awaitingCompletion.clear();
     const info = this.exitInfo;
     // Let stdout drain (a last ACK or log line) before the connection goes.
     setImmediate(() => {
