@@ -126,6 +126,26 @@ function fieldRows(s: Json, prefix: string, out: string[][]): void {
   }
 }
 
+/**
+ * The schema with its references to named types (`$defs`) replaced by their
+ * definitions, so a field table shows `sender.mentionId` rather than `UserRef`.
+ * A recursive type (MessagePart) stays a name: its table is written by hand.
+ */
+export function inlineRefs(schema: Json, defs: Record<string, Json>): Json {
+  const walk = (node: unknown, stack: string[]): unknown => {
+    if (Array.isArray(node)) return node.map((n) => walk(n, stack));
+    if (node === null || typeof node !== 'object') return node;
+    const { $ref, $defs: _defs, ...rest } = node as Json;
+    const name = typeof $ref === 'string' && $ref.startsWith('#/$defs/') ? $ref.slice('#/$defs/'.length) : undefined;
+    const def = name !== undefined ? defs[name] : undefined;
+    const recursive = name !== undefined && (stack.includes(name) || JSON.stringify(def).includes(`"#/$defs/${name}"`));
+    const merged = def && !recursive ? { ...def, ...rest } : ($ref === undefined ? rest : { $ref, ...rest });
+    const next = def && !recursive ? [...stack, name as string] : stack;
+    return Object.fromEntries(Object.entries(merged).map(([k, v]) => [k, walk(v, next)]));
+  };
+  return walk(schema, []) as Json;
+}
+
 /** A table of every field of an object schema, nested fields as dotted paths. */
 export function fieldTable(schema: object): string {
   const rows: string[][] = [];
@@ -227,8 +247,11 @@ function methodBlock(method: string, schemas: Json): string {
 }
 
 export function generatedBlocks(src: DocSources): Record<string, string> {
-  const s = src.schemas as Record<string, Json>;
-  const methods = (s['methods.json'] as { methods: Record<string, Json> }).methods;
+  const s = Object.fromEntries(
+    Object.entries(src.schemas as Record<string, Json>).map(([name, file]) => [name, inlineRefs(file, (file['$defs'] ?? {}) as Record<string, Json>)]),
+  );
+  const methodsFile = src.schemas['methods.json'] as { methods: Record<string, Json>; $defs: Record<string, Json> };
+  const methods = Object.fromEntries(Object.entries(methodsFile.methods).map(([name, m]) => [name, inlineRefs(m, methodsFile.$defs)]));
   const blocks: Record<string, string> = {
     'manifest-fields': fieldTable(s['manifest.schema.json'] as Json),
     'http-manifest-fields': fieldTable(s['http-manifest.schema.json'] as Json),

@@ -10,7 +10,7 @@ export const UserRefSchema = z.object({
   memberOpenId: z.string().optional(),
   unionOpenId: z.string().optional(),
   displayName: z.string().optional(),
-});
+}).meta({ id: 'UserRef' });
 export type UserRef = z.infer<typeof UserRefSchema>;
 
 export const BotRefSchema = z.object({
@@ -18,7 +18,7 @@ export const BotRefSchema = z.object({
   platform: z.string(),
   externalBotId: z.string().optional(),
   displayName: z.string().optional(),
-});
+}).meta({ id: 'BotRef' });
 
 export const ConversationSchema = z.object({
   type: ConversationType,
@@ -27,7 +27,7 @@ export const ConversationSchema = z.object({
   channelId: z.string().optional(),
   groupOpenId: z.string().optional(),
   c2cOpenId: z.string().optional(),
-});
+}).meta({ id: 'Conversation' });
 export type Conversation = z.infer<typeof ConversationSchema>;
 
 export const AttachmentSchema = z.object({
@@ -36,7 +36,7 @@ export const AttachmentSchema = z.object({
   url: z.string().optional(),
   sizeBytes: z.number().int().min(0).optional(),
   fileName: z.string().optional(),
-});
+}).meta({ id: 'Attachment' });
 
 export const MessageReferenceSchema = z.object({
   messageId: NonBlankString,
@@ -44,7 +44,7 @@ export const MessageReferenceSchema = z.object({
   targetId: NonBlankString,
   replyUntil: IsoTimestamp.optional().describe('After this instant the provider refuses passive replies.'),
   restrictions: z.array(z.string()).default([]),
-});
+}).meta({ id: 'MessageReference' });
 export type MessageReference = z.infer<typeof MessageReferenceSchema>;
 
 /**
@@ -56,7 +56,7 @@ export const CommandMatchSchema = z.object({
   word: z.string().describe('The word the user typed: the name or one of the aliases.'),
   prefix: z.string(),
   args: z.string().describe('The text after the command word, leading whitespace removed.'),
-});
+}).meta({ id: 'CommandMatch' });
 export type CommandMatch = z.infer<typeof CommandMatchSchema>;
 
 /**
@@ -82,7 +82,7 @@ export const MessageEventSchema = z.object({
   messageReference: MessageReferenceSchema,
   command: CommandMatchSchema.optional(),
   rawPayload: z.unknown().optional(),
-});
+}).meta({ id: 'MessageEvent' });
 export type MessageEvent = z.output<typeof MessageEventSchema>;
 export type MessageEventInput = z.input<typeof MessageEventSchema>;
 /** The contract's name for the HTTP event body. */
@@ -93,7 +93,7 @@ export const PluginErrorSchema = z.object({
   code: z.string().min(1).max(100).describe('A stable code of the plugin, e.g. "weather.api_unavailable".'),
   message: z.string().max(2000),
   details: z.unknown().optional(),
-});
+}).meta({ id: 'PluginError' });
 export type PluginError = z.infer<typeof PluginErrorSchema>;
 
 /**
@@ -109,5 +109,5 @@ export const EventAckSchema = z.object({
     .default(false)
     .describe('true stops delivery to the plugins after this one; honoured only with the messages.intercept permission.'),
   error: PluginErrorSchema.nullable().default(null).describe('Why a declined event was declined, when that was a failure.'),
-});
+}).meta({ id: 'EventAck' });
 export type EventAck = z.output<typeof EventAckSchema>;

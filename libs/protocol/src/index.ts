@@ -14,4 +14,5 @@ export * from './validation';
 export * from './parse';
 export * from './framing';
 export * from './json-schema';
+export * from './catalogs';
 export * from './command-match';

@@ -27,11 +27,26 @@ describe('committed JSON Schema files', () => {
       if (name === 'methods.json') continue; // a catalogue of schemas, checked below
       expect(() => ajv.compile(schema)).not.toThrow();
     }
-    const methods = (generated['methods.json'] as { methods: Record<string, { params: object; result: object }> }).methods;
-    for (const m of Object.values(methods)) {
-      expect(() => ajv.compile(m.params)).not.toThrow();
-      expect(() => ajv.compile(m.result)).not.toThrow();
+    // Method schemas refer to the file's shared $defs, so they compile as parts of it.
+    const file = generated['methods.json'] as { $id: string; methods: Record<string, object> };
+    ajv.addSchema(file);
+    for (const name of Object.keys(file.methods)) {
+      for (const part of ['params', 'result']) {
+        expect(ajv.getSchema(`${file.$id}#/methods/${name}/${part}`)).toBeInstanceOf(Function);
+      }
     }
+  });
+
+  it('name the shared types once, for generators', () => {
+    const file = generated['methods.json'] as { $defs: Record<string, unknown> };
+    for (const name of ['UserRef', 'Conversation', 'Target', 'PluginError', 'CommandMatch', 'MessageReference', 'MessageEvent', 'EventAck', 'RuntimeLimits']) {
+      expect(file.$defs[name]).toBeDefined();
+    }
+    const event = generated['message-event.schema.json'] as { type: string; $defs: Record<string, unknown> };
+    expect(event.type).toBe('object');
+    expect(Object.keys(event.$defs).sort()).toEqual(['Attachment', 'BotRef', 'CommandMatch', 'Conversation', 'MessageReference', 'UserRef']);
+    const manifest = generated['manifest.schema.json'] as { $defs: Record<string, unknown> };
+    expect(Object.keys(manifest.$defs).sort()).toEqual(['Command', 'Concurrency', 'ConfigField', 'EventSubscription', 'SupportedPlatform']);
   });
 
   it('state the real transport and permission rules the zod schema checks in code', () => {

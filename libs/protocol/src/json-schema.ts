@@ -38,7 +38,7 @@ const JSON_SCHEMA_TIGHTENINGS = new Map<z.core.$ZodType, (json: JsonObject) => v
   [HttpCapabilitiesSchema, (json) => void (json['enum'] = [...VALID_HTTP_CAPABILITY_VALUES])],
 ]);
 
-function toJsonSchema(schema: z.ZodType): object {
+function toJsonSchema(schema: z.ZodType): JsonObject {
   return strip(
     z.toJSONSchema(schema, {
       target: 'draft-2020-12',
@@ -47,6 +47,40 @@ function toJsonSchema(schema: z.ZodType): object {
       override: (ctx) => JSON_SCHEMA_TIGHTENINGS.get(ctx.zodSchema)?.(ctx.jsonSchema as JsonObject),
     }),
   );
+}
+
+/**
+ * A file's own type is its root, not a `$ref` to one of its `$defs`: zod
+ * emits the reference when the root schema has an id (MessageEvent), which
+ * editors and generators read less well. Other named types stay in `$defs`.
+ */
+function inlineRoot(json: JsonObject): JsonObject {
+  const ref = json['$ref'];
+  const defs = json['$defs'] as Record<string, JsonObject> | undefined;
+  if (typeof ref !== 'string' || !defs || !ref.startsWith('#/$defs/')) return json;
+  const name = ref.slice('#/$defs/'.length);
+  const { [name]: root, ...rest } = defs;
+  const { $ref: _ref, $defs: _defs, ...top } = json;
+  // A root that refers to itself (none today) keeps its definition.
+  if (!root || JSON.stringify(rest).includes(`"${ref}"`) || JSON.stringify(root).includes(`"${ref}"`)) return json;
+  return { ...top, ...root, ...(Object.keys(rest).length > 0 ? { $defs: rest } : {}) };
+}
+
+/**
+ * Named types (`.meta({ id })` on the zod schema: UserRef, Conversation,
+ * Target, PluginError, ...) become `$defs` entries, so a code generator emits
+ * one type for each. In methods.json the definitions of all methods are
+ * hoisted to the file's root `$defs`, where every `#/$defs/...` resolves.
+ */
+function hoistDefs(schema: JsonObject, into: Record<string, unknown>): JsonObject {
+  const { $defs, $schema: _schema, ...rest } = schema;
+  for (const [name, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) {
+    if (name in into && JSON.stringify(into[name]) !== JSON.stringify(def)) {
+      throw new Error(`two different schemas are named ${name}; give one of them another id`);
+    }
+    into[name] = def;
+  }
+  return rest;
 }
 
 /**
@@ -63,17 +97,18 @@ export function buildJsonSchemas(): Record<string, object> {
       $id: SCHEMA_BASE_URI + file,
       title,
       description,
-      ...toJsonSchema(schema),
+      ...inlineRoot(toJsonSchema(schema)),
     },
   });
   const methods: Record<string, unknown> = {};
+  const defs: Record<string, unknown> = {};
   for (const m of METHOD_LIST) {
     methods[m.method] = {
       direction: m.direction,
       summary: m.summary,
       ...(m.permission ? { permission: m.permission } : {}),
-      params: toJsonSchema(m.params),
-      result: toJsonSchema(m.result),
+      params: hoistDefs(toJsonSchema(m.params), defs),
+      result: hoistDefs(toJsonSchema(m.result), defs),
     };
   }
   return {
@@ -88,11 +123,12 @@ export function buildJsonSchemas(): Record<string, object> {
       title: 'Protocol v2 JSON-RPC methods',
       description: 'Every stdio JSON-RPC method with its direction, permission and params/result schemas.',
       methods,
+      $defs: Object.fromEntries(Object.entries(defs).sort(([a], [b]) => (a < b ? -1 : 1))),
     },
   };
 }
 
-function strip(schema: object): object {
+function strip(schema: object): JsonObject {
   const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
   return { $schema: 'https://json-schema.org/draft/2020-12/schema', ...rest };
 }

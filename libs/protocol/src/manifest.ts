@@ -9,6 +9,8 @@ export type EventType = z.infer<typeof EventType>;
 
 export const STDIO_TRANSPORT = 'stdio-jsonrpc' as const;
 export const HTTP_TRANSPORT = 'http' as const;
+/** The argument that puts a stdio plugin into protocol mode; without it the plugin prints help to stderr and exits. */
+export const HOST_STDIO_FLAG = '--host-stdio' as const;
 
 const EnvironmentName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   message: 'must be an environment variable name (letters, digits and _, not starting with a digit)',
@@ -43,13 +45,13 @@ export const StdioTransportSchema = z.strictObject({
 export const SupportedPlatformSchema = z.strictObject({
   platform: Platform,
   architectures: z.array(Architecture).optional().describe('Omitted means every architecture.'),
-});
+}).meta({ id: 'SupportedPlatform' });
 
 export const EventSubscriptionSchema = z.strictObject({
   eventType: EventType,
   botAccountIds: z.array(NonBlankString).optional().describe('Only events received by these bots.'),
   conversationIds: z.array(NonBlankString).optional().describe('Only events from these conversations.'),
-});
+}).meta({ id: 'EventSubscription' });
 export type EventSubscription = z.infer<typeof EventSubscriptionSchema>;
 
 const CommandWord = z.string().regex(/^[^\s]{1,32}$/, { message: 'must be 1 to 32 characters without spaces' });
@@ -74,7 +76,7 @@ export const CommandSchema = z.strictObject({
     .max(LIMITS.maxPriority)
     .default(0)
     .describe('Higher runs first; ties are ordered by pluginId, then command name.'),
-});
+}).meta({ id: 'Command' });
 export type Command = z.infer<typeof CommandSchema>;
 
 export const OverflowPolicy = z.enum(['reject', 'dropOldest']);
@@ -92,7 +94,7 @@ export const ConcurrencySchema = z.strictObject({
     .max(LIMITS.maxHandlerDeadlineMilliseconds)
     .default(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds)
     .describe('How long one handler may run after the event is sent; past it the host cancels the event (delivery.deadline).'),
-});
+}).meta({ id: 'Concurrency' });
 export type Concurrency = z.infer<typeof ConcurrencySchema>;
 
 export const ConfigFieldType = z.enum(['string', 'number', 'boolean', 'select', 'path', 'secret']);
@@ -109,7 +111,7 @@ export const ConfigFieldSchema = z.strictObject({
     .describe('Choices of a "select" field.'),
   min: z.number().optional(),
   max: z.number().optional(),
-});
+}).meta({ id: 'ConfigField' });
 export type ConfigField = z.infer<typeof ConfigFieldSchema>;
 
 const ConfigKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, {

@@ -44,7 +44,7 @@ export const MessagePartSchema: z.ZodType<MessagePart> = z
 export const OutgoingMessageSchema = z.strictObject({
   format: MessageFormat.default('text'),
   parts: z.array(MessagePartSchema),
-});
+}).meta({ id: 'OutgoingMessage' });
 export type OutgoingMessage = z.output<typeof OutgoingMessageSchema>;
 export type OutgoingMessageInput = z.input<typeof OutgoingMessageSchema>;
 
@@ -55,7 +55,7 @@ export type TargetType = z.infer<typeof TargetType>;
 export const TargetSchema = z.strictObject({
   type: TargetType,
   id: z.string().min(1),
-});
+}).meta({ id: 'Target' });
 export type Target = z.infer<typeof TargetSchema>;
 
 /** Result of `messages.reply` / `messages.send`. */
@@ -63,6 +63,6 @@ export const SendResultSchema = z.strictObject({
   accepted: z.boolean(),
   messageId: z.string().optional(),
   target: TargetSchema,
-});
+}).meta({ id: 'SendResult' });
 export type SendResult = z.infer<typeof SendResultSchema>;
 

@@ -36,7 +36,7 @@ export const RuntimeLimitsSchema = z.object({
     .describe('How long one handler may run; the SDK aborts its cancellation signal when it passes.'),
   maxHeaderLength: z.number().int().min(1).default(LIMITS.maxHeaderBytes),
   maxPayloadLength: z.number().int().min(1).default(LIMITS.maxPayloadBytes),
-});
+}).meta({ id: 'RuntimeLimits' });
 export type RuntimeLimits = z.output<typeof RuntimeLimitsSchema>;
 
 export const InitializeParamsSchema = z.object({

@@ -1,0 +1,27 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildCatalogs, ERROR_CATALOG, LIMITS, PERMISSION_NAMES, RpcErrorCode, serializeSchema } from './index';
+
+const CATALOG_DIR = join(__dirname, '..', 'catalog');
+
+describe('committed catalogue files', () => {
+  const generated = buildCatalogs();
+
+  it('are exactly what the code generates', () => {
+    const committed = readdirSync(CATALOG_DIR).sort();
+    expect(committed).toEqual(Object.keys(generated).sort());
+    const stale = committed.filter((name) => readFileSync(join(CATALOG_DIR, name), 'utf8') !== serializeSchema(generated[name]!));
+    if (stale.length) throw new Error(`libs/protocol/catalog/ is out of date: run \`npm run schema\` and commit it. Differs: ${stale.join(', ')}`);
+  });
+
+  it('hold every error code, JSON-RPC code, permission and limit once', () => {
+    const errors = generated['error-codes.json'] as { families: { codes: { code: string }[] }[] };
+    const codes = errors.families.flatMap((f) => f.codes.map((c) => c.code));
+    expect(codes.sort()).toEqual(Object.keys(ERROR_CATALOG).sort());
+    const rpc = generated['rpc-error-codes.json'] as { codes: { name: string; code: number }[] };
+    expect(Object.fromEntries(rpc.codes.map((c) => [c.name, c.code]))).toEqual(RpcErrorCode);
+    const permissions = generated['permissions.json'] as { permissions: { name: string }[] };
+    expect(permissions.permissions.map((p) => p.name)).toEqual(PERMISSION_NAMES);
+    expect((generated['limits.json'] as { limits: unknown }).limits).toEqual(LIMITS);
+  });
+});
