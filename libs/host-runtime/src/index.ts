@@ -8,4 +8,5 @@ export { FramedMessageWriter } from './connection/framed-writer';
 export { RequestBacklog } from './connection/request-backlog';
 export { buildEnvironment, resolveLaunch, INHERITED_ENVIRONMENT, type PluginDirectories } from './process/launch';
 export { ProcessGroups, signalGroup, groupAlive } from './process/process-groups';
+export { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningProcess } from './process/runner';
 export { StartError, type ExitInfo } from './process/plugin-process';

@@ -10,6 +10,7 @@ import {
   type StopReason,
 } from '@host/host-core';
 import { ProcessGroups } from './process/process-groups';
+import { LocalProcessRunner, type ProcessRunner } from './process/runner';
 import { Supervisor } from './supervisor';
 import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
 
@@ -24,6 +25,8 @@ export interface StdioRuntimeOptions {
   settings?: (pluginId: string) => Promise<Record<string, unknown>>;
   timings?: Partial<RuntimeTimings>;
   hostVersion?: string;
+  /** Starts plugin processes; by default each in a local process group that dies with the host. */
+  runner?: ProcessRunner;
   /** The environment the allow-list is taken from; the host's own by default. */
   hostEnv?: NodeJS.ProcessEnv;
   onStatusChange?: (pluginId: string, status: RuntimeStatus) => void;
@@ -37,10 +40,12 @@ export interface StdioRuntimeOptions {
 export class StdioPluginRuntime implements PluginRuntime {
   private readonly supervisors = new Map<string, Supervisor>();
   private readonly groups = new ProcessGroups();
+  private readonly runner: ProcessRunner;
   readonly timings: RuntimeTimings;
 
   constructor(private readonly o: StdioRuntimeOptions) {
     this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
+    this.runner = o.runner ?? new LocalProcessRunner(this.groups);
   }
 
   async start(pluginId: string): Promise<RuntimeStatus> {
@@ -107,7 +112,7 @@ export class StdioPluginRuntime implements PluginRuntime {
         timings: this.timings,
         hostVersion: this.o.hostVersion ?? '0.0.0',
         hostEnv: this.o.hostEnv ?? process.env,
-        groups: this.groups,
+        runner: this.runner,
         loadRecord: (id) => this.o.records.get(id),
         loadSettings: this.o.settings ?? (async () => ({})),
         onStatusChange: this.o.onStatusChange,

@@ -14,7 +14,7 @@ import {
 } from '@host/host-core';
 import { RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
 import { PluginProcess, StartError, type ExitInfo } from './process/plugin-process';
-import type { ProcessGroups } from './process/process-groups';
+import type { ProcessRunner } from './process/runner';
 import { formatDuration, restartDelay, type RuntimeTimings } from './timings';
 
 export interface SupervisorDeps {
@@ -24,7 +24,7 @@ export interface SupervisorDeps {
   timings: RuntimeTimings;
   hostVersion: string;
   hostEnv: NodeJS.ProcessEnv;
-  groups: ProcessGroups;
+  runner: ProcessRunner;
   loadRecord: (pluginId: string) => Promise<PluginRecord | undefined>;
   loadSettings: (pluginId: string) => Promise<Record<string, unknown>>;
   onStatusChange?: (pluginId: string, status: RuntimeStatus) => void;
@@ -181,7 +181,7 @@ export class Supervisor implements PluginEndpoint {
       settings,
       hostVersion: this.deps.hostVersion,
       hostEnv: this.deps.hostEnv,
-      groups: this.deps.groups,
+      runner: this.deps.runner,
       onPollution: () => this.onPollution(proc),
     });
     this.proc = proc;

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
@@ -27,7 +26,7 @@ import { createPluginRequestHandler } from '../connection/plugin-requests';
 import { LineSplitter } from '../logs/line-limits';
 import { formatDuration, type RuntimeTimings } from '../timings';
 import { buildEnvironment, resolveLaunch, type PluginDirectories } from './launch';
-import { groupAlive, signalGroup, type ProcessGroups } from './process-groups';
+import type { ProcessRunner, RunningProcess } from './runner';
 
 export interface ExitInfo {
   code: number | null;
@@ -56,7 +55,8 @@ export interface PluginProcessOptions {
   settings: Record<string, unknown>;
   hostVersion: string;
   hostEnv: NodeJS.ProcessEnv;
-  groups: ProcessGroups;
+  /** Starts the process (the default runner: a local process group). */
+  runner: ProcessRunner;
   /** Called when stdout carries something that is not a frame, at most once. */
   onPollution: (failure: FramingFailure) => void;
 }
@@ -82,7 +82,7 @@ const MAX_PARALLEL_PLUGIN_REQUESTS = 64;
 export class PluginProcess {
   readonly instanceId = randomUUID();
   private readonly token = randomBytes(32).toString('base64url');
-  private child: ChildProcess | null = null;
+  private child: RunningProcess | null = null;
   private connection: MessageConnection | null = null;
   private readonly stderrTail: string[] = [];
   private exitInfo: ExitInfo | null = null;
@@ -122,41 +122,33 @@ export class PluginProcess {
       ),
     );
     const env = buildEnvironment(this.o.hostEnv, manifest.transport.stdio.environment, this.o.pluginId, directories);
-    const child = spawn(launch.command, launch.args, {
-      cwd: launch.cwd,
-      env,
-      detached: true,
-      shell: false,
-      windowsHide: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = this.o.runner.start({ command: launch.command, args: launch.args, cwd: launch.cwd, env });
     this.child = child;
     this.pid = child.pid;
-    if (child.pid !== undefined) this.o.groups.add(child.pid);
     this.startedAt = new Date().toISOString();
-    child.on('error', (e: NodeJS.ErrnoException) => {
+    child.onError((e) => {
       if (child.pid === undefined) {
         this.spawnError = e;
         this.markExited(null, null);
       }
     });
-    child.on('exit', (code, signal) => this.onExit(code, signal));
+    child.onExit((code, signal) => this.onExit(code, signal));
     const splitter = new LineSplitter((line) => this.onStderrLine(line));
-    child.stderr?.on('data', (chunk: Buffer) => splitter.push(chunk));
-    child.stderr?.on('end', () => splitter.end());
+    child.stderr.on('data', (chunk: Buffer) => splitter.push(chunk));
+    child.stderr.on('end', () => splitter.end());
     this.connection = this.connect(child);
     await this.handshake();
   }
 
-  private connect(child: ChildProcess): MessageConnection {
+  private connect(child: RunningProcess): MessageConnection {
     const backlog = new RequestBacklog();
-    const reader = new FramedMessageReader(child.stdout!, (failure) => {
+    const reader = new FramedMessageReader(child.stdout, (failure) => {
       this.pollution = failure;
       this.log('error', `stdout pollution: the plugin wrote ${failure.bytes}, which is not a protocol frame (${failure.code}: ${failure.message})`);
       this.resolvePolluted();
       this.o.onPollution(failure);
     }, LIMITS, backlog);
-    const writer = new FramedMessageWriter(child.stdin!, backlog);
+    const writer = new FramedMessageWriter(child.stdin, backlog);
     const logger = {
       error: (m: string) => this.log('error', m),
       warn: (m: string) => this.log('warn', m),
@@ -353,8 +345,8 @@ export class PluginProcess {
       if (await this.exitWithin(t.stopGraceMilliseconds)) return this.exited;
       this.log('warn', `did not exit within ${formatDuration(t.stopGraceMilliseconds)} of plugin.stop; sending SIGTERM`);
     }
-    this.child?.stdin?.end();
-    if (this.pid !== undefined) signalGroup(this.pid, 'SIGTERM');
+    this.child?.stdin.end();
+    this.child?.signal('SIGTERM');
     if (await this.exitWithin(t.killAfterMilliseconds)) return this.exited;
     this.log('warn', `did not exit within ${formatDuration(t.killAfterMilliseconds)} of SIGTERM; sending SIGKILL`);
     this.kill();
@@ -363,7 +355,7 @@ export class PluginProcess {
 
   /** SIGKILLs the whole group now (hung plugin, host shutdown). */
   kill(): void {
-    if (this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
+    this.child?.signal('SIGKILL');
   }
 
   private exitWithin(ms: number): Promise<boolean> {
@@ -375,16 +367,15 @@ export class PluginProcess {
   }
 
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    const pid = this.pid;
-    // Children the plugin started share its group; none may outlive it.
-    if (pid !== undefined && groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+    // Processes the plugin started go with it; none may outlive it.
+    if (this.child?.descendantsAlive()) this.child.signal('SIGKILL');
     this.markExited(code, signal);
   }
 
   private markExited(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.exitInfo) return;
     this.exitInfo = { code, signal, at: new Date().toISOString() };
-    if (this.pid !== undefined) this.o.groups.delete(this.pid);
+    this.child?.release();
     const interrupted: PluginError = {
       code: 'delivery.interrupted',
       message: `${this.o.pluginId} exited before it reported the completion of this event (${signal ? `killed by ${signal}` : `exit code ${code}`})`,
@@ -395,7 +386,7 @@ export class PluginProcess {
     // Let stdout drain (a last ACK or log line) before the connection goes.
     setImmediate(() => {
       this.connection?.dispose();
-      this.child?.stdin?.destroy();
+      this.child?.stdin.destroy();
       this.resolveExit(info);
     });
   }

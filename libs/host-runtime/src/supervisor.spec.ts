@@ -1,0 +1,140 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hostPaths, type PluginRecord } from '@host/host-core';
+import { Dispatcher } from '@host/host-dispatch';
+import { RpcErrorCode, StdioManifestSchema, type MessageEvent } from '@host/protocol';
+import { FilePluginLogStore } from './logs/file-plugin-log-store';
+import { StdioPluginRuntime } from './stdio-runtime';
+
+// Real processes of test-fixtures/helper-plugin.mjs, one mode per plugin, behind the real dispatcher.
+const FIXTURE = join(__dirname, '..', 'test-fixtures', 'helper-plugin.mjs');
+
+let dir: string;
+let runtime: StdioPluginRuntime;
+let logs: FilePluginLogStore;
+const records = new Map<string, PluginRecord>();
+
+function install(pluginId: string, mode: string, extra: { permissions?: string[]; handlerDeadlineMilliseconds?: number } = {}): void {
+  const paths = hostPaths(dir);
+  mkdirSync(paths.packageDir(pluginId), { recursive: true });
+  copyFileSync(FIXTURE, join(paths.packageDir(pluginId), 'plugin.mjs'));
+  const manifest = StdioManifestSchema.parse({
+    pluginId,
+    name: pluginId,
+    version: '1.0.0',
+    author: 'Tests',
+    protocolVersion: 2,
+    sdkVersion: '2.0.0',
+    transport: { type: 'stdio-jsonrpc', stdio: { command: process.execPath, args: ['plugin.mjs', '--host-stdio', mode] } },
+    eventSubscriptions: [{ eventType: 'message.created' }],
+    permissions: extra.permissions ?? [],
+    ...(extra.handlerDeadlineMilliseconds ? { concurrency: { handlerDeadlineMilliseconds: extra.handlerDeadlineMilliseconds } } : {}),
+  });
+  const at = new Date().toISOString();
+  records.set(pluginId, { pluginId, transport: 'stdio-jsonrpc', manifest, packageSha256: '0'.repeat(64), installedAt: at, updatedAt: at, enabled: true });
+}
+
+let n = 0;
+function event(): MessageEvent {
+  n++;
+  return {
+    eventId: `ev-${n}`,
+    eventType: 'message.created',
+    timestamp: new Date().toISOString(),
+    source: 'console',
+    bot: { botAccountId: 'bot', platform: 'console' },
+    conversation: { type: 'group', conversationId: 'g' },
+    sender: { provider: 'console', mentionId: 'u' },
+    message: { id: `m-${n}`, content: 'hello', attachments: [], mentions: [] },
+    messageReference: { messageId: `m-${n}`, targetType: 'group', targetId: 'g', restrictions: [] },
+  };
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'supervisor-'));
+  records.clear();
+  logs = new FilePluginLogStore(hostPaths(dir));
+  runtime = new StdioPluginRuntime({
+    paths: hostPaths(dir),
+    records: { get: async (id) => records.get(id) },
+    logs,
+    sink: { send: () => Promise.reject(new Error('not used')) },
+    timings: { pingIntervalMilliseconds: 0, restartBaseDelayMilliseconds: 20, stopGraceMilliseconds: 500, killAfterMilliseconds: 200 },
+  });
+});
+
+afterEach(async () => {
+  await runtime.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function deliverOne(pluginId: string) {
+  const dispatcher = new Dispatcher({ endpoints: () => runtime.endpoints(), requestTimeoutMilliseconds: 2000 });
+  await runtime.start(pluginId);
+  const record = await dispatcher.dispatch(event());
+  return { record: (await dispatcher.whenCompleted(record.eventId))!, delivery: record.deliveries[0]! };
+}
+
+describe('Supervisor as a dispatch endpoint', () => {
+  it('records an ACK and its completion apart', async () => {
+    install('com.test.ack', 'ack');
+    const { delivery } = await deliverOne('com.test.ack');
+    expect(delivery).toMatchObject({ state: 'completed', accepted: true, error: null, completion: { error: null, durationMs: 1 } });
+  });
+
+  it('refuses an ACK for another event as delivery.ack.invalid', async () => {
+    install('com.test.invalid', 'ack-invalid');
+    const { delivery } = await deliverOne('com.test.invalid');
+    expect(delivery).toMatchObject({ state: 'failed', error: { code: 'delivery.ack.invalid' } });
+    expect(delivery.error!.message).toContain('"someone-else"');
+  });
+
+  it('reports a JSON-RPC error answer as delivery.plugin_error', async () => {
+    install('com.test.overloaded', `rpc-error=${RpcErrorCode.Overloaded}`);
+    const { delivery } = await deliverOne('com.test.overloaded');
+    expect(delivery.error).toMatchObject({ code: 'delivery.plugin_error' });
+    expect(delivery.error!.message).toContain(String(RpcErrorCode.Overloaded));
+  });
+
+  it('does not mistake a live plugin answering -32099 for a lost connection', async () => {
+    // -32099..-32096 are what vscode-jsonrpc uses locally when a connection goes; a plugin may still send them.
+    install('com.test.odd-code', 'rpc-error=-32099');
+    const { delivery } = await deliverOne('com.test.odd-code');
+    expect(delivery.error).toMatchObject({ code: 'delivery.plugin_error' });
+  });
+
+  it('records delivery.interrupted when the plugin exits after accepting, and restarts it', async () => {
+    install('com.test.crash', 'exit-after-ack');
+    const { delivery } = await deliverOne('com.test.crash');
+    expect(delivery).toMatchObject({ state: 'failed', accepted: true, error: null, completion: { error: { code: 'delivery.interrupted' } } });
+    // The supervisor learns of the exit once the process and its pipes are gone.
+    for (let i = 0; i < 50 && runtime.status('com.test.crash')!.crashCount === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(runtime.status('com.test.crash')).toMatchObject({ crashCount: 1, state: expect.stringMatching(/restartPending|starting|running/) });
+  });
+
+  it('ignores intercepted: true without messages.intercept and notes why', async () => {
+    install('com.test.rogue', 'intercept');
+    const { record, delivery } = await deliverOne('com.test.rogue');
+    expect(record.interceptedBy).toBeNull();
+    expect(delivery).toMatchObject({ accepted: true, intercepted: false, notice: { code: 'delivery.intercept.undeclared' } });
+  });
+
+  it('honours intercepted: true with messages.intercept', async () => {
+    install('com.test.guard', 'intercept', { permissions: ['messages.intercept'] });
+    const { record } = await deliverOne('com.test.guard');
+    expect(record.interceptedBy).toBe('com.test.guard');
+  });
+
+  it('cancels a handler past its deadline at the plugin', async () => {
+    install('com.test.slow', 'cancel-log', { handlerDeadlineMilliseconds: 1000 });
+    const { record, delivery } = await deliverOne('com.test.slow');
+    expect(delivery).toMatchObject({ state: 'failed', completion: { error: { code: 'delivery.deadline' } } });
+    let lines: string[] = [];
+    for (let i = 0; i < 50 && !lines.some((l) => l.startsWith('cancel')); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      lines = (await logs.tail('com.test.slow', 20)).map((l) => l.message);
+    }
+    expect(lines).toContain(`cancel ${record.eventId} deadline`);
+  });
+});

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// A tiny stdio plugin for the runtime's own unit tests, its behaviour chosen
+// by one argument (like a helper process): it answers host.initialize and
+// plugin.ping, and answers events.message as the mode says.
+//   ack            ACK accepted, then events.completed
+//   ack-invalid    ACK with another eventId
+//   rpc-error=N    answer events.message with JSON-RPC error code N
+//   exit-after-ack ACK accepted, then exit 3 before completing
+//   intercept      ACK accepted and intercepted, then complete
+//   cancel-log     ACK accepted, never complete; on events.cancel write "cancel <eventId> <reason>" to stderr
+const mode = process.argv[3] ?? 'ack';
+let buffer = Buffer.alloc(0);
+let token = '';
+let nextId = 1;
+
+function send(message) {
+  const json = JSON.stringify({ jsonrpc: '2.0', ...message });
+  process.stdout.write(`Content-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+}
+
+function onMessage(m) {
+  if (m.method === 'host.initialize') {
+    token = m.params.token;
+    return send({ id: m.id, result: { protocolVersion: 2, pluginId: m.params.pluginId, sdkName: 'helper', sdkVersion: '0.0.1', encoding: 'json' } });
+  }
+  if (m.method === 'plugin.ping') return send({ id: m.id, result: {} });
+  if (m.method === 'plugin.stop') {
+    send({ id: m.id, result: { accepted: true } });
+    return setTimeout(() => process.exit(0), 10);
+  }
+  if (m.method === 'events.cancel') {
+    process.stderr.write(`cancel ${m.params.eventId} ${m.params.reason}\n`);
+    return send({ id: m.id, result: { cancelled: true } });
+  }
+  if (m.method !== 'events.message') return;
+  const eventId = m.params.eventId;
+  const [name, value] = mode.split('=');
+  if (name === 'ack-invalid') return send({ id: m.id, result: { eventId: 'someone-else', accepted: true } });
+  if (name === 'rpc-error') return send({ id: m.id, error: { code: Number(value), message: 'refused by the plugin' } });
+  send({ id: m.id, result: { eventId, accepted: true, intercepted: name === 'intercept' } });
+  if (name === 'exit-after-ack') return setTimeout(() => process.exit(3), 10);
+  if (name === 'cancel-log') return;
+  send({ id: `c${nextId++}`, method: 'events.completed', params: { token, eventId, durationMs: 1 } });
+}
+
+process.stdin.on('data', (chunk) => {
+  buffer = Buffer.concat([buffer, chunk]);
+  for (;;) {
+    const end = buffer.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const length = Number(/Content-Length: (\d+)/i.exec(buffer.subarray(0, end).toString())[1]);
+    if (buffer.length < end + 4 + length) return;
+    const body = buffer.subarray(end + 4, end + 4 + length).toString();
+    buffer = buffer.subarray(end + 4 + length);
+    onMessage(JSON.parse(body));
+  }
+});
+process.stdin.on('end', () => process.exit(0));
