@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
-import { sep } from 'node:path';
 import type { LogLine, OutboundSink, PluginLogStore } from '@host/host-core';
 import {
   InitializeResultSchema,
@@ -14,6 +13,7 @@ import {
   type RuntimeErrorCode,
   type StdioManifest,
 } from '@host/protocol';
+import { isInsideDirectory } from '@host/protocol/node';
 import { createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FramedMessageReader, type FramingFailure } from '../connection/framed-reader';
 import { FramedMessageWriter } from '../connection/framed-writer';
@@ -353,7 +353,7 @@ async function checkWorkingDirectory(packageDir: string, cwd: string): Promise<s
   const s = await stat(cwd).catch(() => null);
   if (!s?.isDirectory()) return `working directory ${JSON.stringify(cwd)} does not exist in the package`;
   const [root, real] = await Promise.all([realpath(packageDir), realpath(cwd)]);
-  if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+  if (!isInsideDirectory(root, real)) {
     return 'the working directory leaves the package through a symbolic link';
   }
   return null;
