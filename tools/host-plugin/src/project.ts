@@ -78,7 +78,7 @@ export function entryOf(manifest: StdioManifest): Entry {
     return path ? { kind: 'script', path } : { kind: 'unknown', command };
   }
   if (/[\\/]/.test(command) && !isAbsoluteAnywhere(command)) {
-    const path = packagePath(command);
+    const path = packagePath(workingDirectory, command);
     if (path) return { kind: 'executable', path };
   }
   return { kind: 'unknown', command };
