@@ -4,3 +4,11 @@
  * browser. The rest of the protocol stays browser-safe.
  */
 export { isInsideDirectory, packagePath } from './package-path';
+export {
+  computeSignature,
+  signatureHeaders,
+  verifySignature,
+  type SignatureCheck,
+  type SignatureOptions,
+  type SignatureRejection,
+} from './signing';
