@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_UPLOAD_BYTES, MIN_ADMIN_TOKEN_LENGTH } from '@host/host-api';
 import { z } from 'zod';
 
 /** Embedded defaults: a first start needs no configuration at all. */
@@ -5,7 +6,7 @@ export const DEFAULT_CONFIG = {
   bind: '127.0.0.1',
   port: 8080,
   dataDir: './data',
-  maxUploadBytes: 64 * 1024 * 1024,
+  maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
 } as const;
 
 export const HostConfigSchema = z.object({
@@ -16,7 +17,10 @@ export const HostConfigSchema = z.object({
     .min(0, { message: 'must be from 0 to 65535' })
     .max(65535, { message: 'must be from 0 to 65535' }),
   dataDir: z.string().min(1, { message: 'must not be empty' }),
-  adminToken: z.string().min(16, { message: 'must be at least 16 characters; use a long random value or leave it unset' }).optional(),
+  adminToken: z
+    .string()
+    .min(MIN_ADMIN_TOKEN_LENGTH, { message: `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value or leave it unset` })
+    .optional(),
   maxUploadBytes: z.coerce
     .number({ message: 'must be a number of bytes' })
     .int({ message: 'must be a whole number of bytes' })
@@ -41,7 +45,7 @@ Options (each also set by an environment variable; flags win):
   --bind <address>            HOST_BIND              address to listen on (default ${DEFAULT_CONFIG.bind})
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
-  --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, 64 MiB)
+  --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
                               HOST_ADMIN_TOKEN       admin token (default: generated on first start, printed once)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
