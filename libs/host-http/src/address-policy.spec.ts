@@ -52,6 +52,9 @@ describe('classifyAddress', () => {
     ['::ffff:10.0.0.1', 'private'],
     ['::FFFF:7F00:1', 'loopback'],
     ['[::ffff:127.0.0.1%lo]', 'loopback'],
+    ['::ffff:0:127.0.0.1', 'loopback'], // IPv4-translated (SIIT, RFC 6145)
+    ['::ffff:0:a9fe:a9fe', 'link-local'],
+    ['::ffff:0:8.8.8.8', 'public'],
     ['64:ff9b::127.0.0.1', 'loopback'], // NAT64 (RFC 6052)
     ['64:ff9b::a00:1', 'private'],
     ['64:ff9b::100.100.100.200', 'metadata'],

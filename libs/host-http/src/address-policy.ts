@@ -73,6 +73,7 @@ function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   const bytes = ip.toByteArray();
   switch (ip.range()) {
     case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d, IPv4-translated (SIIT)
     case 'rfc6052': // 64:ff9b::a.b.c.d, NAT64
       return new ipaddr.IPv4(bytes.slice(12));
     case '6to4': // 2002:AABB:CCDD::/48
