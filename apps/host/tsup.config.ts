@@ -12,7 +12,7 @@ export default defineConfig({
   tsconfig: 'tsconfig.base.json',
   noExternal: [/^@host\//],
   skipNodeModulesBundle: false,
-  external: ['adm-zip', 'express', 'multer', 'undici', 'vscode-jsonrpc', 'zod'],
+  external: ['adm-zip', 'express', 'ipaddr.js', 'multer', 'undici', 'vscode-jsonrpc', 'zod'],
   sourcemap: true,
   clean: true,
   splitting: false,

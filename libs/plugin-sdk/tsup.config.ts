@@ -34,7 +34,7 @@ export default defineConfig({
   outExtension: ({ format }) => ({ js: format === 'cjs' ? '.cjs' : '.mjs' }),
   dts: { compilerOptions: { noCheck: true } },
   splitting: true,
-  noExternal: [/^@host\/(protocol|messages)$/, 'zod'],
+  noExternal: [/^@host\/(protocol|messages)(\/node)?$/, 'zod'],
   // Kept external in the declaration bundle only (noExternal wins for the JS).
   external: ['express', /^@host\/(protocol|messages)$/],
   esbuildPlugins: [zodEnglishOnly],

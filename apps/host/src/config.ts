@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_UPLOAD_BYTES, MIN_ADMIN_TOKEN_LENGTH } from '@host/host-api';
+import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
 /** Embedded defaults: a first start needs no configuration at all. */
@@ -5,7 +7,7 @@ export const DEFAULT_CONFIG = {
   bind: '127.0.0.1',
   port: 8080,
   dataDir: './data',
-  maxUploadBytes: 64 * 1024 * 1024,
+  maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
 } as const;
 
 export const HostConfigSchema = z.object({
@@ -16,7 +18,10 @@ export const HostConfigSchema = z.object({
     .min(0, { message: 'must be from 0 to 65535' })
     .max(65535, { message: 'must be from 0 to 65535' }),
   dataDir: z.string().min(1, { message: 'must not be empty' }),
-  adminToken: z.string().min(16, { message: 'must be at least 16 characters; use a long random value or leave it unset' }).optional(),
+  adminToken: z
+    .string()
+    .min(MIN_ADMIN_TOKEN_LENGTH, { message: `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value or leave it unset` })
+    .optional(),
   maxUploadBytes: z.coerce
     .number({ message: 'must be a number of bytes' })
     .int({ message: 'must be a whole number of bytes' })
@@ -41,7 +46,7 @@ Options (each also set by an environment variable; flags win):
   --bind <address>            HOST_BIND              address to listen on (default ${DEFAULT_CONFIG.bind})
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
-  --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, 64 MiB)
+  --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
                               HOST_ADMIN_TOKEN       admin token (default: generated on first start, printed once)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
@@ -65,29 +70,57 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
       origin[key] = src.env;
     }
   }
-  const byFlag = new Map<string, string>(Object.entries(SOURCES).flatMap(([k, s]) => (s.flag ? [[s.flag, k] as [string, string]] : [])));
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') return { ok: 'help' };
-    if (arg === '--reset-admin-token') {
-      raw['resetAdminToken'] = true;
-      continue;
+  const byFlag = new Map<string, string>(Object.entries(SOURCES).flatMap(([k, s]) => (s.flag ? [[s.flag.slice(2), k] as [string, string]] : [])));
+  const options = Object.fromEntries([
+    ...[...byFlag.keys()].map((name) => [name, { type: 'string' }] as const),
+    ['reset-admin-token', { type: 'boolean' }] as const,
+    ['help', { type: 'boolean', short: 'h' }] as const,
+  ]);
+  // Not strict, so every problem is collected with this host's own message.
+  // After a problem that consumed the wrong word (a flag taken as a value,
+  // "--"), parsing resumes at the next word, as an operator reads the line.
+  let from = 0;
+  parse: while (from < argv.length) {
+    const { tokens } = parseArgs({ args: argv.slice(from), options, strict: false, allowPositionals: true, tokens: true });
+    let lastIndex = -1;
+    for (const token of tokens) {
+      const arg = argv[from + token.index] as string;
+      const unknown = () => {
+        // `-xy` is one token per letter, all at the same index: one error.
+        if (token.index !== lastIndex) errors.push(`unknown option "${arg}" (see --help)`);
+        lastIndex = token.index;
+      };
+      if (token.kind === 'option-terminator') {
+        unknown();
+        from += token.index + 1;
+        continue parse;
+      }
+      if (token.kind === 'positional') {
+        unknown();
+        continue;
+      }
+      if ((token.name === 'help' || token.name === 'reset-admin-token') && !token.inlineValue) {
+        if (token.name === 'help') return { ok: 'help' };
+        raw['resetAdminToken'] = true;
+        continue;
+      }
+      const key = token.rawName.startsWith('--') ? byFlag.get(token.name) : undefined;
+      if (!key) {
+        unknown();
+        continue;
+      }
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('--'))) {
+        errors.push(`${token.rawName} needs a value`);
+        if (token.value !== undefined) {
+          from += token.index + 1;
+          continue parse;
+        }
+        continue;
+      }
+      raw[key] = token.value;
+      origin[key] = token.rawName;
     }
-    const eq = arg.indexOf('=');
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const key = byFlag.get(flag);
-    if (!key) {
-      errors.push(`unknown option "${arg}" (see --help)`);
-      continue;
-    }
-    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined || (eq < 0 && value.startsWith('--'))) {
-      errors.push(`${flag} needs a value`);
-      if (value !== undefined) i--;
-      continue;
-    }
-    raw[key] = value;
-    origin[key] = flag;
+    break;
   }
   const parsed = HostConfigSchema.safeParse(raw);
   if (!parsed.success) {

@@ -1,3 +1,4 @@
+import type { StopParamsSchema } from '@host/protocol';
 import type { PluginState } from './records';
 
 /** What the plugins API shows about a plugin's process or service. */
@@ -17,7 +18,8 @@ export interface RuntimeStatus {
   health?: 'healthy' | 'degraded' | 'unreachable';
 }
 
-export type StopReason = 'operator' | 'update' | 'hostShutdown' | 'restart' | 'unhealthy';
+/** Why a plugin is stopped: the `reason` of `plugin.stop`, as the protocol defines it. */
+export type StopReason = ReturnType<typeof StopParamsSchema.parse>['reason'];
 
 /**
  * Starts and stops installed stdio plugins. The installer uses it for the

@@ -47,8 +47,32 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toBe(category);
   });
 
-  it('refuses text that is not an address', () => {
-    expect(() => classifyAddress('example.com')).toThrow(/not an IP address/);
+  // IPv6 forms that deliver to an embedded IPv4 address are classified by that address.
+  it.each([
+    ['::ffff:10.0.0.1', 'private'],
+    ['::FFFF:7F00:1', 'loopback'],
+    ['[::ffff:127.0.0.1%lo]', 'loopback'],
+    ['::ffff:0:127.0.0.1', 'loopback'], // IPv4-translated (SIIT, RFC 6145)
+    ['::ffff:0:a9fe:a9fe', 'link-local'],
+    ['::ffff:0:8.8.8.8', 'public'],
+    ['64:ff9b::127.0.0.1', 'loopback'], // NAT64 (RFC 6052)
+    ['64:ff9b::a00:1', 'private'],
+    ['64:ff9b::100.100.100.200', 'metadata'],
+    ['64:ff9b::8.8.8.8', 'public'],
+    ['2002:7f00:1::', 'loopback'], // 6to4
+    ['2002:c0a8:101:1::1', 'private'],
+    ['2002:e000:1::1', 'multicast'],
+    ['::127.0.0.1', 'loopback'], // deprecated IPv4-compatible
+    ['::10.0.0.1', 'private'],
+    ['::0.0.0.2', 'unspecified'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'public'], // Teredo: the client address is obfuscated and behind a relay
+    ['2001:db8::1', 'public'],
+  ])('%s is %s', (address, category) => {
+    expect(classifyAddress(address)).toBe(category);
+  });
+
+  it.each(['example.com', '0x7f.1', '127.1', '2130706433', '1.2.3.4.5', '::1::', '12345::', ''])('refuses %j, which is not an address', (text) => {
+    expect(() => classifyAddress(text)).toThrow(/not an IP address/);
   });
 
   it('parses every IPv6 spelling to the same number', () => {

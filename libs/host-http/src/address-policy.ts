@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Which addresses the host may connect to when it calls an HTTP plugin.
@@ -34,121 +35,90 @@ const ALWAYS_REFUSED: ReadonlySet<AddressCategory> = new Set(['link-local', 'met
 
 export type AddressVerdict = { allowed: true; category: AddressCategory } | { allowed: false; category: AddressCategory; reason: string };
 
-interface Range {
-  base: bigint;
-  bits: number;
-  category: AddressCategory;
-}
+type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+type Range = { cidr: Cidr; category: AddressCategory };
 
-function v4(cidr: string, category: AddressCategory): Range {
-  const [ip, bits] = cidr.split('/') as [string, string];
-  return { base: parseIPv4(ip), bits: Number(bits), category };
-}
-function v6(cidr: string, category: AddressCategory): Range {
-  const [ip, bits] = cidr.split('/') as [string, string];
-  return { base: parseIPv6(ip), bits: Number(bits), category };
-}
+const range = (cidr: string, category: AddressCategory): Range => ({ cidr: ipaddr.parseCIDR(cidr), category });
 
-// Most specific first: the first match decides.
+// The policy as data; ipaddr.js parses and matches. Most specific first: the first match decides.
 const V4_RANGES: Range[] = [
-  v4('100.100.100.200/32', 'metadata'), // Alibaba Cloud metadata
-  v4('255.255.255.255/32', 'broadcast'),
-  v4('0.0.0.0/8', 'unspecified'),
-  v4('127.0.0.0/8', 'loopback'),
-  v4('169.254.0.0/16', 'link-local'), // includes 169.254.169.254 (AWS, GCP, Azure metadata)
-  v4('10.0.0.0/8', 'private'),
-  v4('172.16.0.0/12', 'private'),
-  v4('192.168.0.0/16', 'private'),
-  v4('100.64.0.0/10', 'private'),
-  v4('224.0.0.0/4', 'multicast'),
-  v4('240.0.0.0/4', 'reserved'),
+  range('100.100.100.200/32', 'metadata'), // Alibaba Cloud metadata
+  range('255.255.255.255/32', 'broadcast'),
+  range('0.0.0.0/8', 'unspecified'),
+  range('127.0.0.0/8', 'loopback'),
+  range('169.254.0.0/16', 'link-local'), // includes 169.254.169.254 (AWS, GCP, Azure metadata)
+  range('10.0.0.0/8', 'private'),
+  range('172.16.0.0/12', 'private'),
+  range('192.168.0.0/16', 'private'),
+  range('100.64.0.0/10', 'private'),
+  range('224.0.0.0/4', 'multicast'),
+  range('240.0.0.0/4', 'reserved'),
 ];
 
 const V6_RANGES: Range[] = [
-  v6('fd00:ec2::254/128', 'metadata'), // AWS metadata over IPv6
-  v6('::/128', 'unspecified'),
-  v6('::1/128', 'loopback'),
-  v6('fe80::/10', 'link-local'),
-  v6('fec0::/10', 'private'), // deprecated site-local
-  v6('fc00::/7', 'private'),
-  v6('ff00::/8', 'multicast'),
+  range('fd00:ec2::254/128', 'metadata'), // AWS metadata over IPv6
+  range('::/128', 'unspecified'),
+  range('::1/128', 'loopback'),
+  range('fe80::/10', 'link-local'),
+  range('fec0::/10', 'private'), // deprecated site-local
+  range('fc00::/7', 'private'),
+  range('ff00::/8', 'multicast'),
 ];
 
-/** IPv6 prefixes that carry an IPv4 address in their low 32 bits. */
-const EMBEDDED_V4_PREFIXES: Range[] = [
-  v6('::ffff:0:0/96', 'public'), // IPv4-mapped
-  v6('64:ff9b::/96', 'public'), // NAT64
-  v6('::/96', 'public'), // deprecated IPv4-compatible (after :: and ::1 are handled)
-];
+/** Deprecated IPv4-compatible addresses (::a.b.c.d), checked after :: and ::1; ipaddr.js calls them unicast. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
 
-function inRange(value: bigint, width: number, range: Range): boolean {
-  const shift = BigInt(width - range.bits);
-  return value >> shift === range.base >> shift;
-}
-
-export function parseIPv4(ip: string): bigint {
-  const parts = ip.split('.');
-  if (parts.length !== 4) throw new Error(`not an IPv4 address: ${ip}`);
-  let out = 0n;
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) throw new Error(`not an IPv4 address: ${ip}`);
-    out = (out << 8n) | BigInt(Number(p));
+/** The IPv4 address an IPv6 address carries, for the forms that deliver to it. */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const bytes = ip.toByteArray();
+  switch (ip.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d, IPv4-translated (SIIT)
+    case 'rfc6052': // 64:ff9b::a.b.c.d, NAT64
+      return new ipaddr.IPv4(bytes.slice(12));
+    case '6to4': // 2002:AABB:CCDD::/48
+      return new ipaddr.IPv4(bytes.slice(2, 6));
+    default:
+      return ip.match(IPV4_COMPATIBLE) ? new ipaddr.IPv4(bytes.slice(12)) : undefined;
   }
-  return out;
 }
 
-/** Parses any textual IPv6 form (with `::`, an IPv4 tail or a zone id) to 128 bits. */
-export function parseIPv6(input: string): bigint {
+/**
+ * Parses any textual IPv6 form (with `::`, an IPv4 tail, brackets or a zone
+ * id). ipaddr.js 1.9 refuses an IPv4 tail right after `::` (`::1.2.3.4`,
+ * `64:ff9b::1.2.3.4`), so the tail is written as two hex groups first.
+ */
+function parseV6(input: string): ipaddr.IPv6 {
   const ip = input.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  let groups: number[] = [];
-  const tailV4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  let text = ip;
-  let extra: number[] = [];
-  if (tailV4) {
-    const n = Number(parseIPv4(tailV4[1]!));
-    extra = [n >>> 16, n & 0xffff];
-    text = ip.slice(0, -tailV4[1]!.length);
-    if (text.endsWith(':') && !text.endsWith('::')) text = text.slice(0, -1);
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) throw new Error(`not an IPv6 address: ${input}`);
-  const parse = (s: string): number[] => (s === '' ? [] : s.split(':').map((g) => {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) throw new Error(`not an IPv6 address: ${input}`);
-    return parseInt(g, 16);
-  }));
-  const head = parse(halves[0]!);
-  if (halves.length === 2) {
-    const tail = parse(halves[1]!);
-    const fill = 8 - head.length - tail.length - extra.length;
-    if (fill < 1) throw new Error(`not an IPv6 address: ${input}`);
-    groups = [...head, ...new Array<number>(fill).fill(0), ...tail, ...extra];
-  } else {
-    groups = [...head, ...extra];
-  }
-  if (groups.length !== 8) throw new Error(`not an IPv6 address: ${input}`);
-  return groups.reduce((acc, g) => (acc << 16n) | BigInt(g), 0n);
+  if (isIP(ip) !== 6) throw new Error(`not an IPv6 address: ${input}`);
+  const hexTail = ip.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_all, a: string, b: string, c: string, d: string) =>
+    [(Number(a) << 8) | Number(b), (Number(c) << 8) | Number(d)].map((g) => g.toString(16)).join(':'),
+  );
+  return ipaddr.IPv6.parse(hexTail);
 }
 
-function formatIPv4(n: bigint): string {
-  return [24n, 16n, 8n, 0n].map((s) => Number((n >> s) & 0xffn)).join('.');
+/** The 128-bit value of an IPv6 address in any spelling. */
+export function parseIPv6(input: string): bigint {
+  return parseV6(input)
+    .toByteArray()
+    .reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
 }
 
 /** The category of one address (IPv4, IPv6, or IPv6 embedding an IPv4 address). */
 export function classifyAddress(address: string): AddressCategory {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   const family = isIP(bare);
+  // node:net decides what is an address: ipaddr.js alone would also take forms such as 0x7f.1.
   if (family === 4) {
-    const n = parseIPv4(bare);
-    return V4_RANGES.find((r) => inRange(n, 32, r))?.category ?? 'public';
+    const ip = ipaddr.IPv4.parse(bare);
+    return V4_RANGES.find((r) => ip.match(r.cidr as [ipaddr.IPv4, number]))?.category ?? 'public';
   }
   if (family !== 6) throw new Error(`not an IP address: ${address}`);
-  const n = parseIPv6(bare);
-  const direct = V6_RANGES.find((r) => inRange(n, 128, r));
+  const ip = parseV6(bare);
+  const direct = V6_RANGES.find((r) => ip.match(r.cidr as [ipaddr.IPv6, number]));
   if (direct) return direct.category;
-  if (EMBEDDED_V4_PREFIXES.some((r) => inRange(n, 128, r))) return classifyAddress(formatIPv4(n & 0xffffffffn));
-  // 6to4 (2002::/16) carries an IPv4 address in bits 16..47.
-  if (n >> 112n === 0x2002n) return classifyAddress(formatIPv4((n >> 80n) & 0xffffffffn));
-  return 'public';
+  const v4 = embeddedIPv4(ip);
+  return v4 ? classifyAddress(v4.toString()) : 'public';
 }
 
 /** Whether the policy lets the host connect to `address`, and why not. */

@@ -1,7 +1,8 @@
 import type { HttpPluginRecord, OutboundRequest, OutboundSink } from '@host/host-core';
 import { HTTP_HEADERS, HttpManifestSchema, LIMITS, MessageEventSchema, type MessageEvent } from '@host/protocol';
 import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
-import { generateSigningSecret, verifySignature } from './signing';
+import { verifySignature } from '@host/protocol/node';
+import { generateSigningSecret } from './signing';
 import { manifest, messageEvent, OK_RESPONSE, sendJson, startServer, type Handler, type TestServer } from './test-servers';
 
 const servers: TestServer[] = [];
@@ -65,7 +66,7 @@ describe('HttpPluginEndpoint delivery', () => {
     expect(req.headers[HTTP_HEADERS.pluginId]).toBe('com.example.echo');
     expect(req.headers[HTTP_HEADERS.protocolVersion]).toBe('2');
     expect(JSON.parse(req.body.toString())).toEqual(JSON.parse(JSON.stringify(event)));
-    expect(verifySignature({ secret: rec.signingSecret, rawBody: req.body, headers: req.headers })).toMatchObject({ ok: true });
+    expect(verifySignature({ secrets: [rec.signingSecret], rawBody: req.body, headers: req.headers })).toMatchObject({ ok: true });
   });
 
   it('hands replies and sends to the sink in order; sends need SendMessages', async () => {

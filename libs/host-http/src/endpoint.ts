@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
-import { answeredDelivery, type Delivery, type DeliveryOutcome, type HttpPluginRecord, type OutboundSink, type PluginEndpoint, type PluginLogStore, type PluginRouting } from '@host/host-core';
+import {
+  answeredDelivery,
+  SerialQueue,
+  type Delivery,
+  type DeliveryOutcome,
+  type HttpPluginRecord,
+  type OutboundSink,
+  type PluginEndpoint,
+  type PluginLogStore,
+  type PluginRouting,
+} from '@host/host-core';
 import {
   Capability,
   HTTP_DEFAULTS,
@@ -79,7 +89,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
   private readonly concurrency: Concurrency;
   // Outbound messages go to the sink one after another, in event order, off
   // the delivery path: provider latency never delays the dispatcher.
-  private outboundChain: Promise<void> = Promise.resolve();
+  private readonly outbound = new SerialQueue();
 
   constructor(record: HttpPluginRecord, options: HttpEndpointOptions = {}) {
     this.record = record;
@@ -178,9 +188,9 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     }
     if (response.outboundMessages.length > 0) {
       const capabilities = this.record.manifest.capabilities;
-      this.outboundChain = this.outboundChain.then(() =>
-        deliverOutbound(this.pluginId, capabilities, event, response.outboundMessages, sink, (code, message) => this.warn(code, message)).catch(() => undefined),
-      );
+      void this.outbound
+        .run(() => deliverOutbound(this.pluginId, capabilities, event, response.outboundMessages, sink, (code, message) => this.warn(code, message)))
+        .catch(() => undefined);
     }
     return {
       pluginId: this.pluginId,
@@ -226,11 +236,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
 
   /** Resolves when every outbound message handed over so far has been passed to the sink. */
   async idle(): Promise<void> {
-    let chain: Promise<void>;
-    do {
-      chain = this.outboundChain;
-      await chain;
-    } while (chain !== this.outboundChain);
+    await this.outbound.idle();
   }
 
   /** Closes the connection pool (in-flight deliveries fail), then lets queued outbound messages finish. */

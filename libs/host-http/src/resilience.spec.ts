@@ -3,7 +3,8 @@ import type { HttpPluginRecord, OutboundSink } from '@host/host-core';
 import { HTTP_HEADERS, HttpManifestSchema, MessageEventSchema } from '@host/protocol';
 import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
 import type { Resolver } from './pinned-connector';
-import { generateSigningSecret, verifySignature } from './signing';
+import { verifySignature } from '@host/protocol/node';
+import { generateSigningSecret } from './signing';
 import { closedPort, manifest, messageEvent, OK_RESPONSE, sendJson, startServer, type Handler, type TestServer } from './test-servers';
 
 const servers: TestServer[] = [];
@@ -54,7 +55,7 @@ describe('retries', () => {
     expect(s.requests).toHaveLength(3);
     const ids = s.requests.map((r) => r.headers[HTTP_HEADERS.deliveryId]);
     expect(new Set(ids).size).toBe(1);
-    for (const r of s.requests) expect(verifySignature({ secret: record.signingSecret, rawBody: r.body, headers: r.headers })).toMatchObject({ ok: true });
+    for (const r of s.requests) expect(verifySignature({ secrets: [record.signingSecret], rawBody: r.body, headers: r.headers })).toMatchObject({ ok: true });
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(190);
     expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(790);
     expect(endpoint.health().status).toBe('healthy');

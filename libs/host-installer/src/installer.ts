@@ -1,5 +1,6 @@
 import {
   HostError,
+  SerialQueue,
   type HostPaths,
   type InvalidPackage,
   type PluginRuntime,
@@ -73,7 +74,7 @@ export class PluginInstaller {
   readonly pending: PendingUpdates;
   private readonly paths: HostPaths;
   private readonly now: () => Date;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   private invalid = new Map<string, InvalidPackage>();
 
   constructor(private readonly opts: InstallerOptions) {
@@ -410,8 +411,6 @@ export class PluginInstaller {
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.queue.run(fn);
   }
 }

@@ -1,20 +1,11 @@
 import { HostError } from '@host/host-core';
 import type { StdioManifest } from '@host/protocol';
-import { posix } from 'node:path';
+import { packagePath } from '@host/protocol/node';
 import type { ArchiveEntry } from './archive';
 
 /** Interpreters whose first argument is a script that must ship in the package. */
 const INTERPRETERS = new Set(['node', 'nodejs', 'python', 'python3', 'py', 'pythonw', 'deno', 'bun', 'dotnet']);
 const SCRIPT_EXTENSIONS = /\.(c?js|mjs|ts|py|pyc|dll)$/i;
-
-/** Resolves `p` inside the package; `null` when it leaves it or is absolute. */
-function insidePackage(base: string, p: string): string | null {
-  const s = p.replace(/\\/g, '/');
-  if (s.startsWith('/') || /^[A-Za-z]:/.test(s)) return null;
-  const joined = posix.normalize(posix.join(base, s));
-  if (joined === '..' || joined.startsWith('../')) return null;
-  return joined === '.' ? '' : joined.replace(/\/$/, '');
-}
 
 /**
  * Package rules beyond the manifest schema: the working directory is a folder
@@ -31,8 +22,8 @@ export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEnt
     for (let i = 1; i < parts.length; i++) dirSet.add(parts.slice(0, i).join('/'));
     if (f.entry.isDirectory) dirSet.add(f.path);
   }
-  const workdir = insidePackage('', workingDirectory);
-  if (workdir === null) {
+  const workdir = packagePath(workingDirectory);
+  if (workdir === undefined) {
     throw new HostError('INSTALL_WORKDIR_OUTSIDE', `transport.stdio.workingDirectory "${workingDirectory}" leaves the package. Use "." or a folder inside the package.`, {
       workingDirectory,
     });
@@ -45,23 +36,23 @@ export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEnt
   const missing = (file: string, what: string): never => {
     throw new HostError(
       'INSTALL_ENTRY_MISSING',
-      `${what} "${file}" is not in the package (looked for "${insidePackage(workdir, file) ?? file}"). Include the built entry file and its dependencies, not only sources.`,
+      `${what} "${file}" is not in the package (looked for "${packagePath(workdir, file) ?? file}"). Include the built entry file and its dependencies, not only sources.`,
       { file },
     );
   };
   const isPathLike = /[\\/]/.test(command) || command.startsWith('.');
   let commandFile: string | undefined;
   if (isPathLike && !/^([\\/]|[A-Za-z]:)/.test(command)) {
-    const resolved = insidePackage(workdir, command);
-    if (resolved === null) missing(command, 'The start command leaves the package:');
+    const resolved = packagePath(workdir, command);
+    if (resolved === undefined) missing(command, 'The start command leaves the package:');
     if (!fileSet.has(resolved!)) missing(command, 'The start command');
     commandFile = resolved!;
   }
   const base = command.replace(/\\/g, '/').split('/').pop()!.replace(/\.exe$/i, '').toLowerCase();
   const script = args.find((a) => !a.startsWith('-'));
   if (INTERPRETERS.has(base) && script !== undefined && args[0] === script && SCRIPT_EXTENSIONS.test(script)) {
-    const resolved = insidePackage(workdir, script);
-    if (resolved === null || !fileSet.has(resolved)) missing(script, `The ${base} entry script`);
+    const resolved = packagePath(workdir, script);
+    if (resolved === undefined || !fileSet.has(resolved)) missing(script, `The ${base} entry script`);
   }
   return commandFile;
 }

@@ -1,9 +1,9 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hostPaths, type PluginRecord } from '@host/host-core';
+import { hostPaths, type PluginRecord, type StdioPluginRecord } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
-import { RpcErrorCode, StdioManifestSchema, type MessageEvent } from '@host/protocol';
+import { parseStdioManifest, RpcErrorCode, type MessageEvent } from '@host/protocol';
 import { FilePluginLogStore } from './logs/file-plugin-log-store';
 import { StdioPluginRuntime } from './stdio-runtime';
 
@@ -19,7 +19,7 @@ function install(pluginId: string, mode: string, extra: { permissions?: string[]
   const paths = hostPaths(dir);
   mkdirSync(paths.packageDir(pluginId), { recursive: true });
   copyFileSync(FIXTURE, join(paths.packageDir(pluginId), 'plugin.mjs'));
-  const manifest = StdioManifestSchema.parse({
+  const parsed = parseStdioManifest({
     pluginId,
     name: pluginId,
     version: '1.0.0',
@@ -31,8 +31,11 @@ function install(pluginId: string, mode: string, extra: { permissions?: string[]
     permissions: extra.permissions ?? [],
     ...(extra.handlerDeadlineMilliseconds ? { concurrency: { handlerDeadlineMilliseconds: extra.handlerDeadlineMilliseconds } } : {}),
   });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  const manifest = parsed.value;
   const at = new Date().toISOString();
-  records.set(pluginId, { pluginId, transport: 'stdio-jsonrpc', manifest, packageSha256: '0'.repeat(64), installedAt: at, updatedAt: at, enabled: true });
+  const record: StdioPluginRecord = { pluginId, transport: 'stdio-jsonrpc', manifest, packageSha256: '0'.repeat(64), installedAt: at, updatedAt: at, enabled: true };
+  records.set(pluginId, record);
 }
 
 let n = 0;

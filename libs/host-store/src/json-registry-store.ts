@@ -1,4 +1,5 @@
 import type { PluginRecord, RegistryStore } from '@host/host-core';
+import { SerialQueue } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { isAtomicTempName, readJsonFile, writeJsonAtomic } from './atomic-write';
@@ -50,7 +51,7 @@ function parseRegistry(file: string, raw: unknown): RegistryFile {
  * docs/operator/storage.md.
  */
 export class JsonRegistryStore implements RegistryStore {
-  private chain: Promise<void> = Promise.resolve();
+  private readonly writes = new SerialQueue();
   private closed = false;
 
   private constructor(
@@ -113,7 +114,7 @@ export class JsonRegistryStore implements RegistryStore {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.chain;
+    await this.writes.idle();
   }
 
   /**
@@ -122,14 +123,11 @@ export class JsonRegistryStore implements RegistryStore {
    */
   private mutate(change: (d: RegistryFile) => void): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The registry store is closed.'));
-    const run = async () => {
+    return this.writes.run(async () => {
       const next = structuredClone(this.data);
       change(next);
       await writeJsonAtomic(this.file, next, { mode: 0o600 });
       this.data = next;
-    };
-    const p = this.chain.then(run);
-    this.chain = p.catch(() => undefined);
-    return p;
+    });
   }
 }

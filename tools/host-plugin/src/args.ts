@@ -1,3 +1,4 @@
+import { parseArgs as parseTokens } from 'node:util';
 import { CliError } from './errors';
 
 export interface ParsedArgs {
@@ -7,36 +8,41 @@ export interface ParsedArgs {
 }
 
 /**
- * Parses `--name value`, `--name=value` and boolean `--name`. `booleans` are
- * the flags that take no value; anything else unknown is a usage error, so a
- * typo is reported instead of ignored.
+ * Parses `--name value`, `--name=value` and boolean `--name` with
+ * `node:util`'s parseArgs. `booleans` are the flags that take no value;
+ * anything else unknown is a usage error, so a typo is reported instead of
+ * ignored. Single-dash words (`-`, `-x`) are positionals: the CLI has no
+ * short options.
  */
 export function parseArgs(argv: readonly string[], valued: readonly string[], booleans: readonly string[]): ParsedArgs {
+  const options = Object.fromEntries([
+    ...valued.map((name) => [name, { type: 'string', multiple: true }] as const),
+    ...booleans.map((name) => [name, { type: 'boolean', multiple: true }] as const),
+  ]);
+  // Not strict: unknown options and missing values get this CLI's own messages below.
+  const { tokens } = parseTokens({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const positional: string[] = [];
   const flags = new Map<string, string[]>();
   const add = (name: string, value: string) => flags.set(name, [...(flags.get(name) ?? []), value]);
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--') {
-      positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith('--')) {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    if (booleans.includes(name)) {
-      if (eq >= 0) throw new CliError('CLI_USAGE', `--${name} takes no value`);
-      add(name, 'true');
-    } else if (valued.includes(name)) {
-      const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined) throw new CliError('CLI_USAGE', `--${name} needs a value`);
-      add(name, value);
-    } else {
-      const known = [...valued, ...booleans].map((f) => `--${f}`).join(', ') || 'none';
-      throw new CliError('CLI_USAGE', `unknown option --${name} (this command takes: ${known})`);
+  let lastShort = -1;
+  for (const token of tokens) {
+    if (token.kind === 'positional') positional.push(token.value);
+    else if (token.kind === 'option' && !token.rawName.startsWith('--')) {
+      // `-abc` is one token per letter, all at the same index.
+      if (token.index !== lastShort) positional.push(argv[token.index] as string);
+      lastShort = token.index;
+    } else if (token.kind === 'option') {
+      const { name } = token;
+      if (booleans.includes(name)) {
+        if (token.inlineValue) throw new CliError('CLI_USAGE', `--${name} takes no value`);
+        add(name, 'true');
+      } else if (valued.includes(name)) {
+        if (token.value === undefined) throw new CliError('CLI_USAGE', `--${name} needs a value`);
+        add(name, token.value);
+      } else {
+        const known = [...valued, ...booleans].map((f) => `--${f}`).join(', ') || 'none';
+        throw new CliError('CLI_USAGE', `unknown option --${name} (this command takes: ${known})`);
+      }
     }
   }
   return { positional, flags };

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
+import { packagePath } from '@host/protocol/node';
 import { walkFiles, type PackFile } from './deps';
 import { CliError } from './errors';
-import { insidePackage, isDirectory, isFile, type PluginProject } from './project';
+import { isDirectory, isFile, type PluginProject } from './project';
 import { checkProject, reportFindings } from './validate';
 import { writeZip } from './zip';
 
@@ -30,7 +31,7 @@ function fileOf(project: PluginProject, path: string): PackFile {
 
 /** A file or every file of a folder, by package-relative path. */
 function collect(project: PluginProject, path: string, what: string): PackFile[] {
-  const rel = insidePackage(path);
+  const rel = packagePath(path);
   if (rel === undefined || rel === '') throw new CliError('CLI_USAGE', `${what} "${path}" must be a file or folder inside the project`);
   const abs = join(project.dir, rel);
   if (isFile(abs)) return [fileOf(project, rel)];
@@ -71,7 +72,7 @@ export function pack(project: PluginProject, options: PackOptions, out: (text: s
     name: entryDir === '.' ? `entry ${check.entry.path}` : `entry folder ${entryDir}/`,
     files: entryDir === '.' ? [fileOf(project, check.entry.path)] : collect(project, entryDir, 'entry folder'),
   });
-  const workdir = insidePackage(manifest.transport.stdio.workingDirectory) ?? '';
+  const workdir = packagePath(manifest.transport.stdio.workingDirectory) ?? '';
   if (workdir && !groups.some((g) => g.files.some((f) => f.path.startsWith(`${workdir}/`)))) {
     groups.push({ name: `working directory ${workdir}/`, files: collect(project, workdir, 'working directory') });
   }

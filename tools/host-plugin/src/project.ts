@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, posix } from 'node:path';
 import { parseManifestText, parseStdioManifest, type StdioManifest, type ValidationIssue } from '@host/protocol';
+import { packagePath } from '@host/protocol/node';
 import { CliError } from './errors';
 
 export const SDK_PACKAGE = '@host/plugin-sdk-v2';
@@ -64,13 +65,6 @@ export function isAbsoluteAnywhere(path: string): boolean {
   return isAbsolute(path) || posix.isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\');
 }
 
-/** Normalises a package-relative path to POSIX form; undefined when it leaves the package. */
-export function insidePackage(...segments: string[]): string | undefined {
-  const joined = posix.normalize(segments.map((s) => s.replace(/\\/g, '/')).join('/'));
-  if (joined === '..' || joined.startsWith('../') || posix.isAbsolute(joined)) return undefined;
-  return joined === '.' ? '' : joined.replace(/\/$/, '');
-}
-
 const NODE_COMMAND = /^(node|nodejs|node\.exe)$/i;
 
 /** What the start command runs: the script node is given, or a packaged executable. */
@@ -80,11 +74,11 @@ export function entryOf(manifest: StdioManifest): Entry {
   const { command, args, workingDirectory } = manifest.transport.stdio;
   if (NODE_COMMAND.test(command)) {
     const script = args.find((a) => !a.startsWith('-'));
-    const path = script === undefined ? undefined : insidePackage(workingDirectory, script);
+    const path = script === undefined ? undefined : packagePath(workingDirectory, script);
     return path ? { kind: 'script', path } : { kind: 'unknown', command };
   }
   if (/[\\/]/.test(command) && !isAbsoluteAnywhere(command)) {
-    const path = insidePackage(command);
+    const path = packagePath(workingDirectory, command);
     if (path) return { kind: 'executable', path };
   }
   return { kind: 'unknown', command };

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import { packagePath } from '@host/protocol/node';
 import { resolveClosure, findPackageDir, type ResolvedPackage } from './deps';
 import { CliError, CLI_ERRORS, type CliErrorCode } from './errors';
-import { HOST_STDIO_FLAG, SDK_PACKAGE, entryOf, insidePackage, isAbsoluteAnywhere, isDirectory, isFile, readJson, type Entry, type PackageJson, type PluginProject } from './project';
+import { HOST_STDIO_FLAG, SDK_PACKAGE, entryOf, isAbsoluteAnywhere, isDirectory, isFile, readJson, type Entry, type PackageJson, type PluginProject } from './project';
 
 export interface Finding {
   level: 'error' | 'warning';
@@ -58,7 +59,7 @@ export function checkProject(project: PluginProject): ProjectCheck {
       if (isAbsoluteAnywhere(a)) findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.args[${i}] is "${a}"`));
     });
     if (isAbsoluteAnywhere(launch.workingDirectory)) findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
-    else if (insidePackage(launch.workingDirectory) === undefined) findings.push(finding('error', 'WORKDIR_OUTSIDE', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
+    else if (packagePath(launch.workingDirectory) === undefined) findings.push(finding('error', 'WORKDIR_OUTSIDE', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
     else if (!isDirectory(join(project.dir, launch.workingDirectory))) findings.push(finding('error', 'WORKDIR_MISSING', `${launch.workingDirectory} is not a folder of the project`));
     for (const [k, v] of Object.entries(launch.environment)) {
       if (isAbsoluteAnywhere(v)) findings.push(finding('warning', 'ABSOLUTE_PATH', `transport.stdio.environment.${k} is "${v}", which may not exist on the host machine`));

@@ -1,6 +1,7 @@
 import { appendFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HostPaths, LogLine, PluginLogStore } from '@host/host-core';
+import { SerialQueue } from '@host/host-core';
 import { capLogLine } from './line-limits';
 
 export interface FileLogStoreOptions {
@@ -27,7 +28,7 @@ interface PluginLogState {
   dropped: number;
   size: number | null;
   timer: NodeJS.Timeout | null;
-  chain: Promise<void>;
+  writes: SerialQueue;
 }
 
 export type LogListener = (pluginId: string, line: LogLine) => void;
@@ -100,7 +101,7 @@ export class FilePluginLogStore implements PluginLogStore {
   private state(pluginId: string): PluginLogState {
     let s = this.states.get(pluginId);
     if (!s) {
-      s = { dir: this.paths.logDirOf(pluginId), pending: [], pendingBytes: 0, dropped: 0, size: null, timer: null, chain: Promise.resolve() };
+      s = { dir: this.paths.logDirOf(pluginId), pending: [], pendingBytes: 0, dropped: 0, size: null, timer: null, writes: new SerialQueue() };
       this.states.set(pluginId, s);
     }
     return s;
@@ -109,8 +110,7 @@ export class FilePluginLogStore implements PluginLogStore {
   private schedule(state: PluginLogState): Promise<void> {
     if (state.timer) clearTimeout(state.timer);
     state.timer = null;
-    state.chain = state.chain.then(() => this.write(state)).catch(() => undefined);
-    return state.chain;
+    return state.writes.run(() => this.write(state)).catch(() => undefined);
   }
 
   private async write(state: PluginLogState): Promise<void> {

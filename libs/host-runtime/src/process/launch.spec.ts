@@ -51,5 +51,14 @@ describe('resolveLaunch', () => {
 
   it('refuses a relative command that leaves the package', () => {
     expect(launch({ command: '../../bin/sh' })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_COMMAND_NOT_FOUND' } });
+    expect(launch({ command: '../plugin', workingDirectory: 'bin' })).toMatchObject({ ok: true, command: join(pkg, 'plugin') });
+    expect(launch({ command: '../../plugin', workingDirectory: 'bin' })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_COMMAND_NOT_FOUND' } });
+  });
+
+  // The installer reads either separator and refuses drive letters; launch reads the manifest the same way.
+  it('reads manifest paths as the installer does', () => {
+    expect(launch({ command: 'bin\\plugin' })).toMatchObject({ ok: true, command: join(pkg, 'bin/plugin') });
+    expect(launch({ workingDirectory: 'bin\\..\\..' })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_WORKDIR_INVALID' } });
+    expect(launch({ workingDirectory: 'C:x' })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_WORKDIR_INVALID' } });
   });
 });

@@ -1,5 +1,6 @@
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { StdioLaunch } from '@host/protocol';
+import { packagePath } from '@host/protocol/node';
 
 /** Host environment variables a plugin process inherits; nothing else of the host's leaks in. */
 export const INHERITED_ENVIRONMENT = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
@@ -21,12 +22,6 @@ export interface LaunchPlan {
 }
 
 export type LaunchProblem = { code: 'PLUGIN_WORKDIR_INVALID' | 'PLUGIN_COMMAND_NOT_FOUND'; message: string };
-
-function inside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  // Only a whole ".." segment leaves the root; "..dist" is a folder inside it.
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
 
 /**
  * Builds the child environment: the allow-listed host variables, then the
@@ -69,8 +64,9 @@ export function buildEnvironment(
  */
 export function resolveLaunch(packageDir: string, stdio: StdioLaunch): { ok: true; command: string; args: string[]; cwd: string } | { ok: false; problem: LaunchProblem } {
   const root = resolve(packageDir);
-  const cwd = resolve(root, stdio.workingDirectory || '.');
-  if (isAbsolute(stdio.workingDirectory) || !inside(root, cwd)) {
+  // The installer's package checks use the same packagePath, so a package that installs also starts.
+  const workdir = packagePath(stdio.workingDirectory);
+  if (workdir === undefined) {
     return {
       ok: false,
       problem: {
@@ -79,17 +75,19 @@ export function resolveLaunch(packageDir: string, stdio: StdioLaunch): { ok: tru
       },
     };
   }
+  const cwd = resolve(root, workdir);
   let command = stdio.command;
   // An absolute command is the operator's explicit choice of interpreter and is used as is.
   if (/[\\/]/.test(command) && !isAbsolute(command)) {
     // Like the OS and interpreters resolve args: relative to the working directory (spec, "transport.stdio").
-    command = resolve(cwd, command);
-    if (!inside(root, command)) {
+    const file = packagePath(workdir, command);
+    if (file === undefined) {
       return {
         ok: false,
         problem: { code: 'PLUGIN_COMMAND_NOT_FOUND', message: `command "${stdio.command}" points outside the package` },
       };
     }
+    command = resolve(root, file);
   }
   return { ok: true, command, args: [...stdio.args], cwd };
 }

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
-import { sep } from 'node:path';
 import { answeredDelivery, type CompletionOutcome, type Delivery, type DeliveryOutcome, type LogLine, type OutboundSink, type PluginLogStore } from '@host/host-core';
 import {
   DELIVERY_ERRORS,
@@ -18,6 +17,7 @@ import {
   type RuntimeErrorCode,
   type StdioManifest,
 } from '@host/protocol';
+import { isInsideDirectory } from '@host/protocol/node';
 import { createMessageConnection, ErrorCodes, ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FramedMessageReader, type FramingFailure } from '../connection/framed-reader';
 import { FramedMessageWriter } from '../connection/framed-writer';
@@ -444,7 +444,7 @@ async function checkWorkingDirectory(packageDir: string, cwd: string): Promise<s
   const s = await stat(cwd).catch(() => null);
   if (!s?.isDirectory()) return `working directory ${JSON.stringify(cwd)} does not exist in the package`;
   const [root, real] = await Promise.all([realpath(packageDir), realpath(cwd)]);
-  if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+  if (!isInsideDirectory(root, real)) {
     return 'the working directory leaves the package through a symbolic link';
   }
   return null;
