@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from './limits';
 
 /** A non-empty string without control characters (ids, names, labels). */
 export const NonBlankString = z
@@ -26,7 +27,7 @@ export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)+$/;
 
 export const PluginId = z
   .string()
-  .max(100, { message: 'must be at most 100 characters' })
+  .max(LIMITS.maxPluginIdLength, { message: `must be at most ${LIMITS.maxPluginIdLength} characters` })
   .regex(PLUGIN_ID_PATTERN, {
     message:
       'must be a lowercase dotted identifier with at least two segments, each starting with a letter (for example com.example.echo)',

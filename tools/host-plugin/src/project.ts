@@ -5,7 +5,7 @@ import { packagePath } from '@host/protocol/node';
 import { CliError } from './errors';
 
 export const SDK_PACKAGE = '@host/plugin-sdk-v2';
-export const HOST_STDIO_FLAG = '--host-stdio';
+export { HOST_STDIO_FLAG } from '@host/protocol';
 
 export interface PackageJson {
   name?: string;
