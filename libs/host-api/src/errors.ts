@@ -1,11 +1,10 @@
-import { HostError } from '@host/host-core';
+import { HostError, invalidRequest } from '@host/host-core';
 import { ERROR_CATALOG, toValidationIssues } from '@host/protocol';
 import type { ErrorRequestHandler } from 'express';
 import { z } from 'zod';
 
 export function badRequest(error: z.ZodError, where: string): HostError {
-  const issues = toValidationIssues(error, 'request');
-  return new HostError('BAD_REQUEST', `The ${where} is not valid: ${issues[0]?.message ?? 'see details'}`, { issues });
+  return invalidRequest(where, toValidationIssues(error, 'request'));
 }
 
 interface HttpishError {

@@ -96,7 +96,7 @@ describe('POST /api/console/messages', () => {
     const res = await request(app().app).post('/api/console/messages').send(payload);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('BAD_REQUEST');
-    expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.body.error.details.issues.map((d: { path: string }) => d.path)).toContain(path);
   });
 });
 

@@ -1,6 +1,6 @@
 import { json, Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { HostError } from '@host/host-core';
+import { HostError, invalidRequest } from '@host/host-core';
 import type { DeliveryRecord, Dispatcher, EventLogUpdate, EventRecord } from '@host/host-dispatch';
 import { MENTION_ID_PATTERN } from '@host/messages';
 import { NonBlankString, toValidationIssues } from '@host/protocol';
@@ -87,11 +87,11 @@ export function createConsoleRouter(o: ConsoleRouterOptions): Router {
     const parsed = ConsoleMessageRequestSchema.safeParse(req.body);
     if (!parsed.success) {
       const issues = toValidationIssues(parsed.error, 'console');
-      return sendError(res, new HostError('BAD_REQUEST', `The console message is not valid: ${issues.map((i) => i.message).join(' ')}`, issues));
+      return sendError(res, invalidRequest('console message', issues));
     }
     const input = parsed.data;
     if (input.waitMs !== undefined && input.waitMs > maxWait) {
-      return sendError(res, new HostError('BAD_REQUEST', `waitMs may be at most ${maxWait}.`, [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]));
+      return sendError(res, invalidRequest('console message', [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]));
     }
     const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
     if (record.completedAt === null) {

@@ -1,4 +1,4 @@
-import { ERROR_CATALOG, type ErrorCode } from '@host/protocol';
+import { ERROR_CATALOG, type ErrorCode, type ValidationIssue } from '@host/protocol';
 
 /**
  * A failure a user can act on, with a stable code from the protocol's error
@@ -26,4 +26,12 @@ export class HostError extends Error {
 
 export function isHostError(e: unknown): e is HostError {
   return e instanceof HostError;
+}
+
+/**
+ * The one shape of a request that failed validation, in every router:
+ * BAD_REQUEST with `details.issues` (each `{code, path, message}`).
+ */
+export function invalidRequest(what: string, issues: readonly ValidationIssue[]): HostError {
+  return new HostError('BAD_REQUEST', `The ${what} is not valid: ${issues[0]?.message ?? 'see details'}`, { issues });
 }
