@@ -70,7 +70,10 @@ export interface LifecycleContext {
   readonly directories: PluginDirectories | undefined;
   readonly log: PluginLogger;
   readonly messages: MessageSender;
-  /** Aborted when the plugin is stopping or lost its host. */
+  /**
+   * Aborted when the plugin is stopping or lost its host. In a message
+   * handler, the event's own signal: see MessageContext.signal.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -115,10 +118,32 @@ export interface MessageContext extends LifecycleContext {
    */
   replyMarkdown(...parts: PartInput[]): Promise<SendResult>;
   /**
-   * Marks the event intercepted: lower-priority plugins do not receive it.
-   * Needs `intercepts: true` in definePlugin.
+   * Decides to intercept the event: the plugins after this one do not
+   * receive it. Needs `intercepts: true` in definePlugin (and, on stdio, the
+   * `messages.intercept` permission in the manifest). On stdio the decision
+   * (the ACK) goes to the host at once and the handler keeps running; over
+   * HTTP it is part of the response. Calling it after `pass()` throws
+   * `SDK_DECISION_CONFLICT`; calling it twice is harmless.
    */
   intercept(): void;
+  /**
+   * Decides to let the event go on to the plugins after this one, as early
+   * as the handler knows it, so the host does not wait for the handler to
+   * end. A plugin without `intercepts` has already passed (it cannot
+   * intercept) and may call it anyway. Calling it after `intercept()` throws
+   * `SDK_DECISION_CONFLICT`.
+   */
+  pass(): void;
+  /**
+   * The event's cancellation signal. Aborted when the host cancels the event
+   * (`events.cancel`), when the handler deadline (`runtime.handlerDeadlineMilliseconds`,
+   * 5 minutes by default) passes since the event arrived, or when the plugin
+   * stops or loses its host. `signal.reason` is a PluginSdkError
+   * `SDK_EVENT_CANCELLED` for a cancel or deadline. Pass it to `fetch` and
+   * other slow work, and return soon after it aborts: the host has stopped
+   * waiting for this handler.
+   */
+  readonly signal: AbortSignal;
 }
 
 /** The transport side of the SDK: how a prepared message leaves the process. */
@@ -149,7 +174,10 @@ export interface Session {
   readonly signal: AbortSignal;
 }
 
-/** A message or command handler; the event is acknowledged when it settles. */
+/**
+ * A message or command handler. It may keep running after the event's
+ * decision was sent (stdio); its end is reported as the event's completion.
+ */
 export type MessageHandler = (ctx: MessageContext) => void | Promise<void>;
 
 /**
@@ -220,15 +248,24 @@ export function createLifecycleContext(io: TransportIO, session: Session): Lifec
   };
 }
 
+/** What one event's context needs besides the event: its signal and where its decision goes. */
+export interface MessageContextOptions {
+  /** The event's own cancellation signal (default: the session's). */
+  readonly signal?: AbortSignal;
+  /** Called once, synchronously, when the handler calls intercept() (true) or pass() (false). */
+  readonly onDecision?: (intercepted: boolean) => void;
+}
+
 /**
  * Builds the context of one event. `settle()` waits for every message the
- * handler started (awaited or not) so the runtime can acknowledge after them.
+ * handler started (awaited or not) so the runtime can report completion after them.
  */
 export function createMessageContext(
   event: MessageEvent,
   io: TransportIO,
   session: Session,
-): { ctx: MessageContext; settle(): Promise<void>; intercepted(): boolean } {
+  options: MessageContextOptions = {},
+): { ctx: MessageContext; settle(): Promise<void>; decision(): boolean | undefined } {
   const pending = new Set<Promise<unknown>>();
   const log = makeLogger(io);
   const track = <T>(p: Promise<T>): Promise<T> => {
@@ -243,7 +280,18 @@ export function createMessageContext(
     void watched.finally(() => pending.delete(watched));
     return tracked;
   };
-  let intercepted = false;
+  let decision: boolean | undefined;
+  const decide = (intercepted: boolean) => {
+    if (decision === intercepted) return;
+    if (decision !== undefined) {
+      throw new PluginSdkError(
+        'SDK_DECISION_CONFLICT',
+        `ctx.${intercepted ? 'intercept' : 'pass'}() was called after ctx.${decision ? 'intercept' : 'pass'}() for event ${event.eventId}; decide once.`,
+      );
+    }
+    decision = intercepted;
+    options.onDecision?.(intercepted);
+  };
   const reply = (format: MessageFormat, parts: PartInput[]): Promise<SendResult> =>
     track(
       (async () => {
@@ -268,7 +316,7 @@ export function createMessageContext(
     directories: session.directories,
     log,
     messages: makeSender(io, session, track, event),
-    signal: session.signal,
+    signal: options.signal ?? session.signal,
     message: event,
     sender: event.sender,
     command: event.command,
@@ -278,7 +326,11 @@ export function createMessageContext(
     replyMarkdown: (...parts) => reply('markdown', parts),
     intercept() {
       if (!session.intercepts) throw new PluginSdkError('SDK_INTERCEPT_UNDECLARED', 'Add `intercepts: true` to definePlugin({...}).');
-      intercepted = true;
+      decide(true);
+    },
+    pass() {
+      // A plugin that cannot intercept decided on admission; passing is what it did.
+      if (session.intercepts) decide(false);
     },
   };
   return {
@@ -286,7 +338,7 @@ export function createMessageContext(
     async settle() {
       while (pending.size > 0) await Promise.all([...pending]);
     },
-    intercepted: () => intercepted,
+    decision: () => decision,
   };
 }
 

@@ -89,11 +89,17 @@ describe('HTTP manifest', () => {
 
   it('adds InterceptMessages for intercepting plugins and SendMessages for messages.send', () => {
     const plugin = definePlugin({
-      manifest: { ...echoManifest, permissions: ['messages.reply', 'messages.send'] },
+      manifest: { ...echoManifest, permissions: ['messages.reply', 'messages.send', 'messages.intercept'] },
       intercepts: true,
       commands: { echo: () => undefined },
     });
     expect(plugin.httpManifest().capabilities).toBe(Capability.ReceiveMessages | Capability.HttpTransport | Capability.InterceptMessages | Capability.SendMessages);
+  });
+
+  it('refuses intercepts: true when the stdio manifest lacks messages.intercept', () => {
+    expect(() => definePlugin({ manifest: echoManifest, intercepts: true, commands: { echo: () => undefined } })).toThrow(
+      expect.objectContaining({ code: 'SDK_INTERCEPT_PERMISSION_MISSING', message: expect.stringMatching(/does not declare "messages.intercept"; add it to "permissions"/) }),
+    );
   });
 
   it('accepts an HTTP-only manifest without transport', () => {

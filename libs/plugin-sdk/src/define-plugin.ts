@@ -54,9 +54,14 @@ export interface PluginDefinition {
   /** Runs when the plugin stops, after in-flight events finished. */
   readonly onStop?: (ctx: LifecycleContext) => void | Promise<void>;
   /**
-   * Set when handlers may call `ctx.intercept()` to stop lower-priority
-   * plugins from seeing the message; the HTTP manifest then declares
-   * InterceptMessages.
+   * Set when handlers may call `ctx.intercept()` to stop the plugins after
+   * this one from seeing the message. On stdio the manifest must then declare
+   * the `messages.intercept` permission (definePlugin and the runtime refuse
+   * to start otherwise, `SDK_INTERCEPT_PERMISSION_MISSING`); the HTTP
+   * manifest declares InterceptMessages. The host waits for an intercepting
+   * plugin's decision before it delivers to the plugins after it, so decide
+   * early with `ctx.intercept()` or `ctx.pass()`; without `intercepts` the
+   * SDK sends the decision before the handler even runs.
    */
   readonly intercepts?: boolean;
 }
@@ -126,6 +131,12 @@ function checkHandlers(def: PluginDefinition, manifest: PluginManifest | undefin
     if (typeof handler !== 'function') fail(`commands.${name} must be a function (ctx) => ...`);
   }
   if (!manifest) return;
+  if (def.intercepts && 'transport' in manifest && !manifest.permissions.includes('messages.intercept')) {
+    throw new PluginSdkError(
+      'SDK_INTERCEPT_PERMISSION_MISSING',
+      `"intercepts" is true but manifest.json of "${manifest.pluginId}" does not declare "messages.intercept"; add it to "permissions" (or remove "intercepts").`,
+    );
+  }
   const declared = manifest.commands;
   for (const name of Object.keys(commands)) {
     if (declared.some((c) => c.name === name)) continue;

@@ -25,30 +25,71 @@ export function toPluginError(error: unknown): PluginError {
   return { code: HANDLER_FAILED_CODE, message: clip(message || 'the handler failed', 2000) };
 }
 
+/** How the handler of an accepted event ended: what `events.completed` reports. */
+export interface EventCompletion {
+  /** null when the handler returned, else its failure (see toPluginError). */
+  readonly error: PluginError | null;
+  /** How long the handler ran, until every message it started settled. */
+  readonly durationMs: number;
+}
+
+/** What one dispatch needs besides the event. */
+export interface DispatchOptions {
+  /**
+   * Receives the event's decision (the ACK), once and synchronously when it
+   * is made: before the handler runs for a plugin that cannot intercept, on
+   * ctx.intercept()/ctx.pass() or the handler's end for one that can.
+   */
+  readonly onAck: (ack: EventAck) => void;
+  /** The event's cancellation signal, given to the handler as ctx.signal (default: the session's). */
+  readonly signal?: AbortSignal;
+}
+
 /**
- * Runs the handler of one event and builds its ACK. This is the one dispatch
- * path of every transport (stdio, HTTP and the test host). The ACK is built
- * after the handler returned and every message it started has settled, so
- * replies are always sent before the acknowledgement.
+ * Runs the handler of one event: the one dispatch path of every transport
+ * (stdio, HTTP and the test host). The decision and the work are apart
+ * (docs/protocol/v2.md 4.2, 5.3):
  *
- * accepted: true when a handler ran to completion; false when none applies
- * (error null) or it threw (error set).
+ * - no handler applies: ACK `accepted: false` at once, resolves null;
+ * - a plugin without `intercepts`: ACK `{accepted: true, intercepted: false}`
+ *   before the handler runs;
+ * - a plugin with `intercepts`: ACK on ctx.intercept() or ctx.pass(), or when
+ *   the handler returns (not intercepted); a handler that throws before
+ *   deciding declines the event (`accepted: false` with the error) and
+ *   resolves null, as nothing took it.
+ *
+ * Resolves with the completion of an accepted event once the handler ended
+ * and every message it started settled; never rejects.
  */
-export async function dispatchEvent(plugin: Plugin, event: MessageEvent, io: TransportIO, session: Session): Promise<EventAck> {
+export async function dispatchEvent(plugin: Plugin, event: MessageEvent, io: TransportIO, session: Session, options: DispatchOptions): Promise<EventCompletion | null> {
   const handler = handlerFor(plugin, event);
-  if (!handler) return { eventId: event.eventId, accepted: false, intercepted: false, error: null };
-  const run = createMessageContext(event, io, session);
+  if (!handler) {
+    options.onAck({ eventId: event.eventId, accepted: false, intercepted: false, error: null });
+    return null;
+  }
+  let acked = false;
+  const ack = (value: EventAck) => {
+    if (acked) return;
+    acked = true;
+    options.onAck(value);
+  };
+  const accept = (intercepted: boolean) => ack({ eventId: event.eventId, accepted: true, intercepted, error: null });
+  if (!session.intercepts) accept(false);
+  const run = createMessageContext(event, io, session, { signal: options.signal, onDecision: accept });
+  const started = performance.now();
+  let error: PluginError | null = null;
   try {
     await handler(run.ctx);
-    await run.settle();
-    return { eventId: event.eventId, accepted: true, intercepted: run.intercepted(), error: null };
-  } catch (error) {
-    await run.settle();
-    const reported = toPluginError(error);
-    io.log('error', `handler for ${event.command ? `command "${event.command.name}"` : 'message'} ${event.eventId} failed: ${reported.message}`, {
-      code: reported.code,
-      ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
+  } catch (thrown) {
+    error = toPluginError(thrown);
+    io.log('error', `handler for ${event.command ? `command "${event.command.name}"` : 'message'} ${event.eventId} failed: ${error.message}`, {
+      code: error.code,
+      ...(thrown instanceof Error && thrown.stack ? { stack: thrown.stack } : {}),
     });
-    return { eventId: event.eventId, accepted: false, intercepted: run.intercepted(), error: reported };
   }
+  const declined = !acked && error !== null;
+  if (declined) ack({ eventId: event.eventId, accepted: false, intercepted: false, error });
+  else accept(false);
+  await run.settle();
+  return declined ? null : { error, durationMs: Math.max(0, performance.now() - started) };
 }

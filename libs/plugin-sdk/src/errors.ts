@@ -50,6 +50,9 @@ export const SDK_ERRORS = {
   SDK_DEFINITION_INVALID: 'definePlugin() was given an invalid definition. The message names the field and the fix.',
   SDK_MANIFEST_INVALID: 'The manifest given to definePlugin() does not follow protocol v2. The message lists each field; run `host-plugin validate` for details.',
   SDK_INTERCEPT_UNDECLARED: 'ctx.intercept() needs `intercepts: true` in definePlugin(), so the HTTP manifest declares InterceptMessages.',
+  SDK_INTERCEPT_PERMISSION_MISSING: 'A plugin with `intercepts: true` runs over stdio only with the `messages.intercept` permission: add it to "permissions" in manifest.json.',
+  SDK_DECISION_CONFLICT: 'The event\'s decision was already made: ctx.intercept() and ctx.pass() cannot both be called for one event.',
+  SDK_EVENT_CANCELLED: 'The event\'s handler was cancelled (the host sent events.cancel, or its handler deadline passed); ctx.signal carries this reason. Stop the work and return.',
   SDK_OUTBOUND_LIMIT: 'An HTTP response carries at most 20 outbound messages. Merge replies into fewer messages.',
   SDK_SEND_UNAVAILABLE: 'This transport cannot deliver the message now: an HTTP plugin sends only while it handles an event (the messages go back in the response).',
   SDK_HOST_DISCONNECTED: 'The connection to the host closed before the request finished. The host stopped or restarted the plugin.',
@@ -130,9 +133,9 @@ export class HostCallError extends Error {
 
 /**
  * Throw it from a handler to report a failure with your own stable code. The
- * host records `{code, message, details}` as the event's error (in the ACK on
- * stdio, in `error` of the HTTP response). Any other thrown error is reported
- * with code `plugin.handler_failed`.
+ * host records `{code, message, details}` as the event's error (in
+ * `events.completed` on stdio, in `error` of the HTTP response). Any other
+ * thrown error is reported with code `plugin.handler_failed`.
  *
  * @example
  * ```ts

@@ -1,11 +1,14 @@
 // A plugin built on the SDK's CommonJS build, for the runtime tests. Each
-// command exercises one behaviour; see src/stdio/runtime.spec.ts.
+// command exercises one behaviour; see src/stdio/runtime.spec.ts. Modes by
+// argument: --intercepts (an interceptor that declares messages.intercept),
+// --intercepts-undeclared (one that forgets the permission).
 const sdk = require('../dist/index.cjs');
 
 // Printed before main() runs: in protocol mode this must reach stderr, not stdout.
 console.log('module loaded');
 process.stdout.write('raw stdout write\n');
 
+const intercepts = process.argv.includes('--intercepts') || process.argv.includes('--intercepts-undeclared');
 const manifest = {
   pluginId: 'com.example.fixture',
   name: 'Fixture',
@@ -15,17 +18,29 @@ const manifest = {
   sdkVersion: sdk.SDK_VERSION,
   transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['stdio-plugin.cjs', '--host-stdio'] } },
   eventSubscriptions: [{ eventType: 'message.created' }],
-  permissions: ['messages.reply'],
-  commands: [{ name: 'echo' }, { name: 'slow' }, { name: 'fail' }, { name: 'catch' }, { name: 'wait' }],
+  permissions: process.argv.includes('--intercepts') ? ['messages.reply', 'messages.intercept'] : ['messages.reply'],
+  commands: [
+    { name: 'echo' },
+    { name: 'slow' },
+    { name: 'fail' },
+    { name: 'catch' },
+    { name: 'wait' },
+    { name: 'cancellable' },
+    { name: 'intercept' },
+    { name: 'pass' },
+  ],
 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const plugin = sdk.definePlugin({
   manifest,
-  onStart(ctx) {
+  intercepts,
+  async onStart(ctx) {
     console.info('onStart ran');
     ctx.log.info('started', { settings: ctx.settings });
+    // Holds events back (they wait for onStart) when the test asks for it.
+    if (ctx.settings.startDelayMs) await sleep(ctx.settings.startDelayMs);
   },
   onStop(ctx) {
     ctx.log.info('stopping');
@@ -52,6 +67,19 @@ const plugin = sdk.definePlugin({
     async wait(ctx) {
       // Awaits a reply the host never answers.
       await ctx.reply('waiting');
+    },
+    async cancellable(ctx) {
+      // Runs until its signal aborts, then reports the reason and returns.
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      ctx.log.info('aborted', { code: ctx.signal.reason && ctx.signal.reason.code, message: ctx.signal.reason && ctx.signal.reason.message });
+    },
+    async intercept(ctx) {
+      ctx.intercept();
+      await sleep(Number(ctx.command.args) || 300);
+    },
+    async pass(ctx) {
+      ctx.pass();
+      await sleep(Number(ctx.command.args) || 300);
     },
   },
 });

@@ -15,9 +15,8 @@ export class StdioHost {
   /** Everything on stdout, as text. */
   stdout = '';
   /** Answers plugin-to-host requests; return undefined to leave one unanswered. */
-  answer: (request: JsonRpcRequest) => { result: unknown } | { error: { code: number; message: string; data?: unknown } } | undefined = () => ({
-    result: { accepted: true },
-  });
+  answer: (request: JsonRpcRequest) => { result: unknown } | { error: { code: number; message: string; data?: unknown } } | undefined = (request) =>
+    request.method === 'events.completed' ? { result: { recorded: true } } : { result: { accepted: true } };
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly decoder = new FrameDecoder();
   private nextId = 1;
@@ -74,17 +73,7 @@ export class StdioHost {
   }
 
   initParams(over: Record<string, unknown> = {}): Record<string, unknown> {
-    return {
-      supportedProtocolVersions: [2],
-      instanceId: 'inst-1',
-      pluginId: 'com.example.fixture',
-      hostVersion: '1.0.0',
-      directories: { pluginDirectory: '/p', pluginDataDirectory: '/d', pluginConfigDirectory: '/c', pluginCacheDirectory: '/t' },
-      token: 't'.repeat(40),
-      encoding: 'json',
-      settings: { greeting: 'hi' },
-      ...over,
-    };
+    return initParams(over);
   }
 
   kill(): void {
@@ -117,5 +106,20 @@ export function messageEvent(eventId: string, text: string, command?: { name: st
     message: { id: `m-${eventId}`, content: text, attachments: [], mentions: [] },
     messageReference: { messageId: `m-${eventId}`, targetType: 'group', targetId: 'grp-1', restrictions: [] },
     ...(command ? { command: { ...command, word: command.name, prefix: '/' } } : {}),
+  };
+}
+
+/** host.initialize params for the fixture plugin. */
+export function initParams(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    supportedProtocolVersions: [2],
+    instanceId: 'inst-1',
+    pluginId: 'com.example.fixture',
+    hostVersion: '1.0.0',
+    directories: { pluginDirectory: '/p', pluginDataDirectory: '/d', pluginConfigDirectory: '/c', pluginCacheDirectory: '/t' },
+    token: 't'.repeat(40),
+    encoding: 'json',
+    settings: { greeting: 'hi' },
+    ...over,
   };
 }

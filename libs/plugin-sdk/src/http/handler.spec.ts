@@ -33,7 +33,7 @@ function event(over: Partial<MessageEventInput> = {}): MessageEventInput {
 }
 
 const plugin = definePlugin({
-  manifest: { ...echoManifest, permissions: ['messages.reply', 'messages.send'] },
+  manifest: { ...echoManifest, permissions: ['messages.reply', 'messages.send', 'messages.intercept'] },
   intercepts: true,
   commands: {
     async echo(ctx) {
@@ -42,6 +42,12 @@ const plugin = definePlugin({
         for (let i = 0; i < 21; i++) await ctx.reply(`#${i}`);
       }
       if (ctx.command?.args === 'slow') await new Promise((r) => setTimeout(r, 300));
+      if (ctx.command?.args === 'pass') {
+        ctx.pass();
+        await new Promise((r) => setTimeout(r, 50));
+        await ctx.reply('after the decision');
+        return;
+      }
       await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said ', ctx.command?.args ?? '');
       await ctx.messages.group('grp-2').send('copy');
       ctx.intercept();
@@ -93,6 +99,12 @@ describe('createHttpHandler over real HTTP', () => {
       ],
       error: null,
     });
+  });
+
+  it('answers once the handler ended, with intercepted: false after ctx.pass() and the replies made after it', async () => {
+    const body = JSON.stringify(event({ command: { name: 'echo', word: 'echo', prefix: '/', args: 'pass' } }));
+    const res = await post(base, body, sign(body));
+    expect(res).toEqual({ status: 200, body: { accepted: true, intercepted: false, outboundMessages: [{ format: 'text', parts: [{ type: 'text', text: 'after the decision' }] }], error: null } });
   });
 
   it('answers 200 with the error when the handler fails', async () => {

@@ -7,6 +7,7 @@ import {
   MessageEventSchema,
   MessageResponseSchema,
   validate,
+  type EventAck,
   type MessageResponse,
   type OutboundMessage,
 } from '@host/protocol';
@@ -262,9 +263,14 @@ export class HttpPluginServer {
       },
       log: this.logLine,
     };
-    const ack = await dispatchEvent(this.plugin, event, io, this.session);
+    // The response is decision and completion at once (docs/protocol/v2.md 5.3): it
+    // goes out when the handler ended; intercept()/pass() only settle `intercepted`.
+    let ack: EventAck | undefined;
+    const completion = await dispatchEvent(this.plugin, event, io, this.session, { onAck: (value) => (ack = value) });
     open = false;
-    const response: MessageResponse = { accepted: ack.accepted, intercepted: ack.intercepted, outboundMessages: outbound, error: ack.error };
+    const decided = ack as EventAck;
+    const error = decided.error ?? completion?.error ?? null;
+    const response: MessageResponse = { accepted: decided.accepted && error === null, intercepted: decided.intercepted, outboundMessages: outbound, error };
     return MessageResponseSchema.parse(response);
   }
 

@@ -2,7 +2,6 @@ import { PassThrough } from 'node:stream';
 import { FrameDecoder, LIMITS, RpcErrorCode, encodeFrame, type JsonRpcMessage } from '@host/protocol';
 import { HostCallError, PluginSdkError } from '../errors';
 import { RpcConnection } from './connection';
-import { EventScheduler } from './scheduler';
 
 function pair(maxPayloadBytes = 4096) {
   const input = new PassThrough();
@@ -70,36 +69,5 @@ describe('RpcConnection', () => {
     expect(flushed).toBe(false);
     await f;
     expect(flushed).toBe(true);
-  });
-});
-
-describe('EventScheduler', () => {
-  it('holds events until resumed, runs at most maxConcurrent, queues up to capacity, refuses beyond', async () => {
-    const s = new EventScheduler(1, 1);
-    const order: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const task = (name: string, wait?: Promise<void>) => async () => {
-      order.push(`start ${name}`);
-      await wait;
-      order.push(`end ${name}`);
-    };
-    expect(s.submit(task('a', gate), () => order.push('refused a'))).toBe('queued');
-    s.resume();
-    expect(s.submit(task('b'), () => order.push('refused b'))).toBe('queued');
-    expect(s.submit(task('c'), () => order.push('refused c'))).toBe('refused');
-    expect([s.inFlight, s.queued]).toEqual([1, 1]);
-    release();
-    await new Promise((r) => setImmediate(r));
-    await s.idle();
-    expect(order).toEqual(['start a', 'end a', 'start b', 'end b']);
-  });
-
-  it('drops queued tasks on stop', () => {
-    const s = new EventScheduler(1, 4);
-    const refused: string[] = [];
-    s.submit(async () => undefined, () => refused.push('x'));
-    s.dropQueued();
-    expect([refused, s.queued]).toEqual([['x'], 0]);
   });
 });

@@ -1,6 +1,9 @@
-import { RpcErrorCode, type JsonRpcRequest, type JsonRpcResponse } from '@host/protocol';
+import { FrameDecoder, RpcErrorCode, encodeFrame, type JsonRpcRequest, type JsonRpcResponse } from '@host/protocol';
 import { join } from 'node:path';
-import { StdioHost, messageEvent } from '../__fixtures__/stdio-host';
+import { PassThrough } from 'node:stream';
+import { StdioHost, initParams, messageEvent } from '../__fixtures__/stdio-host';
+import { definePlugin } from '../define-plugin';
+import { runStdio } from './runtime';
 
 // These tests drive real plugin processes built on the SDK's dist/ output
 // (the test target depends on the build target).
@@ -26,6 +29,15 @@ async function ready(over: Record<string, unknown> = {}, entry = CJS): Promise<S
 
 const isRequest = (method: string) => (m: unknown) => (m as JsonRpcRequest).method === method;
 const ackOf = (host: StdioHost, id: string) => host.waitFor((m) => !('method' in m) && m.id === id) as Promise<JsonRpcResponse>;
+const completionOf = (host: StdioHost, eventId: string) =>
+  host.waitFor((m) => isRequest('events.completed')(m) && (m as JsonRpcRequest & { params: { eventId: string } }).params.eventId === eventId) as Promise<JsonRpcRequest>;
+const logged = (host: StdioHost, message: string) =>
+  host.waitFor((m) => isRequest('log.write')(m) && (m as JsonRpcRequest & { params: { message: string } }).params.message === message) as Promise<JsonRpcRequest>;
+const sendEvent = (host: StdioHost, id: string, text: string, command?: { name: string; args: string }) =>
+  host.write({ jsonrpc: '2.0', id, method: 'events.message', params: messageEvent(id, text, command) });
+/** What the plugin wrote, in order: requests by method, answers to events.message as `ack:<id>`. */
+const trace = (host: StdioHost, ids: string[]) =>
+  host.messages.flatMap((m) => ('method' in m ? [m.method] : ids.includes(String(m.id)) ? [`ack:${String(m.id)}`] : []));
 
 describe('stdio runtime in a real process', () => {
   it('without --host-stdio prints help to stderr and exits 2 (stdout keeps only the program\'s own prints)', async () => {
@@ -49,7 +61,7 @@ describe('stdio runtime in a real process', () => {
       pluginId: 'com.example.fixture',
       sdkName: '@host/plugin-sdk-v2',
       sdkVersion: '2.0.0',
-      capabilities: ['events.message', 'plugin.stop', 'plugin.ping'],
+      capabilities: ['events.message', 'events.cancel', 'plugin.stop', 'plugin.ping'],
       encoding: 'json',
     });
     expect((await host.request('host.initialize', host.initParams())).error?.code).toBe(RpcErrorCode.AlreadyInitialized);
@@ -70,13 +82,14 @@ describe('stdio runtime in a real process', () => {
     expect((await host.exited).code).toBe(1);
   });
 
-  it('sends the reply before the ACK, and keeps every print off stdout', async () => {
+  it('ACKs on admission, before the handler replies, then reports events.completed; every print stays off stdout', async () => {
     const host = await ready();
     const ack = await host.request('events.message', messageEvent('e1', '/echo <hi>', { name: 'echo', args: '<hi>' }));
     expect(ack.result).toEqual({ eventId: 'e1', accepted: true, intercepted: false, error: null });
-    const order = host.messages.filter((m) => ('method' in m ? m.method === 'messages.reply' : m.id === ack.id));
-    expect(order.map((m) => ('method' in m ? m.method : 'ack'))).toEqual(['messages.reply', 'ack']);
-    expect((order[0] as JsonRpcRequest).params).toEqual({
+    const completed = await completionOf(host, 'e1');
+    expect(completed.params).toEqual({ token: 't'.repeat(40), eventId: 'e1', error: null, durationMs: expect.any(Number) });
+    expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual([`ack:${String(ack.id)}`, 'messages.reply', 'events.completed']);
+    expect((host.messages.find(isRequest('messages.reply')) as JsonRpcRequest).params).toEqual({
       token: 't'.repeat(40),
       eventId: 'e1',
       message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'user-1', displayName: 'Ann' }, { type: 'text', text: ' said <hi>' }] },
@@ -84,6 +97,26 @@ describe('stdio runtime in a real process', () => {
     // Every byte on stdout decoded as a frame; the prints went to stderr.
     expect(host.received.every((e) => e.kind === 'message')).toBe(true);
     expect(host.stderr).toMatch(/module loaded[\s\S]*raw stdout write[\s\S]*onStart ran[\s\S]*handler console.log/);
+  });
+
+  it('ACKs before a slow handler ends; the completion follows when it ends', async () => {
+    const host = await ready();
+    const sent = Date.now();
+    const ack = await host.request('events.message', messageEvent('s', '/slow 400', { name: 'slow', args: '400' }));
+    expect(Date.now() - sent).toBeLessThan(300);
+    expect(ack.result).toEqual({ eventId: 's', accepted: true, intercepted: false, error: null });
+    expect(host.messages.some(isRequest('events.completed'))).toBe(false);
+    expect((await completionOf(host, 's')).params).toMatchObject({ eventId: 's', error: null, durationMs: expect.any(Number) });
+    expect(((await completionOf(host, 's')).params as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(390);
+    expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual([`ack:${String(ack.id)}`, 'messages.reply', 'events.completed']);
+  });
+
+  it('answers events without a handler with accepted: false at once, and nothing follows', async () => {
+    const host = await ready();
+    const ack = await host.request('events.message', messageEvent('n', '/unknown', { name: 'unknown', args: '' }));
+    expect(ack.result).toEqual({ eventId: 'n', accepted: false, intercepted: false, error: null });
+    expect((await host.request('plugin.ping', {})).result).toEqual({ inFlightEvents: 0, queuedEvents: 0 });
+    expect(host.messages.some(isRequest('events.completed'))).toBe(false);
   });
 
   it('turns a host refusal into a PluginMessageError the handler can catch', async () => {
@@ -97,46 +130,96 @@ describe('stdio runtime in a real process', () => {
     expect((caught.params as { fields: unknown }).fields).toEqual({ name: 'PluginMessageError', code: 'message.reference.expired', fromHost: true });
   });
 
-  it('reports a HandlerError in the ACK', async () => {
+  it('reports a HandlerError in events.completed, after the accepting ACK', async () => {
     const host = await ready();
     const ack = await host.request('events.message', messageEvent('e1', '/fail', { name: 'fail', args: '' }));
-    expect(ack.result).toEqual({ eventId: 'e1', accepted: false, intercepted: false, error: { code: 'fixture.failed', message: 'asked to fail' } });
+    expect(ack.result).toEqual({ eventId: 'e1', accepted: true, intercepted: false, error: null });
+    expect((await completionOf(host, 'e1')).params).toMatchObject({ eventId: 'e1', error: { code: 'fixture.failed', message: 'asked to fail' } });
+    expect(host.messages.filter(isRequest('events.completed'))).toHaveLength(1);
   });
 
   it('times out its own unanswered request after requestTimeoutMilliseconds', async () => {
     const host = await ready({ runtime: { requestTimeoutMilliseconds: 200 } });
     host.answer = (req) => (req.method === 'messages.reply' ? undefined : { result: { accepted: true } });
     const ack = await host.request('events.message', messageEvent('e1', '/wait', { name: 'wait', args: '' }));
-    expect(ack.result).toMatchObject({ accepted: false, error: { code: 'plugin.handler_failed', message: expect.stringMatching(/messages.reply failed: no answer within 200 ms.*RequestTimeout/) } });
+    expect(ack.result).toMatchObject({ accepted: true });
+    expect((await completionOf(host, 'e1')).params).toMatchObject({
+      error: { code: 'plugin.handler_failed', message: expect.stringMatching(/messages.reply failed: no answer within 200 ms.*RequestTimeout/) },
+    });
   });
 
-  it('honours maxConcurrentEvents and queueCapacity, and answers ping while busy', async () => {
-    const host = await ready({ runtime: { maxConcurrentEvents: 1, queueCapacity: 1 } });
-    host.write({ jsonrpc: '2.0', id: 'a', method: 'events.message', params: messageEvent('a', '/slow 400', { name: 'slow', args: '400' }) });
-    host.write({ jsonrpc: '2.0', id: 'b', method: 'events.message', params: messageEvent('b', '/slow 10', { name: 'slow', args: '10' }) });
-    host.write({ jsonrpc: '2.0', id: 'c', method: 'events.message', params: messageEvent('c', '/slow 10', { name: 'slow', args: '10' }) });
-    expect((await ackOf(host, 'c')).error).toMatchObject({ code: RpcErrorCode.Overloaded, data: { maxConcurrentEvents: 1, queueCapacity: 1 } });
-    expect((await host.request('plugin.ping', { nonce: 'n1' })).result).toEqual({ nonce: 'n1', inFlightEvents: 1, queuedEvents: 1 });
+  it('counts running handlers: beyond maxConcurrentEvents it answers Overloaded, and ping reports them while busy', async () => {
+    const host = await ready({ runtime: { maxConcurrentEvents: 2, queueCapacity: 8 } });
+    sendEvent(host, 'a', '/slow 400', { name: 'slow', args: '400' });
+    sendEvent(host, 'b', '/slow 400', { name: 'slow', args: '400' });
+    sendEvent(host, 'c', '/slow 10', { name: 'slow', args: '10' });
     expect((await ackOf(host, 'a')).result).toMatchObject({ accepted: true });
     expect((await ackOf(host, 'b')).result).toMatchObject({ accepted: true });
-    const acks = host.messages.filter((m) => !('method' in m) && (m.id === 'a' || m.id === 'b')).map((m) => (m as JsonRpcResponse).id);
-    expect(acks).toEqual(['a', 'b']);
+    // Both ACKed, both still running: the third finds no free handler and is not queued.
+    expect((await ackOf(host, 'c')).error).toMatchObject({ code: RpcErrorCode.Overloaded, data: { maxConcurrentEvents: 2, queueCapacity: 8 } });
+    expect((await host.request('plugin.ping', { nonce: 'n1' })).result).toEqual({ nonce: 'n1', inFlightEvents: 2, queuedEvents: 0 });
+    await completionOf(host, 'a');
+    await completionOf(host, 'b');
+    expect((await host.request('plugin.ping', {})).result).toEqual({ inFlightEvents: 0, queuedEvents: 0 });
+    sendEvent(host, 'd', '/slow 10', { name: 'slow', args: '10' });
+    expect((await ackOf(host, 'd')).result).toMatchObject({ accepted: true });
   });
 
-  it('on plugin.stop answers at once, lets in-flight events finish, runs onStop and exits 0', async () => {
-    const host = await ready({ runtime: { maxConcurrentEvents: 1, queueCapacity: 4 } });
-    host.write({ jsonrpc: '2.0', id: 'busy', method: 'events.message', params: messageEvent('busy', '/slow 300', { name: 'slow', args: '300' }) });
-    host.write({ jsonrpc: '2.0', id: 'queued', method: 'events.message', params: messageEvent('queued', '/echo x', { name: 'echo', args: 'x' }) });
+  it('holds events back until onStart finished (at most maxConcurrentEvents + queueCapacity) and drops a waiting one on events.cancel', async () => {
+    const host = await ready({ runtime: { maxConcurrentEvents: 1, queueCapacity: 1 }, settings: { startDelayMs: 400 } });
+    sendEvent(host, 'a', '/echo a', { name: 'echo', args: 'a' });
+    sendEvent(host, 'b', '/echo b', { name: 'echo', args: 'b' });
+    sendEvent(host, 'c', '/echo c', { name: 'echo', args: 'c' });
+    expect((await ackOf(host, 'c')).error).toMatchObject({ code: RpcErrorCode.Overloaded });
+    expect((await host.request('plugin.ping', {})).result).toEqual({ inFlightEvents: 0, queuedEvents: 2 });
+    expect((await host.request('events.cancel', { eventId: 'b', reason: 'ackTimeout' })).result).toEqual({ cancelled: true });
+    expect((await ackOf(host, 'b')).error).toMatchObject({ code: RpcErrorCode.Cancelled });
+    expect((await ackOf(host, 'a')).result).toMatchObject({ accepted: true });
+    await completionOf(host, 'a');
+    expect(host.messages.filter(isRequest('events.completed')).map((m) => (m as JsonRpcRequest & { params: { eventId: string } }).params.eventId)).toEqual(['a']);
+  });
+
+  it('aborts the handler\'s signal on events.cancel, answers cancelled true then false, and still reports the completion', async () => {
+    const host = await ready();
+    const ack = await host.request('events.message', messageEvent('x', '/cancellable', { name: 'cancellable', args: '' }));
+    expect(ack.result).toMatchObject({ accepted: true });
+    expect((await host.request('events.cancel', { eventId: 'x', reason: 'ackTimeout' })).result).toEqual({ cancelled: true });
+    expect((await logged(host, 'aborted')).params).toMatchObject({ fields: { code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/Event x was cancelled.*ackTimeout/) } });
+    expect((await completionOf(host, 'x')).params).toMatchObject({ eventId: 'x', error: null });
+    expect((await host.request('events.cancel', { eventId: 'x', reason: 'deadline' })).result).toEqual({ cancelled: false });
+    expect((await host.request('events.cancel', { eventId: 'never-sent', reason: 'deadline' })).result).toEqual({ cancelled: false });
+    expect((await host.request('events.cancel', { eventId: '' })).error?.code).toBe(RpcErrorCode.InvalidParams);
+  });
+
+  it('aborts the handler\'s signal itself when runtime.handlerDeadlineMilliseconds passes', async () => {
+    const host = await ready({ runtime: { handlerDeadlineMilliseconds: 200 } });
+    const sent = Date.now();
+    sendEvent(host, 'd', '/cancellable', { name: 'cancellable', args: '' });
+    expect((await logged(host, 'aborted')).params).toMatchObject({ fields: { code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/deadline passed/) } });
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(190);
+    expect((await completionOf(host, 'd')).params).toMatchObject({ eventId: 'd', error: null });
+  });
+
+  it('on plugin.stop answers at once, refuses new events, lets running handlers finish and report completion, runs onStop and exits 0', async () => {
+    const host = await ready({ runtime: { maxConcurrentEvents: 2, queueCapacity: 4 } });
+    sendEvent(host, 'busy', '/slow 300', { name: 'slow', args: '300' });
+    expect((await ackOf(host, 'busy')).result).toMatchObject({ eventId: 'busy', accepted: true });
     const stop = await host.request('plugin.stop', { reason: 'operator' });
     expect(stop.result).toEqual({ accepted: true });
     expect((await host.request('events.message', messageEvent('late', 'hi'))).error?.code).toBe(RpcErrorCode.Stopping);
-    expect((await ackOf(host, 'queued')).error?.code).toBe(RpcErrorCode.Stopping);
-    expect((await ackOf(host, 'busy')).result).toMatchObject({ eventId: 'busy', accepted: true });
     expect(await host.exited).toEqual({ code: 0, signal: null });
     const methods = host.messages
       .filter((m): m is JsonRpcRequest => 'method' in m)
       .map((m) => (m.method === 'log.write' ? (m.params as { message: string }).message : m.method));
-    expect(methods).toEqual(['started', 'messages.reply', 'stopping']);
+    expect(methods).toEqual(['started', 'messages.reply', 'events.completed', 'stopping']);
+  });
+
+  it('on plugin.stop refuses events still waiting for onStart with Stopping', async () => {
+    const host = await ready({ settings: { startDelayMs: 300 } });
+    sendEvent(host, 'queued', '/echo x', { name: 'echo', args: 'x' });
+    expect((await host.request('plugin.stop', { reason: 'operator' })).result).toEqual({ accepted: true });
+    expect((await ackOf(host, 'queued')).error?.code).toBe(RpcErrorCode.Stopping);
+    expect((await host.exited).code).toBe(0);
   });
 
   it('exits promptly when stdin closes, settling its pending requests', async () => {
@@ -155,10 +238,77 @@ describe('stdio runtime in a real process', () => {
     expect(host.stderr).toMatch(/framing\.header\.malformed/);
   });
 
+  describe('a plugin that intercepts', () => {
+    const interceptor = async () => {
+      const host = start(CJS, ['--intercepts', '--host-stdio']);
+      expect((await host.request('host.initialize', host.initParams())).error).toBeUndefined();
+      return host;
+    };
+
+    it('ACKs intercepted: true on ctx.intercept(), before the handler ends', async () => {
+      const host = await interceptor();
+      const sent = Date.now();
+      const ack = await host.request('events.message', messageEvent('i', '/intercept 400', { name: 'intercept', args: '400' }));
+      expect(Date.now() - sent).toBeLessThan(300);
+      expect(ack.result).toEqual({ eventId: 'i', accepted: true, intercepted: true, error: null });
+      expect(host.messages.some(isRequest('events.completed'))).toBe(false);
+      expect((await completionOf(host, 'i')).params).toMatchObject({ eventId: 'i', error: null });
+    });
+
+    it('ACKs intercepted: false on ctx.pass(), before the handler ends', async () => {
+      const host = await interceptor();
+      const ack = await host.request('events.message', messageEvent('p', '/pass 400', { name: 'pass', args: '400' }));
+      expect(ack.result).toEqual({ eventId: 'p', accepted: true, intercepted: false, error: null });
+      expect(host.messages.some(isRequest('events.completed'))).toBe(false);
+      await completionOf(host, 'p');
+    });
+
+    it('ACKs when a handler returns without deciding (after its replies), then completes', async () => {
+      const host = await interceptor();
+      const ack = await host.request('events.message', messageEvent('r', '/echo hi', { name: 'echo', args: 'hi' }));
+      expect(ack.result).toEqual({ eventId: 'r', accepted: true, intercepted: false, error: null });
+      await completionOf(host, 'r');
+      expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual(['messages.reply', `ack:${String(ack.id)}`, 'events.completed']);
+    });
+
+    it('declines with the error when a handler throws before deciding; no completion follows', async () => {
+      const host = await interceptor();
+      const ack = await host.request('events.message', messageEvent('f', '/fail', { name: 'fail', args: '' }));
+      expect(ack.result).toEqual({ eventId: 'f', accepted: false, intercepted: false, error: { code: 'fixture.failed', message: 'asked to fail' } });
+      expect((await host.request('plugin.ping', {})).result).toEqual({ inFlightEvents: 0, queuedEvents: 0 });
+      expect(host.messages.some(isRequest('events.completed'))).toBe(false);
+    });
+
+    it('refuses the handshake when a plugin defined with an HTTP manifest intercepts without messages.intercept', async () => {
+      const plugin = definePlugin({
+        manifest: { pluginId: 'com.example.fixture', name: 'Web', version: '1.0.0', author: 'A', protocolVersion: 2 },
+        intercepts: true,
+        onMessage: () => undefined,
+      });
+      const stdin = new PassThrough();
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      const frames: JsonRpcResponse[] = [];
+      const decoder = new FrameDecoder();
+      stdout.on('data', (chunk: Buffer) => decoder.push(chunk).forEach((e) => e.kind === 'message' && frames.push(e.message as JsonRpcResponse)));
+      const done = runStdio(plugin, { argv: ['node', 'plugin', '--host-stdio'], stdin, stdout, stderr, exit: () => undefined });
+      stdin.write(encodeFrame({ jsonrpc: '2.0', id: 1, method: 'host.initialize', params: initParams() }));
+      expect(await done).toBe(1);
+      expect(frames[0]?.error).toMatchObject({ code: RpcErrorCode.PluginError, message: expect.stringMatching(/SDK_INTERCEPT_PERMISSION_MISSING/) });
+    });
+
+    it('does not start when the manifest lacks messages.intercept', async () => {
+      const host = start(CJS, ['--intercepts-undeclared', '--host-stdio']);
+      expect((await host.exited).code).toBe(1);
+      expect(host.stderr).toMatch(/SDK_INTERCEPT_PERMISSION_MISSING[\s\S]*messages\.intercept/);
+    });
+  });
+
   it('runs the ES module build the same way', async () => {
     const host = await ready({ pluginId: 'com.example.esm' }, ESM);
     const ack = await host.request('events.message', messageEvent('e1', 'ping'));
     expect(ack.result).toMatchObject({ accepted: true });
+    await completionOf(host, 'e1');
     expect((host.messages.find(isRequest('messages.reply')) as JsonRpcRequest).params).toMatchObject({ message: { format: 'text', parts: [{ type: 'text', text: 'esm: ping' }] } });
     expect(host.stderr).toMatch(/esm module loaded/);
     expect(host.received.every((e) => e.kind === 'message')).toBe(true);

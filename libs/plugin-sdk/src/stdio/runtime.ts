@@ -1,4 +1,5 @@
 import {
+  CancelParamsSchema,
   InitializeParamsSchema,
   LIMITS,
   METHOD_LIST,
@@ -8,23 +9,23 @@ import {
   PingParamsSchema,
   RUNTIME_DEFAULTS,
   RpcErrorCode,
+  RuntimeLimitsSchema,
   StopParamsSchema,
   validate,
   type FrameLimits,
   type InitializeParams,
   type InitializeResult,
-  type MessageEvent,
   type Target,
 } from '@host/protocol';
 import { createLifecycleContext, type LogLevel, type Session, type TransportIO } from '../context';
 import type { Plugin } from '../define-plugin';
-import { dispatchEvent } from '../dispatch';
+import type { EventCompletion } from '../dispatch';
 import { PluginSdkError } from '../errors';
 import { SDK_NAME, SDK_VERSION } from '../version';
 import { RpcConnection, type IncomingRequest } from './connection';
 import { hostFailure } from './host-errors';
 import { HOST_STDIO_FLAG, enterProtocolMode, isProtocolMode } from './protocol-mode';
-import { EventScheduler } from './scheduler';
+import { EventRunner } from './event-runner';
 
 /** Streams and exit hook of the stdio runtime; the defaults are the process's own. */
 export interface StdioOptions {
@@ -61,9 +62,12 @@ function usage(plugin: Plugin): string {
 
 /**
  * Runs a plugin as a stdio process (what `plugin.main()` calls). See
- * docs/sdk/node.md ("stdio runtime") for the lifecycle: handshake first,
- * events under the host's concurrency and queue limits, ping answered at any
- * time, stop after in-flight events, exit when stdin closes.
+ * docs/sdk/node.md ("stdio runtime") for the lifecycle: handshake first;
+ * each event's decision (ACK) as soon as it is known and `events.completed`
+ * when its handler ended; at most `maxConcurrentEvents` running handlers
+ * (Overloaded beyond); `events.cancel` and the handler deadline abort a
+ * handler's `ctx.signal`; ping answered at any time; stop after running
+ * handlers completed; exit when stdin closes.
  * Resolves with the exit code after calling `exit`.
  *
  * @example
@@ -99,7 +103,7 @@ class StdioRuntime {
   private resolveFinished!: (code: number) => void;
   private readonly limits: FrameLimits = { maxHeaderBytes: LIMITS.maxHeaderBytes, maxPayloadBytes: LIMITS.maxPayloadBytes };
   private readonly conn: RpcConnection;
-  private readonly scheduler = new EventScheduler(RUNTIME_DEFAULTS.maxConcurrentEvents, RUNTIME_DEFAULTS.queueCapacity);
+  private readonly events: EventRunner;
   private readonly abort = new AbortController();
   private init: InitializeParams | undefined;
   private session: Session | undefined;
@@ -119,6 +123,10 @@ class StdioRuntime {
       onRequest: (request) => this.onRequest(request),
       onClose: (error) => this.onClose(error),
     });
+    this.events = new EventRunner(
+      { plugin, conn: this.conn, io: this.io, complete: (eventId, completion) => this.complete(eventId, completion) },
+      RuntimeLimitsSchema.parse({}),
+    );
     stdin.resume?.();
   }
 
@@ -145,6 +153,19 @@ class StdioRuntime {
     }
   }
 
+  /**
+   * events.completed: sent once per accepted event, not awaited (the handler's
+   * slot is free once the frame is written). The host may answer
+   * `recorded: false` (it stopped waiting); the plugin does nothing differently.
+   */
+  private complete(eventId: string, completion: EventCompletion): void {
+    if (this.conn.isClosed) return;
+    const params = { eventId, error: completion.error, durationMs: Math.round(completion.durationMs) };
+    this.call(Methods.completed.method, params, undefined).catch((error: unknown) =>
+      this.stderr.write(`[warn] events.completed for ${eventId} failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
+  }
+
   private requireToken(method: string): string {
     if (!this.init) throw new PluginSdkError('SDK_NOT_INITIALIZED', `${method} cannot be sent before host.initialize.`);
     return this.init.token;
@@ -169,6 +190,8 @@ class StdioRuntime {
     switch (method) {
       case Methods.message.method:
         return this.onEvent(request);
+      case Methods.cancel.method:
+        return this.onCancel(request);
       case Methods.ping.method:
         return this.onPing(request);
       case Methods.stop.method:
@@ -190,7 +213,7 @@ class StdioRuntime {
       ? `the host supports protocol versions [${init.supportedProtocolVersions.join(', ')}] but this plugin speaks ${PROTOCOL_VERSION}; update the host or rebuild the plugin with a matching SDK`
       : init.pluginId !== this.plugin.pluginId
         ? `host.initialize is for plugin "${init.pluginId}" but this process is plugin "${this.plugin.pluginId}"; make manifest.json and definePlugin() use the same pluginId, rebuild and reinstall`
-        : undefined;
+        : interceptRefusal(this.plugin);
     if (refusal) {
       this.conn.respondError(id, RpcErrorCode.PluginError, refusal);
       this.stderr.write(`[error] ${refusal}\n`);
@@ -199,7 +222,6 @@ class StdioRuntime {
     this.init = init;
     this.limits.maxHeaderBytes = init.runtime.maxHeaderLength;
     this.limits.maxPayloadBytes = init.runtime.maxPayloadLength;
-    this.scheduler.setLimits(init.runtime.maxConcurrentEvents, init.runtime.queueCapacity);
     this.session = {
       pluginId: this.plugin.pluginId,
       settings: Object.freeze({ ...init.settings }),
@@ -208,6 +230,7 @@ class StdioRuntime {
       intercepts: this.plugin.definition.intercepts ?? false,
       signal: this.abort.signal,
     };
+    this.events.initialize(init.runtime, this.session);
     const result: InitializeResult = {
       protocolVersion: PROTOCOL_VERSION,
       pluginId: this.plugin.pluginId,
@@ -231,7 +254,7 @@ class StdioRuntime {
       return this.shutdown(1, false);
     }
     this.started = true;
-    this.scheduler.resume();
+    this.events.resume();
   }
 
   private onEvent({ id, params }: IncomingRequest): void {
@@ -240,35 +263,29 @@ class StdioRuntime {
     if (!parsed.ok) {
       return this.conn.respondError(id, RpcErrorCode.InvalidParams, `events.message params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
     }
-    const event: MessageEvent = parsed.value;
-    const outcome = this.scheduler.submit(
-      async () => {
-        const ack = await dispatchEvent(this.plugin, event, this.io, this.session as Session);
-        if (!this.conn.isClosed) this.conn.respond(id, ack);
-      },
-      () => this.conn.respondError(id, RpcErrorCode.Stopping, 'the plugin stopped before this queued event started'),
-    );
-    if (outcome === 'refused') {
-      const runtime = (this.init as InitializeParams).runtime;
-      this.conn.respondError(
-        id,
-        RpcErrorCode.Overloaded,
-        `the event queue is full (${runtime.maxConcurrentEvents} running, ${runtime.queueCapacity} queued); event ${event.eventId} was refused`,
-        { maxConcurrentEvents: runtime.maxConcurrentEvents, queueCapacity: runtime.queueCapacity },
-      );
+    this.events.message(id, parsed.value);
+  }
+
+  /** events.cancel: answered at once (docs/protocol/v2.md 4.8). */
+  private onCancel({ id, params }: IncomingRequest): void {
+    const parsed = validate(CancelParamsSchema, params, 'params');
+    if (!parsed.ok) {
+      return this.conn.respondError(id, RpcErrorCode.InvalidParams, `events.cancel params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
     }
+    this.conn.respond(id, { cancelled: this.events.cancel(parsed.value.eventId, parsed.value.reason) });
   }
 
   private onPing({ id, params }: IncomingRequest): void {
     const parsed = PingParamsSchema.safeParse(params ?? {});
     const nonce = parsed.success ? parsed.data.nonce : undefined;
-    this.conn.respond(id, { ...(nonce !== undefined ? { nonce } : {}), inFlightEvents: this.scheduler.inFlight, queuedEvents: this.scheduler.queued });
+    this.conn.respond(id, { ...(nonce !== undefined ? { nonce } : {}), inFlightEvents: this.events.inFlight, queuedEvents: this.events.queued });
   }
 
   /**
    * plugin.stop: answered at once (docs/protocol/v2.md 4.3); then queued
-   * events are refused, in-flight ones finish (their ACKs and replies still go
-   * out), onStop runs, and the process exits 0.
+   * events are refused, every handler's signal is aborted, running handlers
+   * finish (their replies and completions still go out), onStop runs, and
+   * the process exits 0.
    */
   private async onStop({ id, params }: IncomingRequest): Promise<void> {
     const parsed = StopParamsSchema.safeParse(params ?? {});
@@ -277,8 +294,7 @@ class StdioRuntime {
     if (this.stopping) return;
     this.stopping = true;
     this.abort.abort(new Error(`plugin.stop (${parsed.data.reason})`));
-    this.scheduler.dropQueued();
-    await this.scheduler.idle();
+    await this.events.drain();
     await this.runOnStop();
     await this.shutdown(0, false);
   }
@@ -307,7 +323,7 @@ class StdioRuntime {
     if (this.exiting) return;
     this.exiting = true;
     this.stopping = true;
-    this.scheduler.dropQueued();
+    void this.events.drain();
     if (runStop) {
       // The host is gone: exit promptly, giving onStop only a moment to release resources.
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -318,6 +334,15 @@ class StdioRuntime {
     this.exitProcess(code);
     this.resolveFinished(code);
   }
+}
+
+/** Why a plugin that intercepts cannot run over stdio, when its manifest lacks messages.intercept. */
+function interceptRefusal(plugin: Plugin): string | undefined {
+  if (!plugin.definition.intercepts || !plugin.manifest || plugin.manifest.permissions.includes('messages.intercept')) return undefined;
+  return new PluginSdkError(
+    'SDK_INTERCEPT_PERMISSION_MISSING',
+    `plugin "${plugin.pluginId}" sets intercepts: true but its manifest does not declare the "messages.intercept" permission, so the host would ignore every intercept`,
+  ).message;
 }
 
 function describe(error: unknown): string {

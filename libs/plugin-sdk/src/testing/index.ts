@@ -1,2 +1,12 @@
-export { createTestHost, type TestDelivery, type TestHost, type TestHostOptions, type TestLogEntry, type TestMessage, type TestReply } from './test-host';
+export {
+  createTestHost,
+  type TestCompletion,
+  type TestDelivery,
+  type TestDeliveryInProgress,
+  type TestHost,
+  type TestHostOptions,
+  type TestLogEntry,
+  type TestMessage,
+  type TestReply,
+} from './test-host';
 export { matchCommand } from './command-match';

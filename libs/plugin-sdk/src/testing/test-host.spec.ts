@@ -76,10 +76,11 @@ describe('createTestHost: replies', () => {
     expect(ack.accepted).toBe(true);
   });
 
-  it('reports a refused message the handler did not catch as the ACK error', async () => {
+  it('reports a refused message the handler did not catch as the completion error', async () => {
     const plugin = definePlugin({ pluginId: 'com.example.md', onMessage: (ctx) => ctx.reply(at.user(ctx.sender)).then(() => undefined) });
-    const { ack } = await createTestHost(plugin).send({ text: 'x', conversation: 'direct' });
-    expect(ack).toMatchObject({ accepted: false, error: { code: 'message.mention.unsupported_target' } });
+    const { ack, completion } = await createTestHost(plugin).send({ text: 'x', conversation: 'direct' });
+    expect(ack).toMatchObject({ accepted: true, error: null });
+    expect(completion).toMatchObject({ error: { code: 'message.mention.unsupported_target' } });
   });
 
   it('checks permissions declared in the manifest before sending', async () => {
@@ -121,7 +122,7 @@ describe('createTestHost: replies', () => {
     expect((error as Error).message).toMatch(/ctx.messages.group\("test-group"\).send/);
   });
 
-  it('waits for replies the handler did not await before acknowledging', async () => {
+  it('waits for replies the handler did not await before completing', async () => {
     const plugin = definePlugin({
       pluginId: 'com.example.fire',
       onMessage(ctx) {
@@ -130,9 +131,9 @@ describe('createTestHost: replies', () => {
       },
     });
     const host = createTestHost(plugin);
-    const { replies, ack, logs } = await host.send('x');
+    const { replies, completion, logs } = await host.send('x');
     expect(replies.map((r) => r.content)).toEqual(['one']);
-    expect(ack.accepted).toBe(true);
+    expect(completion).toEqual({ error: null, durationMs: expect.any(Number) });
     expect(logs).toEqual([{ level: 'warn', message: expect.stringMatching(/did not await failed: .*message has no content/) }]);
   });
 
@@ -143,29 +144,150 @@ describe('createTestHost: replies', () => {
 });
 
 describe('createTestHost: outcome', () => {
-  it('reports a HandlerError with its code and details', async () => {
+  it('reports a HandlerError with its code and details in the completion, after an accepting decision', async () => {
     const plugin = definePlugin({ pluginId: 'com.example.fail', onMessage: () => Promise.reject(new HandlerError('weather.down', 'API down', { retryIn: 5 })) });
-    const { ack, logs } = await createTestHost(plugin).send('x');
-    expect(ack).toEqual({ eventId: 'test-event-1', accepted: false, intercepted: false, error: { code: 'weather.down', message: 'API down', details: { retryIn: 5 } } });
+    const { ack, completion, logs } = await createTestHost(plugin).send('x');
+    expect(ack).toEqual({ eventId: 'test-event-1', accepted: true, intercepted: false, error: null });
+    expect(completion).toEqual({ error: { code: 'weather.down', message: 'API down', details: { retryIn: 5 } }, durationMs: expect.any(Number) });
     expect(logs[0]).toMatchObject({ level: 'error', fields: { code: 'weather.down' } });
   });
 
   it('reports any other throw as plugin.handler_failed', async () => {
     const plugin = definePlugin({ pluginId: 'com.example.fail', onMessage: () => { throw new TypeError('x is undefined'); } });
-    expect((await createTestHost(plugin).send('x')).ack.error).toEqual({ code: 'plugin.handler_failed', message: 'x is undefined' });
+    expect((await createTestHost(plugin).send('x')).completion?.error).toEqual({ code: 'plugin.handler_failed', message: 'x is undefined' });
   });
 
-  it('does not accept an event no handler takes', async () => {
+  it('does not accept an event no handler takes; nothing completes', async () => {
     const plugin = definePlugin({ manifest: manifest(), commands: { echo: () => undefined } });
-    expect((await createTestHost(plugin).send('no command')).ack).toMatchObject({ accepted: false, error: null });
+    const delivery = await createTestHost(plugin).send('no command');
+    expect([delivery.ack, delivery.completion]).toEqual([{ eventId: 'test-event-1', accepted: false, intercepted: false, error: null }, null]);
   });
 
-  it('marks the event intercepted only for plugins that declare it', async () => {
-    const yes = definePlugin({ pluginId: 'com.example.i', intercepts: true, onMessage: (ctx) => ctx.intercept() });
-    expect((await createTestHost(yes).send('x')).ack.intercepted).toBe(true);
-    const no = definePlugin({ pluginId: 'com.example.i', onMessage: (ctx) => ctx.intercept() });
-    const { ack } = await createTestHost(no).send('x');
-    expect(ack).toMatchObject({ accepted: false, intercepted: false, error: { code: 'SDK_INTERCEPT_UNDECLARED' } });
+  it('shows the decision before a slow handler finished, and the completion after', async () => {
+    let finished = false;
+    const plugin = definePlugin({
+      pluginId: 'com.example.slow',
+      async onMessage(ctx) {
+        await new Promise((r) => setTimeout(r, 50));
+        await ctx.reply('done');
+        finished = true;
+      },
+    });
+    const delivery = createTestHost(plugin).send('x');
+    expect(await delivery.ack).toEqual({ eventId: 'test-event-1', accepted: true, intercepted: false, error: null });
+    expect([finished, delivery.replies]).toEqual([false, []]);
+    expect(await delivery.completed).toEqual({ error: null, durationMs: expect.any(Number) });
+    expect(finished).toBe(true);
+    expect((await delivery).replies.map((r) => r.content)).toEqual(['done']);
+  });
+
+  describe('a plugin that intercepts', () => {
+    const interceptor = (onMessage: Parameters<typeof definePlugin>[0]['onMessage']) => definePlugin({ pluginId: 'com.example.i', intercepts: true, onMessage });
+    const later = () => new Promise((r) => setTimeout(r, 30));
+
+    it('decides on ctx.intercept(), before its handler ends', async () => {
+      const steps: string[] = [];
+      const delivery = createTestHost(interceptor(async (ctx) => {
+        ctx.intercept();
+        await later();
+        steps.push('handler ended');
+      })).send('x');
+      expect(await delivery.ack).toMatchObject({ accepted: true, intercepted: true });
+      steps.push('acked');
+      await delivery;
+      expect(steps).toEqual(['acked', 'handler ended']);
+    });
+
+    it('decides on ctx.pass(), before its handler ends', async () => {
+      const steps: string[] = [];
+      const delivery = createTestHost(interceptor(async (ctx) => {
+        ctx.pass();
+        await later();
+        steps.push('handler ended');
+      })).send('x');
+      expect(await delivery.ack).toMatchObject({ accepted: true, intercepted: false });
+      steps.push('acked');
+      expect((await delivery).completion?.error).toBeNull();
+      expect(steps).toEqual(['acked', 'handler ended']);
+    });
+
+    it('decides when the handler returns without deciding', async () => {
+      const { ack, completion } = await createTestHost(interceptor(() => undefined)).send('x');
+      expect([ack.accepted, ack.intercepted, completion?.error]).toEqual([true, false, null]);
+    });
+
+    it('declines with the error when the handler throws before deciding', async () => {
+      const { ack, completion } = await createTestHost(interceptor(() => Promise.reject(new HandlerError('i.broken', 'no')))).send('x');
+      expect(ack).toEqual({ eventId: 'test-event-1', accepted: false, intercepted: false, error: { code: 'i.broken', message: 'no' } });
+      expect(completion).toBeNull();
+    });
+
+    it('keeps an intercept when the handler throws after it; the error goes in the completion', async () => {
+      const { ack, completion } = await createTestHost(interceptor((ctx) => {
+        ctx.intercept();
+        throw new HandlerError('i.late', 'after deciding');
+      })).send('x');
+      expect([ack.accepted, ack.intercepted, completion?.error?.code]).toEqual([true, true, 'i.late']);
+    });
+
+    it('refuses a second, different decision with SDK_DECISION_CONFLICT', async () => {
+      const { ack, completion } = await createTestHost(interceptor((ctx) => {
+        ctx.pass();
+        ctx.pass();
+        ctx.intercept();
+      })).send('x');
+      expect(ack.intercepted).toBe(false);
+      expect(completion?.error?.code).toBe('SDK_DECISION_CONFLICT');
+    });
+  });
+
+  it('refuses ctx.intercept() from a plugin that does not declare it; pass() is harmless', async () => {
+    const no = definePlugin({ pluginId: 'com.example.i', onMessage: (ctx) => {
+      ctx.pass();
+      ctx.intercept();
+    } });
+    const { ack, completion } = await createTestHost(no).send('x');
+    expect(ack).toMatchObject({ accepted: true, intercepted: false, error: null });
+    expect(completion?.error?.code).toBe('SDK_INTERCEPT_UNDECLARED');
+  });
+
+  it('cancels an event: aborts its ctx.signal with SDK_EVENT_CANCELLED, false once it ended', async () => {
+    let reason: unknown;
+    const plugin = definePlugin({
+      pluginId: 'com.example.c',
+      onMessage: (ctx) => new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(void (reason = ctx.signal.reason)))),
+    });
+    const delivery = createTestHost(plugin).send('x');
+    await delivery.ack;
+    expect(delivery.cancel('ackTimeout')).toBe(true);
+    expect((await delivery).completion?.error).toBeNull();
+    expect(reason).toBeInstanceOf(PluginSdkError);
+    expect(reason).toMatchObject({ code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/test-event-1 was cancelled.*ackTimeout/) });
+    expect(delivery.cancel()).toBe(false);
+  });
+
+  it('aborts ctx.signal when the handler deadline passes', async () => {
+    const plugin = definePlugin({
+      pluginId: 'com.example.d',
+      onMessage: (ctx) => new Promise<void>((resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+    });
+    const { completion } = await createTestHost(plugin, { handlerDeadlineMilliseconds: 20 }).send('x');
+    expect(completion?.error).toMatchObject({ code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/deadline passed/) });
+  });
+
+  it('on stop aborts each handler\'s signal and waits for it before onStop', async () => {
+    const steps: string[] = [];
+    const plugin = definePlugin({
+      pluginId: 'com.example.s',
+      onMessage: (ctx) => new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(void steps.push('handler aborted')))),
+      onStop: () => void steps.push('onStop'),
+    });
+    const host = createTestHost(plugin);
+    const delivery = host.send('x');
+    await delivery.ack;
+    await host.stop();
+    expect(steps).toEqual(['handler aborted', 'onStop']);
+    expect((await delivery).completion?.error).toBeNull();
   });
 
   it('does not deliver events the subscriptions exclude', async () => {

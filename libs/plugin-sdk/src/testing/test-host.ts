@@ -1,9 +1,22 @@
 import type { ProviderBody } from '@host/messages';
-import type { CommandMatch, Conversation, ConversationType, EventAck, MessageEvent, MessageEventInput, MessageFormat, Target, UserRef } from '@host/protocol';
-import { MessageEventSchema } from '@host/protocol';
+import type {
+  CancelReason,
+  CommandMatch,
+  Conversation,
+  ConversationType,
+  EventAck,
+  MessageEvent,
+  MessageEventInput,
+  MessageFormat,
+  PluginError,
+  Target,
+  UserRef,
+} from '@host/protocol';
+import { MessageEventSchema, RUNTIME_DEFAULTS } from '@host/protocol';
 import { createLifecycleContext, type LogLevel, type PluginDirectories, type SentMessage, type Session, type TransportIO } from '../context';
 import { resolveManifest, type ManifestSource, type Plugin, type PluginManifest } from '../define-plugin';
 import { dispatchEvent } from '../dispatch';
+import { EventSignal } from '../event-signal';
 import { matchCommand } from './command-match';
 
 /** Options of createTestHost. */
@@ -14,6 +27,12 @@ export interface TestHostOptions {
   settings?: Record<string, unknown>;
   /** Folders reported in `ctx.directories` (default: none). */
   directories?: PluginDirectories;
+  /**
+   * Aborts a handler's `ctx.signal` this long after its event was delivered,
+   * as the stdio runtime does with `runtime.handlerDeadlineMilliseconds`
+   * (default 300000, the protocol's default).
+   */
+  handlerDeadlineMilliseconds?: number;
 }
 
 /** A message a user writes, for `send()`. Everything but `text` has a realistic default. */
@@ -52,7 +71,15 @@ export interface TestLogEntry {
   fields?: Record<string, unknown>;
 }
 
-/** The outcome of one delivered event. */
+/** How the handler of an accepted event ended: what the stdio runtime reports with `events.completed`. */
+export interface TestCompletion {
+  /** null when the handler returned; else its error as the host records it (a HandlerError's code, or `plugin.handler_failed`). */
+  error: PluginError | null;
+  /** How long the handler ran, in milliseconds. */
+  durationMs: number;
+}
+
+/** The outcome of one delivered event, once its handler ended. */
 export interface TestDelivery {
   /** The event as the plugin received it. */
   event: MessageEvent;
@@ -60,23 +87,60 @@ export interface TestDelivery {
   command: CommandMatch | undefined;
   /** False when the plugin's eventSubscriptions do not take the event (then nothing ran). */
   delivered: boolean;
-  /** The plugin's acknowledgement. */
+  /**
+   * The plugin's decision (the ACK of `events.message`): `accepted` (a handler
+   * took the event) and `intercepted`. `error` is set only when an
+   * intercepting handler threw before it decided (the event was declined).
+   */
   ack: EventAck;
+  /** How the handler ended (`events.completed`): null when the event was declined or not delivered. */
+  completion: TestCompletion | null;
   /** Messages sent while handling this event, in order. */
   replies: TestReply[];
   /** Log lines written while handling this event. */
   logs: TestLogEntry[];
 }
 
+/**
+ * A delivery under way. Await it for the TestDelivery once the handler ended;
+ * its members show the decision apart from the work, as the host sees them.
+ */
+export interface TestDeliveryInProgress extends Promise<TestDelivery> {
+  /**
+   * Resolves with the decision as soon as the plugin made it: before the
+   * handler runs for a plugin without `intercepts`; on `ctx.intercept()`,
+   * `ctx.pass()` or the handler's end for one with it.
+   */
+  readonly ack: Promise<EventAck>;
+  /** Resolves when the handler ended (null when the event was declined). */
+  readonly completed: Promise<TestCompletion | null>;
+  /** Messages sent so far for this event (filled as the handler sends). */
+  readonly replies: readonly TestReply[];
+  /** Log lines written so far for this event. */
+  readonly logs: readonly TestLogEntry[];
+  /**
+   * Cancels the event as the host's `events.cancel` would: aborts the
+   * handler's `ctx.signal` with a PluginSdkError `SDK_EVENT_CANCELLED`
+   * (reason default "deadline"). Called before the handler started, the
+   * handler starts with its signal already aborted. Returns false once the
+   * handler ended, like `{cancelled: false}`.
+   */
+  cancel(reason?: CancelReason): boolean;
+}
+
 /** An in-memory host for unit tests. */
 export interface TestHost {
-  /** Delivers a message as a user would write it: builds the event and matches commands like the host. */
-  send(message: string | TestMessage): Promise<TestDelivery>;
-  /** Delivers a complete event (validated with the protocol schema; defaults filled in). */
-  deliver(event: MessageEventInput): Promise<TestDelivery>;
+  /**
+   * Delivers a message as a user would write it: builds the event and
+   * matches commands like the host. Await the result for the outcome after
+   * the handler ended, or use its `ack` to see the decision first.
+   */
+  send(message: string | TestMessage): TestDeliveryInProgress;
+  /** Delivers a complete event (validated with the protocol schema; defaults filled in); rejects when it is invalid. */
+  deliver(event: MessageEventInput): TestDeliveryInProgress;
   /** Runs onStart (send and deliver do it on first use). */
   start(): Promise<void>;
-  /** Runs onStop after in-flight events finished. */
+  /** Aborts every handler's signal, waits for in-flight events to end, then runs onStop. */
   stop(): Promise<void>;
   /** Every message sent so far, including from onStart. */
   readonly sent: readonly TestReply[];
@@ -129,6 +193,13 @@ function settingsFor(manifest: PluginManifest | undefined, given: Record<string,
  *   const host = createTestHost(plugin);
  *   const { replies } = await host.send({ text: '/echo hi', sender: { mentionId: 'u1' } });
  *   console.assert(replies[0]?.content === '<qqbot-at-user id="u1" /> hi');
+ *
+ *   // The decision and the completion apart, as the host sees them over stdio.
+ *   const delivery = host.send('/echo again');
+ *   const ack = await delivery.ack; // sent before the handler ran: the plugin does not intercept
+ *   console.assert(ack.accepted && !ack.intercepted);
+ *   const completion = await delivery.completed;
+ *   console.assert(completion?.error === null);
  * }
  * void check();
  * ```
@@ -184,24 +255,66 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
         (!s.conversationIds || s.conversationIds.includes(event.conversation.conversationId)),
     );
 
-  const deliver = async (input: MessageEventInput): Promise<TestDelivery> => {
-    await start();
-    const event = MessageEventSchema.parse(input);
+  const deliver = (input: MessageEventInput): TestDeliveryInProgress => {
     const sink = { replies: [] as TestReply[], logs: [] as TestLogEntry[] };
-    if (!subscribed(event)) {
-      return { event, command: event.command, delivered: false, ack: { eventId: event.eventId, accepted: false, intercepted: false, error: null }, ...sink };
+    const signal = new EventSignal(abort.signal);
+    let eventId = typeof input === 'object' && input !== null && typeof input.eventId === 'string' ? input.eventId : 'test-event';
+    let ended = false;
+    let decide!: (ack: EventAck) => void;
+    let fail!: (error: unknown) => void;
+    const ack = new Promise<EventAck>((resolve, reject) => ((decide = resolve), (fail = reject)));
+    const deadline = setTimeout(() => signal.cancel(eventId, 'deadline'), options.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds);
+    deadline.unref?.();
+    async function run(): Promise<TestDelivery> {
+      await start();
+      const event = MessageEventSchema.parse(input);
+      eventId = event.eventId;
+      if (!subscribed(event)) {
+        const declined = { eventId: event.eventId, accepted: false, intercepted: false, error: null };
+        decide(declined);
+        return { event, command: event.command, delivered: false, ack: declined, completion: null, ...sink };
+      }
+      let decided: EventAck | undefined;
+      const onAck = (value: EventAck) => {
+        decided = value;
+        decide(value);
+      };
+      const completion = await dispatchEvent(plugin, event, ioFor(sink), session, { signal: signal.signal, onAck });
+      return { event, command: event.command, delivered: true, ack: decided as EventAck, completion, ...sink };
     }
-    const running = dispatchEvent(plugin, event, ioFor(sink), session);
-    inFlight.add(running);
-    try {
-      const ack = await running;
-      return { event, command: event.command, delivered: true, ack, ...sink };
-    } finally {
-      inFlight.delete(running);
-    }
+    const running = (async (): Promise<TestDelivery> => {
+      try {
+        return await run();
+      } finally {
+        ended = true;
+        clearTimeout(deadline);
+        signal.dispose();
+      }
+    })();
+    const settled = running.then(
+      () => undefined,
+      (error: unknown) => fail(error),
+    );
+    inFlight.add(settled);
+    void settled.finally(() => inFlight.delete(settled));
+    const completed = running.then((d) => d.completion);
+    // Each is observed by whoever awaits it; an ignored one must not be an unhandled rejection.
+    ack.catch(() => undefined);
+    completed.catch(() => undefined);
+    return Object.assign(running, {
+      ack,
+      completed,
+      replies: sink.replies,
+      logs: sink.logs,
+      cancel(reason: CancelReason = 'deadline') {
+        if (ended) return false;
+        signal.cancel(eventId, reason);
+        return true;
+      },
+    });
   };
 
-  const send = (message: string | TestMessage): Promise<TestDelivery> => {
+  const send = (message: string | TestMessage): TestDeliveryInProgress => {
     const m: TestMessage = typeof message === 'string' ? { text: message } : message;
     const n = ++sequence;
     const given = typeof m.conversation === 'string' ? { type: m.conversation } : (m.conversation ?? {});
