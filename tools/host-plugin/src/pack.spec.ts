@@ -89,18 +89,20 @@ describe('a generated project from init to a running ZIP', () => {
         if (e.kind === 'error') throw new Error(`stdout is not frames: ${e.code}`);
         messages.push(e.message);
         if ('method' in e.message && e.message.method === 'messages.reply') child.stdin.write(encodeFrame({ jsonrpc: '2.0', id: e.message.id, result: { accepted: true, target: { type: 'group', id: 'g1' } } }));
+        if ('method' in e.message && e.message.method === 'events.completed') child.stdin.write(encodeFrame({ jsonrpc: '2.0', id: e.message.id, result: { recorded: true } }));
       }
       waiters.splice(0).forEach((w) => w());
     });
-    const response = (id: number) =>
+    const first = (match: (m: JsonRpcMessage) => boolean) =>
       new Promise<JsonRpcMessage>((res) => {
         const check = () => {
-          const m = messages.find((x) => !('method' in x) && x.id === id);
+          const m = messages.find(match);
           if (m) res(m);
           else waiters.push(check);
         };
         check();
       });
+    const response = (id: number) => first((x) => !('method' in x) && x.id === id);
     try {
       child.stdin.write(
         encodeFrame({
@@ -138,7 +140,9 @@ describe('a generated project from init to a running ZIP', () => {
           },
         }),
       );
+      // The ACK is the decision, sent before the handler runs; its end is reported by events.completed.
       expect(await response(2)).toMatchObject({ result: { eventId: 'e1', accepted: true } });
+      expect(await first((m) => 'method' in m && m.method === 'events.completed')).toMatchObject({ params: { eventId: 'e1', error: null } });
       const reply = messages.find((m) => 'method' in m && m.method === 'messages.reply') as { params: unknown };
       expect(reply.params).toMatchObject({ eventId: 'e1', message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'U1' }, { type: 'text', text: ' said: **hi**' }] } });
     } finally {
