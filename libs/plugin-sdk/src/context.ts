@@ -135,10 +135,11 @@ export interface MessageContext extends LifecycleContext {
    */
   pass(): void;
   /**
-   * The event's cancellation signal. Aborted when the host cancels the event
-   * (`events.cancel`), when the handler deadline (`runtime.handlerDeadlineMilliseconds`,
-   * 5 minutes by default) passes since the event arrived, or when the plugin
-   * stops or loses its host. `signal.reason` is a PluginSdkError
+   * The event's cancellation signal. On stdio (and in the test host) it is
+   * aborted when the host cancels the event (`events.cancel`), when the
+   * handler deadline (`runtime.handlerDeadlineMilliseconds`, 5 minutes by
+   * default) passes since the event arrived, or when the plugin stops or
+   * loses its host; over HTTP when the service closes. `signal.reason` is a PluginSdkError
    * `SDK_EVENT_CANCELLED` for a cancel or deadline. Pass it to `fetch` and
    * other slow work, and return soon after it aborts: the host has stopped
    * waiting for this handler.
