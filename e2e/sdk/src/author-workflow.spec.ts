@@ -97,7 +97,11 @@ it('installs through the admin API and replies in Markdown mentioning the sender
 
   const r = await say('/echo <i>hello</i>');
   expect(r.status).toBe(200);
-  expect(r.body.deliveries).toEqual([expect.objectContaining({ pluginId: ID, accepted: true, error: null })]);
+  // The SDK decided before its handler ran; the console answers once the handler reported its completion.
+  expect(r.body.completed).toBe(true);
+  expect(r.body.deliveries).toEqual([
+    expect.objectContaining({ pluginId: ID, state: 'completed', accepted: true, error: null, completion: expect.objectContaining({ error: null }) }),
+  ]);
   expect(r.body.outbound).toEqual([
     expect.objectContaining({
       pluginId: ID,
