@@ -26,6 +26,8 @@ export class StdioHost {
     this.child = spawn(process.execPath, [entry, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+    // An answer to a request the plugin sent just before the test killed it meets a closed pipe (EPIPE).
+    this.child.stdin.on('error', () => undefined);
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
   }
 
@@ -37,7 +39,7 @@ export class StdioHost {
   }
 
   write(message: unknown): void {
-    this.child.stdin.write(encodeFrame(message));
+    if (this.child.stdin.writable) this.child.stdin.write(encodeFrame(message));
   }
 
   writeRaw(bytes: string): void {
