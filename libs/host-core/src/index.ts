@@ -4,3 +4,4 @@ export * from './records';
 export * from './store';
 export * from './endpoint';
 export * from './runtime';
+export * from './keyed-lock';
