@@ -242,6 +242,37 @@ describe('PluginInstaller', () => {
     expect(await codeOf(inst.install(pkg('1.0.0')))).toBe('INSTALL_ID_TAKEN');
   });
 
+  // A writer that bypasses the plugin's lock (another host on a shared registry, say) must not
+  // have its record overwritten: the registry write itself only takes a free id.
+  it('rolls back an install whose id was registered by someone else before its registry write', async () => {
+    const http = { pluginId: ID, transport: 'http', baseUrl: 'https://example.com', signingSecret: 's', enabled: true, installedAt: '', updatedAt: '', manifest: {} as never } as const;
+    const inst = await make({
+      onStep: async (step) => {
+        if (step === 'new-moved') await store.put(http);
+      },
+    });
+    const err = await inst.install(pkg('1.0.0')).catch((e: HostError) => e);
+    expect(err).toMatchObject({ code: 'INSTALL_ID_TAKEN', message: expect.stringMatching(/HTTP plugin registration .*nothing was installed/) });
+    expect(await store.get(ID)).toEqual(http);
+    expect(existsSync(paths.packageDir(ID))).toBe(false);
+    expect(readdirSync(paths.stagingRoot)).toEqual([]);
+  });
+
+  it('keeps an enable made during an update swap, and the update too', async () => {
+    let enableDuringSwap = false;
+    const inst = await make({
+      onStep: async (step) => {
+        if (enableDuringSwap && step === 'new-moved') await store.update(ID, (r) => ({ ...r, enabled: true }));
+      },
+    });
+    await inst.install(pkg('1.0.0'));
+    const pending = await pendingOf(inst.install(pkg('2.0.0')));
+    enableDuringSwap = true;
+    const r = await inst.confirmUpdate(pending.id);
+    expect(r.record).toMatchObject({ enabled: true, manifest: { version: '2.0.0' }, packageSha256: pending.sha256 });
+    expect(await store.get(ID)).toEqual(r.record);
+  });
+
   it('discovers packages on start: invalid ones are listed, hand-copied valid ones adopted, nothing executed', async () => {
     mkdirSync(join(paths.packagesRoot, 'com.example.broken'), { recursive: true });
     writeFileSync(join(paths.packagesRoot, 'com.example.broken', 'manifest.json'), '{"pluginId": "com.example.broken", "protocolVersion": 1}');
