@@ -1,10 +1,10 @@
 import type { Express } from 'express';
-import { type HostPaths, type PluginRecord } from '@host/host-core';
+import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord } from '@host/host-core';
 import { createApp, effectiveSettings, ensureAdminToken, readSettings } from '@host/host-api';
 import { ConsoleProvider, createConsoleRouter } from '@host/host-console';
 import { Dispatcher } from '@host/host-dispatch';
 import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOptions } from '@host/host-http';
-import { PluginInstaller, type RecoveryReport } from '@host/host-installer';
+import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
 import { JsonRegistryStore } from '@host/host-store';
 import { consoleRouteDocs, httpPluginRouteDocs } from './route-docs';
@@ -22,6 +22,10 @@ export interface HostOptions {
   http?: Pick<HttpEndpointOptions, 'policy'>;
   /** Interval of HTTP plugin health checks; 0 turns them off. */
   httpHealthCheckMilliseconds?: number;
+  /** Test seam: the per-plugin lock every component shares (default: a new KeyedLock). */
+  locks?: PluginLock;
+  /** Test seam: called after each step of a package swap. */
+  onInstallStep?: InstallerOptions['onStep'];
 }
 
 /** Everything a running host holds, so main (and tests) can start and stop it. */
@@ -48,9 +52,12 @@ export interface Host {
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
   const store = await JsonRegistryStore.open(paths.stateDir);
+  // One lock per plugin id for the whole host: the installer, the HTTP
+  // registry and the admin API each check a plugin's record and then act on it.
+  const locks = o.locks ?? new KeyedLock();
   const logs = new FilePluginLogStore(paths);
   const provider = new ConsoleProvider();
-  const httpPlugins = new HttpPluginRegistry({ store, logs, ...o.http });
+  const httpPlugins = new HttpPluginRegistry({ store, locks, logs, ...o.http });
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
@@ -69,7 +76,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     hostVersion: o.version,
     timings: o.runtimeTimings,
   });
-  const installer = new PluginInstaller({ paths, store, runtime, log: o.log });
+  const installer = new PluginInstaller({ paths, store, locks, runtime, log: o.log, onStep: o.onInstallStep });
   const recovery = await installer.init();
   await httpPlugins.load();
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
@@ -80,6 +87,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     paths,
     store,
     installer,
+    locks,
     runtime,
     logs,
     http: httpPlugins,
