@@ -150,7 +150,7 @@ describe('PluginInstaller', () => {
     const p = await pendingOf(inst.install(pkg('2.0.0')));
     await inst.cancelUpdate(p.id);
     expect(await codeOf(inst.confirmUpdate(p.id))).toBe('PENDING_UPDATE_NOT_FOUND');
-    expect(readdirSync(inst.pending.dir)).toEqual([]);
+    expect(readdirSync(join(paths.stateDir, 'pending'))).toEqual([]);
     expect((await store.get(ID))!.manifest.version).toBe('1.0.0');
   });
 
@@ -169,7 +169,7 @@ describe('PluginInstaller', () => {
     const inst = await make({ now: () => new Date(now) });
     await inst.install(pkg('1.0.0'));
     const a = await pendingOf(inst.install(pkg('2.0.0')));
-    writeFileSync(join(inst.pending.dir, `${a.id}.zip`), pkg('6.6.6'));
+    writeFileSync(join(paths.stateDir, 'pending', `${a.id}.zip`), pkg('6.6.6'));
     expect(await codeOf(inst.confirmUpdate(a.id))).toBe('PENDING_UPDATE_STALE');
     const b = await pendingOf(inst.install(pkg('2.0.0')));
     now += 61 * 60 * 1000;

@@ -3,13 +3,14 @@ import {
   KeyedLock,
   type HostPaths,
   type InvalidPackage,
+  type PendingUpdateStore,
   type PluginLock,
   type PluginRuntime,
   type RegistryStore,
   type StdioPluginRecord,
 } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
-import { fsyncDir } from '@host/host-store';
+import { FilePendingUpdateStore, fsyncDir } from '@host/host-store';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -35,6 +36,8 @@ export interface InstallerOptions {
    * update and a start, never interleave. Default: a lock of this installer's own.
    */
   locks?: PluginLock;
+  /** Where uploaded updates wait for confirmation. Default: files in `<state>/pending/`. */
+  pendingUpdates?: PendingUpdateStore;
   limits?: Partial<InstallLimits>;
   pendingTtlMs?: number;
   now?: () => Date;
@@ -92,14 +95,14 @@ export class PluginInstaller {
     this.limits = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits };
     this.now = opts.now ?? (() => new Date());
     this.locks = opts.locks ?? new KeyedLock();
-    this.pending = new PendingUpdates(join(opts.paths.stateDir, 'pending'), () => this.now().getTime());
+    this.pending = new PendingUpdates(opts.pendingUpdates ?? new FilePendingUpdateStore(join(opts.paths.stateDir, 'pending')), () => this.now().getTime());
   }
 
   /** Prepares the data directory, finishes or rolls back an interrupted swap, removes stale staging, discovers packages. */
   init(): Promise<RecoveryReport> {
     return this.exclusive(async () => {
       const p = this.paths;
-      for (const dir of [p.packagesRoot, p.stagingRoot, p.stateDir, this.pending.dir]) await fs.mkdir(dir, { recursive: true });
+      for (const dir of [p.packagesRoot, p.stagingRoot, p.stateDir]) await fs.mkdir(dir, { recursive: true });
       const journal = await this.recover();
       for (const name of await fs.readdir(p.stagingRoot)) await fs.rm(join(p.stagingRoot, name), { recursive: true, force: true });
       await this.pending.sweep();
