@@ -1,12 +1,12 @@
 import type { Express } from 'express';
 import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord } from '@host/host-core';
-import { createApp, effectiveSettings, ensureAdminToken, readSettings } from '@host/host-api';
+import { createApp, ensureAdminToken, settingsForInitialize } from '@host/host-api';
 import { ConsoleProvider, createConsoleRouter } from '@host/host-console';
 import { Dispatcher } from '@host/host-dispatch';
 import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
-import { JsonRegistryStore } from '@host/host-store';
+import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { consoleRouteDocs, httpPluginRouteDocs } from './route-docs';
 
 export interface HostOptions {
@@ -52,6 +52,7 @@ export interface Host {
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
   const store = await JsonRegistryStore.open(paths.stateDir);
+  const settings = new FileSettingsStore(paths);
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
   const locks = o.locks ?? new KeyedLock();
@@ -69,10 +70,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     records: store,
     logs,
     sink: dispatcher.sink,
-    settings: async (pluginId) => {
-      const [record, stored] = await Promise.all([store.get(pluginId), readSettings(paths, pluginId)]);
-      return record ? effectiveSettings(record, stored) : stored;
-    },
+    settings: settingsForInitialize(store, settings),
     hostVersion: o.version,
     timings: o.runtimeTimings,
   });
@@ -86,6 +84,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   const app = createApp({
     paths,
     store,
+    settings,
     installer,
     locks,
     runtime,

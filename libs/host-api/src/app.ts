@@ -1,4 +1,4 @@
-import type { HostPaths, PluginLock, PluginLogStore, PluginRuntime, RegistryStore } from '@host/host-core';
+import type { HostPaths, PluginLock, PluginLogStore, PluginRuntime, RegistryStore, SettingsStore } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
 import express, { Router, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './auth';
@@ -22,6 +22,8 @@ export interface ApiRouterMount {
 export interface AppDeps {
   paths: HostPaths;
   store: RegistryStore;
+  /** Plugin settings (values checked against each manifest's settings.configSchema). */
+  settings: SettingsStore;
   installer: PluginInstaller;
   /**
    * The host-wide per-plugin lock start, stop and restart hold. Default: the

@@ -1,6 +1,6 @@
 import { hostPaths, KeyedLock, type HostError, type PluginLock, type PluginRuntime, type RuntimeStatus } from '@host/host-core';
 import { PluginInstaller, testManifest, testPackage, type PendingUpdate } from '@host/host-installer';
-import { JsonRegistryStore } from '@host/host-store';
+import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,7 +77,7 @@ describe('plugin lifecycle routes and concurrent writers', () => {
     const installer = new PluginInstaller({ paths, store, runtime: gated.runtime, locks: locks.lock });
     await installer.init();
     const { hash, generated } = await ensureAdminToken(store);
-    const app = createApp({ paths, store, installer, runtime: gated.runtime, locks: locks.lock, adminTokenHash: hash });
+    const app = createApp({ paths, store, settings: new FileSettingsStore(paths), installer, runtime: gated.runtime, locks: locks.lock, adminTokenHash: hash });
     const call = (method: 'post' | 'get', path: string) => request(app)[method](path).set('Authorization', `Bearer ${generated}`);
     return { ...gated, ...locks, installer, call };
   }

@@ -1,4 +1,4 @@
-import { HostError, type PluginLock, type PluginLogStore, type PluginRecord, type RegistryStore } from '@host/host-core';
+import { HostError, type PluginLock, type PluginLogStore, type PluginRecord, type RegistryStore, type SettingsStore } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { relative } from 'node:path';
 import { pluginDetail, listPlugins, type ViewDeps } from '../plugin-view';
@@ -13,12 +13,13 @@ import {
   SettingsResponseSchema,
   UninstallResponseSchema,
 } from '../schemas';
-import { publicSettings, readSettings, updateSettings } from '../settings';
+import { applySettingsChanges, publicSettings } from '../settings';
 
 export interface PluginRouteDeps extends ViewDeps {
   store: RegistryStore;
   /** The host-wide per-plugin lock, shared with the installer and the HTTP registry. */
   locks: PluginLock;
+  settings: SettingsStore;
   logs?: PluginLogStore;
 }
 
@@ -150,6 +151,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
         const id = params['pluginId']!;
         if (!PLUGIN_ID_PATTERN.test(id)) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId: id });
         await deps.installer.deleteData(id);
+        await deps.settings.delete(id);
         return { body: { deleted: id } };
       },
     }),
@@ -181,7 +183,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       errors: ['PLUGIN_NOT_FOUND'],
       handler: async ({ params }) => {
         const record = await recordOf(deps, params['pluginId']!);
-        return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, await readSettings(deps.paths, record.pluginId)) } };
+        return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, await deps.settings.get(record.pluginId)) } };
       },
     }),
     defineRoute({
@@ -189,7 +191,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       path: '/plugins/{pluginId}/settings',
       summary: "Change a plugin's settings",
       description:
-        'Stored in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value.',
+        'Stored by the settings store, by default in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value.',
       tags: ['settings'],
       params: PLUGIN_PARAM,
       body: SettingsPutBodySchema,
@@ -197,7 +199,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'SETTINGS_INVALID'],
       handler: async ({ params, body }) => {
         const record = await recordOf(deps, params['pluginId']!);
-        const stored = await updateSettings(deps.paths, record, body.values);
+        const stored = await deps.settings.update(record.pluginId, (current) => applySettingsChanges(record, current, body.values));
         return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, stored) } };
       },
     }),
