@@ -1,16 +1,18 @@
 import type { Express } from 'express';
-import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord } from '@host/host-core';
+import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
 import { createApp, ensureAdminToken, settingsForInitialize } from '@host/host-api';
 import { ConsoleProvider, createConsoleRouter } from '@host/host-console';
 import { Dispatcher } from '@host/host-dispatch';
 import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { consoleRouteDocs, httpPluginRouteDocs } from './route-docs';
+import { DEFAULT_STORE, openStores } from './stores';
 
 export interface HostOptions {
   paths: HostPaths;
+  /** Which stores keep the registry, settings and pending updates (HOST_STORE); default `file`. */
+  store?: string;
   adminToken?: string;
   resetAdminToken?: boolean;
   maxUploadBytes?: number;
@@ -31,7 +33,7 @@ export interface HostOptions {
 /** Everything a running host holds, so main (and tests) can start and stop it. */
 export interface Host {
   app: Express;
-  store: JsonRegistryStore;
+  store: RegistryStore;
   runtime: StdioPluginRuntime;
   httpPlugins: HttpPluginRegistry;
   dispatcher: Dispatcher;
@@ -45,14 +47,14 @@ export interface Host {
 }
 
 /**
- * Wires the host: registry store, plugin log, console provider, dispatcher,
+ * Wires the host: stores (chosen by HOST_STORE), plugin log, console provider, dispatcher,
  * stdio runtime, HTTP plugins, installer and the admin API. The only place
  * where the pieces meet.
  */
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
-  const store = await JsonRegistryStore.open(paths.stateDir);
-  const settings = new FileSettingsStore(paths);
+  const stores = await openStores(o.store ?? DEFAULT_STORE, paths);
+  const { registry: store, settings } = stores;
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
   const locks = o.locks ?? new KeyedLock();
@@ -74,7 +76,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     hostVersion: o.version,
     timings: o.runtimeTimings,
   });
-  const installer = new PluginInstaller({ paths, store, locks, runtime, log: o.log, onStep: o.onInstallStep });
+  const installer = new PluginInstaller({ paths, store, locks, pendingUpdates: stores.pendingUpdates, runtime, log: o.log, onStep: o.onInstallStep });
   const recovery = await installer.init();
   await httpPlugins.load();
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
@@ -118,7 +120,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       await runtime.dispose();
       await httpPlugins.close();
       await logs.flush();
-      await store.close();
+      await stores.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_STORE, STORE_KINDS } from './stores';
 
 /** Embedded defaults: a first start needs no configuration at all. */
 export const DEFAULT_CONFIG = {
@@ -6,6 +7,7 @@ export const DEFAULT_CONFIG = {
   port: 8080,
   dataDir: './data',
   maxUploadBytes: 64 * 1024 * 1024,
+  store: DEFAULT_STORE,
 } as const;
 
 export const HostConfigSchema = z.object({
@@ -23,6 +25,7 @@ export const HostConfigSchema = z.object({
     .min(1024, { message: 'must be at least 1024 bytes' })
     .max(2 * 1024 * 1024 * 1024, { message: 'must be at most 2 GiB' }),
   resetAdminToken: z.boolean(),
+  store: z.enum(STORE_KINDS, { message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)` }),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -33,6 +36,7 @@ const SOURCES = {
   dataDir: { env: 'HOST_DATA_DIR', flag: '--data-dir' },
   adminToken: { env: 'HOST_ADMIN_TOKEN', flag: undefined },
   maxUploadBytes: { env: 'HOST_MAX_UPLOAD_BYTES', flag: '--max-upload-bytes' },
+  store: { env: 'HOST_STORE', flag: '--store' },
 } as const;
 
 export const USAGE = `Usage: host [options]
@@ -42,6 +46,7 @@ Options (each also set by an environment variable; flags win):
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, 64 MiB)
+  --store <kind>              HOST_STORE             where the registry, settings and pending updates live: file (default, in the data directory)
                               HOST_ADMIN_TOKEN       admin token (default: generated on first start, printed once)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
