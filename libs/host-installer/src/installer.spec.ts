@@ -293,22 +293,38 @@ describe('PluginInstaller', () => {
 
   describe('after a crash', () => {
     // A step that never returns stands for the process dying there: nothing after it runs.
+    // The restart waits until that step is reached (a fixed sleep was too short on a busy machine).
+    function crashAt(step: InstallStep) {
+      let reached!: () => void;
+      const crashed = new Promise<void>((r) => (reached = r));
+      let armed = false;
+      return {
+        crashed,
+        arm: () => (armed = true),
+        onStep: (s: InstallStep) => {
+          if (!armed || s !== step) return undefined;
+          reached();
+          return new Promise<void>(() => undefined);
+        },
+      };
+    }
+
     it.each(['extracted', 'journal-written', 'old-moved', 'new-moved', 'registry-written'] as InstallStep[])(
       'an update interrupted after "%s" ends as the old or the new version on restart',
-      async (crashAt) => {
-        let armed = false;
-        const inst = await make({ onStep: (s) => (armed && s === crashAt ? new Promise<void>(() => undefined) : undefined) });
+      async (step) => {
+        const crash = crashAt(step);
+        const inst = await make({ onStep: crash.onStep });
         await inst.install(pkg('1.0.0'));
         const p = await pendingOf(inst.install(pkg('2.0.0')));
-        armed = true;
+        crash.arm();
         void inst.confirmUpdate(p.id);
-        await new Promise((r) => setTimeout(r, 50));
+        await crash.crashed;
         const restarted = await make();
         const version = (await store.get(ID))!.manifest.version;
         const onDisk = JSON.parse(readFileSync(join(paths.packageDir(ID), 'manifest.json'), 'utf8')).version;
         expect(onDisk).toBe(version);
         expect(readFileSync(join(paths.packageDir(ID), 'index.js'), 'utf8')).toBe(`// v${version}\n`);
-        expect(version).toBe(crashAt === 'new-moved' || crashAt === 'registry-written' ? '2.0.0' : '1.0.0');
+        expect(version).toBe(step === 'new-moved' || step === 'registry-written' ? '2.0.0' : '1.0.0');
         expect(readdirSync(paths.stagingRoot)).toEqual([]);
         expect(existsSync(join(paths.stateDir, 'install-journal.json'))).toBe(false);
         expect(restarted.invalidPackages()).toEqual([]);
@@ -316,9 +332,11 @@ describe('PluginInstaller', () => {
     );
 
     it('a fresh install interrupted before the registry write is completed on restart', async () => {
-      const inst = await make({ onStep: (s) => (s === 'new-moved' ? new Promise<void>(() => undefined) : undefined) });
+      const crash = crashAt('new-moved');
+      const inst = await make({ onStep: crash.onStep });
+      crash.arm();
       void inst.install(pkg('1.0.0'));
-      await new Promise((r) => setTimeout(r, 50));
+      await crash.crashed;
       expect(await store.get(ID)).toBeUndefined();
       await make();
       expect((await store.get(ID))!.manifest.version).toBe('1.0.0');
