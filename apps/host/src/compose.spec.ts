@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -148,6 +148,20 @@ describe('OpenAPI document of the composed host', () => {
       expect(JSON.stringify(register.requestBody)).toContain('baseUrl');
     } finally {
       await host.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('store selection', () => {
+  it('refuses a store kind it does not have before touching the data directory', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'compose-store-'));
+    try {
+      await expect(composeHost({ paths: hostPaths(dataDir), store: 'postgres', adminToken: TOKEN, version: '0.0.0-test', log: () => undefined })).rejects.toThrow(
+        /HOST_STORE is "postgres", which is not a store this host has\. Use "file"/,
+      );
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -1,16 +1,18 @@
 import type { Express } from 'express';
-import { type HostPaths, type PluginRecord } from '@host/host-core';
-import { createApp, effectiveSettings, ensureAdminToken, readSettings } from '@host/host-api';
+import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
+import { createApp, ensureAdminToken, settingsForInitialize } from '@host/host-api';
 import { ConsoleProvider, createConsoleRouter } from '@host/host-console';
 import { Dispatcher } from '@host/host-dispatch';
 import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOptions } from '@host/host-http';
-import { PluginInstaller, type RecoveryReport } from '@host/host-installer';
+import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
-import { JsonRegistryStore } from '@host/host-store';
 import { consoleRouteDocs, httpPluginRouteDocs } from './route-docs';
+import { DEFAULT_STORE, openStores } from './stores';
 
 export interface HostOptions {
   paths: HostPaths;
+  /** Which stores keep the registry, settings and pending updates (HOST_STORE); default `file`. */
+  store?: string;
   adminToken?: string;
   resetAdminToken?: boolean;
   maxUploadBytes?: number;
@@ -22,12 +24,16 @@ export interface HostOptions {
   http?: Pick<HttpEndpointOptions, 'policy'>;
   /** Interval of HTTP plugin health checks; 0 turns them off. */
   httpHealthCheckMilliseconds?: number;
+  /** Test seam: the per-plugin lock every component shares (default: a new KeyedLock). */
+  locks?: PluginLock;
+  /** Test seam: called after each step of a package swap. */
+  onInstallStep?: InstallerOptions['onStep'];
 }
 
 /** Everything a running host holds, so main (and tests) can start and stop it. */
 export interface Host {
   app: Express;
-  store: JsonRegistryStore;
+  store: RegistryStore;
   runtime: StdioPluginRuntime;
   httpPlugins: HttpPluginRegistry;
   dispatcher: Dispatcher;
@@ -41,16 +47,20 @@ export interface Host {
 }
 
 /**
- * Wires the host: registry store, plugin log, console provider, dispatcher,
+ * Wires the host: stores (chosen by HOST_STORE), plugin log, console provider, dispatcher,
  * stdio runtime, HTTP plugins, installer and the admin API. The only place
  * where the pieces meet.
  */
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
-  const store = await JsonRegistryStore.open(paths.stateDir);
+  const stores = await openStores(o.store ?? DEFAULT_STORE, paths);
+  const { registry: store, settings } = stores;
+  // One lock per plugin id for the whole host: the installer, the HTTP
+  // registry and the admin API each check a plugin's record and then act on it.
+  const locks = o.locks ?? new KeyedLock();
   const logs = new FilePluginLogStore(paths);
   const provider = new ConsoleProvider();
-  const httpPlugins = new HttpPluginRegistry({ store, logs, ...o.http });
+  const httpPlugins = new HttpPluginRegistry({ store, locks, logs, ...o.http });
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
@@ -62,14 +72,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     records: store,
     logs,
     sink: dispatcher.sink,
-    settings: async (pluginId) => {
-      const [record, stored] = await Promise.all([store.get(pluginId), readSettings(paths, pluginId)]);
-      return record ? effectiveSettings(record, stored) : stored;
-    },
+    settings: settingsForInitialize(store, settings),
     hostVersion: o.version,
     timings: o.runtimeTimings,
   });
-  const installer = new PluginInstaller({ paths, store, runtime, log: o.log });
+  const installer = new PluginInstaller({ paths, store, locks, pendingUpdates: stores.pendingUpdates, runtime, log: o.log, onStep: o.onInstallStep });
   const recovery = await installer.init();
   await httpPlugins.load();
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
@@ -79,7 +86,9 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   const app = createApp({
     paths,
     store,
+    settings,
     installer,
+    locks,
     runtime,
     logs,
     http: httpPlugins,
@@ -111,7 +120,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       await runtime.dispose();
       await httpPlugins.close();
       await logs.flush();
-      await store.close();
+      await stores.close();
     },
   };
 }

@@ -10,7 +10,7 @@ describe('parseConfig', () => {
     const r = parseConfig(['--port', '9100', '--data-dir=/var/host', '--reset-admin-token'], env);
     expect(r).toEqual({
       ok: true,
-      config: { bind: '0.0.0.0', port: 9100, dataDir: '/var/host', maxUploadBytes: 1048576, adminToken: 'x'.repeat(20), resetAdminToken: true },
+      config: { bind: '0.0.0.0', port: 9100, dataDir: '/var/host', maxUploadBytes: 1048576, adminToken: 'x'.repeat(20), resetAdminToken: true, store: 'file' },
     });
   });
 
@@ -34,6 +34,15 @@ describe('parseConfig', () => {
     const r = parseConfig(['--port=70000'], {});
     expect(r).toEqual({ ok: false, errors: ['--port must be from 0 to 65535 (got "70000")'] });
     expect(parseConfig(['--help'], {})).toEqual({ ok: 'help' });
+  });
+
+  it('takes HOST_STORE=file and refuses a store it does not have, saying what to use', () => {
+    expect(parseConfig([], { HOST_STORE: 'file' })).toMatchObject({ ok: true, config: { store: 'file' } });
+    expect(parseConfig(['--store', 'postgres'], {})).toEqual({
+      ok: false,
+      errors: ['--store must be "file" (the only store so far; leave it unset for the default) (got "postgres")'],
+    });
+    expect(parseConfig([], { HOST_STORE: 'sqlite' })).toMatchObject({ ok: false, errors: [expect.stringMatching(/^HOST_STORE must be "file"/)] });
   });
 });
 

@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_UPLOAD_BYTES, MIN_ADMIN_TOKEN_LENGTH } from '@host/host-api';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { DEFAULT_STORE, STORE_KINDS } from './stores';
 
 /** Embedded defaults: a first start needs no configuration at all. */
 export const DEFAULT_CONFIG = {
@@ -8,6 +9,7 @@ export const DEFAULT_CONFIG = {
   port: 8080,
   dataDir: './data',
   maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
+  store: DEFAULT_STORE,
 } as const;
 
 export const HostConfigSchema = z.object({
@@ -28,6 +30,7 @@ export const HostConfigSchema = z.object({
     .min(1024, { message: 'must be at least 1024 bytes' })
     .max(2 * 1024 * 1024 * 1024, { message: 'must be at most 2 GiB' }),
   resetAdminToken: z.boolean(),
+  store: z.enum(STORE_KINDS, { message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)` }),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -38,6 +41,7 @@ const SOURCES = {
   dataDir: { env: 'HOST_DATA_DIR', flag: '--data-dir' },
   adminToken: { env: 'HOST_ADMIN_TOKEN', flag: undefined },
   maxUploadBytes: { env: 'HOST_MAX_UPLOAD_BYTES', flag: '--max-upload-bytes' },
+  store: { env: 'HOST_STORE', flag: '--store' },
 } as const;
 
 export const USAGE = `Usage: host [options]
@@ -47,6 +51,7 @@ Options (each also set by an environment variable; flags win):
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
+  --store <kind>              HOST_STORE             where the registry, settings and pending updates live: file (default, in the data directory)
                               HOST_ADMIN_TOKEN       admin token (default: generated on first start, printed once)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help

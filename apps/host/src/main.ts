@@ -29,6 +29,7 @@ async function main(): Promise<void> {
   const releaseLock = await acquireDataDirLock(paths.stateDir);
   const host = await composeHost({
     paths,
+    store: config.store,
     adminToken: config.adminToken,
     resetAdminToken: config.resetAdminToken,
     maxUploadBytes: config.maxUploadBytes,

@@ -1,7 +1,7 @@
 import { hostPaths, type HostPaths } from '@host/host-core';
 import { PluginInstaller, snapshotTree, testManifest, testPackage, buildZip, type InstallStep } from '@host/host-installer';
 import { FilePluginLogStore } from '@host/host-runtime';
-import { JsonRegistryStore } from '@host/host-store';
+import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,7 +52,7 @@ describe('admin API', () => {
     await installer.init();
     const { hash, generated } = await ensureAdminToken(store);
     cleanups.push(() => store.close());
-    const app = createApp({ paths, store, installer, runtime: createUnavailableRuntime(), adminTokenHash: hash, version: '1.2.3', ...options.extra });
+    const app = createApp({ paths, store, settings: new FileSettingsStore(paths), installer, runtime: createUnavailableRuntime(), adminTokenHash: hash, version: '1.2.3', ...options.extra });
     return { app, token: generated!, paths, store, installer, failAt: (s) => (failAt = s) };
   }
 

@@ -1,4 +1,4 @@
-import type { HostPaths, PluginLogStore, PluginRuntime, RegistryStore } from '@host/host-core';
+import type { HostPaths, PluginLock, PluginLogStore, PluginRuntime, RegistryStore, SettingsStore } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
 import express, { Router, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './auth';
@@ -22,7 +22,14 @@ export interface ApiRouterMount {
 export interface AppDeps {
   paths: HostPaths;
   store: RegistryStore;
+  /** Plugin settings (values checked against each manifest's settings.configSchema). */
+  settings: SettingsStore;
   installer: PluginInstaller;
+  /**
+   * The host-wide per-plugin lock start, stop and restart hold. Default: the
+   * installer's, so they never interleave with an install or an update.
+   */
+  locks?: PluginLock;
   /** The stdio runtime; `createUnavailableRuntime()` until one is wired in. */
   runtime: PluginRuntime;
   /** SHA-256 (hex) of the admin token; see `ensureAdminToken`. */
@@ -64,7 +71,7 @@ export function createApp(deps: AppDeps): Express {
       }),
     }) as RouteDef<unknown, unknown>,
     ...packageRoutes({ ...deps, maxUploadBytes }),
-    ...pluginRoutes(deps),
+    ...pluginRoutes({ ...deps, locks: deps.locks ?? deps.installer.locks }),
   ];
   let openapi: Record<string, unknown> | undefined;
   routes.push(

@@ -4,7 +4,8 @@ import { testManifest } from '@host/host-installer';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { effectiveSettings, publicSettings, settingsFile, updateSettings } from './settings';
+import { FileSettingsStore, settingsFile } from '@host/host-store';
+import { applySettingsChanges, effectiveSettings, publicSettings, type StoredSettings } from './settings';
 
 function record(configSchema: Record<string, unknown>): StdioPluginRecord {
   const parsed = parseStdioManifest(testManifest({ settings: { configSchema } }));
@@ -22,6 +23,8 @@ describe('settings', () => {
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
+  const updateSettings = (p: HostPaths, r: StdioPluginRecord, changes: Record<string, StoredSettings[string] | null>) =>
+    new FileSettingsStore(p).update(r.pluginId, (current) => applySettingsChanges(r, current, changes));
   const failure = (p: Promise<unknown>) =>
     p.then(
       () => undefined,

@@ -1,21 +1,8 @@
-import { HostError, type HostPaths, type PluginRecord } from '@host/host-core';
-import { readJsonFile, writeJsonAtomic } from '@host/host-store';
+import { HostError, type PluginRecord, type RegistryStore, type SettingsStore, type SettingsValues } from '@host/host-core';
 import type { ConfigField, ValidationIssue } from '@host/protocol';
-import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
 
 type Value = string | number | boolean;
-export type StoredSettings = Record<string, Value>;
-
-/** Settings live in the plugin's config dir, outside its package: updates and uninstall keep them. */
-export function settingsFile(paths: HostPaths, pluginId: string): string {
-  return join(paths.configDirOf(pluginId), 'settings.json');
-}
-
-export async function readSettings(paths: HostPaths, pluginId: string): Promise<StoredSettings> {
-  const raw = (await readJsonFile(settingsFile(paths, pluginId)).catch(() => undefined)) as { values?: StoredSettings } | undefined;
-  return raw?.values && typeof raw.values === 'object' ? raw.values : {};
-}
+export type StoredSettings = SettingsValues;
 
 /**
  * A key's own value. Keys come from request bodies and manifests, so a plain
@@ -79,17 +66,24 @@ function checkValue(key: string, field: ConfigField, value: Value): string | und
 }
 
 /**
- * Applies a settings change: unknown keys and wrong values are refused with
- * every issue listed; a blank or null secret keeps the stored secret; null
- * clears other fields; omitted fields keep their value.
+ * The values of `getSettings` for host.initialize, with manifest defaults;
+ * what the stdio runtime is given as its `settings` option.
  */
-export async function updateSettings(
-  paths: HostPaths,
-  record: PluginRecord,
-  changes: Record<string, Value | null>,
-): Promise<StoredSettings> {
+export function settingsForInitialize(registry: Pick<RegistryStore, 'get'>, settings: Pick<SettingsStore, 'get'>): (pluginId: string) => Promise<StoredSettings> {
+  return async (pluginId) => {
+    const [record, stored] = await Promise.all([registry.get(pluginId), settings.get(pluginId)]);
+    return record ? effectiveSettings(record, stored) : stored;
+  };
+}
+
+/**
+ * Applies a settings change to the stored values: unknown keys and wrong
+ * values are refused (SETTINGS_INVALID) with every issue listed; a blank or
+ * null secret keeps the stored secret; null clears other fields; omitted
+ * fields keep their value. Pure, so it can run inside `SettingsStore.update`.
+ */
+export function applySettingsChanges(record: PluginRecord, current: StoredSettings, changes: Record<string, Value | null>): StoredSettings {
   const schema = schemaOf(record);
-  const current = await readSettings(paths, record.pluginId);
   const next: StoredSettings = { ...current };
   const issues: ValidationIssue[] = [];
   for (const [key, value] of Object.entries(changes)) {
@@ -117,7 +111,5 @@ export async function updateSettings(
   if (issues.length) {
     throw new HostError('SETTINGS_INVALID', `The settings are not valid: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues });
   }
-  await fs.mkdir(paths.configDirOf(record.pluginId), { recursive: true });
-  await writeJsonAtomic(settingsFile(paths, record.pluginId), { values: next }, { mode: 0o600 });
   return next;
 }

@@ -5,3 +5,6 @@ export * from './store';
 export * from './endpoint';
 export * from './runtime';
 export * from './serial-queue';
+export * from './keyed-lock';
+export * from './settings-store';
+export * from './pending-update-store';

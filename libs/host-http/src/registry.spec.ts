@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler } from 'express';
 import request from 'supertest';
-import { HostError, type PluginEndpoint, type StdioPluginRecord } from '@host/host-core';
+import { HostError, type PluginEndpoint, type RegistryStore, type StdioPluginRecord } from '@host/host-core';
 import { JsonRegistryStore } from '@host/host-store';
 import { parseStdioManifest, type StdioManifest } from '@host/protocol';
 import { HttpPluginRegistry } from './registry';
@@ -194,6 +194,44 @@ describe('enable, disable, remove, load', () => {
     expect(endpoints.size).toBe(0);
     await expect(registry.remove('com.example.echo')).rejects.toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
     await expect(registry.register({ baseUrl: plugin.url })).resolves.toMatchObject({ plugin: { pluginId: 'com.example.echo' } });
+  });
+
+  // The store is shared with the installer and the admin API: a change another writer makes
+  // while disable or enable runs is kept, and a record removed meanwhile is not brought back.
+  it('enable and disable change only enabled on the record as stored when they write', async () => {
+    await registry.register({ baseUrl: plugin.url });
+    // Another component's write, landing at the registry's next store call (after a read, before a write).
+    let interleave: (() => Promise<unknown>) | undefined;
+    const landNow = async () => {
+      const write = interleave;
+      interleave = undefined;
+      await write?.();
+    };
+    const shared: RegistryStore = {
+      list: () => store.list(),
+      get: async (id) => {
+        const r = await store.get(id);
+        await landNow();
+        return r;
+      },
+      putIfAbsent: async (r) => (await landNow(), store.putIfAbsent(r)),
+      update: async (id, change) => (await landNow(), store.update(id, change)),
+      put: async (r) => (await landNow(), store.put(r)),
+      delete: async (id) => (await landNow(), store.delete(id)),
+      getMeta: (k) => store.getMeta(k),
+      setMeta: (k, v) => store.setMeta(k, v),
+      close: async () => undefined,
+    };
+    await registry.close();
+    registry = new HttpPluginRegistry({ store: shared, endpoints });
+    await registry.load();
+    interleave = () => store.update('com.example.echo', (r) => ({ ...r, requestTimeoutMilliseconds: 5000 }));
+    await registry.disable('com.example.echo');
+    expect(await store.get('com.example.echo')).toMatchObject({ enabled: false, requestTimeoutMilliseconds: 5000 });
+    interleave = () => store.delete('com.example.echo');
+    await expect(registry.enable('com.example.echo')).rejects.toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
+    expect(await store.get('com.example.echo')).toBeUndefined();
+    expect(endpoints.size).toBe(0);
   });
 
   it('periodic health checks notice a plugin that went away, without any event', async () => {

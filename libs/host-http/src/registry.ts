@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HostError, type HttpPluginRecord, type PluginEndpoint, type RegistryStore, type RuntimeStatus } from '@host/host-core';
+import { HostError, KeyedLock, type HttpPluginRecord, type PluginEndpoint, type PluginLock, type PluginRecord, type RegistryStore, type RuntimeStatus } from '@host/host-core';
 import { capabilityNames, toValidationIssues, type CapabilityName, type HttpManifest } from '@host/protocol';
 import { parseBaseUrl } from './base-url';
 import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
@@ -18,6 +18,12 @@ export interface EndpointRegistry {
 
 export interface HttpPluginRegistryDeps extends HttpEndpointOptions {
   store: RegistryStore;
+  /**
+   * The host-wide lock per plugin id. Pass the one the installer and the admin
+   * API use, so a registration and an upload of one id never interleave.
+   * Default: a lock of this registry's own.
+   */
+  locks?: PluginLock;
   /** Told about every endpoint that goes live or away; optional when the dispatcher reads `liveEndpoints()`. */
   endpoints?: EndpointRegistry;
   /** Deadline for a manifest fetch at registration and refresh. Default HTTP_DEFAULTS.requestTimeoutMilliseconds. */
@@ -69,16 +75,18 @@ export interface RefreshResult {
 /**
  * Registration and lifecycle of HTTP plugins: register by base URL, refresh,
  * enable, disable, remove. Records go to the shared RegistryStore (one id
- * space with stdio plugins); enabled plugins get a live endpoint.
+ * space with stdio plugins); enabled plugins get a live endpoint. Each change
+ * holds the plugin's lock from its check to its endpoint going live or away;
+ * network fetches stay outside it.
  */
 export class HttpPluginRegistry {
   private readonly live = new Map<string, HttpPluginEndpoint>();
   private healthTimer: NodeJS.Timeout | undefined;
-  // Serialises the check-then-write steps so two registrations of one id
-  // cannot both pass the "id taken" check. Network fetches stay outside it.
-  private lock: Promise<unknown> = Promise.resolve();
+  private readonly locks: PluginLock;
 
-  constructor(private readonly deps: HttpPluginRegistryDeps) {}
+  constructor(private readonly deps: HttpPluginRegistryDeps) {
+    this.locks = deps.locks ?? new KeyedLock();
+  }
 
   /** Creates endpoints for the enabled HTTP plugins in the store (host start). */
   async load(): Promise<void> {
@@ -94,15 +102,7 @@ export class HttpPluginRegistry {
     // The secret exists before the first fetch so even that request is signed.
     const signingSecret = generateSigningSecret();
     const manifest = await fetchHttpManifest(base.href, { ...this.networkOptions(), signingSecret });
-    return this.exclusive(async () => {
-      const existing = await this.deps.store.get(manifest.pluginId);
-      if (existing) {
-        const where = existing.transport === 'http' ? `an HTTP plugin registered at ${existing.baseUrl}` : 'an installed stdio plugin';
-        throw new HostError('REGISTRATION_ID_TAKEN', `pluginId ${manifest.pluginId} is already used by ${where}. Remove it first, or refresh it if it is this service.`, {
-          pluginId: manifest.pluginId,
-          transport: existing.transport,
-        });
-      }
+    return this.locks.run(manifest.pluginId, async () => {
       const now = new Date().toISOString();
       const record: HttpPluginRecord = {
         transport: 'http',
@@ -115,7 +115,14 @@ export class HttpPluginRegistry {
         enabled: parsed.data.enabled,
         ...(parsed.data.requestTimeoutMilliseconds === undefined ? {} : { requestTimeoutMilliseconds: parsed.data.requestTimeoutMilliseconds }),
       };
-      await this.deps.store.put(record);
+      const existing = await this.deps.store.putIfAbsent(record);
+      if (existing) {
+        const where = existing.transport === 'http' ? `an HTTP plugin registered at ${existing.baseUrl}` : 'an installed stdio plugin';
+        throw new HostError('REGISTRATION_ID_TAKEN', `pluginId ${manifest.pluginId} is already used by ${where}. Remove it first, or refresh it if it is this service.`, {
+          pluginId: manifest.pluginId,
+          transport: existing.transport,
+        });
+      }
       if (record.enabled) this.attach(record);
       return { plugin: this.view(record), signingSecret };
     });
@@ -130,13 +137,18 @@ export class HttpPluginRegistry {
         issues: [{ code: 'manifest.pluginId.invalid', path: 'pluginId', message: `"pluginId" changed from ${pluginId} to ${manifest.pluginId}.` }],
       });
     }
-    return this.exclusive(async () => {
-      const current = await this.httpRecord(pluginId);
-      const changed = JSON.stringify(current.manifest) !== JSON.stringify(manifest);
-      const updated: HttpPluginRecord = { ...current, manifest, updatedAt: changed ? new Date().toISOString() : current.updatedAt };
-      if (changed) await this.deps.store.put(updated);
+    return this.locks.run(pluginId, async () => {
+      const now = new Date().toISOString();
+      let previousVersion = '';
+      let changed = false;
+      const stored = await this.deps.store.update(pluginId, (current) => {
+        previousVersion = current.manifest.version;
+        changed = JSON.stringify(current.manifest) !== JSON.stringify(manifest);
+        return current.transport === 'http' && changed ? { ...current, manifest, updatedAt: now } : undefined;
+      });
+      const updated = this.asHttpRecord(pluginId, stored);
       this.live.get(pluginId)?.update(updated);
-      return { plugin: this.view(updated), previousVersion: current.manifest.version, changed };
+      return { plugin: this.view(updated), previousVersion, changed };
     });
   }
 
@@ -150,7 +162,7 @@ export class HttpPluginRegistry {
 
   /** Unregisters the plugin. Its service keeps running; the host just stops calling it. */
   async remove(pluginId: string): Promise<void> {
-    await this.exclusive(async () => {
+    await this.locks.run(pluginId, async () => {
       await this.httpRecord(pluginId);
       await this.detach(pluginId);
       await this.deps.store.delete(pluginId);
@@ -216,10 +228,11 @@ export class HttpPluginRegistry {
   }
 
   private async setEnabled(pluginId: string, enabled: boolean): Promise<HttpPluginView> {
-    return this.exclusive(async () => {
-      const record = await this.httpRecord(pluginId);
-      const updated: HttpPluginRecord = { ...record, enabled, updatedAt: new Date().toISOString() };
-      await this.deps.store.put(updated);
+    return this.locks.run(pluginId, async () => {
+      const now = new Date().toISOString();
+      // Only enabled (and updatedAt) change, on the record as stored now.
+      const stored = await this.deps.store.update(pluginId, (current) => (current.transport === 'http' ? { ...current, enabled, updatedAt: now } : undefined));
+      const updated = this.asHttpRecord(pluginId, stored);
       if (enabled && !this.live.has(pluginId)) this.attach(updated);
       if (!enabled) await this.detach(pluginId);
       return this.view(updated);
@@ -241,7 +254,10 @@ export class HttpPluginRegistry {
   }
 
   private async httpRecord(pluginId: string): Promise<HttpPluginRecord> {
-    const record = await this.deps.store.get(pluginId);
+    return this.asHttpRecord(pluginId, await this.deps.store.get(pluginId));
+  }
+
+  private asHttpRecord(pluginId: string, record: PluginRecord | undefined): HttpPluginRecord {
     if (!record) throw new HostError('PLUGIN_NOT_FOUND', `No plugin with pluginId ${pluginId}. List plugins with GET /api/plugins.`);
     if (record.transport !== 'http') {
       throw new HostError('PLUGIN_STATE_CONFLICT', `${pluginId} is a stdio plugin; this action applies to HTTP plugins. Update stdio plugins by uploading a new package.`);
@@ -274,11 +290,5 @@ export class HttpPluginRegistry {
   private networkOptions() {
     const { policy, resolver, connectTimeoutMilliseconds, tls, manifestTimeoutMilliseconds } = this.deps;
     return { policy, resolver, connectTimeoutMilliseconds, tls, timeoutMilliseconds: manifestTimeoutMilliseconds };
-  }
-
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.lock.then(fn, fn);
-    this.lock = run.catch(() => undefined);
-    return run;
   }
 }

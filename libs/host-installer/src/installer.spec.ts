@@ -150,7 +150,7 @@ describe('PluginInstaller', () => {
     const p = await pendingOf(inst.install(pkg('2.0.0')));
     await inst.cancelUpdate(p.id);
     expect(await codeOf(inst.confirmUpdate(p.id))).toBe('PENDING_UPDATE_NOT_FOUND');
-    expect(readdirSync(inst.pending.dir)).toEqual([]);
+    expect(readdirSync(join(paths.stateDir, 'pending'))).toEqual([]);
     expect((await store.get(ID))!.manifest.version).toBe('1.0.0');
   });
 
@@ -169,7 +169,7 @@ describe('PluginInstaller', () => {
     const inst = await make({ now: () => new Date(now) });
     await inst.install(pkg('1.0.0'));
     const a = await pendingOf(inst.install(pkg('2.0.0')));
-    writeFileSync(join(inst.pending.dir, `${a.id}.zip`), pkg('6.6.6'));
+    writeFileSync(join(paths.stateDir, 'pending', `${a.id}.zip`), pkg('6.6.6'));
     expect(await codeOf(inst.confirmUpdate(a.id))).toBe('PENDING_UPDATE_STALE');
     const b = await pendingOf(inst.install(pkg('2.0.0')));
     now += 61 * 60 * 1000;
@@ -242,6 +242,37 @@ describe('PluginInstaller', () => {
     expect(await codeOf(inst.install(pkg('1.0.0')))).toBe('INSTALL_ID_TAKEN');
   });
 
+  // A writer that bypasses the plugin's lock (another host on a shared registry, say) must not
+  // have its record overwritten: the registry write itself only takes a free id.
+  it('rolls back an install whose id was registered by someone else before its registry write', async () => {
+    const http = { pluginId: ID, transport: 'http', baseUrl: 'https://example.com', signingSecret: 's', enabled: true, installedAt: '', updatedAt: '', manifest: {} as never } as const;
+    const inst = await make({
+      onStep: async (step) => {
+        if (step === 'new-moved') await store.put(http);
+      },
+    });
+    const err = await inst.install(pkg('1.0.0')).catch((e: HostError) => e);
+    expect(err).toMatchObject({ code: 'INSTALL_ID_TAKEN', message: expect.stringMatching(/HTTP plugin registration .*nothing was installed/) });
+    expect(await store.get(ID)).toEqual(http);
+    expect(existsSync(paths.packageDir(ID))).toBe(false);
+    expect(readdirSync(paths.stagingRoot)).toEqual([]);
+  });
+
+  it('keeps an enable made during an update swap, and the update too', async () => {
+    let enableDuringSwap = false;
+    const inst = await make({
+      onStep: async (step) => {
+        if (enableDuringSwap && step === 'new-moved') await store.update(ID, (r) => ({ ...r, enabled: true }));
+      },
+    });
+    await inst.install(pkg('1.0.0'));
+    const pending = await pendingOf(inst.install(pkg('2.0.0')));
+    enableDuringSwap = true;
+    const r = await inst.confirmUpdate(pending.id);
+    expect(r.record).toMatchObject({ enabled: true, manifest: { version: '2.0.0' }, packageSha256: pending.sha256 });
+    expect(await store.get(ID)).toEqual(r.record);
+  });
+
   it('discovers packages on start: invalid ones are listed, hand-copied valid ones adopted, nothing executed', async () => {
     mkdirSync(join(paths.packagesRoot, 'com.example.broken'), { recursive: true });
     writeFileSync(join(paths.packagesRoot, 'com.example.broken', 'manifest.json'), '{"pluginId": "com.example.broken", "protocolVersion": 1}');
@@ -262,22 +293,38 @@ describe('PluginInstaller', () => {
 
   describe('after a crash', () => {
     // A step that never returns stands for the process dying there: nothing after it runs.
+    // The restart waits until that step is reached (a fixed sleep was too short on a busy machine).
+    function crashAt(step: InstallStep) {
+      let reached!: () => void;
+      const crashed = new Promise<void>((r) => (reached = r));
+      let armed = false;
+      return {
+        crashed,
+        arm: () => (armed = true),
+        onStep: (s: InstallStep) => {
+          if (!armed || s !== step) return undefined;
+          reached();
+          return new Promise<void>(() => undefined);
+        },
+      };
+    }
+
     it.each(['extracted', 'journal-written', 'old-moved', 'new-moved', 'registry-written'] as InstallStep[])(
       'an update interrupted after "%s" ends as the old or the new version on restart',
-      async (crashAt) => {
-        let armed = false;
-        const inst = await make({ onStep: (s) => (armed && s === crashAt ? new Promise<void>(() => undefined) : undefined) });
+      async (step) => {
+        const crash = crashAt(step);
+        const inst = await make({ onStep: crash.onStep });
         await inst.install(pkg('1.0.0'));
         const p = await pendingOf(inst.install(pkg('2.0.0')));
-        armed = true;
+        crash.arm();
         void inst.confirmUpdate(p.id);
-        await new Promise((r) => setTimeout(r, 50));
+        await crash.crashed;
         const restarted = await make();
         const version = (await store.get(ID))!.manifest.version;
         const onDisk = JSON.parse(readFileSync(join(paths.packageDir(ID), 'manifest.json'), 'utf8')).version;
         expect(onDisk).toBe(version);
         expect(readFileSync(join(paths.packageDir(ID), 'index.js'), 'utf8')).toBe(`// v${version}\n`);
-        expect(version).toBe(crashAt === 'new-moved' || crashAt === 'registry-written' ? '2.0.0' : '1.0.0');
+        expect(version).toBe(step === 'new-moved' || step === 'registry-written' ? '2.0.0' : '1.0.0');
         expect(readdirSync(paths.stagingRoot)).toEqual([]);
         expect(existsSync(join(paths.stateDir, 'install-journal.json'))).toBe(false);
         expect(restarted.invalidPackages()).toEqual([]);
@@ -285,9 +332,11 @@ describe('PluginInstaller', () => {
     );
 
     it('a fresh install interrupted before the registry write is completed on restart', async () => {
-      const inst = await make({ onStep: (s) => (s === 'new-moved' ? new Promise<void>(() => undefined) : undefined) });
+      const crash = crashAt('new-moved');
+      const inst = await make({ onStep: crash.onStep });
+      crash.arm();
       void inst.install(pkg('1.0.0'));
-      await new Promise((r) => setTimeout(r, 50));
+      await crash.crashed;
       expect(await store.get(ID)).toBeUndefined();
       await make();
       expect((await store.get(ID))!.manifest.version).toBe('1.0.0');

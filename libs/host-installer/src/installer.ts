@@ -1,14 +1,17 @@
 import {
   HostError,
   SerialQueue,
+  KeyedLock,
   type HostPaths,
   type InvalidPackage,
+  type PendingUpdateStore,
+  type PluginLock,
   type PluginRuntime,
   type RegistryStore,
   type StdioPluginRecord,
 } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
-import { fsyncDir } from '@host/host-store';
+import { FilePendingUpdateStore, fsyncDir } from '@host/host-store';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -28,6 +31,14 @@ export interface InstallerOptions {
   paths: HostPaths;
   store: RegistryStore;
   runtime: PluginRuntime;
+  /**
+   * The host-wide lock per plugin id. Pass the one the HTTP registry and the
+   * admin API use, so an upload and an HTTP registration of one id, or an
+   * update and a start, never interleave. Default: a lock of this installer's own.
+   */
+  locks?: PluginLock;
+  /** Where uploaded updates wait for confirmation. Default: files in `<state>/pending/`. */
+  pendingUpdates?: PendingUpdateStore;
   limits?: Partial<InstallLimits>;
   pendingTtlMs?: number;
   now?: () => Date;
@@ -65,13 +76,16 @@ async function exists(p: string): Promise<boolean> {
 
 /**
  * Installs, updates and uninstalls stdio plugin packages under one data
- * directory. Operations run one at a time. Every swap of a package folder is
+ * directory. Operations run one at a time, each holding its plugin's lock
+ * (`locks`) while it checks and changes the plugin. Every swap of a package folder is
  * journalled, so a crash leaves the old version or the new one, never a mix,
  * and never a registry entry without its folder.
  */
 export class PluginInstaller {
   readonly limits: InstallLimits;
   readonly pending: PendingUpdates;
+  /** The per-plugin lock its operations hold. */
+  readonly locks: PluginLock;
   private readonly paths: HostPaths;
   private readonly now: () => Date;
   private readonly queue = new SerialQueue();
@@ -81,14 +95,15 @@ export class PluginInstaller {
     this.paths = opts.paths;
     this.limits = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits };
     this.now = opts.now ?? (() => new Date());
-    this.pending = new PendingUpdates(join(opts.paths.stateDir, 'pending'), () => this.now().getTime());
+    this.locks = opts.locks ?? new KeyedLock();
+    this.pending = new PendingUpdates(opts.pendingUpdates ?? new FilePendingUpdateStore(join(opts.paths.stateDir, 'pending')), () => this.now().getTime());
   }
 
   /** Prepares the data directory, finishes or rolls back an interrupted swap, removes stale staging, discovers packages. */
   init(): Promise<RecoveryReport> {
     return this.exclusive(async () => {
       const p = this.paths;
-      for (const dir of [p.packagesRoot, p.stagingRoot, p.stateDir, this.pending.dir]) await fs.mkdir(dir, { recursive: true });
+      for (const dir of [p.packagesRoot, p.stagingRoot, p.stateDir]) await fs.mkdir(dir, { recursive: true });
       const journal = await this.recover();
       for (const name of await fs.readdir(p.stagingRoot)) await fs.rm(join(p.stagingRoot, name), { recursive: true, force: true });
       await this.pending.sweep();
@@ -112,8 +127,8 @@ export class PluginInstaller {
    */
   async install(archive: Buffer, options: { startAfterInstall?: boolean } = {}): Promise<InstallResult> {
     const plan = inspectPackage(archive, this.limits);
-    return this.exclusive(async () => {
-      const id = plan.manifest.pluginId;
+    const id = plan.manifest.pluginId;
+    return this.exclusiveFor(id, async () => {
       const existing = await this.opts.store.get(id);
       if (existing?.transport === 'http') {
         throw new HostError('INSTALL_ID_TAKEN', `"${id}" is registered as an HTTP plugin. Remove that registration or choose another pluginId.`, {
@@ -160,39 +175,45 @@ export class PluginInstaller {
   confirmUpdate(id: string, options: { startAfterInstall?: boolean } = {}): Promise<InstallResult> {
     return this.exclusive(async () => {
       const pending = await this.pending.get(id);
-      const archive = await this.pending.archive(pending);
-      const current = await this.opts.store.get(pending.pluginId);
-      if (
-        !current ||
-        current.transport !== 'stdio-jsonrpc' ||
-        current.packageSha256 !== pending.installed.sha256 ||
-        current.manifest.version !== pending.installed.version
-      ) {
-        await this.pending.delete(id);
-        throw new HostError('PENDING_UPDATE_STALE', undefined, { id, pluginId: pending.pluginId });
-      }
-      const plan = inspectPackage(archive, this.limits);
-      const runtime = this.opts.runtime;
-      const wasRunning = runtime.isRunning(pending.pluginId);
-      if (wasRunning) {
-        await runtime.stop(pending.pluginId, 'update');
-        if (runtime.isRunning(pending.pluginId)) throw new HostError('INSTALL_PLUGIN_RUNNING', 'The plugin did not stop; the update was not applied. Try again or stop it first.');
-      }
-      let result: InstallResult;
-      try {
-        result = await this.replace(plan, current);
-      } catch (e) {
-        if (wasRunning) await runtime.start(pending.pluginId).catch(() => undefined);
-        throw e;
-      }
-      await this.pending.delete(id);
-      return this.startIfAsked(result, wasRunning || options.startAfterInstall === true);
+      return this.locks.run(pending.pluginId, () => this.applyUpdate(pending, options));
     });
+  }
+
+  /** The part of `confirmUpdate` that holds the plugin's lock. */
+  private async applyUpdate(pending: PendingUpdate, options: { startAfterInstall?: boolean }): Promise<InstallResult> {
+    const id = pending.id;
+    const archive = await this.pending.archive(pending);
+    const current = await this.opts.store.get(pending.pluginId);
+    if (
+      !current ||
+      current.transport !== 'stdio-jsonrpc' ||
+      current.packageSha256 !== pending.installed.sha256 ||
+      current.manifest.version !== pending.installed.version
+    ) {
+      await this.pending.delete(id);
+      throw new HostError('PENDING_UPDATE_STALE', undefined, { id, pluginId: pending.pluginId });
+    }
+    const plan = inspectPackage(archive, this.limits);
+    const runtime = this.opts.runtime;
+    const wasRunning = runtime.isRunning(pending.pluginId);
+    if (wasRunning) {
+      await runtime.stop(pending.pluginId, 'update');
+      if (runtime.isRunning(pending.pluginId)) throw new HostError('INSTALL_PLUGIN_RUNNING', 'The plugin did not stop; the update was not applied. Try again or stop it first.');
+    }
+    let result: InstallResult;
+    try {
+      result = await this.replace(plan, current);
+    } catch (e) {
+      if (wasRunning) await runtime.start(pending.pluginId).catch(() => undefined);
+      throw e;
+    }
+    await this.pending.delete(id);
+    return this.startIfAsked(result, wasRunning || options.startAfterInstall === true);
   }
 
   /** Removes the package (moved to a backup) and its registry entry; data and config stay. */
   uninstall(pluginId: string): Promise<{ backup: string | null }> {
-    return this.exclusive(async () => {
+    return this.exclusiveFor(pluginId, async () => {
       if (!PLUGIN_ID_PATTERN.test(pluginId)) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
       const record = await this.opts.store.get(pluginId);
       const pkg = this.paths.packageDir(pluginId);
@@ -220,7 +241,7 @@ export class PluginInstaller {
 
   /** Deletes a plugin's data, config and cache: the only action that does. */
   deleteData(pluginId: string): Promise<void> {
-    return this.exclusive(async () => {
+    return this.exclusiveFor(pluginId, async () => {
       // The id becomes a path: only well-formed ids reach the file system.
       if (!PLUGIN_ID_PATTERN.test(pluginId)) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
       const dir = join(this.paths.dataDir, 'plugin-data', pluginId);
@@ -255,17 +276,19 @@ export class PluginInstaller {
       });
     }
     for (const [id, manifest] of valid) {
-      const record = await this.opts.store.get(id);
-      if (record?.transport === 'http') continue;
-      const now = this.now().toISOString();
-      if (!record) {
+      await this.locks.run(id, async () => {
+        const now = this.now().toISOString();
         // A package copied into plugins-v2/ by hand: register it, stopped.
-        await this.opts.store.put({ pluginId: id, transport: 'stdio-jsonrpc', manifest, packageSha256: '', installedAt: now, updatedAt: now, enabled: false });
-        adopted.push(id);
-      } else if (JSON.stringify(record.manifest) !== JSON.stringify(manifest)) {
+        const existing = await this.opts.store.putIfAbsent({ pluginId: id, transport: 'stdio-jsonrpc', manifest, packageSha256: '', installedAt: now, updatedAt: now, enabled: false });
+        if (!existing) {
+          adopted.push(id);
+          return;
+        }
         // The folder is what runs: keep the registry's copy of its manifest in step.
-        await this.opts.store.put({ ...record, manifest, updatedAt: now });
-      }
+        await this.opts.store.update(id, (current) =>
+          current.transport === 'stdio-jsonrpc' && JSON.stringify(current.manifest) !== JSON.stringify(manifest) ? { ...current, manifest, updatedAt: now } : undefined,
+        );
+      });
     }
     return { adopted };
   }
@@ -307,6 +330,7 @@ export class PluginInstaller {
     const backup = hasOld ? await newBackupPath(this.paths.backupsDir(id), previous?.manifest.version ?? 'unknown', this.now()) : null;
     const journal: Journal = { op: 'replace', pluginId: id, staging: this.rel(staging), backup: backup && this.rel(backup), record, startedAt: now };
     let registryWritten = false;
+    let stored: StdioPluginRecord = record;
     try {
       await writeJournal(this.paths.stateDir, journal);
       await step('journal-written');
@@ -317,7 +341,7 @@ export class PluginInstaller {
       await fs.rename(staging, pkg);
       await fsyncDir(this.paths.packagesRoot);
       await step('new-moved');
-      await this.opts.store.put(record);
+      stored = await this.writeRecord(record, previous !== undefined);
       registryWritten = true;
       await step('registry-written');
     } catch (e) {
@@ -325,6 +349,8 @@ export class PluginInstaller {
         this.opts.log?.('warn', `install of ${id}: ${(e as Error).message} after the registry write; the new version stays`);
       } else {
         const restored = await this.rollback(journal);
+        // The id went to another plugin meanwhile: say so, not "install failed".
+        if (e instanceof HostError) throw e;
         throw new HostError(
           'INSTALL_FAILED',
           `Installing ${id} ${plan.manifest.version} failed part-way (${(e as Error).message}); ${previous ? `version ${previous.manifest.version} was restored` : 'nothing was installed'}.`,
@@ -338,7 +364,31 @@ export class PluginInstaller {
     await fs.mkdir(this.paths.cacheDirOf(id), { recursive: true });
     this.invalid.delete(id);
     if (backup) await pruneBackups(this.paths.backupsDir(id));
-    return { record, started: false, ...(backup ? { backup } : {}) };
+    return { record: stored, started: false, ...(backup ? { backup } : {}) };
+  }
+
+  /**
+   * The registry write of a swap. A new plugin takes its id only if it is
+   * still free; an update changes the package fields of the stored record and
+   * keeps what others may have changed meanwhile (enabled).
+   */
+  private async writeRecord(record: StdioPluginRecord, isUpdate: boolean): Promise<StdioPluginRecord> {
+    const id = record.pluginId;
+    if (!isUpdate) {
+      const taken = await this.opts.store.putIfAbsent(record);
+      if (taken) {
+        throw new HostError('INSTALL_ID_TAKEN', `"${id}" was taken by ${taken.transport === 'http' ? 'an HTTP plugin registration' : 'another install'} while this package was being installed; nothing was installed. Remove that plugin or choose another pluginId.`, {
+          pluginId: id,
+        });
+      }
+      return record;
+    }
+    const stored = await this.opts.store.update(id, (current) =>
+      current.transport === 'stdio-jsonrpc' ? { ...record, installedAt: current.installedAt, enabled: current.enabled } : undefined,
+    );
+    if (!stored) throw new Error(`the registry entry of ${id} was removed during the update`);
+    if (stored.transport !== 'stdio-jsonrpc') throw new Error(`${id} was registered as an HTTP plugin during the update`);
+    return stored;
   }
 
   /**
@@ -396,8 +446,8 @@ export class PluginInstaller {
     const id = result.record.pluginId;
     try {
       await this.opts.runtime.start(id);
-      const record = { ...result.record, enabled: true };
-      await this.opts.store.put(record);
+      const stored = await this.opts.store.update(id, (current) => (current.enabled ? undefined : { ...current, enabled: true }));
+      const record = stored?.transport === 'stdio-jsonrpc' ? stored : { ...result.record, enabled: true };
       return { ...result, record, started: true };
     } catch (e) {
       const err = e as { code?: string; message: string };
@@ -408,6 +458,11 @@ export class PluginInstaller {
 
   private rel(p: string): string {
     return relative(this.paths.dataDir, p);
+  }
+
+  /** One operation at a time (the journal is one file), holding the plugin's lock. */
+  private exclusiveFor<T>(pluginId: string, fn: () => Promise<T>): Promise<T> {
+    return this.exclusive(() => this.locks.run(pluginId, fn));
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {

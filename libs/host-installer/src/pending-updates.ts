@@ -1,8 +1,5 @@
-import { HostError } from '@host/host-core';
-import { isAtomicTempName, readJsonFile, writeFileAtomic, writeJsonAtomic } from '@host/host-store';
+import { HostError, type PendingUpdateStore } from '@host/host-core';
 import { createHash, randomUUID } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { PackageSummarySchema, UpdateChangesSchema } from './update-diff';
 
@@ -22,18 +19,17 @@ export type PendingUpdate = z.infer<typeof PendingUpdateSchema>;
 const ID = /^[0-9a-f-]{36}$/;
 
 /**
- * Pending updates live in `<state>/pending/<id>.zip` with `<id>.json` beside
- * it. The JSON is written last, so a crash leaves at most an orphan ZIP that
- * the next sweep removes.
+ * Uploaded updates waiting for the operator's confirmation: ids, expiry and
+ * the archive's integrity are decided here; the bytes and the description go
+ * to a `PendingUpdateStore` (by default files in `<state>/pending/`).
  */
 export class PendingUpdates {
   constructor(
-    readonly dir: string,
+    private readonly store: PendingUpdateStore,
     private readonly now: () => number = Date.now,
   ) {}
 
   async create(archive: Buffer, details: Omit<PendingUpdate, 'id' | 'createdAt' | 'expiresAt'>, ttlMs: number): Promise<PendingUpdate> {
-    await fs.mkdir(this.dir, { recursive: true });
     const id = randomUUID();
     const now = this.now();
     const pending: PendingUpdate = {
@@ -42,8 +38,7 @@ export class PendingUpdates {
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + ttlMs).toISOString(),
     };
-    await writeFileAtomic(join(this.dir, `${id}.zip`), archive, { mode: 0o600 });
-    await writeJsonAtomic(join(this.dir, `${id}.json`), pending, { mode: 0o600 });
+    await this.store.save(id, archive, pending);
     return pending;
   }
 
@@ -51,8 +46,8 @@ export class PendingUpdates {
   async get(id: string): Promise<PendingUpdate> {
     const notFound = () => new HostError('PENDING_UPDATE_NOT_FOUND', undefined, { id });
     if (!ID.test(id)) throw notFound();
-    const parsed = PendingUpdateSchema.safeParse(await readJsonFile(join(this.dir, `${id}.json`)).catch(() => undefined));
-    if (!parsed.success) throw notFound();
+    const parsed = PendingUpdateSchema.safeParse(await this.store.read(id));
+    if (!parsed.success || parsed.data.id !== id) throw notFound();
     if (Date.parse(parsed.data.expiresAt) <= this.now()) {
       await this.delete(id);
       throw notFound();
@@ -62,7 +57,8 @@ export class PendingUpdates {
 
   /** Reads the archive and checks it is still the one the update was prepared from. */
   async archive(pending: PendingUpdate): Promise<Buffer> {
-    const buf = await fs.readFile(join(this.dir, `${pending.id}.zip`)).catch(() => undefined);
+    const bytes = await this.store.readArchive(pending.id);
+    const buf = bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (!buf || createHash('sha256').update(buf).digest('hex') !== pending.sha256) {
       await this.delete(pending.id);
       throw new HostError('PENDING_UPDATE_STALE', 'The stored archive of this pending update is missing or changed. Upload the package again.', {
@@ -72,31 +68,26 @@ export class PendingUpdates {
     return buf;
   }
 
-  async delete(id: string): Promise<void> {
-    await fs.rm(join(this.dir, `${id}.json`), { force: true });
-    await fs.rm(join(this.dir, `${id}.zip`), { force: true });
+  delete(id: string): Promise<void> {
+    return this.store.delete(id);
   }
 
+  /** Every pending update that has not expired. */
   async list(): Promise<PendingUpdate[]> {
     const out: PendingUpdate[] = [];
-    for (const name of await fs.readdir(this.dir).catch(() => [] as string[])) {
-      if (!name.endsWith('.json')) continue;
+    for (const id of await this.store.list()) {
       try {
-        out.push(await this.get(name.slice(0, -5)));
+        out.push(await this.get(id));
       } catch {
-        // expired or unreadable: get() removed it or it is swept below
+        // expired (get() removed it) or unreadable (sweep() removes it)
       }
     }
     return out;
   }
 
-  /** Removes expired updates, orphan archives and temporary files. */
+  /** Removes expired and unreadable updates. */
   async sweep(): Promise<void> {
-    const names = await fs.readdir(this.dir).catch(() => [] as string[]);
     const live = new Set((await this.list()).map((p) => p.id));
-    for (const name of names) {
-      const id = name.replace(/\.(zip|json)$/, '');
-      if (isAtomicTempName(name) || !live.has(id)) await fs.rm(join(this.dir, name), { force: true });
-    }
+    for (const id of await this.store.list()) if (!live.has(id)) await this.store.delete(id);
   }
 }

@@ -1,3 +1,5 @@
 export * from './atomic-write';
 export * from './json-registry-store';
 export * from './data-dir-lock';
+export * from './file-settings-store';
+export * from './file-pending-update-store';

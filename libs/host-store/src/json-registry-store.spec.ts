@@ -1,22 +1,17 @@
-import type { StdioPluginRecord } from '@host/host-core';
 import { promises as fs, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-write';
 import { acquireDataDirLock, DataDirLockedError } from './data-dir-lock';
 import { JsonRegistryStore, RegistryCorruptError } from './json-registry-store';
+import { contractRecord, describeRegistryStoreContract } from './testing/registry-store-contract';
 
-function record(id: string, version = '1.0.0'): StdioPluginRecord {
-  return {
-    pluginId: id,
-    transport: 'stdio-jsonrpc',
-    installedAt: '2024-01-01T00:00:00.000Z',
-    updatedAt: '2024-01-01T00:00:00.000Z',
-    enabled: false,
-    packageSha256: 'ab'.repeat(32),
-    manifest: { pluginId: id, version } as StdioPluginRecord['manifest'],
-  };
-}
+let contractDir = '';
+describeRegistryStoreContract('JsonRegistryStore', {
+  open: () => JsonRegistryStore.open((contractDir = mkdtempSync(join(tmpdir(), 'registry-contract-')))),
+  reopen: () => JsonRegistryStore.open(contractDir),
+  cleanup: async () => rmSync(contractDir, { recursive: true, force: true }),
+});
 
 describe('JsonRegistryStore', () => {
   let dir: string;
@@ -25,44 +20,22 @@ describe('JsonRegistryStore', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('keeps records and meta across reopen', async () => {
+  it('keeps its state in <stateDir>/registry.json', async () => {
     const s = await JsonRegistryStore.open(dir);
-    await s.put(record('com.example.b'));
-    await s.put(record('com.example.a'));
-    await s.setMeta('k', 'v');
+    await s.put(contractRecord('com.example.a'));
     await s.close();
-    const again = await JsonRegistryStore.open(dir);
-    expect((await again.list()).map((r) => r.pluginId)).toEqual(['com.example.a', 'com.example.b']);
-    expect(await again.getMeta('k')).toBe('v');
-    await again.delete('com.example.a');
-    expect(await again.get('com.example.a')).toBeUndefined();
-    expect((await JsonRegistryStore.open(dir)).file).toBe(join(dir, 'registry.json'));
-    expect((await (await JsonRegistryStore.open(dir)).list()).length).toBe(1);
+    expect(s.file).toBe(join(dir, 'registry.json'));
+    expect(JSON.parse(await fs.readFile(s.file, 'utf8'))).toMatchObject({ formatVersion: 1, plugins: { 'com.example.a': contractRecord('com.example.a') } });
   });
 
-  it('serialises concurrent writes without losing any', async () => {
+  it('writes no file for an update that changes nothing', async () => {
     const s = await JsonRegistryStore.open(dir);
-    await Promise.all(Array.from({ length: 20 }, (_, i) => s.put(record(`com.example.p${i}`))));
-    const again = await JsonRegistryStore.open(dir);
-    expect((await again.list()).length).toBe(20);
-  });
-
-  it('returns copies, so callers cannot change stored records by mutation', async () => {
-    const s = await JsonRegistryStore.open(dir);
-    await s.put(record('com.example.a'));
-    const r = (await s.get('com.example.a'))!;
-    r.enabled = true;
-    expect((await s.get('com.example.a'))!.enabled).toBe(false);
-  });
-
-  // Ids reach get() from request URLs; a name every object inherits is not a record.
-  it('finds no record or meta value under inherited property names', async () => {
-    const s = await JsonRegistryStore.open(dir);
-    await s.put(record('com.example.a'));
-    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
-      expect(await s.get(name)).toBeUndefined();
-      expect(await s.getMeta(name)).toBeUndefined();
-    }
+    await s.update('com.example.a', (r) => r);
+    await s.putIfAbsent(contractRecord('com.example.a'));
+    const before = (await fs.stat(s.file)).mtimeMs;
+    await s.update('com.example.a', () => undefined);
+    await s.putIfAbsent(contractRecord('com.example.a', '2.0.0'));
+    expect((await fs.stat(s.file)).mtimeMs).toBe(before);
     await s.close();
   });
 

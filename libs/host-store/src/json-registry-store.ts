@@ -1,5 +1,4 @@
-import type { PluginRecord, RegistryStore } from '@host/host-core';
-import { SerialQueue } from '@host/host-core';
+import { SerialQueue, type PluginRecord, type RecordChange, type RegistryStore } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { isAtomicTempName, readJsonFile, writeJsonAtomic } from './atomic-write';
@@ -43,8 +42,9 @@ function parseRegistry(file: string, raw: unknown): RegistryFile {
 /**
  * The embedded registry: one JSON file in the state directory, held in memory
  * and rewritten atomically on every change. A crash leaves the previous or the
- * next version of the file, never a torn one. Writes are serialised, so
- * concurrent `put`s never lose each other.
+ * next version of the file, never a torn one. Writes are serialised and each
+ * one reads the state the previous one left, so `update` and `putIfAbsent`
+ * are atomic: concurrent writers never lose each other's changes.
  *
  * Suited to one host process per data directory (see `acquireDataDirLock`);
  * several hosts sharing one registry need the PostgreSQL mapping described in
@@ -84,21 +84,47 @@ export class JsonRegistryStore implements RegistryStore {
   }
 
   async get(pluginId: string): Promise<PluginRecord | undefined> {
-    // Own keys only: "__proto__" or "constructor" from a request URL must not find Object's members.
-    const r = Object.hasOwn(this.data.plugins, pluginId) ? this.data.plugins[pluginId] : undefined;
+    const r = ownRecord(this.data, pluginId);
     return r ? structuredClone(r) : undefined;
+  }
+
+  putIfAbsent(record: PluginRecord): Promise<PluginRecord | undefined> {
+    const copy = structuredClone(record);
+    return this.mutate((d) => {
+      const existing = ownRecord(d, copy.pluginId);
+      if (existing) return { result: structuredClone(existing), write: false };
+      d.plugins[copy.pluginId] = copy;
+      return { result: undefined, write: true };
+    });
+  }
+
+  update(pluginId: string, change: RecordChange): Promise<PluginRecord | undefined> {
+    return this.mutate((d) => {
+      const current = ownRecord(d, pluginId);
+      if (!current) return { result: undefined, write: false };
+      const next = change(structuredClone(current));
+      if (next === undefined) return { result: structuredClone(current), write: false };
+      if (next.pluginId !== pluginId) {
+        throw new Error(`A registry update of ${pluginId} returned a record of ${next.pluginId}; an update must keep the pluginId.`);
+      }
+      d.plugins[pluginId] = structuredClone(next);
+      return { result: structuredClone(next), write: true };
+    });
   }
 
   put(record: PluginRecord): Promise<void> {
     const copy = structuredClone(record);
     return this.mutate((d) => {
       d.plugins[copy.pluginId] = copy;
+      return { result: undefined, write: true };
     });
   }
 
   delete(pluginId: string): Promise<void> {
     return this.mutate((d) => {
+      if (!ownRecord(d, pluginId)) return { result: undefined, write: false };
       delete d.plugins[pluginId];
+      return { result: undefined, write: true };
     });
   }
 
@@ -109,6 +135,7 @@ export class JsonRegistryStore implements RegistryStore {
   setMeta(key: string, value: string): Promise<void> {
     return this.mutate((d) => {
       d.meta[key] = value;
+      return { result: undefined, write: true };
     });
   }
 
@@ -118,16 +145,26 @@ export class JsonRegistryStore implements RegistryStore {
   }
 
   /**
-   * Applies `change` to a copy, writes the copy, and only then makes it the
-   * state seen by readers: a failed write changes nothing.
+   * Applies `change` to a copy of the state the previous write left, writes
+   * the copy, and only then makes it the state seen by readers: a failed write
+   * (or a change that throws) changes nothing. A change that writes nothing
+   * skips the file.
    */
-  private mutate(change: (d: RegistryFile) => void): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('The registry store is closed.'));
+  private mutate<T>(change: (d: RegistryFile) => { result: T; write: boolean }): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('The registry store is closed; this write was not made.'));
     return this.writes.run(async () => {
       const next = structuredClone(this.data);
-      change(next);
-      await writeJsonAtomic(this.file, next, { mode: 0o600 });
-      this.data = next;
+      const { result, write } = change(next);
+      if (write) {
+        await writeJsonAtomic(this.file, next, { mode: 0o600 });
+        this.data = next;
+      }
+      return result;
     });
   }
+}
+
+/** Own keys only: "__proto__" or "constructor" from a request URL must not find Object's members. */
+function ownRecord(d: RegistryFile, pluginId: string): PluginRecord | undefined {
+  return Object.hasOwn(d.plugins, pluginId) ? d.plugins[pluginId] : undefined;
 }

@@ -1,4 +1,4 @@
-import { HostError, type PluginLogStore, type PluginRecord, type RegistryStore } from '@host/host-core';
+import { HostError, type PluginLock, type PluginLogStore, type PluginRecord, type RegistryStore, type SettingsStore } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { relative } from 'node:path';
 import { pluginDetail, listPlugins, type ViewDeps } from '../plugin-view';
@@ -13,10 +13,13 @@ import {
   SettingsResponseSchema,
   UninstallResponseSchema,
 } from '../schemas';
-import { publicSettings, readSettings, updateSettings } from '../settings';
+import { applySettingsChanges, publicSettings } from '../settings';
 
 export interface PluginRouteDeps extends ViewDeps {
   store: RegistryStore;
+  /** The host-wide per-plugin lock, shared with the installer and the HTTP registry. */
+  locks: PluginLock;
+  settings: SettingsStore;
   logs?: PluginLogStore;
 }
 
@@ -39,8 +42,13 @@ async function runnable(deps: PluginRouteDeps, pluginId: string): Promise<Plugin
 
 export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[] {
   const detail = async (pluginId: string) => ({ plugin: await pluginDetail(deps, pluginId, await deps.store.get(pluginId)) });
-  const setEnabled = async (record: PluginRecord, enabled: boolean) => {
-    if (record.enabled !== enabled) await deps.store.put({ ...record, enabled });
+  // Only `enabled` changes, on the record as stored now: whatever changed it
+  // while the runtime acted (an update, say) stays.
+  const setEnabled = async (pluginId: string, enabled: boolean) => {
+    const stored = await deps.store.update(pluginId, (current) => (current.enabled === enabled ? undefined : { ...current, enabled }));
+    if (!stored) {
+      throw new HostError('PLUGIN_NOT_FOUND', `${pluginId} was removed from the registry while it was being ${enabled ? 'started' : 'stopped'}. List plugins with GET /api/plugins.`, { pluginId });
+    }
   };
   const lifecycle = (action: 'start' | 'stop' | 'restart'): RouteDef<unknown, unknown> =>
     defineRoute({
@@ -58,15 +66,24 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       handler: async ({ params }) => {
         const record = await runnable(deps, params['pluginId']!);
         const id = record.pluginId;
-        if (record.transport === 'http') {
-          const on = action !== 'stop';
-          if (deps.http) await (on ? deps.http.enable(id) : deps.http.disable(id));
-          else await setEnabled(record, on);
+        const on = action !== 'stop';
+        if (record.transport === 'http' && deps.http) {
+          // The HTTP registry holds the plugin's lock itself and checks the record again.
+          await (on ? deps.http.enable(id) : deps.http.disable(id));
         } else {
-          if (action === 'start') await deps.runtime.start(id);
-          else if (action === 'stop') await deps.runtime.stop(id, 'operator');
-          else await deps.runtime.restart(id);
-          await setEnabled(record, action !== 'stop');
+          await deps.locks.run(id, async () => {
+            // Again under the lock: an uninstall or a registration of this id may have come first.
+            const current = await runnable(deps, id);
+            if (current.transport !== record.transport) {
+              throw new HostError('PLUGIN_STATE_CONFLICT', `${id} was removed and registered again with another transport while this request waited; send the request again.`, { pluginId: id });
+            }
+            if (current.transport === 'stdio-jsonrpc') {
+              if (action === 'start') await deps.runtime.start(id);
+              else if (action === 'stop') await deps.runtime.stop(id, 'operator');
+              else await deps.runtime.restart(id);
+            }
+            await setEnabled(id, on);
+          });
         }
         return { body: await detail(id) };
       },
@@ -134,6 +151,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
         const id = params['pluginId']!;
         if (!PLUGIN_ID_PATTERN.test(id)) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId: id });
         await deps.installer.deleteData(id);
+        await deps.settings.delete(id);
         return { body: { deleted: id } };
       },
     }),
@@ -165,7 +183,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       errors: ['PLUGIN_NOT_FOUND'],
       handler: async ({ params }) => {
         const record = await recordOf(deps, params['pluginId']!);
-        return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, await readSettings(deps.paths, record.pluginId)) } };
+        return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, await deps.settings.get(record.pluginId)) } };
       },
     }),
     defineRoute({
@@ -173,7 +191,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       path: '/plugins/{pluginId}/settings',
       summary: "Change a plugin's settings",
       description:
-        'Stored in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value.',
+        'Stored by the settings store, by default in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value.',
       tags: ['settings'],
       params: PLUGIN_PARAM,
       body: SettingsPutBodySchema,
@@ -181,7 +199,7 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'SETTINGS_INVALID'],
       handler: async ({ params, body }) => {
         const record = await recordOf(deps, params['pluginId']!);
-        const stored = await updateSettings(deps.paths, record, body.values);
+        const stored = await deps.settings.update(record.pluginId, (current) => applySettingsChanges(record, current, body.values));
         return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, stored) } };
       },
     }),

@@ -1,0 +1,18 @@
+/**
+ * Uploaded update archives waiting for the operator's confirmation, each with
+ * the description the installer made of it. The installer owns ids, expiry
+ * and what a description contains; a store keeps bytes and JSON. The embedded
+ * default is `<state>/pending/<id>.zip` and `<id>.json`.
+ */
+export interface PendingUpdateStore {
+  /** Keeps `archive` and its `description` (JSON-serialisable) under `id`: both or, on failure, neither. */
+  save(id: string, archive: Uint8Array, description: unknown): Promise<void>;
+  /** The description saved under `id`; `undefined` when there is none or it cannot be read. */
+  read(id: string): Promise<unknown>;
+  /** The archive saved under `id`; `undefined` when it is missing. */
+  readArchive(id: string): Promise<Uint8Array | undefined>;
+  /** Removes both; nothing happens when there is nothing under `id`. */
+  delete(id: string): Promise<void>;
+  /** The ids of every saved pending update. */
+  list(): Promise<string[]>;
+}
