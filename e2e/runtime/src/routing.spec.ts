@@ -43,7 +43,12 @@ async function logMessages(host: TestHost, pluginId: string): Promise<string[]> 
   return (await host.logs.tail(pluginId, 500)).map((l) => l.message);
 }
 
-/** The fixture logs "event <eventId>" to stderr for every events.message it receives. */
+/** Installs the fixture so that it logs "event <eventId>" to stderr for every events.message it receives. */
+function install(host: TestHost, spec: PluginSpec = {}): string {
+  return host.install({ ...spec, args: [...(spec.args ?? []), '--log-events'] });
+}
+
+/** How many times the plugin received the event, across all its processes. */
 async function receivedCount(host: TestHost, pluginId: string, eventId: string): Promise<number> {
   return (await logMessages(host, pluginId)).filter((m) => m === `event ${eventId}`).length;
 }
@@ -57,8 +62,8 @@ describe('routing on decisions with real plugin processes', () => {
 
   it('does not let a slow handler delay an observer', async () => {
     host = createTestHost();
-    const slow = host.install({ pluginId: 'com.example.slow' });
-    const watcher = host.install({ pluginId: 'com.example.watcher', manifest: OBSERVER });
+    const slow = install(host, { pluginId: 'com.example.slow' });
+    const watcher = install(host, { pluginId: 'com.example.watcher', manifest: OBSERVER });
     await Promise.all([host.runtime.start(slow), host.runtime.start(watcher)]);
 
     const res = await say(host, '/slow 1200');
@@ -81,7 +86,7 @@ describe('routing on decisions with real plugin processes', () => {
 
   it('cancels a handler past its deadline and frees the slot for the next event', async () => {
     host = createTestHost();
-    const id = host.install({ manifest: withDeadline(1) });
+    const id = install(host, { manifest: withDeadline(1) });
     await host.runtime.start(id);
 
     const first = say(host, '/slow 60000');
@@ -112,7 +117,7 @@ describe('routing on decisions with real plugin processes', () => {
 
   it('stops waiting for a plugin that never reports completion', async () => {
     host = createTestHost();
-    const id = host.install({ args: ['never-complete'], manifest: withDeadline(1) });
+    const id = install(host, { args: ['never-complete'], manifest: withDeadline(1) });
     await host.runtime.start(id);
 
     const res = await say(host, '/echo once');
@@ -128,7 +133,7 @@ describe('routing on decisions with real plugin processes', () => {
 
   it('records Overloaded when a cancelled handler ignores its cancellation and keeps its slot in the plugin', async () => {
     host = createTestHost();
-    const id = host.install({ args: ['ignore-cancel'], manifest: withDeadline(1) });
+    const id = install(host, { args: ['ignore-cancel'], manifest: withDeadline(1) });
     await host.runtime.start(id);
 
     const first = say(host, '/slow 1500');
@@ -143,8 +148,8 @@ describe('routing on decisions with real plugin processes', () => {
 
   it('ignores an interception the plugin did not declare, records why, and delivers to the plugins after it', async () => {
     host = createTestHost();
-    const rogue = host.install({ pluginId: 'com.example.rogue', args: ['undeclared-intercept'] });
-    const watcher = host.install({ pluginId: 'com.example.watcher', manifest: OBSERVER });
+    const rogue = install(host, { pluginId: 'com.example.rogue', args: ['undeclared-intercept'] });
+    const watcher = install(host, { pluginId: 'com.example.watcher', manifest: OBSERVER });
     await Promise.all([host.runtime.start(rogue), host.runtime.start(watcher)]);
 
     const res = await say(host, '/echo mine');
@@ -165,8 +170,8 @@ describe('routing on decisions with real plugin processes', () => {
 
   it('waits for a declared interceptor: observers get a passed event after its decision, and never an intercepted one', async () => {
     host = createTestHost();
-    const guard = host.install({ pluginId: 'com.example.guard', manifest: { permissions: ['messages.reply', 'messages.intercept'] } });
-    const observers = ['com.example.watcher-a', 'com.example.watcher-b'].map((pluginId) => host.install({ pluginId, manifest: OBSERVER }));
+    const guard = install(host, { pluginId: 'com.example.guard', manifest: { permissions: ['messages.reply', 'messages.intercept'] } });
+    const observers = ['com.example.watcher-a', 'com.example.watcher-b'].map((pluginId) => install(host, { pluginId, manifest: OBSERVER }));
     await Promise.all([guard, ...observers].map((id) => host.runtime.start(id)));
 
     const stopped = await say(host, '/intercept');
@@ -196,7 +201,7 @@ describe('routing on decisions with real plugin processes', () => {
 
   it('records a crash after the ACK as interrupted, restarts the plugin, and sends nothing twice', async () => {
     host = createTestHost();
-    const id = host.install();
+    const id = install(host);
     const { pid } = await host.runtime.start(id);
 
     const crashed = await say(host, '/crash bye');
