@@ -103,6 +103,12 @@ describe('composed host', () => {
 
     const both = await say('/echo both');
     expect(both.body.deliveries.map((d: { pluginId: string }) => d.pluginId).sort()).toEqual(['com.example.bare-echo', 'com.example.echo']);
+    // The stdio plugin ACKs, then reports events.completed; the HTTP answer is decision and completion at once.
+    expect(both.body.completed).toBe(true);
+    expect(both.body.deliveries.map((d: { state: string; completion: { error: unknown } | null }) => [d.state, d.completion?.error])).toEqual([
+      ['completed', null],
+      ['completed', null],
+    ]);
     expect(both.body.outbound.map((o: { pluginId: string }) => o.pluginId).sort()).toEqual(['com.example.bare-echo', 'com.example.echo']);
 
     // The HTTP plugin goes away: the stdio plugin keeps answering.

@@ -1,5 +1,6 @@
-// Raw baseline, plugin side: the same exchange as the host benchmark (the same
-// event envelope in, the same reply request out, the ACK out) with minimal
+// Raw baseline, plugin side: the same exchange as the fixture plugin in the
+// host benchmark (the same event envelope in; the ACK, the same reply request
+// and, once the reply is answered, events.completed out) with minimal
 // Content-Length framing and no validation at all.
 let buf = Buffer.alloc(0);
 let nextId = 1;
@@ -19,15 +20,20 @@ process.stdin.on('data', (chunk) => {
     buf = buf.subarray(h + 4 + len);
     if (msg.method === 'events.message') {
       const id = nextId++;
-      pending.set(id, msg);
-      // The same reply the fixture plugin sends: Markdown, a mention of the sender, the args.
       const ev = msg.params;
+      pending.set(id, { eventId: ev.eventId, started: performance.now() });
+      // The decision first, as the fixture sends it: accepted on admission.
+      write({ jsonrpc: '2.0', id: msg.id, result: { eventId: ev.eventId, accepted: true, intercepted: false, error: null } });
+      // The same reply the fixture plugin sends: Markdown, a mention of the sender, the args.
       const message = { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: ev.sender.mentionId }, { type: 'text', text: ` ${ev.command.args}` }] };
       write({ jsonrpc: '2.0', id, method: 'messages.reply', params: { token: 't', eventId: ev.eventId, message } });
     } else if (msg.method === undefined) {
-      const ev = pending.get(msg.id);
+      // The answer to a reply ends the work: report it. The answer to events.completed needs nothing.
+      const work = pending.get(msg.id);
+      if (!work) continue;
       pending.delete(msg.id);
-      write({ jsonrpc: '2.0', id: ev.id, result: { eventId: ev.params.eventId, accepted: true, intercepted: false, error: null } });
+      const id = nextId++;
+      write({ jsonrpc: '2.0', id, method: 'events.completed', params: { token: 't', eventId: work.eventId, error: null, durationMs: performance.now() - work.started } });
     }
   }
 });

@@ -2,9 +2,11 @@
 // measured in the same run. Not a test: it reports numbers and ratios.
 //
 //   host  an event injected into the dispatcher, delivered over stdio to the
-//         fixture plugin (echo), which calls messages.reply (validated, rendered
-//         to the QQ Bot body by the console provider) and then ACKs: 4 messages.
-//   raw   a minimal Content-Length parent and child doing the same 4-message
+//         fixture plugin (echo), which ACKs (the decision), calls messages.reply
+//         (validated, rendered to the QQ Bot body by the console provider), then
+//         reports events.completed: 6 messages, 3 requests and their answers.
+//         One exchange ends when the host has recorded the completion.
+//   raw   a minimal Content-Length parent and child doing the same 6-message
 //         exchange with no validation (the ceiling for a stdio exchange here).
 //   mcp   the MCP TypeScript SDK's stdio tool call (2 messages per call).
 //
@@ -66,7 +68,7 @@ function rawParent(): { call: () => Promise<void>; close: () => Promise<void> } 
   const child = spawn(process.execPath, [join(benchDir, 'raw-child.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
   let buf: Buffer = Buffer.alloc(0);
   let nextId = 1;
-  const pending = new Map<number, () => void>();
+  const completions = new Map<string, () => void>();
   const write = (m: unknown) => {
     const body = Buffer.from(JSON.stringify(m));
     child.stdin!.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
@@ -81,18 +83,23 @@ function rawParent(): { call: () => Promise<void>; close: () => Promise<void> } 
       const msg = JSON.parse(buf.subarray(h + 4, h + 4 + len).toString());
       buf = buf.subarray(h + 4 + len);
       if (msg.method === 'messages.reply') write({ jsonrpc: '2.0', id: msg.id, result: { accepted: true, messageId: 'console-out-1', target: { type: 'group', id: 'g1' } } });
-      else pending.get(msg.id)?.();
+      else if (msg.method === 'events.completed') {
+        write({ jsonrpc: '2.0', id: msg.id, result: { recorded: true } });
+        completions.get(msg.params.eventId)?.();
+      }
+      // The ACK (a response) needs no answer; the exchange ends with the completion, as on the host.
     }
   });
   return {
     call: () =>
       new Promise<void>((r) => {
         const id = nextId++;
-        pending.set(id, () => {
-          pending.delete(id);
+        const eventId = `e${id}`;
+        completions.set(eventId, () => {
+          completions.delete(eventId);
           r();
         });
-        write({ jsonrpc: '2.0', id, method: 'events.message', params: rawEvent(`e${id}`) });
+        write({ jsonrpc: '2.0', id, method: 'events.message', params: rawEvent(eventId) });
       }),
     close: () => stopChild(child),
   };
@@ -129,10 +136,12 @@ async function hostSetup() {
   await host.runtime.start(id);
   let failures = 0;
   const call = async () => {
-    const record = await host.dispatcher.dispatch(
+    const routed = await host.dispatcher.dispatch(
       host.provider.createEvent({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1' }, text: '/echo <b>hi</b>' }),
     );
-    if (record.deliveries[0]?.error || record.outbound.length !== 1 || record.outbound[0]!.error) failures++;
+    const record = routed.completedAt === null ? (await host.dispatcher.whenCompleted(routed.eventId))! : routed;
+    const d = record.deliveries[0];
+    if (d?.state !== 'completed' || d.completion?.error || record.outbound.length !== 1 || record.outbound[0]!.error) failures++;
   };
   return { call, close: () => host.close(), failures: () => failures };
 }
@@ -190,7 +199,7 @@ async function main(): Promise<void> {
     '| system | messages/event | c | events/s | messages/s | p50 ms | p99 ms |',
     '|---|---|---|---|---|---|---|',
   ];
-  const perEvent: Record<string, number> = { host: 4, raw: 4, mcp: 2 };
+  const perEvent: Record<string, number> = { host: 6, raw: 6, mcp: 2 };
   for (const name of Object.keys(results)) {
     if (!systems[name as keyof typeof systems]) continue;
     for (const c of CONCURRENCY) {
@@ -201,11 +210,11 @@ async function main(): Promise<void> {
   lines.push('');
   for (const c of only ? [] : CONCURRENCY) {
     const ratio = med('host', c, 'eps') / med('raw', c, 'eps');
-    lines.push(`c=${c}: host/raw events/s = ${(ratio * 100).toFixed(1)}%` + (systems.mcp ? `, host/mcp messages/s = ${((med('host', c, 'eps') * 4) / (med('mcp', c, 'eps') * 2) * 100).toFixed(1)}%` : ', mcp: not measured'));
+    lines.push(`c=${c}: host/raw events/s = ${(ratio * 100).toFixed(1)}%` + (systems.mcp ? `, host/mcp messages/s = ${((med('host', c, 'eps') * perEvent['host']!) / (med('mcp', c, 'eps') * perEvent['mcp']!) * 100).toFixed(1)}%` : ', mcp: not measured'));
   }
   lines.push(`host p99 at c=1: ${med('host', 1, 'p99').toFixed(3)} ms`);
   lines.push(`host memory per idle running plugin: ${(memory.heapPerPlugin / 1024).toFixed(0)} KiB (JS heap + buffers), ${(memory.rssPerPlugin / 1024).toFixed(0)} KiB RSS`);
-  lines.push(`host exchanges with an error or without exactly one rendered reply: ${failures}`);
+  lines.push(`host exchanges not completed, with an error, or without exactly one rendered reply: ${failures}`);
   console.log(lines.join('\n'));
   process.exit(0);
 }

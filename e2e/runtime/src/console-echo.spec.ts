@@ -26,7 +26,10 @@ describe('console provider with a real stdio plugin', () => {
   it('answers a group /echo with a Markdown body, a real mention tag and escaped text', async () => {
     const res = await send('/echo <b>hi</b>');
     expect(res.status).toBe(200);
-    expect(res.body.deliveries).toEqual([{ pluginId, accepted: true, intercepted: false, error: null }]);
+    expect(res.body.completed).toBe(true);
+    expect(res.body.deliveries).toEqual([
+      { pluginId, state: 'completed', accepted: true, intercepted: false, error: null, completion: { at: expect.any(String), error: null, durationMs: expect.any(Number) } },
+    ]);
     expect(res.body.outbound).toHaveLength(1);
     const [out] = res.body.outbound;
     expect(out.target).toEqual({ type: 'group', id: 'group-1' });
@@ -50,13 +53,14 @@ describe('console provider with a real stdio plugin', () => {
     expect(res.body.refused).toEqual([
       { pluginId, target: { type: 'user', id: 'user-9' }, error: expect.objectContaining({ code: 'message.format.unsupported_target' }) },
     ]);
-    // The fixture puts the error it got from messages.reply into its ACK.
-    expect(res.body.deliveries[0].error.code).toBe('message.format.unsupported_target');
+    // The ACK came first; the fixture reports the error it got from messages.reply in events.completed.
+    expect(res.body.deliveries[0]).toMatchObject({ state: 'failed', accepted: true, error: null });
+    expect(res.body.deliveries[0].completion.error.code).toBe('message.format.unsupported_target');
   });
 
   it('refuses an @everyone mention without messages.mentionEveryone', async () => {
     const res = await send('/everyone hello');
-    expect(res.body.deliveries[0].error).toEqual({
+    expect(res.body.deliveries[0].completion.error).toEqual({
       code: 'message.permission.denied',
       message: expect.stringContaining('permission messages.mentionEveryone'),
     });
@@ -66,14 +70,16 @@ describe('console provider with a real stdio plugin', () => {
     const codes: Record<string, string> = {};
     for (const cmd of ['send group:g1 hi', 'badtoken', 'unknown', 'invalid']) {
       const res = await send(`/${cmd}`);
-      codes[cmd.split(' ')[0]!] = res.body.deliveries[0].error.code;
+      codes[cmd.split(' ')[0]!] = res.body.deliveries[0].completion.error.code;
     }
     expect(codes).toEqual({ send: 'message.permission.denied', badtoken: 'rpc.-32002', unknown: 'rpc.-32601', invalid: 'rpc.-32602' });
   });
 
   it('delivers a message that matches no command to a subscribed plugin as an observer', async () => {
     const res = await send('just chatting');
-    expect(res.body.deliveries).toEqual([{ pluginId, accepted: true, intercepted: false, error: null }]);
+    expect(res.body.deliveries).toEqual([
+      { pluginId, state: 'completed', accepted: true, intercepted: false, error: null, completion: expect.objectContaining({ error: null }) },
+    ]);
     expect(res.body.outbound).toEqual([]);
   });
 
@@ -87,9 +93,12 @@ describe('console provider with a real stdio plugin', () => {
     const res = await send('/echo recorded');
     const record = host.dispatcher.events.get(res.body.eventId)!;
     expect(record.recipients).toEqual([pluginId]);
-    expect(record.deliveries[0]).toMatchObject({ pluginId, done: true, command: { name: 'echo', word: 'echo', prefix: '/', args: 'recorded' } });
+    expect(record.deliveries[0]).toMatchObject({ pluginId, done: true, state: 'completed', command: { name: 'echo', word: 'echo', prefix: '/', args: 'recorded' } });
     expect(record.outbound[0]).toMatchObject({ pluginId, kind: 'reply', error: null });
+    expect(record.routedAt).not.toBeNull();
     expect(record.completedAt).not.toBeNull();
+    // events.completed follows the work, so it is recorded after the reply.
+    expect(Date.parse(record.deliveries[0]!.completion!.at)).toBeGreaterThanOrEqual(Date.parse(record.outbound[0]!.at));
   });
 
   it('leaves no process behind after stop', async () => {

@@ -159,3 +159,12 @@ export function processAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** Polls `check` until it holds; throws naming `what` after `timeoutMs`. For conditions no event announces. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

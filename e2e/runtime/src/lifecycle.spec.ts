@@ -66,14 +66,14 @@ describe('a running stdio plugin', () => {
     const tokenFile = join(host.paths.dataDir, 'token.txt');
     const id = host.install({ args: [`--token-file=${tokenFile}`] });
     await host.runtime.start(id);
-    expect((await message(host, '/log first run')).body.deliveries[0].error).toBeNull();
+    expect((await message(host, '/log first run')).body.deliveries[0]).toMatchObject({ state: 'completed', completion: { error: null } });
     const firstToken = readFileSync(tokenFile, 'utf8');
     await host.runtime.restart(id);
     expect(firstToken.length).toBeGreaterThanOrEqual(32);
     expect(readFileSync(tokenFile, 'utf8')).not.toBe(firstToken);
     const res = await message(host, '/oldtoken');
-    expect(res.body.deliveries[0].error).toMatchObject({ code: 'rpc.-32002' });
-    expect((await message(host, '/log second run')).body.deliveries[0].error).toBeNull();
+    expect(res.body.deliveries[0].completion.error).toMatchObject({ code: 'rpc.-32002' });
+    expect((await message(host, '/log second run')).body.deliveries[0]).toMatchObject({ state: 'completed', completion: { error: null } });
   });
 
   it('stops a plugin that is still in its handshake', async () => {
@@ -117,7 +117,7 @@ describe('a running stdio plugin', () => {
     expect(await waitGone(pid!)).toBe(true);
   });
 
-  it('lets an event in flight finish and ACK after plugin.stop, then the plugin exits on its own', async () => {
+  it('lets a running handler finish and complete after plugin.stop, then the plugin exits on its own', async () => {
     host = createTestHost();
     const id = host.install();
     await host.runtime.start(id);
@@ -127,7 +127,10 @@ describe('a running stdio plugin', () => {
     const stopped = await host.runtime.stop(id);
     expect(stopped).toMatchObject({ state: 'stopped', lastExitCode: 0, lastExitSignal: null });
     const { body } = await answer;
-    expect(body.deliveries).toEqual([{ pluginId: id, accepted: true, intercepted: false, error: null }]);
+    expect(body.deliveries).toEqual([
+      { pluginId: id, state: 'completed', accepted: true, intercepted: false, error: null, completion: expect.objectContaining({ error: null }) },
+    ]);
+    expect(body.outbound).toHaveLength(1);
     const log = (await host.logs.tail(id, 50)).map((l) => l.message);
     expect(log.some((m) => m.includes('sending SIGTERM'))).toBe(false);
   });
