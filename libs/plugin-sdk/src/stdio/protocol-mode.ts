@@ -1,7 +1,8 @@
 import { Console } from 'node:console';
+import { HOST_STDIO_FLAG } from '@host/protocol';
 
 /** The argument that makes a plugin speak the protocol (the host passes it). */
-export const HOST_STDIO_FLAG = '--host-stdio';
+export { HOST_STDIO_FLAG };
 
 type Write = typeof process.stdout.write;
 
