@@ -237,6 +237,9 @@ export class Dispatcher {
         handle.cancel('deadline');
         finish({ error: failure('delivery.deadline', `${endpoint.pluginId} did not complete the event within ${deadlineMs} ms; it was cancelled`) });
       }, deadlineMs);
+      // A pending delivery must not keep the process alive on its own (a test run, a host shutting down).
+      ackTimer.unref();
+      deadlineTimer.unref();
       handle.decision.then((outcome) => {
         clearTimeout(ackTimer);
         decide(outcome);
