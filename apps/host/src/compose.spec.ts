@@ -1,39 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import request from 'supertest';
 import { hostPaths } from '@host/host-core';
-import { buildZip } from '@host/host-installer';
 import { composeHost, type Host } from './compose';
+import { startBareHttpPlugin, stdioFixturePackage } from './fixture-plugins.spec-helper';
 
 // The whole host wired as main wires it, driven through the admin API only:
 // a stdio plugin installed from its ZIP and an HTTP plugin registered by URL
 // answer the same console message; stopping one leaves the other answering.
-const FIXTURES = resolve(__dirname, '../../../e2e/fixtures');
 const TOKEN = 'compose-test-token-0123456789abcdef0123';
 const auth = { Authorization: `Bearer ${TOKEN}` };
 
-function echoPackage(): Buffer {
-  const manifest = JSON.parse(readFileSync(join(FIXTURES, 'misbehaving-plugin/manifest.json'), 'utf8'));
-  manifest.pluginId = 'com.example.echo';
-  return buildZip([
-    { name: 'manifest.json', data: JSON.stringify(manifest) },
-    { name: 'plugin.mjs', data: readFileSync(join(FIXTURES, 'misbehaving-plugin/plugin.mjs')) },
-  ]);
-}
 
-async function startBarePlugin(secretFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(FIXTURES, 'http-plugin-bare/server.mjs'), '--port', '0', '--secret-file', secretFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise<string>((ok, fail) => {
-    createInterface({ input: child.stdout! }).once('line', ok);
-    child.once('exit', (code) => fail(new Error(`bare plugin exited with ${code}`)));
-  });
-  return { child, url: JSON.parse(line).listening };
-}
 
 describe('composed host', () => {
   let dataDir: string;
@@ -75,7 +55,7 @@ describe('composed host', () => {
       .post('/api/plugins/packages')
       .set(auth)
       .field('startAfterInstall', 'true')
-      .attach('package', echoPackage(), 'echo.zip');
+      .attach('package', stdioFixturePackage('com.example.echo'), 'echo.zip');
     expect(installed.status).toBe(201);
     expect(installed.body.plugin).toMatchObject({ pluginId: 'com.example.echo', state: 'running' });
 
@@ -95,7 +75,7 @@ describe('composed host', () => {
 
     const secretFile = join(dataDir, 'bare-secret');
     writeFileSync(secretFile, '');
-    const bare = await startBarePlugin(secretFile);
+    const bare = await startBareHttpPlugin(secretFile);
     children.push(bare.child);
     const registered = await request(host.app).post('/api/plugins/http').set(auth).send({ baseUrl: bare.url });
     expect(registered.status).toBe(201);

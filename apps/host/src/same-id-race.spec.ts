@@ -1,41 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import request from 'supertest';
 import { hostPaths, KeyedLock, type PluginLock } from '@host/host-core';
-import { buildZip } from '@host/host-installer';
 import { composeHost, type Host } from './compose';
+import { startBareHttpPlugin, stdioFixturePackage } from './fixture-plugins.spec-helper';
 
 // One plugin id, two transports: an upload of a stdio package and the
 // registration of an HTTP service that report the same pluginId. Whichever
 // comes first wins and the other is refused; never an HTTP endpoint live
 // under a stdio record.
-const FIXTURES = resolve(__dirname, '../../../e2e/fixtures');
 const TOKEN = 'same-id-race-token-0123456789abcdef0123';
 const auth = { Authorization: `Bearer ${TOKEN}` };
 const ID = 'com.example.bare-echo';
 
-function stdioPackage(): Buffer {
-  const manifest = JSON.parse(readFileSync(join(FIXTURES, 'misbehaving-plugin/manifest.json'), 'utf8'));
-  manifest.pluginId = ID;
-  return buildZip([
-    { name: 'manifest.json', data: JSON.stringify(manifest) },
-    { name: 'plugin.mjs', data: readFileSync(join(FIXTURES, 'misbehaving-plugin/plugin.mjs')) },
-  ]);
-}
 
-async function startHttpPlugin(secretFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(FIXTURES, 'http-plugin-bare/server.mjs'), '--port', '0', '--secret-file', secretFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise<string>((ok, fail) => {
-    createInterface({ input: child.stdout! }).once('line', ok);
-    child.once('exit', (code) => fail(new Error(`HTTP plugin exited with ${code}`)));
-  });
-  return { child, url: JSON.parse(line).listening };
-}
 
 describe('an upload and an HTTP registration of one pluginId', () => {
   let dataDir: string;
@@ -78,10 +58,10 @@ describe('an upload and an HTTP registration of one pluginId', () => {
     });
     const secretFile = join(dataDir, 'http-secret');
     writeFileSync(secretFile, '');
-    const plugin = await startHttpPlugin(secretFile);
+    const plugin = await startBareHttpPlugin(secretFile);
     child = plugin.child;
 
-    const uploading = request(host.app).post('/api/plugins/packages').set(auth).attach('package', stdioPackage(), 'plugin.zip').then((r) => r);
+    const uploading = request(host.app).post('/api/plugins/packages').set(auth).attach('package', stdioFixturePackage(ID), 'plugin.zip').then((r) => r);
     await installerInSwap;
     const registrationAsksForLock = new Promise<void>((r) => askers.push(r));
     const registering = request(host.app).post('/api/plugins/http').set(auth).send({ baseUrl: plugin.url }).then((r) => r);
