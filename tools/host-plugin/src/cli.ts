@@ -15,8 +15,9 @@ export const CLI_VERSION = SDK_VERSION;
 export const USAGE = `host-plugin ${CLI_VERSION}: build protocol v2 Node.js plugins
 
 Usage:
-  host-plugin init <dir> [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--force]
+  host-plugin init <dir> [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--intercepts] [--force]
       Create a TypeScript plugin project: manifest.json, src/plugin.ts, a test with the test host, package scripts.
+      --intercepts: the command stops lower-priority plugins (declares messages.intercept, calls ctx.intercept()).
   host-plugin validate [dir]
       Check manifest.json with the protocol schema and the package: entry built, SDK installed, relative paths, --host-stdio.
   host-plugin pack [dir] [--out <folder>] [--include <path>]...
@@ -44,10 +45,10 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         io.out(CLI_VERSION);
         return 0;
       case 'init': {
-        const args = parseArgs(rest, ['id', 'name', 'author', 'description', 'sdk'], ['force']);
+        const args = parseArgs(rest, ['id', 'name', 'author', 'description', 'sdk'], ['force', 'intercepts']);
         const [dir] = args.positional;
         if (!dir || args.positional.length > 1) throw new CliError('CLI_USAGE', 'init takes one folder: host-plugin init <dir>');
-        await init(dir, { id: flag(args, 'id'), name: flag(args, 'name'), author: flag(args, 'author'), description: flag(args, 'description'), sdk: flag(args, 'sdk'), force: args.flags.has('force') }, io);
+        await init(dir, { id: flag(args, 'id'), name: flag(args, 'name'), author: flag(args, 'author'), description: flag(args, 'description'), sdk: flag(args, 'sdk'), force: args.flags.has('force'), intercepts: args.flags.has('intercepts') }, io);
         return 0;
       }
       case 'validate': {

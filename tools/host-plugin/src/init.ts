@@ -13,6 +13,7 @@ export interface InitFlags {
   description?: string;
   sdk?: string;
   force?: boolean;
+  intercepts?: boolean;
 }
 
 /**
@@ -60,6 +61,7 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
     description: flags.description ?? d.description,
     sdk: flags.sdk ?? d.sdk,
     cli: d.cli,
+    intercepts: flags.intercepts ?? false,
   };
   const id = PluginId.safeParse(options.pluginId);
   if (!id.success) throw new CliError('INIT_PLUGIN_ID_INVALID', `"${options.pluginId}" ${id.error.issues[0]?.message ?? 'is invalid'}`);

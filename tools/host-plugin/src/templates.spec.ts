@@ -1,6 +1,7 @@
 import { parseStdioManifest } from '@host/protocol';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createTestHost } from '@host/plugin-sdk-v2/testing';
 import { projectFiles } from './templates';
 
 describe('init templates', () => {
@@ -24,5 +25,39 @@ describe('init templates', () => {
     expect(pkg.dependencies).toEqual({ '@host/plugin-sdk-v2': '^2.0.0' });
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['build', 'test', 'validate', 'pack', 'notes']));
     expect(pkg.scripts.pack).toBe('npm run build && host-plugin pack');
+  });
+});
+
+describe('init --intercepts', () => {
+  const ROOT = join(__dirname, '../../..');
+  const options = { pluginId: 'com.acme.gate', name: 'Gate', author: 'Acme', description: 'Gates.', sdk: '^2.0.0', cli: '^2.0.0' };
+  let dir: string;
+
+  beforeAll(() => {
+    // Inside the workspace, so the generated sources resolve the SDK from it.
+    mkdirSync(join(ROOT, 'tmp'), { recursive: true });
+    dir = mkdtempSync(join(ROOT, 'tmp', 'init-intercepts-'));
+    for (const [path, content] of projectFiles({ ...options, intercepts: true })) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), content);
+    }
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('declares messages.intercept only when asked', () => {
+    expect(JSON.parse(projectFiles(options).get('manifest.json') as string).permissions).toEqual(['messages.reply']);
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+    expect(manifest.permissions).toEqual(['messages.reply', 'messages.intercept']);
+    expect(parseStdioManifest(manifest)).toMatchObject({ ok: true });
+  });
+
+  it('gives a plugin whose command intercepts, as its own generated test expects', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const plugin = require(join(dir, 'src/plugin.ts')).default;
+    const host = createTestHost(plugin);
+    const { ack, replies } = await host.send({ text: '/echo hello', sender: { mentionId: 'user-1', displayName: 'Ann' } });
+    expect([ack.accepted, ack.intercepted, replies.length]).toEqual([true, true, 1]);
+    expect(await host.send('just chatting')).toMatchObject({ ack: { accepted: false, intercepted: false } });
+    expect(readFileSync(join(dir, 'src/plugin.spec.ts'), 'utf8')).toContain('expect(ack.intercepted).toBe(true);');
   });
 });

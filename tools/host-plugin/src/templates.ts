@@ -10,6 +10,12 @@ export interface InitOptions {
   sdk: string;
   /** Version spec of this CLI as a dev dependency. */
   cli: string;
+  /**
+   * The plugin stops lower-priority plugins from receiving the commands it
+   * handles: the manifest declares `messages.intercept` and the handler calls
+   * `ctx.intercept()`.
+   */
+  intercepts?: boolean;
 }
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
@@ -63,7 +69,7 @@ export function projectFiles(o: InitOptions): Map<string, string> {
       sdkVersion: SDK_VERSION,
       transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'], workingDirectory: '.' } },
       eventSubscriptions: [{ eventType: 'message.created' }],
-      permissions: ['messages.reply'],
+      permissions: o.intercepts ? ['messages.reply', 'messages.intercept'] : ['messages.reply'],
       commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
     }),
   );
@@ -101,11 +107,15 @@ import { definePlugin, readManifest } from '@host/plugin-sdk-v2';
  * project root, one folder up from both src/ and dist/.
  */
 export default definePlugin({
-  manifest: readManifest(join(__dirname, '..', 'manifest.json')),
+  manifest: readManifest(join(__dirname, '..', 'manifest.json')),${o.intercepts ? `
+  // Handlers may stop the plugins after this one (manifest: messages.intercept).
+  intercepts: true,` : ''}
   commands: {
     // "/echo hello" -> a Markdown reply that mentions the sender (groups only;
     // Markdown is not available in one-to-one chats, so those get plain text).
-    async echo(ctx) {
+    async echo(ctx) {${o.intercepts ? `
+      // Decide first: the host holds the event for lower-priority plugins until then.
+      ctx.intercept();` : ''}
       const text = ctx.command?.args || 'nothing';
       if (ctx.message.conversation.type === 'group') {
         await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', text, '**');
@@ -134,7 +144,8 @@ describe('${o.name}', () => {
   it('replies in Markdown and mentions the sender in a group', async () => {
     const host = createTestHost(plugin);
     const { ack, replies } = await host.send({ text: '/echo hello', sender: { mentionId: 'user-1', displayName: 'Ann' } });
-    expect(ack.accepted).toBe(true);
+    expect(ack.accepted).toBe(true);${o.intercepts ? `
+    expect(ack.intercepted).toBe(true);` : ''}
     expect(replies.map((r) => r.body)).toEqual([{ msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> said: **hello**' } }]);
   });
 
