@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadVectorFiles, type VectorCase } from '../test-support/vectors';
-import { buildJsonSchemas, serializeSchema, STDIO_TRANSPORT, VALID_HTTP_CAPABILITY_VALUES } from './index';
+import { buildJsonSchemas, METHODS_FILE_SCHEMA, serializeSchema, STDIO_TRANSPORT, VALID_HTTP_CAPABILITY_VALUES } from './index';
 
 const SCHEMA_DIR = join(__dirname, '..', 'schema');
 const REGENERATE = 'The committed JSON Schema is out of date: run `npm run schema` and commit libs/protocol/schema/.';
@@ -35,6 +35,19 @@ describe('committed JSON Schema files', () => {
         expect(ajv.getSchema(`${file.$id}#/methods/${name}/${part}`)).toBeInstanceOf(Function);
       }
     }
+  });
+
+  it('describe methods.json with a schema of its own, which refuses a method the protocol lacks', () => {
+    const ajv = new Ajv2020({ strict: true });
+    const validate = ajv.compile(generated[METHODS_FILE_SCHEMA]!);
+    const file = generated['methods.json'] as { methods: Record<string, { direction: string }> };
+    expect(validate(file)).toBe(true);
+    const extra = { ...file, methods: { ...file.methods, 'host.unknown': file.methods['plugin.ping'] } };
+    expect(validate(extra)).toBe(false);
+    const { ['plugin.ping']: _ping, ...rest } = file.methods;
+    expect(validate({ ...file, methods: rest })).toBe(false);
+    const turned = { ...file, methods: { ...file.methods, 'plugin.ping': { ...file.methods['plugin.ping'], direction: 'pluginToHost' } } };
+    expect(validate(turned)).toBe(false);
   });
 
   it('name the shared types once, for generators', () => {

@@ -121,9 +121,58 @@ export function buildJsonSchemas(): Record<string, object> {
     'methods.json': {
       $id: SCHEMA_BASE_URI + 'methods.json',
       title: 'Protocol v2 JSON-RPC methods',
-      description: 'Every stdio JSON-RPC method with its direction, permission and params/result schemas.',
+      description: `Every stdio JSON-RPC method with its direction, permission and params/result schemas. Its format is described by ${METHODS_FILE_SCHEMA}.`,
       methods,
       $defs: Object.fromEntries(Object.entries(defs).sort(([a], [b]) => (a < b ? -1 : 1))),
+    },
+    [METHODS_FILE_SCHEMA]: methodsFileSchema(),
+  };
+}
+
+/** The schema of methods.json itself. */
+export const METHODS_FILE_SCHEMA = 'methods-file.schema.json';
+
+/**
+ * The format of methods.json, for the generators that read it: every method
+ * the protocol defines (and no other) with its direction and permission
+ * fixed, and params and result as JSON Schemas whose `#/$defs/...` references
+ * resolve against the file's root `$defs`.
+ */
+function methodsFileSchema(): JsonObject {
+  const method = (m: (typeof METHOD_LIST)[number]) => ({
+    type: 'object',
+    properties: {
+      direction: { const: m.direction, description: 'hostToPlugin: the host sends the request; pluginToHost: the plugin does.' },
+      summary: { type: 'string', minLength: 1 },
+      ...(m.permission ? { permission: { const: m.permission, description: 'The manifest permission the method needs.' } } : {}),
+      params: { $ref: '#/$defs/Schema' },
+      result: { $ref: '#/$defs/Schema' },
+    },
+    required: ['direction', 'summary', ...(m.permission ? ['permission'] : []), 'params', 'result'],
+    additionalProperties: false,
+  });
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: SCHEMA_BASE_URI + METHODS_FILE_SCHEMA,
+    title: 'Format of methods.json',
+    description: 'methods.json lists every protocol v2 JSON-RPC method: its direction, the permission it needs, and its params and result as JSON Schemas. The $defs at the root of methods.json hold the named types those schemas refer to.',
+    type: 'object',
+    properties: {
+      $id: { const: SCHEMA_BASE_URI + 'methods.json' },
+      title: { type: 'string' },
+      description: { type: 'string' },
+      methods: {
+        type: 'object',
+        properties: Object.fromEntries(METHOD_LIST.map((m) => [m.method, method(m)])),
+        required: METHOD_LIST.map((m) => m.method),
+        additionalProperties: false,
+      },
+      $defs: { type: 'object', additionalProperties: { $ref: '#/$defs/Schema' } },
+    },
+    required: ['$id', 'title', 'description', 'methods', '$defs'],
+    additionalProperties: false,
+    $defs: {
+      Schema: { description: 'A JSON Schema (2020-12) object.', type: 'object' },
     },
   };
 }
