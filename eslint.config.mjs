@@ -3,7 +3,8 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
-// Module boundaries: dependencies point one way, protocol <- engine <- apps.
+// Module boundaries: dependencies point one way, protocol <- engine <- apps,
+// in two dimensions: scope (who may use a library) and type (its layer).
 //   scope:protocol  depends on nothing of ours
 //   scope:sdk       may use protocol and browser-safe libs, never host code
 //   scope:host      host engine and app
@@ -17,6 +18,19 @@ export const depConstraints = [
   { sourceTag: 'scope:tools', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared', 'scope:sdk', 'scope:tools'] },
   { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['*'] },
   { sourceTag: 'platform:browser', onlyDependOnLibsWithTags: ['platform:browser'] },
+  // Layers: a library imports only its own layer or the ones below it.
+  //   type:contract  schemas, catalogues and interfaces (protocol, messages, host-core)
+  //   type:data      implementations of the store contracts
+  //   type:engine    installer, runtime, dispatch, HTTP transport, console
+  //   type:api       the admin API
+  //   type:app       the composition root
+  { sourceTag: 'type:contract', onlyDependOnLibsWithTags: ['type:contract'] },
+  { sourceTag: 'type:data', onlyDependOnLibsWithTags: ['type:contract', 'type:data'] },
+  { sourceTag: 'type:engine', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine'] },
+  { sourceTag: 'type:api', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine', 'type:api'] },
+  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine', 'type:api'] },
+  { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk'] },
+  { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk', 'type:tool'] },
 ];
 
 // Browser-safe libraries (tag platform:browser) also run in the admin app, so

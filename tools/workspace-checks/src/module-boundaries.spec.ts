@@ -89,6 +89,15 @@ function buildProbes(): Probe[] {
     // Dependencies point one way: host code may use protocol, never the reverse.
     { name: `${hostLib.folder}: control, uses protocol`, filePath: `libs/${hostLib.folder}/src/boundary-probe.ts`, code: importing('@host/protocol', 'LIMITS'), expectRule: null },
   );
+  // Layers (type: tags): a library may import its own layer and those below, never one above.
+  const byLayer = (layer: string) => libs.find((l) => l.tags.includes(`type:${layer}`));
+  const [data, engine, api] = [byLayer('data'), byLayer('engine'), byLayer('api')];
+  if (!data || !engine || !api) throw new Error('expected libraries tagged type:data, type:engine and type:api');
+  probes.push(
+    { name: `${data.folder} (type:data): an engine library`, filePath: `libs/${data.folder}/src/boundary-probe.ts`, code: importing(engine.importPath, 'probe'), expectRule: BOUNDARIES },
+    { name: `${engine.folder} (type:engine): the admin API`, filePath: `libs/${engine.folder}/src/boundary-probe.ts`, code: importing(api.importPath, 'probe'), expectRule: BOUNDARIES },
+    { name: `${data.folder} (type:data): control, a contract`, filePath: `libs/${data.folder}/src/boundary-probe.ts`, code: importing('@host/host-core', 'HostError'), expectRule: null },
+  );
   return probes;
 }
 
