@@ -29,6 +29,14 @@ describe('ensureAdminToken', () => {
     expect(await store.getMeta(ADMIN_TOKEN_META_KEY)).toBe(reset.hash);
   });
 
+  it('two hosts starting at once on one store agree on one generated token', async () => {
+    const [a, b] = await Promise.all([ensureAdminToken(store), ensureAdminToken(store)]);
+    expect(a.hash).toBe(b.hash);
+    expect([a, b].filter((r) => r.generated !== undefined)).toHaveLength(1);
+    const shown = (a.generated ?? b.generated)!;
+    expect(await store.getMeta(ADMIN_TOKEN_META_KEY)).toBe(hashToken(shown));
+  });
+
   it('uses HOST_ADMIN_TOKEN when given, and refuses a short one', async () => {
     const r = await ensureAdminToken(store, { token: 'a-long-enough-operator-token' });
     expect(r).toEqual({ hash: hashToken('a-long-enough-operator-token'), source: 'environment' });

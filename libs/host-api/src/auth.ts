@@ -35,8 +35,14 @@ export async function ensureAdminToken(store: RegistryStore, options: { token?: 
   if (stored && !options.reset) return { hash: stored, source: 'stored' };
   const generated = randomBytes(32).toString('base64url');
   const hash = hashToken(generated);
-  await store.setMeta(ADMIN_TOKEN_META_KEY, hash);
-  return { hash, generated, source: 'generated' };
+  if (options.reset) {
+    await store.setMeta(ADMIN_TOKEN_META_KEY, hash);
+    return { hash, generated, source: 'generated' };
+  }
+  // Another host on the same store may generate one at the same moment: the
+  // first stored wins, and a host that lost shows no token it cannot accept.
+  const winner = await store.setMetaIfAbsent(ADMIN_TOKEN_META_KEY, hash);
+  return winner === hash ? { hash, generated, source: 'generated' } : { hash: winner, source: 'stored' };
 }
 
 /** Requires `Authorization: Bearer <token>`; compares hashes in constant time. */

@@ -47,6 +47,12 @@ export interface RegistryStore {
   /** Key-value host state (admin token hash, ...). */
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
+  /**
+   * Stores `value` under `key` unless a value is stored already; returns the
+   * value stored afterwards (the given one, or the one that was first). Two
+   * hosts starting at once on one store agree on one value this way.
+   */
+  setMetaIfAbsent(key: string, value: string): Promise<string>;
   /** Waits for pending writes; later writes are refused. */
   close(): Promise<void>;
 }

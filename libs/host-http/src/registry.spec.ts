@@ -220,6 +220,7 @@ describe('enable, disable, remove, load', () => {
       delete: async (id) => (await landNow(), store.delete(id)),
       getMeta: (k) => store.getMeta(k),
       setMeta: (k, v) => store.setMeta(k, v),
+      setMetaIfAbsent: (k, v) => store.setMetaIfAbsent(k, v),
       close: async () => undefined,
     };
     await registry.close();

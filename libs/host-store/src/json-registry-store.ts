@@ -139,6 +139,14 @@ export class JsonRegistryStore implements RegistryStore {
     });
   }
 
+  setMetaIfAbsent(key: string, value: string): Promise<string> {
+    return this.mutate((d) => {
+      if (Object.hasOwn(d.meta, key)) return { result: d.meta[key]!, write: false };
+      d.meta[key] = value;
+      return { result: value, write: true };
+    });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.writes.idle();

@@ -207,6 +207,14 @@ export function describeRegistryStoreContract(name: string, harness: RegistrySto
         expect(await store.getMeta('other')).toBe('x');
         expect(await store.list()).toEqual([]);
       });
+
+      it('sets a value only when none is stored, and says which value won', async () => {
+        const results = await Promise.all([store.setMetaIfAbsent('k', 'first'), store.setMetaIfAbsent('k', 'second')]);
+        expect(results).toEqual(['first', 'first']);
+        expect(await store.getMeta('k')).toBe('first');
+        await store.setMeta('k', 'third');
+        expect(await store.setMetaIfAbsent('k', 'fourth')).toBe('third');
+      });
     });
 
     it('refuses writes after close', async () => {
