@@ -115,6 +115,8 @@ describe('PluginInstaller', () => {
     expect(p.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(p.changes).toEqual({
       versionChanged: true,
+      versionOrder: 'upgrade',
+      identicalPackage: false,
       permissionsAdded: ['messages.send'],
       permissionsRemoved: [],
       commandsAdded: ['ping'],
@@ -125,6 +127,19 @@ describe('PluginInstaller', () => {
     // Nothing changes until the operator confirms.
     expect(snapshotTree(paths.packagesRoot)).toEqual(before);
     expect((await inst.getPendingUpdate(p.id)).id).toBe(p.id);
+  });
+
+  it('tells an identical upload and a downgrade from an upgrade', async () => {
+    const inst = await make();
+    await inst.install(pkg('1.2.0'));
+    const same = await pendingOf(inst.install(pkg('1.2.0')));
+    expect(same.changes).toMatchObject({ versionChanged: false, versionOrder: 'same', identicalPackage: true });
+    await inst.cancelUpdate(same.id);
+    const older = await pendingOf(inst.install(pkg('1.10.0-beta.1', { description: 'older? no: 1.10 > 1.2' })));
+    expect(older.changes).toMatchObject({ versionOrder: 'upgrade', identicalPackage: false });
+    await inst.cancelUpdate(older.id);
+    const down = await pendingOf(inst.install(pkg('1.1.9')));
+    expect(down.changes).toMatchObject({ versionChanged: true, versionOrder: 'downgrade', identicalPackage: false });
   });
 
   it('confirms an update: backup of the old version, data and config untouched', async () => {

@@ -22,7 +22,7 @@ import { inspectPackage, type PackagePlan } from './inspect';
 import { clearJournal, readJournal, writeJournal, type Journal } from './journal';
 import { DEFAULT_INSTALL_LIMITS, PENDING_UPDATE_TTL_MS, type InstallLimits } from './limits';
 import { PendingUpdates, type PendingUpdate } from './pending-updates';
-import { diffManifests, summarize } from './update-diff';
+import { diffPackages, summarize } from './update-diff';
 
 /** Points of a folder swap, in order; `onStep` runs after each. */
 export type InstallStep = 'extracted' | 'journal-written' | 'old-moved' | 'new-moved' | 'registry-written';
@@ -146,7 +146,7 @@ export class PluginInstaller {
             sha256: plan.sha256,
             installed: summarize(existing.manifest, existing.packageSha256),
             incoming: summarize(plan.manifest, plan.sha256),
-            changes: diffManifests(existing.manifest, plan.manifest),
+            changes: diffPackages({ manifest: existing.manifest, sha256: existing.packageSha256 }, { manifest: plan.manifest, sha256: plan.sha256 }),
           },
           this.opts.pendingTtlMs ?? PENDING_UPDATE_TTL_MS,
         );

@@ -1,4 +1,5 @@
 import { PermissionSchema, type StdioManifest } from '@host/protocol';
+import { compare } from 'semver';
 import { z } from 'zod';
 
 /** What the operator compares side by side before confirming an update. */
@@ -18,6 +19,12 @@ export type PackageSummary = z.infer<typeof PackageSummarySchema>;
 
 export const UpdateChangesSchema = z.object({
   versionChanged: z.boolean(),
+  versionOrder: z
+    .enum(['upgrade', 'downgrade', 'same'])
+    .describe('How the incoming version compares with the installed one by semantic-version precedence (build metadata ignored).'),
+  identicalPackage: z
+    .boolean()
+    .describe('The upload is byte for byte the installed package (same SHA-256): confirming reinstalls what runs now.'),
   permissionsAdded: z.array(PermissionSchema),
   permissionsRemoved: z.array(PermissionSchema),
   commandsAdded: z.array(z.string()),
@@ -55,11 +62,21 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export function diffManifests(installed: StdioManifest, incoming: StdioManifest): UpdateChanges {
+/** The installed and the incoming package: manifest and archive SHA-256 ("" when unknown). */
+export interface ComparedPackage {
+  manifest: StdioManifest;
+  sha256: string;
+}
+
+export function diffPackages(installedPackage: ComparedPackage, incomingPackage: ComparedPackage): UpdateChanges {
+  const [installed, incoming] = [installedPackage.manifest, incomingPackage.manifest];
   const before = new Map(installed.commands.map((c) => [c.name, c]));
   const after = new Map(incoming.commands.map((c) => [c.name, c]));
+  const order = compare(incoming.version, installed.version);
   return {
     versionChanged: installed.version !== incoming.version,
+    versionOrder: order > 0 ? 'upgrade' : order < 0 ? 'downgrade' : 'same',
+    identicalPackage: installedPackage.sha256 !== '' && installedPackage.sha256 === incomingPackage.sha256,
     permissionsAdded: incoming.permissions.filter((p) => !installed.permissions.includes(p)),
     permissionsRemoved: installed.permissions.filter((p) => !incoming.permissions.includes(p)),
     commandsAdded: [...after.keys()].filter((n) => !before.has(n)),
