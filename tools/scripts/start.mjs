@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: builds what the host needs and runs it in the foreground.
+// The package script is `exec node tools/scripts/start.mjs`, so the signal a
+// service manager sends to npm reaches this process, which passes it on to
+// the host; and if whoever started this process goes away without a signal
+// (npm killed with SIGKILL), the host is stopped too rather than left behind.
 import { spawnSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -12,5 +16,14 @@ if (!existsSync(`${root}apps/host/project.json`)) {
 const build = spawnSync('npx', ['nx', 'run', 'host:build', '--outputStyle=stream'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 const child = spawn(process.execPath, [`${root}dist/apps/host/main.cjs`, ...process.argv.slice(2)], { cwd: process.cwd(), stdio: 'inherit' });
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+const parent = process.ppid;
+const orphanWatch = setInterval(() => {
+  if (process.ppid !== parent) {
+    console.error('npm start: the process that started the host is gone; stopping the host.');
+    clearInterval(orphanWatch);
+    child.kill('SIGTERM');
+  }
+}, 1000);
+orphanWatch.unref();
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
