@@ -1,0 +1,103 @@
+import { HttpManifestSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
+import { z } from 'zod';
+import { IssueSchema } from './issue';
+
+/**
+ * Plugin states as the admin API reports them. stdio plugins move through the
+ * runtime states; HTTP plugins are `running` (enabled) or `stopped`
+ * (disabled) and carry a separate health.
+ */
+export const PLUGIN_STATES = ['installed', 'starting', 'running', 'stopping', 'stopped', 'restartPending', 'failed', 'invalidManifest'] as const;
+export type PluginState = (typeof PLUGIN_STATES)[number];
+
+export const PluginIdParam = z.string().regex(PLUGIN_ID_PATTERN);
+
+export const RuntimeStatusSchema = z.object({
+  state: z.enum(PLUGIN_STATES),
+  stateReason: z.string().optional(),
+  pid: z.number().int().optional(),
+  startedAt: z.string().optional(),
+  lastExitAt: z.string().optional(),
+  lastExitCode: z.number().int().nullable().optional(),
+  lastExitSignal: z.string().nullable().optional(),
+  crashCount: z.number().int(),
+  nextRestartAt: z.string().optional(),
+  lastError: z.string().optional(),
+  health: z.enum(['healthy', 'degraded', 'unreachable']).optional(),
+});
+export type RuntimeStatusView = z.infer<typeof RuntimeStatusSchema>;
+
+export const PluginSummarySchema = z.object({
+  pluginId: z.string(),
+  name: z.string().optional().describe('Absent for a package whose manifest does not validate.'),
+  version: z.string().optional(),
+  author: z.string().optional(),
+  description: z.string().optional(),
+  transport: z.enum(['stdio-jsonrpc', 'http']),
+  state: z.enum(PLUGIN_STATES),
+  enabled: z.boolean().describe('Started when the host starts.'),
+  installedAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+  issues: z.array(IssueSchema).optional().describe('Validation errors of an invalidManifest package.'),
+});
+export type PluginSummary = z.infer<typeof PluginSummarySchema>;
+
+export const BackupSchema = z.object({ name: z.string(), version: z.string(), createdAt: z.string() });
+
+export const PluginDetailSchema = PluginSummarySchema.extend({
+  manifest: z.union([StdioManifestSchema, HttpManifestSchema]).optional(),
+  runtime: RuntimeStatusSchema.optional(),
+  packageSha256: z.string().optional(),
+  baseUrl: z.string().optional().describe('HTTP plugins.'),
+  backups: z.array(BackupSchema).describe('Previous versions kept in backups/<pluginId>/, newest first.'),
+  locations: z.object({ package: z.string(), data: z.string(), config: z.string(), cache: z.string(), logs: z.string() }).optional(),
+});
+export type PluginDetail = z.infer<typeof PluginDetailSchema>;
+
+export const HealthResponseSchema = z.object({
+  status: z.literal('ok'),
+  version: z.string(),
+  startedAt: z.string(),
+  uptimeSeconds: z.number(),
+});
+export type HealthResponse = z.infer<typeof HealthResponseSchema>;
+
+export const PluginListResponseSchema = z.object({ plugins: z.array(PluginSummarySchema) });
+export type PluginListResponse = z.infer<typeof PluginListResponseSchema>;
+export const PluginResponseSchema = z.object({ plugin: PluginDetailSchema });
+export type PluginResponse = z.infer<typeof PluginResponseSchema>;
+
+export const UninstallResponseSchema = z.object({
+  uninstalled: z.string(),
+  backup: z.string().nullable().describe('Where the package folder went; data and config are kept.'),
+});
+export type UninstallResponse = z.infer<typeof UninstallResponseSchema>;
+export const DataDeletedResponseSchema = z.object({ deleted: z.string() });
+export type DataDeletedResponse = z.infer<typeof DataDeletedResponseSchema>;
+
+export const LogsQuerySchema = z.object({
+  tail: z.coerce.number().int().min(1).max(5000).default(200).describe('Number of most recent lines (1 to 5000).'),
+});
+export const LogLineSchema = z.object({
+  at: z.string(),
+  stream: z.enum(['stderr', 'log', 'host']),
+  level: z.enum(['trace', 'debug', 'info', 'warn', 'error']),
+  message: z.string(),
+});
+export const LogsResponseSchema = z.object({ lines: z.array(LogLineSchema) });
+export type LogsResponse = z.infer<typeof LogsResponseSchema>;
+
+const SettingValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export const SettingsResponseSchema = z.object({
+  schema: z.record(z.string(), z.unknown()).describe('settings.configSchema of the manifest.'),
+  values: z
+    .record(z.string(), z.union([SettingValue, z.object({ set: z.boolean() })]))
+    .describe('Current values (defaults where unset); secret fields show only {"set": true|false}.'),
+});
+export type SettingsResponse = z.infer<typeof SettingsResponseSchema>;
+export const SettingsPutBodySchema = z.strictObject({
+  values: z
+    .record(z.string(), SettingValue)
+    .describe('Fields to change. null clears a field (its default applies); a blank or null secret keeps the stored one; omitted fields keep their value.'),
+});
+export type SettingsPutBody = z.infer<typeof SettingsPutBodySchema>;
