@@ -53,7 +53,7 @@ export const ConsoleMessageResponseSchema = z.object({
 export type ConsoleMessageResponse = z.infer<typeof ConsoleMessageResponseSchema>;
 
 /** A message a plugin sent, or tried to send, with the provider body it became. */
-export const OutboundRecordSchema = z.looseObject({
+export const OutboundRecordSchema = z.object({
   pluginId: z.string(),
   kind: z.enum(['reply', 'send']),
   eventId: z.string().optional(),
@@ -66,9 +66,9 @@ export const OutboundRecordSchema = z.looseObject({
 
 /**
  * An event record as listed and streamed: everything but the provider's raw
- * payload. Open objects: the event log may add fields.
+ * payload. Fields the event log adds later are dropped by a parse, not refused.
  */
-export const EventRecordSummarySchema = z.looseObject({
+export const EventRecordSummarySchema = z.object({
   eventId: z.string(),
   source: z.string(),
   receivedAt: z.string(),
@@ -77,7 +77,7 @@ export const EventRecordSummarySchema = z.looseObject({
   event: MessageEventSchema.omit({ rawPayload: true }),
   recipients: z.array(z.string()).describe('The chosen plugins in delivery order.'),
   deliveries: z.array(
-    z.looseObject({
+    z.object({
       pluginId: z.string(),
       transport: z.enum(['stdio-jsonrpc', 'http']),
       command: CommandMatchSchema.optional(),
