@@ -33,16 +33,57 @@ export const depConstraints = [
   { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk', 'type:tool'] },
 ];
 
-// Browser-safe libraries (tag platform:browser) also run in the admin app, so
-// their sources may not import Node built-ins. The list is read from the
-// project tags: tagging a library is all it takes. Specs run in Node only.
-const libsDir = new URL('./libs/', import.meta.url);
-export const browserLibSources = readdirSync(libsDir, { withFileTypes: true })
-  .filter((d) => d.isDirectory() && existsSync(new URL(`${d.name}/project.json`, libsDir)))
-  .filter((d) => JSON.parse(readFileSync(new URL(`${d.name}/project.json`, libsDir), 'utf8')).tags?.includes('platform:browser'))
-  .map((d) => `libs/${d.name}/src/**/*.{ts,tsx}`);
+// Browser-safe projects (tag platform:browser: libraries under libs/ and
+// applications under apps/, such as the admin app) run in the browser, so
+// their sources may not import Node built-ins, nor the protocol's Node entry
+// point (@host/protocol/node) that the tag check cannot tell from the
+// browser-safe @host/protocol. The list is read from the project tags:
+// tagging a project is all it takes. Specs run in Node only.
+export function browserProjectSources(rootUrl) {
+  const sources = [];
+  for (const group of ['libs', 'apps']) {
+    const dir = new URL(`${group}/`, rootUrl);
+    if (!existsSync(dir)) continue;
+    for (const d of readdirSync(dir, { withFileTypes: true })) {
+      const project = new URL(`${d.name}/project.json`, dir);
+      if (!d.isDirectory() || !existsSync(project)) continue;
+      if (JSON.parse(readFileSync(project, 'utf8')).tags?.includes('platform:browser')) sources.push(`${group}/${d.name}/src/**/*.{ts,tsx}`);
+    }
+  }
+  return sources;
+}
+export const browserSources = browserProjectSources(new URL('./', import.meta.url));
+
 const nodeBuiltinMessage =
-  'Browser-safe libraries (tag platform:browser) must not import Node built-ins. Use a web API, or move this code to a platform:node library.';
+  'Browser-safe projects (tag platform:browser) must not import Node built-ins. Use a web API, or move this code to a platform:node library.';
+const protocolNodeMessage =
+  'Browser-safe projects (tag platform:browser) must not import @host/protocol/node (Node-only helpers). Use @host/protocol, or move this code to a platform:node library.';
+
+/** The import rules of browser-safe sources (`files`: globs of browserProjectSources). */
+export function browserImportRules(files) {
+  if (files.length === 0) return [];
+  return [
+    {
+      files,
+      ignores: ['**/*.spec.ts', '**/*.spec.tsx'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: [
+              ...builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message: nodeBuiltinMessage })),
+              { name: '@host/protocol/node', message: protocolNodeMessage },
+            ],
+            patterns: [
+              { group: ['node:*'], message: nodeBuiltinMessage },
+              { group: ['@host/protocol/node/*'], message: protocolNodeMessage },
+            ],
+          },
+        ],
+      },
+    },
+  ];
+}
 
 export default [
   { ignores: ['**/dist', '**/node_modules', '**/.nx', '**/coverage', '**/vendor', '**/*.cjs', '**/*.mjs', 'tmp/**', 'data/**'] },
@@ -59,19 +100,7 @@ export default [
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
-  {
-    files: browserLibSources,
-    ignores: ['**/*.spec.ts', '**/*.spec.tsx'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message: nodeBuiltinMessage })),
-          patterns: [{ group: ['node:*'], message: nodeBuiltinMessage }],
-        },
-      ],
-    },
-  },
+  ...browserImportRules(browserSources),
   {
     files: ['**/*.spec.ts', '**/*.spec.tsx', 'e2e/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },

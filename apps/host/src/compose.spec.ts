@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
+import { ADMIN_ROUTE_LIST, declaredErrorCodes } from '@host/admin-api';
 import { hostPaths } from '@host/host-core';
 import { composeHost, type Host } from './compose';
 import { startBareHttpPlugin, stdioFixturePackage } from './fixture-plugins.spec-helper';
@@ -121,17 +122,37 @@ describe('composed host', () => {
 });
 
 describe('OpenAPI document of the composed host', () => {
-  it('lists the console and HTTP registration routes beside the admin API', async () => {
+  it('lists every route of the admin API contract, the console and HTTP registration routes included', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'compose-openapi-'));
     const host = await composeHost({ paths: hostPaths(dataDir), adminToken: TOKEN, version: '0.0.0-test', log: () => undefined, httpHealthCheckMilliseconds: 0 });
     try {
       const doc = await request(host.app).get('/api/openapi.json').set(auth);
       expect(doc.status).toBe(200);
-      expect(Object.keys(doc.body.paths)).toEqual(
-        expect.arrayContaining(['/api/console/messages', '/api/console/events', '/api/plugins/http', '/api/plugins/{pluginId}/refresh', '/api/plugins/packages']),
-      );
-      const register = doc.body.paths['/api/plugins/http'].post;
-      expect(JSON.stringify(register.requestBody)).toContain('baseUrl');
+      const paths = doc.body.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>;
+      const ops = Object.entries(paths).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
+      // Exactly the contract: nothing mounted without documentation, nothing documented without a handler.
+      expect(ops.sort()).toEqual(ADMIN_ROUTE_LIST.map((c) => `${c.method.toUpperCase()} /api${c.path}`).sort());
+      for (const c of ADMIN_ROUTE_LIST) {
+        const op = paths[`/api${c.path}`]![c.method]!;
+        // Each route's success answers, with their schemas...
+        for (const [status, res] of Object.entries(c.responses)) {
+          expect(op.responses[status]).toBeDefined();
+          if (res.schema) expect(op.responses[status]!.content![res.contentType ?? 'application/json']!.schema).toBeDefined();
+        }
+        // ...and every error code it declares, under the code's status.
+        const documented = Object.values(op.responses).flatMap((r) => (r.content?.['application/json']?.schema['x-error-codes'] as string[] | undefined) ?? []);
+        expect(documented.sort()).toEqual(declaredErrorCodes(c).sort());
+      }
+      const register = paths['/api/plugins/http']!['post']!;
+      expect(JSON.stringify(register)).toContain('baseUrl');
+      expect(register.responses['201']!.content!['application/json']!.schema).toEqual(expect.objectContaining({ type: 'object' }));
+      expect(register.responses['422']!.content!['application/json']!.schema['x-error-codes']).toContain('REGISTRATION_TLS_FAILED');
+      expect(register.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual(expect.arrayContaining(['BAD_REQUEST', 'REGISTRATION_URL_INVALID']));
+      const refresh = paths['/api/plugins/{pluginId}/refresh']!['post']!;
+      expect(refresh.responses['409']!.content!['application/json']!.schema['x-error-codes']).toEqual(['PLUGIN_STATE_CONFLICT']);
+      expect(paths['/api/console/events']!['get']!.responses['200']!.content!['text/event-stream']).toBeDefined();
+      expect(paths['/api/events']!['get']!.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual(['BAD_REQUEST']);
+      expect(paths['/api/console/messages']!['post']!.responses['200']!.content!['application/json']!.schema).toEqual(expect.objectContaining({ type: 'object' }));
     } finally {
       await host.close();
       rmSync(dataDir, { recursive: true, force: true });

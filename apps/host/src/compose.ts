@@ -1,12 +1,11 @@
 import type { Express } from 'express';
 import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
 import { createApp, ensureAdminToken, settingsForInitialize } from '@host/host-api';
-import { ConsoleProvider, createConsoleRouter } from '@host/host-console';
+import { ConsoleProvider, consoleRoutes } from '@host/host-console';
 import { Dispatcher } from '@host/host-dispatch';
-import { createHttpRegistrationRouter, HttpPluginRegistry, type HttpEndpointOptions } from '@host/host-http';
+import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
-import { consoleRouteDocs, httpPluginRouteDocs } from './route-docs';
 import { DEFAULT_STORE, openStores } from './stores';
 
 export interface HostOptions {
@@ -95,10 +94,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     adminTokenHash: token.hash,
     maxUploadBytes: o.maxUploadBytes,
     version: o.version,
-    apiRouters: [
-      { router: createConsoleRouter({ dispatcher, provider }), docs: consoleRouteDocs },
-      { router: createHttpRegistrationRouter({ registry: httpPlugins }), docs: httpPluginRouteDocs },
-    ],
+    apiRoutes: [...consoleRoutes({ dispatcher, provider }), ...httpRegistrationRoutes({ registry: httpPlugins })],
     log: (m) => o.log('error', m),
   });
 

@@ -16,7 +16,7 @@ import {
   PluginListResponseSchema,
   PluginResponseSchema,
   SettingsResponseSchema,
-} from './schemas';
+} from '@host/admin-api';
 import { createUnavailableRuntime } from '@host/host-installer';
 
 const ID = 'com.example.echo';

@@ -1,3 +1,4 @@
+import { ADMIN_ROUTES, type HealthResponse } from '@host/admin-api';
 import type { HostPaths, PluginLock, PluginLogStore, PluginRuntime, RegistryStore, SettingsStore } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
 import express, { Router, type Express, type RequestHandler } from 'express';
@@ -5,19 +6,11 @@ import { requireAdmin } from './auth';
 import { errorHandler } from './errors';
 import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl } from './plugin-view';
-import { defineRoute, mountRoutes, notFoundRoute, type RouteDef } from './route-table';
+import { implementRoute, mountRoutes, notFoundRoute, type RouteDef } from './route-table';
 import { packageRoutes } from './routes/package-routes';
 import { pluginRoutes } from './routes/plugin-routes';
-import { HealthResponseSchema } from './schemas';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
-
-/** A router another module adds under /api, behind the admin token. */
-export interface ApiRouterMount {
-  router: RequestHandler;
-  /** Its routes, for the OpenAPI document (handlers not needed). */
-  docs?: RouteDef<unknown, unknown>[];
-}
 
 export interface AppDeps {
   paths: HostPaths;
@@ -39,8 +32,12 @@ export interface AppDeps {
   http?: HttpPluginControl;
   maxUploadBytes?: number;
   version?: string;
-  /** Extra admin routers under /api (HTTP registration, ...). */
-  apiRouters?: ApiRouterMount[];
+  /**
+   * Routes other modules implement under /api (the console, HTTP plugin
+   * registration), each from its contract in @host/admin-api. They are
+   * mounted and documented like the admin API's own.
+   */
+  apiRoutes?: RouteDef<unknown, unknown>[];
   /** Routers at the site root without the admin token (the admin console's files). */
   rootRouters?: RequestHandler[];
   log?: (message: string) => void;
@@ -59,31 +56,17 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
 
   const routes: RouteDef<unknown, unknown>[] = [
-    defineRoute({
-      method: 'get',
-      path: '/health',
-      summary: 'Liveness of the host',
-      auth: false,
-      tags: ['host'],
-      responses: { 200: { description: 'The host is up.', schema: HealthResponseSchema } },
-      handler: async () => ({
-        body: { status: 'ok', version, startedAt: startedAt.toISOString(), uptimeSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000) },
-      }),
-    }) as RouteDef<unknown, unknown>,
+    implementRoute(ADMIN_ROUTES.health, async () => {
+      const body: HealthResponse = { status: 'ok', version, startedAt: startedAt.toISOString(), uptimeSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000) };
+      return { body };
+    }),
     ...packageRoutes({ ...deps, maxUploadBytes }),
     ...pluginRoutes({ ...deps, locks: deps.locks ?? deps.installer.locks }),
+    ...(deps.apiRoutes ?? []),
   ];
+  // One list: what is mounted is what the document describes.
   let openapi: Record<string, unknown> | undefined;
-  routes.push(
-    defineRoute({
-      method: 'get',
-      path: '/openapi.json',
-      summary: 'This OpenAPI 3.1 document',
-      tags: ['host'],
-      responses: { 200: { description: 'The document.' } },
-      handler: async () => ({ body: (openapi ??= buildOpenApiDocument([...routes, ...(deps.apiRouters ?? []).flatMap((m) => m.docs ?? [])], { version })) }),
-    }) as RouteDef<unknown, unknown>,
-  );
+  routes.push(implementRoute(ADMIN_ROUTES.openapi, async () => ({ body: (openapi ??= buildOpenApiDocument(routes, { version })) })));
 
   const publicApi = Router();
   mountRoutes(publicApi, routes.filter((r) => r.auth === false));
@@ -91,7 +74,6 @@ export function createApp(deps: AppDeps): Express {
   adminApi.use(requireAdmin(deps.adminTokenHash));
   adminApi.use(express.json({ limit: '1mb' }));
   mountRoutes(adminApi, routes.filter((r) => r.auth !== false));
-  for (const m of deps.apiRouters ?? []) adminApi.use(m.router);
   adminApi.use(notFoundRoute());
 
   app.use('/api', publicApi, adminApi);

@@ -18,7 +18,7 @@ interface HttpishError {
  * Turns every failure into `{"error": {"code", "message", "details"}}`.
  * Unknown failures become INTERNAL without leaking their text.
  */
-export function errorHandler(options: { maxUploadBytes: number; log?: (message: string) => void }): ErrorRequestHandler {
+export function errorHandler(options: { maxUploadBytes?: number; log?: (message: string) => void }): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     let e: HostError;
     const h = err as HttpishError;
@@ -27,7 +27,7 @@ export function errorHandler(options: { maxUploadBytes: number; log?: (message: 
     else if (h?.code === 'LIMIT_FILE_SIZE') {
       e = new HostError(
         'INSTALL_UPLOAD_TOO_LARGE',
-        `The upload is larger than the host accepts (${options.maxUploadBytes} bytes, HOST_MAX_UPLOAD_BYTES). Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.`,
+        `The upload is larger than the host accepts (${options.maxUploadBytes ?? 'the'} bytes, HOST_MAX_UPLOAD_BYTES). Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.`,
         { limit: options.maxUploadBytes, setting: 'HOST_MAX_UPLOAD_BYTES' },
       );
     } else if (typeof h?.code === 'string' && h.code.startsWith('LIMIT_')) {

@@ -1,9 +1,11 @@
+// The admin API's contract (schemas, route contracts, error body) lives in the
+// browser-safe @host/admin-api; it is re-exported for host code.
+export * from '@host/admin-api';
 export * from './app';
 export * from './auth';
 export * from './errors';
 export * from './openapi';
 export * from './plugin-view';
 export * from './route-table';
-export * from './schemas';
 export * from './settings';
 export { createUnavailableRuntime } from '@host/host-installer';

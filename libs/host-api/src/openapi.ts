@@ -1,7 +1,6 @@
+import { declaredErrorCodes, ErrorBodySchema, type RouteContract } from '@host/admin-api';
 import { ERROR_CATALOG, type ErrorCode } from '@host/protocol';
 import { z } from 'zod';
-import type { RouteDef } from './route-table';
-import { ErrorBodySchema } from './schemas';
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
@@ -13,11 +12,11 @@ function statusOf(code: ErrorCode): number {
 }
 
 /**
- * The OpenAPI 3.1 document of the admin API, generated from the route table:
- * every route with its parameters, request schema, responses and the error
- * codes it can answer with (grouped by HTTP status).
+ * The OpenAPI 3.1 document of the admin API, generated from the mounted route
+ * table: every route with its parameters, request schema, responses and the
+ * error codes it can answer with (grouped by HTTP status).
  */
-export function buildOpenApiDocument(routes: RouteDef<unknown, unknown>[], info: { version: string }): Record<string, unknown> {
+export function buildOpenApiDocument(routes: readonly RouteContract<unknown, unknown>[], info: { version: string }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const errorBody = jsonSchema(ErrorBodySchema, 'output');
   for (const r of routes) {
@@ -64,9 +63,10 @@ export function buildOpenApiDocument(routes: RouteDef<unknown, unknown>[], info:
     }
     const responses: Record<string, unknown> = {};
     for (const [status, res] of Object.entries(r.responses)) {
-      responses[status] = { description: res.description, ...(res.schema ? { content: { 'application/json': { schema: jsonSchema(res.schema, 'output') } } } : {}) };
+      const contentType = res.contentType ?? 'application/json';
+      responses[status] = { description: res.description, ...(res.schema ? { content: { [contentType]: { schema: jsonSchema(res.schema, 'output') } } } : {}) };
     }
-    const errors: ErrorCode[] = [...(r.auth === false ? [] : (['UNAUTHORIZED'] as ErrorCode[])), ...(r.errors ?? []), 'INTERNAL'];
+    const errors = declaredErrorCodes(r);
     const byStatus = new Map<number, ErrorCode[]>();
     for (const code of errors) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {

@@ -1,7 +1,7 @@
 import { HostError, type HostPaths, type HttpPluginRecord, type InvalidPackage, type PluginRecord, type PluginRuntime, type RuntimeStatus } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
 import { relative } from 'node:path';
-import type { PluginDetail, PluginSummary } from './schemas';
+import type { PluginDetail, PluginSummary } from '@host/admin-api';
 
 /** What the plugins routes need to know about HTTP plugins (the HTTP registry implements it). */
 export interface HttpPluginControl {

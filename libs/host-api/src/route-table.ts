@@ -1,10 +1,9 @@
+import type { RouteContract } from '@host/admin-api';
 import { HostError } from '@host/host-core';
-import type { ErrorCode } from '@host/protocol';
 import type { Request, RequestHandler, Response, Router } from 'express';
-import type { z } from 'zod';
 import { badRequest } from './errors';
 
-export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+export type { HttpMethod } from '@host/admin-api';
 
 /** What a handler returns: the status (default 200) and the JSON body. */
 export interface RouteResult {
@@ -21,34 +20,33 @@ export interface RouteContext<B, Q> {
 }
 
 /**
- * One admin API route: its documentation and its handler in one object, so
- * the OpenAPI document lists exactly the routes that exist, with the schemas
- * that validate them.
+ * Answers a request: a RouteResult sent as JSON, or nothing when the handler
+ * answered on `res` itself (a Server-Sent Events stream).
  */
-export interface RouteDef<B = unknown, Q = unknown> {
-  method: HttpMethod;
-  /** OpenAPI-style path under /api, e.g. `/plugins/{pluginId}`. */
-  path: string;
-  summary: string;
-  description?: string;
-  tags?: string[];
-  /** Requires the admin token (default true). */
-  auth?: boolean;
-  params?: Record<string, string>;
-  query?: z.ZodType<Q>;
-  body?: z.ZodType<B>;
-  /** multipart/form-data: the file field and the schema of the other fields. */
-  multipart?: { fileField: string; fileDescription: string; fields: z.ZodType<B> };
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
-  errors?: ErrorCode[];
-  /** Middleware to run before validation (multer for uploads). */
+export type RouteHandler<B, Q> = (ctx: RouteContext<B, Q>) => Promise<RouteResult | void>;
+
+/**
+ * One admin API route: its contract (documentation, from @host/admin-api) and
+ * its handler in one object, so the OpenAPI document lists exactly the routes
+ * that are mounted, with the schemas that validate them.
+ */
+export interface RouteDef<B = unknown, Q = unknown> extends RouteContract<B, Q> {
+  /** Middleware to run before validation (multer for uploads, a body parser). */
   before?: RequestHandler[];
-  handler?: (ctx: RouteContext<B, Q>) => Promise<RouteResult>;
+  handler?: RouteHandler<B, Q>;
 }
 
 /** Keeps the handler's body and query types tied to the route's schemas. */
 export function defineRoute<B = undefined, Q = undefined>(def: RouteDef<B, Q>): RouteDef<B, Q> {
   return def;
+}
+
+/**
+ * A route from its contract and its handler. The result is typed loosely so
+ * routes of different bodies fit one list.
+ */
+export function implementRoute<B, Q>(contract: RouteContract<B, Q>, handler: RouteHandler<B, Q>, options: { before?: RequestHandler[] } = {}): RouteDef<unknown, unknown> {
+  return { ...contract, ...options, handler } as RouteDef<unknown, unknown>;
 }
 
 /** `/plugins/{pluginId}` -> `/plugins/:pluginId` */
@@ -77,7 +75,9 @@ export function mountRoutes(router: Router, routes: RouteDef<unknown, unknown>[]
       }
       const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));
       const result = await handler({ req, res, params, body, query });
-      if (!res.headersSent) res.status(result.status ?? 200).json(result.body);
+      if (res.headersSent) return;
+      if (!result) throw new Error(`${route.method.toUpperCase()} ${route.path} answered nothing`);
+      res.status(result.status ?? 200).json(result.body);
     });
   }
 }

@@ -5,7 +5,17 @@ import { answeredDelivery, type Delivery, type OutboundSink, type PluginEndpoint
 import { Dispatcher } from '@host/host-dispatch';
 import { CommandSchema, type MessageEvent } from '@host/protocol';
 import { ConsoleProvider } from './console-provider';
-import { createConsoleRouter } from './console-router';
+import { consoleRoutes, createConsoleRouter } from './console-router';
+import {
+  ADMIN_ROUTES,
+  ConsoleMessageResponseSchema,
+  ConsoleStreamDataSchema,
+  declaredErrorCodes,
+  ErrorBodySchema,
+  EventListResponseSchema,
+  routeKey,
+  type RouteContract,
+} from '@host/admin-api';
 
 /** An in-process echo plugin: replies to /echo before acknowledging, and again later when asked. */
 class EchoPlugin implements PluginEndpoint {
@@ -120,6 +130,7 @@ describe('console event stream and list', () => {
       while (!text.includes('event: completed')) text += new TextDecoder().decode((await reader.read()).value);
       const completed = text.split('\n\n').find((b) => b.startsWith('event: completed'))!;
       const data = JSON.parse(completed.split('\ndata: ')[1]!);
+      expect(ConsoleStreamDataSchema.safeParse(data).success).toBe(true);
       expect(data.record.outbound[0].body.msg_type).toBe(2);
       expect(data.record.event.message.content).toBe('/echo hi');
     } finally {
@@ -134,5 +145,60 @@ describe('console event stream and list', () => {
     await request(a).post('/api/console/messages').send(body('second'));
     const res = await request(a).get('/api/events?pluginId=com.example.echo&limit=1');
     expect(res.body.events.map((e: { event: MessageEvent }) => e.event.message.content)).toEqual(['second']);
+  });
+});
+
+describe('console routes and their contracts', () => {
+  const options = () => {
+    const provider = new ConsoleProvider();
+    return { dispatcher: new Dispatcher({ endpoints: () => [], defaultProvider: provider.id }), provider };
+  };
+
+  it('implement the console contracts of the admin API, nothing more', () => {
+    const routes = consoleRoutes(options());
+    expect(routes.map(routeKey)).toEqual([ADMIN_ROUTES.sendConsoleMessage, ADMIN_ROUTES.consoleEvents, ADMIN_ROUTES.listEvents].map(routeKey));
+    for (const r of routes) {
+      const contract = [ADMIN_ROUTES.sendConsoleMessage, ADMIN_ROUTES.consoleEvents, ADMIN_ROUTES.listEvents].find((c) => routeKey(c) === routeKey(r))!;
+      expect({ errors: r.errors, responses: r.responses, body: r.body, query: r.query }).toEqual({
+        errors: contract.errors,
+        responses: contract.responses,
+        body: contract.body,
+        query: contract.query,
+      });
+      expect(r.handler).toEqual(expect.any(Function));
+    }
+  });
+
+  it('answer with the documented response schemas', async () => {
+    const { app: a } = app();
+    const sent = await request(a).post('/api/console/messages').send(body('/echo hi'));
+    expect(ConsoleMessageResponseSchema.safeParse(sent.body).error).toBeUndefined();
+    const listed = await request(a).get('/api/events');
+    expect(EventListResponseSchema.safeParse(listed.body).error).toBeUndefined();
+    expect(listed.body.events).toHaveLength(1);
+  });
+
+  /** A failure, with a code the route's contract declares. */
+  const expectDeclared = (res: request.Response, contract: RouteContract, code: string) => {
+    expect(res.status).toBe(400);
+    expect(ErrorBodySchema.safeParse(res.body).success).toBe(true);
+    expect(res.body.error.code).toBe(code);
+    expect(declaredErrorCodes(contract)).toContain(code);
+  };
+
+  it.each([
+    ['an invalid body', 'post', '/api/console/messages', ADMIN_ROUTES.sendConsoleMessage],
+    ['a negative history', 'get', '/api/console/events?history=-1', ADMIN_ROUTES.consoleEvents],
+    ['a history that is not a number', 'get', '/api/console/events?history=all', ADMIN_ROUTES.consoleEvents],
+    ['a zero limit', 'get', '/api/events?limit=0', ADMIN_ROUTES.listEvents],
+    ['a limit that is not a number', 'get', '/api/events?limit=ten', ADMIN_ROUTES.listEvents],
+  ] as const)('refuse %s with BAD_REQUEST, a declared code', async (_label, method, path, contract) => {
+    const r = request(app().app)[method](path);
+    expectDeclared(await (method === 'post' ? r.send({ text: 1 }) : r), contract, 'BAD_REQUEST');
+  });
+
+  it('refuse a body that is not JSON with BAD_REQUEST', async () => {
+    const res = await request(app().app).post('/api/console/messages').set('content-type', 'application/json').send('{"text": ');
+    expectDeclared(res, ADMIN_ROUTES.sendConsoleMessage, 'BAD_REQUEST');
   });
 });

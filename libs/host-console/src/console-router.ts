@@ -1,9 +1,15 @@
-import { json, Router, type Request, type Response } from 'express';
-import { z } from 'zod';
-import { HostError, invalidRequest } from '@host/host-core';
-import type { DeliveryRecord, Dispatcher, EventLogUpdate, EventRecord } from '@host/host-dispatch';
-import { MENTION_ID_PATTERN } from '@host/messages';
-import { NonBlankString, toValidationIssues } from '@host/protocol';
+import {
+  ADMIN_ROUTES,
+  ConsoleMessageRequestSchema,
+  type ConsoleMessageRequest,
+  type ConsoleMessageResponse,
+  type EventListResponse,
+  type RouteContract,
+} from '@host/admin-api';
+import { errorHandler, implementRoute, mountRoutes, type RouteDef, type RouteHandler } from '@host/host-api';
+import { invalidRequest } from '@host/host-core';
+import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
+import { json, Router, type RequestHandler } from 'express';
 import type { ConsoleProvider } from './console-provider';
 
 export interface ConsoleRouterOptions {
@@ -15,32 +21,8 @@ export interface ConsoleRouterOptions {
   heartbeatMilliseconds?: number;
 }
 
-const MAX_TEXT_CHARS = 4000;
-
-export const ConsoleMessageRequestSchema = z.strictObject({
-  conversation: z.strictObject({
-    type: z.enum(['group', 'c2c']),
-    id: NonBlankString.max(128),
-  }),
-  sender: z.strictObject({
-    id: z.string().regex(MENTION_ID_PATTERN, { message: 'must be 1 to 128 letters, digits or _ . : @ -' }),
-    displayName: z.string().max(64).optional(),
-  }),
-  text: z.string().max(MAX_TEXT_CHARS),
-  waitMs: z.number().int().min(0).optional(),
-});
-export type ConsoleMessageRequest = z.infer<typeof ConsoleMessageRequestSchema>;
-
-/** The answer to POST /console/messages. */
-export interface ConsoleMessageResponse {
-  eventId: string;
-  /** False when a handler was still running when the answer was sent (see `maxWaitMilliseconds`). */
-  completed: boolean;
-  deliveries: Pick<DeliveryRecord, 'pluginId' | 'state' | 'accepted' | 'intercepted' | 'error' | 'completion'>[];
-  outbound: { pluginId: string; target: { type: string; id: string }; body: unknown }[];
-  /** Messages the host refused (rendering or permission), with the code the plugin got. */
-  refused: { pluginId: string; target: { type: string; id: string }; error: { code: string; message: string } }[];
-}
+// The request and response shapes are part of the admin API's contract.
+export { ConsoleMessageRequestSchema, type ConsoleMessageRequest, type ConsoleMessageResponse };
 
 export function toConsoleResponse(record: EventRecord): ConsoleMessageResponse {
   return {
@@ -65,12 +47,9 @@ export function summarize(record: EventRecord): Omit<EventRecord, 'event'> & { e
   return { ...record, event };
 }
 
-function sendError(res: Response, e: HostError): void {
-  res.status(e.status).json({ error: e.toJSON() });
-}
-
 /**
- * Routes of the console provider, to mount under /api behind admin auth:
+ * Routes of the console provider, to mount under /api behind admin auth, each
+ * implementing its contract from @host/admin-api:
  * - POST /console/messages: send a message as a console user; answers when
  *   every chosen plugin's handler completed or failed (at most
  *   `maxWaitMilliseconds`), after collecting replies for `waitMs` more when given.
@@ -78,33 +57,33 @@ function sendError(res: Response, e: HostError): void {
  *   first replays the N newest records).
  * - GET /events: recent event records as JSON (`?pluginId=`, `?limit=`).
  */
-export function createConsoleRouter(o: ConsoleRouterOptions): Router {
-  const router = Router();
+export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
+  const routes: RouteDef[] = [];
+  const route = <B, Q>(contract: RouteContract<B, Q>, handler: RouteHandler<B, Q>, before?: RequestHandler[]) =>
+    routes.push(implementRoute(contract, handler, { before }));
   const maxWait = o.maxWaitMilliseconds ?? 30_000;
   const heartbeat = o.heartbeatMilliseconds ?? 15_000;
 
-  router.post('/console/messages', json({ limit: '64kb' }), async (req: Request, res: Response) => {
-    const parsed = ConsoleMessageRequestSchema.safeParse(req.body);
-    if (!parsed.success) {
-      const issues = toValidationIssues(parsed.error, 'console');
-      return sendError(res, invalidRequest('console message', issues));
-    }
-    const input = parsed.data;
-    if (input.waitMs !== undefined && input.waitMs > maxWait) {
-      return sendError(res, invalidRequest('console message', [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]));
-    }
-    const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
-    if (record.completedAt === null) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([o.dispatcher.whenCompleted(record.eventId), new Promise((r) => (timer = setTimeout(r, maxWait)))]);
-      clearTimeout(timer);
-    }
-    if (input.waitMs) await new Promise((r) => setTimeout(r, input.waitMs));
-    res.json(toConsoleResponse(record));
-  });
+  route(
+    ADMIN_ROUTES.sendConsoleMessage,
+    async ({ body: input }) => {
+      if (input.waitMs !== undefined && input.waitMs > maxWait) {
+        throw invalidRequest('console message', [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]);
+      }
+      const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
+      if (record.completedAt === null) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([o.dispatcher.whenCompleted(record.eventId), new Promise((r) => (timer = setTimeout(r, maxWait)))]);
+        clearTimeout(timer);
+      }
+      if (input.waitMs) await new Promise((r) => setTimeout(r, input.waitMs));
+      return { body: toConsoleResponse(record) };
+    },
+    [json({ limit: '64kb' })],
+  );
 
-  router.get('/console/events', (req: Request, res: Response) => {
-    const history = Math.min(Number(req.query['history'] ?? 0) || 0, o.dispatcher.events.capacity);
+  route(ADMIN_ROUTES.consoleEvents, async ({ req, res, query }) => {
+    const history = Math.min(query.history, o.dispatcher.events.capacity);
     res.status(200).set({
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
@@ -130,11 +109,22 @@ export function createConsoleRouter(o: ConsoleRouterOptions): Router {
     })();
   });
 
-  router.get('/events', (req: Request, res: Response) => {
-    const limit = Math.min(Math.max(Number(req.query['limit'] ?? 100) || 100, 1), o.dispatcher.events.capacity);
-    const pluginId = typeof req.query['pluginId'] === 'string' ? req.query['pluginId'] : undefined;
-    res.json({ events: o.dispatcher.events.list({ limit, ...(pluginId ? { pluginId } : {}) }).map(summarize) });
+  route(ADMIN_ROUTES.listEvents, async ({ query }) => {
+    const limit = Math.min(query.limit, o.dispatcher.events.capacity);
+    const body: EventListResponse = { events: o.dispatcher.events.list({ limit, ...(query.pluginId ? { pluginId: query.pluginId } : {}) }).map(summarize) };
+    return { body };
   });
 
+  return routes;
+}
+
+/**
+ * The console routes as a router of their own, answering failures as the
+ * admin API does (for hosts and tests that do not use `createApp`).
+ */
+export function createConsoleRouter(o: ConsoleRouterOptions): Router {
+  const router = Router();
+  mountRoutes(router, consoleRoutes(o));
+  router.use(errorHandler({}));
   return router;
 }

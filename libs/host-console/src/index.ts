@@ -1,6 +1,7 @@
 export { ConsoleProvider, type ConsoleMessageInput, type ConsoleProviderOptions } from './console-provider';
 export {
   createConsoleRouter,
+  consoleRoutes,
   ConsoleMessageRequestSchema,
   toConsoleResponse,
   summarize,

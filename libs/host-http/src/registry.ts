@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { RegisterHttpPluginSchema, type RegisterHttpPluginInput } from '@host/admin-api';
 import { HostError, KeyedLock, type HttpPluginRecord, type PluginEndpoint, type PluginLock, type PluginRecord, type RegistryStore, type RuntimeStatus } from '@host/host-core';
 import { capabilityNames, toValidationIssues, type CapabilityName, type HttpManifest } from '@host/protocol';
 import { parseBaseUrl } from './base-url';
@@ -30,13 +30,8 @@ export interface HttpPluginRegistryDeps extends HttpEndpointOptions {
   manifestTimeoutMilliseconds?: number;
 }
 
-/** Body of `POST /plugins/http`. */
-export const RegisterHttpPluginSchema = z.strictObject({
-  baseUrl: z.string().describe('The plugin service address, e.g. https://plugin.example.com.'),
-  requestTimeoutMilliseconds: z.number().int().min(100).max(120_000).optional().describe('Per-event timeout; default 10000.'),
-  enabled: z.boolean().default(true),
-});
-export type RegisterHttpPluginInput = z.input<typeof RegisterHttpPluginSchema>;
+// The body of `POST /plugins/http` is part of the admin API's contract.
+export { RegisterHttpPluginSchema, type RegisterHttpPluginInput };
 
 /** What the API shows of an HTTP plugin. The signing secret is never part of it. */
 export interface HttpPluginView {

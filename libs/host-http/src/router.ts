@@ -1,3 +1,7 @@
+import { ADMIN_ROUTES, type RefreshHttpPluginResponse, type RegisterHttpPluginResponse } from '@host/admin-api';
+import { implementRoute, mountRoutes, type RouteDef } from '@host/host-api';
+import { HostError } from '@host/host-core';
+import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import express, { Router } from 'express';
 import type { HttpPluginRegistry } from './registry';
 
@@ -7,32 +11,43 @@ export interface HttpRegistrationRouterDeps {
 
 /**
  * Admin routes of the HTTP transport, to mount under the API prefix (behind
- * the admin authentication):
+ * the admin authentication), each implementing its contract from
+ * @host/admin-api (which lists every error code it can answer with):
  *
  *   POST /plugins/http               {baseUrl, requestTimeoutMilliseconds?, enabled?}
  *                                    -> 201 {plugin, signingSecret, notice}
- *   POST /plugins/:pluginId/refresh  -> 200 {plugin, previousVersion, changed}
+ *   POST /plugins/{pluginId}/refresh -> 200 {plugin, previousVersion, changed}
  *
- * Failures are passed to `next` as HostErrors (REGISTRATION_*, BAD_REQUEST,
- * PLUGIN_NOT_FOUND, PLUGIN_STATE_CONFLICT) for the app's error handler.
+ * Failures are thrown as HostErrors for the app's error handler.
  * Enable, disable, remove and health are registry methods the plugins routes call.
  */
-export function createHttpRegistrationRouter({ registry }: HttpRegistrationRouterDeps): Router {
+export function httpRegistrationRoutes({ registry }: HttpRegistrationRouterDeps): RouteDef[] {
+  return [
+    implementRoute(
+      ADMIN_ROUTES.registerHttpPlugin,
+      async ({ body }) => {
+        const result = await registry.register(body);
+        const answer: RegisterHttpPluginResponse = {
+          ...result,
+          notice: 'Copy the signing secret now: it is shown only once. Configure the plugin with it so it can verify requests from this host.',
+        };
+        return { status: 201, body: answer };
+      },
+      // Parses only when the app has not parsed the body already.
+      { before: [express.json({ limit: '16kb' })] },
+    ),
+    implementRoute(ADMIN_ROUTES.refreshHttpPlugin, async ({ params }) => {
+      const pluginId = params['pluginId']!;
+      if (!PLUGIN_ID_PATTERN.test(pluginId)) throw new HostError('PLUGIN_NOT_FOUND', `No plugin with pluginId ${pluginId}. List plugins with GET /api/plugins.`, { pluginId });
+      const answer: RefreshHttpPluginResponse = await registry.refresh(pluginId);
+      return { body: answer };
+    }),
+  ];
+}
+
+/** The registration routes as a router of their own; failures go to the app's error handler. */
+export function createHttpRegistrationRouter(deps: HttpRegistrationRouterDeps): Router {
   const router = Router();
-  // Parses only when the app has not parsed the body already.
-  const json = express.json({ limit: '16kb' });
-
-  router.post('/plugins/http', json, async (req, res) => {
-    const result = await registry.register(req.body ?? {});
-    res.status(201).json({
-      ...result,
-      notice: 'Copy the signing secret now: it is shown only once. Configure the plugin with it so it can verify requests from this host.',
-    });
-  });
-
-  router.post('/plugins/:pluginId/refresh', async (req, res) => {
-    res.json(await registry.refresh(String(req.params['pluginId'])));
-  });
-
+  mountRoutes(router, httpRegistrationRoutes(deps));
   return router;
 }

@@ -1,26 +1,16 @@
-import { PendingUpdateSchema } from '@host/host-installer';
-import { ERROR_CATALOG, HttpManifestSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
-import { PLUGIN_STATES } from '@host/host-core';
+import { HttpManifestSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
 import { z } from 'zod';
+import { IssueSchema } from './issue';
 
 /**
- * Request and response shapes of the admin API. Handlers validate requests
- * with these, the OpenAPI document is generated from them, and the API tests
- * check responses against them: one definition for all three.
+ * Plugin states as the admin API reports them. stdio plugins move through the
+ * runtime states; HTTP plugins are `running` (enabled) or `stopped`
+ * (disabled) and carry a separate health.
  */
+export const PLUGIN_STATES = ['installed', 'starting', 'running', 'stopping', 'stopped', 'restartPending', 'failed', 'invalidManifest'] as const;
+export type PluginState = (typeof PLUGIN_STATES)[number];
 
-const ERROR_CODES = Object.keys(ERROR_CATALOG) as [string, ...string[]];
-
-export const IssueSchema = z.object({ code: z.string(), path: z.string(), message: z.string() });
-
-export const ErrorBodySchema = z.object({
-  error: z.object({
-    code: z.enum(ERROR_CODES).describe('Stable error code; see the error catalogue.'),
-    message: z.string().describe('What went wrong and what to do.'),
-    details: z.unknown().optional().describe('Specifics: the entry, the limit, validation issues...'),
-  }),
-  pendingUpdate: PendingUpdateSchema.optional().describe('Present with UPDATE_CONFIRMATION_REQUIRED.'),
-});
+export const PluginIdParam = z.string().regex(PLUGIN_ID_PATTERN);
 
 export const RuntimeStatusSchema = z.object({
   state: z.enum(PLUGIN_STATES),
@@ -35,6 +25,7 @@ export const RuntimeStatusSchema = z.object({
   lastError: z.string().optional(),
   health: z.enum(['healthy', 'degraded', 'unreachable']).optional(),
 });
+export type RuntimeStatusView = z.infer<typeof RuntimeStatusSchema>;
 
 export const PluginSummarySchema = z.object({
   pluginId: z.string(),
@@ -63,54 +54,38 @@ export const PluginDetailSchema = PluginSummarySchema.extend({
 });
 export type PluginDetail = z.infer<typeof PluginDetailSchema>;
 
-export const PluginIdParam = z.string().regex(PLUGIN_ID_PATTERN);
-
 export const HealthResponseSchema = z.object({
   status: z.literal('ok'),
   version: z.string(),
   startedAt: z.string(),
   uptimeSeconds: z.number(),
 });
+export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 
 export const PluginListResponseSchema = z.object({ plugins: z.array(PluginSummarySchema) });
+export type PluginListResponse = z.infer<typeof PluginListResponseSchema>;
 export const PluginResponseSchema = z.object({ plugin: PluginDetailSchema });
+export type PluginResponse = z.infer<typeof PluginResponseSchema>;
 
-export const PackageUploadFieldsSchema = z.strictObject({
-  startAfterInstall: z.enum(['true', 'false']).optional().describe('Start the plugin right after installation.'),
-});
-
-export const InstallResponseSchema = z.object({
-  plugin: PluginDetailSchema,
-  started: z.boolean(),
-  startError: z.object({ code: z.string(), message: z.string() }).optional().describe('Installed, but starting failed.'),
-  backup: z.string().optional().describe('Backup folder of the replaced version (updates).'),
-});
-
-export const ConfirmUpdateBodySchema = z.strictObject({
-  startAfterInstall: z.boolean().optional().describe('Start the plugin after the update even if it was not running.'),
-});
-
-export const PendingUpdateResponseSchema = z.object({ pendingUpdate: PendingUpdateSchema });
-export const CancelledResponseSchema = z.object({ cancelled: z.string() });
 export const UninstallResponseSchema = z.object({
   uninstalled: z.string(),
   backup: z.string().nullable().describe('Where the package folder went; data and config are kept.'),
 });
+export type UninstallResponse = z.infer<typeof UninstallResponseSchema>;
 export const DataDeletedResponseSchema = z.object({ deleted: z.string() });
+export type DataDeletedResponse = z.infer<typeof DataDeletedResponseSchema>;
 
 export const LogsQuerySchema = z.object({
   tail: z.coerce.number().int().min(1).max(5000).default(200).describe('Number of most recent lines (1 to 5000).'),
 });
-export const LogsResponseSchema = z.object({
-  lines: z.array(
-    z.object({
-      at: z.string(),
-      stream: z.enum(['stderr', 'log', 'host']),
-      level: z.enum(['trace', 'debug', 'info', 'warn', 'error']),
-      message: z.string(),
-    }),
-  ),
+export const LogLineSchema = z.object({
+  at: z.string(),
+  stream: z.enum(['stderr', 'log', 'host']),
+  level: z.enum(['trace', 'debug', 'info', 'warn', 'error']),
+  message: z.string(),
 });
+export const LogsResponseSchema = z.object({ lines: z.array(LogLineSchema) });
+export type LogsResponse = z.infer<typeof LogsResponseSchema>;
 
 const SettingValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 export const SettingsResponseSchema = z.object({
@@ -119,8 +94,10 @@ export const SettingsResponseSchema = z.object({
     .record(z.string(), z.union([SettingValue, z.object({ set: z.boolean() })]))
     .describe('Current values (defaults where unset); secret fields show only {"set": true|false}.'),
 });
+export type SettingsResponse = z.infer<typeof SettingsResponseSchema>;
 export const SettingsPutBodySchema = z.strictObject({
   values: z
     .record(z.string(), SettingValue)
     .describe('Fields to change. null clears a field (its default applies); a blank or null secret keeps the stored one; omitted fields keep their value.'),
 });
+export type SettingsPutBody = z.infer<typeof SettingsPutBodySchema>;

@@ -1,0 +1,121 @@
+import { MENTION_ID_PATTERN } from '@host/messages';
+import { CommandMatchSchema, MessageEventSchema, NonBlankString, TargetSchema } from '@host/protocol';
+import { z } from 'zod';
+
+/** Longest text of a console message. */
+export const MAX_CONSOLE_TEXT_CHARS = 4000;
+
+/** Body of POST /console/messages. */
+export const ConsoleMessageRequestSchema = z.strictObject({
+  conversation: z.strictObject({
+    type: z.enum(['group', 'c2c']),
+    id: NonBlankString.max(128),
+  }),
+  sender: z.strictObject({
+    id: z.string().regex(MENTION_ID_PATTERN, { message: 'must be 1 to 128 letters, digits or _ . : @ -' }),
+    displayName: z.string().max(64).optional(),
+  }),
+  text: z.string().max(MAX_CONSOLE_TEXT_CHARS),
+  waitMs: z.number().int().min(0).optional().describe('Collect replies this many milliseconds longer (at most the host limit, default 30000).'),
+});
+export type ConsoleMessageRequest = z.infer<typeof ConsoleMessageRequestSchema>;
+
+const CodeMessageSchema = z.object({ code: z.string(), message: z.string() });
+
+export const DELIVERY_STATES = ['queued', 'sent', 'running', 'declined', 'completed', 'failed'] as const;
+export type DeliveryStateView = (typeof DELIVERY_STATES)[number];
+
+export const CompletionSchema = z.object({
+  at: z.string(),
+  error: CodeMessageSchema.nullable().describe("null when the handler succeeded; its own error, or delivery.deadline / delivery.interrupted."),
+  durationMs: z.number().nullable(),
+});
+
+/** The answer to POST /console/messages. */
+export const ConsoleMessageResponseSchema = z.object({
+  eventId: z.string(),
+  completed: z.boolean().describe('False when a handler was still running when the answer was sent.'),
+  deliveries: z.array(
+    z.object({
+      pluginId: z.string(),
+      state: z.enum(DELIVERY_STATES),
+      accepted: z.boolean(),
+      intercepted: z.boolean(),
+      error: CodeMessageSchema.nullable(),
+      completion: CompletionSchema.nullable(),
+    }),
+  ),
+  outbound: z.array(z.object({ pluginId: z.string(), target: TargetSchema, body: z.unknown().describe('Exactly what the provider received (for QQ Bot, its request body).') })),
+  refused: z
+    .array(z.object({ pluginId: z.string(), target: TargetSchema, error: CodeMessageSchema }))
+    .describe('Messages the host refused (rendering or permission), with the code the plugin got.'),
+});
+export type ConsoleMessageResponse = z.infer<typeof ConsoleMessageResponseSchema>;
+
+/** A message a plugin sent, or tried to send, with the provider body it became. */
+export const OutboundRecordSchema = z.object({
+  pluginId: z.string(),
+  kind: z.enum(['reply', 'send']),
+  eventId: z.string().optional(),
+  target: TargetSchema,
+  body: z.unknown(),
+  messageId: z.string().optional(),
+  at: z.string(),
+  error: CodeMessageSchema.nullable(),
+});
+
+/**
+ * An event record as listed and streamed: everything but the provider's raw
+ * payload. Fields the event log adds later are dropped by a parse, not refused.
+ */
+export const EventRecordSummarySchema = z.object({
+  eventId: z.string(),
+  source: z.string(),
+  receivedAt: z.string(),
+  routedAt: z.string().nullable().describe('When every recipient had decided or failed.'),
+  completedAt: z.string().nullable().describe('When every delivery had reached a final state.'),
+  event: MessageEventSchema.omit({ rawPayload: true }),
+  recipients: z.array(z.string()).describe('The chosen plugins in delivery order.'),
+  deliveries: z.array(
+    z.object({
+      pluginId: z.string(),
+      transport: z.enum(['stdio-jsonrpc', 'http']),
+      command: CommandMatchSchema.optional(),
+      startedAt: z.string(),
+      state: z.enum(DELIVERY_STATES),
+      sent: z.boolean(),
+      done: z.boolean(),
+      accepted: z.boolean(),
+      intercepted: z.boolean(),
+      error: CodeMessageSchema.nullable(),
+      notice: CodeMessageSchema.optional(),
+      durationMs: z.number().nullable(),
+      completion: CompletionSchema.nullable(),
+    }),
+  ),
+  outbound: z.array(OutboundRecordSchema),
+  interceptedBy: z.string().nullable(),
+  replySequence: z.number().int(),
+});
+export type EventRecordSummary = z.infer<typeof EventRecordSummarySchema>;
+
+/** Query of GET /console/events. */
+export const ConsoleEventsQuerySchema = z.object({
+  history: z.coerce.number().int().min(0).default(0).describe('First replay this many of the newest records (capped at the event log capacity).'),
+});
+
+/** The `data` of each Server-Sent Event of GET /console/events; the SSE `event` field repeats `type`. */
+export const ConsoleStreamDataSchema = z.union([
+  z.object({ type: z.enum(['event', 'delivery', 'outbound', 'routed', 'completed']), record: EventRecordSummarySchema }),
+  z.object({ type: z.literal('send'), outbound: OutboundRecordSchema }),
+]);
+export type ConsoleStreamData = z.infer<typeof ConsoleStreamDataSchema>;
+
+/** Query of GET /events. */
+export const EventsQuerySchema = z.object({
+  pluginId: z.string().optional().describe('Only events delivered to this plugin.'),
+  limit: z.coerce.number().int().min(1).default(100).describe('At most this many records (capped at the event log capacity).'),
+});
+
+export const EventListResponseSchema = z.object({ events: z.array(EventRecordSummarySchema).describe('Newest first.') });
+export type EventListResponse = z.infer<typeof EventListResponseSchema>;

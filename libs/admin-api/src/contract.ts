@@ -1,0 +1,83 @@
+import type { ErrorCode } from '@host/protocol';
+import type { z } from 'zod';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+
+/** One documented answer of a route. */
+export interface ResponseContract {
+  description: string;
+  schema?: z.ZodType;
+  /** Default application/json; text/event-stream for streams. */
+  contentType?: string;
+}
+
+/**
+ * The documentation half of an admin API route, as plain data: what it is
+ * called with, what it answers and every error code it can answer with. The
+ * host pairs each contract with its handler; the OpenAPI document, the admin
+ * app and the tests read the same object.
+ */
+export interface RouteContract<B = unknown, Q = unknown> {
+  method: HttpMethod;
+  /** OpenAPI-style path under /api, e.g. `/plugins/{pluginId}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  /** Requires the admin token (default true). */
+  auth?: boolean;
+  /** Path parameters with their descriptions. */
+  params?: Record<string, string>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  /** multipart/form-data: the file field and the schema of the other fields. */
+  multipart?: { fileField: string; fileDescription: string; fields: z.ZodType<B> };
+  /** Successful answers by HTTP status. */
+  responses: Record<number, ResponseContract>;
+  /**
+   * Every catalogue code the route itself can answer with. UNAUTHORIZED (for
+   * routes behind the admin token) and INTERNAL apply to every route and are
+   * added by `declaredErrorCodes`.
+   */
+  errors: readonly ErrorCode[];
+}
+
+/** Keeps the body and query types of a contract tied to its schemas. */
+export function defineContract<B = undefined, Q = undefined>(contract: RouteContract<B, Q>): RouteContract<B, Q> {
+  return contract;
+}
+
+/** Every error code a route can answer with, the shared ones included. */
+export function declaredErrorCodes(contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors'>): ErrorCode[] {
+  const codes: ErrorCode[] = [...(contract.auth === false ? [] : (['UNAUTHORIZED'] as ErrorCode[])), ...contract.errors, 'INTERNAL'];
+  return [...new Set(codes)];
+}
+
+/** `GET /plugins/{pluginId}`: how routes are named in lists and messages. */
+export function routeKey(contract: Pick<RouteContract<unknown, unknown>, 'method' | 'path'>): string {
+  return `${contract.method.toUpperCase()} ${contract.path}`;
+}
+
+/**
+ * The contract whose path template matches a request path (relative to /api,
+ * without the query string), or undefined.
+ */
+export function matchRoute<C extends Pick<RouteContract<unknown, unknown>, 'method' | 'path'>>(
+  contracts: readonly C[],
+  method: string,
+  path: string,
+): C | undefined {
+  const m = method.toLowerCase();
+  // Literal segments win over parameters (`/plugins/http` before `/plugins/{pluginId}`).
+  const candidates = contracts.filter((c) => c.method === m && templateRegExp(c.path).test(path));
+  return candidates.sort((a, b) => paramCount(a.path) - paramCount(b.path))[0];
+}
+
+function templateRegExp(template: string): RegExp {
+  const parts = template.split(/(\{[A-Za-z0-9_]+\})/).map((p) => (p.startsWith('{') ? '[^/]+' : p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${parts.join('')}$`);
+}
+
+function paramCount(template: string): number {
+  return (template.match(/\{/g) ?? []).length;
+}

@@ -1,0 +1,300 @@
+import type { ErrorCode } from '@host/protocol';
+import {
+  ConsoleEventsQuerySchema,
+  ConsoleMessageRequestSchema,
+  ConsoleMessageResponseSchema,
+  ConsoleStreamDataSchema,
+  EventListResponseSchema,
+  EventsQuerySchema,
+} from './console';
+import { defineContract, type RouteContract } from './contract';
+import { RefreshHttpPluginResponseSchema, RegisterHttpPluginResponseSchema, RegisterHttpPluginSchema } from './http-plugins';
+import {
+  CancelledResponseSchema,
+  ConfirmUpdateBodySchema,
+  InstallResponseSchema,
+  PackageUploadFieldsSchema,
+  PendingUpdateResponseSchema,
+} from './packages';
+import {
+  DataDeletedResponseSchema,
+  HealthResponseSchema,
+  LogsQuerySchema,
+  LogsResponseSchema,
+  PluginListResponseSchema,
+  PluginResponseSchema,
+  SettingsPutBodySchema,
+  SettingsResponseSchema,
+  UninstallResponseSchema,
+} from './plugins';
+
+const PLUGIN_PARAM = { pluginId: 'The plugin id, for example com.example.echo.' };
+const PENDING_PARAM = { id: 'Pending update id from the UPDATE_CONFIRMATION_REQUIRED answer.' };
+
+/** Why a stdio plugin process did not start (the runtime's start failures). */
+const START_ERRORS: ErrorCode[] = [
+  'PLUGIN_START_FAILED',
+  'PLUGIN_START_TIMEOUT',
+  'PLUGIN_COMMAND_NOT_FOUND',
+  'PLUGIN_WORKDIR_INVALID',
+  'PLUGIN_HANDSHAKE_INVALID',
+  'PLUGIN_STDOUT_POLLUTION',
+];
+
+/** Why fetching an HTTP plugin's manifest failed, at registration and refresh. */
+const MANIFEST_FETCH_ERRORS: ErrorCode[] = [
+  'REGISTRATION_ADDRESS_REFUSED',
+  'REGISTRATION_UNREACHABLE',
+  'REGISTRATION_TIMEOUT',
+  'REGISTRATION_TLS_FAILED',
+  'REGISTRATION_REDIRECT',
+  'REGISTRATION_HTTP_STATUS',
+  'REGISTRATION_NOT_JSON',
+  'REGISTRATION_TOO_LARGE',
+  'REGISTRATION_MANIFEST_INVALID',
+  'REGISTRATION_CAPABILITY_MISSING',
+  'REGISTRATION_PROTOCOL_UNSUPPORTED',
+];
+
+/** Why a package archive or its manifest was refused. */
+const PACKAGE_ERRORS: ErrorCode[] = [
+  'INSTALL_NOT_A_ZIP',
+  'INSTALL_ENCRYPTED_ENTRY',
+  'INSTALL_UNSUPPORTED_COMPRESSION',
+  'INSTALL_PATH_TRAVERSAL',
+  'INSTALL_ABSOLUTE_PATH',
+  'INSTALL_BACKSLASH_PATH',
+  'INSTALL_INVALID_ENTRY_NAME',
+  'INSTALL_LINK_ENTRY',
+  'INSTALL_SPECIAL_ENTRY',
+  'INSTALL_DUPLICATE_ENTRY',
+  'INSTALL_CASE_COLLISION',
+  'INSTALL_TOO_MANY_ENTRIES',
+  'INSTALL_TOO_LARGE_UNPACKED',
+  'INSTALL_COMPRESSION_RATIO',
+  'INSTALL_ENTRY_CORRUPT',
+  'INSTALL_MANIFEST_MISSING',
+  'INSTALL_LAYOUT_AMBIGUOUS',
+  'INSTALL_FOLDER_MISMATCH',
+  'INSTALL_MANIFEST_INVALID_JSON',
+  'INSTALL_MANIFEST_INVALID',
+  'INSTALL_TRANSPORT_UNSUPPORTED',
+  'INSTALL_ENTRY_MISSING',
+  'INSTALL_PLATFORM_UNSUPPORTED',
+  'INSTALL_WORKDIR_OUTSIDE',
+  'INSTALL_WORKDIR_MISSING',
+];
+
+function lifecycle(action: 'start' | 'stop' | 'restart') {
+  return defineContract({
+    method: 'post',
+    path: `/plugins/{pluginId}/${action}`,
+    summary: `${action[0]!.toUpperCase()}${action.slice(1)} a plugin`,
+    description:
+      action === 'stop'
+        ? 'Stops the process (stdio) or disables delivery (HTTP); an operator stop never triggers a restart, and the plugin is not started with the host.'
+        : 'Starts the process (stdio) or enables delivery (HTTP); the plugin is then started whenever the host starts.',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'The plugin after the action.', schema: PluginResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT', 'RUNTIME_UNAVAILABLE', ...(action === 'stop' ? [] : START_ERRORS)],
+  });
+}
+
+/**
+ * Every route of the admin API under /api, the console and HTTP plugin
+ * registration routes included. The host implements each one; the OpenAPI
+ * document and the admin app read them from here.
+ */
+export const ADMIN_ROUTES = {
+  health: defineContract({
+    method: 'get',
+    path: '/health',
+    summary: 'Liveness of the host',
+    auth: false,
+    tags: ['host'],
+    responses: { 200: { description: 'The host is up.', schema: HealthResponseSchema } },
+    errors: [],
+  }),
+  openapi: defineContract({
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'This OpenAPI 3.1 document',
+    tags: ['host'],
+    responses: { 200: { description: 'The document.' } },
+    errors: [],
+  }),
+
+  listPlugins: defineContract({
+    method: 'get',
+    path: '/plugins',
+    summary: 'List plugins',
+    description: 'Registered stdio and HTTP plugins, plus packages found on disk whose manifest does not validate (state invalidManifest).',
+    tags: ['plugins'],
+    responses: { 200: { description: 'Every plugin.', schema: PluginListResponseSchema } },
+    errors: [],
+  }),
+  getPlugin: defineContract({
+    method: 'get',
+    path: '/plugins/{pluginId}',
+    summary: 'One plugin with its manifest, runtime details, backups and locations',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'The plugin.', schema: PluginResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND'],
+  }),
+  startPlugin: lifecycle('start'),
+  stopPlugin: lifecycle('stop'),
+  restartPlugin: lifecycle('restart'),
+  uninstallPlugin: defineContract({
+    method: 'delete',
+    path: '/plugins/{pluginId}',
+    summary: 'Uninstall a plugin (keeps its data and config)',
+    description:
+      'Stops a running stdio plugin, moves its package folder to backups/<pluginId>/ and removes it from the registry. HTTP plugins are unregistered. Data and config stay until DELETE /api/plugins/{pluginId}/data.',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'Uninstalled.', schema: UninstallResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT', 'RUNTIME_UNAVAILABLE'],
+  }),
+  deletePluginData: defineContract({
+    method: 'delete',
+    path: '/plugins/{pluginId}/data',
+    summary: "Delete a plugin's data, config and cache",
+    description: 'The only action that deletes plugin data. Refused while the plugin runs. Works after uninstall too.',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'Deleted.', schema: DataDeletedResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT'],
+  }),
+  pluginLogs: defineContract({
+    method: 'get',
+    path: '/plugins/{pluginId}/logs',
+    summary: "Tail of a plugin's log",
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    query: LogsQuerySchema,
+    responses: { 200: { description: 'The most recent lines, oldest first.', schema: LogsResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'RUNTIME_UNAVAILABLE'],
+  }),
+  getSettings: defineContract({
+    method: 'get',
+    path: '/plugins/{pluginId}/settings',
+    summary: "A plugin's settings form and current values",
+    description: 'Values are checked against settings.configSchema of the manifest. Secret values are never returned, only whether one is set.',
+    tags: ['settings'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'Schema and values.', schema: SettingsResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND'],
+  }),
+  putSettings: defineContract({
+    method: 'put',
+    path: '/plugins/{pluginId}/settings',
+    summary: "Change a plugin's settings",
+    description:
+      'Stored by the settings store, by default in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value.',
+    tags: ['settings'],
+    params: PLUGIN_PARAM,
+    body: SettingsPutBodySchema,
+    responses: { 200: { description: 'Schema and the new values.', schema: SettingsResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'SETTINGS_INVALID'],
+  }),
+
+  uploadPackage: defineContract({
+    method: 'post',
+    path: '/plugins/packages',
+    summary: 'Upload a stdio plugin package (ZIP)',
+    description:
+      'Installs a new plugin (201). When the pluginId is installed already, the upload becomes a pending update (409 UPDATE_CONFIRMATION_REQUIRED with pendingUpdate: installed and incoming details and the changes) that must be confirmed or cancelled. Nothing in the archive is executed.',
+    tags: ['packages'],
+    multipart: { fileField: 'package', fileDescription: 'The plugin ZIP.', fields: PackageUploadFieldsSchema },
+    responses: { 201: { description: 'Installed.', schema: InstallResponseSchema } },
+    errors: ['INSTALL_NO_FILE', 'BAD_REQUEST', 'INSTALL_UPLOAD_TOO_LARGE', ...PACKAGE_ERRORS, 'INSTALL_ID_TAKEN', 'UPDATE_CONFIRMATION_REQUIRED', 'INSTALL_FAILED'],
+  }),
+  getPendingUpdate: defineContract({
+    method: 'get',
+    path: '/plugins/packages/pending/{id}',
+    summary: 'A pending update (installed and incoming details, changes)',
+    tags: ['packages'],
+    params: PENDING_PARAM,
+    responses: { 200: { description: 'The pending update.', schema: PendingUpdateResponseSchema } },
+    errors: ['PENDING_UPDATE_NOT_FOUND'],
+  }),
+  confirmUpdate: defineContract({
+    method: 'post',
+    path: '/plugins/packages/pending/{id}/confirm',
+    summary: 'Confirm a pending update',
+    description:
+      'Re-checks the archive SHA-256 and that the installed version did not change, stops the plugin if it runs, moves the installed version to backups/<pluginId>/ (newest 3 kept), puts the new one in place (restoring the backup if anything fails) and starts the plugin again if it was running.',
+    tags: ['packages'],
+    params: PENDING_PARAM,
+    body: ConfirmUpdateBodySchema,
+    responses: { 200: { description: 'Updated.', schema: InstallResponseSchema } },
+    errors: ['BAD_REQUEST', 'PENDING_UPDATE_NOT_FOUND', 'PENDING_UPDATE_STALE', 'INSTALL_PLUGIN_RUNNING', 'INSTALL_FAILED', 'INSTALL_TOO_LARGE_UNPACKED', 'INSTALL_COMPRESSION_RATIO'],
+  }),
+  cancelUpdate: defineContract({
+    method: 'delete',
+    path: '/plugins/packages/pending/{id}',
+    summary: 'Cancel a pending update',
+    tags: ['packages'],
+    params: PENDING_PARAM,
+    responses: { 200: { description: 'Cancelled; the stored archive is deleted.', schema: CancelledResponseSchema } },
+    errors: ['PENDING_UPDATE_NOT_FOUND'],
+  }),
+
+  registerHttpPlugin: defineContract({
+    method: 'post',
+    path: '/plugins/http',
+    summary: 'Register an HTTP plugin by base URL',
+    description: 'Fetches and validates GET {baseUrl}/host/plugin/manifest, then registers the plugin. The 201 answer shows the signing secret once.',
+    tags: ['plugins'],
+    body: RegisterHttpPluginSchema,
+    responses: { 201: { description: 'The registered plugin and its signing secret.', schema: RegisterHttpPluginResponseSchema } },
+    errors: ['BAD_REQUEST', 'REGISTRATION_URL_INVALID', 'REGISTRATION_URL_CREDENTIALS', ...MANIFEST_FETCH_ERRORS, 'REGISTRATION_ID_TAKEN'],
+  }),
+  refreshHttpPlugin: defineContract({
+    method: 'post',
+    path: '/plugins/{pluginId}/refresh',
+    summary: "Re-fetch an HTTP plugin's manifest (after its own deployment updated it)",
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'The plugin with previousVersion and changed.', schema: RefreshHttpPluginResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT', ...MANIFEST_FETCH_ERRORS],
+  }),
+
+  sendConsoleMessage: defineContract({
+    method: 'post',
+    path: '/console/messages',
+    summary: 'Send a message as a user of the simulated bot and collect what plugins answer',
+    description:
+      'Delivers a message.created event and answers once every chosen plugin acknowledged or failed (and after waitMs more, when given) with {eventId, deliveries, outbound, refused}; outbound[].body is the exact QQ Bot request body.',
+    tags: ['console'],
+    body: ConsoleMessageRequestSchema,
+    responses: { 200: { description: 'Deliveries and rendered outbound messages.', schema: ConsoleMessageResponseSchema } },
+    errors: ['BAD_REQUEST'],
+  }),
+  consoleEvents: defineContract({
+    method: 'get',
+    path: '/console/events',
+    summary: 'Server-Sent Events stream of event records (deliveries and outbound messages)',
+    description: 'Each message has `event: <type>` and `data: <JSON>`; comments keep the connection alive.',
+    tags: ['console'],
+    query: ConsoleEventsQuerySchema,
+    responses: { 200: { description: 'text/event-stream; the schema is that of each message\'s data.', contentType: 'text/event-stream', schema: ConsoleStreamDataSchema } },
+    errors: ['BAD_REQUEST'],
+  }),
+  listEvents: defineContract({
+    method: 'get',
+    path: '/events',
+    summary: 'Recent event records',
+    tags: ['console'],
+    query: EventsQuerySchema,
+    responses: { 200: { description: 'The newest event records, newest first.', schema: EventListResponseSchema } },
+    errors: ['BAD_REQUEST'],
+  }),
+} as const;
+
+export type AdminRouteName = keyof typeof ADMIN_ROUTES;
+
+/** The contracts of ADMIN_ROUTES as a list. */
+export const ADMIN_ROUTE_LIST: readonly RouteContract<unknown, unknown>[] = Object.values(ADMIN_ROUTES);
