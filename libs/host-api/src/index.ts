@@ -6,4 +6,3 @@ export * from './plugin-view';
 export * from './route-table';
 export * from './schemas';
 export * from './settings';
-export { createUnavailableRuntime } from '@host/host-installer';

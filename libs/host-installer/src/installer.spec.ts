@@ -7,7 +7,7 @@ import { PluginInstaller, type InstallerOptions, type InstallStep } from './inst
 import type { PendingUpdate } from './pending-updates';
 import { snapshotTree } from './testing/tree-snapshot';
 import { buildZip, testManifest, testPackage } from './testing/zip-writer';
-import { createUnavailableRuntime } from './unavailable-runtime';
+import { createUnavailableRuntime } from './testing/unavailable-runtime';
 
 const ID = 'com.example.echo';
 
