@@ -86,7 +86,7 @@ export class HostOutboundSink implements OutboundSink {
       record = this.o.events.get(eventId);
       if (record && record.source !== ref.source) record = undefined;
       if (found.status === 'expired') {
-        throw this.fail(record, request, ref.target, 'message.reference.expired', `the reply window of event ${eventId} closed at ${ref.replyUntilText}`);
+        throw this.fail(record, request, { ...ref.target }, 'message.reference.expired', `the reply window of event ${eventId} closed at ${ref.replyUntilText}`);
       }
       target = { ...ref.target };
       providerId = ref.source;
