@@ -173,3 +173,31 @@ describe('store selection', () => {
     }
   });
 });
+
+describe('event log across restarts', () => {
+  it('shows the events of the previous run, with their completion times', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'compose-events-'));
+    const start = () => composeHost({ paths: hostPaths(dataDir), adminToken: TOKEN, version: '0.0.0-test', log: () => undefined, httpHealthCheckMilliseconds: 0 });
+    try {
+      const first = await start();
+      const sent = await request(first.app)
+        .post('/api/console/messages')
+        .set(auth)
+        .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1' }, text: 'before the restart' });
+      expect(sent.status).toBe(200);
+      const before = (await request(first.app).get('/api/events').set(auth)).body.events;
+      await first.close();
+
+      const second = await start();
+      try {
+        const after = (await request(second.app).get('/api/events').set(auth)).body.events;
+        expect(after).toEqual(before);
+        expect(after[0]).toMatchObject({ eventId: sent.body.eventId, completedAt: expect.any(String), event: { message: { content: 'before the restart' } } });
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

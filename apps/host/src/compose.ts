@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
 import { createApp, ensureAdminToken, settingsForInitialize } from '@host/host-api';
 import { ConsoleProvider, consoleRoutes } from '@host/host-console';
-import { Dispatcher } from '@host/host-dispatch';
+import { Dispatcher, EventLog } from '@host/host-dispatch';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
@@ -10,7 +10,7 @@ import { DEFAULT_STORE, openStores } from './stores';
 
 export interface HostOptions {
   paths: HostPaths;
-  /** Which stores keep the registry, settings and pending updates (HOST_STORE); default `file`. */
+  /** Which stores keep the registry, settings, pending updates and the event log (HOST_STORE); default `file`. */
   store?: string;
   adminToken?: string;
   resetAdminToken?: boolean;
@@ -52,7 +52,7 @@ export interface Host {
  */
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
-  const stores = await openStores(o.store ?? DEFAULT_STORE, paths);
+  const stores = await openStores(o.store ?? DEFAULT_STORE, paths, { onError: (e) => o.log('warn', `could not write the event log: ${e.message}`) });
   const { registry: store, settings } = stores;
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
@@ -63,6 +63,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
+    events: new EventLog({ store: stores.events }),
     defaultProvider: provider.id,
   });
   dispatcher.providers.register(provider);

@@ -51,7 +51,7 @@ Options (each also set by an environment variable; flags win):
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
-  --store <kind>              HOST_STORE             where the registry, settings and pending updates live: file (default, in the data directory)
+  --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: file (default, in the data directory)
                               HOST_ADMIN_TOKEN       admin token (default: generated on first start, printed once)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { buildZip } from '@host/host-installer';
+import { buildZip } from '@host/host-installer/testing';
 
 // The bare fixture plugins of e2e/fixtures, as the composed-host tests use them.
 const FIXTURES = resolve(__dirname, '../../../e2e/fixtures');

@@ -1,5 +1,5 @@
-import type { HostPaths, PendingUpdateStore, RegistryStore, SettingsStore } from '@host/host-core';
-import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import type { EventLogStore, HostPaths, PendingUpdateStore, RegistryStore, SettingsStore } from '@host/host-core';
+import { FileEventLogStore, FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { join } from 'node:path';
 
 /** Values of HOST_STORE. `file` keeps everything in the data directory; a shared store (PostgreSQL) would be added here. */
@@ -12,20 +12,38 @@ export interface HostStores {
   registry: RegistryStore;
   settings: SettingsStore;
   pendingUpdates: PendingUpdateStore;
+  /** The newest events with their deliveries and outbound messages (bounded). */
+  events: EventLogStore;
   /** Waits for pending writes and closes what needs closing. */
   close(): Promise<void>;
 }
 
+export interface StoreOptions {
+  /** Where a store that fails to write in the background reports it. */
+  onError?: (error: Error) => void;
+}
+
 /** Opens the stores HOST_STORE names. */
-export async function openStores(kind: string, paths: HostPaths): Promise<HostStores> {
+export async function openStores(kind: string, paths: HostPaths, options: StoreOptions = {}): Promise<HostStores> {
   switch (kind) {
     case 'file': {
       const registry = await JsonRegistryStore.open(paths.stateDir);
+      let events: EventLogStore;
+      try {
+        events = await FileEventLogStore.open(join(paths.stateDir, 'events'), { onError: options.onError });
+      } catch (e) {
+        await registry.close();
+        throw e;
+      }
       return {
         registry,
         settings: new FileSettingsStore(paths),
         pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
-        close: () => registry.close(),
+        events,
+        close: async () => {
+          await events.close();
+          await registry.close();
+        },
       };
     }
     default:

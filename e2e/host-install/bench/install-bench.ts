@@ -8,7 +8,8 @@
 //
 // Targets: at most 3x unzip's time; memory growth under 100 MB.
 import { hostPaths } from '@host/host-core';
-import { buildZip, createUnavailableRuntime, PluginInstaller, testManifest, type ZipEntrySpec } from '@host/host-installer';
+import { PluginInstaller } from '@host/host-installer';
+import { buildZip, createUnavailableRuntime, testManifest, type ZipEntrySpec } from '@host/host-installer/testing';
 import { JsonRegistryStore } from '@host/host-store';
 import { spawnSync } from 'node:child_process';
 import { promises as fs, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

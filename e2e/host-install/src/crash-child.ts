@@ -2,7 +2,8 @@
 // and SIGKILLs itself right after a chosen step (or never). Started by
 // crash-safety.spec.ts.
 import { hostPaths, type HostError } from '@host/host-core';
-import { createUnavailableRuntime, PluginInstaller, type InstallStep, type PendingUpdate } from '@host/host-installer';
+import { PluginInstaller, type InstallStep, type PendingUpdate } from '@host/host-installer';
+import { createUnavailableRuntime } from '@host/host-installer/testing';
 import { JsonRegistryStore } from '@host/host-store';
 import { versionedPackage } from './versioned-package';
 

@@ -1,4 +1,4 @@
-import { testManifest, testPackage } from '@host/host-installer';
+import { testManifest, testPackage } from '@host/host-installer/testing';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-import { buildZip, testManifest, type ZipEntrySpec } from '@host/host-installer';
+import { buildZip, testManifest, type ZipEntrySpec } from '@host/host-installer/testing';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -1,5 +1,6 @@
 import { hostPaths, type HostPaths } from '@host/host-core';
-import { PluginInstaller, snapshotTree, testManifest, testPackage, buildZip, type InstallStep } from '@host/host-installer';
+import { PluginInstaller, type InstallStep } from '@host/host-installer';
+import { snapshotTree, testManifest, testPackage, buildZip, createUnavailableRuntime } from '@host/host-installer/testing';
 import { FilePluginLogStore } from '@host/host-runtime';
 import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,6 @@ import {
   PluginResponseSchema,
   SettingsResponseSchema,
 } from '@host/admin-api';
-import { createUnavailableRuntime } from '@host/host-installer';
 
 const ID = 'com.example.echo';
 const pkg = (version: string, extra: Record<string, unknown> = {}) =>

@@ -23,7 +23,7 @@ export interface AppDeps {
    * installer's, so they never interleave with an install or an update.
    */
   locks?: PluginLock;
-  /** The stdio runtime; `createUnavailableRuntime()` until one is wired in. */
+  /** The stdio runtime (tests without one pass `createUnavailableRuntime()` of `@host/host-installer/testing`). */
   runtime: PluginRuntime;
   /** SHA-256 (hex) of the admin token; see `ensureAdminToken`. */
   adminTokenHash: string;

@@ -1,6 +1,7 @@
 import { ADMIN_ROUTE_LIST, declaredErrorCodes, ErrorBodySchema, matchRoute, routeKey } from '@host/admin-api';
 import { HostError, hostPaths, type PluginRuntime } from '@host/host-core';
-import { createUnavailableRuntime, PluginInstaller, testManifest, testPackage } from '@host/host-installer';
+import { PluginInstaller } from '@host/host-installer';
+import { createUnavailableRuntime, testManifest, testPackage } from '@host/host-installer/testing';
 import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { ERROR_CATALOG } from '@host/protocol';
 import type { Express } from 'express';

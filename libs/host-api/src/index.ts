@@ -8,4 +8,3 @@ export * from './openapi';
 export * from './plugin-view';
 export * from './route-table';
 export * from './settings';
-export { createUnavailableRuntime } from '@host/host-installer';

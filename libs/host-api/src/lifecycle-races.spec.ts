@@ -1,5 +1,6 @@
 import { hostPaths, KeyedLock, type HostError, type PluginLock, type PluginRuntime, type RuntimeStatus } from '@host/host-core';
-import { PluginInstaller, testManifest, testPackage, type PendingUpdate } from '@host/host-installer';
+import { PluginInstaller, type PendingUpdate } from '@host/host-installer';
+import { testManifest, testPackage } from '@host/host-installer/testing';
 import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 import { hostPaths, type HostError, type HostPaths, type StdioPluginRecord } from '@host/host-core';
 import { parseStdioManifest } from '@host/protocol';
-import { testManifest } from '@host/host-installer';
+import { testManifest } from '@host/host-installer/testing';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -8,3 +8,4 @@ export * from './serial-queue';
 export * from './keyed-lock';
 export * from './settings-store';
 export * from './pending-update-store';
+export * from './event-log-store';

@@ -6,12 +6,15 @@ import { IsoTimeCache } from './iso-time';
 import { HostOutboundSink } from './outbound-sink';
 import { DEFAULT_CONCURRENCY, PluginQueue } from './plugin-queue';
 import { ProviderRegistry } from './provider';
+import { ReplyReferences } from './reply-references';
 import { selectRecipients, type Recipient } from './routing';
 
 export interface DispatcherOptions {
   /** Every plugin endpoint of every transport; called once per event. */
   endpoints: () => Iterable<PluginEndpoint>;
   events?: EventLog;
+  /** What replies are checked against (default: the default bounds of ReplyReferences). */
+  replies?: ReplyReferences;
   providers?: ProviderRegistry;
   renderers?: RendererRegistry;
   /** Provider of messages.send (targets carry no provider). */
@@ -42,6 +45,7 @@ interface Handed {
  */
 export class Dispatcher {
   readonly events: EventLog;
+  readonly replies: ReplyReferences;
   readonly providers: ProviderRegistry;
   readonly sink: HostOutboundSink;
   private readonly queues = new Map<string, PluginQueue>();
@@ -52,10 +56,12 @@ export class Dispatcher {
 
   constructor(private readonly o: DispatcherOptions) {
     this.events = o.events ?? new EventLog();
+    this.replies = o.replies ?? new ReplyReferences(o.now ? { now: o.now } : {});
     this.providers = o.providers ?? new ProviderRegistry();
     this.timeout = o.requestTimeoutMilliseconds ?? RUNTIME_DEFAULTS.requestTimeoutMilliseconds;
     this.sink = new HostOutboundSink({
       events: this.events,
+      replies: this.replies,
       providers: this.providers,
       permissionsOf: (id) => this.routingOf(id)?.permissions,
       ...(o.defaultProvider ? { defaultProvider: o.defaultProvider } : {}),
@@ -176,6 +182,8 @@ export class Dispatcher {
       () => {
         delivery.sent = true;
         delivery.state = 'sent';
+        // From here on the plugin may answer the event, for as long as the provider allows.
+        this.replies.allow(base, pluginId);
         return this.run(endpoint, routing, event, record, delivery, decide, fail);
       },
       (why) => decide(fail(failure(why))),

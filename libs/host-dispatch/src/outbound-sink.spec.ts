@@ -97,5 +97,30 @@ describe('HostOutboundSink', () => {
       expect.objectContaining({ pluginId: 'com.a.plugin', body: { msg_type: 0, content: 'hi' }, error: { code: 'delivery.provider_failed', message: 'provider answered 503' } }),
     ]);
   });
-});
 
+  it('accepts a reply to an event more than a full event log ago while its reply window is open', async () => {
+    const event = makeEvent('/cmd');
+    event.messageReference.replyUntil = new Date(Date.now() + 5 * 60_000).toISOString();
+    const { dispatcher, send, advance, provider, record } = await setup(['messages.reply'], event);
+    // 1,200 events later (2.4 s at 500 events/s) the event log no longer shows the first one.
+    for (let i = 0; i < 1200; i++) await dispatcher.dispatch(makeEvent('/cmd'));
+    advance(3300);
+    expect(dispatcher.events.get(record.eventId)).toBeUndefined();
+    expect(await send({})).toMatchObject({ accepted: true, target: { type: 'group', id: 'group-1' } });
+    expect(await send({})).toMatchObject({ accepted: true });
+    expect(provider.sent.map((s) => (s.body as { msg_id: string; msg_seq: number }).msg_seq)).toEqual([1, 2]);
+    expect(provider.sent[0]!.body).toMatchObject({ msg_id: record.event.message.id });
+    // The window still closes.
+    advance(5 * 60_000);
+    await expect(send({})).rejects.toMatchObject({ code: 'message.reference.expired' });
+  });
+
+  it('streams a reply to an event the log no longer keeps as an outbound message of no record', async () => {
+    const { dispatcher, send } = await setup(['messages.reply']);
+    for (let i = 0; i < 1001; i++) await dispatcher.dispatch(makeEvent('/other'));
+    const updates: unknown[] = [];
+    dispatcher.events.subscribe((u) => updates.push(u));
+    await send({});
+    expect(updates).toEqual([{ type: 'send', outbound: expect.objectContaining({ kind: 'reply', pluginId: 'com.a.plugin', messageId: 'out-1', error: null }) }]);
+  });
+});

@@ -4,9 +4,12 @@ import type { MessageErrorCode, MessagePart, Permission, SendResult, Target } fr
 import type { EventLog, EventRecord, OutboundRecord } from './event-log';
 import { IsoTimeCache } from './iso-time';
 import type { MessageProvider, ProviderRegistry, ReplyContext } from './provider';
+import type { ReplyReferences } from './reply-references';
 
 export interface OutboundSinkOptions {
   events: EventLog;
+  /** Which plugin may answer which event, and until when. */
+  replies: ReplyReferences;
   providers: ProviderRegistry;
   /** Declared permissions of a plugin; undefined for an unknown plugin. */
   permissionsOf: (pluginId: string) => readonly Permission[] | undefined;
@@ -67,31 +70,37 @@ export class HostOutboundSink implements OutboundSink {
       );
     }
     let target: Target;
+    let providerId: string | undefined;
     let provider: MessageProvider | undefined;
     let replyTo: ReplyContext | undefined;
     let record: EventRecord | undefined;
     if (request.kind === 'reply') {
       const eventId = request.eventId ?? '';
-      record = this.o.events.get(eventId);
-      // Only a plugin the event was handed to may answer it (not one whose queue refused or dropped it).
-      if (!record || !record.deliveries.some((d) => d.pluginId === pluginId && d.sent)) {
+      // Only a plugin the event was handed to may answer it (not one whose queue refused or dropped it),
+      // while the provider's reply window is open, whether or not the event log still shows the event.
+      const found = this.o.replies.find(pluginId, eventId);
+      if (found.status === 'unknown') {
         throw refuse('message.reference.unknown', `event ${JSON.stringify(eventId)} was not delivered to ${pluginId} or is too old to answer`);
       }
-      const ref = record.event.messageReference;
-      if (ref.replyUntil && this.now() > Date.parse(ref.replyUntil)) {
-        throw this.fail(record, request, { type: ref.targetType, id: ref.targetId }, 'message.reference.expired', `the reply window of event ${eventId} closed at ${ref.replyUntil}`);
+      const ref = found.reference;
+      record = this.o.events.get(eventId);
+      if (record && record.source !== ref.source) record = undefined;
+      if (found.status === 'expired') {
+        throw this.fail(record, request, { ...ref.target }, 'message.reference.expired', `the reply window of event ${eventId} closed at ${ref.replyUntilText}`);
       }
-      target = { type: ref.targetType, id: ref.targetId };
-      provider = this.o.providers.get(record.event.source);
-      // Kept on the record rather than in a WeakMap: weak tables over a busy log cost the GC dearly.
-      const sequence = ++record.replySequence;
+      target = { ...ref.target };
+      providerId = ref.source;
+      const sequence = ++ref.sequence;
+      // Shown with the event while the log keeps it.
+      if (record) record.replySequence = sequence;
       replyTo = { eventId, messageId: ref.messageId, sequence };
     } else {
       target = request.target!;
-      provider = this.o.defaultProvider ? this.o.providers.get(this.o.defaultProvider) : undefined;
+      providerId = this.o.defaultProvider;
     }
+    if (providerId !== undefined) provider = this.o.providers.get(providerId);
     if (!provider) {
-      const source = record ? record.event.source : (this.o.defaultProvider ?? 'none configured');
+      const source = providerId ?? 'none configured';
       throw this.fail(record, request, target, 'message.target.invalid', `no message provider "${source}" is configured in this host to send to ${target.type} ${target.id}`);
     }
     const rendered = renderParsedMessage(provider.renderer, message, target, this.renderers);

@@ -9,7 +9,7 @@ import type { InstallLimits } from './limits';
 import { hostPlatform } from './package-checks';
 import { snapshotTree } from './testing/tree-snapshot';
 import { buildZip, testManifest, testPackage, type ZipEntrySpec } from './testing/zip-writer';
-import { createUnavailableRuntime } from './unavailable-runtime';
+import { createUnavailableRuntime } from './testing/unavailable-runtime';
 
 const manifestEntry = (overrides: Record<string, unknown> = {}, name = 'manifest.json'): ZipEntrySpec => ({
   name,

@@ -10,6 +10,3 @@ export * from './discovery';
 export * from './backups';
 export * from './journal';
 export * from './installer';
-export * from './unavailable-runtime';
-export * from './testing/zip-writer';
-export * from './testing/tree-snapshot';

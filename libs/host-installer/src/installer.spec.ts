@@ -1,4 +1,4 @@
-import { HostError, hostPaths, type HostPaths } from '@host/host-core';
+import { HostError, hostPaths, type HostPaths, type PluginRuntime } from '@host/host-core';
 import { JsonRegistryStore } from '@host/host-store';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,7 @@ import { PluginInstaller, type InstallerOptions, type InstallStep } from './inst
 import type { PendingUpdate } from './pending-updates';
 import { snapshotTree } from './testing/tree-snapshot';
 import { buildZip, testManifest, testPackage } from './testing/zip-writer';
-import { createUnavailableRuntime } from './unavailable-runtime';
+import { createUnavailableRuntime } from './testing/unavailable-runtime';
 
 const ID = 'com.example.echo';
 
@@ -177,6 +177,37 @@ describe('PluginInstaller', () => {
     await inst.confirmUpdate(b.id);
     expect(await codeOf(inst.confirmUpdate(a.id))).toBe('PENDING_UPDATE_STALE');
     expect((await store.get(ID))!.manifest.version).toBe('3.0.0');
+  });
+
+  it('refuses with INSTALL_PLUGIN_RUNNING when the running plugin does not stop, changing nothing; the update stays pending', async () => {
+    let stops = 0;
+    // A plugin that is running and ignores the stop of the update.
+    const stubborn: PluginRuntime = {
+      ...createUnavailableRuntime(),
+      isRunning: () => true,
+      stop: async () => {
+        stops++;
+        return { state: 'running', crashCount: 0 };
+      },
+      start: async () => {
+        throw new Error('start must not be called: the plugin never stopped');
+      },
+    };
+    const inst = await make();
+    await inst.install(pkg('1.0.0'));
+    const p = await pendingOf(inst.install(pkg('2.0.0')));
+    const before = snapshotTree(paths.packagesRoot);
+    const refusing = new PluginInstaller({ paths, store, runtime: stubborn });
+    const e = (await refusing.confirmUpdate(p.id).catch((err: unknown) => err)) as HostError;
+    expect(e).toBeInstanceOf(HostError);
+    expect(e.code).toBe('INSTALL_PLUGIN_RUNNING');
+    expect(e.status).toBe(409);
+    expect(stops).toBe(1);
+    expect(snapshotTree(paths.packagesRoot)).toEqual(before);
+    expect(await inst.backups(ID)).toEqual([]);
+    expect((await store.get(ID))!.manifest.version).toBe('1.0.0');
+    // Once the plugin is stopped, the same pending update applies.
+    expect((await inst.confirmUpdate(p.id)).record.manifest.version).toBe('2.0.0');
   });
 
   it('refuses a pending update whose stored archive was altered, and one that expired', async () => {

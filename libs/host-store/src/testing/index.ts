@@ -1,2 +1,5 @@
 // Test helpers, imported as @host/host-store/testing. Not part of the package's main entry point.
 export * from './registry-store-contract';
+export * from './settings-store-contract';
+export * from './pending-update-store-contract';
+export * from './event-log-store-contract';

@@ -1,0 +1,232 @@
+import { interruptDeliveries, SerialQueue, type EventLogQuery, type EventLogStore, type EventRecord } from '@host/host-core';
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { isAtomicTempName, writeFileAtomic } from './atomic-write';
+import { MemoryEventLogStore, type EventLogStoreOptions } from './memory-event-log-store';
+
+/** The event log's file in its directory. */
+export const EVENT_LOG_FILE_NAME = 'events.jsonl';
+
+export interface FileEventLogStoreOptions extends EventLogStoreOptions {
+  /** How long changes wait to be written together (default 200 ms). */
+  flushIntervalMilliseconds?: number;
+  /**
+   * The file is rewritten as a snapshot of the kept records once this many
+   * bytes were appended since the last snapshot (default 8 MiB), or more
+   * lines than four times the capacity.
+   */
+  maxAppendedBytes?: number;
+  /** Called when writing fails; the records stay in memory and the next flush tries again. */
+  onError?: (error: Error) => void;
+  now?: () => number;
+}
+
+/**
+ * One line of the file. `snapshot` starts a file and means "nothing before";
+ * `event` keeps the record as the newest; `update` replaces a kept record in
+ * its place. Every line carries the whole record as it was when written.
+ */
+type Line = { op: 'snapshot'; formatVersion: 1 } | { op: 'event' | 'update'; record: EventRecord };
+
+function isRecord(value: unknown): value is EventRecord {
+  const r = value as EventRecord | null;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.eventId === 'string' &&
+    typeof r.source === 'string' &&
+    typeof r.event === 'object' &&
+    r.event !== null &&
+    Array.isArray(r.recipients) &&
+    Array.isArray(r.deliveries) &&
+    r.deliveries.every((d) => typeof d === 'object' && d !== null && typeof d.state === 'string') &&
+    Array.isArray(r.outbound)
+  );
+}
+
+/**
+ * The embedded event log: the newest `capacity` events in memory, written
+ * behind to `<dir>/events.jsonl` (mode 0600: events carry what users wrote).
+ *
+ * Changes are collected and appended every `flushIntervalMilliseconds` as
+ * JSON lines, one per changed record however often it changed. When the file
+ * has grown by `maxAppendedBytes`, it is replaced atomically by a snapshot of
+ * the kept records (rotation), so it stays bounded. On open the file is read
+ * back: a line torn by a crash is skipped, later lines of an event replace
+ * earlier ones, only the newest `capacity` events are kept, and deliveries
+ * that were not final are marked `interrupted`; then a fresh snapshot is written.
+ */
+export class FileEventLogStore implements EventLogStore {
+  readonly capacity: number;
+  readonly file: string;
+  /** Records not yet written, in the order their lines must go, with the line they need. */
+  private dirty = new Map<string, { record: EventRecord; op: 'event' | 'update' }>();
+  private readonly writes = new SerialQueue();
+  private timer: NodeJS.Timeout | undefined;
+  private handle: fs.FileHandle | undefined;
+  private appendedBytes = 0;
+  private appendedLines = 0;
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private readonly window: MemoryEventLogStore,
+    private readonly o: FileEventLogStoreOptions,
+  ) {
+    this.capacity = window.capacity;
+    this.file = join(dir, EVENT_LOG_FILE_NAME);
+  }
+
+  /** Loads what an earlier run left in `dir` (created if missing) and starts a new file from it. */
+  static async open(dir: string, options: FileEventLogStoreOptions = {}): Promise<FileEventLogStore> {
+    await fs.mkdir(dir, { recursive: true });
+    for (const name of await fs.readdir(dir)) if (isAtomicTempName(name)) await fs.rm(join(dir, name), { force: true });
+    const window = new MemoryEventLogStore(options);
+    const store = new FileEventLogStore(dir, window, options);
+    const at = new Date(store.now()).toISOString();
+    for (const record of await readRecords(store.file)) {
+      interruptDeliveries(record, at);
+      window.append(record);
+    }
+    await store.writes.run(() => store.rewrite());
+    return store;
+  }
+
+  append(record: EventRecord): void {
+    const forgotten = this.window.append(record);
+    if (forgotten) this.dirty.delete(forgotten.eventId);
+    if (this.closed) return;
+    // The line goes after those of every record appended before it.
+    this.dirty.delete(record.eventId);
+    this.dirty.set(record.eventId, { record, op: 'event' });
+    this.schedule();
+  }
+
+  update(record: EventRecord): void {
+    if (this.closed || !this.window.keeps(record) || this.dirty.has(record.eventId)) return;
+    this.dirty.set(record.eventId, { record, op: 'update' });
+    this.schedule();
+  }
+
+  get(eventId: string): EventRecord | undefined {
+    return this.window.get(eventId);
+  }
+
+  list(query?: EventLogQuery): EventRecord[] {
+    return this.window.list(query);
+  }
+
+  flush(): Promise<void> {
+    this.cancelTimer();
+    return this.writes.run(() => this.writeDirty());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return this.writes.idle();
+    await this.flush().catch((e: Error) => this.o.onError?.(e));
+    this.closed = true;
+    this.dirty.clear();
+    await this.writes.run(async () => {
+      await this.handle?.close();
+      this.handle = undefined;
+    });
+  }
+
+  private now(): number {
+    return (this.o.now ?? Date.now)();
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.writes.run(() => this.writeDirty()).catch((e: Error) => this.o.onError?.(e));
+    }, this.o.flushIntervalMilliseconds ?? 200);
+    // Pending writes must not keep the process alive; close() flushes them.
+    this.timer.unref();
+  }
+
+  private cancelTimer(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Appends a line per changed record, or rewrites the file when it has grown enough. */
+  private async writeDirty(): Promise<void> {
+    if (this.dirty.size === 0) return;
+    const batch = this.dirty;
+    this.dirty = new Map();
+    try {
+      const maxBytes = this.o.maxAppendedBytes ?? 8 * 1024 * 1024;
+      if (this.appendedBytes >= maxBytes || this.appendedLines >= 4 * this.capacity) return await this.rewrite();
+      let text = '';
+      let lines = 0;
+      for (const { record, op } of batch.values()) {
+        // A record forgotten since it changed needs no line.
+        if (!this.window.keeps(record)) continue;
+        text += lineOf({ op, record });
+        lines++;
+      }
+      if (!text) return;
+      this.handle ??= await fs.open(this.file, 'a', 0o600);
+      await this.handle.write(text);
+      await this.handle.datasync();
+      this.appendedBytes += Buffer.byteLength(text);
+      this.appendedLines += lines;
+    } catch (e) {
+      // Written with the next batch, in front of what changed since.
+      const merged = new Map(batch);
+      for (const [id, entry] of this.dirty) {
+        if (entry.op === 'event') merged.delete(id);
+        if (entry.op === 'event' || !merged.has(id)) merged.set(id, entry);
+      }
+      this.dirty = merged;
+      throw e;
+    }
+  }
+
+  /** Replaces the file by a snapshot of the kept records, oldest first. */
+  private async rewrite(): Promise<void> {
+    let text = lineOf({ op: 'snapshot', formatVersion: 1 });
+    for (const record of this.window.all()) text += lineOf({ op: 'event', record });
+    await this.handle?.close();
+    this.handle = undefined;
+    await writeFileAtomic(this.file, text, { mode: 0o600 });
+    this.appendedBytes = 0;
+    this.appendedLines = 0;
+  }
+}
+
+function lineOf(line: Line): string {
+  return JSON.stringify(line) + '\n';
+}
+
+/** The records the file holds, oldest first, each as its last line left it. */
+async function readRecords(file: string): Promise<EventRecord[]> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  // Map order is the order events took their place: `event` moves an id to the end, `update` keeps it.
+  const records = new Map<string, EventRecord>();
+  for (const raw of text.split('\n')) {
+    if (!raw) continue;
+    let line: Line;
+    try {
+      line = JSON.parse(raw) as Line;
+    } catch {
+      continue; // torn by a crash in the middle of a write
+    }
+    if (line?.op === 'snapshot') records.clear();
+    else if (line?.op === 'event' && isRecord(line.record)) {
+      records.delete(line.record.eventId);
+      records.set(line.record.eventId, line.record);
+    } else if (line?.op === 'update' && isRecord(line.record) && records.has(line.record.eventId)) {
+      records.set(line.record.eventId, line.record);
+    }
+  }
+  return [...records.values()];
+}
