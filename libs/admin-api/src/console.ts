@@ -22,7 +22,13 @@ export type ConsoleMessageRequest = z.infer<typeof ConsoleMessageRequestSchema>;
 
 const CodeMessageSchema = z.object({ code: z.string(), message: z.string() });
 
-export const DELIVERY_STATES = ['queued', 'sent', 'running', 'declined', 'completed', 'failed'] as const;
+/**
+ * Where one delivery stands (docs/protocol/v2.md 6.6): `queued` in the
+ * plugin's queue, `sent` awaiting the decision, `running` accepted and
+ * awaiting completion, then one of the final states. `interrupted` is set on
+ * load for a delivery that was not final when the host stopped.
+ */
+export const DELIVERY_STATES = ['queued', 'sent', 'running', 'declined', 'completed', 'failed', 'interrupted'] as const;
 export type DeliveryStateView = (typeof DELIVERY_STATES)[number];
 
 export const CompletionSchema = z.object({

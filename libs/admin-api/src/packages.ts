@@ -19,6 +19,12 @@ export type PackageSummary = z.infer<typeof PackageSummarySchema>;
 
 export const UpdateChangesSchema = z.object({
   versionChanged: z.boolean(),
+  versionOrder: z
+    .enum(['upgrade', 'downgrade', 'same'])
+    .describe('How the incoming version compares with the installed one by semantic-version precedence (build metadata ignored).'),
+  identicalPackage: z
+    .boolean()
+    .describe('The upload is byte for byte the installed package (same SHA-256): confirming reinstalls what runs now.'),
   permissionsAdded: z.array(PermissionSchema),
   permissionsRemoved: z.array(PermissionSchema),
   commandsAdded: z.array(z.string()),

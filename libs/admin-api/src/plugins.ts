@@ -7,14 +7,23 @@ import { IssueSchema } from './issue';
  * runtime states; HTTP plugins are `running` (enabled) or `stopped`
  * (disabled) and carry a separate health.
  */
-export const PLUGIN_STATES = ['installed', 'starting', 'running', 'stopping', 'stopped', 'restartPending', 'failed', 'invalidManifest'] as const;
+export const PLUGIN_STATES = [
+  'installed', // on disk, never started or stopped by the operator
+  'starting', // process launched, handshake in progress
+  'running',
+  'stopping',
+  'stopped',
+  'restartPending', // crashed; a restart is scheduled
+  'failed', // crash-loop budget spent or start failed; waits for an operator
+  'invalidManifest', // found on disk with a manifest that does not validate
+] as const;
 export type PluginState = (typeof PLUGIN_STATES)[number];
 
 export const PluginIdParam = z.string().regex(PLUGIN_ID_PATTERN);
 
 export const RuntimeStatusSchema = z.object({
   state: z.enum(PLUGIN_STATES),
-  stateReason: z.string().optional(),
+  stateReason: z.string().optional().describe('Why the plugin is in this state (crash reason, stdout pollution, ...).'),
   pid: z.number().int().optional(),
   startedAt: z.string().optional(),
   lastExitAt: z.string().optional(),
@@ -23,7 +32,7 @@ export const RuntimeStatusSchema = z.object({
   crashCount: z.number().int(),
   nextRestartAt: z.string().optional(),
   lastError: z.string().optional(),
-  health: z.enum(['healthy', 'degraded', 'unreachable']).optional(),
+  health: z.enum(['healthy', 'degraded', 'unreachable']).optional().describe('HTTP plugins: healthy, degraded or unreachable.'),
 });
 export type RuntimeStatusView = z.infer<typeof RuntimeStatusSchema>;
 

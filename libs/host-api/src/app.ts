@@ -3,10 +3,9 @@ import type { HostPaths, PluginLock, PluginLogStore, PluginRuntime, RegistryStor
 import type { PluginInstaller } from '@host/host-installer';
 import express, { Router, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './auth';
-import { errorHandler } from './errors';
 import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl } from './plugin-view';
-import { implementRoute, mountRoutes, notFoundRoute, type RouteDef } from './route-table';
+import { errorHandler, implementRoute, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
 import { packageRoutes } from './routes/package-routes';
 import { pluginRoutes } from './routes/plugin-routes';
 

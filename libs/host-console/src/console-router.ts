@@ -6,8 +6,7 @@ import {
   type EventListResponse,
   type RouteContract,
 } from '@host/admin-api';
-import { errorHandler, implementRoute, mountRoutes, type RouteDef, type RouteHandler } from '@host/host-api';
-import { invalidRequest } from '@host/host-core';
+import { errorHandler, implementRoute, invalidRequest, mountRoutes, type RouteDef, type RouteHandler } from '@host/host-core';
 import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
 import { json, Router, type RequestHandler } from 'express';
 import type { ConsoleProvider } from './console-provider';

@@ -1,13 +1,9 @@
 import type { CommandMatch, MessageEvent, Target } from '@host/protocol';
+import type { DeliveryStateView } from '@host/admin-api';
 import type { Transport } from './records';
 
-/**
- * Where one delivery stands (docs/protocol/v2.md 6.6): `queued` in the
- * plugin's queue, `sent` awaiting the decision, `running` accepted and
- * awaiting completion, then one of the final states. `interrupted` is set by
- * a store on load for a delivery that was not final when the host stopped.
- */
-export type DeliveryState = 'queued' | 'sent' | 'running' | 'declined' | 'completed' | 'failed' | 'interrupted';
+/** Where one delivery stands: the admin API's DELIVERY_STATES, where each is described. */
+export type DeliveryState = DeliveryStateView;
 
 /** How the work on an accepted event ended. */
 export interface CompletionRecord {

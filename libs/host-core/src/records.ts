@@ -5,19 +5,10 @@ export type Transport = 'stdio-jsonrpc' | 'http';
 /**
  * Plugin states. stdio plugins move through the runtime states; HTTP plugins
  * are `running` (enabled) or `stopped` (disabled) and carry a separate health.
- * See docs/protocol/v2.md, "Plugin states".
+ * See docs/protocol/v2.md, "Plugin states". Defined with the admin API's
+ * contract, which the admin app shows.
  */
-export const PLUGIN_STATES = [
-  'installed', // on disk, never started or stopped by the operator
-  'starting', // process launched, handshake in progress
-  'running',
-  'stopping',
-  'stopped',
-  'restartPending', // crashed; a restart is scheduled
-  'failed', // crash-loop budget spent or start failed; waits for an operator
-  'invalidManifest', // found on disk with a manifest that does not validate
-] as const;
-export type PluginState = (typeof PLUGIN_STATES)[number];
+export { PLUGIN_STATES, type PluginState } from '@host/admin-api';
 
 interface RecordBase {
   pluginId: string;

@@ -1,22 +1,11 @@
 import type { StopParamsSchema } from '@host/protocol';
-import type { PluginState } from './records';
+import type { RuntimeStatusView } from '@host/admin-api';
 
-/** What the plugins API shows about a plugin's process or service. */
-export interface RuntimeStatus {
-  state: PluginState;
-  /** Why the plugin is in this state (crash reason, stdout pollution, ...). */
-  stateReason?: string;
-  pid?: number;
-  startedAt?: string;
-  lastExitAt?: string;
-  lastExitCode?: number | null;
-  lastExitSignal?: string | null;
-  crashCount: number;
-  nextRestartAt?: string;
-  lastError?: string;
-  /** HTTP plugins: healthy, degraded or unreachable. */
-  health?: 'healthy' | 'degraded' | 'unreachable';
-}
+/**
+ * What the plugins API shows about a plugin's process or service: the admin
+ * API's RuntimeStatus (@host/admin-api), where each field is described.
+ */
+export type RuntimeStatus = RuntimeStatusView;
 
 /** Why a plugin is stopped: the `reason` of `plugin.stop`, as the protocol defines it. */
 export type StopReason = ReturnType<typeof StopParamsSchema.parse>['reason'];

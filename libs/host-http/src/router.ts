@@ -1,6 +1,5 @@
 import { ADMIN_ROUTES, type RefreshHttpPluginResponse, type RegisterHttpPluginResponse } from '@host/admin-api';
-import { implementRoute, mountRoutes, type RouteDef } from '@host/host-api';
-import { HostError } from '@host/host-core';
+import { HostError, implementRoute, mountRoutes, type RouteDef } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import express, { Router } from 'express';
 import type { HttpPluginRegistry } from './registry';

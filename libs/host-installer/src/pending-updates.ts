@@ -1,20 +1,9 @@
 import { HostError, type PendingUpdateStore } from '@host/host-core';
 import { createHash, randomUUID } from 'node:crypto';
-import { z } from 'zod';
-import { PackageSummarySchema, UpdateChangesSchema } from './update-diff';
 
-/** An uploaded update waiting for the operator's confirmation. */
-export const PendingUpdateSchema = z.object({
-  id: z.string().describe('Pending update id, used to confirm or cancel.'),
-  pluginId: z.string(),
-  sha256: z.string().describe('SHA-256 of the uploaded archive; confirmation re-checks it.'),
-  createdAt: z.string(),
-  expiresAt: z.string(),
-  installed: PackageSummarySchema,
-  incoming: PackageSummarySchema,
-  changes: UpdateChangesSchema,
-});
-export type PendingUpdate = z.infer<typeof PendingUpdateSchema>;
+// The shape is the admin API's: the answer to an upload that needs confirmation.
+import { PendingUpdateSchema, type PendingUpdate } from '@host/admin-api';
+export type { PendingUpdate };
 
 const ID = /^[0-9a-f-]{36}$/;
 

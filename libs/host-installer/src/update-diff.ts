@@ -1,38 +1,8 @@
-import { PermissionSchema, type StdioManifest } from '@host/protocol';
+import type { StdioManifest } from '@host/protocol';
 import { compare } from 'semver';
-import { z } from 'zod';
 
-/** What the operator compares side by side before confirming an update. */
-export const PackageSummarySchema = z.object({
-  pluginId: z.string(),
-  name: z.string(),
-  version: z.string(),
-  author: z.string(),
-  description: z.string().optional(),
-  sdkVersion: z.string(),
-  startCommand: z.object({ command: z.string(), args: z.array(z.string()), workingDirectory: z.string() }),
-  permissions: z.array(PermissionSchema),
-  commands: z.array(z.string()).describe('Command names.'),
-  sha256: z.string().describe('SHA-256 of the archive this version comes from ("" when it was found on disk).'),
-});
-export type PackageSummary = z.infer<typeof PackageSummarySchema>;
-
-export const UpdateChangesSchema = z.object({
-  versionChanged: z.boolean(),
-  versionOrder: z
-    .enum(['upgrade', 'downgrade', 'same'])
-    .describe('How the incoming version compares with the installed one by semantic-version precedence (build metadata ignored).'),
-  identicalPackage: z
-    .boolean()
-    .describe('The upload is byte for byte the installed package (same SHA-256): confirming reinstalls what runs now.'),
-  permissionsAdded: z.array(PermissionSchema),
-  permissionsRemoved: z.array(PermissionSchema),
-  commandsAdded: z.array(z.string()),
-  commandsRemoved: z.array(z.string()),
-  commandsChanged: z.array(z.string()).describe('Commands whose prefixes, aliases, scopes or priority differ.'),
-  startCommandChanged: z.boolean(),
-});
-export type UpdateChanges = z.infer<typeof UpdateChangesSchema>;
+// The shapes are the admin API's (@host/admin-api): the operator sees them in the update dialog.
+import type { PackageSummary, UpdateChanges } from '@host/admin-api';
 
 export function summarize(manifest: StdioManifest, sha256: string): PackageSummary {
   const { command, args, workingDirectory } = manifest.transport.stdio;

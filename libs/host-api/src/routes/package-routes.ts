@@ -4,7 +4,7 @@ import type { PluginInstaller } from '@host/host-installer';
 import multer from 'multer';
 import { relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
-import { implementRoute, type RouteDef } from '../route-table';
+import { implementRoute, type RouteDef } from '@host/host-core';
 
 export interface PackageRouteDeps extends ViewDeps {
   store: RegistryStore;

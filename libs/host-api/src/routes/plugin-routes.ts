@@ -3,7 +3,7 @@ import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { relative } from 'node:path';
 import { ADMIN_ROUTES } from '@host/admin-api';
 import { pluginDetail, listPlugins, type ViewDeps } from '../plugin-view';
-import { implementRoute, type RouteDef } from '../route-table';
+import { implementRoute, type RouteDef } from '@host/host-core';
 import { applySettingsChanges, publicSettings } from '../settings';
 
 export interface PluginRouteDeps extends ViewDeps {

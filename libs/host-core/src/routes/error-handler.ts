@@ -1,4 +1,4 @@
-import { HostError, invalidRequest } from '@host/host-core';
+import { HostError, invalidRequest } from '../errors';
 import { ERROR_CATALOG, toValidationIssues } from '@host/protocol';
 import type { ErrorRequestHandler } from 'express';
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 import type { RouteContract } from '@host/admin-api';
-import { HostError } from '@host/host-core';
+import { HostError } from '../errors';
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { badRequest } from './errors';
+import { badRequest } from './error-handler';
 
 export type { HttpMethod } from '@host/admin-api';
 
