@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const server = host.app.listen(config.port, config.bind);
   await new Promise<void>((ok, fail) => {
     server.once('listening', ok);
-    server.once('error', fail);
+    server.once('error', (e: NodeJS.ErrnoException) => fail(listenError(e, config.bind, config.port)));
   });
   const { port } = server.address() as AddressInfo;
   const shownHost = config.bind.includes(':') ? `[${config.bind}]` : config.bind === '0.0.0.0' ? '127.0.0.1' : config.bind;
@@ -79,6 +79,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/** Why the server could not listen, with the setting that fixes it. */
+function listenError(e: NodeJS.ErrnoException, bind: string, port: number): Error {
+  const where = `${bind.includes(':') ? `[${bind}]` : bind}:${port}`;
+  if (e.code === 'EADDRINUSE') return new Error(`${where} is already in use (EADDRINUSE): another program, or another host, listens there. Stop it, or choose another port with HOST_PORT or --port.`);
+  if (e.code === 'EACCES') return new Error(`${where} needs privileges this user lacks (EACCES). Use a port above 1023 (HOST_PORT or --port) and put a reverse proxy in front for 80 or 443.`);
+  if (e.code === 'EADDRNOTAVAIL') return new Error(`${bind} is not an address of this machine (EADDRNOTAVAIL). Set HOST_BIND or --bind to one of its addresses, or 0.0.0.0 for all.`);
+  return e;
 }
 
 main().catch((e: Error) => {

@@ -2,7 +2,8 @@ import { testManifest, testPackage } from '@host/host-installer/testing';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, buildHost, packageForm, runHostOnce, startHost, type RunningHost } from './host-process';
+import { createServer, type AddressInfo } from 'node:net';
+import { ADMIN_TOKEN, api, buildHost, packageForm, runHostOnce, startHost, type RunningHost } from './host-process';
 
 const ID = 'com.example.echo';
 
@@ -24,6 +25,20 @@ describe('the built host process', () => {
     expect(r.output).toContain('--port must be a number (got "http")');
     expect(r.output).toContain('HOST_MAX_UPLOAD_BYTES must be a number of bytes');
     expect(existsSync(join(dataDir, 'state'))).toBe(false);
+  });
+
+  it('names the setting to change when its port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const { port } = blocker.address() as AddressInfo;
+    try {
+      const r = runHostOnce(['--port', String(port)], { HOST_DATA_DIR: dataDir, HOST_ADMIN_TOKEN: ADMIN_TOKEN });
+      expect(r.status).toBe(1);
+      expect(r.output).toContain(`127.0.0.1:${port} is already in use (EADDRINUSE)`);
+      expect(r.output).toMatch(/HOST_PORT or --port/);
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
   });
 
   it('generates the admin token on first start, prints it once, and stores only its hash', async () => {
