@@ -11,6 +11,7 @@ import {
 } from '@host/host-core';
 import { ProcessGroups } from './process/process-groups';
 import { LocalProcessRunner, type ProcessRunner } from './process/runner';
+import { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
 import { Supervisor } from './supervisor';
 import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
 
@@ -24,6 +25,8 @@ export interface StdioRuntimeOptions {
   /** Current settings values sent in host.initialize; `{}` when absent. */
   settings?: (pluginId: string) => Promise<Record<string, unknown>>;
   timings?: Partial<RuntimeTimings>;
+  /** What the host buffers per plugin and how fast plugins may log (defaults: DEFAULT_LIMITS). */
+  limits?: Partial<RuntimeLimits>;
   hostVersion?: string;
   /** Starts plugin processes; by default each in a local process group that dies with the host. */
   runner?: ProcessRunner;
@@ -42,9 +45,11 @@ export class StdioPluginRuntime implements PluginRuntime {
   private readonly groups = new ProcessGroups();
   private readonly runner: ProcessRunner;
   readonly timings: RuntimeTimings;
+  readonly limits: RuntimeLimits;
 
   constructor(private readonly o: StdioRuntimeOptions) {
     this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
+    this.limits = { ...DEFAULT_LIMITS, ...o.limits };
     this.runner = o.runner ?? new LocalProcessRunner(this.groups);
   }
 
@@ -110,6 +115,7 @@ export class StdioPluginRuntime implements PluginRuntime {
         logs: this.o.logs,
         sink: this.o.sink,
         timings: this.timings,
+        limits: this.limits,
         hostVersion: this.o.hostVersion ?? '0.0.0',
         hostEnv: this.o.hostEnv ?? process.env,
         runner: this.runner,

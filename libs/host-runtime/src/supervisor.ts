@@ -13,6 +13,7 @@ import {
   type StopReason,
 } from '@host/host-core';
 import { RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
+import type { RuntimeLimits } from './limits';
 import { PluginProcess, StartError, type ExitInfo } from './process/plugin-process';
 import type { ProcessRunner } from './process/runner';
 import { formatDuration, restartDelay, type RuntimeTimings } from './timings';
@@ -22,6 +23,7 @@ export interface SupervisorDeps {
   logs: PluginLogStore;
   sink: OutboundSink;
   timings: RuntimeTimings;
+  limits: RuntimeLimits;
   hostVersion: string;
   hostEnv: NodeJS.ProcessEnv;
   runner: ProcessRunner;
@@ -183,6 +185,8 @@ export class Supervisor implements PluginEndpoint {
       hostEnv: this.deps.hostEnv,
       runner: this.deps.runner,
       onPollution: () => this.onPollution(proc),
+      limits: this.deps.limits,
+      onMisbehaving: (reason) => this.onMisbehaving(proc, reason),
     });
     this.proc = proc;
     try {
@@ -262,6 +266,13 @@ export class Supervisor implements PluginEndpoint {
   private onPollution(proc: PluginProcess): void {
     if (proc !== this.proc || this.state !== 'running') return;
     proc.hostReason = proc.pollutionError('while running').message;
+    void proc.stop('unhealthy', false);
+  }
+
+  /** The process broke a resource limit (see RuntimeLimits): end it; its exit counts as a crash. */
+  private onMisbehaving(proc: PluginProcess, reason: string): void {
+    if (proc !== this.proc) return;
+    proc.hostReason = reason;
     void proc.stop('unhealthy', false);
   }
 
