@@ -264,7 +264,8 @@ export class Supervisor implements PluginEndpoint {
   }
 
   private onPollution(proc: PluginProcess): void {
-    if (proc !== this.proc || this.state !== 'running') return;
+    // A process the host is already ending for another reason may die mid-frame; that is not news.
+    if (proc !== this.proc || this.state !== 'running' || proc.hostReason) return;
     proc.hostReason = proc.pollutionError('while running').message;
     void proc.stop('unhealthy', false);
   }

@@ -157,6 +157,8 @@ export class PluginProcess {
     const { limits } = this.o;
     const backlog = new RequestBacklog({ highWaterMark: limits.maxQueuedMessages, lowWaterMark: limits.resumeReadingAt });
     const reader = new FramedMessageReader(child.stdout, (failure) => {
+      // Killed for misbehaving, it may well stop in the middle of a frame.
+      if (this.misbehaving) return;
       this.pollution = failure;
       this.log('error', `stdout pollution: the plugin wrote ${failure.bytes}, which is not a protocol frame (${failure.code}: ${failure.message})`);
       this.resolvePolluted();
