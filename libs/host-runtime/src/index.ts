@@ -2,6 +2,7 @@ export { StdioPluginRuntime, type StdioRuntimeOptions } from './stdio-runtime';
 export { Supervisor } from './supervisor';
 export { DEFAULT_TIMINGS, restartDelay, type RuntimeTimings } from './timings';
 export { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
+export { BootGuard, BOOT_GUARD_FILE, type BootDecision, type BootGuardOptions } from './boot-guard';
 export { LogRateLimiter, DEFAULT_LOG_RATE, type LogRate } from './logs/log-rate-limit';
 export { FilePluginLogStore, LOG_FILE_NAME, type FileLogStoreOptions, type LogListener } from './logs/file-plugin-log-store';
 export { LineSplitter, capLogLine } from './logs/line-limits';

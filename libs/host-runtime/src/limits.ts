@@ -18,6 +18,12 @@ export interface RuntimeLimits {
   logLinesPerSecond: number;
   /** Log lines a plugin may write at once before the rate applies. */
   logBurst: number;
+  /**
+   * Host deaths in a row, each within `crashWindowMilliseconds` of the
+   * plugin's start, with the plugin running, after which the host does not
+   * start it on boot (see BootGuard). 0 turns the guard off.
+   */
+  hostDeathsBeforeHoldBack: number;
 }
 
 export const DEFAULT_LIMITS: RuntimeLimits = {
@@ -26,4 +32,5 @@ export const DEFAULT_LIMITS: RuntimeLimits = {
   maxUnreadBytes: DEFAULT_MAX_UNREAD_BYTES,
   logLinesPerSecond: DEFAULT_LOG_RATE.linesPerSecond,
   logBurst: DEFAULT_LOG_RATE.burst,
+  hostDeathsBeforeHoldBack: 2,
 };

@@ -11,6 +11,7 @@ import {
 } from '@host/host-core';
 import { ProcessGroups } from './process/process-groups';
 import { LocalProcessRunner, type ProcessRunner } from './process/runner';
+import { BootGuard } from './boot-guard';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
 import { Supervisor } from './supervisor';
 import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
@@ -36,6 +37,8 @@ export interface StdioRuntimeOptions {
   now?: () => number;
 }
 
+const HAS_PROCESS = new Set<string>(['starting', 'running', 'stopping', 'restartPending']);
+
 /**
  * The PluginRuntime of stdio plugins: one Supervisor per plugin that was ever
  * started. Its supervisors are also the dispatcher's endpoints.
@@ -46,15 +49,31 @@ export class StdioPluginRuntime implements PluginRuntime {
   private readonly runner: ProcessRunner;
   readonly timings: RuntimeTimings;
   readonly limits: RuntimeLimits;
+  private readonly bootGuard: BootGuard;
 
   constructor(private readonly o: StdioRuntimeOptions) {
     this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+    this.bootGuard = new BootGuard(o.paths.stateDir, {
+      limit: this.limits.hostDeathsBeforeHoldBack,
+      settleMilliseconds: this.timings.crashWindowMilliseconds,
+    });
     this.runner = o.runner ?? new LocalProcessRunner(this.groups);
   }
 
   async start(pluginId: string): Promise<RuntimeStatus> {
     if (!this.supervisors.has(pluginId) && !(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
+    return this.supervisor(pluginId).start();
+  }
+
+  /**
+   * Starts a plugin as the host starts, unless the host died with it running
+   * too often in a row (BootGuard): then it is `failed` with the reason.
+   */
+  async startOnBoot(pluginId: string): Promise<RuntimeStatus> {
+    if (!this.supervisors.has(pluginId) && !(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
+    const decision = this.limits.hostDeathsBeforeHoldBack > 0 ? await this.bootGuard.decide(pluginId) : { start: true as const };
+    if (!decision.start) return this.supervisor(pluginId).holdBack(decision.reason);
     return this.supervisor(pluginId).start();
   }
 
@@ -90,6 +109,7 @@ export class StdioPluginRuntime implements PluginRuntime {
     if (!s) return;
     await s.stop('operator');
     this.supervisors.delete(pluginId);
+    this.bootGuard.forget(pluginId);
   }
 
   /** Every stdio plugin as a dispatch endpoint (the dispatcher skips unavailable ones). */
@@ -104,6 +124,7 @@ export class StdioPluginRuntime implements PluginRuntime {
   /** Stops every plugin and removes the host-exit hook. */
   async dispose(): Promise<void> {
     await this.stopAll('hostShutdown');
+    await this.bootGuard.flushed();
     this.groups.dispose();
   }
 
@@ -121,7 +142,11 @@ export class StdioPluginRuntime implements PluginRuntime {
         runner: this.runner,
         loadRecord: (id) => this.o.records.get(id),
         loadSettings: this.o.settings ?? (async () => ({})),
-        onStatusChange: this.o.onStatusChange,
+        onStatusChange: (id, status) => {
+          if (HAS_PROCESS.has(status.state)) this.bootGuard.running(id);
+          else this.bootGuard.notRunning(id);
+          this.o.onStatusChange?.(id, status);
+        },
         now: this.o.now ?? Date.now,
       });
       this.supervisors.set(pluginId, s);

@@ -92,6 +92,15 @@ export class Supervisor implements PluginEndpoint {
     return this.start();
   }
 
+  /** Not started as the host starts (see BootGuard): `failed` with the reason, until an operator starts it. */
+  holdBack(reason: string): RuntimeStatus {
+    if (this.state !== 'installed' && this.state !== 'stopped' && this.state !== 'failed') return this.status();
+    this.lastError = reason;
+    this.log('error', reason);
+    this.setState('failed', reason);
+    return this.status();
+  }
+
   status(): RuntimeStatus {
     const running = this.proc && !this.proc.hasExited;
     return {
