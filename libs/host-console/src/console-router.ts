@@ -5,6 +5,7 @@ import type { DeliveryRecord, Dispatcher, EventLogUpdate, EventRecord } from '@h
 import { MENTION_ID_PATTERN } from '@host/messages';
 import { NonBlankString, toValidationIssues } from '@host/protocol';
 import type { ConsoleProvider } from './console-provider';
+import { SseStream } from './sse-stream';
 
 export interface ConsoleRouterOptions {
   dispatcher: Pick<Dispatcher, 'dispatch' | 'whenCompleted' | 'events'>;
@@ -13,6 +14,8 @@ export interface ConsoleRouterOptions {
   maxWaitMilliseconds?: number;
   /** Interval of SSE keep-alive comments. */
   heartbeatMilliseconds?: number;
+  /** Bytes an SSE client may leave unread before it is disconnected (default: DEFAULT_SSE_MAX_BUFFERED_BYTES). */
+  maxStreamBufferedBytes?: number;
 }
 
 const MAX_TEXT_CHARS = 4000;
@@ -105,26 +108,14 @@ export function createConsoleRouter(o: ConsoleRouterOptions): Router {
 
   router.get('/console/events', (req: Request, res: Response) => {
     const history = Math.min(Number(req.query['history'] ?? 0) || 0, o.dispatcher.events.capacity);
-    res.status(200).set({
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
-    res.write('retry: 3000\n\n');
+    const stream = new SseStream(res, { heartbeatMilliseconds: heartbeat, maxBufferedBytes: o.maxStreamBufferedBytes });
     const write = (update: EventLogUpdate) => {
       const data = update.type === 'send' ? { type: 'send', outbound: update.outbound } : { type: update.type, record: summarize(update.record) };
-      res.write(`event: ${update.type}\ndata: ${JSON.stringify(data)}\n\n`);
+      stream.send(update.type, data);
     };
     for (const record of o.dispatcher.events.list({ limit: history }).reverse()) write({ type: 'event', record });
     const abort = new AbortController();
-    const timer = setInterval(() => res.write(': keep-alive\n\n'), heartbeat);
-    timer.unref();
-    req.on('close', () => {
-      clearInterval(timer);
-      abort.abort();
-    });
+    stream.onClose(() => abort.abort());
     void (async () => {
       for await (const update of o.dispatcher.events.stream({ signal: abort.signal })) write(update);
     })();
