@@ -101,6 +101,7 @@ export const INSTALL_ERRORS = {
   INSTALL_TOO_MANY_ENTRIES: { status: 422, message: 'The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).' },
   INSTALL_TOO_LARGE_UNPACKED: { status: 422, message: 'The unpacked package is larger than the host allows. Remove unneeded files.' },
   INSTALL_COMPRESSION_RATIO: { status: 422, message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.' },
+  INSTALL_OVERLAPPING_ENTRIES: { status: 422, message: 'Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.' },
   INSTALL_MANIFEST_MISSING: { status: 422, message: 'No manifest.json at the archive root or in a single top-level folder named by the plugin id.' },
   INSTALL_LAYOUT_AMBIGUOUS: { status: 422, message: 'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.' },
   INSTALL_FOLDER_MISMATCH: { status: 422, message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.' },

@@ -62,6 +62,7 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
         'INSTALL_TOO_MANY_ENTRIES',
         'INSTALL_TOO_LARGE_UNPACKED',
         'INSTALL_COMPRESSION_RATIO',
+        'INSTALL_OVERLAPPING_ENTRIES',
         'INSTALL_ENTRY_CORRUPT',
         'INSTALL_MANIFEST_MISSING',
         'INSTALL_LAYOUT_AMBIGUOUS',
