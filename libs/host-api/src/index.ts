@@ -7,3 +7,4 @@ export * from './route-table';
 export * from './schemas';
 export * from './settings';
 export { createUnavailableRuntime } from '@host/host-installer';
+export * from './upload-slots';

@@ -87,6 +87,7 @@ export const FRAMING_ERRORS = {
 export const INSTALL_ERRORS = {
   INSTALL_NO_FILE: { status: 400, message: 'No package was uploaded. Send the ZIP as multipart/form-data in the field "package".' },
   INSTALL_UPLOAD_TOO_LARGE: { status: 413, message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.' },
+  INSTALL_UPLOADS_BUSY: { status: 503, message: 'The host is receiving as many packages as it takes at once. Retry after the seconds in Retry-After.' },
   INSTALL_NOT_A_ZIP: { status: 400, message: 'The upload is not a readable ZIP archive. Build the package with the packer (host-plugin pack) or any zip tool.' },
   INSTALL_ENCRYPTED_ENTRY: { status: 422, message: 'The archive has encrypted entries. Build the package without a password.' },
   INSTALL_UNSUPPORTED_COMPRESSION: { status: 422, message: 'An entry uses a compression method other than stored or deflate. Re-create the ZIP with deflate.' },

@@ -4,6 +4,7 @@ import multer from 'multer';
 import { relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
 import { defineRoute, type RouteDef } from '../route-table';
+import { uploadSlots } from '../upload-slots';
 import {
   CancelledResponseSchema,
   ConfirmUpdateBodySchema,
@@ -17,6 +18,8 @@ export interface PackageRouteDeps extends ViewDeps {
   store: RegistryStore;
   installer: PluginInstaller;
   maxUploadBytes: number;
+  /** Uploads received and checked at once (default DEFAULT_MAX_CONCURRENT_UPLOADS); more answer 503 INSTALL_UPLOADS_BUSY. */
+  maxConcurrentUploads?: number;
 }
 
 const PENDING_PARAM = { id: 'Pending update id from the UPDATE_CONFIRMATION_REQUIRED answer.' };
@@ -42,12 +45,13 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
         'Installs a new plugin (201). When the pluginId is installed already, the upload becomes a pending update (409 UPDATE_CONFIRMATION_REQUIRED with pendingUpdate: installed and incoming details and the changes) that must be confirmed or cancelled. Nothing in the archive is executed.',
       tags: ['packages'],
       multipart: { fileField: 'package', fileDescription: 'The plugin ZIP.', fields: PackageUploadFieldsSchema },
-      before: [upload],
+      before: [uploadSlots(deps.maxConcurrentUploads), upload],
       responses: { 201: { description: 'Installed.', schema: InstallResponseSchema } },
       errors: [
         'INSTALL_NO_FILE',
         'BAD_REQUEST',
         'INSTALL_UPLOAD_TOO_LARGE',
+        'INSTALL_UPLOADS_BUSY',
         'INSTALL_NOT_A_ZIP',
         'INSTALL_ENCRYPTED_ENTRY',
         'INSTALL_UNSUPPORTED_COMPRESSION',
