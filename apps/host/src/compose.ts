@@ -39,7 +39,7 @@ export interface Host {
   recovery: RecoveryReport;
   /** The admin token when this start generated it (print it once). */
   generatedToken?: string;
-  /** Starts the stdio plugins the operator left enabled. */
+  /** Starts the stdio plugins the operator left enabled (except those the boot guard holds back). */
   startEnabledPlugins(): Promise<void>;
   /** Stops every plugin and closes the stores. */
   close(): Promise<void>;
@@ -110,7 +110,14 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     async startEnabledPlugins() {
       const enabled = (await store.list()).filter((r: PluginRecord) => r.transport === 'stdio-jsonrpc' && r.enabled);
       await Promise.all(
-        enabled.map((r) => runtime.start(r.pluginId).catch((e: Error) => o.log('warn', `could not start ${r.pluginId}: ${e.message}`))),
+        enabled.map((r) =>
+          runtime.startOnBoot(r.pluginId).then(
+            (status) => {
+              if (status.state === 'failed' && status.stateReason) o.log('warn', `${r.pluginId} ${status.stateReason}`);
+            },
+            (e: Error) => o.log('warn', `could not start ${r.pluginId}: ${e.message}`),
+          ),
+        ),
       );
     },
     async close() {

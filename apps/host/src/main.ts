@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { composeHost } from './compose';
 import { parseConfig, USAGE } from './config';
+import { createHostServer } from './http-server';
 import packageJson from '../package.json';
 
 const log = (level: 'info' | 'warn' | 'error', message: string) => {
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   for (const id of report.adopted) log('info', `registered package found on disk: ${id}`);
   for (const i of report.invalid) log('warn', `invalid package plugins-v2/${i.pluginId}: ${i.issues.map((x) => x.message).join('; ')}`);
 
-  const server = host.app.listen(config.port, config.bind);
+  const server = createHostServer(host.app).listen(config.port, config.bind);
   await new Promise<void>((ok, fail) => {
     server.once('listening', ok);
     server.once('error', (e: NodeJS.ErrnoException) => fail(listenError(e, config.bind, config.port)));

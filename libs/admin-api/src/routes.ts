@@ -72,6 +72,7 @@ const PACKAGE_ERRORS: ErrorCode[] = [
   'INSTALL_TOO_MANY_ENTRIES',
   'INSTALL_TOO_LARGE_UNPACKED',
   'INSTALL_COMPRESSION_RATIO',
+  'INSTALL_OVERLAPPING_ENTRIES',
   'INSTALL_ENTRY_CORRUPT',
   'INSTALL_MANIFEST_MISSING',
   'INSTALL_LAYOUT_AMBIGUOUS',
@@ -209,7 +210,7 @@ export const ADMIN_ROUTES = {
     tags: ['packages'],
     multipart: { fileField: 'package', fileDescription: 'The plugin ZIP.', fields: PackageUploadFieldsSchema },
     responses: { 201: { description: 'Installed.', schema: InstallResponseSchema } },
-    errors: ['INSTALL_NO_FILE', 'BAD_REQUEST', 'INSTALL_UPLOAD_TOO_LARGE', ...PACKAGE_ERRORS, 'INSTALL_ID_TAKEN', 'UPDATE_CONFIRMATION_REQUIRED', 'INSTALL_FAILED'],
+    errors: ['INSTALL_NO_FILE', 'BAD_REQUEST', 'INSTALL_UPLOAD_TOO_LARGE', 'INSTALL_UPLOADS_BUSY', ...PACKAGE_ERRORS, 'INSTALL_ID_TAKEN', 'UPDATE_CONFIRMATION_REQUIRED', 'INSTALL_FAILED'],
   }),
   getPendingUpdate: defineContract({
     method: 'get',

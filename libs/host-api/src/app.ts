@@ -30,6 +30,8 @@ export interface AppDeps {
   /** Enable, disable, remove and status of HTTP plugins; without it, start/stop only flip `enabled`. */
   http?: HttpPluginControl;
   maxUploadBytes?: number;
+  /** Package uploads received and checked at once; see uploadSlots. */
+  maxConcurrentUploads?: number;
   version?: string;
   /**
    * Routes other modules implement under /api (the console, HTTP plugin

@@ -6,3 +6,4 @@ export * from './auth';
 export * from './openapi';
 export * from './plugin-view';
 export * from './settings';
+export * from './upload-slots';

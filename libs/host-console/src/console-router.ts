@@ -10,6 +10,7 @@ import { errorHandler, implementRoute, invalidRequest, mountRoutes, type RouteDe
 import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
 import { json, Router, type RequestHandler } from 'express';
 import type { ConsoleProvider } from './console-provider';
+import { SseStream } from './sse-stream';
 
 export interface ConsoleRouterOptions {
   dispatcher: Pick<Dispatcher, 'dispatch' | 'whenCompleted' | 'events'>;
@@ -18,6 +19,8 @@ export interface ConsoleRouterOptions {
   maxWaitMilliseconds?: number;
   /** Interval of SSE keep-alive comments. */
   heartbeatMilliseconds?: number;
+  /** Bytes an SSE client may leave unread before it is disconnected (default: DEFAULT_SSE_MAX_BUFFERED_BYTES). */
+  maxStreamBufferedBytes?: number;
 }
 
 // The request and response shapes are part of the admin API's contract.
@@ -81,28 +84,16 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
     [json({ limit: '64kb' })],
   );
 
-  route(ADMIN_ROUTES.consoleEvents, async ({ req, res, query }) => {
+  route(ADMIN_ROUTES.consoleEvents, async ({ res, query }) => {
     const history = Math.min(query.history, o.dispatcher.events.capacity);
-    res.status(200).set({
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
-    res.write('retry: 3000\n\n');
+    const stream = new SseStream(res, { heartbeatMilliseconds: heartbeat, maxBufferedBytes: o.maxStreamBufferedBytes });
     const write = (update: EventLogUpdate) => {
       const data = update.type === 'send' ? { type: 'send', outbound: update.outbound } : { type: update.type, record: summarize(update.record) };
-      res.write(`event: ${update.type}\ndata: ${JSON.stringify(data)}\n\n`);
+      stream.send(update.type, data);
     };
     for (const record of o.dispatcher.events.list({ limit: history }).reverse()) write({ type: 'event', record });
     const abort = new AbortController();
-    const timer = setInterval(() => res.write(': keep-alive\n\n'), heartbeat);
-    timer.unref();
-    req.on('close', () => {
-      clearInterval(timer);
-      abort.abort();
-    });
+    stream.onClose(() => abort.abort());
     void (async () => {
       for await (const update of o.dispatcher.events.stream({ signal: abort.signal })) write(update);
     })();

@@ -9,3 +9,4 @@ export {
   type ConsoleMessageRequest,
   type ConsoleMessageResponse,
 } from './console-router';
+export { SseStream, DEFAULT_SSE_MAX_BUFFERED_BYTES, type SseStreamOptions } from './sse-stream';

@@ -188,6 +188,7 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
     });
   }
   checkParents(entries, exact, folded);
+  checkOverlaps(buffer, entries);
   if (declaredTotal > limits.maxUnpackedBytes) {
     throw new HostError(
       'INSTALL_TOO_LARGE_UNPACKED',
@@ -196,6 +197,39 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
     );
   }
   return { entries, declaredTotal };
+}
+
+const LOCAL_HEADER_SIGNATURE = 0x04034b50;
+const LOCAL_HEADER_BYTES = 30;
+
+/**
+ * Every entry must own its bytes: its local header, name, extra field and
+ * compressed data may not share a byte with another entry's. Overlapping
+ * entries (many central records pointing at one local file, or into
+ * another entry's data) let a small archive unpack to many times its size
+ * while each entry looks ordinary; no zip tool writes them.
+ */
+function checkOverlaps(buffer: Buffer, entries: ArchiveEntry[]): void {
+  const spans = entries.map((e) => {
+    const start = e.source.header.offset;
+    if (start + LOCAL_HEADER_BYTES > buffer.length || buffer.readUInt32LE(start) !== LOCAL_HEADER_SIGNATURE) {
+      throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: `entry "${printableName(e.path)}" has no local header at offset ${start}` });
+    }
+    const header = LOCAL_HEADER_BYTES + buffer.readUInt16LE(start + 26) + buffer.readUInt16LE(start + 28);
+    return { start, end: start + header + e.compressedSize, path: e.path };
+  });
+  spans.sort((a, b) => a.start - b.start);
+  for (let i = 1; i < spans.length; i++) {
+    const prev = spans[i - 1]!;
+    const cur = spans[i]!;
+    if (cur.start < prev.end) {
+      throw entryError(
+        'INSTALL_OVERLAPPING_ENTRIES',
+        cur.path,
+        `Entries "${printableName(prev.path)}" and "${printableName(cur.path)}" share bytes of the archive (bytes ${cur.start} to ${Math.min(prev.end, cur.end) - 1}). Re-create the ZIP with an ordinary zip tool.`,
+      );
+    }
+  }
 }
 
 /**

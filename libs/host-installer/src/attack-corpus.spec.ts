@@ -104,6 +104,33 @@ const CASES: Case[] = [
     limits: { maxUnpackedBytes: 3 * 1024 * 1024 },
     archive: () => buildZip([manifestEntry(), index, ...Array.from({ length: 4 }, (_, i) => ({ name: `chunk${i}.bin`, data: randomBytes(1024 * 1024) }))]),
   },
+  {
+    // 1 MiB of random data stored once, named by 500 central records: 500 MiB on disk if each were unpacked.
+    name: 'overlapping entries (one local file, many names)',
+    code: 'INSTALL_OVERLAPPING_ENTRIES',
+    archive: () => buildZip([manifestEntry(), index, { name: 'data/0.bin', data: randomBytes(1024 * 1024), method: 0 }, ...Array.from({ length: 500 }, (_, i) => ({ name: `data/${i + 1}.bin`, sharesDataWith: 2 }))]),
+  },
+  {
+    // A local header hidden inside another entry's stored data, with a central record pointing at it.
+    name: 'an entry starting inside the data of another',
+    code: 'INSTALL_OVERLAPPING_ENTRIES',
+    archive: () => {
+      const inner = buildZip([{ name: 'b.bin', data: 'x', method: 0 }]).subarray(0, 30 + 'b.bin'.length + 1);
+      const outer = Buffer.concat([randomBytes(100), inner, randomBytes(100)]);
+      const zip = buildZip([manifestEntry(), index, { name: 'a.bin', data: outer, method: 0 }, { name: 'b.bin', data: 'x', method: 0 }]);
+      // The fourth central record (b.bin) is pointed at the header inside a.bin's data.
+      let at = zip.readUInt32LE(zip.length - 22 + 16);
+      const offsets: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        offsets.push(zip.readUInt32LE(at + 42));
+        at += 46 + zip.readUInt16LE(at + 28) + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+      }
+      at = zip.readUInt32LE(zip.length - 22 + 16);
+      for (let i = 0; i < 3; i++) at += 46 + zip.readUInt16LE(at + 28) + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+      zip.writeUInt32LE(offsets[2]! + 30 + 'a.bin'.length + 100, at + 42);
+      return zip;
+    },
+  },
   { name: 'wrong CRC-32', code: 'INSTALL_ENTRY_CORRUPT', archive: () => withEntry({ name: 'a.js', data: 'hello', declaredCrc: 1234 }) },
   { name: 'garbage deflate data', code: 'INSTALL_ENTRY_CORRUPT', archive: () => withEntry({ name: 'a.js', data: 'hello', rawBody: Buffer.alloc(16, 0xff) }) },
   // Not an archive

@@ -210,6 +210,17 @@ describe('PluginInstaller', () => {
     expect((await inst.confirmUpdate(p.id)).record.manifest.version).toBe('2.0.0');
   });
 
+  it('keeps at most 3 pending updates per plugin, replacing the oldest', async () => {
+    const inst = await make();
+    await inst.install(pkg('1.0.0'));
+    const ids: string[] = [];
+    for (const v of ['2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0']) ids.push((await pendingOf(inst.install(pkg(v)))).id);
+    expect(readdirSync(join(paths.stateDir, 'pending')).filter((f) => f.endsWith('.zip')).sort()).toEqual(ids.slice(2).map((id) => `${id}.zip`).sort());
+    expect(await codeOf(inst.confirmUpdate(ids[0]!))).toBe('PENDING_UPDATE_NOT_FOUND');
+    await inst.confirmUpdate(ids[4]!);
+    expect((await store.get(ID))!.manifest.version).toBe('6.0.0');
+  });
+
   it('refuses a pending update whose stored archive was altered, and one that expired', async () => {
     let now = Date.parse('2024-01-01T00:00:00Z');
     const inst = await make({ now: () => new Date(now) });

@@ -21,7 +21,7 @@ import { extractEntries } from './extract';
 import { inspectPackage, type PackagePlan } from './inspect';
 import { clearJournal, readJournal, writeJournal, type Journal } from './journal';
 import { DEFAULT_INSTALL_LIMITS, PENDING_UPDATE_TTL_MS, type InstallLimits } from './limits';
-import { PendingUpdates, type PendingUpdate } from './pending-updates';
+import { MAX_PENDING_UPDATES_PER_PLUGIN, PendingUpdates, type PendingUpdate } from './pending-updates';
 import { diffPackages, summarize } from './update-diff';
 
 /** Points of a folder swap, in order; `onStep` runs after each. */
@@ -139,6 +139,8 @@ export class PluginInstaller {
         // Unpack into nothing: a bomb or a corrupt entry is refused now, not at confirmation.
         await extractEntries({ destination: null, limits: this.limits, files: plan.files });
         await this.pending.sweep();
+        // Each pending update keeps a whole archive on disk: repeated uploads of one plugin replace its oldest ones.
+        await this.pending.trim(id, MAX_PENDING_UPDATES_PER_PLUGIN - 1);
         const pendingUpdate = await this.pending.create(
           archive,
           {

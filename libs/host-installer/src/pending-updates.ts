@@ -8,11 +8,21 @@ export type { PendingUpdate };
 const ID = /^[0-9a-f-]{36}$/;
 
 /**
+ * Pending updates kept per plugin. Each holds a whole archive on disk; an
+ * upload beyond this replaces the oldest (whose id then answers
+ * PENDING_UPDATE_NOT_FOUND), so repeated uploads of one plugin cannot fill the disk.
+ */
+export const MAX_PENDING_UPDATES_PER_PLUGIN = 3;
+
+/**
  * Uploaded updates waiting for the operator's confirmation: ids, expiry and
  * the archive's integrity are decided here; the bytes and the description go
  * to a `PendingUpdateStore` (by default files in `<state>/pending/`).
  */
 export class PendingUpdates {
+  /** Creation order in this process, for updates created within the same millisecond. */
+  private readonly created = new Map<string, number>();
+
   constructor(
     private readonly store: PendingUpdateStore,
     private readonly now: () => number = Date.now,
@@ -28,6 +38,7 @@ export class PendingUpdates {
       expiresAt: new Date(now + ttlMs).toISOString(),
     };
     await this.store.save(id, archive, pending);
+    this.created.set(id, this.created.size);
     return pending;
   }
 
@@ -58,6 +69,7 @@ export class PendingUpdates {
   }
 
   delete(id: string): Promise<void> {
+    this.created.delete(id);
     return this.store.delete(id);
   }
 
@@ -72,6 +84,12 @@ export class PendingUpdates {
       }
     }
     return out;
+  }
+
+  /** Deletes the oldest pending updates of `pluginId` until at most `keep` are left. */
+  async trim(pluginId: string, keep: number): Promise<void> {
+    const mine = (await this.list()).filter((p) => p.pluginId === pluginId).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || (this.created.get(a.id) ?? -1) - (this.created.get(b.id) ?? -1));
+    for (const p of mine.slice(0, Math.max(0, mine.length - keep))) await this.delete(p.id);
   }
 
   /** Removes expired and unreadable updates. */

@@ -1,11 +1,14 @@
 export { StdioPluginRuntime, type StdioRuntimeOptions } from './stdio-runtime';
 export { Supervisor } from './supervisor';
 export { DEFAULT_TIMINGS, restartDelay, type RuntimeTimings } from './timings';
+export { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
+export { BootGuard, BOOT_GUARD_FILE, type BootDecision, type BootGuardOptions } from './boot-guard';
+export { LogRateLimiter, DEFAULT_LOG_RATE, type LogRate } from './logs/log-rate-limit';
 export { FilePluginLogStore, LOG_FILE_NAME, type FileLogStoreOptions, type LogListener } from './logs/file-plugin-log-store';
 export { LineSplitter, capLogLine } from './logs/line-limits';
 export { FramedMessageReader, type FramingFailure } from './connection/framed-reader';
-export { FramedMessageWriter } from './connection/framed-writer';
-export { RequestBacklog } from './connection/request-backlog';
+export { FramedMessageWriter, DEFAULT_MAX_UNREAD_BYTES, type WriterLimits } from './connection/framed-writer';
+export { RequestBacklog, DEFAULT_BACKLOG_LIMITS, type BacklogLimits } from './connection/request-backlog';
 export { buildEnvironment, resolveLaunch, INHERITED_ENVIRONMENT, type PluginDirectories } from './process/launch';
 export { ProcessGroups, signalGroup, groupAlive } from './process/process-groups';
 export { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningProcess } from './process/runner';

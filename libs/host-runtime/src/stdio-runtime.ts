@@ -11,6 +11,8 @@ import {
 } from '@host/host-core';
 import { ProcessGroups } from './process/process-groups';
 import { LocalProcessRunner, type ProcessRunner } from './process/runner';
+import { BootGuard } from './boot-guard';
+import { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
 import { Supervisor } from './supervisor';
 import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
 
@@ -24,6 +26,8 @@ export interface StdioRuntimeOptions {
   /** Current settings values sent in host.initialize; `{}` when absent. */
   settings?: (pluginId: string) => Promise<Record<string, unknown>>;
   timings?: Partial<RuntimeTimings>;
+  /** What the host buffers per plugin and how fast plugins may log (defaults: DEFAULT_LIMITS). */
+  limits?: Partial<RuntimeLimits>;
   hostVersion?: string;
   /** Starts plugin processes; by default each in a local process group that dies with the host. */
   runner?: ProcessRunner;
@@ -32,6 +36,8 @@ export interface StdioRuntimeOptions {
   onStatusChange?: (pluginId: string, status: RuntimeStatus) => void;
   now?: () => number;
 }
+
+const HAS_PROCESS = new Set<string>(['starting', 'running', 'stopping', 'restartPending']);
 
 /**
  * The PluginRuntime of stdio plugins: one Supervisor per plugin that was ever
@@ -42,14 +48,32 @@ export class StdioPluginRuntime implements PluginRuntime {
   private readonly groups = new ProcessGroups();
   private readonly runner: ProcessRunner;
   readonly timings: RuntimeTimings;
+  readonly limits: RuntimeLimits;
+  private readonly bootGuard: BootGuard;
 
   constructor(private readonly o: StdioRuntimeOptions) {
     this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
+    this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+    this.bootGuard = new BootGuard(o.paths.stateDir, {
+      limit: this.limits.hostDeathsBeforeHoldBack,
+      settleMilliseconds: this.timings.crashWindowMilliseconds,
+    });
     this.runner = o.runner ?? new LocalProcessRunner(this.groups);
   }
 
   async start(pluginId: string): Promise<RuntimeStatus> {
     if (!this.supervisors.has(pluginId) && !(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
+    return this.supervisor(pluginId).start();
+  }
+
+  /**
+   * Starts a plugin as the host starts, unless the host died with it running
+   * too often in a row (BootGuard): then it is `failed` with the reason.
+   */
+  async startOnBoot(pluginId: string): Promise<RuntimeStatus> {
+    if (!this.supervisors.has(pluginId) && !(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
+    const decision = this.limits.hostDeathsBeforeHoldBack > 0 ? await this.bootGuard.decide(pluginId) : { start: true as const };
+    if (!decision.start) return this.supervisor(pluginId).holdBack(decision.reason);
     return this.supervisor(pluginId).start();
   }
 
@@ -85,6 +109,7 @@ export class StdioPluginRuntime implements PluginRuntime {
     if (!s) return;
     await s.stop('operator');
     this.supervisors.delete(pluginId);
+    this.bootGuard.forget(pluginId);
   }
 
   /** Every stdio plugin as a dispatch endpoint (the dispatcher skips unavailable ones). */
@@ -99,6 +124,7 @@ export class StdioPluginRuntime implements PluginRuntime {
   /** Stops every plugin and removes the host-exit hook. */
   async dispose(): Promise<void> {
     await this.stopAll('hostShutdown');
+    await this.bootGuard.flushed();
     this.groups.dispose();
   }
 
@@ -110,12 +136,17 @@ export class StdioPluginRuntime implements PluginRuntime {
         logs: this.o.logs,
         sink: this.o.sink,
         timings: this.timings,
+        limits: this.limits,
         hostVersion: this.o.hostVersion ?? '0.0.0',
         hostEnv: this.o.hostEnv ?? process.env,
         runner: this.runner,
         loadRecord: (id) => this.o.records.get(id),
         loadSettings: this.o.settings ?? (async () => ({})),
-        onStatusChange: this.o.onStatusChange,
+        onStatusChange: (id, status) => {
+          if (HAS_PROCESS.has(status.state)) this.bootGuard.running(id);
+          else this.bootGuard.notRunning(id);
+          this.o.onStatusChange?.(id, status);
+        },
         now: this.o.now ?? Date.now,
       });
       this.supervisors.set(pluginId, s);

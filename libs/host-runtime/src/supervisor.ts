@@ -13,6 +13,7 @@ import {
   type StopReason,
 } from '@host/host-core';
 import { RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
+import type { RuntimeLimits } from './limits';
 import { PluginProcess, StartError, type ExitInfo } from './process/plugin-process';
 import type { ProcessRunner } from './process/runner';
 import { formatDuration, restartDelay, type RuntimeTimings } from './timings';
@@ -22,6 +23,7 @@ export interface SupervisorDeps {
   logs: PluginLogStore;
   sink: OutboundSink;
   timings: RuntimeTimings;
+  limits: RuntimeLimits;
   hostVersion: string;
   hostEnv: NodeJS.ProcessEnv;
   runner: ProcessRunner;
@@ -88,6 +90,15 @@ export class Supervisor implements PluginEndpoint {
   async restart(): Promise<RuntimeStatus> {
     await this.stop('restart');
     return this.start();
+  }
+
+  /** Not started as the host starts (see BootGuard): `failed` with the reason, until an operator starts it. */
+  holdBack(reason: string): RuntimeStatus {
+    if (this.state !== 'installed' && this.state !== 'stopped' && this.state !== 'failed') return this.status();
+    this.lastError = reason;
+    this.log('error', reason);
+    this.setState('failed', reason);
+    return this.status();
   }
 
   status(): RuntimeStatus {
@@ -183,6 +194,8 @@ export class Supervisor implements PluginEndpoint {
       hostEnv: this.deps.hostEnv,
       runner: this.deps.runner,
       onPollution: () => this.onPollution(proc),
+      limits: this.deps.limits,
+      onMisbehaving: (reason) => this.onMisbehaving(proc, reason),
     });
     this.proc = proc;
     try {
@@ -260,8 +273,16 @@ export class Supervisor implements PluginEndpoint {
   }
 
   private onPollution(proc: PluginProcess): void {
-    if (proc !== this.proc || this.state !== 'running') return;
+    // A process the host is already ending for another reason may die mid-frame; that is not news.
+    if (proc !== this.proc || this.state !== 'running' || proc.hostReason) return;
     proc.hostReason = proc.pollutionError('while running').message;
+    void proc.stop('unhealthy', false);
+  }
+
+  /** The process broke a resource limit (see RuntimeLimits): end it; its exit counts as a crash. */
+  private onMisbehaving(proc: PluginProcess, reason: string): void {
+    if (proc !== this.proc) return;
+    proc.hostReason = reason;
     void proc.stop('unhealthy', false);
   }
 

@@ -87,6 +87,7 @@ export const FRAMING_ERRORS = {
 export const INSTALL_ERRORS = {
   INSTALL_NO_FILE: { status: 400, message: 'No package was uploaded. Send the ZIP as multipart/form-data in the field "package".' },
   INSTALL_UPLOAD_TOO_LARGE: { status: 413, message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.' },
+  INSTALL_UPLOADS_BUSY: { status: 503, message: 'The host is receiving as many packages as it takes at once. Retry after the seconds in Retry-After.' },
   INSTALL_NOT_A_ZIP: { status: 400, message: 'The upload is not a readable ZIP archive. Build the package with the packer (host-plugin pack) or any zip tool.' },
   INSTALL_ENCRYPTED_ENTRY: { status: 422, message: 'The archive has encrypted entries. Build the package without a password.' },
   INSTALL_UNSUPPORTED_COMPRESSION: { status: 422, message: 'An entry uses a compression method other than stored or deflate. Re-create the ZIP with deflate.' },
@@ -101,6 +102,7 @@ export const INSTALL_ERRORS = {
   INSTALL_TOO_MANY_ENTRIES: { status: 422, message: 'The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).' },
   INSTALL_TOO_LARGE_UNPACKED: { status: 422, message: 'The unpacked package is larger than the host allows. Remove unneeded files.' },
   INSTALL_COMPRESSION_RATIO: { status: 422, message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.' },
+  INSTALL_OVERLAPPING_ENTRIES: { status: 422, message: 'Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.' },
   INSTALL_MANIFEST_MISSING: { status: 422, message: 'No manifest.json at the archive root or in a single top-level folder named by the plugin id.' },
   INSTALL_LAYOUT_AMBIGUOUS: { status: 422, message: 'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.' },
   INSTALL_FOLDER_MISMATCH: { status: 422, message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.' },

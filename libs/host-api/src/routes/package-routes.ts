@@ -5,11 +5,14 @@ import multer from 'multer';
 import { relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
 import { implementRoute, type RouteDef } from '@host/host-core';
+import { uploadSlots } from '../upload-slots';
 
 export interface PackageRouteDeps extends ViewDeps {
   store: RegistryStore;
   installer: PluginInstaller;
   maxUploadBytes: number;
+  /** Uploads received and checked at once (default DEFAULT_MAX_CONCURRENT_UPLOADS); more answer 503 INSTALL_UPLOADS_BUSY. */
+  maxConcurrentUploads?: number;
 }
 
 export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown>[] {
@@ -33,7 +36,7 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
         const r = await deps.installer.install(file.buffer, { startAfterInstall: body.startAfterInstall === 'true' });
         return { status: 201, body: await result(r) };
       },
-      { before: [upload] },
+      { before: [uploadSlots(deps.maxConcurrentUploads), upload] },
     ),
     implementRoute(ADMIN_ROUTES.getPendingUpdate, async ({ params }) => ({ body: { pendingUpdate: await deps.installer.getPendingUpdate(params['id']!) } })),
     implementRoute(ADMIN_ROUTES.confirmUpdate, async ({ params, body }) => ({ body: await result(await deps.installer.confirmUpdate(params['id']!, body)) })),

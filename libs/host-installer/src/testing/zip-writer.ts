@@ -23,6 +23,12 @@ export interface ZipEntrySpec {
   declaredCrc?: number;
   /** Bytes to store as the compressed body as they are (damaged deflate streams). */
   rawBody?: Buffer;
+  /**
+   * Index of an earlier entry whose local header and data this one reuses:
+   * only a central record is written, pointing at that entry (overlapping
+   * entries, as in non-recursive zip bombs).
+   */
+  sharesDataWith?: number;
 }
 
 /** Builds a ZIP archive byte by byte (local headers, central directory, end record). */
@@ -30,6 +36,7 @@ export function buildZip(entries: ZipEntrySpec[]): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
+  const written: { offset: number; method: number; crc: number; compressed: number; size: number }[] = [];
   for (const e of entries) {
     const name = typeof e.name === 'string' ? Buffer.from(e.name, 'utf8') : e.name;
     const raw = e.data === undefined ? Buffer.alloc(0) : Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data, 'utf8');
@@ -41,6 +48,9 @@ export function buildZip(entries: ZipEntrySpec[]): Buffer {
     const isDir = typeof e.name === 'string' && e.name.endsWith('/');
     const mode = e.unixMode ?? (isDir ? 0o040755 : 0o100644);
     const attr = e.externalAttr ?? ((mode << 16) | (isDir ? 0x10 : 0)) >>> 0;
+    const shared = e.sharesDataWith === undefined ? undefined : written[e.sharesDataWith];
+    if (e.sharesDataWith !== undefined && !shared) throw new Error(`sharesDataWith ${e.sharesDataWith} names no earlier entry`);
+    written.push({ offset, method, crc, compressed: body.length, size });
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
@@ -57,16 +67,20 @@ export function buildZip(entries: ZipEntrySpec[]): Buffer {
     central.writeUInt16LE((3 << 8) | 20, 4); // made by Unix, so the mode bits count
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(flags, 8);
-    central.writeUInt16LE(method, 10);
+    central.writeUInt16LE(shared?.method ?? method, 10);
     central.writeUInt32LE(0x00210000, 12);
-    central.writeUInt32LE(crc >>> 0, 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(size >>> 0, 24);
+    central.writeUInt32LE((shared?.crc ?? crc) >>> 0, 16);
+    central.writeUInt32LE(shared?.compressed ?? body.length, 20);
+    central.writeUInt32LE((shared?.size ?? size) >>> 0, 24);
     central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE(attr, 38);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, body);
+    central.writeUInt32LE(shared?.offset ?? offset, 42);
     centrals.push(central, name);
+    if (shared) {
+      written[written.length - 1] = shared;
+      continue;
+    }
+    locals.push(local, name, body);
     offset += local.length + name.length + body.length;
   }
   const cd = Buffer.concat(centrals);

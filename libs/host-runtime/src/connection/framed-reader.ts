@@ -18,11 +18,18 @@ const SHOWN_BYTES = 120;
  * reader tolerates stray output until a header parses; this one reports the
  * first line that is not a frame (stdout pollution) through `onFailure` and
  * then ignores the stream, which cannot be resynchronised.
+ *
+ * With a `backlog`, it stops reading while too many of the plugin's messages
+ * wait to be handled (RequestBacklog.full): the pipe fills, the plugin's
+ * writes block, and the host holds at most the backlog's high mark plus one
+ * chunk, however fast the plugin writes.
  */
 export class FramedMessageReader extends AbstractMessageReader {
   private readonly decoder: FrameDecoder;
   private callback: DataCallback | null = null;
   private failure: FramingFailure | null = null;
+  private paused = false;
+  private halted = false;
 
   constructor(
     private readonly readable: Readable,
@@ -52,6 +59,7 @@ export class FramedMessageReader extends AbstractMessageReader {
     return {
       dispose: () => {
         this.callback = null;
+        this.backlog?.cancelDrainWait();
         this.readable.off('data', onData);
         this.readable.off('end', onEnd);
         this.readable.off('error', onError);
@@ -68,6 +76,26 @@ export class FramedMessageReader extends AbstractMessageReader {
       }
       else this.fail(ev.code, ev.message, chunk);
     }
+    if (this.backlog?.full && !this.paused && !this.halted && this.callback) {
+      this.paused = true;
+      this.readable.pause();
+      this.backlog.whenDrained(() => {
+        this.paused = false;
+        if (this.callback && !this.halted) this.readable.resume();
+      });
+    }
+  }
+
+  /** Stops reading stdout for good (the plugin is being stopped as misbehaving). */
+  halt(): void {
+    this.halted = true;
+    this.backlog?.cancelDrainWait();
+    this.readable.pause();
+  }
+
+  /** True while stdout is not read because the plugin's messages pile up. */
+  get isPaused(): boolean {
+    return this.paused;
   }
 
   private fail(code: FramingErrorCode, message: string, chunk: Uint8Array): void {

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { frameHeader } from '@host/protocol';
+import { frameHeader, LIMITS } from '@host/protocol';
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node';
 import type { RequestBacklog } from './request-backlog';
 
@@ -13,6 +13,29 @@ export const MAX_HELD_TURNS = 8;
 const MAX_HELD_BYTES = 256 * 1024;
 
 /**
+ * Bytes written to the plugin's stdin that it has not read yet (beyond what
+ * the pipe itself holds) after which the plugin counts as not reading its
+ * answers: room for two frames of the largest size and then some, so only a
+ * plugin that stopped reading reaches it.
+ */
+export const DEFAULT_MAX_UNREAD_BYTES = 2 * LIMITS.maxPayloadBytes + 1024 * 1024;
+
+/**
+ * Once this many bytes wait in the stream, further frames wait in the writer
+ * instead, joined into large strings: the stream keeps one record per write,
+ * which for small frames costs more memory than the frame itself.
+ */
+const SPILL_AT_BYTES = 1024 * 1024;
+const SPILL_CHUNK_BYTES = 64 * 1024;
+
+export interface WriterLimits {
+  /** See DEFAULT_MAX_UNREAD_BYTES. */
+  maxUnreadBytes: number;
+  /** Called once when the unread bytes pass `maxUnreadBytes`; later writes fail. */
+  onOverflow: (unreadBytes: number) => void;
+}
+
+/**
  * A vscode-jsonrpc writer producing the protocol's frames (the same bytes as
  * `encodeFrame`). Each frame is handed to the stream whole, in one `write` call, and the stream
  * keeps writes in order, so concurrent replies never interleave bytes.
@@ -22,16 +45,28 @@ const MAX_HELD_BYTES = 256 * 1024;
  * be started (it starts one per event-loop turn): their answers follow within
  * the next turns and leave together. Holding stops as soon as no request is
  * waiting, when a turn passes without one being started, or at the bounds.
+ *
+ * With `limits`, the bytes waiting for the plugin to read them are bounded:
+ * past `maxUnreadBytes` the writer reports the overflow once and refuses
+ * every later frame, so a plugin that never reads its stdin cannot make the
+ * host buffer its answers without end.
  */
 export class FramedMessageWriter extends AbstractMessageWriter implements MessageWriter {
   private closed = false;
   private corked = false;
   private heldTurns = 0;
   private startsSeen = 0;
+  private overflowed = false;
+  /** Frames waiting for the stream to drain, joined into chunks of about SPILL_CHUNK_BYTES; then the last, unjoined ones. */
+  private spilled: string[] = [];
+  private spillTail: string[] = [];
+  private spillTailBytes = 0;
+  private spilledBytes = 0;
 
   constructor(
     private readonly writable: Writable,
     private readonly backlog?: RequestBacklog,
+    private readonly limits?: WriterLimits,
   ) {
     super();
     // A child that exits makes its stdin fail with EPIPE; without a listener
@@ -42,14 +77,23 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
     });
     writable.on('close', () => {
       this.closed = true;
+      this.spilled = [];
+      this.spillTail = [];
       this.fireClose();
     });
+    writable.on('drain', this.unspill);
+  }
+
+  /** Bytes written and not yet taken by the plugin (beyond the pipe's own buffer). */
+  get unreadBytes(): number {
+    return this.writable.writableLength + this.spilledBytes;
   }
 
   write(msg: Message): Promise<void> {
     if (this.closed || this.writable.destroyed || this.writable.writableEnded) {
       return Promise.reject(new Error('the plugin stdin is closed'));
     }
+    if (this.overflowed) return Promise.reject(new Error('the plugin does not read its stdin'));
     if (!this.corked) {
       this.corked = true;
       this.heldTurns = 0;
@@ -60,14 +104,50 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
     // As text: the stream encodes all frames of one writev into a single
     // buffer, where encodeFrame would allocate a byte array per frame.
     const json = JSON.stringify(msg);
-    this.writable.write(frameHeader(Buffer.byteLength(json, 'utf8')) + json, 'utf8');
+    const bytes = Buffer.byteLength(json, 'utf8');
+    const frame = frameHeader(bytes) + json;
+    if (this.spilledBytes > 0 || this.writable.writableLength >= SPILL_AT_BYTES) this.spill(frame, bytes + frame.length - json.length);
+    else this.writable.write(frame, 'utf8');
+    const unread = this.unreadBytes;
+    if (this.limits && unread > this.limits.maxUnreadBytes) {
+      this.overflowed = true;
+      this.limits.onOverflow(unread);
+    }
     return Promise.resolve();
   }
 
   end(): void {
     this.closed = true;
+    this.unspill();
     this.writable.end();
   }
+
+  private spill(frame: string, bytes: number): void {
+    this.spillTail.push(frame);
+    this.spillTailBytes += bytes;
+    this.spilledBytes += bytes;
+    if (this.spillTailBytes >= SPILL_CHUNK_BYTES) {
+      this.spilled.push(this.spillTail.join(''));
+      this.spillTail = [];
+      this.spillTailBytes = 0;
+    }
+  }
+
+  /** The stream drained: hand it the spilled frames, in order, until it is full again. */
+  private readonly unspill = () => {
+    if (this.spilledBytes === 0) return;
+    if (this.spillTail.length) {
+      this.spilled.push(this.spillTail.join(''));
+      this.spillTail = [];
+      this.spillTailBytes = 0;
+    }
+    while (this.spilled.length && !this.writable.destroyed) {
+      const chunk = this.spilled.shift()!;
+      this.spilledBytes -= Buffer.byteLength(chunk, 'utf8');
+      if (!this.writable.write(chunk, 'utf8') && this.writable.writableLength >= SPILL_AT_BYTES) break;
+    }
+    if (this.spilled.length === 0) this.spilledBytes = 0;
+  };
 
   private readonly flush = () => {
     const b = this.backlog;

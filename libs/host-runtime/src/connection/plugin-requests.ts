@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { LogLine, OutboundSink, PluginLogStore } from '@host/host-core';
 import { findMethod, Methods, RpcErrorCode, toValidationIssues, type Permission, type PluginError } from '@host/protocol';
 import { ResponseError } from 'vscode-jsonrpc/node';
+import type { LogRateLimiter } from '../logs/log-rate-limit';
 import { parseParams } from './params-validator';
 
 /** What the handlers of one process need to know about their plugin. */
@@ -10,6 +11,8 @@ export interface PluginRequestContext {
   token: string;
   permissions: readonly Permission[];
   logs: PluginLogStore;
+  /** log.write calls over the rate are answered but not logged (the limiter counts them). */
+  logRate?: LogRateLimiter;
   sink: OutboundSink;
   /** events.completed: settles the event's delivery; false when the host no longer waits for it. */
   onCompleted: (eventId: string, error: PluginError | null, durationMs: number | undefined) => boolean;
@@ -70,6 +73,7 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
     try {
       switch (method) {
         case Methods.log.method: {
+          if (ctx.logRate && !ctx.logRate.take()) return { accepted: true };
           const fields = p['fields'] ? ` ${JSON.stringify(p['fields'])}` : '';
           ctx.logs.append(ctx.pluginId, {
             at: new Date().toISOString(),

@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { encodeFrame, FrameDecoder, LIMITS, type JsonRpcMessage } from '@host/protocol';
-import { createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/node';
+import { createMessageConnection, type Message, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FramedMessageReader } from './framed-reader';
 import { FramedMessageWriter, MAX_HELD_TURNS } from './framed-writer';
 import { RequestBacklog } from './request-backlog';
@@ -108,5 +108,60 @@ describe('answering bursts of plugin requests', () => {
     // One answer per turn, held for at most MAX_HELD_TURNS turns after the first.
     expect(toPlugin.writes.length).toBeGreaterThanOrEqual(Math.ceil(100 / (MAX_HELD_TURNS + 1)));
     expect(toPlugin.writes[0]!.length).toBeLessThanOrEqual(MAX_HELD_TURNS + 1);
+  });
+});
+
+describe('bounds on what the host buffers for a plugin', () => {
+  const open: MessageConnection[] = [];
+  afterEach(() => open.splice(0).forEach((c) => c.dispose()));
+
+  it('stops reading while too many messages wait, and reads again once they are handled', async () => {
+    const toHost = new PassThrough();
+    const toPlugin = new WriteLog();
+    const backlog = new RequestBacklog({ highWaterMark: 10, lowWaterMark: 2 });
+    const connection = createMessageConnection(new FramedMessageReader(toHost, () => undefined, LIMITS, backlog), new FramedMessageWriter(toPlugin, backlog), undefined, {
+      maxParallelism: 64,
+      messageStrategy: backlog.strategy,
+    });
+    open.push(connection);
+    let most = 0;
+    connection.onRequest((_method, params) => {
+      most = Math.max(most, backlog.queued);
+      return { n: (params as { n: number }).n };
+    });
+    connection.listen();
+    // One frame per chunk, as a pipe may deliver them; notifications count too.
+    for (let i = 1; i <= 200; i++) toHost.write(i % 4 === 0 ? encodeFrame({ jsonrpc: '2.0', method: 'note', params: {} }) : request(i));
+    await turn();
+    expect(toHost.isPaused()).toBe(true);
+    await until(() => toPlugin.frames.length === 150);
+    expect(most).toBeLessThanOrEqual(10);
+    await until(() => backlog.queued === 0);
+    expect(toHost.isPaused()).toBe(false);
+  });
+
+  it('counts a reused request id once', () => {
+    const backlog = new RequestBacklog({ highWaterMark: 2, lowWaterMark: 0 });
+    backlog.received({ jsonrpc: '2.0', id: 1, method: 'log.write' } as never);
+    backlog.received({ jsonrpc: '2.0', id: 1, method: 'log.write' } as never);
+    expect(backlog.queued).toBe(1);
+    expect(backlog.full).toBe(false);
+  });
+
+  it('reports a plugin that does not read its stdin once, keeps the stream bounded, and refuses later frames', async () => {
+    // A stdin nobody reads: the first write never completes.
+    const stuck = new Writable({ write: () => undefined });
+    const overflows: number[] = [];
+    const writer = new FramedMessageWriter(stuck, undefined, { maxUnreadBytes: 3 * 1024 * 1024, onOverflow: (n) => overflows.push(n) });
+    const message = { jsonrpc: '2.0' as const, id: 1, result: { accepted: true, pad: 'x'.repeat(100) } };
+    let refused = 0;
+    for (let i = 0; i < 40_000; i++) await writer.write({ ...message, id: i } as Message).catch(() => refused++);
+    await turn();
+    expect(overflows).toHaveLength(1);
+    expect(overflows[0]).toBeGreaterThan(3 * 1024 * 1024);
+    expect(refused).toBeGreaterThan(0);
+    // Past the first MiB the frames wait in the writer, joined into large chunks, not one stream record each.
+    expect(stuck.writableLength).toBeLessThan(1.1 * 1024 * 1024);
+    expect(writer.unreadBytes).toBeLessThanOrEqual(3 * 1024 * 1024 + 200);
   });
 });

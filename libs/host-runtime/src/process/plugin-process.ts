@@ -24,6 +24,8 @@ import { FramedMessageWriter } from '../connection/framed-writer';
 import { RequestBacklog } from '../connection/request-backlog';
 import { createPluginRequestHandler } from '../connection/plugin-requests';
 import { LineSplitter } from '../logs/line-limits';
+import { LogRateLimiter } from '../logs/log-rate-limit';
+import type { RuntimeLimits } from '../limits';
 import { formatDuration, type RuntimeTimings } from '../timings';
 import { buildEnvironment, resolveLaunch, type PluginDirectories } from './launch';
 import type { ProcessRunner, RunningProcess } from './runner';
@@ -59,6 +61,10 @@ export interface PluginProcessOptions {
   runner: ProcessRunner;
   /** Called when stdout carries something that is not a frame, at most once. */
   onPollution: (failure: FramingFailure) => void;
+  /** What the host buffers for this process and how fast it may log. */
+  limits: RuntimeLimits;
+  /** Called at most once when the plugin misbehaves in a way that ends it (it does not read its stdin); says why. */
+  onMisbehaving: (reason: string) => void;
 }
 
 /** The codes vscode-jsonrpc rejects a pending request with when the connection goes (-32099..-32096). */
@@ -100,10 +106,17 @@ export class PluginProcess {
   private linkLost = false;
   /** Accepted (or not yet decided) events whose events.completed has not arrived, by eventId. */
   private readonly awaitingCompletion = new Map<string, (outcome: CompletionOutcome) => void>();
+  /** log.write calls and stderr lines over the plugin's log rate are dropped and counted. */
+  private readonly logRate: LogRateLimiter;
+  private reader: FramedMessageReader | null = null;
+  /** Set once the plugin counts as misbehaving; what vscode-jsonrpc reports after that is noise. */
+  private misbehaving = false;
   pid: number | undefined;
   startedAt: string | undefined;
 
-  constructor(private readonly o: PluginProcessOptions) {}
+  constructor(private readonly o: PluginProcessOptions) {
+    this.logRate = new LogRateLimiter({ linesPerSecond: o.limits.logLinesPerSecond, burst: o.limits.logBurst }, (m) => this.log('warn', m));
+  }
 
   get hasExited(): boolean {
     return this.exitInfo !== null;
@@ -141,17 +154,30 @@ export class PluginProcess {
   }
 
   private connect(child: RunningProcess): MessageConnection {
-    const backlog = new RequestBacklog();
+    const { limits } = this.o;
+    const backlog = new RequestBacklog({ highWaterMark: limits.maxQueuedMessages, lowWaterMark: limits.resumeReadingAt });
     const reader = new FramedMessageReader(child.stdout, (failure) => {
+      // Killed for misbehaving, it may well stop in the middle of a frame.
+      if (this.misbehaving) return;
       this.pollution = failure;
       this.log('error', `stdout pollution: the plugin wrote ${failure.bytes}, which is not a protocol frame (${failure.code}: ${failure.message})`);
       this.resolvePolluted();
       this.o.onPollution(failure);
     }, LIMITS, backlog);
-    const writer = new FramedMessageWriter(child.stdin, backlog);
+    this.reader = reader;
+    const writer = new FramedMessageWriter(child.stdin, backlog, {
+      maxUnreadBytes: limits.maxUnreadBytes,
+      onOverflow: (unread) => this.onUnreadOverflow(unread),
+    });
+    // Once the process is being stopped, answers that can no longer be written are expected, not news.
+    const quiet = () => this.misbehaving || this.stopping !== null || this.exitInfo !== null;
     const logger = {
-      error: (m: string) => this.log('error', m),
-      warn: (m: string) => this.log('warn', m),
+      error: (m: string) => {
+        if (!quiet()) this.log('error', m);
+      },
+      warn: (m: string) => {
+        if (!quiet()) this.log('warn', m);
+      },
       info: () => undefined,
       log: () => undefined,
     };
@@ -164,6 +190,7 @@ export class PluginProcess {
       token: this.token,
       permissions: this.o.manifest.permissions,
       logs: this.o.logs,
+      logRate: this.logRate,
       sink: this.o.sink,
       onCompleted: (eventId, error, durationMs) => this.completeEvent(eventId, { error, ...(durationMs !== undefined ? { durationMs } : {}) }),
     });
@@ -173,6 +200,19 @@ export class PluginProcess {
     connection.onClose(() => void (this.linkLost = true));
     connection.listen();
     return connection;
+  }
+
+  /**
+   * The plugin does not read what the host writes to its stdin: stop reading
+   * it too (nothing it sends can be answered) and have it stopped.
+   */
+  private onUnreadOverflow(unread: number): void {
+    if (this.misbehaving) return;
+    this.misbehaving = true;
+    this.reader?.halt();
+    const reason = `does not read its stdin: ${formatBytes(unread)} written to it wait unread (limit ${formatBytes(this.o.limits.maxUnreadBytes)}); the host stopped it`;
+    this.log('error', reason);
+    this.o.onMisbehaving(reason);
   }
 
   private async handshake(): Promise<void> {
@@ -387,6 +427,9 @@ export class PluginProcess {
     setImmediate(() => {
       this.connection?.dispose();
       this.child?.stdin.destroy();
+      // A paused stdout (a flooding plugin) would keep its buffered chunks.
+      if (this.reader?.isPaused || this.misbehaving) this.child?.stdout.destroy();
+      this.logRate.flush();
       this.resolveExit(info);
     });
   }
@@ -394,6 +437,7 @@ export class PluginProcess {
   private onStderrLine(line: string): void {
     this.stderrTail.push(line);
     if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+    if (!this.logRate.take()) return;
     this.o.logs.append(this.o.pluginId, { at: new Date().toISOString(), stream: 'stderr', level: 'info', message: line });
   }
 
@@ -437,6 +481,10 @@ export class PluginProcess {
     this.markExited(null, null);
     return error;
   }
+}
+
+function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`;
 }
 
 /** The working directory must exist, be a folder and stay inside the package after symlinks. */
