@@ -69,6 +69,8 @@ beforeEach(() => {
 
 afterEach(async () => {
   await runtime.dispose();
+  // Lines of the stopped plugins may still be on their way to the log files.
+  await logs.flush();
   rmSync(dir, { recursive: true, force: true });
 });
 
