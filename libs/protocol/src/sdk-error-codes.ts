@@ -7,8 +7,8 @@ import { defineErrors } from './error-codes';
  * published in catalog/sdk-error-codes.json so every SDK uses the same codes
  * with the same meaning. The messages name the Node.js API where an SDK's own
  * names differ; each SDK's guide restates them in its own names, and an SDK
- * keeps codes only it has in a family of its own (the Node.js SDK's
- * NODE_SDK_ERRORS, for example).
+ * keeps codes only it has in a family of its own, written with defineErrors
+ * (the Node.js SDK's NODE_HTTP_ERRORS, for example).
  */
 export const SDK_SHARED_ERRORS = defineErrors({
   SDK_DEFINITION_INVALID: { message: 'The plugin definition (definePlugin() in Node.js) is invalid. The message names the field and the fix.' },
