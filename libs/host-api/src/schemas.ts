@@ -11,13 +11,22 @@ import { z } from 'zod';
 
 const ERROR_CODES = Object.keys(ERROR_CATALOG) as [string, ...string[]];
 
-export const IssueSchema = z.object({ code: z.string(), path: z.string(), message: z.string() });
+export const IssueSchema = z.object({
+  code: z.enum(ERROR_CODES).describe('Stable code of the error catalogue, e.g. manifest.field.required or request.field.invalid.'),
+  path: z.string().describe('The field, e.g. commands[0].name; "" is the whole document.'),
+  message: z.string().describe('What is wrong with the field and the fix.'),
+});
+
+/** `details` of an error body: always an object; validation failures in `issues`. */
+export const ErrorDetailsSchema = z
+  .looseObject({ issues: z.array(IssueSchema).optional().describe('Validation failures, one per field.') })
+  .describe('Specifics as an object: validation failures in issues; the entry, the limit or the URL beside it.');
 
 export const ErrorBodySchema = z.object({
   error: z.object({
     code: z.enum(ERROR_CODES).describe('Stable error code; see the error catalogue.'),
     message: z.string().describe('What went wrong and what to do.'),
-    details: z.unknown().optional().describe('Specifics: the entry, the limit, validation issues...'),
+    details: ErrorDetailsSchema.optional(),
   }),
   pendingUpdate: PendingUpdateSchema.optional().describe('Present with UPDATE_CONFIRMATION_REQUIRED.'),
 });
