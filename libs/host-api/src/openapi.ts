@@ -84,7 +84,7 @@ export function buildOpenApiDocument(routes: readonly RouteContract<unknown, unk
       title: 'Plugin host admin API',
       version: info.version,
       description:
-        'Administration of protocol v2 plugins. Every route except GET /api/health requires "Authorization: Bearer <admin token>". Errors are {"error": {"code", "message", "details"}}.',
+        'Administration of protocol v2 plugins. Every route except GET /api/health requires "Authorization: Bearer <admin token>". Errors are {"error": {"code", "message", "details"}}; details is an object, and a request that fails validation lists each problem in details.issues as {code, path, message}.',
     },
     servers: [{ url: '/' }],
     components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token printed on first start (or HOST_ADMIN_TOKEN).' } } },

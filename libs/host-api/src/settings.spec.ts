@@ -36,7 +36,7 @@ describe('settings', () => {
     const r = record({ mode: { type: 'string', label: 'Mode' } });
     const err = await failure(updateSettings(paths, r, { constructor: 'x', toString: 'y', mode: 'fast' }));
     expect(err?.code).toBe('SETTINGS_INVALID');
-    expect((err?.details as { issues: { code: string; path: string }[] }).issues.map((i) => [i.code, i.path])).toEqual([
+    expect((err?.details?.issues ?? []).map((i) => [i.code, i.path])).toEqual([
       ['settings.field.unknown', 'constructor'],
       ['settings.field.unknown', 'toString'],
     ]);

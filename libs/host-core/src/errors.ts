@@ -1,6 +1,13 @@
 import { ERROR_CATALOG, type ErrorCode, type ValidationIssue } from '@host/protocol';
 
 /**
+ * Specifics of an error: always an object, never a bare array. Validation
+ * failures go in `issues` (each `{code, path, message}`); other facts (the
+ * entry, the limit, the URL, the pending update) sit beside it.
+ */
+export type ErrorDetails = { readonly issues?: readonly ValidationIssue[]; readonly [key: string]: unknown };
+
+/**
  * A failure a user can act on, with a stable code from the protocol's error
  * catalogue. The admin API turns it into
  * `{"error": {"code", "message", "details"}}` with the catalogue's status.
@@ -8,9 +15,9 @@ import { ERROR_CATALOG, type ErrorCode, type ValidationIssue } from '@host/proto
 export class HostError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  readonly details?: unknown;
+  readonly details?: ErrorDetails;
 
-  constructor(code: ErrorCode, message?: string, details?: unknown) {
+  constructor(code: ErrorCode, message?: string, details?: ErrorDetails) {
     const info = ERROR_CATALOG[code] as { status?: number; message: string };
     super(message ?? info.message);
     this.name = 'HostError';
@@ -19,9 +26,20 @@ export class HostError extends Error {
     this.details = details;
   }
 
-  toJSON(): { code: string; message: string; details?: unknown } {
+  toJSON(): { code: ErrorCode; message: string; details?: ErrorDetails } {
     return { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) };
   }
+}
+
+/**
+ * `details` of an error from elsewhere (another copy of this library, a
+ * dependency) in the one shape: an object. A bare array is taken as the
+ * validation issues, `{issues}`; any other non-object value is kept as `{value}`.
+ */
+export function toErrorDetails(value: unknown): ErrorDetails | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return { issues: value as ValidationIssue[] };
+  return typeof value === 'object' ? (value as ErrorDetails) : { value };
 }
 
 export function isHostError(e: unknown): e is HostError {

@@ -1,4 +1,4 @@
-import { HostError, type OutboundRequest, type OutboundSink } from '@host/host-core';
+import { HostError, type ErrorDetails, type OutboundRequest, type OutboundSink } from '@host/host-core';
 import { defaultRegistry, renderParsedMessage, type ProviderBody, type RendererRegistry } from '@host/messages';
 import type { MessageErrorCode, MessagePart, Permission, SendResult, Target } from '@host/protocol';
 import type { EventLog, EventRecord, OutboundRecord } from './event-log';
@@ -22,7 +22,7 @@ export interface OutboundSinkOptions {
 /** Outbound messages kept per event record. */
 export const MAX_OUTBOUND_PER_EVENT = 50;
 
-function refuse(code: MessageErrorCode, message: string, details?: unknown): HostError {
+function refuse(code: MessageErrorCode, message: string, details?: ErrorDetails): HostError {
   return new HostError(code, message, details);
 }
 

@@ -167,7 +167,7 @@ describe('fetchHttpManifest', () => {
     const s = await serve((_req, res) => sendJson(res, 200, manifest({ name: undefined, pluginId: 'Not An Id' })));
     const e = await failure(s.url);
     expect(e.code).toBe('REGISTRATION_MANIFEST_INVALID');
-    const paths = (e.details as { issues: { path: string }[] }).issues.map((i) => i.path).sort();
+    const paths = (e.details?.issues ?? []).map((i) => i.path).sort();
     expect(paths).toEqual(['name', 'pluginId']);
   });
 });

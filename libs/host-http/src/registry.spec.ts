@@ -116,6 +116,8 @@ describe('POST /api/plugins/http', () => {
     const res = await request(app()).post('/api/plugins/http').send({ url: plugin.url }).expect(400);
     expect(res.body.error.code).toBe('BAD_REQUEST');
     expect(res.body.error.details.issues.map((i: { path: string }) => i.path).sort()).toEqual(['baseUrl', 'url']);
+    expect(res.body.error.details.issues.map((i: { code: string }) => i.code).sort()).toEqual(['request.field.required', 'request.field.unknown']);
+    expect(res.body.error.message).toMatch(/^The registration request is not valid: /);
   });
 
   it('answers 4xx with the registration code when the manifest is refused, and stores nothing', async () => {

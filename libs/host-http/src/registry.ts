@@ -1,5 +1,5 @@
 import { RegisterHttpPluginSchema, type RegisterHttpPluginInput } from '@host/admin-api';
-import { HostError, KeyedLock, type HttpPluginRecord, type PluginEndpoint, type PluginLock, type PluginRecord, type RegistryStore, type RuntimeStatus } from '@host/host-core';
+import { HostError, invalidRequest, KeyedLock, type HttpPluginRecord, type PluginEndpoint, type PluginLock, type PluginRecord, type RegistryStore, type RuntimeStatus } from '@host/host-core';
 import { capabilityNames, toValidationIssues, type CapabilityName, type HttpManifest } from '@host/protocol';
 import { parseBaseUrl } from './base-url';
 import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
@@ -92,7 +92,7 @@ export class HttpPluginRegistry {
 
   async register(input: RegisterHttpPluginInput): Promise<RegisterResult> {
     const parsed = RegisterHttpPluginSchema.safeParse(input);
-    if (!parsed.success) throw new HostError('BAD_REQUEST', undefined, { issues: toValidationIssues(parsed.error, 'request') });
+    if (!parsed.success) throw invalidRequest('registration request', toValidationIssues(parsed.error, 'request'));
     const base = parseBaseUrl(parsed.data.baseUrl);
     // The secret exists before the first fetch so even that request is signed.
     const signingSecret = generateSigningSecret();

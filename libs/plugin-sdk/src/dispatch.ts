@@ -1,10 +1,10 @@
-import type { EventAck, MessageEvent, PluginError } from '@host/protocol';
+import type { EventAck, HandlerErrorCode, MessageEvent, PluginError } from '@host/protocol';
 import { createMessageContext, type MessageHandler, type Session, type TransportIO } from './context';
 import type { Plugin } from './define-plugin';
 import { HandlerError, PluginMessageError, PluginSdkError } from './errors';
 
 /** Code reported when a handler throws something other than a HandlerError. */
-export const HANDLER_FAILED_CODE = 'plugin.handler_failed';
+export const HANDLER_FAILED_CODE = 'plugin.handler_failed' satisfies HandlerErrorCode;
 
 /** Which handler takes the event: the command's handler, else onMessage. */
 export function handlerFor(plugin: Plugin, event: MessageEvent): MessageHandler | undefined {

@@ -1,4 +1,14 @@
-import { MESSAGE_ERRORS, RPC_ERROR_HELP, RpcErrorCode, type MessageErrorCode, type RpcErrorName, type Target, type ValidationIssue } from '@host/protocol';
+import {
+  MESSAGE_ERRORS,
+  RPC_ERROR_HELP,
+  RpcErrorCode,
+  SDK_SHARED_ERRORS,
+  type MessageErrorCode,
+  type RpcErrorName,
+  type SdkSharedErrorCode,
+  type Target,
+  type ValidationIssue,
+} from '@host/protocol';
 
 /**
  * A message was refused: by the SDK's own checks before sending (the same
@@ -43,25 +53,15 @@ export class PluginMessageError extends Error {
 
 /**
  * Local error codes of the SDK: mistakes in how a plugin uses the SDK or
- * conditions of its own process. They never cross the wire; docs/sdk/node.md
- * lists each with its fix.
+ * conditions of its own process. They never cross the wire. They are the
+ * protocol's SDK catalogue (SDK_SHARED_ERRORS, the same codes in every
+ * language's SDK), in the one entry format of every error family
+ * (`{message}`); docs/sdk/node.md lists each with its fix in Node.js terms.
  */
-export const SDK_ERRORS = {
-  SDK_DEFINITION_INVALID: 'definePlugin() was given an invalid definition. The message names the field and the fix.',
-  SDK_MANIFEST_INVALID: 'The manifest given to definePlugin() does not follow protocol v2. The message lists each field; run `host-plugin validate` for details.',
-  SDK_INTERCEPT_UNDECLARED: 'ctx.intercept() needs `intercepts: true` in definePlugin(), so the HTTP manifest declares InterceptMessages.',
-  SDK_INTERCEPT_PERMISSION_MISSING: 'A plugin with `intercepts: true` runs over stdio only with the `messages.intercept` permission: add it to "permissions" in manifest.json.',
-  SDK_DECISION_CONFLICT: 'The event\'s decision was already made: ctx.intercept() and ctx.pass() cannot both be called for one event.',
-  SDK_EVENT_CANCELLED: 'The event\'s handler was cancelled (the host sent events.cancel, or its handler deadline passed); ctx.signal carries this reason. Stop the work and return.',
-  SDK_OUTBOUND_LIMIT: 'An HTTP response carries at most 20 outbound messages. Merge replies into fewer messages.',
-  SDK_SEND_UNAVAILABLE: 'This transport cannot deliver the message now: an HTTP plugin sends only while it handles an event (the messages go back in the response).',
-  SDK_HOST_DISCONNECTED: 'The connection to the host closed before the request finished. The host stopped or restarted the plugin.',
-  SDK_NOT_INITIALIZED: 'The host has not initialized the plugin yet. Send messages from handlers or onStart, not at module load.',
-  SDK_HTTP_CONFIG_INVALID: 'createHttpHandler() was given invalid options. The message names the option and the fix.',
-} as const;
+export const SDK_ERRORS = SDK_SHARED_ERRORS;
 
 /** A code of SDK_ERRORS. */
-export type SdkErrorCode = keyof typeof SDK_ERRORS;
+export type SdkErrorCode = SdkSharedErrorCode;
 
 /**
  * A local SDK error with a stable `SDK_*` code (see SDK_ERRORS).
@@ -84,7 +84,7 @@ export class PluginSdkError extends Error {
   readonly issues: readonly ValidationIssue[];
 
   constructor(code: SdkErrorCode, detail?: string, issues: readonly ValidationIssue[] = []) {
-    super(detail ? `${detail} (${code}: ${SDK_ERRORS[code]})` : `${code}: ${SDK_ERRORS[code]}`);
+    super(detail ? `${detail} (${code}: ${SDK_ERRORS[code].message})` : `${code}: ${SDK_ERRORS[code].message}`);
     this.code = code;
     this.issues = issues;
   }

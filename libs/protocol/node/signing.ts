@@ -1,4 +1,5 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { SignatureErrorCode } from '../src/error-codes';
 import { HTTP_HEADERS, SIGNATURE_VERSION, signingPayload } from '../src/http';
 import { HTTP_DEFAULTS } from '../src/limits';
 
@@ -38,8 +39,8 @@ export function signatureHeaders(secret: string, rawBody: string | Uint8Array, o
   };
 }
 
-/** Why a request was refused before the plugin saw it (the `code` of the 401 body). */
-export type SignatureRejection = 'signature.missing' | 'signature.malformed' | 'signature.expired' | 'signature.invalid' | 'signature.replayed';
+/** Why a request is refused as not signed by the host: a code of SIGNATURE_ERRORS. */
+export type SignatureRejection = SignatureErrorCode;
 
 export type SignatureCheck = { ok: true; deliveryId: string; timestamp: number } | { ok: false; code: SignatureRejection; message: string };
 

@@ -1,6 +1,6 @@
 import * as protocol from '../src/index';
 import { z } from 'zod';
-import { Capability, ERROR_CATALOG, METHOD_LIST, PERMISSION_NAMES, PERMISSIONS, RPC_ERROR_HELP, RpcErrorCode, SemVer, type ErrorInfo } from '../src/index';
+import { Capability, ERROR_FAMILIES, METHOD_LIST, PERMISSION_NAMES, PERMISSIONS, RPC_ERROR_HELP, RpcErrorCode, SDK_SHARED_ERRORS, SemVer, type ErrorInfo } from '../src/index';
 
 /**
  * The tables of docs/protocol/v2.md that restate code: field tables from the
@@ -191,40 +191,36 @@ function constantsTable(name: string, values: Record<string, number>, source: st
 
 // ---- error codes ----
 
-const GROUP_TITLES: Record<string, string> = {
+const GROUP_TITLES: Record<keyof typeof ERROR_FAMILIES, string> = {
   MESSAGE_ERRORS: 'Outgoing messages (`message.*`)',
   DELIVERY_ERRORS: 'Event delivery to stdio plugins (`delivery.*`)',
   RUNTIME_ERRORS: 'Starting a stdio plugin',
   MANIFEST_ERRORS: 'Manifest validation (`manifest.*`)',
+  FIELD_ISSUE_ERRORS: 'Field issues of other validated documents (`<domain>.field.*`)',
   FRAMING_ERRORS: 'stdio framing (`framing.*`)',
   INSTALL_ERRORS: 'Installing and updating packages',
   REGISTRATION_ERRORS: 'Registering HTTP plugins',
   HTTP_DELIVERY_ERRORS: 'Delivery to HTTP plugins (`http.*`)',
+  SIGNATURE_ERRORS: 'Signature checks of an HTTP plugin (`signature.*`)',
+  PLUGIN_HTTP_ERRORS: 'Other answers of an HTTP plugin endpoint',
+  HANDLER_ERRORS: 'Handler failures an SDK reports',
   API_ERRORS: 'Admin API',
 };
 
-/** The `*_ERRORS` groups of error-codes.ts in catalogue order, plus any catalogue code none of them holds. */
+/** The families of ERROR_CATALOG with their titles, in the order the spec lists them. */
 export function errorGroups(): [string, Record<string, ErrorInfo>][] {
-  const order = Object.keys(ERROR_CATALOG);
-  const first = (g: Record<string, ErrorInfo>) => order.indexOf(Object.keys(g)[0] ?? '');
-  const groups = (
-    Object.entries(protocol).filter(([name, value]) => /_ERRORS$/.test(name) && value && typeof value === 'object') as [string, Record<string, ErrorInfo>][]
-  ).sort((a, b) => first(a[1]) - first(b[1]));
-  const covered = new Set(groups.flatMap(([, g]) => Object.keys(g)));
-  const rest = Object.fromEntries(Object.entries(ERROR_CATALOG as Record<string, ErrorInfo>).filter(([c]) => !covered.has(c)));
-  return Object.keys(rest).length ? [...groups, ['OTHER_ERRORS', rest]] : groups;
+  return Object.entries(ERROR_FAMILIES).map(([name, group]) => [GROUP_TITLES[name as keyof typeof ERROR_FAMILIES], group]);
+}
+
+function errorTable(group: Record<string, ErrorInfo>): string {
+  const withStatus = Object.values(group).some((i) => i.status !== undefined);
+  const rows = Object.entries(group).map(([c, info]) => (withStatus ? [code(c), String(info.status ?? ''), info.message] : [code(c), info.message]));
+  return table(withStatus ? ['code', 'HTTP status', 'what it means and what to do'] : ['code', 'what it means and what to do'], rows);
 }
 
 function errorTables(): string {
   return errorGroups()
-    .map(([name, group]) => {
-      const title = GROUP_TITLES[name] ?? name.replace(/_ERRORS$/, '').toLowerCase().replace(/_/g, ' ');
-      const withStatus = Object.values(group).some((i) => i.status !== undefined);
-      const rows = Object.entries(group).map(([c, info]) =>
-        withStatus ? [code(c), String(info.status ?? ''), info.message] : [code(c), info.message],
-      );
-      return `#### ${title}\n\n${table(withStatus ? ['code', 'HTTP status', 'what it means and what to do'] : ['code', 'what it means and what to do'], rows)}`;
-    })
+    .map(([title, group]) => `#### ${title}\n\n${errorTable(group)}`)
     .join('\n\n');
 }
 
@@ -282,6 +278,7 @@ export function generatedBlocks(src: DocSources): Record<string, string> {
       Object.entries(RpcErrorCode).map(([name, value]) => [String(value), code(name), RPC_ERROR_HELP[name as keyof typeof RpcErrorCode]]),
     ),
     'error-catalog': errorTables(),
+    'sdk-error-catalog': errorTable(SDK_SHARED_ERRORS),
     limits: [
       constantsTable('LIMITS', protocol.LIMITS, src.limitsSource),
       constantsTable('RUNTIME_DEFAULTS', protocol.RUNTIME_DEFAULTS, src.limitsSource),

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCatalogs, ERROR_CATALOG, LIMITS, PERMISSION_NAMES, RpcErrorCode, serializeSchema } from './index';
+import { buildCatalogs, ERROR_CATALOG, LIMITS, PERMISSION_NAMES, RpcErrorCode, SDK_SHARED_ERRORS, serializeSchema } from './index';
 
 const CATALOG_DIR = join(__dirname, '..', 'catalog');
 
@@ -18,6 +18,8 @@ describe('committed catalogue files', () => {
     const errors = generated['error-codes.json'] as { families: { codes: { code: string }[] }[] };
     const codes = errors.families.flatMap((f) => f.codes.map((c) => c.code));
     expect(codes.sort()).toEqual(Object.keys(ERROR_CATALOG).sort());
+    const sdk = generated['sdk-error-codes.json'] as { codes: { code: string; message: string }[] };
+    expect(Object.fromEntries(sdk.codes.map((c) => [c.code, { message: c.message }]))).toEqual(SDK_SHARED_ERRORS);
     const rpc = generated['rpc-error-codes.json'] as { codes: { name: string; code: number }[] };
     expect(Object.fromEntries(rpc.codes.map((c) => [c.name, c.code]))).toEqual(RpcErrorCode);
     const permissions = generated['permissions.json'] as { permissions: { name: string }[] };

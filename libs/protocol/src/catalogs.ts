@@ -1,5 +1,5 @@
 import { Capability } from './capabilities';
-import * as errorCodes from './error-codes';
+import { ERROR_FAMILIES, type ErrorInfo } from './error-codes';
 import { HTTP_HEADERS, HTTP_PATHS, SIGNATURE_VERSION } from './http';
 import { HTTP_DEFAULTS, LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
 import { HOST_STDIO_FLAG, STDIO_TRANSPORT } from './manifest';
@@ -7,6 +7,7 @@ import { METHOD_LIST } from './methods';
 import { PERMISSION_NAMES, PERMISSIONS } from './permissions';
 import { RPC_ERROR_HELP, RpcErrorCode, type RpcErrorName } from './rpc-errors';
 import { SCHEMA_BASE_URI } from './json-schema';
+import { SDK_SHARED_ERRORS } from './sdk-error-codes';
 
 /**
  * The protocol's catalogues as plain JSON, committed under
@@ -20,19 +21,19 @@ export function buildCatalogs(): Record<string, object> {
   const file = (name: string, description: string, body: object) => ({
     [name]: { $id: SCHEMA_BASE_URI + 'catalog/' + name, description, ...body },
   });
-  const families = Object.entries(errorCodes)
-    .filter(([name, value]) => name.endsWith('_ERRORS') && typeof value === 'object')
-    .map(([name, codes]) => ({
-      family: name,
-      codes: Object.entries(codes as Record<string, errorCodes.ErrorInfo>).map(([code, info]) => ({
-        code,
-        ...(info.status !== undefined ? { status: info.status } : {}),
-        message: info.message,
-      })),
+  const entries = (codes: Record<string, ErrorInfo>) =>
+    Object.entries(codes).map(([code, info]) => ({
+      code,
+      ...(info.status !== undefined ? { status: info.status } : {}),
+      message: info.message,
     }));
+  const families = Object.entries(ERROR_FAMILIES).map(([name, codes]) => ({ family: name, codes: entries(codes) }));
   return {
     ...file('error-codes.json', 'Stable string error codes by family, with the HTTP status where the admin API answers with one and the message that says what to do.', {
       families,
+    }),
+    ...file('sdk-error-codes.json', 'Local error codes every protocol v2 SDK raises for mistakes in how a plugin uses it; they never cross the wire. An SDK uses these codes with these meanings, words its messages in its own API names, and keeps codes only it has in a family of its own.', {
+      codes: entries(SDK_SHARED_ERRORS),
     }),
     ...file('rpc-error-codes.json', 'Numeric JSON-RPC error codes of the stdio transport.', {
       codes: Object.entries(RpcErrorCode).map(([name, code]) => ({ name, code, help: RPC_ERROR_HELP[name as RpcErrorName] })),

@@ -1,17 +1,55 @@
 /**
- * Stable string error codes. Codes that travel inside plugin-facing payloads
- * (messages, manifest validation, framing) are dotted lowercase; admin API
- * codes are UPPER_SNAKE. Every code has a message that says what is wrong and
- * what to do; docs/protocol/v2.md lists every code (a test checks it).
+ * The error catalogue: every stable string error code, in families of one
+ * entry format. Codes that travel inside plugin-facing payloads (messages,
+ * manifest validation, framing, HTTP plugin answers) are dotted lowercase;
+ * admin API codes and local SDK and CLI codes are UPPER_SNAKE. Every code has
+ * a message that says what is wrong and what to do; docs/protocol/v2.md lists
+ * every code of ERROR_CATALOG and SDK_SHARED_ERRORS, and a test checks the
+ * page against the catalogue in both directions.
  */
 export interface ErrorInfo {
-  /** HTTP status the admin API answers with, where the code reaches it. */
+  /**
+   * HTTP status of the answer that carries the code: the admin API's, or a
+   * plugin HTTP endpoint's for the codes it answers with.
+   */
   readonly status?: number;
-  /** What went wrong and what to do next. */
+  /** What went wrong and what to do next: one or more sentences. */
   readonly message: string;
 }
 
-export const MESSAGE_ERRORS = {
+/** `family.what[.more]`: lowercase segments; a segment after the first may be a camelCase field name. */
+const DOTTED_CODE = /^[a-z][a-z0-9_]*(\.[a-z][A-Za-z0-9_]*)+$/;
+/** `WORD` or `FAMILY_WHAT`. */
+const SNAKE_CODE = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/;
+
+/**
+ * Declares one family of error codes. Every family of every package (the
+ * protocol's, the SDKs', the CLI's) is written with it, so all share one
+ * entry format: a code that is dotted lowercase or UPPER_SNAKE, a message that
+ * says what is wrong and the fix, and an HTTP status between 400 and 599 where
+ * one applies. It returns the family frozen, with its codes as literal types,
+ * so a code type derived from it (`keyof typeof FAMILY`) admits nothing else.
+ *
+ * @throws Error when an entry breaks the format (at module load, so no test run passes).
+ */
+export function defineErrors<const T extends Record<string, ErrorInfo>>(family: T): Readonly<T> {
+  for (const [code, info] of Object.entries(family)) {
+    if (!DOTTED_CODE.test(code) && !SNAKE_CODE.test(code)) {
+      throw new Error(`error code "${code}" is neither dotted lowercase (family.what) nor UPPER_SNAKE`);
+    }
+    if (typeof info?.message !== 'string' || !/^\S[\s\S]*[.)]$/.test(info.message) || info.message.length < 12) {
+      throw new Error(`error code "${code}" needs a message of full sentences that says what is wrong and what to do`);
+    }
+    if (info.status !== undefined && !(Number.isInteger(info.status) && info.status >= 400 && info.status <= 599)) {
+      throw new Error(`error code "${code}" has status ${String(info.status)}; use an HTTP error status (400-599) or none`);
+    }
+    const extra = Object.keys(info).filter((k) => k !== 'status' && k !== 'message');
+    if (extra.length) throw new Error(`error code "${code}" has unknown entry fields ${extra.join(', ')}`);
+  }
+  return Object.freeze(family);
+}
+
+export const MESSAGE_ERRORS = defineErrors({
   'message.empty': { message: 'The message has no content after normalisation. Add a non-empty text or mention part.' },
   'message.too_long': { message: 'The rendered message is longer than the provider allows (4000 characters). Shorten it or split it into several messages.' },
   'message.parts.too_many': { message: 'The message has more than 100 parts after normalisation. Merge text or send several messages.' },
@@ -24,10 +62,10 @@ export const MESSAGE_ERRORS = {
   'message.reference.expired': { message: 'The reply window of this message has passed. Send a new message with messages.send instead.' },
   'message.reference.unknown': { message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.' },
   'message.permission.denied': { message: 'The plugin did not declare the permission this message needs (messages.reply, messages.send or messages.mentionEveryone). Declare it in manifest.json and reinstall.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
 /** Why one event did not reach one plugin, as recorded in the event log. */
-export const DELIVERY_ERRORS = {
+export const DELIVERY_ERRORS = defineErrors({
   'delivery.unavailable': { message: 'The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.' },
   'delivery.queue_full': { message: 'The plugin\'s event queue was full (overflow policy "reject"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.' },
   'delivery.dropped': { message: 'The event waited in a full queue and was dropped for a newer one (overflow policy "dropOldest").' },
@@ -39,19 +77,19 @@ export const DELIVERY_ERRORS = {
   'delivery.ack.invalid': { message: 'The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.' },
   'delivery.plugin_error': { message: 'The plugin answered events.message with a JSON-RPC error instead of an ACK (Overloaded when every handler was busy). See the error message and the plugin log.' },
   'delivery.provider_failed': { message: 'The messaging provider did not accept a message the plugin sent (network or provider error). The plugin got an InternalError; see the host log and the provider status.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
 /** Why a stdio plugin did not start or stopped running. */
-export const RUNTIME_ERRORS = {
+export const RUNTIME_ERRORS = defineErrors({
   PLUGIN_START_FAILED: { status: 422, message: 'The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.' },
   PLUGIN_START_TIMEOUT: { status: 422, message: 'The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.' },
   PLUGIN_COMMAND_NOT_FOUND: { status: 422, message: 'The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.' },
   PLUGIN_WORKDIR_INVALID: { status: 422, message: 'transport.stdio.workingDirectory is not a folder inside the package. Use "." or a folder inside the package.' },
   PLUGIN_HANDSHAKE_INVALID: { status: 422, message: 'The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.' },
   PLUGIN_STDOUT_POLLUTION: { status: 422, message: 'The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
-export const MANIFEST_ERRORS = {
+export const MANIFEST_ERRORS = defineErrors({
   'manifest.json.invalid': { message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
   'manifest.field.required': { message: 'A required field is missing. Add it to manifest.json.' },
   'manifest.field.invalid': { message: 'A field has the wrong type or value. Correct it as the message describes.' },
@@ -66,9 +104,9 @@ export const MANIFEST_ERRORS = {
   'manifest.settings.invalid': { message: 'A settings.configSchema field is inconsistent. Fix it as the message describes.' },
   'manifest.capabilities.missing': { message: 'An HTTP plugin must declare ReceiveMessages (1) and HttpTransport (8): capabilities of at least 9.' },
   'manifest.capabilities.unknown': { message: 'capabilities sets bits protocol v2 does not define. Use only 1, 2, 4 and 8.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
-export const FRAMING_ERRORS = {
+export const FRAMING_ERRORS = defineErrors({
   'framing.header.too_long': { message: 'A frame header block is longer than 8192 bytes. Send only Content-Length (and optionally Content-Type).' },
   'framing.header.malformed': { message: 'A header line is not "Name: value". Something other than frames reached stdout; log to stderr instead.' },
   'framing.header.duplicate': { message: 'A header appears twice in one frame. Send each header once.' },
@@ -82,9 +120,9 @@ export const FRAMING_ERRORS = {
   'framing.utf8.invalid': { message: 'The payload is not valid UTF-8. Encode JSON as UTF-8.' },
   'framing.json.invalid': { message: 'The payload is not valid JSON. Write one JSON object per frame.' },
   'framing.message.invalid': { message: 'The payload is not a JSON-RPC 2.0 message. Include "jsonrpc": "2.0" and a method or a result/error.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
-export const INSTALL_ERRORS = {
+export const INSTALL_ERRORS = defineErrors({
   INSTALL_NO_FILE: { status: 400, message: 'No package was uploaded. Send the ZIP as multipart/form-data in the field "package".' },
   INSTALL_UPLOAD_TOO_LARGE: { status: 413, message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.' },
   INSTALL_UPLOADS_BUSY: { status: 503, message: 'The host is receiving as many packages as it takes at once. Retry after the seconds in Retry-After.' },
@@ -107,7 +145,7 @@ export const INSTALL_ERRORS = {
   INSTALL_LAYOUT_AMBIGUOUS: { status: 422, message: 'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.' },
   INSTALL_FOLDER_MISMATCH: { status: 422, message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.' },
   INSTALL_MANIFEST_INVALID_JSON: { status: 422, message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
-  INSTALL_MANIFEST_INVALID: { status: 422, message: 'manifest.json does not follow protocol v2. details lists each field and the fix.' },
+  INSTALL_MANIFEST_INVALID: { status: 422, message: 'manifest.json does not follow protocol v2. details.issues lists each field and the fix.' },
   INSTALL_TRANSPORT_UNSUPPORTED: { status: 422, message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.' },
   INSTALL_ENTRY_MISSING: { status: 422, message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).' },
   INSTALL_PLATFORM_UNSUPPORTED: { status: 422, message: 'The manifest\'s supportedPlatforms does not list the platform and architecture of this host. Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.' },
@@ -120,9 +158,9 @@ export const INSTALL_ERRORS = {
   PENDING_UPDATE_NOT_FOUND: { status: 404, message: 'No pending update with this id. It was confirmed, cancelled or expired: upload the package again.' },
   PENDING_UPDATE_STALE: { status: 409, message: 'The installed plugin changed since this update was prepared. Upload the package again.' },
   INSTALL_FAILED: { status: 500, message: 'The installation failed part-way and the previous version was restored. See details and the host log.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
-export const REGISTRATION_ERRORS = {
+export const REGISTRATION_ERRORS = defineErrors({
   REGISTRATION_URL_INVALID: { status: 400, message: 'The base URL is not a valid http or https URL. Enter it as https://host[:port][/path].' },
   REGISTRATION_URL_CREDENTIALS: { status: 400, message: 'The base URL contains a user name or password. Remove them; the host signs its requests instead.' },
   REGISTRATION_ADDRESS_REFUSED: { status: 422, message: 'The address is not allowed by the host address policy (link-local, metadata, multicast, or private/loopback when disabled).' },
@@ -132,51 +170,149 @@ export const REGISTRATION_ERRORS = {
   REGISTRATION_HTTP_STATUS: { status: 422, message: 'GET /host/plugin/manifest did not answer 200. Check the base URL and that the service serves the manifest.' },
   REGISTRATION_NOT_JSON: { status: 422, message: 'The manifest response is not JSON. The service must answer with application/json.' },
   REGISTRATION_TOO_LARGE: { status: 422, message: 'The manifest response is larger than 256 KiB.' },
-  REGISTRATION_MANIFEST_INVALID: { status: 422, message: 'The manifest does not follow protocol v2. details lists each field and the fix.' },
+  REGISTRATION_MANIFEST_INVALID: { status: 422, message: 'The manifest does not follow protocol v2. details.issues lists each field and the fix.' },
   REGISTRATION_CAPABILITY_MISSING: { status: 422, message: 'The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.' },
   REGISTRATION_PROTOCOL_UNSUPPORTED: { status: 422, message: 'The manifest has a protocolVersion other than 2.' },
   REGISTRATION_ID_TAKEN: { status: 409, message: 'Another plugin (stdio or HTTP) already uses this pluginId. Remove it first or change the plugin id.' },
   REGISTRATION_TLS_FAILED: { status: 422, message: 'The TLS handshake with the plugin failed (untrusted, expired or wrong-name certificate). Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
 /**
  * Failures of one delivery to an HTTP plugin. They appear in the delivery
  * outcome and as `lastError` in the plugin's health, never as API statuses.
  */
-export const HTTP_DELIVERY_ERRORS = {
+export const HTTP_DELIVERY_ERRORS = defineErrors({
   'http.timeout': { message: 'The plugin did not answer within its request timeout (10 s unless configured). Answer sooner (work in the background after replying) or raise requestTimeoutMilliseconds for this plugin.' },
   'http.unreachable': { message: 'The host could not connect to the plugin service (refused, reset or no route). Check that it runs and that its base URL, port and firewall are right.' },
   'http.address_refused': { message: 'The plugin host name now resolves to an address the host address policy refuses. Fix the DNS record, or allow loopback/private addresses in the host configuration.' },
   'http.tls': { message: 'The TLS handshake with the plugin failed. Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.' },
   'http.status': { message: 'The plugin answered with a status other than 200. Answer 200 with a message response for every event you processed, also when accepted is false.' },
   'http.signature_rejected': { message: 'The plugin answered 401: it rejected the host signature. Configure it with the signing secret shown at registration and keep its clock in sync (NTP).' },
-  'http.response.invalid': { message: 'The plugin response is not a valid message response (accepted, intercepted, outboundMessages, error). details lists each field and the fix.' },
+  'http.response.invalid': { message: 'The plugin response is not a valid message response (accepted, intercepted, outboundMessages, error). details.issues lists each field and the fix.' },
   'http.response.too_large': { message: 'The plugin response is larger than 1 MiB. Send fewer or shorter outbound messages.' },
   'http.circuit_open': { message: 'Deliveries to this plugin failed 5 times in a row, so the host stopped calling it and probes it again after 30 s. Fix the plugin; its health shows the last error.' },
   'http.outbound.send_not_allowed': { message: 'An outbound message targets another conversation, which needs the SendMessages capability (2). Declare it in the manifest, or leave out target to reply.' },
   'http.intercept.not_allowed': { message: 'The plugin answered intercepted: true without the InterceptMessages capability (4); the host ignored it. Declare the capability to stop lower-priority plugins.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
-export const API_ERRORS = {
+export const API_ERRORS = defineErrors({
   UNAUTHORIZED: { status: 401, message: 'Send the admin token as "Authorization: Bearer <token>".' },
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
-  BAD_REQUEST: { status: 400, message: 'The request body is not valid. details lists each field and the fix.' },
+  BAD_REQUEST: { status: 400, message: 'The request body is not valid. details.issues lists each field and the fix.' },
   PLUGIN_STATE_CONFLICT: { status: 409, message: 'The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.' },
   RUNTIME_UNAVAILABLE: { status: 503, message: 'The plugin runtime is not available in this host build.' },
-  SETTINGS_INVALID: { status: 422, message: 'The settings do not match settings.configSchema. details lists each field and the fix.' },
+  SETTINGS_INVALID: { status: 422, message: 'The settings do not match settings.configSchema. details.issues lists each field and the fix.' },
   INTERNAL: { status: 500, message: 'An unexpected error happened. See the host log.' },
-} as const satisfies Record<string, ErrorInfo>;
+});
 
+/**
+ * Why a plugin's HTTP endpoint refuses a request as not signed by the host:
+ * it answers 401 with `{"error": {code, message}}` (docs/protocol/http-signing.md).
+ * The host records the answer as `http.signature_rejected`.
+ */
+export const SIGNATURE_ERRORS = defineErrors({
+  'signature.missing': { status: 401, message: 'A signature header (x-host-timestamp, x-host-delivery-id or x-host-signature) is missing. Only requests signed by the host are processed; check that a proxy does not strip the headers.' },
+  'signature.malformed': { status: 401, message: 'The signature headers are malformed (expected unix seconds, a delivery id and v1=<64 lowercase hex>). Check that a proxy does not rewrite them.' },
+  'signature.expired': { status: 401, message: 'The request timestamp is outside the tolerance (5 minutes unless configured). Keep the clocks of the host and the plugin in sync with NTP.' },
+  'signature.invalid': { status: 401, message: 'No signature matches the body. Configure the plugin with the signing secret shown when it was registered, and verify the raw body before any parser changes it.' },
+  'signature.replayed': { status: 401, message: 'This delivery id was already received within the tolerance window, so the request is refused as a replay.' },
+});
+
+/**
+ * What a plugin's HTTP endpoint answers, as `{"error": {code, message,
+ * details?}}` with the status, when it does not process a request for another
+ * reason. Every SDK's HTTP handler answers with these codes; the host records
+ * the answer as `http.status`.
+ */
+export const PLUGIN_HTTP_ERRORS = defineErrors({
+  'http.not_found': { status: 404, message: 'The path is neither the manifest nor the message events path. Register the base URL the plugin serves them under.' },
+  'http.method_not_allowed': { status: 405, message: 'The method does not fit the path: GET or HEAD for the manifest, POST for message events (the Allow header says which).' },
+  'http.body_too_large': { status: 413, message: 'The request body is larger than the plugin accepts. Raise its body limit (4 MiB unless configured).' },
+  'http.overloaded': { status: 503, message: 'The plugin is handling as many events as it allows, or is shutting down. The host retries after Retry-After.' },
+  'event.invalid': { status: 400, message: 'The signed body is not JSON or not a message event; details.issues lists each field. Check that host and plugin speak protocol v2.' },
+  'plugin.id_mismatch': { status: 400, message: 'The x-host-plugin-id header names another plugin than the one this service is. Register the base URL of the right plugin.' },
+  'plugin.start_failed': { status: 503, message: 'The plugin failed to start (its start hook threw), so it takes no events. See the plugin log, fix the cause and restart the service.' },
+  'plugin.internal_error': { status: 500, message: 'The plugin failed unexpectedly while answering. See the plugin log.' },
+});
+
+/** Codes an SDK reports as the `error` of an event (ACK, completion or HTTP response) for the plugin. */
+export const HANDLER_ERRORS = defineErrors({
+  'plugin.handler_failed': { message: 'The plugin handler threw an error that carries no code of its own; the message is the error text. See the plugin log, or throw a HandlerError with your own code.' },
+});
+
+/**
+ * Where a document that fails validation comes from. Its field issues get
+ * codes `<domain>.field.required`, `<domain>.field.invalid` and
+ * `<domain>.field.unknown` (see toValidationIssues); the manifest's are part
+ * of MANIFEST_ERRORS, the others of FIELD_ISSUE_ERRORS.
+ */
+export const VALIDATION_DOMAINS = {
+  manifest: 'manifest.json or an HTTP plugin manifest',
+  request: 'an admin API request body',
+  settings: 'the settings values of a plugin',
+  console: 'a console message request',
+  response: 'the message response of an HTTP plugin',
+  params: 'the params of a JSON-RPC request',
+  initialize: 'the answer to host.initialize',
+  event: 'a message event a plugin received',
+  message: 'an outgoing message',
+} as const;
+
+export type ValidationDomain = keyof typeof VALIDATION_DOMAINS;
+export type FieldIssueKind = 'required' | 'invalid' | 'unknown';
+type FieldIssueCode<D extends string> = `${D}.field.${FieldIssueKind}`;
+
+function fieldIssueFamily<const D extends Exclude<ValidationDomain, 'manifest'>>(domains: readonly D[]): { readonly [C in FieldIssueCode<D>]: ErrorInfo } {
+  const entries: [string, ErrorInfo][] = domains.flatMap((d) => {
+    const what = VALIDATION_DOMAINS[d];
+    return [
+      [`${d}.field.required`, { message: `A required field of ${what} is missing. Add the field the issue's path names.` }],
+      [`${d}.field.invalid`, { message: `A field of ${what} has the wrong type or value. Correct it as the issue's message describes.` }],
+      [`${d}.field.unknown`, { message: `${what[0]!.toUpperCase()}${what.slice(1)} has a field that is not defined. Remove it or fix its spelling.` }],
+    ];
+  });
+  return Object.fromEntries(entries) as { readonly [C in FieldIssueCode<D>]: ErrorInfo };
+}
+
+/** Field issue codes of validated documents other than manifests, built from VALIDATION_DOMAINS. */
+export const FIELD_ISSUE_ERRORS = defineErrors(fieldIssueFamily(['request', 'settings', 'console', 'response', 'params', 'initialize', 'event', 'message']));
+
+/**
+ * Every family of ERROR_CATALOG by name, in the order the spec lists them:
+ * what catalog/error-codes.json and the tables of docs/protocol/v2.md are
+ * generated from.
+ */
+export const ERROR_FAMILIES = {
+  MESSAGE_ERRORS,
+  DELIVERY_ERRORS,
+  RUNTIME_ERRORS,
+  MANIFEST_ERRORS,
+  FIELD_ISSUE_ERRORS,
+  FRAMING_ERRORS,
+  INSTALL_ERRORS,
+  REGISTRATION_ERRORS,
+  HTTP_DELIVERY_ERRORS,
+  SIGNATURE_ERRORS,
+  PLUGIN_HTTP_ERRORS,
+  HANDLER_ERRORS,
+  API_ERRORS,
+} as const;
+
+/** Every code that crosses a process boundary or reaches the admin API, with its entry. */
 export const ERROR_CATALOG = {
   ...MESSAGE_ERRORS,
   ...DELIVERY_ERRORS,
   ...RUNTIME_ERRORS,
   ...MANIFEST_ERRORS,
+  ...FIELD_ISSUE_ERRORS,
   ...FRAMING_ERRORS,
   ...INSTALL_ERRORS,
   ...REGISTRATION_ERRORS,
   ...HTTP_DELIVERY_ERRORS,
+  ...SIGNATURE_ERRORS,
+  ...PLUGIN_HTTP_ERRORS,
+  ...HANDLER_ERRORS,
   ...API_ERRORS,
 } as const;
 
@@ -185,10 +321,22 @@ export type MessageErrorCode = keyof typeof MESSAGE_ERRORS;
 export type FramingErrorCode = keyof typeof FRAMING_ERRORS;
 export type DeliveryErrorCode = keyof typeof DELIVERY_ERRORS;
 export type RuntimeErrorCode = keyof typeof RUNTIME_ERRORS;
+export type ManifestErrorCode = keyof typeof MANIFEST_ERRORS;
+export type FieldIssueErrorCode = keyof typeof FIELD_ISSUE_ERRORS;
 export type InstallErrorCode = keyof typeof INSTALL_ERRORS;
 export type RegistrationErrorCode = keyof typeof REGISTRATION_ERRORS;
 export type HttpDeliveryErrorCode = keyof typeof HTTP_DELIVERY_ERRORS;
+export type SignatureErrorCode = keyof typeof SIGNATURE_ERRORS;
+export type PluginHttpErrorCode = keyof typeof PLUGIN_HTTP_ERRORS;
+export type HandlerErrorCode = keyof typeof HANDLER_ERRORS;
+/** A code a validation issue may carry: a field issue of some domain, or a manifest code. */
+export type IssueCode = FieldIssueCode<ValidationDomain> | ManifestErrorCode;
 
 export function errorInfo(code: ErrorCode): ErrorInfo {
   return ERROR_CATALOG[code];
+}
+
+/** True for a code of ERROR_CATALOG (for codes read from data, e.g. a custom zod issue's `params.code`). */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CATALOG, code);
 }

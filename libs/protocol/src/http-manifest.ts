@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issueParams } from './validation';
 import { ALL_CAPABILITIES, Capability, REQUIRED_HTTP_CAPABILITIES, capabilityNames } from './capabilities';
 import { NonBlankString, PluginId, SemVer } from './common';
 import { PROTOCOL_VERSION } from './limits';
@@ -57,7 +58,7 @@ export const HttpManifestSchema = z
         code: 'custom',
         path: ['capabilities'],
         message: `capabilities ${m.capabilities} lack ${capabilityNames(missing).join(' and ')}; an HTTP plugin must declare ReceiveMessages (1) and HttpTransport (8), at least 9`,
-        params: { code: 'manifest.capabilities.missing' },
+        params: issueParams('manifest.capabilities.missing'),
       });
     }
     if (m.capabilities & ~ALL_CAPABILITIES) {
@@ -65,7 +66,7 @@ export const HttpManifestSchema = z
         code: 'custom',
         path: ['capabilities'],
         message: `capabilities ${m.capabilities} set unknown bits; the known flags add up to at most ${ALL_CAPABILITIES}`,
-        params: { code: 'manifest.capabilities.unknown' },
+        params: issueParams('manifest.capabilities.unknown'),
       });
     }
     if (m.permissions.includes('messages.send') && !(m.capabilities & Capability.SendMessages)) {
@@ -73,7 +74,7 @@ export const HttpManifestSchema = z
         code: 'custom',
         path: ['capabilities'],
         message: 'permission "messages.send" needs the SendMessages capability (2)',
-        params: { code: 'manifest.capabilities.missing' },
+        params: issueParams('manifest.capabilities.missing'),
       });
     }
     checkRouting(m, ctx);

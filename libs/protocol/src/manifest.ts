@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issueParams } from './validation';
 import { Architecture, ConversationType, NonBlankString, Platform, PluginId, SemVer } from './common';
 import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
 import { PermissionListSchema } from './permissions';
@@ -154,7 +155,7 @@ export function checkRouting(m: RoutingFields, ctx: z.RefinementCtx): void {
         code: 'custom',
         path: ['permissions', i],
         message: `permission "${p}" is listed twice; list each permission once`,
-        params: { code: 'manifest.permissions.duplicate' },
+        params: issueParams('manifest.permissions.duplicate'),
       });
     }
   });
@@ -168,7 +169,7 @@ export function checkRouting(m: RoutingFields, ctx: z.RefinementCtx): void {
           code: 'custom',
           path: j === 0 ? ['commands', i, 'name'] : ['commands', i, 'aliases', j - 1],
           message: `command word "${w}" is already used by command "${owner}"; names and aliases must be unique (case-insensitive)`,
-          params: { code: 'manifest.commands.duplicate' },
+          params: issueParams('manifest.commands.duplicate'),
         });
       } else {
         words.set(key, c.name);
@@ -182,7 +183,7 @@ export function checkRouting(m: RoutingFields, ctx: z.RefinementCtx): void {
       code: 'custom',
       path: ['eventSubscriptions'],
       message: 'commands are matched on message events: subscribe to "message.created" or remove the commands',
-      params: { code: 'manifest.commands.unreachable' },
+      params: issueParams('manifest.commands.unreachable'),
     });
   }
 }
@@ -191,7 +192,7 @@ function checkSettings(settings: z.infer<typeof SettingsSchema> | undefined, ctx
   for (const [key, field] of Object.entries(settings?.configSchema ?? {})) {
     const path = ['settings', 'configSchema', key];
     const issue = (message: string, sub: string) =>
-      ctx.addIssue({ code: 'custom', path: [...path, sub], message, params: { code: 'manifest.settings.invalid' } });
+      ctx.addIssue({ code: 'custom', path: [...path, sub], message, params: issueParams('manifest.settings.invalid') });
     if (field.type === 'select' && (!field.options || field.options.length === 0)) {
       issue('a "select" field needs at least one entry in "options"', 'options');
     }
@@ -236,14 +237,14 @@ export const StdioManifestSchema = z
           m.transport.type === HTTP_TRANSPORT
             ? 'an HTTP plugin is not installed from a ZIP: deploy the service and use "Register HTTP plugin" with its base URL'
             : `transport "${m.transport.type}" cannot be installed from a package; local packages must use "stdio-jsonrpc"`,
-        params: { code: 'manifest.transport.unsupported' },
+        params: issueParams('manifest.transport.unsupported'),
       });
     } else if (!m.transport.stdio) {
       ctx.addIssue({
         code: 'custom',
         path: ['transport', 'stdio'],
         message: 'add "transport.stdio" with at least "command" (and "args": ["--host-stdio"])',
-        params: { code: 'manifest.field.required' },
+        params: issueParams('manifest.field.required'),
       });
     }
     checkRouting(m, ctx);

@@ -1,8 +1,13 @@
 import type { z } from 'zod';
+import { FIELD_ISSUE_ERRORS, MANIFEST_ERRORS, type IssueCode, type ValidationDomain } from './error-codes';
 
-/** One validation failure, as data: a stable code, where, and what to do. */
+/**
+ * One validation failure, as data: a stable code, where, and what to do. The
+ * code is one of the catalogue (a field issue of some domain or a manifest
+ * code), so no issue can carry a code the catalogue lacks.
+ */
 export interface ValidationIssue {
-  code: string;
+  code: IssueCode;
   /** Field path in dotted form with indexes, e.g. `commands[0].prefixes`; "" is the document. */
   path: string;
   message: string;
@@ -64,13 +69,34 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
+const ISSUE_CODES: ReadonlySet<string> = new Set([...Object.keys(MANIFEST_ERRORS), ...Object.keys(FIELD_ISSUE_ERRORS)]);
+
+/**
+ * The `params` of a custom zod refinement whose issue gets its own code
+ * instead of `<domain>.field.invalid`: `ctx.addIssue({code: 'custom', ...,
+ * params: issueParams('manifest.commands.duplicate')})`. Only catalogued codes
+ * type-check.
+ */
+export function issueParams(code: IssueCode): { code: IssueCode } {
+  return { code };
+}
+
+/** A custom refinement's own code (`params.code`): used when it is a catalogued code of this domain. */
+function customCode(issue: z.core.$ZodIssue, domain: ValidationDomain): IssueCode | undefined {
+  const code = (issue as { params?: { code?: unknown } }).params?.code;
+  return typeof code === 'string' && ISSUE_CODES.has(code) && code.startsWith(`${domain}.`) ? (code as IssueCode) : undefined;
+}
+
 /**
  * Turns zod issues into ValidationIssues whose text names the field and the
- * fix. `domain` prefixes generic codes (`manifest.field.required`, ...);
- * custom refinements carry their own code in `params.code`.
+ * fix. `domain` prefixes the field codes (`manifest.field.required`,
+ * `request.field.invalid`, ...: each in the catalogue); manifests also get
+ * codes for their special fields (`manifest.pluginId.invalid`, ...), and
+ * custom refinements carry their own manifest code in `params.code`.
  */
-export function toValidationIssues(error: z.ZodError, domain: string): ValidationIssue[] {
+export function toValidationIssues(error: z.ZodError, domain: ValidationDomain): ValidationIssue[] {
   const out: ValidationIssue[] = [];
+  const manifest = domain === 'manifest';
   for (const issue of error.issues) {
     const where = formatPath(issue.path);
     const field = where ? `"${where}"` : 'the document';
@@ -81,7 +107,7 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
     const received = reported ? describeInput(input) : (/received (\w+)$/.exec(issue.message)?.[1] ?? 'another type');
     switch (issue.code) {
       case 'custom': {
-        const code = (issue.params as { code?: string } | undefined)?.code ?? `${domain}.field.invalid`;
+        const code = customCode(issue, domain) ?? `${domain}.field.invalid`;
         out.push({ code, path: where, message: `${field}: ${issue.message}` });
         break;
       }
@@ -108,11 +134,11 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
         break;
       case 'invalid_value': {
         const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');
-        const code =
-          where === 'protocolVersion'
-            ? `${domain}.protocolVersion.unsupported`
-            : /^permissions\[\d+\]$/.test(where)
-              ? `${domain}.permissions.unknown`
+        const code: IssueCode =
+          manifest && where === 'protocolVersion'
+            ? 'manifest.protocolVersion.unsupported'
+            : manifest && /^permissions\[\d+\]$/.test(where)
+              ? 'manifest.permissions.unknown'
               : `${domain}.field.invalid`;
         out.push({
           code,
@@ -130,9 +156,9 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
       case 'not_multiple_of':
       default: {
         // A pluginId of the right type but the wrong form or length gets its own code.
-        const code =
-          where === 'pluginId' && (issue.code === 'invalid_format' || issue.code === 'too_big')
-            ? `${domain}.pluginId.invalid`
+        const code: IssueCode =
+          manifest && where === 'pluginId' && (issue.code === 'invalid_format' || issue.code === 'too_big')
+            ? 'manifest.pluginId.invalid'
             : `${domain}.field.invalid`;
         out.push({ code, path: where, message: `${field} ${describeIssue(issue)}.`.replace(/\.\.$/, '.') });
       }
@@ -142,7 +168,7 @@ export function toValidationIssues(error: z.ZodError, domain: string): Validatio
 }
 
 /** Parses `input` with `schema`, returning data instead of throwing. */
-export function validate<S extends z.ZodType>(schema: S, input: unknown, domain: string): ValidationResult<z.output<S>> {
+export function validate<S extends z.ZodType>(schema: S, input: unknown, domain: ValidationDomain): ValidationResult<z.output<S>> {
   // `reportInput` turns off zod's compiled fast path, so valid input (the
   // common case, on the message hot path too) is parsed without it and only
   // a failure is parsed again to name the offending values.

@@ -21,7 +21,7 @@ export interface ProjectCheck {
 }
 
 function finding(level: Finding['level'], code: CliErrorCode, message: string): Finding {
-  return { level, code, message, fix: CLI_ERRORS[code] };
+  return { level, code, message, fix: CLI_ERRORS[code].message };
 }
 
 /** Files a package must contain to be loadable: its `main` and the targets of `exports`. */

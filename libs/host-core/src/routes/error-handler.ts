@@ -1,4 +1,4 @@
-import { HostError, invalidRequest } from '../errors';
+import { HostError, invalidRequest, toErrorDetails } from '../errors';
 import { ERROR_CATALOG, toValidationIssues } from '@host/protocol';
 import type { ErrorRequestHandler } from 'express';
 import { z } from 'zod';
@@ -15,7 +15,8 @@ interface HttpishError {
 }
 
 /**
- * Turns every failure into `{"error": {"code", "message", "details"}}`.
+ * Turns every failure into `{"error": {"code", "message", "details"}}`, where
+ * `details` is an object (validation failures in `details.issues`).
  * Unknown failures become INTERNAL without leaking their text.
  */
 export function errorHandler(options: { maxUploadBytes?: number; log?: (message: string) => void }): ErrorRequestHandler {
@@ -39,7 +40,7 @@ export function errorHandler(options: { maxUploadBytes?: number; log?: (message:
     } else if (typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code in ERROR_CATALOG) {
       // HostError-shaped errors from other libraries (same catalogue, different class instance).
       const x = err as { code: keyof typeof ERROR_CATALOG; message: string; details?: unknown };
-      e = new HostError(x.code, x.message, x.details);
+      e = new HostError(x.code, x.message, toErrorDetails(x.details));
     } else {
       options.log?.(`unexpected error: ${(err as Error)?.stack ?? String(err)}`);
       e = new HostError('INTERNAL');

@@ -156,7 +156,8 @@ describe('createHttpHandler over real HTTP', () => {
     const body = JSON.stringify({ ...event(), eventType: 'message.deleted' });
     const res = await post(base, body, sign(body));
     expect(res.status).toBe(400);
-    expect(res.body['error']).toMatchObject({ code: 'event.invalid', issues: [{ path: 'eventType' }] });
+    expect(res.body['error']).toMatchObject({ code: 'event.invalid', details: { issues: [{ code: 'event.field.invalid', path: 'eventType' }] } });
+    expect(res.body['error']).not.toHaveProperty('issues');
   });
 
   it('answers 400 when the host addresses another plugin id', async () => {

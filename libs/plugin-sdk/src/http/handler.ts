@@ -1,15 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  defineErrors,
   HTTP_DEFAULTS,
   HTTP_HEADERS,
   HTTP_PATHS,
   LIMITS,
   MessageEventSchema,
   MessageResponseSchema,
+  PLUGIN_HTTP_ERRORS,
+  SIGNATURE_ERRORS,
   validate,
   type EventAck,
   type MessageResponse,
   type OutboundMessage,
+  type ValidationIssue,
 } from '@host/protocol';
 import { createLifecycleContext, type LogLevel, type Session, type TransportIO } from '../context';
 import type { Plugin } from '../define-plugin';
@@ -50,26 +54,30 @@ export interface HttpHandler {
   close(): Promise<void>;
 }
 
-/** The codes of the JSON error bodies the handler answers with (docs/sdk/node.md lists each). */
-export const HTTP_ERROR_CODES = [
-  'signature.missing',
-  'signature.malformed',
-  'signature.expired',
-  'signature.invalid',
-  'signature.replayed',
-  'http.not_found',
-  'http.method_not_allowed',
-  'http.body_too_large',
-  'http.body_consumed',
-  'http.overloaded',
-  'event.invalid',
-  'plugin.id_mismatch',
-  'plugin.start_failed',
-  'plugin.internal_error',
-] as const;
+/**
+ * Answers only this Node.js SDK gives: Express runs body parsers before the
+ * router, which no other SDK's framework does in the same way.
+ */
+export const NODE_HTTP_ERRORS = defineErrors({
+  'http.body_consumed': {
+    status: 500,
+    message: 'Express: a JSON body parser read the request before httpRouter(), so the raw body the signature covers is gone. Mount httpRouter() first, or use express.raw({type: "application/json"}) for its paths.',
+  },
+});
 
-/** A code of HTTP_ERROR_CODES. */
-export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+/**
+ * Every answer the handler gives to a request it does not process, with its
+ * HTTP status: the protocol's codes every SDK shares (SIGNATURE_ERRORS,
+ * PLUGIN_HTTP_ERRORS) and this SDK's own (NODE_HTTP_ERRORS).
+ * docs/sdk/node.md lists each.
+ */
+export const HTTP_ERRORS = { ...SIGNATURE_ERRORS, ...PLUGIN_HTTP_ERRORS, ...NODE_HTTP_ERRORS } as const;
+
+/** A code of HTTP_ERRORS. */
+export type HttpErrorCode = keyof typeof HTTP_ERRORS;
+
+/** The codes of HTTP_ERRORS. */
+export const HTTP_ERROR_CODES = Object.keys(HTTP_ERRORS) as readonly HttpErrorCode[];
 
 type Route = 'manifest' | 'events';
 
@@ -86,8 +94,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-function sendError(res: ServerResponse, status: number, code: HttpErrorCode, message: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>): void {
-  sendJson(res, status, { error: { code, message, ...extra } }, headers);
+/**
+ * `{"error": {code, message, details?}}` with the status of the code's
+ * catalogue entry; `details` is an object (`{issues}` for validation).
+ */
+export function sendError(res: ServerResponse, code: HttpErrorCode, message: string, details?: { issues?: readonly ValidationIssue[] }, headers?: Record<string, string>): void {
+  sendJson(res, HTTP_ERRORS[code].status, { error: { code, message, ...(details === undefined ? {} : { details }) } }, headers);
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
@@ -169,7 +181,7 @@ export class HttpPluginServer {
       return await this.serveEvent(req, res, body);
     } catch (error) {
       this.logLine('error', `request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      if (!res.headersSent) sendError(res, 500, 'plugin.internal_error', 'the plugin failed to answer; see its log');
+      if (!res.headersSent) sendError(res, 'plugin.internal_error', 'the plugin failed to answer; see its log');
       else res.destroy();
     }
   }
@@ -185,50 +197,50 @@ export class HttpPluginServer {
 
   private async serveManifest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return sendError(res, 405, 'http.method_not_allowed', `use GET for ${HTTP_PATHS.manifest}`, {}, { allow: 'GET, HEAD' });
+      return sendError(res, 'http.method_not_allowed', `use GET for ${HTTP_PATHS.manifest}`, undefined, { allow: 'GET, HEAD' });
     }
     if (this.options.verifyManifestRequests) {
       const check = verifySignature({ headers: req.headers, rawBody: Buffer.alloc(0), secrets: this.secrets, toleranceSeconds: this.options.toleranceSeconds });
-      if (!check.ok) return sendError(res, 401, check.code, check.message);
+      if (!check.ok) return sendError(res, check.code, check.message);
     }
     sendJson(res, 200, this.plugin.httpManifest());
   }
 
   private async serveEvent(req: IncomingMessage, res: ServerResponse, given?: Buffer): Promise<void> {
-    if (req.method !== 'POST') return sendError(res, 405, 'http.method_not_allowed', `use POST for ${HTTP_PATHS.messageEvents}`, {}, { allow: 'POST' });
+    if (req.method !== 'POST') return sendError(res, 'http.method_not_allowed', `use POST for ${HTTP_PATHS.messageEvents}`, undefined, { allow: 'POST' });
     const limit = this.options.maxBodyBytes ?? LIMITS.maxPayloadBytes;
     const raw = given ?? (await readBody(req, limit));
-    if (raw === 'too_large' || raw.length > limit) return sendError(res, 413, 'http.body_too_large', `the request body is larger than ${limit} bytes`);
+    if (raw === 'too_large' || raw.length > limit) return sendError(res, 'http.body_too_large', `the request body is larger than ${limit} bytes`);
     const check = verifySignature({ headers: req.headers, rawBody: raw, secrets: this.secrets, toleranceSeconds: this.options.toleranceSeconds });
-    if (!check.ok) return sendError(res, 401, check.code, check.message);
+    if (!check.ok) return sendError(res, check.code, check.message);
     const claimed = req.headers[HTTP_HEADERS.pluginId];
     if (typeof claimed === 'string' && claimed !== this.plugin.pluginId) {
-      return sendError(res, 400, 'plugin.id_mismatch', `this service is plugin "${this.plugin.pluginId}" but the host sent an event for "${claimed}"; register the right base URL`);
+      return sendError(res, 'plugin.id_mismatch', `this service is plugin "${this.plugin.pluginId}" but the host sent an event for "${claimed}"; register the right base URL`);
     }
-    if (this.closed) return sendError(res, 503, 'http.overloaded', 'the plugin is shutting down', {}, { 'retry-after': '1' });
+    if (this.closed) return sendError(res, 'http.overloaded', 'the plugin is shutting down', undefined, { 'retry-after': '1' });
     const max = this.options.maxConcurrentEvents;
     // Answered before the delivery id is recorded, so the host's retry is not a replay.
     if (max !== undefined && this.inFlight >= max) {
-      return sendError(res, 503, 'http.overloaded', `the plugin is handling ${this.inFlight} events (its limit); retry later`, {}, { 'retry-after': '1' });
+      return sendError(res, 'http.overloaded', `the plugin is handling ${this.inFlight} events (its limit); retry later`, undefined, { 'retry-after': '1' });
     }
     const nowMs = Date.now();
     const tolerance = this.options.toleranceSeconds ?? HTTP_DEFAULTS.signatureToleranceSeconds;
     if (!this.replay.remember(check.deliveryId, (check.timestamp + tolerance + 1) * 1000, nowMs)) {
       const r = replayRejection(check.deliveryId);
-      return sendError(res, 401, r.code, r.message);
+      return sendError(res, r.code, r.message);
     }
     let json: unknown;
     try {
       json = JSON.parse(raw.toString('utf8'));
     } catch (error) {
-      return sendError(res, 400, 'event.invalid', `the body is not JSON: ${(error as Error).message}`);
+      return sendError(res, 'event.invalid', `the body is not JSON: ${(error as Error).message}`);
     }
     const parsed = validate(MessageEventSchema, json, 'event');
-    if (!parsed.ok) return sendError(res, 400, 'event.invalid', 'the body is not a message event', { issues: parsed.issues });
+    if (!parsed.ok) return sendError(res, 'event.invalid', 'the body is not a message event', { issues: parsed.issues });
     try {
       await this.ready;
     } catch {
-      return sendError(res, 503, 'plugin.start_failed', 'the plugin failed to start (onStart threw); see its log');
+      return sendError(res, 'plugin.start_failed', 'the plugin failed to start (onStart threw); see its log');
     }
     this.inFlight++;
     try {

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HTTP_PATHS } from '@host/protocol';
 import type { Plugin } from '../define-plugin';
-import { HttpPluginServer, routeOf, type HttpErrorCode, type HttpHandler, type HttpPluginOptions } from './handler';
+import { HttpPluginServer, routeOf, sendError, type HttpHandler, type HttpPluginOptions } from './handler';
 
-export { HTTP_ERROR_CODES, type HttpErrorCode, type HttpHandler, type HttpPluginOptions } from './handler';
+export { HTTP_ERROR_CODES, HTTP_ERRORS, NODE_HTTP_ERRORS, type HttpErrorCode, type HttpHandler, type HttpPluginOptions } from './handler';
 export { signRequest, type SignatureRejection } from './signature';
 
 /**
@@ -31,11 +31,7 @@ export function createHttpHandler(plugin: Plugin, options: HttpPluginOptions): H
   const server = new HttpPluginServer(plugin, options);
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const route = routeOf(req.url);
-    if (!route) {
-      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ error: { code: 'http.not_found' satisfies HttpErrorCode, message: `this plugin serves ${HTTP_PATHS.manifest} and ${HTTP_PATHS.messageEvents}` } }));
-      return;
-    }
+    if (!route) return sendError(res, 'http.not_found', `this plugin serves ${HTTP_PATHS.manifest} and ${HTTP_PATHS.messageEvents}`);
     void server.handle(req, res, route);
   };
   return Object.assign(handler, { ready: server.ready, close: () => server.close() });
@@ -81,16 +77,11 @@ export function httpRouter(plugin: Plugin, options: HttpPluginOptions): HttpMidd
     const body = (req as IncomingMessage & { body?: unknown }).body;
     if (Buffer.isBuffer(body)) return void server.handle(req, res, route, body);
     if (route === 'events' && req.readableEnded) {
-      res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(
-        JSON.stringify({
-          error: {
-            code: 'http.body_consumed' satisfies HttpErrorCode,
-            message: 'a body parser read the request before httpRouter(); mount httpRouter() before express.json(), or use express.raw({ type: "application/json" }) for its paths, because the signature covers the raw body',
-          },
-        }),
+      return sendError(
+        res,
+        'http.body_consumed',
+        'a body parser read the request before httpRouter(); mount httpRouter() before express.json(), or use express.raw({ type: "application/json" }) for its paths, because the signature covers the raw body',
       );
-      return;
     }
     void server.handle(req, res, route);
   };
