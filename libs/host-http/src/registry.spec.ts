@@ -117,7 +117,7 @@ describe('POST /api/plugins/http', () => {
     expect(res.body.error.code).toBe('BAD_REQUEST');
     expect(res.body.error.details.issues.map((i: { path: string }) => i.path).sort()).toEqual(['baseUrl', 'url']);
     expect(res.body.error.details.issues.map((i: { code: string }) => i.code).sort()).toEqual(['request.field.required', 'request.field.unknown']);
-    expect(res.body.error.message).toMatch(/^The registration request is not valid: /);
+    expect(res.body.error.message).toMatch(/^The request body is not valid: /);
   });
 
   it('answers 4xx with the registration code when the manifest is refused, and stores nothing', async () => {
