@@ -1,6 +1,7 @@
 import nx from '@nx/eslint-plugin';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import prettierConfig from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 // Module boundaries: dependencies point one way, protocol <- engine <- apps,
@@ -47,7 +48,8 @@ export function browserProjectSources(rootUrl) {
     for (const d of readdirSync(dir, { withFileTypes: true })) {
       const project = new URL(`${d.name}/project.json`, dir);
       if (!d.isDirectory() || !existsSync(project)) continue;
-      if (JSON.parse(readFileSync(project, 'utf8')).tags?.includes('platform:browser')) sources.push(`${group}/${d.name}/src/**/*.{ts,tsx}`);
+      if (JSON.parse(readFileSync(project, 'utf8')).tags?.includes('platform:browser'))
+        sources.push(`${group}/${d.name}/src/**/*.{ts,tsx}`);
     }
   }
   return sources;
@@ -92,10 +94,7 @@ export default [
   {
     files: ['**/*.ts', '**/*.tsx'],
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        { enforceBuildableLibDependency: false, allow: [], depConstraints },
-      ],
+      '@nx/enforce-module-boundaries': ['error', { enforceBuildableLibDependency: false, allow: [], depConstraints }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
     },
@@ -105,4 +104,6 @@ export default [
     files: ['**/*.spec.ts', '**/*.spec.tsx', 'e2e/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
   },
+  // Formatting is Prettier's (`npm run format`); stylistic lint rules that would fight it are off.
+  prettierConfig,
 ];

@@ -17,7 +17,9 @@ const createNodes = [
       const root = dirname(file);
       const abs = join(context.workspaceRoot, root);
       if (!existsSync(join(abs, 'project.json'))) return [];
-      const configs = readdirSync(abs).filter((name) => CHECKED.test(name)).sort();
+      const configs = readdirSync(abs)
+        .filter((name) => CHECKED.test(name))
+        .sort();
       return [
         [
           file,

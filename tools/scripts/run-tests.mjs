@@ -21,9 +21,19 @@ function step(name, cmd, args, opts = {}) {
 }
 
 const nx = ['nx', 'run-many', '--outputStyle=stream', '--skipNxCache'];
+step('format', 'npx', ['prettier', '--check', '.']);
 step('lint', 'npx', [...nx, '-t', 'lint']);
 step('typecheck', 'npx', [...nx, '-t', 'typecheck']);
-step('test', 'npx', [...nx, '-t', 'test', '--parallel=1', '--', '--ci', '--json', `--outputFile=${join(reports, 'jest')}/$NX_TASK_TARGET_PROJECT.json`]);
+step('test', 'npx', [
+  ...nx,
+  '-t',
+  'test',
+  '--parallel=1',
+  '--',
+  '--ci',
+  '--json',
+  `--outputFile=${join(reports, 'jest')}/$NX_TASK_TARGET_PROJECT.json`,
+]);
 
 // Sum every report.
 let passed = 0;

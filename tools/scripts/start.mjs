@@ -15,7 +15,10 @@ if (!existsSync(`${root}apps/host/project.json`)) {
 }
 const build = spawnSync('npx', ['nx', 'run', 'host:build', '--outputStyle=stream'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
-const child = spawn(process.execPath, [`${root}dist/apps/host/main.cjs`, ...process.argv.slice(2)], { cwd: process.cwd(), stdio: 'inherit' });
+const child = spawn(process.execPath, [`${root}dist/apps/host/main.cjs`, ...process.argv.slice(2)], {
+  cwd: process.cwd(),
+  stdio: 'inherit',
+});
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
 const parent = process.ppid;
 const orphanWatch = setInterval(() => {

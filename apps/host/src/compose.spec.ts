@@ -14,8 +14,6 @@ import { startBareHttpPlugin, stdioFixturePackage } from './fixture-plugins.spec
 const TOKEN = 'compose-test-token-0123456789abcdef0123';
 const auth = { Authorization: `Bearer ${TOKEN}` };
 
-
-
 describe('composed host', () => {
   let dataDir: string;
   let host: Host;
@@ -46,7 +44,9 @@ describe('composed host', () => {
       .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ann' }, text });
 
   it('refuses console messages without the admin token', async () => {
-    const r = await request(host.app).post('/api/console/messages').send({ conversation: { type: 'group', id: 'g' }, sender: { id: 'u' }, text: 'hi' });
+    const r = await request(host.app)
+      .post('/api/console/messages')
+      .send({ conversation: { type: 'group', id: 'g' }, sender: { id: 'u' }, text: 'hi' });
     expect(r.status).toBe(401);
     expect(r.body.error.code).toBe('UNAUTHORIZED');
   });
@@ -86,7 +86,9 @@ describe('composed host', () => {
     expect(both.body.deliveries.map((d: { pluginId: string }) => d.pluginId).sort()).toEqual(['com.example.bare-echo', 'com.example.echo']);
     // The stdio plugin ACKs, then reports events.completed; the HTTP answer is decision and completion at once.
     expect(both.body.completed).toBe(true);
-    expect(both.body.deliveries.map((d: { state: string; completion: { error: unknown } | null }) => [d.state, d.completion?.error])).toEqual([
+    expect(
+      both.body.deliveries.map((d: { state: string; completion: { error: unknown } | null }) => [d.state, d.completion?.error]),
+    ).toEqual([
       ['completed', null],
       ['completed', null],
     ]);
@@ -100,13 +102,19 @@ describe('composed host', () => {
     expect(httpDelivery.error).not.toBeNull();
     expect(after.body.outbound.map((o: { pluginId: string }) => o.pluginId)).toEqual(['com.example.echo']);
     const httpDetail = await request(host.app).get('/api/plugins/com.example.bare-echo').set(auth);
-    expect(httpDetail.body.plugin.runtime).toMatchObject({ health: expect.stringMatching(/^(degraded|unreachable)$/), lastError: expect.any(String) });
+    expect(httpDetail.body.plugin.runtime).toMatchObject({
+      health: expect.stringMatching(/^(degraded|unreachable)$/),
+      lastError: expect.any(String),
+    });
 
     // Disabled, the HTTP plugin gets nothing; enabled again, it is asked again.
     expect((await request(host.app).post('/api/plugins/com.example.bare-echo/stop').set(auth)).body.plugin.state).toBe('stopped');
     expect((await say('/echo quiet')).body.deliveries.map((d: { pluginId: string }) => d.pluginId)).toEqual(['com.example.echo']);
     expect((await request(host.app).post('/api/plugins/com.example.bare-echo/start').set(auth)).status).toBe(200);
-    expect((await say('/echo loud')).body.deliveries.map((d: { pluginId: string }) => d.pluginId).sort()).toEqual(['com.example.bare-echo', 'com.example.echo']);
+    expect((await say('/echo loud')).body.deliveries.map((d: { pluginId: string }) => d.pluginId).sort()).toEqual([
+      'com.example.bare-echo',
+      'com.example.echo',
+    ]);
 
     const listed = await request(host.app).get('/api/plugins').set(auth);
     expect(listed.body.plugins.map((p: { pluginId: string; transport: string }) => `${p.pluginId}:${p.transport}`).sort()).toEqual([
@@ -124,11 +132,20 @@ describe('composed host', () => {
 describe('OpenAPI document of the composed host', () => {
   it('lists every route of the admin API contract, the console and HTTP registration routes included', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'compose-openapi-'));
-    const host = await composeHost({ paths: hostPaths(dataDir), adminToken: TOKEN, version: '0.0.0-test', log: () => undefined, httpHealthCheckMilliseconds: 0 });
+    const host = await composeHost({
+      paths: hostPaths(dataDir),
+      adminToken: TOKEN,
+      version: '0.0.0-test',
+      log: () => undefined,
+      httpHealthCheckMilliseconds: 0,
+    });
     try {
       const doc = await request(host.app).get('/api/openapi.json').set(auth);
       expect(doc.status).toBe(200);
-      const paths = doc.body.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>;
+      const paths = doc.body.paths as Record<
+        string,
+        Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>
+      >;
       const ops = Object.entries(paths).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
       // Exactly the contract: nothing mounted without documentation, nothing documented without a handler.
       expect(ops.sort()).toEqual(ADMIN_ROUTE_LIST.map((c) => `${c.method.toUpperCase()} /api${c.path}`).sort());
@@ -140,19 +157,27 @@ describe('OpenAPI document of the composed host', () => {
           if (res.schema) expect(op.responses[status]!.content![res.contentType ?? 'application/json']!.schema).toBeDefined();
         }
         // ...and every error code it declares, under the code's status.
-        const documented = Object.values(op.responses).flatMap((r) => (r.content?.['application/json']?.schema['x-error-codes'] as string[] | undefined) ?? []);
+        const documented = Object.values(op.responses).flatMap(
+          (r) => (r.content?.['application/json']?.schema['x-error-codes'] as string[] | undefined) ?? [],
+        );
         expect(documented.sort()).toEqual(declaredErrorCodes(c).sort());
       }
       const register = paths['/api/plugins/http']!['post']!;
       expect(JSON.stringify(register)).toContain('baseUrl');
       expect(register.responses['201']!.content!['application/json']!.schema).toEqual(expect.objectContaining({ type: 'object' }));
       expect(register.responses['422']!.content!['application/json']!.schema['x-error-codes']).toContain('REGISTRATION_TLS_FAILED');
-      expect(register.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual(expect.arrayContaining(['BAD_REQUEST', 'REGISTRATION_URL_INVALID']));
+      expect(register.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual(
+        expect.arrayContaining(['BAD_REQUEST', 'REGISTRATION_URL_INVALID']),
+      );
       const refresh = paths['/api/plugins/{pluginId}/refresh']!['post']!;
       expect(refresh.responses['409']!.content!['application/json']!.schema['x-error-codes']).toEqual(['PLUGIN_STATE_CONFLICT']);
       expect(paths['/api/console/events']!['get']!.responses['200']!.content!['text/event-stream']).toBeDefined();
-      expect(paths['/api/events']!['get']!.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual(['BAD_REQUEST']);
-      expect(paths['/api/console/messages']!['post']!.responses['200']!.content!['application/json']!.schema).toEqual(expect.objectContaining({ type: 'object' }));
+      expect(paths['/api/events']!['get']!.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual([
+        'BAD_REQUEST',
+      ]);
+      expect(paths['/api/console/messages']!['post']!.responses['200']!.content!['application/json']!.schema).toEqual(
+        expect.objectContaining({ type: 'object' }),
+      );
     } finally {
       await host.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -164,9 +189,9 @@ describe('store selection', () => {
   it('refuses a store kind it does not have before touching the data directory', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'compose-store-'));
     try {
-      await expect(composeHost({ paths: hostPaths(dataDir), store: 'postgres', adminToken: TOKEN, version: '0.0.0-test', log: () => undefined })).rejects.toThrow(
-        /HOST_STORE is "postgres", which is not a store this host has\. Use "file"/,
-      );
+      await expect(
+        composeHost({ paths: hostPaths(dataDir), store: 'postgres', adminToken: TOKEN, version: '0.0.0-test', log: () => undefined }),
+      ).rejects.toThrow(/HOST_STORE is "postgres", which is not a store this host has\. Use "file"/);
       expect(readdirSync(dataDir)).toEqual([]);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
@@ -177,7 +202,14 @@ describe('store selection', () => {
 describe('event log across restarts', () => {
   it('shows the events of the previous run, with their completion times', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'compose-events-'));
-    const start = () => composeHost({ paths: hostPaths(dataDir), adminToken: TOKEN, version: '0.0.0-test', log: () => undefined, httpHealthCheckMilliseconds: 0 });
+    const start = () =>
+      composeHost({
+        paths: hostPaths(dataDir),
+        adminToken: TOKEN,
+        version: '0.0.0-test',
+        log: () => undefined,
+        httpHealthCheckMilliseconds: 0,
+      });
     try {
       const first = await start();
       const sent = await request(first.app)
@@ -192,7 +224,11 @@ describe('event log across restarts', () => {
       try {
         const after = (await request(second.app).get('/api/events').set(auth)).body.events;
         expect(after).toEqual(before);
-        expect(after[0]).toMatchObject({ eventId: sent.body.eventId, completedAt: expect.any(String), event: { message: { content: 'before the restart' } } });
+        expect(after[0]).toMatchObject({
+          eventId: sent.body.eventId,
+          completedAt: expect.any(String),
+          event: { message: { content: 'before the restart' } },
+        });
       } finally {
         await second.close();
       }

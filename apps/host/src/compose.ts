@@ -52,7 +52,9 @@ export interface Host {
  */
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
-  const stores = await openStores(o.store ?? DEFAULT_STORE, paths, { onError: (e) => o.log('warn', `could not write the event log: ${e.message}`) });
+  const stores = await openStores(o.store ?? DEFAULT_STORE, paths, {
+    onError: (e) => o.log('warn', `could not write the event log: ${e.message}`),
+  });
   const { registry: store, settings } = stores;
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
@@ -76,7 +78,15 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     hostVersion: o.version,
     timings: o.runtimeTimings,
   });
-  const installer = new PluginInstaller({ paths, store, locks, pendingUpdates: stores.pendingUpdates, runtime, log: o.log, onStep: o.onInstallStep });
+  const installer = new PluginInstaller({
+    paths,
+    store,
+    locks,
+    pendingUpdates: stores.pendingUpdates,
+    runtime,
+    log: o.log,
+    onStep: o.onInstallStep,
+  });
   const recovery = await installer.init();
   await httpPlugins.load();
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;

@@ -6,16 +6,33 @@ describe('parseConfig', () => {
   });
 
   it('takes environment variables, and flags over them', () => {
-    const env = { HOST_BIND: '0.0.0.0', HOST_PORT: '9000', HOST_DATA_DIR: '/srv/host', HOST_MAX_UPLOAD_BYTES: '1048576', HOST_ADMIN_TOKEN: 'x'.repeat(20) };
+    const env = {
+      HOST_BIND: '0.0.0.0',
+      HOST_PORT: '9000',
+      HOST_DATA_DIR: '/srv/host',
+      HOST_MAX_UPLOAD_BYTES: '1048576',
+      HOST_ADMIN_TOKEN: 'x'.repeat(20),
+    };
     const r = parseConfig(['--port', '9100', '--data-dir=/var/host', '--reset-admin-token'], env);
     expect(r).toEqual({
       ok: true,
-      config: { bind: '0.0.0.0', port: 9100, dataDir: '/var/host', maxUploadBytes: 1048576, adminToken: 'x'.repeat(20), resetAdminToken: true, store: 'file' },
+      config: {
+        bind: '0.0.0.0',
+        port: 9100,
+        dataDir: '/var/host',
+        maxUploadBytes: 1048576,
+        adminToken: 'x'.repeat(20),
+        resetAdminToken: true,
+        store: 'file',
+      },
     });
   });
 
   it('reports every problem, naming its source', () => {
-    const r = parseConfig(['--port', 'eighty', '--colour', 'red', '--data-dir'], { HOST_MAX_UPLOAD_BYTES: '12', HOST_ADMIN_TOKEN: 'short' });
+    const r = parseConfig(['--port', 'eighty', '--colour', 'red', '--data-dir'], {
+      HOST_MAX_UPLOAD_BYTES: '12',
+      HOST_ADMIN_TOKEN: 'short',
+    });
     expect(r.ok).toBe(false);
     const errors = (r as { errors: string[] }).errors;
     expect(errors).toEqual(
@@ -42,14 +59,21 @@ describe('parseConfig', () => {
       ok: false,
       errors: ['--store must be "file" (the only store so far; leave it unset for the default) (got "postgres")'],
     });
-    expect(parseConfig([], { HOST_STORE: 'sqlite' })).toMatchObject({ ok: false, errors: [expect.stringMatching(/^HOST_STORE must be "file"/)] });
+    expect(parseConfig([], { HOST_STORE: 'sqlite' })).toMatchObject({
+      ok: false,
+      errors: [expect.stringMatching(/^HOST_STORE must be "file"/)],
+    });
   });
 });
 
 describe('parseConfig command line', () => {
   // [argv, the flag-derived settings or 'help', the errors]; environment empty.
   it.each<[string[], Record<string, unknown> | 'help', string[]]>([
-    [['--bind', '0.0.0.0', '--port=9', '--data-dir', 'd', '--max-upload-bytes', '2048'], { bind: '0.0.0.0', port: 9, dataDir: 'd', maxUploadBytes: 2048 }, []],
+    [
+      ['--bind', '0.0.0.0', '--port=9', '--data-dir', 'd', '--max-upload-bytes', '2048'],
+      { bind: '0.0.0.0', port: 9, dataDir: 'd', maxUploadBytes: 2048 },
+      [],
+    ],
     [['--port', '1', '--port', '2'], { port: 2 }, []],
     [['--port=--help'], {}, ['--port must be a number (got "--help")']],
     [['--data-dir', '-x'], { dataDir: '-x' }, []],
@@ -69,7 +93,11 @@ describe('parseConfig command line', () => {
     [['--help=1'], {}, ['unknown option "--help=1" (see --help)']],
     [['--reset-admin-token=yes'], {}, ['unknown option "--reset-admin-token=yes" (see --help)']],
     [['--', '--port', '9'], {}, ['unknown option "--" (see --help)']],
-    [['--adminToken', 'x'.repeat(20)], {}, ['unknown option "--adminToken" (see --help)', `unknown option "${'x'.repeat(20)}" (see --help)`]],
+    [
+      ['--adminToken', 'x'.repeat(20)],
+      {},
+      ['unknown option "--adminToken" (see --help)', `unknown option "${'x'.repeat(20)}" (see --help)`],
+    ],
   ])('%j', (argv, settings, errors) => {
     const r = parseConfig(argv, {});
     if (settings === 'help') return expect(r).toEqual({ ok: 'help' });
@@ -79,7 +107,17 @@ describe('parseConfig command line', () => {
 
   it('keeps a value after a flag that lacked one', () => {
     expect(parseConfig(['--port', '--bind', 'b', '--port', '7'], {})).toEqual({ ok: false, errors: ['--port needs a value'] });
-    expect(parseConfig(['--port', '--bind', '', '--port', '7'], {})).toMatchObject({ ok: false, errors: ['--port needs a value', '--bind must not be empty (got "")', expect.anything()] });
-    expect(parseConfig(['--', '--port', '9', '--bind', ''], {})).toEqual({ ok: false, errors: ['unknown option "--" (see --help)', '--bind must not be empty (got "")', '--bind must be an IP address or host name (got "")'] });
+    expect(parseConfig(['--port', '--bind', '', '--port', '7'], {})).toMatchObject({
+      ok: false,
+      errors: ['--port needs a value', '--bind must not be empty (got "")', expect.anything()],
+    });
+    expect(parseConfig(['--', '--port', '9', '--bind', ''], {})).toEqual({
+      ok: false,
+      errors: [
+        'unknown option "--" (see --help)',
+        '--bind must not be empty (got "")',
+        '--bind must be an IP address or host name (got "")',
+      ],
+    });
   });
 });

@@ -13,7 +13,10 @@ export const DEFAULT_CONFIG = {
 } as const;
 
 export const HostConfigSchema = z.object({
-  bind: z.string().min(1, { message: 'must not be empty' }).regex(/^[A-Za-z0-9.:_\[\]-]+$/, { message: 'must be an IP address or host name' }),
+  bind: z
+    .string()
+    .min(1, { message: 'must not be empty' })
+    .regex(/^[A-Za-z0-9.:_\[\]-]+$/, { message: 'must be an IP address or host name' }),
   port: z.coerce
     .number({ message: 'must be a number' })
     .int({ message: 'must be a whole number' })
@@ -22,7 +25,9 @@ export const HostConfigSchema = z.object({
   dataDir: z.string().min(1, { message: 'must not be empty' }),
   adminToken: z
     .string()
-    .min(MIN_ADMIN_TOKEN_LENGTH, { message: `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value or leave it unset` })
+    .min(MIN_ADMIN_TOKEN_LENGTH, {
+      message: `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value or leave it unset`,
+    })
     .optional(),
   maxUploadBytes: z.coerce
     .number({ message: 'must be a number of bytes' })
@@ -30,7 +35,9 @@ export const HostConfigSchema = z.object({
     .min(1024, { message: 'must be at least 1024 bytes' })
     .max(2 * 1024 * 1024 * 1024, { message: 'must be at most 2 GiB' }),
   resetAdminToken: z.boolean(),
-  store: z.enum(STORE_KINDS, { message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)` }),
+  store: z.enum(STORE_KINDS, {
+    message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)`,
+  }),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -75,7 +82,9 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
       origin[key] = src.env;
     }
   }
-  const byFlag = new Map<string, string>(Object.entries(SOURCES).flatMap(([k, s]) => (s.flag ? [[s.flag.slice(2), k] as [string, string]] : [])));
+  const byFlag = new Map<string, string>(
+    Object.entries(SOURCES).flatMap(([k, s]) => (s.flag ? [[s.flag.slice(2), k] as [string, string]] : [])),
+  );
   const options = Object.fromEntries([
     ...[...byFlag.keys()].map((name) => [name, { type: 'string' }] as const),
     ['reset-admin-token', { type: 'boolean' }] as const,

@@ -12,7 +12,12 @@ let port: number;
 beforeEach(async () => {
   const app = express();
   app.get('/api/health', (_req, res) => void res.json({ status: 'ok' }));
-  server = createHostServer(app, { headersTimeoutMilliseconds: 500, requestTimeoutMilliseconds: 1_000, checkIntervalMilliseconds: 100, maxConnectionsPerAddress: 50 });
+  server = createHostServer(app, {
+    headersTimeoutMilliseconds: 500,
+    requestTimeoutMilliseconds: 1_000,
+    checkIntervalMilliseconds: 100,
+    maxConnectionsPerAddress: 50,
+  });
   server.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   port = (server.address() as AddressInfo).port;

@@ -38,7 +38,8 @@ async function main(): Promise<void> {
     log,
   });
   const report = host.recovery;
-  if (report.journal !== 'none') log('warn', `an interrupted install of ${report.pluginId} was ${report.journal === 'completed' ? 'completed' : 'rolled back'}`);
+  if (report.journal !== 'none')
+    log('warn', `an interrupted install of ${report.pluginId} was ${report.journal === 'completed' ? 'completed' : 'rolled back'}`);
   for (const id of report.adopted) log('info', `registered package found on disk: ${id}`);
   for (const i of report.invalid) log('warn', `invalid package plugins-v2/${i.pluginId}: ${i.issues.map((x) => x.message).join('; ')}`);
 
@@ -85,9 +86,18 @@ async function main(): Promise<void> {
 /** Why the server could not listen, with the setting that fixes it. */
 function listenError(e: NodeJS.ErrnoException, bind: string, port: number): Error {
   const where = `${bind.includes(':') ? `[${bind}]` : bind}:${port}`;
-  if (e.code === 'EADDRINUSE') return new Error(`${where} is already in use (EADDRINUSE): another program, or another host, listens there. Stop it, or choose another port with HOST_PORT or --port.`);
-  if (e.code === 'EACCES') return new Error(`${where} needs privileges this user lacks (EACCES). Use a port above 1023 (HOST_PORT or --port) and put a reverse proxy in front for 80 or 443.`);
-  if (e.code === 'EADDRNOTAVAIL') return new Error(`${bind} is not an address of this machine (EADDRNOTAVAIL). Set HOST_BIND or --bind to one of its addresses, or 0.0.0.0 for all.`);
+  if (e.code === 'EADDRINUSE')
+    return new Error(
+      `${where} is already in use (EADDRINUSE): another program, or another host, listens there. Stop it, or choose another port with HOST_PORT or --port.`,
+    );
+  if (e.code === 'EACCES')
+    return new Error(
+      `${where} needs privileges this user lacks (EACCES). Use a port above 1023 (HOST_PORT or --port) and put a reverse proxy in front for 80 or 443.`,
+    );
+  if (e.code === 'EADDRNOTAVAIL')
+    return new Error(
+      `${bind} is not an address of this machine (EADDRNOTAVAIL). Set HOST_BIND or --bind to one of its addresses, or 0.0.0.0 for all.`,
+    );
   return e;
 }
 

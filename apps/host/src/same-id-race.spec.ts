@@ -15,8 +15,6 @@ const TOKEN = 'same-id-race-token-0123456789abcdef0123';
 const auth = { Authorization: `Bearer ${TOKEN}` };
 const ID = 'com.example.bare-echo';
 
-
-
 describe('an upload and an HTTP registration of one pluginId', () => {
   let dataDir: string;
   let host: Host;
@@ -61,10 +59,18 @@ describe('an upload and an HTTP registration of one pluginId', () => {
     const plugin = await startBareHttpPlugin(secretFile);
     child = plugin.child;
 
-    const uploading = request(host.app).post('/api/plugins/packages').set(auth).attach('package', stdioFixturePackage(ID), 'plugin.zip').then((r) => r);
+    const uploading = request(host.app)
+      .post('/api/plugins/packages')
+      .set(auth)
+      .attach('package', stdioFixturePackage(ID), 'plugin.zip')
+      .then((r) => r);
     await installerInSwap;
     const registrationAsksForLock = new Promise<void>((r) => askers.push(r));
-    const registering = request(host.app).post('/api/plugins/http').set(auth).send({ baseUrl: plugin.url }).then((r) => r);
+    const registering = request(host.app)
+      .post('/api/plugins/http')
+      .set(auth)
+      .send({ baseUrl: plugin.url })
+      .then((r) => r);
     // Either the registration finishes now (nothing orders it after the upload) or it waits for the id.
     await Promise.race([registering, registrationAsksForLock]);
     finishSwap();
@@ -72,11 +78,16 @@ describe('an upload and an HTTP registration of one pluginId', () => {
 
     expect(uploaded.status).toBe(201);
     expect(registered.status).toBe(409);
-    expect(registered.body.error).toMatchObject({ code: 'REGISTRATION_ID_TAKEN', message: expect.stringMatching(/installed stdio plugin/) });
+    expect(registered.body.error).toMatchObject({
+      code: 'REGISTRATION_ID_TAKEN',
+      message: expect.stringMatching(/installed stdio plugin/),
+    });
     expect(await host.store.get(ID)).toMatchObject({ transport: 'stdio-jsonrpc' });
     expect(host.httpPlugins.endpoint(ID)).toBeUndefined();
     expect(host.httpPlugins.liveEndpoints()).toEqual([]);
     const listed = await request(host.app).get('/api/plugins').set(auth);
-    expect(listed.body.plugins.map((p: { pluginId: string; transport: string }) => `${p.pluginId}:${p.transport}`)).toEqual([`${ID}:stdio-jsonrpc`]);
+    expect(listed.body.plugins.map((p: { pluginId: string; transport: string }) => `${p.pluginId}:${p.transport}`)).toEqual([
+      `${ID}:stdio-jsonrpc`,
+    ]);
   });
 });

@@ -47,6 +47,8 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
       };
     }
     default:
-      throw new Error(`HOST_STORE is "${kind}", which is not a store this host has. Use ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the default), or leave HOST_STORE unset.`);
+      throw new Error(
+        `HOST_STORE is "${kind}", which is not a store this host has. Use ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the default), or leave HOST_STORE unset.`,
+      );
   }
 }

@@ -22,9 +22,42 @@ const random = seededRandom(42);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
 const WORDS = [
-  'function', 'return', 'const', 'let', 'if', 'else', 'for', 'while', 'await', 'async', 'module', 'exports', 'require',
-  'this', 'value', 'options', 'callback', 'error', 'result', 'buffer', 'length', 'index', 'object', 'string', 'number',
-  'undefined', 'null', 'true', 'false', 'new', 'Promise', 'resolve', 'reject', 'prototype', 'typeof', 'instanceof',
+  'function',
+  'return',
+  'const',
+  'let',
+  'if',
+  'else',
+  'for',
+  'while',
+  'await',
+  'async',
+  'module',
+  'exports',
+  'require',
+  'this',
+  'value',
+  'options',
+  'callback',
+  'error',
+  'result',
+  'buffer',
+  'length',
+  'index',
+  'object',
+  'string',
+  'number',
+  'undefined',
+  'null',
+  'true',
+  'false',
+  'new',
+  'Promise',
+  'resolve',
+  'reject',
+  'prototype',
+  'typeof',
+  'instanceof',
 ] as const;
 
 /** JavaScript-looking text that compresses about as well as real minified-ish sources. */
@@ -92,7 +125,8 @@ async function timeUnzip(archive: string, dir: string): Promise<number> {
   const t = process.hrtime.bigint();
   const r = spawnSync('unzip', ['-q', archive, '-d', dir]);
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
-  if (r.error || r.status !== 0) throw new Error(`unzip failed (${r.error?.message ?? r.stderr.toString()}); install it with apt-get install unzip`);
+  if (r.error || r.status !== 0)
+    throw new Error(`unzip failed (${r.error?.message ?? r.stderr.toString()}); install it with apt-get install unzip`);
   return ms;
 }
 
@@ -127,7 +161,9 @@ async function main(): Promise<void> {
     const { zip, entries, unpacked } = realisticPluginArchive();
     const archive = join(work, 'plugin.zip');
     writeFileSync(archive, zip);
-    console.log(`archive: ${entries} entries, ${mb(unpacked)} unpacked, ${mb(zip.length)} zipped; ${ROUNDS} rounds${gc ? '' : ' (run with --expose-gc for steadier memory numbers)'}`);
+    console.log(
+      `archive: ${entries} entries, ${mb(unpacked)} unpacked, ${mb(zip.length)} zipped; ${ROUNDS} rounds${gc ? '' : ' (run with --expose-gc for steadier memory numbers)'}`,
+    );
     const unzipMs: number[] = [];
     const install: { ms: number; rss: number; heap: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -144,7 +180,9 @@ async function main(): Promise<void> {
       rmSync(join(work, `unzip-${round}`), { recursive: true, force: true });
       rmSync(join(work, `data-${round}`), { recursive: true, force: true });
       const last = install[install.length - 1]!;
-      console.log(`round ${round + 1}: unzip ${unzipMs[unzipMs.length - 1]!.toFixed(0)} ms, install ${last.ms.toFixed(0)} ms, rss +${mb(last.rss)}, heap +${mb(last.heap)}`);
+      console.log(
+        `round ${round + 1}: unzip ${unzipMs[unzipMs.length - 1]!.toFixed(0)} ms, install ${last.ms.toFixed(0)} ms, rss +${mb(last.rss)}, heap +${mb(last.heap)}`,
+      );
     }
     const u = median(unzipMs);
     const i = median(install.map((x) => x.ms));
@@ -153,9 +191,24 @@ async function main(): Promise<void> {
     const heap = Math.max(...install.map((x) => x.heap));
     const ratio = i / u;
     console.log(`\nmedian unzip -q:   ${u.toFixed(0)} ms`);
-    console.log(`median install:    ${i.toFixed(0)} ms  (${ratio.toFixed(2)}x unzip; target at most 3x) ${ratio <= 3 ? 'OK' : 'OVER TARGET'}`);
-    console.log(`memory growth:     rss +${mb(rss)}, heap +${mb(heap)} (largest over the rounds; target under 100 MB) ${rss < 100 * 1024 * 1024 ? 'OK' : 'OVER TARGET'}`);
-    console.log(JSON.stringify({ entries, unpackedBytes: unpacked, zippedBytes: zip.length, unzipMs: u, installMs: i, ratio, rssGrowthBytes: rss, heapGrowthBytes: heap }));
+    console.log(
+      `median install:    ${i.toFixed(0)} ms  (${ratio.toFixed(2)}x unzip; target at most 3x) ${ratio <= 3 ? 'OK' : 'OVER TARGET'}`,
+    );
+    console.log(
+      `memory growth:     rss +${mb(rss)}, heap +${mb(heap)} (largest over the rounds; target under 100 MB) ${rss < 100 * 1024 * 1024 ? 'OK' : 'OVER TARGET'}`,
+    );
+    console.log(
+      JSON.stringify({
+        entries,
+        unpackedBytes: unpacked,
+        zippedBytes: zip.length,
+        unzipMs: u,
+        installMs: i,
+        ratio,
+        rssGrowthBytes: rss,
+        heapGrowthBytes: heap,
+      }),
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

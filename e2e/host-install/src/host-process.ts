@@ -34,7 +34,9 @@ export async function startHost(dataDir: string, env: Record<string, string> = {
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, signal) => r({ code, signal })),
+  );
   const port = await new Promise<number>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`host did not start within 15 s:\n${out}`)), 15_000);
     const check = () => {
@@ -64,14 +66,27 @@ export async function startHost(dataDir: string, env: Record<string, string> = {
 
 /** Runs the built host to completion (config errors, --help). */
 export function runHostOnce(args: string[], env: Record<string, string>): { status: number | null; output: string } {
-  const r = spawnSync(process.execPath, [HOST_MAIN, ...args], { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, encoding: 'utf8', timeout: 15_000 });
+  const r = spawnSync(process.execPath, [HOST_MAIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
-export async function api(host: RunningHost, method: string, path: string, body?: FormData | object): Promise<{ status: number; body: any }> {
+export async function api(
+  host: RunningHost,
+  method: string,
+  path: string,
+  body?: FormData | object,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${host.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
+    },
     body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, body: await res.json() };

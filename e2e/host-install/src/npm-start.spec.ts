@@ -18,7 +18,14 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 async function npmStart(): Promise<{ npm: ChildProcess; url: string; output: () => string }> {
   const npm = spawn('npm', ['start'], {
     cwd: ROOT,
-    env: { ...process.env, HOST_PORT: '0', HOST_DATA_DIR: join(dir, 'data'), HOST_ADMIN_TOKEN: ADMIN_TOKEN, NX_DAEMON: 'false', FORCE_COLOR: '0' },
+    env: {
+      ...process.env,
+      HOST_PORT: '0',
+      HOST_DATA_DIR: join(dir, 'data'),
+      HOST_ADMIN_TOKEN: ADMIN_TOKEN,
+      NX_DAEMON: 'false',
+      FORCE_COLOR: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -52,9 +59,13 @@ async function goneWithin(url: string, tries: number): Promise<boolean> {
   return false;
 }
 
-it.each(['SIGTERM', 'SIGKILL'] as const)('%s to npm stops the host it started', async (signal) => {
-  const { npm, url, output } = await npmStart();
-  expect(await answers(url)).toBe(true);
-  process.kill(npm.pid!, signal);
-  if (!(await goneWithin(url, 20))) throw new Error(`the host still answers after ${signal} to npm:\n${output()}`);
-}, 240_000);
+it.each(['SIGTERM', 'SIGKILL'] as const)(
+  '%s to npm stops the host it started',
+  async (signal) => {
+    const { npm, url, output } = await npmStart();
+    expect(await answers(url)).toBe(true);
+    process.kill(npm.pid!, signal);
+    if (!(await goneWithin(url, 20))) throw new Error(`the host still answers after ${signal} to npm:\n${output()}`);
+  },
+  240_000,
+);

@@ -46,7 +46,8 @@ export function folderVersion(dir: string, files: number): string {
   if (seen.length !== files + 1) throw new Error(`${dir} has ${seen.length} files, expected ${files + 1}: a partial package`);
   for (const p of seen) {
     const head = readFileSync(p, 'utf8').slice(0, 32);
-    if (!head.startsWith(`v${manifest.version}:`)) throw new Error(`${p} is not from version ${manifest.version} (starts "${head.slice(0, 12)}"): a mixed package`);
+    if (!head.startsWith(`v${manifest.version}:`))
+      throw new Error(`${p} is not from version ${manifest.version} (starts "${head.slice(0, 12)}"): a mixed package`);
   }
   return manifest.version;
 }

@@ -32,7 +32,9 @@ interface RoundResult {
 }
 
 async function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('bench-server.mjs', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('bench-server.mjs', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
@@ -86,7 +88,12 @@ async function main(): Promise<void> {
 
   const raw = new Pool(origin, { connections: CONNECTIONS, pipelining: 1 });
   const rawOnce = async () => {
-    const res = await raw.request({ method: 'POST', path: '/host/plugin/events/message', headers: { 'content-type': 'application/json' }, body });
+    const res = await raw.request({
+      method: 'POST',
+      path: '/host/plugin/events/message',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     await res.body.text();
     if (res.statusCode !== 200) throw new Error(`raw: status ${res.statusCode}`);
   };
@@ -95,7 +102,14 @@ async function main(): Promise<void> {
     {
       transport: 'http',
       pluginId: 'com.example.bench',
-      manifest: HttpManifestSchema.parse({ pluginId: 'com.example.bench', name: 'Bench', version: '1.0.0', author: 'Bench', protocolVersion: 2, capabilities: 9 }),
+      manifest: HttpManifestSchema.parse({
+        pluginId: 'com.example.bench',
+        name: 'Bench',
+        version: '1.0.0',
+        author: 'Bench',
+        protocolVersion: 2,
+        capabilities: 9,
+      }),
       baseUrl: server.url,
       signingSecret: generateSigningSecret(),
       installedAt: new Date().toISOString(),
@@ -141,12 +155,17 @@ async function main(): Promise<void> {
       const hostM = m('host');
       const ratio = hostM.eventsPerSecond / rawM.eventsPerSecond;
       summary[`concurrency${concurrency}`] = { raw: rawM, host: hostM, ratio };
-      for (const [name, x] of [['raw undici pool', rawM], ['HttpPluginEndpoint', hostM]] as const) {
+      for (const [name, x] of [
+        ['raw undici pool', rawM],
+        ['HttpPluginEndpoint', hostM],
+      ] as const) {
         rows.push(`| ${concurrency} | ${name} | ${x.eventsPerSecond.toFixed(0)} | ${x.p50.toFixed(3)} | ${x.p99.toFixed(3)} |`);
       }
       rows.push(`| ${concurrency} | ratio host/raw | ${(ratio * 100).toFixed(1)}% | | |`);
     }
-    console.log(`HTTP delivery benchmark: medians of ${ROUNDS} rounds, ${REQUESTS[1]} events per round at concurrency 1, ${REQUESTS[32]} at 32; node ${process.version}`);
+    console.log(
+      `HTTP delivery benchmark: medians of ${ROUNDS} rounds, ${REQUESTS[1]} events per round at concurrency 1, ${REQUESTS[32]} at 32; node ${process.version}`,
+    );
     console.log('| concurrency | client | events/s | p50 ms | p99 ms |');
     console.log('|---|---|---|---|---|');
     for (const row of rows) console.log(row);

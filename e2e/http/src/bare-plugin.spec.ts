@@ -88,7 +88,12 @@ describe('the bare spec-only plugin', () => {
     expect(outcome).toMatchObject({ accepted: true, intercepted: false, error: null });
     await registry.endpoint('com.example.bare-echo')!.idle();
     expect(sink.sent).toEqual([
-      { pluginId: 'com.example.bare-echo', kind: 'reply', eventId: 'evt-1', message: { format: 'text', parts: [{ type: 'text', text: 'echo: hello <b>' }] } },
+      {
+        pluginId: 'com.example.bare-echo',
+        kind: 'reply',
+        eventId: 'evt-1',
+        message: { format: 'text', parts: [{ type: 'text', text: 'echo: hello <b>' }] },
+      },
     ]);
   });
 
@@ -119,8 +124,14 @@ describe('the bare spec-only plugin', () => {
     });
 
     it('refuses a wrong secret and a changed body with 401', async () => {
-      expect(await post(signRequest('another-secret', body))).toMatchObject({ status: 401, body: { error: { code: 'signature.invalid' } } });
-      expect(await post(signRequest(secret, body), body.replace('hello', 'HELLO'))).toMatchObject({ status: 401, body: { error: { code: 'signature.invalid' } } });
+      expect(await post(signRequest('another-secret', body))).toMatchObject({
+        status: 401,
+        body: { error: { code: 'signature.invalid' } },
+      });
+      expect(await post(signRequest(secret, body), body.replace('hello', 'HELLO'))).toMatchObject({
+        status: 401,
+        body: { error: { code: 'signature.invalid' } },
+      });
     });
 
     it('refuses a stale timestamp with 401', async () => {
@@ -156,11 +167,18 @@ describe('the bare spec-only plugin', () => {
 
     await flaky.stop();
     for (let i = 0; i < 5; i++) {
-      const [down, up] = await Promise.all([flakyEndpoint.deliver(event, new RecordingSink()).decision, steadyEndpoint.deliver(event, new RecordingSink()).decision]);
+      const [down, up] = await Promise.all([
+        flakyEndpoint.deliver(event, new RecordingSink()).decision,
+        steadyEndpoint.deliver(event, new RecordingSink()).decision,
+      ]);
       expect(down.error).toMatchObject({ code: 'http.unreachable' });
       expect(up).toMatchObject({ accepted: true, error: null });
     }
-    expect((await registry.get('com.example.bare-echo')).health).toMatchObject({ status: 'unreachable', circuit: 'open', lastError: { code: 'http.unreachable' } });
+    expect((await registry.get('com.example.bare-echo')).health).toMatchObject({
+      status: 'unreachable',
+      circuit: 'open',
+      lastError: { code: 'http.unreachable' },
+    });
     expect((await registry.get('com.example.steady')).health).toMatchObject({ status: 'healthy' });
     expect(flakyEndpoint.isAvailable()).toBe(false);
     expect((await flakyEndpoint.deliver(event, new RecordingSink()).decision).error).toMatchObject({ code: 'http.circuit_open' });

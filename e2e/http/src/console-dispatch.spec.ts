@@ -41,13 +41,17 @@ it('delivers a console message to the HTTP plugin and renders its reply; reports
   const endpoint = registry.endpoint('com.example.bare-echo')!;
 
   const say = async (text: string) => {
-    const record = await dispatcher.dispatch(consoleProvider.createEvent({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ada' }, text }));
+    const record = await dispatcher.dispatch(
+      consoleProvider.createEvent({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ada' }, text }),
+    );
     await endpoint.idle();
     return record;
   };
 
   const first = await say('hi <b>there</b>');
-  expect(first.deliveries).toEqual([expect.objectContaining({ pluginId: 'com.example.bare-echo', transport: 'http', accepted: true, error: null })]);
+  expect(first.deliveries).toEqual([
+    expect.objectContaining({ pluginId: 'com.example.bare-echo', transport: 'http', accepted: true, error: null }),
+  ]);
   expect(first.outbound).toEqual([
     expect.objectContaining({
       kind: 'reply',
@@ -63,7 +67,10 @@ it('delivers a console message to the HTTP plugin and renders its reply; reports
     expect(down.deliveries[0]).toMatchObject({ accepted: false, error: { code: 'http.unreachable' } });
     expect(down.outbound).toEqual([]);
   }
-  expect((await registry.get('com.example.bare-echo')).health).toMatchObject({ status: 'unreachable', lastError: { code: 'http.unreachable' } });
+  expect((await registry.get('com.example.bare-echo')).health).toMatchObject({
+    status: 'unreachable',
+    lastError: { code: 'http.unreachable' },
+  });
   // While the circuit is open the plugin is skipped, not waited for.
   expect((await say('still there?')).recipients).toEqual([]);
 

@@ -70,14 +70,32 @@ it('registers the SDK plugin, routes a command to it and renders its Markdown re
   const consoleProvider = new ConsoleProvider();
   providers.register(consoleProvider);
   const dispatcher = new Dispatcher({ endpoints: () => registry.liveEndpoints(), providers });
-  const record = await dispatcher.dispatch(consoleProvider.createEvent({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ada' }, text: '/greet <you>' }));
+  const record = await dispatcher.dispatch(
+    consoleProvider.createEvent({
+      conversation: { type: 'group', id: 'g1' },
+      sender: { id: 'u1', displayName: 'Ada' },
+      text: '/greet <you>',
+    }),
+  );
   await registry.endpoint('com.example.sdk-greeter')!.idle();
 
-  expect(record.deliveries).toEqual([expect.objectContaining({ pluginId: 'com.example.sdk-greeter', accepted: true, error: null, command: expect.objectContaining({ name: 'greet' }) })]);
+  expect(record.deliveries).toEqual([
+    expect.objectContaining({
+      pluginId: 'com.example.sdk-greeter',
+      accepted: true,
+      error: null,
+      command: expect.objectContaining({ name: 'greet' }),
+    }),
+  ]);
   expect(record.outbound).toEqual([
     expect.objectContaining({
       kind: 'reply',
-      body: { msg_type: 2, markdown: { content: '<qqbot-at-user id="u1" /> **hello** &lt;you&gt;' }, msg_id: record.event.message.id, msg_seq: 1 },
+      body: {
+        msg_type: 2,
+        markdown: { content: '<qqbot-at-user id="u1" /> **hello** &lt;you&gt;' },
+        msg_id: record.event.message.id,
+        msg_seq: 1,
+      },
       error: null,
     }),
   ]);

@@ -25,7 +25,13 @@ process.stdin.on('data', (chunk) => {
       // The decision first, as the fixture sends it: accepted on admission.
       write({ jsonrpc: '2.0', id: msg.id, result: { eventId: ev.eventId, accepted: true, intercepted: false, error: null } });
       // The same reply the fixture plugin sends: Markdown, a mention of the sender, the args.
-      const message = { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: ev.sender.mentionId }, { type: 'text', text: ` ${ev.command.args}` }] };
+      const message = {
+        format: 'markdown',
+        parts: [
+          { type: 'mention', target: 'user', id: ev.sender.mentionId },
+          { type: 'text', text: ` ${ev.command.args}` },
+        ],
+      };
       write({ jsonrpc: '2.0', id, method: 'messages.reply', params: { token: 't', eventId: ev.eventId, message } });
     } else if (msg.method === undefined) {
       // The answer to a reply ends the work: report it. The answer to events.completed needs nothing.
@@ -33,7 +39,12 @@ process.stdin.on('data', (chunk) => {
       if (!work) continue;
       pending.delete(msg.id);
       const id = nextId++;
-      write({ jsonrpc: '2.0', id, method: 'events.completed', params: { token: 't', eventId: work.eventId, error: null, durationMs: performance.now() - work.started } });
+      write({
+        jsonrpc: '2.0',
+        id,
+        method: 'events.completed',
+        params: { token: 't', eventId: work.eventId, error: null, durationMs: performance.now() - work.started },
+      });
     }
   }
 });

@@ -28,7 +28,8 @@ const SLOW_EVENTS = 20;
 const LOAD = { events: 500, perSecond: 100, handlerMs: 5000, maxConcurrentEvents: 64, queueCapacity: 1024 };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const say = (host: TestHost, text: string) => host.provider.createEvent({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1' }, text });
+const say = (host: TestHost, text: string) =>
+  host.provider.createEvent({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1' }, text });
 
 /** Dispatches and resolves once every delivery is final. */
 async function complete(host: TestHost, text: string): Promise<EventRecord> {
@@ -38,7 +39,11 @@ async function complete(host: TestHost, text: string): Promise<EventRecord> {
 
 async function startObservers(host: TestHost, count: number, workMs: number): Promise<string[]> {
   const ids = Array.from({ length: count }, (_, i) =>
-    host.install({ pluginId: `com.example.observer${String(i).padStart(2, '0')}`, manifest: { commands: [] }, args: [`--observe-ms=${workMs}`] }),
+    host.install({
+      pluginId: `com.example.observer${String(i).padStart(2, '0')}`,
+      manifest: { commands: [] },
+      args: [`--observe-ms=${workMs}`],
+    }),
   );
   await Promise.all(ids.map((id) => host.runtime.start(id)));
   return ids;
@@ -70,7 +75,12 @@ async function fanOut(): Promise<string[]> {
     const one = await timeToComplete(1, workMs, FANOUT_EVENTS);
     const many = await timeToComplete(FANOUT_OBSERVERS, workMs, FANOUT_EVENTS);
     const ratio = many.median / one.median;
-    const verdict = workMs > 0 ? (ratio <= 1.5 ? ' (target at most 1.5x: met)' : ' (target at most 1.5x: NOT met)') : ' (information: host cost per recipient only)';
+    const verdict =
+      workMs > 0
+        ? ratio <= 1.5
+          ? ' (target at most 1.5x: met)'
+          : ' (target at most 1.5x: NOT met)'
+        : ' (information: host cost per recipient only)';
     lines.push(
       `fan-out, observer handler ${workMs} ms: 1 observer ${one.median.toFixed(2)} ms, ${FANOUT_OBSERVERS} observers ${many.median.toFixed(2)} ms ` +
         `(medians of ${FANOUT_EVENTS} events): ratio ${ratio.toFixed(2)}x${verdict}; incomplete events: ${one.failures + many.failures}`,
@@ -82,7 +92,10 @@ async function fanOut(): Promise<string[]> {
 async function slowCommand(): Promise<string[]> {
   const host = createTestHost({ pingIntervalMilliseconds: 15_000 });
   try {
-    const slow = host.install({ pluginId: 'com.example.slow', manifest: { concurrency: { maxConcurrentEvents: 64, queueCapacity: 64, overflowPolicy: 'reject' } } });
+    const slow = host.install({
+      pluginId: 'com.example.slow',
+      manifest: { concurrency: { maxConcurrentEvents: 64, queueCapacity: 64, overflowPolicy: 'reject' } },
+    });
     await host.runtime.start(slow);
     const observers = await startObservers(host, 5, 0);
     // When each observer's decision was recorded, from the event log as it happens.
@@ -133,7 +146,9 @@ async function load(): Promise<string[]> {
   try {
     const id = host.install({
       pluginId: 'com.example.busy',
-      manifest: { concurrency: { maxConcurrentEvents: LOAD.maxConcurrentEvents, queueCapacity: LOAD.queueCapacity, overflowPolicy: 'reject' } },
+      manifest: {
+        concurrency: { maxConcurrentEvents: LOAD.maxConcurrentEvents, queueCapacity: LOAD.queueCapacity, overflowPolicy: 'reject' },
+      },
     });
     await host.runtime.start(id);
     let maxActive = 0;

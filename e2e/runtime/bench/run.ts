@@ -82,7 +82,8 @@ function rawParent(): { call: () => Promise<void>; close: () => Promise<void> } 
       if (buf.length < h + 4 + len) return;
       const msg = JSON.parse(buf.subarray(h + 4, h + 4 + len).toString());
       buf = buf.subarray(h + 4 + len);
-      if (msg.method === 'messages.reply') write({ jsonrpc: '2.0', id: msg.id, result: { accepted: true, messageId: 'console-out-1', target: { type: 'group', id: 'g1' } } });
+      if (msg.method === 'messages.reply')
+        write({ jsonrpc: '2.0', id: msg.id, result: { accepted: true, messageId: 'console-out-1', target: { type: 'group', id: 'g1' } } });
       else if (msg.method === 'events.completed') {
         write({ jsonrpc: '2.0', id: msg.id, result: { recorded: true } });
         completions.get(msg.params.eventId)?.();
@@ -204,16 +205,25 @@ async function main(): Promise<void> {
     if (!systems[name as keyof typeof systems]) continue;
     for (const c of CONCURRENCY) {
       const eps = med(name, c, 'eps');
-      lines.push(`| ${name} | ${perEvent[name]} | ${c} | ${eps.toFixed(0)} | ${(eps * perEvent[name]!).toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} |`);
+      lines.push(
+        `| ${name} | ${perEvent[name]} | ${c} | ${eps.toFixed(0)} | ${(eps * perEvent[name]!).toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} |`,
+      );
     }
   }
   lines.push('');
   for (const c of only ? [] : CONCURRENCY) {
     const ratio = med('host', c, 'eps') / med('raw', c, 'eps');
-    lines.push(`c=${c}: host/raw events/s = ${(ratio * 100).toFixed(1)}%` + (systems.mcp ? `, host/mcp messages/s = ${((med('host', c, 'eps') * perEvent['host']!) / (med('mcp', c, 'eps') * perEvent['mcp']!) * 100).toFixed(1)}%` : ', mcp: not measured'));
+    lines.push(
+      `c=${c}: host/raw events/s = ${(ratio * 100).toFixed(1)}%` +
+        (systems.mcp
+          ? `, host/mcp messages/s = ${(((med('host', c, 'eps') * perEvent['host']!) / (med('mcp', c, 'eps') * perEvent['mcp']!)) * 100).toFixed(1)}%`
+          : ', mcp: not measured'),
+    );
   }
   lines.push(`host p99 at c=1: ${med('host', 1, 'p99').toFixed(3)} ms`);
-  lines.push(`host memory per idle running plugin: ${(memory.heapPerPlugin / 1024).toFixed(0)} KiB (JS heap + buffers), ${(memory.rssPerPlugin / 1024).toFixed(0)} KiB RSS`);
+  lines.push(
+    `host memory per idle running plugin: ${(memory.heapPerPlugin / 1024).toFixed(0)} KiB (JS heap + buffers), ${(memory.rssPerPlugin / 1024).toFixed(0)} KiB RSS`,
+  );
   lines.push(`host exchanges not completed, with an error, or without exactly one rendered reply: ${failures}`);
   console.log(lines.join('\n'));
   process.exit(0);

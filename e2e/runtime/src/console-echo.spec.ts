@@ -21,14 +21,26 @@ describe('console provider with a real stdio plugin', () => {
   const send = (text: string, type: 'group' | 'c2c' = 'group', waitMs?: number) =>
     request(host.app)
       .post('/api/console/messages')
-      .send({ conversation: { type, id: type === 'group' ? 'group-1' : 'user-9' }, sender: { id: 'user-42', displayName: 'Ann' }, text, ...(waitMs ? { waitMs } : {}) });
+      .send({
+        conversation: { type, id: type === 'group' ? 'group-1' : 'user-9' },
+        sender: { id: 'user-42', displayName: 'Ann' },
+        text,
+        ...(waitMs ? { waitMs } : {}),
+      });
 
   it('answers a group /echo with a Markdown body, a real mention tag and escaped text', async () => {
     const res = await send('/echo <b>hi</b>');
     expect(res.status).toBe(200);
     expect(res.body.completed).toBe(true);
     expect(res.body.deliveries).toEqual([
-      { pluginId, state: 'completed', accepted: true, intercepted: false, error: null, completion: { at: expect.any(String), error: null, durationMs: expect.any(Number) } },
+      {
+        pluginId,
+        state: 'completed',
+        accepted: true,
+        intercepted: false,
+        error: null,
+        completion: { at: expect.any(String), error: null, durationMs: expect.any(Number) },
+      },
     ]);
     expect(res.body.outbound).toHaveLength(1);
     const [out] = res.body.outbound;
@@ -78,7 +90,14 @@ describe('console provider with a real stdio plugin', () => {
   it('delivers a message that matches no command to a subscribed plugin as an observer', async () => {
     const res = await send('just chatting');
     expect(res.body.deliveries).toEqual([
-      { pluginId, state: 'completed', accepted: true, intercepted: false, error: null, completion: expect.objectContaining({ error: null }) },
+      {
+        pluginId,
+        state: 'completed',
+        accepted: true,
+        intercepted: false,
+        error: null,
+        completion: expect.objectContaining({ error: null }),
+      },
     ]);
     expect(res.body.outbound).toEqual([]);
   });
@@ -93,7 +112,12 @@ describe('console provider with a real stdio plugin', () => {
     const res = await send('/echo recorded');
     const record = host.dispatcher.events.get(res.body.eventId)!;
     expect(record.recipients).toEqual([pluginId]);
-    expect(record.deliveries[0]).toMatchObject({ pluginId, done: true, state: 'completed', command: { name: 'echo', word: 'echo', prefix: '/', args: 'recorded' } });
+    expect(record.deliveries[0]).toMatchObject({
+      pluginId,
+      done: true,
+      state: 'completed',
+      command: { name: 'echo', word: 'echo', prefix: '/', args: 'recorded' },
+    });
     expect(record.outbound[0]).toMatchObject({ pluginId, kind: 'reply', error: null });
     expect(record.routedAt).not.toBeNull();
     expect(record.completedAt).not.toBeNull();

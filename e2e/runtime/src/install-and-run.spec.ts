@@ -36,7 +36,10 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
   const installer = new PluginInstaller({ paths, store, runtime });
   const app = express();
   app.use('/api', createConsoleRouter({ dispatcher, provider }));
-  const say = (text: string) => request(app).post('/api/console/messages').send({ conversation: { type: 'group', id: 'g' }, sender: { id: 'ann' }, text });
+  const say = (text: string) =>
+    request(app)
+      .post('/api/console/messages')
+      .send({ conversation: { type: 'group', id: 'g' }, sender: { id: 'ann' }, text });
   const pids: number[] = [];
   try {
     const installed = await installer.install(packageZip('1.0.0'), { startAfterInstall: true });
@@ -45,7 +48,10 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
     pids.push(first.pid!);
 
     const reply = await say('/echo <b>hi</b>');
-    expect(reply.body.outbound[0].body).toMatchObject({ msg_type: 2, markdown: { content: '<qqbot-at-user id="ann" /> &lt;b&gt;hi&lt;/b&gt;' } });
+    expect(reply.body.outbound[0].body).toMatchObject({
+      msg_type: 2,
+      markdown: { content: '<qqbot-at-user id="ann" /> &lt;b&gt;hi&lt;/b&gt;' },
+    });
 
     process.kill(first.pid!, 'SIGKILL');
     const deadline = Date.now() + 10_000;
@@ -56,7 +62,9 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
     pids.push(runtime.status('com.example.echo')!.pid!);
     expect(runtime.status('com.example.echo')!.crashCount).toBe(1);
 
-    const pending = await installer.install(packageZip('1.1.0')).catch((e: { code: string; details: { pendingUpdate: { id: string } } }) => e);
+    const pending = await installer
+      .install(packageZip('1.1.0'))
+      .catch((e: { code: string; details: { pendingUpdate: { id: string } } }) => e);
     expect(pending).toMatchObject({ code: 'UPDATE_CONFIRMATION_REQUIRED' });
     const updated = await installer.confirmUpdate((pending as { details: { pendingUpdate: { id: string } } }).details.pendingUpdate.id);
     expect(updated).toMatchObject({ started: true, record: { manifest: { version: '1.1.0' } } });

@@ -5,7 +5,9 @@ import { LIMITS } from '@host/protocol';
 import { createTestHost, processAlive, waitGone, type TestHost } from './harness';
 
 const message = (host: TestHost, text: string) =>
-  request(host.app).post('/api/console/messages').send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1' }, text });
+  request(host.app)
+    .post('/api/console/messages')
+    .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1' }, text });
 
 // Crashes, restarts, the crash budget, hangs, pollution while running and the
 // stop escalation, each with a real misbehaving process.
@@ -113,7 +115,9 @@ describe('a running stdio plugin', () => {
     const res = await message(host, '/echo hi');
     expect(res.body.deliveries[0].error.code).toBe('delivery.failed');
     const s = await host.waitFor(id, (x) => x.crashCount === 1);
-    expect(s.lastError).toMatch(/^stdout pollution \(PLUGIN_STDOUT_POLLUTION\): while running the plugin wrote "debug: got event [^"]+\\n" to stdout/);
+    expect(s.lastError).toMatch(
+      /^stdout pollution \(PLUGIN_STDOUT_POLLUTION\): while running the plugin wrote "debug: got event [^"]+\\n" to stdout/,
+    );
     expect(await waitGone(pid!)).toBe(true);
   });
 
@@ -128,7 +132,14 @@ describe('a running stdio plugin', () => {
     expect(stopped).toMatchObject({ state: 'stopped', lastExitCode: 0, lastExitSignal: null });
     const { body } = await answer;
     expect(body.deliveries).toEqual([
-      { pluginId: id, state: 'completed', accepted: true, intercepted: false, error: null, completion: expect.objectContaining({ error: null }) },
+      {
+        pluginId: id,
+        state: 'completed',
+        accepted: true,
+        intercepted: false,
+        error: null,
+        completion: expect.objectContaining({ error: null }),
+      },
     ]);
     expect(body.outbound).toHaveLength(1);
     const log = (await host.logs.tail(id, 50)).map((l) => l.message);

@@ -102,15 +102,24 @@ describe('routing on decisions with real plugin processes', () => {
         accepted: true,
         intercepted: false,
         error: null,
-        completion: { at: expect.any(String), error: { code: 'delivery.deadline', message: expect.stringContaining(`within ${DEADLINE_MS} ms`) }, durationMs: expect.any(Number) },
+        completion: {
+          at: expect.any(String),
+          error: { code: 'delivery.deadline', message: expect.stringContaining(`within ${DEADLINE_MS} ms`) },
+          durationMs: expect.any(Number),
+        },
       },
     ]);
-    expect(b.deliveries).toEqual([expect.objectContaining({ state: 'completed', accepted: true, completion: expect.objectContaining({ error: null }) })]);
+    expect(b.deliveries).toEqual([
+      expect.objectContaining({ state: 'completed', accepted: true, completion: expect.objectContaining({ error: null }) }),
+    ]);
     expect(b.outbound).toHaveLength(1);
     const deadlineAt = Date.parse(recordOf(host, a.eventId).deliveries[0]!.completion!.at);
     expect(Date.parse(recordOf(host, b.eventId).outbound[0]!.at)).toBeGreaterThanOrEqual(deadlineAt);
     // The plugin got events.cancel while its handler ran, and cancelled it.
-    await until(async () => (await logMessages(host, id)).includes(`events.cancel ${a.eventId} reason=deadline cancelled=true`), 'the events.cancel log line');
+    await until(
+      async () => (await logMessages(host, id)).includes(`events.cancel ${a.eventId} reason=deadline cancelled=true`),
+      'the events.cancel log line',
+    );
     // Its events.completed came after the deadline and changed nothing.
     expect(recordOf(host, a.eventId).deliveries[0]!.completion!.error!.code).toBe('delivery.deadline');
   });
@@ -121,10 +130,16 @@ describe('routing on decisions with real plugin processes', () => {
     await host.runtime.start(id);
 
     const res = await say(host, '/echo once');
-    expect(res.body).toMatchObject({ completed: true, deliveries: [{ state: 'failed', accepted: true, completion: { error: { code: 'delivery.deadline' } } }] });
+    expect(res.body).toMatchObject({
+      completed: true,
+      deliveries: [{ state: 'failed', accepted: true, completion: { error: { code: 'delivery.deadline' } } }],
+    });
     expect(res.body.outbound).toHaveLength(1);
     // The handler had ended, so the plugin knew no running event to cancel.
-    await until(async () => (await logMessages(host, id)).includes(`events.cancel ${res.body.eventId} reason=deadline cancelled=false`), 'the events.cancel log line');
+    await until(
+      async () => (await logMessages(host, id)).includes(`events.cancel ${res.body.eventId} reason=deadline cancelled=false`),
+      'the events.cancel log line',
+    );
     // The slot is free again: the next event is delivered.
     const next = await say(host, '/echo again');
     expect(next.body.deliveries[0]).toMatchObject({ accepted: true, completion: { error: { code: 'delivery.deadline' } } });
@@ -141,7 +156,12 @@ describe('routing on decisions with real plugin processes', () => {
     const second = await say(host, '/echo too soon');
     // The host freed its slot at the deadline; the plugin still runs the first handler.
     expect(second.body.deliveries).toEqual([
-      expect.objectContaining({ state: 'failed', accepted: false, error: { code: 'delivery.plugin_error', message: expect.stringContaining('-32006') }, completion: null }),
+      expect.objectContaining({
+        state: 'failed',
+        accepted: false,
+        error: { code: 'delivery.plugin_error', message: expect.stringContaining('-32006') },
+        completion: null,
+      }),
     ]);
     expect((await first).body.deliveries[0].completion.error.code).toBe('delivery.deadline');
   });
@@ -165,7 +185,9 @@ describe('routing on decisions with real plugin processes', () => {
     expect(deliveryOf(record, watcher)).toMatchObject({ state: 'completed', accepted: true, intercepted: false });
     expect(deliveryOf(record, watcher).notice).toBeUndefined();
     expect(await receivedCount(host, watcher, record.eventId)).toBe(1);
-    expect(await logMessages(host, rogue)).toContainEqual(expect.stringContaining('intercepted: true ignored; the manifest does not declare messages.intercept'));
+    expect(await logMessages(host, rogue)).toContainEqual(
+      expect.stringContaining('intercepted: true ignored; the manifest does not declare messages.intercept'),
+    );
   });
 
   it('waits for a declared interceptor: observers get a passed event after its decision, and never an intercepted one', async () => {
@@ -178,7 +200,9 @@ describe('routing on decisions with real plugin processes', () => {
     const s = recordOf(host, stopped.body.eventId);
     expect(s.recipients).toEqual([guard, ...observers]);
     expect(s.interceptedBy).toBe(guard);
-    expect(stopped.body.deliveries).toEqual([expect.objectContaining({ pluginId: guard, state: 'completed', accepted: true, intercepted: true })]);
+    expect(stopped.body.deliveries).toEqual([
+      expect.objectContaining({ pluginId: guard, state: 'completed', accepted: true, intercepted: true }),
+    ]);
 
     const passed = await say(host, '/intercept pass after=300');
     const p = recordOf(host, passed.body.eventId);
@@ -207,20 +231,34 @@ describe('routing on decisions with real plugin processes', () => {
     const crashed = await say(host, '/crash bye');
     expect(crashed.body).toMatchObject({
       completed: true,
-      deliveries: [{ pluginId: id, state: 'failed', accepted: true, error: null, completion: { error: { code: 'delivery.interrupted', message: expect.stringContaining('exit code 3') } } }],
+      deliveries: [
+        {
+          pluginId: id,
+          state: 'failed',
+          accepted: true,
+          error: null,
+          completion: { error: { code: 'delivery.interrupted', message: expect.stringContaining('exit code 3') } },
+        },
+      ],
     });
     // The reply sent before the crash stands.
-    expect(crashed.body.outbound.map((o: { body: { markdown?: { content: string }; content?: string } }) => o.body.content)).toEqual(['bye']);
+    expect(crashed.body.outbound.map((o: { body: { markdown?: { content: string }; content?: string } }) => o.body.content)).toEqual([
+      'bye',
+    ]);
 
     const back = await host.waitFor(id, (s) => s.state === 'running' && s.pid !== pid);
     expect(back.crashCount).toBe(1);
     const after = await say(host, '/echo after the restart');
-    expect(after.body.deliveries).toEqual([expect.objectContaining({ state: 'completed', completion: expect.objectContaining({ error: null }) })]);
+    expect(after.body.deliveries).toEqual([
+      expect.objectContaining({ state: 'completed', completion: expect.objectContaining({ error: null }) }),
+    ]);
 
     // The restarted process got the new event only; every reply was sent once.
     expect(await receivedCount(host, id, crashed.body.eventId)).toBe(1);
     expect(await receivedCount(host, id, after.body.eventId)).toBe(1);
-    const sent = host.dispatcher.events.list({ limit: 100 }).flatMap((r) => r.outbound.map((o) => `${r.eventId}:${JSON.stringify(o.body)}`));
+    const sent = host.dispatcher.events
+      .list({ limit: 100 })
+      .flatMap((r) => r.outbound.map((o) => `${r.eventId}:${JSON.stringify(o.body)}`));
     expect(sent).toHaveLength(2);
     expect(new Set(sent).size).toBe(2);
     expect(recordOf(host, crashed.body.eventId).outbound).toHaveLength(1);

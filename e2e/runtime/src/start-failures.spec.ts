@@ -29,7 +29,9 @@ describe('starting a stdio plugin', () => {
   it('reports a crash before the handshake with the exit code and stderr tail', async () => {
     const { error, status } = await startFailure(['crash-on-start']);
     expect(error).toMatchObject({ code: 'PLUGIN_START_FAILED' });
-    expect(error!.message).toMatch(/exited with code 1 before answering host\.initialize; stderr tail: "fatal: configuration file missing"/);
+    expect(error!.message).toMatch(
+      /exited with code 1 before answering host\.initialize; stderr tail: "fatal: configuration file missing"/,
+    );
     expect(status).toMatchObject({ state: 'failed', lastExitCode: 1 });
     expect(status.stateReason).toContain('exited with code 1');
   });
@@ -87,7 +89,11 @@ describe('starting a stdio plugin', () => {
       await host.runtime.start(id);
       const res = await request(host.app)
         .post('/api/console/messages')
-        .send({ conversation: { type: 'group', id: 'g' }, sender: { id: 'u' }, text: '/env HOST_ADMIN_TOKEN GREETING HOST_PLUGIN_ID PATH HOST_PLUGIN_DATA_DIR' });
+        .send({
+          conversation: { type: 'group', id: 'g' },
+          sender: { id: 'u' },
+          text: '/env HOST_ADMIN_TOKEN GREETING HOST_PLUGIN_ID PATH HOST_PLUGIN_DATA_DIR',
+        });
       const content: string = res.body.outbound[0].body.content;
       expect(content).toContain('HOST_ADMIN_TOKEN=-');
       expect(content).toContain('GREETING=hello');

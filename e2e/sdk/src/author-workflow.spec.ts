@@ -26,7 +26,12 @@ function run(cmd: string, args: string[], cwd: string): string {
 }
 
 /** Spawns a process and resolves with the first stdout line matching `ready`. */
-async function startUntil(args: string[], env: NodeJS.ProcessEnv, cwd: string, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+async function startUntil(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let seen = '';
@@ -52,7 +57,11 @@ async function api(method: string, path: string, body?: object | FormData): Prom
 }
 
 const say = (text: string) =>
-  api('POST', '/api/console/messages', { conversation: { type: 'group', id: 'room-1' }, sender: { id: 'author-1', displayName: 'Ada' }, text });
+  api('POST', '/api/console/messages', {
+    conversation: { type: 'group', id: 'room-1' },
+    sender: { id: 'author-1', displayName: 'Ada' },
+    text,
+  });
 
 beforeAll(async () => {
   for (const f of [HOST_MAIN, CLI, join(ROOT, 'libs/plugin-sdk/dist/index.cjs')]) {
@@ -62,7 +71,12 @@ beforeAll(async () => {
   // Inside the workspace so the project's dev tools (typescript, @types) resolve upwards.
   work = mkdtempSync(join(ROOT, 'tmp', 'e2e-sdk-'));
   project = join(work, 'mine');
-  const { match } = await startUntil([HOST_MAIN], { HOST_PORT: '0', HOST_DATA_DIR: join(work, 'data'), HOST_ADMIN_TOKEN: TOKEN }, ROOT, /listening on (http:\/\/\S+?)\/? /);
+  const { match } = await startUntil(
+    [HOST_MAIN],
+    { HOST_PORT: '0', HOST_DATA_DIR: join(work, 'data'), HOST_ADMIN_TOKEN: TOKEN },
+    ROOT,
+    /listening on (http:\/\/\S+?)\/? /,
+  );
   host = { url: match[1]!.replace(/\/$/, ''), child: children[0]! };
 });
 
@@ -77,7 +91,9 @@ afterAll(async () => {
 });
 
 it('init, build and pack give an installable ZIP', () => {
-  expect(run(process.execPath, [CLI, 'init', 'mine', '--id', ID, '--name', 'Mine', '--author', 'Tests'], work)).toMatch(/Created com\.example\.mine/);
+  expect(run(process.execPath, [CLI, 'init', 'mine', '--id', ID, '--name', 'Mine', '--author', 'Tests'], work)).toMatch(
+    /Created com\.example\.mine/,
+  );
   // What `npm install` of the SDK dependency leaves in node_modules.
   mkdirSync(join(project, 'node_modules/@host'), { recursive: true });
   symlinkSync(join(ROOT, 'libs/plugin-sdk'), join(project, 'node_modules/@host/plugin-sdk-v2'), 'dir');
@@ -100,13 +116,22 @@ it('installs through the admin API and replies in Markdown mentioning the sender
   // The SDK decided before its handler ran; the console answers once the handler reported its completion.
   expect(r.body.completed).toBe(true);
   expect(r.body.deliveries).toEqual([
-    expect.objectContaining({ pluginId: ID, state: 'completed', accepted: true, error: null, completion: expect.objectContaining({ error: null }) }),
+    expect.objectContaining({
+      pluginId: ID,
+      state: 'completed',
+      accepted: true,
+      error: null,
+      completion: expect.objectContaining({ error: null }),
+    }),
   ]);
   expect(r.body.outbound).toEqual([
     expect.objectContaining({
       pluginId: ID,
       target: { type: 'group', id: 'room-1' },
-      body: expect.objectContaining({ msg_type: 2, markdown: { content: '<qqbot-at-user id="author-1" /> said: **&lt;i&gt;hello&lt;/i&gt;**' } }),
+      body: expect.objectContaining({
+        msg_type: 2,
+        markdown: { content: '<qqbot-at-user id="author-1" /> said: **&lt;i&gt;hello&lt;/i&gt;**' },
+      }),
     }),
   ]);
 
@@ -133,7 +158,12 @@ it('serves the same plugin over HTTP, registered by base URL', async () => {
     ].join('\n'),
   );
   // Deploy, register (the host shows the signing secret once), redeploy with the secret.
-  const first = await startUntil(['serve-http.cjs'], { HOST_PLUGIN_SECRET: 'not-yet-known' }, project, /listening (http:\/\/127\.0\.0\.1:(\d+))/);
+  const first = await startUntil(
+    ['serve-http.cjs'],
+    { HOST_PLUGIN_SECRET: 'not-yet-known' },
+    project,
+    /listening (http:\/\/127\.0\.0\.1:(\d+))/,
+  );
   const baseUrl = first.match[1]!;
   await api('DELETE', `/api/plugins/${ID}`);
   const registered = await api('POST', '/api/plugins/http', { baseUrl });
@@ -146,6 +176,9 @@ it('serves the same plugin over HTTP, registered by base URL', async () => {
   const r = await say('/echo over http');
   expect(r.body.deliveries).toEqual([expect.objectContaining({ pluginId: ID, accepted: true, error: null })]);
   expect(r.body.outbound).toEqual([
-    expect.objectContaining({ pluginId: ID, body: expect.objectContaining({ msg_type: 2, markdown: { content: '<qqbot-at-user id="author-1" /> said: **over http**' } }) }),
+    expect.objectContaining({
+      pluginId: ID,
+      body: expect.objectContaining({ msg_type: 2, markdown: { content: '<qqbot-at-user id="author-1" /> said: **over http**' } }),
+    }),
   ]);
 });

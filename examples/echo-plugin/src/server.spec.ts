@@ -34,7 +34,12 @@ function signed(body: string): Record<string, string> {
   const timestamp = String(Math.floor(Date.now() / 1000));
   const deliveryId = randomUUID();
   const mac = createHmac('sha256', SECRET).update(`${timestamp}.${deliveryId}.${body}`).digest('hex');
-  return { 'content-type': 'application/json', 'x-host-timestamp': timestamp, 'x-host-delivery-id': deliveryId, 'x-host-signature': `v1=${mac}` };
+  return {
+    'content-type': 'application/json',
+    'x-host-timestamp': timestamp,
+    'x-host-delivery-id': deliveryId,
+    'x-host-signature': `v1=${mac}`,
+  };
 }
 
 describe('echo plugin over HTTP', () => {
@@ -75,7 +80,11 @@ describe('echo plugin over HTTP', () => {
   });
 
   it('refuses an unsigned event', async () => {
-    const res = await fetch(`${base}/host/plugin/events/message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${base}/host/plugin/events/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
   });
 });

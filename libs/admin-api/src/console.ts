@@ -16,7 +16,12 @@ export const ConsoleMessageRequestSchema = z.strictObject({
     displayName: z.string().max(64).optional(),
   }),
   text: z.string().max(MAX_CONSOLE_TEXT_CHARS),
-  waitMs: z.number().int().min(0).optional().describe('Collect replies this many milliseconds longer (at most the host limit, default 30000).'),
+  waitMs: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Collect replies this many milliseconds longer (at most the host limit, default 30000).'),
 });
 export type ConsoleMessageRequest = z.infer<typeof ConsoleMessageRequestSchema>;
 
@@ -33,7 +38,9 @@ export type DeliveryStateView = (typeof DELIVERY_STATES)[number];
 
 export const CompletionSchema = z.object({
   at: z.string(),
-  error: CodeMessageSchema.nullable().describe("null when the handler succeeded; its own error, or delivery.deadline / delivery.interrupted."),
+  error: CodeMessageSchema.nullable().describe(
+    'null when the handler succeeded; its own error, or delivery.deadline / delivery.interrupted.',
+  ),
   durationMs: z.number().nullable(),
 });
 
@@ -51,7 +58,13 @@ export const ConsoleMessageResponseSchema = z.object({
       completion: CompletionSchema.nullable(),
     }),
   ),
-  outbound: z.array(z.object({ pluginId: z.string(), target: TargetSchema, body: z.unknown().describe('Exactly what the provider received (for QQ Bot, its request body).') })),
+  outbound: z.array(
+    z.object({
+      pluginId: z.string(),
+      target: TargetSchema,
+      body: z.unknown().describe('Exactly what the provider received (for QQ Bot, its request body).'),
+    }),
+  ),
   refused: z
     .array(z.object({ pluginId: z.string(), target: TargetSchema, error: CodeMessageSchema }))
     .describe('Messages the host refused (rendering or permission), with the code the plugin got.'),
@@ -107,7 +120,12 @@ export type EventRecordSummary = z.infer<typeof EventRecordSummarySchema>;
 
 /** Query of GET /console/events. */
 export const ConsoleEventsQuerySchema = z.object({
-  history: z.coerce.number().int().min(0).default(0).describe('First replay this many of the newest records (capped at the event log capacity).'),
+  history: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('First replay this many of the newest records (capped at the event log capacity).'),
 });
 
 /** The `data` of each Server-Sent Event of GET /console/events; the SSE `event` field repeats `type`. */

@@ -16,7 +16,9 @@ export const HttpPluginHealthSchema = z.object({
   circuit: z.enum(['closed', 'open', 'half-open']),
   consecutiveFailures: z.number().int(),
   lastError: StampedCodeMessageSchema.nullable(),
-  lastWarning: StampedCodeMessageSchema.nullable().describe('The last thing the host ignored or refused in a response that was otherwise fine.'),
+  lastWarning: StampedCodeMessageSchema.nullable().describe(
+    'The last thing the host ignored or refused in a response that was otherwise fine.',
+  ),
   lastSuccessAt: z.string().nullable(),
   lastFailureAt: z.string().nullable(),
   nextProbeAt: z.string().nullable().describe('While the circuit is open: when the next probe may go out.'),

@@ -107,6 +107,8 @@ export type SettingsResponse = z.infer<typeof SettingsResponseSchema>;
 export const SettingsPutBodySchema = z.strictObject({
   values: z
     .record(z.string(), SettingValue)
-    .describe('Fields to change. null clears a field (its default applies); a blank or null secret keeps the stored one; omitted fields keep their value.'),
+    .describe(
+      'Fields to change. null clears a field (its default applies); a blank or null secret keeps the stored one; omitted fields keep their value.',
+    ),
 });
 export type SettingsPutBody = z.infer<typeof SettingsPutBodySchema>;

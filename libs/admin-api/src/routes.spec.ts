@@ -11,7 +11,13 @@ describe('admin API route contracts', () => {
 
   it('include the console, event and HTTP registration routes', () => {
     expect(ADMIN_ROUTE_LIST.map(routeKey)).toEqual(
-      expect.arrayContaining(['POST /console/messages', 'GET /console/events', 'GET /events', 'POST /plugins/http', 'POST /plugins/{pluginId}/refresh']),
+      expect.arrayContaining([
+        'POST /console/messages',
+        'GET /console/events',
+        'GET /events',
+        'POST /plugins/http',
+        'POST /plugins/{pluginId}/refresh',
+      ]),
     );
   });
 

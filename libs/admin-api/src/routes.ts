@@ -182,7 +182,8 @@ export const ADMIN_ROUTES = {
     method: 'get',
     path: '/plugins/{pluginId}/settings',
     summary: "A plugin's settings form and current values",
-    description: 'Values are checked against settings.configSchema of the manifest. Secret values are never returned, only whether one is set.',
+    description:
+      'Values are checked against settings.configSchema of the manifest. Secret values are never returned, only whether one is set.',
     tags: ['settings'],
     params: PLUGIN_PARAM,
     responses: { 200: { description: 'Schema and values.', schema: SettingsResponseSchema } },
@@ -210,7 +211,16 @@ export const ADMIN_ROUTES = {
     tags: ['packages'],
     multipart: { fileField: 'package', fileDescription: 'The plugin ZIP.', fields: PackageUploadFieldsSchema },
     responses: { 201: { description: 'Installed.', schema: InstallResponseSchema } },
-    errors: ['INSTALL_NO_FILE', 'BAD_REQUEST', 'INSTALL_UPLOAD_TOO_LARGE', 'INSTALL_UPLOADS_BUSY', ...PACKAGE_ERRORS, 'INSTALL_ID_TAKEN', 'UPDATE_CONFIRMATION_REQUIRED', 'INSTALL_FAILED'],
+    errors: [
+      'INSTALL_NO_FILE',
+      'BAD_REQUEST',
+      'INSTALL_UPLOAD_TOO_LARGE',
+      'INSTALL_UPLOADS_BUSY',
+      ...PACKAGE_ERRORS,
+      'INSTALL_ID_TAKEN',
+      'UPDATE_CONFIRMATION_REQUIRED',
+      'INSTALL_FAILED',
+    ],
   }),
   getPendingUpdate: defineContract({
     method: 'get',
@@ -231,7 +241,15 @@ export const ADMIN_ROUTES = {
     params: PENDING_PARAM,
     body: ConfirmUpdateBodySchema,
     responses: { 200: { description: 'Updated.', schema: InstallResponseSchema } },
-    errors: ['BAD_REQUEST', 'PENDING_UPDATE_NOT_FOUND', 'PENDING_UPDATE_STALE', 'INSTALL_PLUGIN_RUNNING', 'INSTALL_FAILED', 'INSTALL_TOO_LARGE_UNPACKED', 'INSTALL_COMPRESSION_RATIO'],
+    errors: [
+      'BAD_REQUEST',
+      'PENDING_UPDATE_NOT_FOUND',
+      'PENDING_UPDATE_STALE',
+      'INSTALL_PLUGIN_RUNNING',
+      'INSTALL_FAILED',
+      'INSTALL_TOO_LARGE_UNPACKED',
+      'INSTALL_COMPRESSION_RATIO',
+    ],
   }),
   cancelUpdate: defineContract({
     method: 'delete',
@@ -247,7 +265,8 @@ export const ADMIN_ROUTES = {
     method: 'post',
     path: '/plugins/http',
     summary: 'Register an HTTP plugin by base URL',
-    description: 'Fetches and validates GET {baseUrl}/host/plugin/manifest, then registers the plugin. The 201 answer shows the signing secret once.',
+    description:
+      'Fetches and validates GET {baseUrl}/host/plugin/manifest, then registers the plugin. The 201 answer shows the signing secret once.',
     tags: ['plugins'],
     body: RegisterHttpPluginSchema,
     responses: { 201: { description: 'The registered plugin and its signing secret.', schema: RegisterHttpPluginResponseSchema } },
@@ -281,7 +300,13 @@ export const ADMIN_ROUTES = {
     description: 'Each message has `event: <type>` and `data: <JSON>`; comments keep the connection alive.',
     tags: ['console'],
     query: ConsoleEventsQuerySchema,
-    responses: { 200: { description: 'text/event-stream; the schema is that of each message\'s data.', contentType: 'text/event-stream', schema: ConsoleStreamDataSchema } },
+    responses: {
+      200: {
+        description: "text/event-stream; the schema is that of each message's data.",
+        contentType: 'text/event-stream',
+        schema: ConsoleStreamDataSchema,
+      },
+    },
     errors: ['BAD_REQUEST'],
   }),
   listEvents: defineContract({

@@ -52,7 +52,16 @@ describe('admin API', () => {
     await installer.init();
     const { hash, generated } = await ensureAdminToken(store);
     cleanups.push(() => store.close());
-    const app = createApp({ paths, store, settings: new FileSettingsStore(paths), installer, runtime: createUnavailableRuntime(), adminTokenHash: hash, version: '1.2.3', ...options.extra });
+    const app = createApp({
+      paths,
+      store,
+      settings: new FileSettingsStore(paths),
+      installer,
+      runtime: createUnavailableRuntime(),
+      adminTokenHash: hash,
+      version: '1.2.3',
+      ...options.extra,
+    });
     return { app, token: generated!, paths, store, installer, failAt: (s) => (failAt = s) };
   }
 
@@ -127,7 +136,8 @@ describe('admin API', () => {
     const res = await upload(h, pkg('1.0.0'), { startAfterInstall: 'true' });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ started: false, startError: { code: 'RUNTIME_UNAVAILABLE' } });
-    for (const action of ['start', 'stop', 'restart']) expectError(await authed(h, 'post', `/api/plugins/${ID}/${action}`), 503, 'RUNTIME_UNAVAILABLE');
+    for (const action of ['start', 'stop', 'restart'])
+      expectError(await authed(h, 'post', `/api/plugins/${ID}/${action}`), 503, 'RUNTIME_UNAVAILABLE');
   });
 
   it('refuses bad uploads with their codes and writes nothing', async () => {
@@ -144,7 +154,9 @@ describe('admin API', () => {
 
   it('answers 413 naming the limit when the upload is too large', async () => {
     const h = await harness({ extra: { maxUploadBytes: 2048 } });
-    const big = testPackage({ extra: [{ name: 'blob.bin', data: Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919) % 251)), method: 0 }] });
+    const big = testPackage({
+      extra: [{ name: 'blob.bin', data: Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919) % 251)), method: 0 }],
+    });
     const res = await upload(h, big);
     expectError(res, 413, 'INSTALL_UPLOAD_TOO_LARGE');
     expect(res.body.error.message).toContain('2048 bytes');
@@ -218,7 +230,13 @@ describe('admin API', () => {
     const h = await harness();
     const list = PluginListResponseSchema.parse((await authed(h, 'get', '/api/plugins')).body);
     expect(list.plugins).toEqual([
-      { pluginId: 'com.example.broken', transport: 'stdio-jsonrpc', state: 'invalidManifest', enabled: false, issues: [expect.objectContaining({ code: 'manifest.json.invalid' })] },
+      {
+        pluginId: 'com.example.broken',
+        transport: 'stdio-jsonrpc',
+        state: 'invalidManifest',
+        enabled: false,
+        issues: [expect.objectContaining({ code: 'manifest.json.invalid' })],
+      },
     ]);
     expectError(await authed(h, 'post', '/api/plugins/com.example.broken/start'), 404, 'PLUGIN_NOT_FOUND');
   });
@@ -287,7 +305,9 @@ describe('admin API', () => {
     const h = await harness();
     const doc = (await authed(h, 'get', '/api/openapi.json')).body;
     expect(doc.openapi).toBe('3.1.0');
-    const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
+    const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, m]) =>
+      Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
+    );
     expect(ops.sort()).toEqual(
       [
         'GET /api/health',
@@ -309,13 +329,18 @@ describe('admin API', () => {
       ].sort(),
     );
     const uploadOp = doc.paths['/api/plugins/packages'].post;
-    expect(uploadOp.requestBody.content['multipart/form-data'].schema.properties.package).toEqual(expect.objectContaining({ format: 'binary' }));
+    expect(uploadOp.requestBody.content['multipart/form-data'].schema.properties.package).toEqual(
+      expect.objectContaining({ format: 'binary' }),
+    );
     expect(uploadOp.responses['422'].content['application/json'].schema['x-error-codes']).toContain('INSTALL_PATH_TRAVERSAL');
     expect(uploadOp.responses['409'].content['application/json'].schema['x-error-codes']).toContain('UPDATE_CONFIRMATION_REQUIRED');
     expect(uploadOp.responses['413'].content['application/json'].schema['x-error-codes']).toEqual(['INSTALL_UPLOAD_TOO_LARGE']);
     expect(doc.paths['/api/health'].get.security).toEqual([]);
     expect(doc.paths['/api/plugins/{pluginId}/logs'].get.parameters).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'tail', in: 'query' }), expect.objectContaining({ name: 'pluginId', in: 'path' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'tail', in: 'query' }),
+        expect.objectContaining({ name: 'pluginId', in: 'path' }),
+      ]),
     );
   });
 });

@@ -58,7 +58,12 @@ export function createApp(deps: AppDeps): Express {
 
   const routes: RouteDef<unknown, unknown>[] = [
     implementRoute(ADMIN_ROUTES.health, async () => {
-      const body: HealthResponse = { status: 'ok', version, startedAt: startedAt.toISOString(), uptimeSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000) };
+      const body: HealthResponse = {
+        status: 'ok',
+        version,
+        startedAt: startedAt.toISOString(),
+        uptimeSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+      };
       return { body };
     }),
     ...packageRoutes({ ...deps, maxUploadBytes }),
@@ -70,11 +75,17 @@ export function createApp(deps: AppDeps): Express {
   routes.push(implementRoute(ADMIN_ROUTES.openapi, async () => ({ body: (openapi ??= buildOpenApiDocument(routes, { version })) })));
 
   const publicApi = Router();
-  mountRoutes(publicApi, routes.filter((r) => r.auth === false));
+  mountRoutes(
+    publicApi,
+    routes.filter((r) => r.auth === false),
+  );
   const adminApi = Router();
   adminApi.use(requireAdmin(deps.adminTokenHash));
   adminApi.use(express.json({ limit: '1mb' }));
-  mountRoutes(adminApi, routes.filter((r) => r.auth !== false));
+  mountRoutes(
+    adminApi,
+    routes.filter((r) => r.auth !== false),
+  );
   adminApi.use(notFoundRoute());
 
   app.use('/api', publicApi, adminApi);

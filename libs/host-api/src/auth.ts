@@ -25,7 +25,9 @@ export interface AdminTokenSetup {
 export async function ensureAdminToken(store: RegistryStore, options: { token?: string; reset?: boolean } = {}): Promise<AdminTokenSetup> {
   if (options.token !== undefined) {
     if (options.token.length < MIN_ADMIN_TOKEN_LENGTH) {
-      throw new Error(`HOST_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value (or leave it unset to have one generated).`);
+      throw new Error(
+        `HOST_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value (or leave it unset to have one generated).`,
+      );
     }
     const hash = hashToken(options.token);
     if ((await store.getMeta(ADMIN_TOKEN_META_KEY)) !== hash) await store.setMeta(ADMIN_TOKEN_META_KEY, hash);

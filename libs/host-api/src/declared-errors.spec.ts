@@ -50,7 +50,8 @@ describe('declared error codes', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const authed = (method: 'get' | 'post' | 'put' | 'delete', path: string) => request(app)[method](path).set('Authorization', `Bearer ${token}`);
+  const authed = (method: 'get' | 'post' | 'put' | 'delete', path: string) =>
+    request(app)[method](path).set('Authorization', `Bearer ${token}`);
   const upload = (zip: Buffer) => authed('post', '/api/plugins/packages').attach('package', zip, 'plugin.zip');
 
   /** The answer is an error its route declares, with the catalogue's status. */
@@ -61,7 +62,11 @@ describe('declared error codes', () => {
     if (!contract) throw new Error(`no contract for ${method} ${path}`);
     expect(ErrorBodySchema.safeParse(res.body).success).toBe(true);
     expect(res.body.error.code).toBe(expectedCode);
-    expect({ route: routeKey(contract), code: res.body.error.code, declared: declaredErrorCodes(contract).includes(res.body.error.code) }).toEqual({
+    expect({
+      route: routeKey(contract),
+      code: res.body.error.code,
+      declared: declaredErrorCodes(contract).includes(res.body.error.code),
+    }).toEqual({
       route: routeKey(contract),
       code: expectedCode,
       declared: true,
@@ -90,7 +95,12 @@ describe('declared error codes', () => {
     expectDeclared(await authed('put', `/api/plugins/${ID}/settings`).send({ values: {}, extra: 1 }), 'BAD_REQUEST');
     expectDeclared(await authed('get', `/api/plugins/${ID}/logs?tail=0`), 'BAD_REQUEST');
     expectDeclared(await authed('post', '/api/plugins/packages/pending/x/confirm').send({ startAfterInstall: 'yes' }), 'BAD_REQUEST');
-    expectDeclared(await authed('post', '/api/plugins/packages').field('startAfterInstall', 'maybe').attach('package', testPackage({ manifest: testManifest() }), 'p.zip'), 'BAD_REQUEST');
+    expectDeclared(
+      await authed('post', '/api/plugins/packages')
+        .field('startAfterInstall', 'maybe')
+        .attach('package', testPackage({ manifest: testManifest() }), 'p.zip'),
+      'BAD_REQUEST',
+    );
   });
 
   it('a plugin whose process fails to start: the runtime start failure', async () => {
@@ -110,14 +120,21 @@ describe('declared error codes', () => {
     await upload(testPackage({ manifest: testManifest() })).expect(201);
     expectDeclared(await upload(testPackage({ manifest: testManifest({ version: '1.1.0' }) })), 'UPDATE_CONFIRMATION_REQUIRED');
     expectDeclared(await authed('get', '/api/plugins/packages/pending/00000000-0000-0000-0000-000000000000'), 'PENDING_UPDATE_NOT_FOUND');
-    expectDeclared(await authed('delete', '/api/plugins/packages/pending/00000000-0000-0000-0000-000000000000'), 'PENDING_UPDATE_NOT_FOUND');
+    expectDeclared(
+      await authed('delete', '/api/plugins/packages/pending/00000000-0000-0000-0000-000000000000'),
+      'PENDING_UPDATE_NOT_FOUND',
+    );
   });
 
   it('without the admin token: UNAUTHORIZED on every route that needs it', async () => {
     for (const contract of ADMIN_ROUTE_LIST.filter((c) => c.auth !== false)) {
       const path = `/api${contract.path.replace(/\{[^}]+\}/g, 'x')}`;
       const res = await request(app)[contract.method](path);
-      expect({ route: routeKey(contract), status: res.status, code: res.body.error?.code }).toEqual({ route: routeKey(contract), status: 401, code: 'UNAUTHORIZED' });
+      expect({ route: routeKey(contract), status: res.status, code: res.body.error?.code }).toEqual({
+        route: routeKey(contract),
+        status: 401,
+        code: 'UNAUTHORIZED',
+      });
     }
   });
 });

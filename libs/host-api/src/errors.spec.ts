@@ -45,7 +45,9 @@ describe('error bodies', () => {
   it('are described in the OpenAPI document with details.issues', () => {
     const info = buildOpenApiDocument([], { version: '0.0.0' })['info'] as { description: string };
     expect(info.description).toContain('details.issues as {code, path, message}');
-    const schema = z.toJSONSchema(ErrorBodySchema, { io: 'output' }) as unknown as { properties: { error: { properties: { details: { type: string; properties: Record<string, unknown> } } } } };
+    const schema = z.toJSONSchema(ErrorBodySchema, { io: 'output' }) as unknown as {
+      properties: { error: { properties: { details: { type: string; properties: Record<string, unknown> } } } };
+    };
     const details = schema.properties.error.properties.details;
     expect(details.type).toBe('object');
     expect(details.properties).toHaveProperty('issues');

@@ -78,7 +78,15 @@ describe('plugin lifecycle routes and concurrent writers', () => {
     const installer = new PluginInstaller({ paths, store, runtime: gated.runtime, locks: locks.lock });
     await installer.init();
     const { hash, generated } = await ensureAdminToken(store);
-    const app = createApp({ paths, store, settings: new FileSettingsStore(paths), installer, runtime: gated.runtime, locks: locks.lock, adminTokenHash: hash });
+    const app = createApp({
+      paths,
+      store,
+      settings: new FileSettingsStore(paths),
+      installer,
+      runtime: gated.runtime,
+      locks: locks.lock,
+      adminTokenHash: hash,
+    });
     const call = (method: 'post' | 'get', path: string) => request(app)[method](path).set('Authorization', `Bearer ${generated}`);
     return { ...gated, ...locks, installer, call };
   }
@@ -106,7 +114,10 @@ describe('plugin lifecycle routes and concurrent writers', () => {
     const starting = h.call('post', `/api/plugins/${ID}/start`).then((r) => r);
     await h.startEntered;
     const confirmAsksForLock = h.nextRequest();
-    const confirming = h.call('post', `/api/plugins/packages/pending/${pending.id}/confirm`).send({}).then((r) => r);
+    const confirming = h
+      .call('post', `/api/plugins/packages/pending/${pending.id}/confirm`)
+      .send({})
+      .then((r) => r);
     // Either the confirmation finishes now (nothing orders it after the start) or it waits for the plugin's lock.
     await Promise.race([confirming, confirmAsksForLock]);
     h.finishStart();

@@ -3,7 +3,10 @@ import { ERROR_CATALOG, type ErrorCode } from '@host/protocol';
 import { z } from 'zod';
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 }
 
@@ -16,7 +19,10 @@ function statusOf(code: ErrorCode): number {
  * table: every route with its parameters, request schema, responses and the
  * error codes it can answer with (grouped by HTTP status).
  */
-export function buildOpenApiDocument(routes: readonly RouteContract<unknown, unknown>[], info: { version: string }): Record<string, unknown> {
+export function buildOpenApiDocument(
+  routes: readonly RouteContract<unknown, unknown>[],
+  info: { version: string },
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const errorBody = jsonSchema(ErrorBodySchema, 'output');
   for (const r of routes) {
@@ -64,7 +70,10 @@ export function buildOpenApiDocument(routes: readonly RouteContract<unknown, unk
     const responses: Record<string, unknown> = {};
     for (const [status, res] of Object.entries(r.responses)) {
       const contentType = res.contentType ?? 'application/json';
-      responses[status] = { description: res.description, ...(res.schema ? { content: { [contentType]: { schema: jsonSchema(res.schema, 'output') } } } : {}) };
+      responses[status] = {
+        description: res.description,
+        ...(res.schema ? { content: { [contentType]: { schema: jsonSchema(res.schema, 'output') } } } : {}),
+      };
     }
     const errors = declaredErrorCodes(r);
     const byStatus = new Map<number, ErrorCode[]>();
@@ -87,7 +96,11 @@ export function buildOpenApiDocument(routes: readonly RouteContract<unknown, unk
         'Administration of protocol v2 plugins. Every route except GET /api/health requires "Authorization: Bearer <admin token>". Errors are {"error": {"code", "message", "details"}}; details is an object, and a request that fails validation lists each problem in details.issues as {code, path, message}.',
     },
     servers: [{ url: '/' }],
-    components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token printed on first start (or HOST_ADMIN_TOKEN).' } } },
+    components: {
+      securitySchemes: {
+        adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token printed on first start (or HOST_ADMIN_TOKEN).' },
+      },
+    },
     paths,
   };
 }

@@ -1,4 +1,12 @@
-import { HostError, type HostPaths, type HttpPluginRecord, type InvalidPackage, type PluginRecord, type PluginRuntime, type RuntimeStatus } from '@host/host-core';
+import {
+  HostError,
+  type HostPaths,
+  type HttpPluginRecord,
+  type InvalidPackage,
+  type PluginRecord,
+  type PluginRuntime,
+  type RuntimeStatus,
+} from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
 import { relative } from 'node:path';
 import type { PluginDetail, PluginSummary } from '@host/admin-api';

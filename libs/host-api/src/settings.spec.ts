@@ -11,7 +11,15 @@ function record(configSchema: Record<string, unknown>): StdioPluginRecord {
   const parsed = parseStdioManifest(testManifest({ settings: { configSchema } }));
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const now = new Date().toISOString();
-  return { pluginId: parsed.value.pluginId, transport: 'stdio-jsonrpc', manifest: parsed.value, packageSha256: '', installedAt: now, updatedAt: now, enabled: false };
+  return {
+    pluginId: parsed.value.pluginId,
+    transport: 'stdio-jsonrpc',
+    manifest: parsed.value,
+    packageSha256: '',
+    installedAt: now,
+    updatedAt: now,
+    enabled: false,
+  };
 }
 
 describe('settings', () => {
@@ -46,7 +54,9 @@ describe('settings', () => {
     const r = record({ toString: { type: 'string', label: 'Text', required: true }, valueOf: { type: 'number', label: 'Value' } });
     expect(publicSettings(r, {})).toEqual({ toString: null, valueOf: null });
     const err = await failure(updateSettings(paths, r, {}));
-    expect((err?.details as { issues: { code: string; path: string }[] } | undefined)?.issues.map((i) => [i.code, i.path])).toEqual([['settings.field.required', 'toString']]);
+    expect((err?.details as { issues: { code: string; path: string }[] } | undefined)?.issues.map((i) => [i.code, i.path])).toEqual([
+      ['settings.field.required', 'toString'],
+    ]);
     await updateSettings(paths, r, { toString: 'hello' });
     expect(JSON.parse(readFileSync(settingsFile(paths, r.pluginId), 'utf8'))).toEqual({ values: { toString: 'hello' } });
   });
@@ -58,6 +68,10 @@ describe('settings', () => {
       apiKey: { type: 'secret', label: 'API key' },
       limit: { type: 'number', label: 'Limit' },
     });
-    expect(effectiveSettings(r, { apiKey: 's3cret', loud: true, removedField: 'x' })).toEqual({ greeting: 'hello', loud: true, apiKey: 's3cret' });
+    expect(effectiveSettings(r, { apiKey: 's3cret', loud: true, removedField: 'x' })).toEqual({
+      greeting: 'hello',
+      loud: true,
+      apiKey: 's3cret',
+    });
   });
 });

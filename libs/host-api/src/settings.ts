@@ -69,7 +69,10 @@ function checkValue(key: string, field: ConfigField, value: Value): string | und
  * The values of `getSettings` for host.initialize, with manifest defaults;
  * what the stdio runtime is given as its `settings` option.
  */
-export function settingsForInitialize(registry: Pick<RegistryStore, 'get'>, settings: Pick<SettingsStore, 'get'>): (pluginId: string) => Promise<StoredSettings> {
+export function settingsForInitialize(
+  registry: Pick<RegistryStore, 'get'>,
+  settings: Pick<SettingsStore, 'get'>,
+): (pluginId: string) => Promise<StoredSettings> {
   return async (pluginId) => {
     const [record, stored] = await Promise.all([registry.get(pluginId), settings.get(pluginId)]);
     return record ? effectiveSettings(record, stored) : stored;
@@ -89,7 +92,11 @@ export function applySettingsChanges(record: PluginRecord, current: StoredSettin
   for (const [key, value] of Object.entries(changes)) {
     const field = own(schema, key);
     if (!field) {
-      issues.push({ code: 'settings.field.unknown', path: key, message: `"${key}" is not a setting of this plugin (see settings.configSchema).` });
+      issues.push({
+        code: 'settings.field.unknown',
+        path: key,
+        message: `"${key}" is not a setting of this plugin (see settings.configSchema).`,
+      });
       continue;
     }
     if (field.type === 'secret' && (value === null || value === '')) continue;
@@ -109,7 +116,11 @@ export function applySettingsChanges(record: PluginRecord, current: StoredSettin
   // Keys no longer in the schema (after an update) are dropped on the next save.
   for (const key of Object.keys(next)) if (!own(schema, key)) delete next[key];
   if (issues.length) {
-    throw new HostError('SETTINGS_INVALID', `The settings are not valid: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues });
+    throw new HostError(
+      'SETTINGS_INVALID',
+      `The settings are not valid: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`,
+      { issues },
+    );
   }
   return next;
 }

@@ -27,7 +27,15 @@ beforeEach(async () => {
   await installer.init();
   const { hash, generated } = await ensureAdminToken(store);
   token = generated!;
-  const app = createApp({ paths, store, settings: new FileSettingsStore(paths), installer, runtime: createUnavailableRuntime(), adminTokenHash: hash, maxConcurrentUploads: 2 });
+  const app = createApp({
+    paths,
+    store,
+    settings: new FileSettingsStore(paths),
+    installer,
+    runtime: createUnavailableRuntime(),
+    adminTokenHash: hash,
+    maxConcurrentUploads: 2,
+  });
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   port = (server.address() as AddressInfo).port;
@@ -43,26 +51,38 @@ afterEach(async () => {
 const BOUNDARY = 'x-boundary-x';
 function multipart(zip: Buffer): { head: Buffer; tail: Buffer } {
   return {
-    head: Buffer.from(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="package"; filename="p.zip"\r\ncontent-type: application/zip\r\n\r\n`),
+    head: Buffer.from(
+      `--${BOUNDARY}\r\ncontent-disposition: form-data; name="package"; filename="p.zip"\r\ncontent-type: application/zip\r\n\r\n`,
+    ),
     tail: Buffer.concat([zip, Buffer.from(`\r\n--${BOUNDARY}--\r\n`)]),
   };
 }
 
 /** Starts an upload and sends only the start of its body; `finish` sends the rest. */
-function startUpload(zip: Buffer): { req: ClientRequest; response: Promise<{ status: number; body: { error?: { code: string } }; retryAfter?: string }>; finish(): void } {
+function startUpload(zip: Buffer): {
+  req: ClientRequest;
+  response: Promise<{ status: number; body: { error?: { code: string } }; retryAfter?: string }>;
+  finish(): void;
+} {
   const { head, tail } = multipart(zip);
   const req = httpRequest({
     host: '127.0.0.1',
     port,
     method: 'POST',
     path: '/api/plugins/packages',
-    headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': head.length + tail.length },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+      'content-length': head.length + tail.length,
+    },
   });
   const response = new Promise<{ status: number; body: { error?: { code: string } }; retryAfter?: string }>((resolve, reject) => {
     req.on('response', (res: IncomingMessage) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text || '{}'), retryAfter: res.headers['retry-after'] as string | undefined }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, body: JSON.parse(text || '{}'), retryAfter: res.headers['retry-after'] as string | undefined }),
+      );
     });
     req.on('error', reject);
   });
@@ -80,7 +100,11 @@ it('refuses an upload beyond the concurrency cap with 503 INSTALL_UPLOADS_BUSY, 
   const c = startUpload(zip);
   c.finish();
   const refused = await c.response;
-  expect({ status: refused.status, code: refused.body.error?.code, retryAfter: refused.retryAfter }).toEqual({ status: 503, code: 'INSTALL_UPLOADS_BUSY', retryAfter: '5' });
+  expect({ status: refused.status, code: refused.body.error?.code, retryAfter: refused.retryAfter }).toEqual({
+    status: 503,
+    code: 'INSTALL_UPLOADS_BUSY',
+    retryAfter: '5',
+  });
   // One held upload is abandoned, the other completes: both slots come back.
   a.req.destroy();
   b.finish();

@@ -18,7 +18,13 @@ export function uploadSlots(max: number = DEFAULT_MAX_CONCURRENT_UPLOADS): Reque
       res.setHeader('Retry-After', '5');
       // The body is not read: the connection closes after the answer instead of draining a large upload.
       res.setHeader('Connection', 'close');
-      next(new HostError('INSTALL_UPLOADS_BUSY', `The host is already receiving ${active} packages (at most ${max} at once). Retry in a few seconds.`, { limit: max }));
+      next(
+        new HostError(
+          'INSTALL_UPLOADS_BUSY',
+          `The host is already receiving ${active} packages (at most ${max} at once). Retry in a few seconds.`,
+          { limit: max },
+        ),
+      );
       return;
     }
     active++;

@@ -42,7 +42,13 @@ class EchoPlugin implements PluginEndpoint {
         pluginId: this.pluginId,
         kind: 'reply',
         eventId: event.eventId,
-        message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: event.sender.mentionId }, { type: 'text', text }] },
+        message: {
+          format: 'markdown',
+          parts: [
+            { type: 'mention', target: 'user', id: event.sender.mentionId },
+            { type: 'text', text },
+          ],
+        },
       });
     if (event.command?.name === 'echo') await reply(` ${event.command.args}`);
     if (event.command?.name === 'later') setTimeout(() => void reply(' later'), 30);
@@ -59,7 +65,12 @@ function app() {
   return { app: a, dispatcher };
 }
 
-const body = (text: string, extra: object = {}) => ({ conversation: { type: 'group', id: 'grp' }, sender: { id: 'u-1', displayName: 'Ann' }, text, ...extra });
+const body = (text: string, extra: object = {}) => ({
+  conversation: { type: 'group', id: 'grp' },
+  sender: { id: 'u-1', displayName: 'Ann' },
+  text,
+  ...extra,
+});
 
 describe('POST /api/console/messages', () => {
   it('answers with the deliveries and the exact QQ Bot bodies', async () => {
@@ -82,7 +93,12 @@ describe('POST /api/console/messages', () => {
         {
           pluginId: 'com.example.echo',
           target: { type: 'group', id: 'grp' },
-          body: { msg_type: 2, markdown: { content: '<qqbot-at-user id="u-1" /> &lt;b&gt;hi&lt;/b&gt;' }, msg_id: 'console-in-1', msg_seq: 1 },
+          body: {
+            msg_type: 2,
+            markdown: { content: '<qqbot-at-user id="u-1" /> &lt;b&gt;hi&lt;/b&gt;' },
+            msg_id: 'console-in-1',
+            msg_seq: 1,
+          },
         },
       ],
       refused: [],
@@ -92,7 +108,9 @@ describe('POST /api/console/messages', () => {
   it('collects replies sent after the ACK for waitMs', async () => {
     const { app: a } = app();
     expect((await request(a).post('/api/console/messages').send(body('/later'))).body.outbound).toEqual([]);
-    const res = await request(a).post('/api/console/messages').send(body('/later', { waitMs: 200 }));
+    const res = await request(a)
+      .post('/api/console/messages')
+      .send(body('/later', { waitMs: 200 }));
     expect(res.body.outbound).toHaveLength(1);
   });
 
@@ -156,9 +174,13 @@ describe('console routes and their contracts', () => {
 
   it('implement the console contracts of the admin API, nothing more', () => {
     const routes = consoleRoutes(options());
-    expect(routes.map(routeKey)).toEqual([ADMIN_ROUTES.sendConsoleMessage, ADMIN_ROUTES.consoleEvents, ADMIN_ROUTES.listEvents].map(routeKey));
+    expect(routes.map(routeKey)).toEqual(
+      [ADMIN_ROUTES.sendConsoleMessage, ADMIN_ROUTES.consoleEvents, ADMIN_ROUTES.listEvents].map(routeKey),
+    );
     for (const r of routes) {
-      const contract = [ADMIN_ROUTES.sendConsoleMessage, ADMIN_ROUTES.consoleEvents, ADMIN_ROUTES.listEvents].find((c) => routeKey(c) === routeKey(r))!;
+      const contract = [ADMIN_ROUTES.sendConsoleMessage, ADMIN_ROUTES.consoleEvents, ADMIN_ROUTES.listEvents].find(
+        (c) => routeKey(c) === routeKey(r),
+      )!;
       expect({ errors: r.errors, responses: r.responses, body: r.body, query: r.query }).toEqual({
         errors: contract.errors,
         responses: contract.responses,

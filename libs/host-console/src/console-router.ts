@@ -70,7 +70,9 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
     ADMIN_ROUTES.sendConsoleMessage,
     async ({ body: input }) => {
       if (input.waitMs !== undefined && input.waitMs > maxWait) {
-        throw invalidRequest('console message', [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]);
+        throw invalidRequest('console message', [
+          { code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` },
+        ]);
       }
       const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
       if (record.completedAt === null) {
@@ -88,7 +90,8 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
     const history = Math.min(query.history, o.dispatcher.events.capacity);
     const stream = new SseStream(res, { heartbeatMilliseconds: heartbeat, maxBufferedBytes: o.maxStreamBufferedBytes });
     const write = (update: EventLogUpdate) => {
-      const data = update.type === 'send' ? { type: 'send', outbound: update.outbound } : { type: update.type, record: summarize(update.record) };
+      const data =
+        update.type === 'send' ? { type: 'send', outbound: update.outbound } : { type: update.type, record: summarize(update.record) };
       stream.send(update.type, data);
     };
     for (const record of o.dispatcher.events.list({ limit: history }).reverse()) write({ type: 'event', record });
@@ -101,7 +104,9 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
 
   route(ADMIN_ROUTES.listEvents, async ({ query }) => {
     const limit = Math.min(query.limit, o.dispatcher.events.capacity);
-    const body: EventListResponse = { events: o.dispatcher.events.list({ limit, ...(query.pluginId ? { pluginId: query.pluginId } : {}) }).map(summarize) };
+    const body: EventListResponse = {
+      events: o.dispatcher.events.list({ limit, ...(query.pluginId ? { pluginId: query.pluginId } : {}) }).map(summarize),
+    };
     return { body };
   });
 

@@ -26,7 +26,11 @@ it('disconnects a client that does not read the live stream, keeps its buffer bo
     responses.push(res);
     next();
   });
-  const dispatcher = { events, dispatch: () => Promise.reject(new Error('not used')), whenCompleted: () => Promise.resolve(undefined) } as unknown as Dispatcher;
+  const dispatcher = {
+    events,
+    dispatch: () => Promise.reject(new Error('not used')),
+    whenCompleted: () => Promise.resolve(undefined),
+  } as unknown as Dispatcher;
   app.use('/api', createConsoleRouter({ dispatcher, provider: new ConsoleProvider(), heartbeatMilliseconds: 60_000 }));
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -49,7 +53,17 @@ it('disconnects a client that does not read the live stream, keeps its buffer bo
     slowRes!.on('close', () => (slowClosed = true));
     let most = 0;
     for (let i = 0; i < EVENTS; i++) {
-      events.publish({ type: 'send', outbound: { pluginId: 'p', kind: 'send', target: { type: 'group', id: 'g' } as never, body: { n: i, text: BODY }, at: '', error: null } });
+      events.publish({
+        type: 'send',
+        outbound: {
+          pluginId: 'p',
+          kind: 'send',
+          target: { type: 'group', id: 'g' } as never,
+          body: { n: i, text: BODY },
+          at: '',
+          error: null,
+        },
+      });
       await new Promise((r) => setImmediate(r));
       most = Math.max(most, slowRes!.writableLength);
     }

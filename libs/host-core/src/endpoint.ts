@@ -1,4 +1,14 @@
-import type { CancelReason, Command, Concurrency, EventSubscription, MessageEvent, OutgoingMessage, Permission, SendResult, Target } from '@host/protocol';
+import type {
+  CancelReason,
+  Command,
+  Concurrency,
+  EventSubscription,
+  MessageEvent,
+  OutgoingMessage,
+  Permission,
+  SendResult,
+  Target,
+} from '@host/protocol';
 import type { Transport } from './records';
 
 /** What the dispatcher needs to route an event to a plugin. */

@@ -40,7 +40,9 @@ describe('Dispatcher routing', () => {
   });
 
   it('stops at the plugin that intercepts', async () => {
-    const first = new InProcessPlugin('com.a.first', { canIntercept: true, commands: [{ name: 'stop', priority: 5 }] }, async () => ({ intercepted: true }));
+    const first = new InProcessPlugin('com.a.first', { canIntercept: true, commands: [{ name: 'stop', priority: 5 }] }, async () => ({
+      intercepted: true,
+    }));
     const later = new InProcessPlugin('com.b.later', {});
     const { dispatcher } = setup([first, later]);
     const record = await dispatcher.dispatch(makeEvent('/stop'));
@@ -51,7 +53,9 @@ describe('Dispatcher routing', () => {
 
   it('applies subscription filters and skips unavailable plugins', async () => {
     const otherBot = new InProcessPlugin('com.a.bot', { eventSubscriptions: [{ eventType: 'message.created', botAccountIds: ['bot-2'] }] });
-    const thisGroup = new InProcessPlugin('com.b.group', { eventSubscriptions: [{ eventType: 'message.created', conversationIds: ['group-1'] }] });
+    const thisGroup = new InProcessPlugin('com.b.group', {
+      eventSubscriptions: [{ eventType: 'message.created', conversationIds: ['group-1'] }],
+    });
     const down = new InProcessPlugin('com.c.down', {});
     down.available = false;
     const { dispatcher } = setup([otherBot, thisGroup, down]);
@@ -170,7 +174,12 @@ describe('Dispatcher queues', () => {
     const refused = await records[2]!;
     expect(refused.deliveries[0]).toMatchObject({ sent: false, error: { code: 'delivery.queue_full' } });
     const reply = (eventId: string) =>
-      dispatcher.sink.send({ pluginId: 'com.a.busy', kind: 'reply', eventId, message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] } });
+      dispatcher.sink.send({
+        pluginId: 'com.a.busy',
+        kind: 'reply',
+        eventId,
+        message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] },
+      });
     await expect(reply(refused.eventId)).rejects.toMatchObject({ code: 'message.reference.unknown' });
     gate.resolve();
     const first = await records[0]!;
@@ -195,11 +204,16 @@ describe('Dispatcher decisions and completions', () => {
 
   it('routes on the decision, records the completion apart and reports the event complete after it', async () => {
     const gate = deferred();
-    const worker = new InProcessPlugin('com.a.worker', {}, async () => ({}), async (event, sink) => {
-      await gate.promise;
-      await sink.send({ pluginId: 'com.a.worker', kind: 'reply', eventId: event.eventId, message: text });
-      return { error: { code: 'worker.partial', message: 'one source failed' }, durationMs: 42 };
-    });
+    const worker = new InProcessPlugin(
+      'com.a.worker',
+      {},
+      async () => ({}),
+      async (event, sink) => {
+        await gate.promise;
+        await sink.send({ pluginId: 'com.a.worker', kind: 'reply', eventId: event.eventId, message: text });
+        return { error: { code: 'worker.partial', message: 'one source failed' }, durationMs: 42 };
+      },
+    );
     const { dispatcher, provider } = setup([worker]);
     const record = await dispatcher.dispatch(makeEvent('hi'));
     expect(record.routedAt).not.toBeNull();
@@ -263,7 +277,12 @@ describe('Dispatcher decisions and completions', () => {
 describe('Dispatcher event log', () => {
   it('streams the updates of an event', async () => {
     const plugin = new InProcessPlugin('com.a.echo', {}, async (event, sink) => {
-      await sink.send({ pluginId: 'com.a.echo', kind: 'reply', eventId: event.eventId, message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] } });
+      await sink.send({
+        pluginId: 'com.a.echo',
+        kind: 'reply',
+        eventId: event.eventId,
+        message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] },
+      });
       return {};
     });
     const { dispatcher } = setup([plugin]);

@@ -176,7 +176,13 @@ export class Dispatcher {
       this.events.publish({ type: 'delivery', record });
       resolveDecided(intercepted === outcome.intercepted ? outcome : { ...outcome, intercepted });
     };
-    const fail = (f: Failure): DeliveryOutcome => ({ pluginId, accepted: false, intercepted: false, error: f, durationMs: performance.now() - started });
+    const fail = (f: Failure): DeliveryOutcome => ({
+      pluginId,
+      accepted: false,
+      intercepted: false,
+      error: f,
+      durationMs: performance.now() - started,
+    });
     const event: MessageEvent = r.command ? { ...base, command: r.command } : base;
     const finished = this.queueOf(pluginId, routing).submit(
       () => {
@@ -241,9 +247,14 @@ export class Dispatcher {
         handle.cancel('ackTimeout');
       }, ackMs);
       const deadlineTimer = setTimeout(() => {
-        if (!delivery.done) decide(fail(failure('delivery.timeout', `${endpoint.pluginId} did not acknowledge within its handler deadline of ${deadlineMs} ms`)));
+        if (!delivery.done)
+          decide(
+            fail(failure('delivery.timeout', `${endpoint.pluginId} did not acknowledge within its handler deadline of ${deadlineMs} ms`)),
+          );
         handle.cancel('deadline');
-        finish({ error: failure('delivery.deadline', `${endpoint.pluginId} did not complete the event within ${deadlineMs} ms; it was cancelled`) });
+        finish({
+          error: failure('delivery.deadline', `${endpoint.pluginId} did not complete the event within ${deadlineMs} ms; it was cancelled`),
+        });
       }, deadlineMs);
       // A pending delivery must not keep the process alive on its own (a test run, a host shutting down).
       ackTimer.unref();

@@ -58,8 +58,11 @@ describe('EventLog in a file store', () => {
         return { durationMs: 5 };
       },
     );
-    const slow = new InProcessPlugin('com.a.slow', {}, async () => ({}), (event) =>
-      event.message.content === '/slow' ? new Promise((r) => (releaseSlow = () => r({}))) : Promise.resolve({}),
+    const slow = new InProcessPlugin(
+      'com.a.slow',
+      {},
+      async () => ({}),
+      (event) => (event.message.content === '/slow' ? new Promise((r) => (releaseSlow = () => r({}))) : Promise.resolve({})),
     );
     const dispatcher = new Dispatcher({ endpoints: () => [echo, slow], defaultProvider: 'console', events: new EventLog({ store }) });
     dispatcher.providers.register(new KeepingProvider());

@@ -10,8 +10,7 @@ export type { CompletionRecord, DeliveryRecord, DeliveryState, EventRecord, Outb
  * event record: a `messages.send`, or a reply to an event the log no longer keeps.
  */
 export type EventLogUpdate =
-  | { type: 'event' | 'delivery' | 'outbound' | 'routed' | 'completed'; record: EventRecord }
-  | { type: 'send'; outbound: OutboundRecord };
+  { type: 'event' | 'delivery' | 'outbound' | 'routed' | 'completed'; record: EventRecord } | { type: 'send'; outbound: OutboundRecord };
 
 export interface EventLogOptions {
   /** Where the records are kept (default: in memory, `capacity` events). */

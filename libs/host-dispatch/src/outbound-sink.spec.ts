@@ -14,14 +14,28 @@ async function setup(permissions: string[], event = makeEvent('/cmd')) {
   dispatcher.providers.register(provider);
   const record = await dispatcher.dispatch(event);
   const send = (req: Partial<OutboundRequest>) =>
-    dispatcher.sink.send({ pluginId: 'com.a.plugin', kind: 'reply', eventId: record.eventId, message: text('hi'), ...req } as OutboundRequest);
+    dispatcher.sink.send({
+      pluginId: 'com.a.plugin',
+      kind: 'reply',
+      eventId: record.eventId,
+      message: text('hi'),
+      ...req,
+    } as OutboundRequest);
   return { dispatcher, provider, record, send, advance: (ms: number) => (now += ms) };
 }
 
 describe('HostOutboundSink', () => {
   it('renders a reply for the provider and numbers replies to one event', async () => {
     const { send, provider, record } = await setup(['messages.reply']);
-    const first = await send({ message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'user-1' }, { type: 'text', text: ' <i>' }] } });
+    const first = await send({
+      message: {
+        format: 'markdown',
+        parts: [
+          { type: 'mention', target: 'user', id: 'user-1' },
+          { type: 'text', text: ' <i>' },
+        ],
+      },
+    });
     await send({});
     expect(first).toEqual({ accepted: true, messageId: 'out-1', target: { type: 'group', id: 'group-1' } });
     expect(provider.sent.map((s) => s.body)).toEqual([
@@ -38,7 +52,10 @@ describe('HostOutboundSink', () => {
 
   it('refuses @everyone without messages.mentionEveryone', async () => {
     const { send } = await setup(['messages.reply']);
-    const message: OutgoingMessage = { format: 'markdown', parts: [{ type: 'composite', parts: [{ type: 'mention', target: 'everyone' }] }] };
+    const message: OutgoingMessage = {
+      format: 'markdown',
+      parts: [{ type: 'composite', parts: [{ type: 'mention', target: 'everyone' }] }],
+    };
     await expect(send({ message })).rejects.toMatchObject({ details: { permission: 'messages.mentionEveryone' } });
   });
 
@@ -76,7 +93,10 @@ describe('HostOutboundSink', () => {
   it('says when no provider can send', async () => {
     const event = makeEvent('/cmd', { source: 'onebot' });
     const { send } = await setup(['messages.reply'], event);
-    await expect(send({})).rejects.toMatchObject({ code: 'message.target.invalid', message: expect.stringContaining('no message provider "onebot"') });
+    await expect(send({})).rejects.toMatchObject({
+      code: 'message.target.invalid',
+      message: expect.stringContaining('no message provider "onebot"'),
+    });
   });
 
   it('records a message the provider refused, and passes the failure on', async () => {
@@ -94,7 +114,11 @@ describe('HostOutboundSink', () => {
     const request: OutboundRequest = { pluginId: 'com.a.plugin', kind: 'reply', eventId: record.eventId, message: text('hi') };
     await expect(dispatcher.sink.send(request)).rejects.toThrow('provider answered 503');
     expect(dispatcher.events.get(record.eventId)!.outbound).toEqual([
-      expect.objectContaining({ pluginId: 'com.a.plugin', body: { msg_type: 0, content: 'hi' }, error: { code: 'delivery.provider_failed', message: 'provider answered 503' } }),
+      expect.objectContaining({
+        pluginId: 'com.a.plugin',
+        body: { msg_type: 0, content: 'hi' },
+        error: { code: 'delivery.provider_failed', message: 'provider answered 503' },
+      }),
     ]);
   });
 
@@ -121,6 +145,8 @@ describe('HostOutboundSink', () => {
     const updates: unknown[] = [];
     dispatcher.events.subscribe((u) => updates.push(u));
     await send({});
-    expect(updates).toEqual([{ type: 'send', outbound: expect.objectContaining({ kind: 'reply', pluginId: 'com.a.plugin', messageId: 'out-1', error: null }) }]);
+    expect(updates).toEqual([
+      { type: 'send', outbound: expect.objectContaining({ kind: 'reply', pluginId: 'com.a.plugin', messageId: 'out-1', error: null }) },
+    ]);
   });
 });

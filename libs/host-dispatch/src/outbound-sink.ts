@@ -58,9 +58,13 @@ export class HostOutboundSink implements OutboundSink {
     const permissions = this.o.permissionsOf(pluginId) ?? [];
     const needed: Permission = request.kind === 'reply' ? 'messages.reply' : 'messages.send';
     if (!permissions.includes(needed)) {
-      throw refuse('message.permission.denied', `${pluginId} needs the permission "${needed}" to ${request.kind} messages; declare it in manifest.json`, {
-        permission: needed,
-      });
+      throw refuse(
+        'message.permission.denied',
+        `${pluginId} needs the permission "${needed}" to ${request.kind} messages; declare it in manifest.json`,
+        {
+          permission: needed,
+        },
+      );
     }
     if (mentionsEveryone(message.parts) && !permissions.includes('messages.mentionEveryone')) {
       throw refuse(
@@ -80,13 +84,22 @@ export class HostOutboundSink implements OutboundSink {
       // while the provider's reply window is open, whether or not the event log still shows the event.
       const found = this.o.replies.find(pluginId, eventId);
       if (found.status === 'unknown') {
-        throw refuse('message.reference.unknown', `event ${JSON.stringify(eventId)} was not delivered to ${pluginId} or is too old to answer`);
+        throw refuse(
+          'message.reference.unknown',
+          `event ${JSON.stringify(eventId)} was not delivered to ${pluginId} or is too old to answer`,
+        );
       }
       const ref = found.reference;
       record = this.o.events.get(eventId);
       if (record && record.source !== ref.source) record = undefined;
       if (found.status === 'expired') {
-        throw this.fail(record, request, { ...ref.target }, 'message.reference.expired', `the reply window of event ${eventId} closed at ${ref.replyUntilText}`);
+        throw this.fail(
+          record,
+          request,
+          { ...ref.target },
+          'message.reference.expired',
+          `the reply window of event ${eventId} closed at ${ref.replyUntilText}`,
+        );
       }
       target = { ...ref.target };
       providerId = ref.source;
@@ -101,7 +114,13 @@ export class HostOutboundSink implements OutboundSink {
     if (providerId !== undefined) provider = this.o.providers.get(providerId);
     if (!provider) {
       const source = providerId ?? 'none configured';
-      throw this.fail(record, request, target, 'message.target.invalid', `no message provider "${source}" is configured in this host to send to ${target.type} ${target.id}`);
+      throw this.fail(
+        record,
+        request,
+        target,
+        'message.target.invalid',
+        `no message provider "${source}" is configured in this host to send to ${target.type} ${target.id}`,
+      );
     }
     const rendered = renderParsedMessage(provider.renderer, message, target, this.renderers);
     if (!rendered.ok) throw this.fail(record, request, target, rendered.error.code, rendered.error.message);
@@ -120,7 +139,13 @@ export class HostOutboundSink implements OutboundSink {
     return { accepted: true, messageId: sent.messageId, target };
   }
 
-  private fail(record: EventRecord | undefined, request: OutboundRequest, target: Target, code: MessageErrorCode, message: string): HostError {
+  private fail(
+    record: EventRecord | undefined,
+    request: OutboundRequest,
+    target: Target,
+    code: MessageErrorCode,
+    message: string,
+  ): HostError {
     this.note(record, request, target, { body: null, error: { code, message } });
     return refuse(code, message);
   }

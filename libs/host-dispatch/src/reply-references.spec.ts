@@ -25,7 +25,14 @@ describe('ReplyReferences', () => {
     const found = refs.find('com.a.two', 'e1');
     expect(found).toMatchObject({
       status: 'open',
-      reference: { eventId: 'e1', source: 'console', target: { type: 'group', id: 'group-1' }, messageId: event.messageReference.messageId, sequence: 0, plugins: ['com.a.one', 'com.a.two'] },
+      reference: {
+        eventId: 'e1',
+        source: 'console',
+        target: { type: 'group', id: 'group-1' },
+        messageId: event.messageReference.messageId,
+        sequence: 0,
+        plugins: ['com.a.one', 'com.a.two'],
+      },
     });
     expect(refs.find('com.a.three', 'e1')).toEqual({ status: 'unknown' });
     expect(refs.find('com.a.one', 'e2')).toEqual({ status: 'unknown' });
@@ -71,7 +78,13 @@ describe('ReplyReferences', () => {
     const refs = make({ maxEntries: 3 });
     for (const id of ['a', 'b', 'c', 'd', 'e']) refs.allow(eventFor(id, 60_000), 'com.a.one');
     expect(refs.size).toBe(3);
-    expect(['a', 'b', 'c', 'd', 'e'].map((id) => refs.find('com.a.one', id).status)).toEqual(['unknown', 'unknown', 'open', 'open', 'open']);
+    expect(['a', 'b', 'c', 'd', 'e'].map((id) => refs.find('com.a.one', id).status)).toEqual([
+      'unknown',
+      'unknown',
+      'open',
+      'open',
+      'open',
+    ]);
     expect(refs.evictedOpen).toBe(2);
   });
 

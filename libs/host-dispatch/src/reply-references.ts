@@ -34,7 +34,8 @@ export interface ReplyReferencesOptions {
 }
 
 /** What a reply finds. */
-export type ReplyLookup = { status: 'open'; reference: ReplyReference } | { status: 'expired'; reference: ReplyReference } | { status: 'unknown' };
+export type ReplyLookup =
+  { status: 'open'; reference: ReplyReference } | { status: 'expired'; reference: ReplyReference } | { status: 'unknown' };
 
 interface Entry {
   reference: ReplyReference;
@@ -148,7 +149,9 @@ export class ReplyReferences {
     const now = this.now();
     if (!entry || entry.keepUntil < now || !entry.reference.plugins.includes(pluginId)) return { status: 'unknown' };
     const { replyUntil } = entry.reference;
-    return replyUntil !== undefined && now > replyUntil ? { status: 'expired', reference: entry.reference } : { status: 'open', reference: entry.reference };
+    return replyUntil !== undefined && now > replyUntil
+      ? { status: 'expired', reference: entry.reference }
+      : { status: 'open', reference: entry.reference };
   }
 
   private dropExpired(now: number): void {

@@ -36,7 +36,8 @@ export function selectRecipients(event: MessageEvent, endpoints: Iterable<Plugin
     if (matched) commanded.push({ endpoint, routing, command: matched.match, priority: matched.priority });
     else observers.push({ endpoint, routing, priority: 0 });
   }
-  const byId = (a: Recipient, b: Recipient) => (a.endpoint.pluginId < b.endpoint.pluginId ? -1 : a.endpoint.pluginId > b.endpoint.pluginId ? 1 : 0);
+  const byId = (a: Recipient, b: Recipient) =>
+    a.endpoint.pluginId < b.endpoint.pluginId ? -1 : a.endpoint.pluginId > b.endpoint.pluginId ? 1 : 0;
   commanded.sort((a, b) => b.priority - a.priority || byId(a, b));
   observers.sort(byId);
   return [...commanded, ...observers];

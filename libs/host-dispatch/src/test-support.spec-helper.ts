@@ -54,7 +54,13 @@ export class InProcessPlugin implements PluginEndpoint {
     this.received.push(event);
     const decision: Promise<DeliveryOutcome> = this.handler(event, sink).then(
       (ack) => ({ pluginId: this.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0, ...ack }),
-      (e: Error) => ({ pluginId: this.pluginId, accepted: false, intercepted: false, error: { code: 'delivery.failed', message: e.message }, durationMs: 0 }),
+      (e: Error) => ({
+        pluginId: this.pluginId,
+        accepted: false,
+        intercepted: false,
+        error: { code: 'delivery.failed', message: e.message },
+        durationMs: 0,
+      }),
     );
     const work = this.work;
     const completion: Promise<CompletionOutcome> = decision.then((d) =>

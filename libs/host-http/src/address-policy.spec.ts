@@ -71,9 +71,12 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toBe(category);
   });
 
-  it.each(['example.com', '0x7f.1', '127.1', '2130706433', '1.2.3.4.5', '::1::', '12345::', ''])('refuses %j, which is not an address', (text) => {
-    expect(() => classifyAddress(text)).toThrow(/not an IP address/);
-  });
+  it.each(['example.com', '0x7f.1', '127.1', '2130706433', '1.2.3.4.5', '::1::', '12345::', ''])(
+    'refuses %j, which is not an address',
+    (text) => {
+      expect(() => classifyAddress(text)).toThrow(/not an IP address/);
+    },
+  );
 
   it('parses every IPv6 spelling to the same number', () => {
     expect(parseIPv6('::ffff:169.254.169.254')).toBe(parseIPv6('0:0:0:0:0:ffff:a9fe:a9fe'));
@@ -82,14 +85,22 @@ describe('classifyAddress', () => {
 });
 
 describe('checkAddress', () => {
-  it.each(['169.254.169.254', 'fe80::1', '0.0.0.0', '::', '224.0.0.1', 'ff02::1', '255.255.255.255', '::ffff:169.254.169.254', '100.100.100.200', 'fd00:ec2::254'])(
-    '%s is refused even by the most open policy',
-    (address) => {
-      const verdict = checkAddress(address, { allowLoopback: true, allowPrivate: true });
-      expect(verdict.allowed).toBe(false);
-      expect(verdict.allowed === false && verdict.reason).toMatch(/never calls/);
-    },
-  );
+  it.each([
+    '169.254.169.254',
+    'fe80::1',
+    '0.0.0.0',
+    '::',
+    '224.0.0.1',
+    'ff02::1',
+    '255.255.255.255',
+    '::ffff:169.254.169.254',
+    '100.100.100.200',
+    'fd00:ec2::254',
+  ])('%s is refused even by the most open policy', (address) => {
+    const verdict = checkAddress(address, { allowLoopback: true, allowPrivate: true });
+    expect(verdict.allowed).toBe(false);
+    expect(verdict.allowed === false && verdict.reason).toMatch(/never calls/);
+  });
 
   it('allows loopback and private addresses by default, as the embedded host runs beside its plugins', () => {
     expect(DEFAULT_ADDRESS_POLICY).toEqual({ allowLoopback: true, allowPrivate: true });

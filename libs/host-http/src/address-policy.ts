@@ -21,17 +21,16 @@ export interface AddressPolicy {
 export const DEFAULT_ADDRESS_POLICY: AddressPolicy = Object.freeze({ allowLoopback: true, allowPrivate: true });
 
 export type AddressCategory =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'metadata'
-  | 'unspecified'
-  | 'multicast'
-  | 'broadcast'
-  | 'reserved';
+  'public' | 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved';
 
-const ALWAYS_REFUSED: ReadonlySet<AddressCategory> = new Set(['link-local', 'metadata', 'unspecified', 'multicast', 'broadcast', 'reserved']);
+const ALWAYS_REFUSED: ReadonlySet<AddressCategory> = new Set([
+  'link-local',
+  'metadata',
+  'unspecified',
+  'multicast',
+  'broadcast',
+  'reserved',
+]);
 
 export type AddressVerdict = { allowed: true; category: AddressCategory } | { allowed: false; category: AddressCategory; reason: string };
 

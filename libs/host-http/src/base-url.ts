@@ -19,7 +19,10 @@ const MAX_URL_LENGTH = 2048;
  */
 export function parseBaseUrl(input: unknown): BaseUrl {
   if (typeof input !== 'string' || input.trim() === '') {
-    throw new HostError('REGISTRATION_URL_INVALID', 'baseUrl is required: enter the plugin service address, e.g. https://plugin.example.com.');
+    throw new HostError(
+      'REGISTRATION_URL_INVALID',
+      'baseUrl is required: enter the plugin service address, e.g. https://plugin.example.com.',
+    );
   }
   const text = input.trim();
   if (text.length > MAX_URL_LENGTH) {
@@ -41,7 +44,10 @@ export function parseBaseUrl(input: unknown): BaseUrl {
     throw new HostError('REGISTRATION_URL_INVALID', 'The URL has no host name.');
   }
   if (url.search || url.hash || text.includes('?') || text.includes('#')) {
-    throw new HostError('REGISTRATION_URL_INVALID', 'The base URL must not have a query (?...) or fragment (#...). Enter only scheme, host, port and path.');
+    throw new HostError(
+      'REGISTRATION_URL_INVALID',
+      'The base URL must not have a query (?...) or fragment (#...). Enter only scheme, host, port and path.',
+    );
   }
   const basePath = url.pathname.replace(/\/+$/, '');
   return { href: `${url.origin}${basePath}`, origin: url.origin, basePath, hostname: url.hostname };

@@ -44,14 +44,21 @@ function snippet(body: Buffer): string {
  */
 export function parseMessageResponse(res: ExchangeResponse): MessageResponse {
   if (res.status === 401) {
-    throw new DeliveryError('http.signature_rejected', `The plugin answered 401: ${snippet(res.body) || 'no body'}. ${ERROR_CATALOG['http.signature_rejected'].message}`, {
-      status: 401,
-      body: snippet(res.body),
-    });
+    throw new DeliveryError(
+      'http.signature_rejected',
+      `The plugin answered 401: ${snippet(res.body) || 'no body'}. ${ERROR_CATALOG['http.signature_rejected'].message}`,
+      {
+        status: 401,
+        body: snippet(res.body),
+      },
+    );
   }
   if (res.status !== 200) {
     const location = res.headers['location'];
-    const redirect = res.status >= 300 && res.status < 400 ? ` redirecting to ${String(location)}; redirects are not followed, register the final URL` : '';
+    const redirect =
+      res.status >= 300 && res.status < 400
+        ? ` redirecting to ${String(location)}; redirects are not followed, register the final URL`
+        : '';
     throw new DeliveryError('http.status', `The plugin answered ${res.status}${redirect}; expected 200 with a message response.`, {
       status: res.status,
       ...(location ? { location: String(location) } : {}),
@@ -59,20 +66,30 @@ export function parseMessageResponse(res: ExchangeResponse): MessageResponse {
     });
   }
   if (!isJsonContentType(res.headers['content-type'])) {
-    throw new DeliveryError('http.response.invalid', `The plugin answered with content-type "${String(res.headers['content-type'] ?? 'none')}"; answer application/json.`, {
-      contentType: res.headers['content-type'] ?? null,
-    });
+    throw new DeliveryError(
+      'http.response.invalid',
+      `The plugin answered with content-type "${String(res.headers['content-type'] ?? 'none')}"; answer application/json.`,
+      {
+        contentType: res.headers['content-type'] ?? null,
+      },
+    );
   }
   let json: unknown;
   try {
     json = JSON.parse(res.body.toString('utf8'));
   } catch (e) {
-    throw new DeliveryError('http.response.invalid', `The plugin response is not valid JSON: ${(e as Error).message}`, { body: snippet(res.body) });
+    throw new DeliveryError('http.response.invalid', `The plugin response is not valid JSON: ${(e as Error).message}`, {
+      body: snippet(res.body),
+    });
   }
   const parsed = MessageResponseSchema.safeParse(json);
   if (!parsed.success) {
     const issues = toValidationIssues(parsed.error, 'response');
-    throw new DeliveryError('http.response.invalid', `The plugin response is not a valid message response: ${issues.map((i) => i.message).join(' ')}`, { issues });
+    throw new DeliveryError(
+      'http.response.invalid',
+      `The plugin response is not a valid message response: ${issues.map((i) => i.message).join(' ')}`,
+      { issues },
+    );
   }
   return parsed.data;
 }

@@ -23,7 +23,9 @@ function record(baseUrl: string, overrides: Partial<HttpPluginRecord> & { capabi
   return {
     transport: 'http',
     pluginId: 'com.example.echo',
-    manifest: HttpManifestSchema.parse(manifest({ capabilities, permissions: capabilities & 2 ? ['messages.reply', 'messages.send'] : ['messages.reply'] })),
+    manifest: HttpManifestSchema.parse(
+      manifest({ capabilities, permissions: capabilities & 2 ? ['messages.reply', 'messages.send'] : ['messages.reply'] }),
+    ),
     baseUrl,
     signingSecret: generateSigningSecret(),
     installedAt: '2026-01-01T00:00:00.000Z',
@@ -74,7 +76,13 @@ describe('HttpPluginEndpoint delivery', () => {
       text('first'),
       { ...text('same conversation'), target: { type: 'group', id: 'group-1' } },
       { ...text('elsewhere'), target: { type: 'group', id: 'group-2' } },
-      { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'user-1' }, { type: 'text', text: ' hi' }] },
+      {
+        format: 'markdown',
+        parts: [
+          { type: 'mention', target: 'user', id: 'user-1' },
+          { type: 'text', text: ' hi' },
+        ],
+      },
     ];
     const s = await serve((_req, res) => sendJson(res, 200, { ...OK_RESPONSE, outboundMessages }));
     const allowed = endpoint(record(s.url, { capabilities: 11 }));
@@ -100,10 +108,14 @@ describe('HttpPluginEndpoint delivery', () => {
     const s = await serve((_req, res) => sendJson(res, 200, { ...OK_RESPONSE, outboundMessages: [text('bad'), text('good')] }));
     const e = endpoint(record(s.url));
     const sink = new RecordingSink((r) =>
-      r.message.parts[0]?.type === 'text' && r.message.parts[0].text === 'bad' ? Object.assign(new Error('The message has no content.'), { code: 'message.empty' }) : undefined,
+      r.message.parts[0]?.type === 'text' && r.message.parts[0].text === 'bad'
+        ? Object.assign(new Error('The message has no content.'), { code: 'message.empty' })
+        : undefined,
     );
     const appended: string[] = [];
-    const logged = endpoint(record(s.url), { logs: { append: (_id, line) => appended.push(line.message), tail: async () => [], flush: async () => undefined } });
+    const logged = endpoint(record(s.url), {
+      logs: { append: (_id, line) => appended.push(line.message), tail: async () => [], flush: async () => undefined },
+    });
     await e.deliver(event, sink).decision;
     await logged.deliver(event, sink).decision;
     await Promise.all([e.idle(), logged.idle()]);
@@ -121,21 +133,60 @@ describe('HttpPluginEndpoint delivery', () => {
   });
 
   it("passes the plugin's own error through without counting it against health", async () => {
-    const s = await serve((_req, res) => sendJson(res, 200, { ...OK_RESPONSE, accepted: false, error: { code: 'weather.down', message: 'upstream down' } }));
+    const s = await serve((_req, res) =>
+      sendJson(res, 200, { ...OK_RESPONSE, accepted: false, error: { code: 'weather.down', message: 'upstream down' } }),
+    );
     const e = endpoint(record(s.url));
-    expect(await e.deliver(event, new RecordingSink()).decision).toMatchObject({ accepted: false, error: { code: 'weather.down', message: 'upstream down' } });
+    expect(await e.deliver(event, new RecordingSink()).decision).toMatchObject({
+      accepted: false,
+      error: { code: 'weather.down', message: 'upstream down' },
+    });
     expect(e.health()).toMatchObject({ status: 'healthy', lastError: null });
   });
 
   it.each([
     ['not JSON', 'http.response.invalid', (res: Parameters<Handler>[1]) => sendJson(res, 200, 'ok', 'application/json'), /not valid JSON/],
-    ['a wrong content type', 'http.response.invalid', (res: Parameters<Handler>[1]) => sendJson(res, 200, OK_RESPONSE, 'text/plain'), /content-type "text\/plain"/],
-    ['a missing field', 'http.response.invalid', (res: Parameters<Handler>[1]) => sendJson(res, 200, { accepted: true, outboundMessages: [], error: null }), /"intercepted" is required/],
-    ['too many outbound messages', 'http.response.invalid', (res: Parameters<Handler>[1]) => sendJson(res, 200, { ...OK_RESPONSE, outboundMessages: Array.from({ length: LIMITS.maxOutboundMessages + 1 }, () => text('x')) }), /outboundMessages/],
-    ['a body over 1 MiB', 'http.response.too_large', (res: Parameters<Handler>[1]) => sendJson(res, 200, { ...OK_RESPONSE, pad: 'x'.repeat(LIMITS.maxHttpResponseBytes) }), /larger than 1048576/],
-    ['401', 'http.signature_rejected', (res: Parameters<Handler>[1]) => sendJson(res, 401, { error: { code: 'signature.invalid' } }), /signing secret/],
+    [
+      'a wrong content type',
+      'http.response.invalid',
+      (res: Parameters<Handler>[1]) => sendJson(res, 200, OK_RESPONSE, 'text/plain'),
+      /content-type "text\/plain"/,
+    ],
+    [
+      'a missing field',
+      'http.response.invalid',
+      (res: Parameters<Handler>[1]) => sendJson(res, 200, { accepted: true, outboundMessages: [], error: null }),
+      /"intercepted" is required/,
+    ],
+    [
+      'too many outbound messages',
+      'http.response.invalid',
+      (res: Parameters<Handler>[1]) =>
+        sendJson(res, 200, { ...OK_RESPONSE, outboundMessages: Array.from({ length: LIMITS.maxOutboundMessages + 1 }, () => text('x')) }),
+      /outboundMessages/,
+    ],
+    [
+      'a body over 1 MiB',
+      'http.response.too_large',
+      (res: Parameters<Handler>[1]) => sendJson(res, 200, { ...OK_RESPONSE, pad: 'x'.repeat(LIMITS.maxHttpResponseBytes) }),
+      /larger than 1048576/,
+    ],
+    [
+      '401',
+      'http.signature_rejected',
+      (res: Parameters<Handler>[1]) => sendJson(res, 401, { error: { code: 'signature.invalid' } }),
+      /signing secret/,
+    ],
     ['500', 'http.status', (res: Parameters<Handler>[1]) => sendJson(res, 500, 'boom', 'text/plain'), /answered 500/],
-    ['a redirect', 'http.status', (res: Parameters<Handler>[1]) => { res.writeHead(307, { location: 'http://elsewhere.test/' }); res.end(); }, /redirects are not followed/],
+    [
+      'a redirect',
+      'http.status',
+      (res: Parameters<Handler>[1]) => {
+        res.writeHead(307, { location: 'http://elsewhere.test/' });
+        res.end();
+      },
+      /redirects are not followed/,
+    ],
   ])('reports %s as %s, without retrying', async (_name, code, answer, message) => {
     const s = await serve((_req, res) => answer(res));
     const e = endpoint(record(s.url));

@@ -183,13 +183,18 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     let notice: DeliveryOutcome['notice'];
     if (intercepted && !(this.record.manifest.capabilities & Capability.InterceptMessages)) {
       intercepted = false;
-      notice = { code: 'http.intercept.not_allowed', message: `event ${event.eventId}: intercepted: true ignored without the InterceptMessages capability` };
+      notice = {
+        code: 'http.intercept.not_allowed',
+        message: `event ${event.eventId}: intercepted: true ignored without the InterceptMessages capability`,
+      };
       this.warn(notice.code, notice.message);
     }
     if (response.outboundMessages.length > 0) {
       const capabilities = this.record.manifest.capabilities;
       void this.outbound
-        .run(() => deliverOutbound(this.pluginId, capabilities, event, response.outboundMessages, sink, (code, message) => this.warn(code, message)))
+        .run(() =>
+          deliverOutbound(this.pluginId, capabilities, event, response.outboundMessages, sink, (code, message) => this.warn(code, message)),
+        )
         .catch(() => undefined);
     }
     return {
@@ -223,7 +228,8 @@ export class HttpPluginEndpoint implements PluginEndpoint {
         timeoutMilliseconds: this.requestTimeout(),
         maxResponseBytes: LIMITS.maxHttpManifestBytes,
       });
-      if (res.status !== 200) throw new DeliveryError('http.status', `GET ${HTTP_PATHS.manifest} answered ${res.status}, expected 200.`, { status: res.status });
+      if (res.status !== 200)
+        throw new DeliveryError('http.status', `GET ${HTTP_PATHS.manifest} answered ${res.status}, expected 200.`, { status: res.status });
       this.breaker.recordSuccess();
       this.healthTracker.success();
     } catch (e) {
@@ -276,14 +282,19 @@ export class HttpPluginEndpoint implements PluginEndpoint {
           maxResponseBytes: LIMITS.maxHttpResponseBytes,
         });
         if (!RETRYABLE_STATUS.has(res.status)) return parseMessageResponse(res);
-        retryable = new DeliveryError('http.status', `The plugin answered ${res.status} on ${attempt + 1} tries; expected 200 with a message response.`, {
-          status: res.status,
-          tries: attempt + 1,
-        });
+        retryable = new DeliveryError(
+          'http.status',
+          `The plugin answered ${res.status} on ${attempt + 1} tries; expected 200 with a message response.`,
+          {
+            status: res.status,
+            tries: attempt + 1,
+          },
+        );
       } catch (e) {
         // Only connection failures before the request was written are
         // repeated: a request the plugin may have received is never sent twice.
-        if (e instanceof HttpTransportError && e.beforeRequestSent && (e.kind === 'unreachable' || e.kind === 'timeout')) retryable = toDeliveryError(e);
+        if (e instanceof HttpTransportError && e.beforeRequestSent && (e.kind === 'unreachable' || e.kind === 'timeout'))
+          retryable = toDeliveryError(e);
         else throw e;
       }
       const wait = backoff[Math.min(attempt, backoff.length - 1)] ?? 0;
@@ -297,12 +308,22 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     }
   }
 
-  private outcome(accepted: boolean, intercepted: boolean, error: { code: string; message: string } | null, started: number): DeliveryOutcome {
+  private outcome(
+    accepted: boolean,
+    intercepted: boolean,
+    error: { code: string; message: string } | null,
+    started: number,
+  ): DeliveryOutcome {
     return { pluginId: this.pluginId, accepted, intercepted, error, durationMs: performance.now() - started };
   }
 
   private warn(code: HttpDeliveryErrorCode | string, message: string): void {
     this.healthTracker.warning(code, message);
-    this.options.logs?.append(this.pluginId, { at: new Date(this.now()).toISOString(), stream: 'host', level: 'warn', message: `${code}: ${message}` });
+    this.options.logs?.append(this.pluginId, {
+      at: new Date(this.now()).toISOString(),
+      stream: 'host',
+      level: 'warn',
+      message: `${code}: ${message}`,
+    });
   }
 }

@@ -49,7 +49,11 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
     };
 
     const timer = setTimeout(() => {
-      fail(new HttpTransportError('timeout', `No complete answer within ${req.timeoutMilliseconds} ms.`, { details: { timeoutMilliseconds: req.timeoutMilliseconds } }));
+      fail(
+        new HttpTransportError('timeout', `No complete answer within ${req.timeoutMilliseconds} ms.`, {
+          details: { timeoutMilliseconds: req.timeoutMilliseconds },
+        }),
+      );
     }, req.timeoutMilliseconds);
 
     const handler: Dispatcher.DispatchHandler = {
@@ -102,7 +106,11 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
 }
 
 function tooLarge(limit: number, declared?: number): HttpTransportError {
-  return new HttpTransportError('too_large', `The response is larger than ${limit} bytes${declared === undefined ? '' : ` (Content-Length ${declared})`}.`, {
-    details: { limitBytes: limit, ...(declared === undefined ? {} : { contentLength: declared }) },
-  });
+  return new HttpTransportError(
+    'too_large',
+    `The response is larger than ${limit} bytes${declared === undefined ? '' : ` (Content-Length ${declared})`}.`,
+    {
+      details: { limitBytes: limit, ...(declared === undefined ? {} : { contentLength: declared }) },
+    },
+  );
 }

@@ -31,7 +31,12 @@ describe('fetchHttpManifest', () => {
     const s = await serve((_req, res) => sendJson(res, 200, manifest({ description: 'echoes' })));
     const secret = 'test-secret';
     const m = await fetchHttpManifest(`${s.url}/`, { signingSecret: secret });
-    expect(m).toMatchObject({ pluginId: 'com.example.echo', capabilities: 9, permissions: ['messages.reply'], eventSubscriptions: [{ eventType: 'message.created' }] });
+    expect(m).toMatchObject({
+      pluginId: 'com.example.echo',
+      capabilities: 9,
+      permissions: ['messages.reply'],
+      eventSubscriptions: [{ eventType: 'message.created' }],
+    });
     const [req] = s.requests;
     expect(req).toMatchObject({ method: 'GET', path: '/host/plugin/manifest' });
     expect(req!.headers[HTTP_HEADERS.protocolVersion]).toBe('2');
@@ -42,7 +47,9 @@ describe('fetchHttpManifest', () => {
   });
 
   it('keeps a path prefix of the base URL', async () => {
-    const s = await serve((req, res) => (req.path === '/plugins/echo/host/plugin/manifest' ? sendJson(res, 200, manifest()) : sendJson(res, 404, {})));
+    const s = await serve((req, res) =>
+      req.path === '/plugins/echo/host/plugin/manifest' ? sendJson(res, 200, manifest()) : sendJson(res, 404, {}),
+    );
     await expect(fetchHttpManifest(`${s.url}/plugins/echo/`)).resolves.toMatchObject({ pluginId: 'com.example.echo' });
   });
 
@@ -153,14 +160,18 @@ describe('fetchHttpManifest', () => {
     const e = await failure(s.url);
     expect(e.code).toBe('REGISTRATION_CAPABILITY_MISSING');
     expect(e.message).toMatch(/HttpTransport/);
-    expect((e.details as { issues: unknown[] }).issues).toEqual([expect.objectContaining({ code: 'manifest.capabilities.missing', path: 'capabilities' })]);
+    expect((e.details as { issues: unknown[] }).issues).toEqual([
+      expect.objectContaining({ code: 'manifest.capabilities.missing', path: 'capabilities' }),
+    ]);
   });
 
   it('reports another protocol version as REGISTRATION_PROTOCOL_UNSUPPORTED', async () => {
     const s = await serve((_req, res) => sendJson(res, 200, manifest({ protocolVersion: 1 as never })));
     const e = await failure(s.url);
     expect(e.code).toBe('REGISTRATION_PROTOCOL_UNSUPPORTED');
-    expect((e.details as { issues: unknown[] }).issues).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'manifest.protocolVersion.unsupported' })]));
+    expect((e.details as { issues: unknown[] }).issues).toEqual(
+      expect.arrayContaining([expect.objectContaining({ code: 'manifest.protocolVersion.unsupported' })]),
+    );
   });
 
   it('reports other manifest problems as REGISTRATION_MANIFEST_INVALID, field by field', async () => {
@@ -173,14 +184,20 @@ describe('fetchHttpManifest', () => {
 });
 
 describe('fetchHttpManifest address policy', () => {
-  it.each(['http://169.254.169.254/', 'http://[::ffff:169.254.169.254]/', 'http://[::ffff:a9fe:a9fe]/', 'http://0.0.0.0:9/', 'http://[fe80::1]/', 'http://224.0.0.1/', 'http://100.100.100.200/', 'http://[fd00:ec2::254]/'])(
-    'refuses %s with REGISTRATION_ADDRESS_REFUSED',
-    async (url) => {
-      const e = await failure(url);
-      expect(e.code).toBe('REGISTRATION_ADDRESS_REFUSED');
-      expect(e.message).toMatch(/never calls/);
-    },
-  );
+  it.each([
+    'http://169.254.169.254/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://0.0.0.0:9/',
+    'http://[fe80::1]/',
+    'http://224.0.0.1/',
+    'http://100.100.100.200/',
+    'http://[fd00:ec2::254]/',
+  ])('refuses %s with REGISTRATION_ADDRESS_REFUSED', async (url) => {
+    const e = await failure(url);
+    expect(e.code).toBe('REGISTRATION_ADDRESS_REFUSED');
+    expect(e.message).toMatch(/never calls/);
+  });
 
   it('refuses loopback when allowLoopback is off, without connecting', async () => {
     const s = await serve((_req, res) => sendJson(res, 200, manifest()));
@@ -198,7 +215,10 @@ describe('fetchHttpManifest address policy', () => {
     ];
     const e = await failure(`http://plugin.test:${s.port}`, { resolver });
     expect(e.code).toBe('REGISTRATION_ADDRESS_REFUSED');
-    expect(e.details).toMatchObject({ hostname: 'plugin.test', refused: [expect.objectContaining({ address: '169.254.169.254', category: 'link-local' })] });
+    expect(e.details).toMatchObject({
+      hostname: 'plugin.test',
+      refused: [expect.objectContaining({ address: '169.254.169.254', category: 'link-local' })],
+    });
     expect(s.requests).toHaveLength(0);
   });
 

@@ -1,6 +1,15 @@
 import { Client } from 'undici';
 import { HostError } from '@host/host-core';
-import { HTTP_DEFAULTS, HTTP_HEADERS, HTTP_PATHS, LIMITS, PROTOCOL_VERSION, parseHttpManifest, type HttpManifest, type RegistrationErrorCode } from '@host/protocol';
+import {
+  HTTP_DEFAULTS,
+  HTTP_HEADERS,
+  HTTP_PATHS,
+  LIMITS,
+  PROTOCOL_VERSION,
+  parseHttpManifest,
+  type HttpManifest,
+  type RegistrationErrorCode,
+} from '@host/protocol';
 import { DEFAULT_ADDRESS_POLICY, type AddressPolicy } from './address-policy';
 import { parseBaseUrl } from './base-url';
 import { exchange } from './exchange';
@@ -88,26 +97,39 @@ export async function fetchHttpManifest(baseUrl: string, options: FetchManifestO
     });
     if (res.status >= 300 && res.status < 400) {
       const location = res.headers['location'];
-      throw new HostError('REGISTRATION_REDIRECT', `GET ${url} answered ${res.status}${location ? ` redirecting to ${String(location)}` : ''}; redirects are not followed. Register the final URL.`, {
-        url,
-        status: res.status,
-        ...(location ? { location: String(location) } : {}),
-      });
+      throw new HostError(
+        'REGISTRATION_REDIRECT',
+        `GET ${url} answered ${res.status}${location ? ` redirecting to ${String(location)}` : ''}; redirects are not followed. Register the final URL.`,
+        {
+          url,
+          status: res.status,
+          ...(location ? { location: String(location) } : {}),
+        },
+      );
     }
     if (res.status !== 200) {
-      throw new HostError('REGISTRATION_HTTP_STATUS', `GET ${url} answered ${res.status}, expected 200 with the manifest.`, { url, status: res.status });
+      throw new HostError('REGISTRATION_HTTP_STATUS', `GET ${url} answered ${res.status}, expected 200 with the manifest.`, {
+        url,
+        status: res.status,
+      });
     }
     if (!isJsonContentType(res.headers['content-type'])) {
-      throw new HostError('REGISTRATION_NOT_JSON', `GET ${url} answered with content-type "${String(res.headers['content-type'] ?? 'none')}"; serve the manifest as application/json.`, {
-        url,
-        contentType: res.headers['content-type'] ?? null,
-      });
+      throw new HostError(
+        'REGISTRATION_NOT_JSON',
+        `GET ${url} answered with content-type "${String(res.headers['content-type'] ?? 'none')}"; serve the manifest as application/json.`,
+        {
+          url,
+          contentType: res.headers['content-type'] ?? null,
+        },
+      );
     }
     let json: unknown;
     try {
       json = JSON.parse(res.body.toString('utf8'));
     } catch (e) {
-      throw new HostError('REGISTRATION_NOT_JSON', `GET ${url} answered with a body that is not valid JSON: ${(e as Error).message}`, { url });
+      throw new HostError('REGISTRATION_NOT_JSON', `GET ${url} answered with a body that is not valid JSON: ${(e as Error).message}`, {
+        url,
+      });
     }
     const parsed = parseHttpManifest(json);
     if (parsed.ok) return parsed.value;

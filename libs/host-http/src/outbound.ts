@@ -25,7 +25,10 @@ export async function deliverOutbound(
     const message = { format: item.format, parts: item.parts };
     const isReply = !item.target || isEventConversation(event, item.target);
     if (!isReply && !(capabilities & Capability.SendMessages)) {
-      warn('http.outbound.send_not_allowed', `event ${event.eventId}, outboundMessages[${index}]: target ${item.target!.type}:${item.target!.id} needs the SendMessages capability; not sent`);
+      warn(
+        'http.outbound.send_not_allowed',
+        `event ${event.eventId}, outboundMessages[${index}]: target ${item.target!.type}:${item.target!.id} needs the SendMessages capability; not sent`,
+      );
       continue;
     }
     try {
@@ -36,7 +39,10 @@ export async function deliverOutbound(
       );
     } catch (e) {
       const code = (e as { code?: unknown }).code;
-      warn(typeof code === 'string' ? code : 'INTERNAL', `event ${event.eventId}, outboundMessages[${index}]: ${(e as Error)?.message ?? String(e)}`);
+      warn(
+        typeof code === 'string' ? code : 'INTERNAL',
+        `event ${event.eventId}, outboundMessages[${index}]: ${(e as Error)?.message ?? String(e)}`,
+      );
     }
   }
 }

@@ -40,7 +40,9 @@ describe('DNS rebinding', () => {
 
   it('checks every lookup and connects only to the checked address', async () => {
     const resolver = scriptedResolver(['127.0.0.1'], ['169.254.169.254']);
-    await expect(fetchHttpManifest(`http://rebind.test:${server.port}`, { resolver })).resolves.toMatchObject({ pluginId: 'com.example.echo' });
+    await expect(fetchHttpManifest(`http://rebind.test:${server.port}`, { resolver })).resolves.toMatchObject({
+      pluginId: 'com.example.echo',
+    });
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]!.localAddress).toBe('127.0.0.1');
     // The name now points at the metadata service: refused, never connected.
@@ -56,7 +58,12 @@ describe('DNS rebinding', () => {
     // or a proxy of the test machine), the socket's destination is observed
     // through undici's diagnostics channels.
     const resolver = scriptedResolver(['203.0.113.10'], ['169.254.169.254']);
-    const options = { resolver, policy: { allowLoopback: false, allowPrivate: false }, connectTimeoutMilliseconds: 300, timeoutMilliseconds: 2000 };
+    const options = {
+      resolver,
+      policy: { allowLoopback: false, allowPrivate: false },
+      connectTimeoutMilliseconds: 300,
+      timeoutMilliseconds: 2000,
+    };
     const destinations = observeDestinations();
     try {
       await fetchHttpManifest('http://rebind.test', options).catch(() => undefined);
@@ -103,11 +110,29 @@ describe('https with a pinned address', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'host-http-tls-'));
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=plugin.test', '-addext', 'subjectAltName=DNS:plugin.test',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=plugin.test',
+        '-addext',
+        'subjectAltName=DNS:plugin.test',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'));
     key = readFileSync(join(dir, 'key.pem'));
     server = createServer({ cert, key }, (req, res) => {
@@ -128,7 +153,9 @@ describe('https with a pinned address', () => {
 
   it('sends the host name as SNI and checks the certificate against it, not against the address', async () => {
     const resolver = scriptedResolver(['127.0.0.1']);
-    await expect(fetchHttpManifest(`https://plugin.test:${port}`, { resolver, tls: { ca: cert } })).resolves.toMatchObject({ pluginId: 'com.example.echo' });
+    await expect(fetchHttpManifest(`https://plugin.test:${port}`, { resolver, tls: { ca: cert } })).resolves.toMatchObject({
+      pluginId: 'com.example.echo',
+    });
     expect(servernames.at(-1)).toBe('plugin.test');
   });
 

@@ -60,7 +60,10 @@ export async function resolveChecked(hostname: string, options: ConnectOptions):
       });
     }
     if (addresses.length === 0) {
-      throw new HttpTransportError('unreachable', `The host name ${bare} resolves to no address.`, { beforeRequestSent: true, details: { hostname: bare } });
+      throw new HttpTransportError('unreachable', `The host name ${bare} resolves to no address.`, {
+        beforeRequestSent: true,
+        details: { hostname: bare },
+      });
     }
   }
   const refused = addresses

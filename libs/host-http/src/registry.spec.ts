@@ -53,7 +53,10 @@ afterEach(async () => {
 
 describe('POST /api/plugins/http', () => {
   it('registers the plugin, answers 201 with the secret once, and makes it deliverable', async () => {
-    const res = await request(app()).post('/api/plugins/http').send({ baseUrl: `${plugin.url}/` }).expect(201);
+    const res = await request(app())
+      .post('/api/plugins/http')
+      .send({ baseUrl: `${plugin.url}/` })
+      .expect(201);
     expect(res.body.signingSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(res.body.notice).toMatch(/shown only once/);
     expect(res.body.plugin).toMatchObject({
@@ -116,7 +119,10 @@ describe('POST /api/plugins/http', () => {
     const res = await request(app()).post('/api/plugins/http').send({ url: plugin.url }).expect(400);
     expect(res.body.error.code).toBe('BAD_REQUEST');
     expect(res.body.error.details.issues.map((i: { path: string }) => i.path).sort()).toEqual(['baseUrl', 'url']);
-    expect(res.body.error.details.issues.map((i: { code: string }) => i.code).sort()).toEqual(['request.field.required', 'request.field.unknown']);
+    expect(res.body.error.details.issues.map((i: { code: string }) => i.code).sort()).toEqual([
+      'request.field.required',
+      'request.field.unknown',
+    ]);
     expect(res.body.error.message).toMatch(/^The request body is not valid: /);
   });
 
@@ -129,7 +135,10 @@ describe('POST /api/plugins/http', () => {
   });
 
   it('stores the per-plugin timeout and can register disabled', async () => {
-    const res = await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url, requestTimeoutMilliseconds: 2500, enabled: false }).expect(201);
+    const res = await request(app())
+      .post('/api/plugins/http')
+      .send({ baseUrl: plugin.url, requestTimeoutMilliseconds: 2500, enabled: false })
+      .expect(201);
     expect(res.body.plugin).toMatchObject({ enabled: false, state: 'stopped', requestTimeoutMilliseconds: 2500, health: null });
     expect(endpoints.size).toBe(0);
   });
@@ -142,12 +151,14 @@ describe('POST /api/plugins/:pluginId/refresh', () => {
     const res = await request(app()).post('/api/plugins/com.example.echo/refresh').expect(200);
     expect(res.body).toMatchObject({ previousVersion: '1.0.0', changed: true, plugin: { version: '1.1.0', capabilities: 13 } });
     expect((await store.get('com.example.echo'))?.manifest.version).toBe('1.1.0');
-    expect((endpoints.get('com.example.echo') as unknown as { current: { manifest: { version: string } } }).current.manifest.version).toBe('1.1.0');
+    expect((endpoints.get('com.example.echo') as unknown as { current: { manifest: { version: string } } }).current.manifest.version).toBe(
+      '1.1.0',
+    );
     // The refresh is signed with the stored secret and names the plugin.
     const last = plugin.requests.at(-1)!;
     expect(last.headers['x-host-plugin-id']).toBe('com.example.echo');
     expect(last.headers['x-host-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
-    expect(first.body.signingSecret).toBe((await store.get('com.example.echo') as { signingSecret: string }).signingSecret);
+    expect(first.body.signingSecret).toBe(((await store.get('com.example.echo')) as { signingSecret: string }).signingSecret);
   });
 
   it('reports no change when the manifest is the same', async () => {
@@ -186,7 +197,11 @@ describe('enable, disable, remove, load', () => {
     expect(registry.status((await store.get('com.example.echo')) as never)).toMatchObject({ state: 'stopped' });
     expect(await registry.enable('com.example.echo')).toMatchObject({ enabled: true, state: 'running', health: { status: 'healthy' } });
     expect(endpoints.has('com.example.echo')).toBe(true);
-    expect(registry.status((await store.get('com.example.echo')) as never)).toMatchObject({ state: 'running', health: 'healthy', crashCount: 0 });
+    expect(registry.status((await store.get('com.example.echo')) as never)).toMatchObject({
+      state: 'running',
+      health: 'healthy',
+      crashCount: 0,
+    });
   });
 
   it('remove unregisters the plugin and frees its id', async () => {
@@ -244,7 +259,8 @@ describe('enable, disable, remove, load', () => {
     await plugin.close();
     registry.startHealthChecks(25);
     const deadline = Date.now() + 5000;
-    while (registry.health('com.example.echo')?.status !== 'unreachable' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (registry.health('com.example.echo')?.status !== 'unreachable' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     expect(registry.health('com.example.echo')).toMatchObject({ status: 'unreachable', lastError: { code: 'http.unreachable' } });
     registry.stopHealthChecks();
   });

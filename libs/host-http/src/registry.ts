@@ -1,5 +1,15 @@
 import { RegisterHttpPluginSchema, type RegisterHttpPluginInput } from '@host/admin-api';
-import { HostError, invalidRequest, KeyedLock, type HttpPluginRecord, type PluginEndpoint, type PluginLock, type PluginRecord, type RegistryStore, type RuntimeStatus } from '@host/host-core';
+import {
+  HostError,
+  invalidRequest,
+  KeyedLock,
+  type HttpPluginRecord,
+  type PluginEndpoint,
+  type PluginLock,
+  type PluginRecord,
+  type RegistryStore,
+  type RuntimeStatus,
+} from '@host/host-core';
 import { capabilityNames, toValidationIssues, type CapabilityName, type HttpManifest } from '@host/protocol';
 import { parseBaseUrl } from './base-url';
 import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
@@ -108,15 +118,21 @@ export class HttpPluginRegistry {
         installedAt: now,
         updatedAt: now,
         enabled: parsed.data.enabled,
-        ...(parsed.data.requestTimeoutMilliseconds === undefined ? {} : { requestTimeoutMilliseconds: parsed.data.requestTimeoutMilliseconds }),
+        ...(parsed.data.requestTimeoutMilliseconds === undefined
+          ? {}
+          : { requestTimeoutMilliseconds: parsed.data.requestTimeoutMilliseconds }),
       };
       const existing = await this.deps.store.putIfAbsent(record);
       if (existing) {
         const where = existing.transport === 'http' ? `an HTTP plugin registered at ${existing.baseUrl}` : 'an installed stdio plugin';
-        throw new HostError('REGISTRATION_ID_TAKEN', `pluginId ${manifest.pluginId} is already used by ${where}. Remove it first, or refresh it if it is this service.`, {
-          pluginId: manifest.pluginId,
-          transport: existing.transport,
-        });
+        throw new HostError(
+          'REGISTRATION_ID_TAKEN',
+          `pluginId ${manifest.pluginId} is already used by ${where}. Remove it first, or refresh it if it is this service.`,
+          {
+            pluginId: manifest.pluginId,
+            transport: existing.transport,
+          },
+        );
       }
       if (record.enabled) this.attach(record);
       return { plugin: this.view(record), signingSecret };
@@ -128,9 +144,19 @@ export class HttpPluginRegistry {
     const record = await this.httpRecord(pluginId);
     const manifest = await fetchHttpManifest(record.baseUrl, { ...this.networkOptions(), signingSecret: record.signingSecret, pluginId });
     if (manifest.pluginId !== pluginId) {
-      throw new HostError('REGISTRATION_MANIFEST_INVALID', `The service at ${record.baseUrl} now reports pluginId ${manifest.pluginId}, but it was registered as ${pluginId}. A pluginId must stay the same; register the new id separately.`, {
-        issues: [{ code: 'manifest.pluginId.invalid', path: 'pluginId', message: `"pluginId" changed from ${pluginId} to ${manifest.pluginId}.` }],
-      });
+      throw new HostError(
+        'REGISTRATION_MANIFEST_INVALID',
+        `The service at ${record.baseUrl} now reports pluginId ${manifest.pluginId}, but it was registered as ${pluginId}. A pluginId must stay the same; register the new id separately.`,
+        {
+          issues: [
+            {
+              code: 'manifest.pluginId.invalid',
+              path: 'pluginId',
+              message: `"pluginId" changed from ${pluginId} to ${manifest.pluginId}.`,
+            },
+          ],
+        },
+      );
     }
     return this.locks.run(pluginId, async () => {
       const now = new Date().toISOString();
@@ -183,7 +209,9 @@ export class HttpPluginRegistry {
     return {
       state: record.enabled ? 'running' : 'stopped',
       crashCount: 0,
-      ...(health ? { health: health.status, ...(health.lastError ? { lastError: `${health.lastError.code}: ${health.lastError.message}` } : {}) } : {}),
+      ...(health
+        ? { health: health.status, ...(health.lastError ? { lastError: `${health.lastError.code}: ${health.lastError.message}` } : {}) }
+        : {}),
     };
   }
 
@@ -226,7 +254,9 @@ export class HttpPluginRegistry {
     return this.locks.run(pluginId, async () => {
       const now = new Date().toISOString();
       // Only enabled (and updatedAt) change, on the record as stored now.
-      const stored = await this.deps.store.update(pluginId, (current) => (current.transport === 'http' ? { ...current, enabled, updatedAt: now } : undefined));
+      const stored = await this.deps.store.update(pluginId, (current) =>
+        current.transport === 'http' ? { ...current, enabled, updatedAt: now } : undefined,
+      );
       const updated = this.asHttpRecord(pluginId, stored);
       if (enabled && !this.live.has(pluginId)) this.attach(updated);
       if (!enabled) await this.detach(pluginId);
@@ -255,7 +285,10 @@ export class HttpPluginRegistry {
   private asHttpRecord(pluginId: string, record: PluginRecord | undefined): HttpPluginRecord {
     if (!record) throw new HostError('PLUGIN_NOT_FOUND', `No plugin with pluginId ${pluginId}. List plugins with GET /api/plugins.`);
     if (record.transport !== 'http') {
-      throw new HostError('PLUGIN_STATE_CONFLICT', `${pluginId} is a stdio plugin; this action applies to HTTP plugins. Update stdio plugins by uploading a new package.`);
+      throw new HostError(
+        'PLUGIN_STATE_CONFLICT',
+        `${pluginId} is a stdio plugin; this action applies to HTTP plugins. Update stdio plugins by uploading a new package.`,
+      );
     }
     return record;
   }

@@ -20,7 +20,11 @@ async function serve(handler: Handler, ...rest: [] | [string]): Promise<TestServ
   return s;
 }
 
-function endpointFor(baseUrl: string, options: HttpEndpointOptions = {}, requestTimeoutMilliseconds?: number): { endpoint: HttpPluginEndpoint; record: HttpPluginRecord } {
+function endpointFor(
+  baseUrl: string,
+  options: HttpEndpointOptions = {},
+  requestTimeoutMilliseconds?: number,
+): { endpoint: HttpPluginEndpoint; record: HttpPluginRecord } {
   const record: HttpPluginRecord = {
     transport: 'http',
     pluginId: 'com.example.echo',
@@ -55,7 +59,8 @@ describe('retries', () => {
     expect(s.requests).toHaveLength(3);
     const ids = s.requests.map((r) => r.headers[HTTP_HEADERS.deliveryId]);
     expect(new Set(ids).size).toBe(1);
-    for (const r of s.requests) expect(verifySignature({ secrets: [record.signingSecret], rawBody: r.body, headers: r.headers })).toMatchObject({ ok: true });
+    for (const r of s.requests)
+      expect(verifySignature({ secrets: [record.signingSecret], rawBody: r.body, headers: r.headers })).toMatchObject({ ok: true });
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(190);
     expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(790);
     expect(endpoint.health().status).toBe('healthy');

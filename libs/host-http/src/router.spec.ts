@@ -42,7 +42,9 @@ beforeEach(async () => {
   store = await JsonRegistryStore.open(join(dir, 'state'));
   registry = new HttpPluginRegistry({ store });
   status = 200;
-  plugin = await startServer((req, res) => (req.path === '/host/plugin/manifest' ? sendJson(res, status, manifest()) : sendJson(res, 404, {})));
+  plugin = await startServer((req, res) =>
+    req.path === '/host/plugin/manifest' ? sendJson(res, status, manifest()) : sendJson(res, 404, {}),
+  );
 });
 
 afterEach(async () => {
@@ -57,7 +59,10 @@ const CONTRACTS = [ADMIN_ROUTES.registerHttpPlugin, ADMIN_ROUTES.refreshHttpPlug
 /** A failure with the code expected, which the route's contract declares. */
 function expectDeclared(res: request.Response, contract: RouteContract, code: string): void {
   expect(ErrorBodySchema.safeParse(res.body).success).toBe(true);
-  expect({ code: res.body.error.code, declared: declaredErrorCodes(contract).includes(res.body.error.code) }).toEqual({ code, declared: true });
+  expect({ code: res.body.error.code, declared: declaredErrorCodes(contract).includes(res.body.error.code) }).toEqual({
+    code,
+    declared: true,
+  });
   expect(res.status).toBe((ERROR_CATALOG[code as keyof typeof ERROR_CATALOG] as { status?: number }).status ?? 400);
 }
 
@@ -66,14 +71,20 @@ describe('HTTP registration routes', () => {
     const routes = httpRegistrationRoutes({ registry });
     expect(routes.map(routeKey)).toEqual(CONTRACTS.map(routeKey));
     routes.forEach((r, i) => {
-      expect({ errors: r.errors, responses: r.responses, body: r.body }).toEqual({ errors: CONTRACTS[i]!.errors, responses: CONTRACTS[i]!.responses, body: CONTRACTS[i]!.body });
+      expect({ errors: r.errors, responses: r.responses, body: r.body }).toEqual({
+        errors: CONTRACTS[i]!.errors,
+        responses: CONTRACTS[i]!.responses,
+        body: CONTRACTS[i]!.body,
+      });
     });
   });
 
   it('declare every registration code of the catalogue that a manifest fetch can end with', () => {
     const registration = Object.keys(ERROR_CATALOG).filter((c) => c.startsWith('REGISTRATION_'));
     expect(ADMIN_ROUTES.registerHttpPlugin.errors).toEqual(expect.arrayContaining(registration));
-    const refreshable = registration.filter((c) => !['REGISTRATION_URL_INVALID', 'REGISTRATION_URL_CREDENTIALS', 'REGISTRATION_ID_TAKEN'].includes(c));
+    const refreshable = registration.filter(
+      (c) => !['REGISTRATION_URL_INVALID', 'REGISTRATION_URL_CREDENTIALS', 'REGISTRATION_ID_TAKEN'].includes(c),
+    );
     expect(ADMIN_ROUTES.refreshHttpPlugin.errors).toEqual(expect.arrayContaining(refreshable));
   });
 
@@ -85,11 +96,18 @@ describe('HTTP registration routes', () => {
   });
 
   describe('POST /plugins/http failures', () => {
-    const register = (body: unknown) => request(app()).post('/api/plugins/http').send(body as object);
+    const register = (body: unknown) =>
+      request(app())
+        .post('/api/plugins/http')
+        .send(body as object);
 
     it('an invalid body: BAD_REQUEST', async () => {
       expectDeclared(await register({ url: plugin.url }), ADMIN_ROUTES.registerHttpPlugin, 'BAD_REQUEST');
-      expectDeclared(await register({ baseUrl: plugin.url, requestTimeoutMilliseconds: 5 }), ADMIN_ROUTES.registerHttpPlugin, 'BAD_REQUEST');
+      expectDeclared(
+        await register({ baseUrl: plugin.url, requestTimeoutMilliseconds: 5 }),
+        ADMIN_ROUTES.registerHttpPlugin,
+        'BAD_REQUEST',
+      );
     });
 
     it('a body that is not JSON: BAD_REQUEST', async () => {

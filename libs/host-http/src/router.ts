@@ -28,7 +28,8 @@ export function httpRegistrationRoutes({ registry }: HttpRegistrationRouterDeps)
         const result = await registry.register(body);
         const answer: RegisterHttpPluginResponse = {
           ...result,
-          notice: 'Copy the signing secret now: it is shown only once. Configure the plugin with it so it can verify requests from this host.',
+          notice:
+            'Copy the signing secret now: it is shown only once. Configure the plugin with it so it can verify requests from this host.',
         };
         return { status: 201, body: answer };
       },
@@ -37,7 +38,8 @@ export function httpRegistrationRoutes({ registry }: HttpRegistrationRouterDeps)
     ),
     implementRoute(ADMIN_ROUTES.refreshHttpPlugin, async ({ params }) => {
       const pluginId = params['pluginId']!;
-      if (!PLUGIN_ID_PATTERN.test(pluginId)) throw new HostError('PLUGIN_NOT_FOUND', `No plugin with pluginId ${pluginId}. List plugins with GET /api/plugins.`, { pluginId });
+      if (!PLUGIN_ID_PATTERN.test(pluginId))
+        throw new HostError('PLUGIN_NOT_FOUND', `No plugin with pluginId ${pluginId}. List plugins with GET /api/plugins.`, { pluginId });
       const answer: RefreshHttpPluginResponse = await registry.refresh(pluginId);
       return { body: answer };
     }),

@@ -4,15 +4,7 @@
  * maps the kind to its own code.
  */
 export type TransportErrorKind =
-  | 'address_refused'
-  | 'unreachable'
-  | 'timeout'
-  | 'tls'
-  | 'redirect'
-  | 'status'
-  | 'not_json'
-  | 'too_large'
-  | 'invalid';
+  'address_refused' | 'unreachable' | 'timeout' | 'tls' | 'redirect' | 'status' | 'not_json' | 'too_large' | 'invalid';
 
 export class HttpTransportError extends Error {
   readonly kind: TransportErrorKind;
@@ -23,7 +15,11 @@ export class HttpTransportError extends Error {
   readonly beforeRequestSent: boolean;
   readonly details: Record<string, unknown>;
 
-  constructor(kind: TransportErrorKind, message: string, options: { beforeRequestSent?: boolean; details?: Record<string, unknown>; cause?: unknown } = {}) {
+  constructor(
+    kind: TransportErrorKind,
+    message: string,
+    options: { beforeRequestSent?: boolean; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HttpTransportError';
     this.kind = kind;
@@ -46,10 +42,18 @@ export function connectFailure(err: unknown, address: string | undefined, target
   const reason = (err as Error)?.message ?? String(err);
   const details = { target, ...(address ? { address } : {}), ...(code ? { cause: code } : {}) };
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new HttpTransportError('timeout', `Connecting to ${target}${address ? ` (${address})` : ''} timed out.`, { beforeRequestSent: true, details, cause: err });
+    return new HttpTransportError('timeout', `Connecting to ${target}${address ? ` (${address})` : ''} timed out.`, {
+      beforeRequestSent: true,
+      details,
+      cause: err,
+    });
   }
   if (code && TLS_CODE.test(code)) {
-    return new HttpTransportError('tls', `TLS handshake with ${target} failed: ${reason}`, { beforeRequestSent: true, details, cause: err });
+    return new HttpTransportError('tls', `TLS handshake with ${target} failed: ${reason}`, {
+      beforeRequestSent: true,
+      details,
+      cause: err,
+    });
   }
   return new HttpTransportError('unreachable', `Could not connect to ${target}${address ? ` (${address})` : ''}: ${reason}`, {
     beforeRequestSent: true,

@@ -50,7 +50,11 @@ function checkKind(entry: AdmEntry, name: string): { isDirectory: boolean; execu
   const msdos = attr & 0xffff;
   const type = unixMode & S_IFMT;
   if (type === S_IFLNK || msdos & MSDOS_REPARSE_POINT) {
-    throw entryError('INSTALL_LINK_ENTRY', name, `Entry "${printableName(name)}" is a symbolic link. Replace it with the file or folder it points to.`);
+    throw entryError(
+      'INSTALL_LINK_ENTRY',
+      name,
+      `Entry "${printableName(name)}" is a symbolic link. Replace it with the file or folder it points to.`,
+    );
   }
   if (type !== 0 && type !== S_IFREG && type !== S_IFDIR) {
     throw entryError(
@@ -81,9 +85,13 @@ function boundedNameDecoder(limits: InstallLimits, tooMany: (count: number) => H
     decode: (raw: Buffer): string => {
       const shown = () => printableName(raw.subarray(0, 80).toString('utf8'));
       if (raw.length > MAX_NAME_BYTES) {
-        throw new HostError('INSTALL_INVALID_ENTRY_NAME', `Entry "${shown()}..." has a name of ${raw.length} bytes; at most ${MAX_NAME_BYTES} are allowed. Shorten the path.`, {
-          entry: shown(),
-        });
+        throw new HostError(
+          'INSTALL_INVALID_ENTRY_NAME',
+          `Entry "${shown()}..." has a name of ${raw.length} bytes; at most ${MAX_NAME_BYTES} are allowed. Shorten the path.`,
+          {
+            entry: shown(),
+          },
+        );
       }
       const name = raw.toString('utf8');
       // adm-zip decodes a name again on every access; count each raw name once.
@@ -92,9 +100,13 @@ function boundedNameDecoder(limits: InstallLimits, tooMany: (count: number) => H
       let depth = 0;
       for (let i = name.indexOf('/'); i !== -1 && i < name.length - 1; i = name.indexOf('/', i + 1)) {
         if (++depth > MAX_NAME_DEPTH) {
-          throw new HostError('INSTALL_INVALID_ENTRY_NAME', `Entry "${shown()}..." is nested more than ${MAX_NAME_DEPTH} folders deep. Flatten the package.`, {
-            entry: shown(),
-          });
+          throw new HostError(
+            'INSTALL_INVALID_ENTRY_NAME',
+            `Entry "${shown()}..." is nested more than ${MAX_NAME_DEPTH} folders deep. Flatten the package.`,
+            {
+              entry: shown(),
+            },
+          );
         }
         folders.add(name.slice(0, i + 1));
         if (folders.size > limits.maxEntries) throw tooMany(folders.size);
@@ -149,7 +161,11 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
     const h = source.header;
     // The local header's flags are checked again when the entry is inflated.
     if (h.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION) || h.method === METHOD_AES) {
-      throw entryError('INSTALL_ENCRYPTED_ENTRY', name, `Entry "${printableName(name)}" is encrypted. Build the package without a password.`);
+      throw entryError(
+        'INSTALL_ENCRYPTED_ENTRY',
+        name,
+        `Entry "${printableName(name)}" is encrypted. Build the package without a password.`,
+      );
     }
     const isDirectory = nameIsDir || kind.isDirectory;
     if (!isDirectory && h.method !== METHOD_STORED && h.method !== METHOD_DEFLATE) {
@@ -163,7 +179,11 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
     const key = collisionKey(path);
     const seen = exact.get(path);
     if (seen !== undefined && !(isDirectory && seen === 'dir')) {
-      throw entryError('INSTALL_DUPLICATE_ENTRY', name, `The archive has "${printableName(path)}" twice. Re-create the ZIP so each file appears once.`);
+      throw entryError(
+        'INSTALL_DUPLICATE_ENTRY',
+        name,
+        `The archive has "${printableName(path)}" twice. Re-create the ZIP so each file appears once.`,
+      );
     }
     const other = folded.get(key);
     if (other !== undefined && other !== path) {
@@ -213,7 +233,9 @@ function checkOverlaps(buffer: Buffer, entries: ArchiveEntry[]): void {
   const spans = entries.map((e) => {
     const start = e.source.header.offset;
     if (start + LOCAL_HEADER_BYTES > buffer.length || buffer.readUInt32LE(start) !== LOCAL_HEADER_SIGNATURE) {
-      throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: `entry "${printableName(e.path)}" has no local header at offset ${start}` });
+      throw new HostError('INSTALL_NOT_A_ZIP', undefined, {
+        reason: `entry "${printableName(e.path)}" has no local header at offset ${start}`,
+      });
     }
     const header = LOCAL_HEADER_BYTES + buffer.readUInt16LE(start + 26) + buffer.readUInt16LE(start + 28);
     return { start, end: start + header + e.compressedSize, path: e.path };

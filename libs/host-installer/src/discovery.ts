@@ -8,20 +8,34 @@ export interface DiscoveryResult {
   invalid: InvalidPackage[];
 }
 
-async function readPackageManifest(dir: string, folder: string): Promise<{ ok: true; manifest: StdioManifest } | { ok: false; issues: ValidationIssue[] }> {
+async function readPackageManifest(
+  dir: string,
+  folder: string,
+): Promise<{ ok: true; manifest: StdioManifest } | { ok: false; issues: ValidationIssue[] }> {
   const file = join(dir, 'manifest.json');
   let text: string;
   try {
     const stat = await fs.stat(file);
     if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOENT' });
     if (stat.size > LIMITS.maxManifestBytes) {
-      return { ok: false, issues: [{ code: 'manifest.field.invalid', path: '', message: `manifest.json is larger than ${LIMITS.maxManifestBytes / 1024} KiB.` }] };
+      return {
+        ok: false,
+        issues: [
+          { code: 'manifest.field.invalid', path: '', message: `manifest.json is larger than ${LIMITS.maxManifestBytes / 1024} KiB.` },
+        ],
+      };
     }
     text = await fs.readFile(file, 'utf8');
   } catch {
     return {
       ok: false,
-      issues: [{ code: 'manifest.field.required', path: '', message: `plugins-v2/${folder}/manifest.json is missing. Reinstall the plugin from its package.` }],
+      issues: [
+        {
+          code: 'manifest.field.required',
+          path: '',
+          message: `plugins-v2/${folder}/manifest.json is missing. Reinstall the plugin from its package.`,
+        },
+      ],
     };
   }
   const json = parseManifestText(text);

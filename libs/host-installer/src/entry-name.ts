@@ -58,7 +58,10 @@ export function checkEntryName(name: string): SafeEntryName {
   const isDirectory = name.endsWith('/');
   const segments = (isDirectory ? name.slice(0, -1) : name).split('/');
   if (segments.includes('..')) {
-    fail('INSTALL_PATH_TRAVERSAL', `Entry "${shown}" climbs out of the package with "..". Re-create the ZIP from inside the package folder.`);
+    fail(
+      'INSTALL_PATH_TRAVERSAL',
+      `Entry "${shown}" climbs out of the package with "..". Re-create the ZIP from inside the package folder.`,
+    );
   }
   const kept = segments.filter((s) => s !== '.');
   if (kept.length === 0) fail('INSTALL_INVALID_ENTRY_NAME', `Entry "${shown}" names no file. Re-create the ZIP.`);

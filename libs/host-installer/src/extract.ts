@@ -44,7 +44,11 @@ export function inflateEntry(entry: ArchiveEntry, limits: InstallLimits, budget:
   // The local header is read only now; it must agree with the central directory.
   const local = (entry.source.header as unknown as { localHeader: { flags: number; method: number } }).localHeader;
   if (local.flags & 0x41) {
-    throw new HostError('INSTALL_ENCRYPTED_ENTRY', `Entry "${printableName(entry.path)}" is encrypted. Build the package without a password.`, { entry: entry.path });
+    throw new HostError(
+      'INSTALL_ENCRYPTED_ENTRY',
+      `Entry "${printableName(entry.path)}" is encrypted. Build the package without a password.`,
+      { entry: entry.path },
+    );
   }
   if (local.method !== entry.method) throw corrupt(entry, 'has a local header that disagrees with the central directory');
   const ratioCap = Math.max(limits.ratioThresholdBytes, entry.compressedSize * limits.maxCompressionRatio);
@@ -57,7 +61,8 @@ export function inflateEntry(entry: ArchiveEntry, limits: InstallLimits, budget:
     try {
       data = inflateRawSync(compressed, { maxOutputLength: Math.max(1, cap) });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ERR_BUFFER_TOO_LARGE') throw corrupt(entry, `has damaged compressed data (${(e as Error).message})`);
+      if ((e as NodeJS.ErrnoException).code !== 'ERR_BUFFER_TOO_LARGE')
+        throw corrupt(entry, `has damaged compressed data (${(e as Error).message})`);
       if (cap === budget.remaining) throw tooLarge(limits, entry);
       if (cap === ratioCap) {
         throw new HostError(
@@ -69,7 +74,8 @@ export function inflateEntry(entry: ArchiveEntry, limits: InstallLimits, budget:
       throw corrupt(entry, `unpacks to more than the ${entry.declaredSize} bytes its header declares`);
     }
   }
-  if (data.length !== entry.declaredSize) throw corrupt(entry, `unpacks to ${data.length} bytes, not the ${entry.declaredSize} it declares`);
+  if (data.length !== entry.declaredSize)
+    throw corrupt(entry, `unpacks to ${data.length} bytes, not the ${entry.declaredSize} it declares`);
   if (crc32(data) !== entry.crc) throw corrupt(entry, 'fails its CRC-32 check');
   budget.remaining -= data.length;
   return data;

@@ -57,9 +57,13 @@ function readManifest(entry: ArchiveEntry, limits: InstallLimits): StdioManifest
     bytes = inflateEntry(entry, limits, { remaining: Math.min(limits.maxUnpackedBytes, LIMITS.maxManifestBytes) });
   } catch (e) {
     if ((e as HostError).code !== 'INSTALL_TOO_LARGE_UNPACKED') throw e;
-    throw new HostError('INSTALL_MANIFEST_INVALID', `manifest.json is larger than ${LIMITS.maxManifestBytes / 1024} KiB. Keep it to the manifest fields.`, {
-      issues: [{ code: 'manifest.field.invalid', path: '', message: 'manifest.json is too large' }],
-    });
+    throw new HostError(
+      'INSTALL_MANIFEST_INVALID',
+      `manifest.json is larger than ${LIMITS.maxManifestBytes / 1024} KiB. Keep it to the manifest fields.`,
+      {
+        issues: [{ code: 'manifest.field.invalid', path: '', message: 'manifest.json is too large' }],
+      },
+    );
   }
   const text = parseManifestText(bytes.toString('utf8'));
   if (!text.ok) throw new HostError('INSTALL_MANIFEST_INVALID_JSON', text.issues[0]!.message, { issues: text.issues });
@@ -68,7 +72,8 @@ function readManifest(entry: ArchiveEntry, limits: InstallLimits): StdioManifest
   const httpLike =
     raw !== null &&
     typeof raw === 'object' &&
-    ((typeof raw.transport?.type === 'string' && raw.transport.type !== 'stdio-jsonrpc') || (raw.transport === undefined && typeof raw.capabilities === 'number'));
+    ((typeof raw.transport?.type === 'string' && raw.transport.type !== 'stdio-jsonrpc') ||
+      (raw.transport === undefined && typeof raw.capabilities === 'number'));
   const parsed = parseStdioManifest(text.value);
   if (httpLike || (!parsed.ok && parsed.issues.some((i) => i.code === 'manifest.transport.unsupported'))) {
     const transport = typeof raw?.transport?.type === 'string' ? raw.transport.type : 'http';
@@ -83,7 +88,9 @@ function readManifest(entry: ArchiveEntry, limits: InstallLimits): StdioManifest
   if (!parsed.ok) {
     const first = parsed.issues[0]!;
     const more = parsed.issues.length > 1 ? ` (and ${parsed.issues.length - 1} more in details.issues)` : '';
-    throw new HostError('INSTALL_MANIFEST_INVALID', `manifest.json does not follow protocol v2: ${first.message}${more}`, { issues: parsed.issues });
+    throw new HostError('INSTALL_MANIFEST_INVALID', `manifest.json does not follow protocol v2: ${first.message}${more}`, {
+      issues: parsed.issues,
+    });
   }
   return parsed.value;
 }

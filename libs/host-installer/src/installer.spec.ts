@@ -57,7 +57,12 @@ describe('PluginInstaller', () => {
   it('installs the root layout into plugins-v2/<pluginId>/ and registers it', async () => {
     const inst = await make();
     const goBinary = buildZip([
-      { name: 'manifest.json', data: JSON.stringify(testManifest({ transport: { type: 'stdio-jsonrpc', stdio: { command: './bin/echo', args: ['--host-stdio'] } } })) },
+      {
+        name: 'manifest.json',
+        data: JSON.stringify(
+          testManifest({ transport: { type: 'stdio-jsonrpc', stdio: { command: './bin/echo', args: ['--host-stdio'] } } }),
+        ),
+      },
       { name: 'bin/', unixMode: 0o040755 },
       { name: 'bin/echo', data: 'ELF', unixMode: 0o100644 },
       { name: 'lib/util.js', data: 'x', method: 0 },
@@ -215,7 +220,16 @@ describe('PluginInstaller', () => {
     await inst.install(pkg('1.0.0'));
     const ids: string[] = [];
     for (const v of ['2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0']) ids.push((await pendingOf(inst.install(pkg(v)))).id);
-    expect(readdirSync(join(paths.stateDir, 'pending')).filter((f) => f.endsWith('.zip')).sort()).toEqual(ids.slice(2).map((id) => `${id}.zip`).sort());
+    expect(
+      readdirSync(join(paths.stateDir, 'pending'))
+        .filter((f) => f.endsWith('.zip'))
+        .sort(),
+    ).toEqual(
+      ids
+        .slice(2)
+        .map((id) => `${id}.zip`)
+        .sort(),
+    );
     expect(await codeOf(inst.confirmUpdate(ids[0]!))).toBe('PENDING_UPDATE_NOT_FOUND');
     await inst.confirmUpdate(ids[4]!);
     expect((await store.get(ID))!.manifest.version).toBe('6.0.0');
@@ -302,14 +316,26 @@ describe('PluginInstaller', () => {
   // A writer that bypasses the plugin's lock (another host on a shared registry, say) must not
   // have its record overwritten: the registry write itself only takes a free id.
   it('rolls back an install whose id was registered by someone else before its registry write', async () => {
-    const http = { pluginId: ID, transport: 'http', baseUrl: 'https://example.com', signingSecret: 's', enabled: true, installedAt: '', updatedAt: '', manifest: {} as never } as const;
+    const http = {
+      pluginId: ID,
+      transport: 'http',
+      baseUrl: 'https://example.com',
+      signingSecret: 's',
+      enabled: true,
+      installedAt: '',
+      updatedAt: '',
+      manifest: {} as never,
+    } as const;
     const inst = await make({
       onStep: async (step) => {
         if (step === 'new-moved') await store.put(http);
       },
     });
     const err = await inst.install(pkg('1.0.0')).catch((e: HostError) => e);
-    expect(err).toMatchObject({ code: 'INSTALL_ID_TAKEN', message: expect.stringMatching(/HTTP plugin registration .*nothing was installed/) });
+    expect(err).toMatchObject({
+      code: 'INSTALL_ID_TAKEN',
+      message: expect.stringMatching(/HTTP plugin registration .*nothing was installed/),
+    });
     expect(await store.get(ID)).toEqual(http);
     expect(existsSync(paths.packageDir(ID))).toBe(false);
     expect(readdirSync(paths.stagingRoot)).toEqual([]);
@@ -332,7 +358,10 @@ describe('PluginInstaller', () => {
 
   it('discovers packages on start: invalid ones are listed, hand-copied valid ones adopted, nothing executed', async () => {
     mkdirSync(join(paths.packagesRoot, 'com.example.broken'), { recursive: true });
-    writeFileSync(join(paths.packagesRoot, 'com.example.broken', 'manifest.json'), '{"pluginId": "com.example.broken", "protocolVersion": 1}');
+    writeFileSync(
+      join(paths.packagesRoot, 'com.example.broken', 'manifest.json'),
+      '{"pluginId": "com.example.broken", "protocolVersion": 1}',
+    );
     mkdirSync(join(paths.packagesRoot, 'com.example.nomanifest'), { recursive: true });
     mkdirSync(join(paths.packagesRoot, ID), { recursive: true });
     writeFileSync(join(paths.packagesRoot, ID, 'manifest.json'), JSON.stringify(testManifest()));

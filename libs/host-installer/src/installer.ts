@@ -96,7 +96,9 @@ export class PluginInstaller {
     this.limits = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits };
     this.now = opts.now ?? (() => new Date());
     this.locks = opts.locks ?? new KeyedLock();
-    this.pending = new PendingUpdates(opts.pendingUpdates ?? new FilePendingUpdateStore(join(opts.paths.stateDir, 'pending')), () => this.now().getTime());
+    this.pending = new PendingUpdates(opts.pendingUpdates ?? new FilePendingUpdateStore(join(opts.paths.stateDir, 'pending')), () =>
+      this.now().getTime(),
+    );
   }
 
   /** Prepares the data directory, finishes or rolls back an interrupted swap, removes stale staging, discovers packages. */
@@ -131,9 +133,13 @@ export class PluginInstaller {
     return this.exclusiveFor(id, async () => {
       const existing = await this.opts.store.get(id);
       if (existing?.transport === 'http') {
-        throw new HostError('INSTALL_ID_TAKEN', `"${id}" is registered as an HTTP plugin. Remove that registration or choose another pluginId.`, {
-          pluginId: id,
-        });
+        throw new HostError(
+          'INSTALL_ID_TAKEN',
+          `"${id}" is registered as an HTTP plugin. Remove that registration or choose another pluginId.`,
+          {
+            pluginId: id,
+          },
+        );
       }
       if (existing) {
         // Unpack into nothing: a bomb or a corrupt entry is refused now, not at confirmation.
@@ -148,7 +154,10 @@ export class PluginInstaller {
             sha256: plan.sha256,
             installed: summarize(existing.manifest, existing.packageSha256),
             incoming: summarize(plan.manifest, plan.sha256),
-            changes: diffPackages({ manifest: existing.manifest, sha256: existing.packageSha256 }, { manifest: plan.manifest, sha256: plan.sha256 }),
+            changes: diffPackages(
+              { manifest: existing.manifest, sha256: existing.packageSha256 },
+              { manifest: plan.manifest, sha256: plan.sha256 },
+            ),
           },
           this.opts.pendingTtlMs ?? PENDING_UPDATE_TTL_MS,
         );
@@ -200,7 +209,8 @@ export class PluginInstaller {
     const wasRunning = runtime.isRunning(pending.pluginId);
     if (wasRunning) {
       await runtime.stop(pending.pluginId, 'update');
-      if (runtime.isRunning(pending.pluginId)) throw new HostError('INSTALL_PLUGIN_RUNNING', 'The plugin did not stop; the update was not applied. Try again or stop it first.');
+      if (runtime.isRunning(pending.pluginId))
+        throw new HostError('INSTALL_PLUGIN_RUNNING', 'The plugin did not stop; the update was not applied. Try again or stop it first.');
     }
     let result: InstallResult;
     try {
@@ -226,8 +236,15 @@ export class PluginInstaller {
         return { backup: null };
       }
       if (this.opts.runtime.isRunning(pluginId)) await this.opts.runtime.stop(pluginId, 'operator');
-      const backup = onDisk ? await newBackupPath(this.paths.backupsDir(pluginId), record?.manifest.version ?? 'unknown', this.now()) : null;
-      await writeJournal(this.paths.stateDir, { op: 'uninstall', pluginId, backup: backup && this.rel(backup), startedAt: this.now().toISOString() });
+      const backup = onDisk
+        ? await newBackupPath(this.paths.backupsDir(pluginId), record?.manifest.version ?? 'unknown', this.now())
+        : null;
+      await writeJournal(this.paths.stateDir, {
+        op: 'uninstall',
+        pluginId,
+        backup: backup && this.rel(backup),
+        startedAt: this.now().toISOString(),
+      });
       if (backup) {
         await fs.rename(pkg, backup);
         await fsyncDir(this.paths.packagesRoot);
@@ -274,21 +291,37 @@ export class PluginInstaller {
       this.invalid.set(record.pluginId, {
         pluginId: record.pluginId,
         state: 'invalidManifest',
-        issues: [{ code: 'manifest.field.required', path: '', message: `The package folder plugins-v2/${record.pluginId}/ is missing. Reinstall the plugin or uninstall it.` }],
+        issues: [
+          {
+            code: 'manifest.field.required',
+            path: '',
+            message: `The package folder plugins-v2/${record.pluginId}/ is missing. Reinstall the plugin or uninstall it.`,
+          },
+        ],
       });
     }
     for (const [id, manifest] of valid) {
       await this.locks.run(id, async () => {
         const now = this.now().toISOString();
         // A package copied into plugins-v2/ by hand: register it, stopped.
-        const existing = await this.opts.store.putIfAbsent({ pluginId: id, transport: 'stdio-jsonrpc', manifest, packageSha256: '', installedAt: now, updatedAt: now, enabled: false });
+        const existing = await this.opts.store.putIfAbsent({
+          pluginId: id,
+          transport: 'stdio-jsonrpc',
+          manifest,
+          packageSha256: '',
+          installedAt: now,
+          updatedAt: now,
+          enabled: false,
+        });
         if (!existing) {
           adopted.push(id);
           return;
         }
         // The folder is what runs: keep the registry's copy of its manifest in step.
         await this.opts.store.update(id, (current) =>
-          current.transport === 'stdio-jsonrpc' && JSON.stringify(current.manifest) !== JSON.stringify(manifest) ? { ...current, manifest, updatedAt: now } : undefined,
+          current.transport === 'stdio-jsonrpc' && JSON.stringify(current.manifest) !== JSON.stringify(manifest)
+            ? { ...current, manifest, updatedAt: now }
+            : undefined,
         );
       });
     }
@@ -330,7 +363,14 @@ export class PluginInstaller {
     };
     const hasOld = await exists(pkg);
     const backup = hasOld ? await newBackupPath(this.paths.backupsDir(id), previous?.manifest.version ?? 'unknown', this.now()) : null;
-    const journal: Journal = { op: 'replace', pluginId: id, staging: this.rel(staging), backup: backup && this.rel(backup), record, startedAt: now };
+    const journal: Journal = {
+      op: 'replace',
+      pluginId: id,
+      staging: this.rel(staging),
+      backup: backup && this.rel(backup),
+      record,
+      startedAt: now,
+    };
     let registryWritten = false;
     let stored: StdioPluginRecord = record;
     try {
@@ -360,7 +400,9 @@ export class PluginInstaller {
         );
       }
     }
-    await clearJournal(this.paths.stateDir).catch((e: Error) => this.opts.log?.('warn', `could not remove the install journal: ${e.message}`));
+    await clearJournal(this.paths.stateDir).catch((e: Error) =>
+      this.opts.log?.('warn', `could not remove the install journal: ${e.message}`),
+    );
     await fs.mkdir(this.paths.dataDirOf(id), { recursive: true });
     await fs.mkdir(this.paths.configDirOf(id), { recursive: true });
     await fs.mkdir(this.paths.cacheDirOf(id), { recursive: true });
@@ -379,9 +421,13 @@ export class PluginInstaller {
     if (!isUpdate) {
       const taken = await this.opts.store.putIfAbsent(record);
       if (taken) {
-        throw new HostError('INSTALL_ID_TAKEN', `"${id}" was taken by ${taken.transport === 'http' ? 'an HTTP plugin registration' : 'another install'} while this package was being installed; nothing was installed. Remove that plugin or choose another pluginId.`, {
-          pluginId: id,
-        });
+        throw new HostError(
+          'INSTALL_ID_TAKEN',
+          `"${id}" was taken by ${taken.transport === 'http' ? 'an HTTP plugin registration' : 'another install'} while this package was being installed; nothing was installed. Remove that plugin or choose another pluginId.`,
+          {
+            pluginId: id,
+          },
+        );
       }
       return record;
     }

@@ -10,11 +10,18 @@ const read = (name: string) => () => readArchive(buildZip([manifest, index, { na
 
 describe('entry names are bounded before the ZIP library expands them', () => {
   it('refuses a 64 KB name of 32,000 folders by its length, before building folders', () => {
-    expect(read(`${'a/'.repeat(32_000)}f`)).toThrow(expect.objectContaining({ code: 'INSTALL_INVALID_ENTRY_NAME', message: expect.stringMatching(/has a name of 64001 bytes; at most 1024/) }));
+    expect(read(`${'a/'.repeat(32_000)}f`)).toThrow(
+      expect.objectContaining({
+        code: 'INSTALL_INVALID_ENTRY_NAME',
+        message: expect.stringMatching(/has a name of 64001 bytes; at most 1024/),
+      }),
+    );
   });
 
   it('refuses a short name nested more than 64 folders deep', () => {
-    expect(read(`${'a/'.repeat(65)}f`)).toThrow(expect.objectContaining({ code: 'INSTALL_INVALID_ENTRY_NAME', message: expect.stringMatching(/more than 64 folders deep/) }));
+    expect(read(`${'a/'.repeat(65)}f`)).toThrow(
+      expect.objectContaining({ code: 'INSTALL_INVALID_ENTRY_NAME', message: expect.stringMatching(/more than 64 folders deep/) }),
+    );
   });
 
   it('accepts 64 levels', () => {

@@ -20,12 +20,16 @@ describe('checkPlatform', () => {
   it('accepts a package without supportedPlatforms, or one listing this host', () => {
     expect(() => checkPlatform(manifest({}), linuxX64)).not.toThrow();
     expect(() => checkPlatform(manifest({ supportedPlatforms: [{ platform: 'linux' }] }), linuxX64)).not.toThrow();
-    expect(() => checkPlatform(manifest({ supportedPlatforms: [{ platform: 'linux', architectures: ['arm64', 'x64'] }] }), linuxX64)).not.toThrow();
+    expect(() =>
+      checkPlatform(manifest({ supportedPlatforms: [{ platform: 'linux', architectures: ['arm64', 'x64'] }] }), linuxX64),
+    ).not.toThrow();
   });
 
   it('refuses a package built for another system and names both', () => {
     const m = manifest({ supportedPlatforms: [{ platform: 'windows', architectures: ['x64'] }] });
-    expect(() => checkPlatform(m, linuxX64)).toThrow(expect.objectContaining({ code: 'INSTALL_PLATFORM_UNSUPPORTED', message: expect.stringMatching(/windows \(x64\).*linux \(x64\)/) }));
+    expect(() => checkPlatform(m, linuxX64)).toThrow(
+      expect.objectContaining({ code: 'INSTALL_PLATFORM_UNSUPPORTED', message: expect.stringMatching(/windows \(x64\).*linux \(x64\)/) }),
+    );
     const arm = manifest({ supportedPlatforms: [{ platform: 'linux', architectures: ['arm64'] }] });
     expect(() => checkPlatform(arm, linuxX64)).toThrow(expect.objectContaining({ code: 'INSTALL_PLATFORM_UNSUPPORTED' }));
   });

@@ -24,14 +24,22 @@ export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEnt
   }
   const workdir = packagePath(workingDirectory);
   if (workdir === undefined) {
-    throw new HostError('INSTALL_WORKDIR_OUTSIDE', `transport.stdio.workingDirectory "${workingDirectory}" leaves the package. Use "." or a folder inside the package.`, {
-      workingDirectory,
-    });
+    throw new HostError(
+      'INSTALL_WORKDIR_OUTSIDE',
+      `transport.stdio.workingDirectory "${workingDirectory}" leaves the package. Use "." or a folder inside the package.`,
+      {
+        workingDirectory,
+      },
+    );
   }
   if (workdir !== '' && !dirSet.has(workdir)) {
-    throw new HostError('INSTALL_WORKDIR_MISSING', `transport.stdio.workingDirectory "${workingDirectory}" is not a folder in the package. Include it or use ".".`, {
-      workingDirectory,
-    });
+    throw new HostError(
+      'INSTALL_WORKDIR_MISSING',
+      `transport.stdio.workingDirectory "${workingDirectory}" is not a folder in the package. Include it or use ".".`,
+      {
+        workingDirectory,
+      },
+    );
   }
   const missing = (file: string, what: string): never => {
     throw new HostError(
@@ -48,7 +56,12 @@ export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEnt
     if (!fileSet.has(resolved!)) missing(command, 'The start command');
     commandFile = resolved!;
   }
-  const base = command.replace(/\\/g, '/').split('/').pop()!.replace(/\.exe$/i, '').toLowerCase();
+  const base = command
+    .replace(/\\/g, '/')
+    .split('/')
+    .pop()!
+    .replace(/\.exe$/i, '')
+    .toLowerCase();
   const script = args.find((a) => !a.startsWith('-'));
   if (INTERPRETERS.has(base) && script !== undefined && args[0] === script && SCRIPT_EXTENSIONS.test(script)) {
     const resolved = packagePath(workdir, script);

@@ -61,9 +61,13 @@ export class PendingUpdates {
     const buf = bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (!buf || createHash('sha256').update(buf).digest('hex') !== pending.sha256) {
       await this.delete(pending.id);
-      throw new HostError('PENDING_UPDATE_STALE', 'The stored archive of this pending update is missing or changed. Upload the package again.', {
-        id: pending.id,
-      });
+      throw new HostError(
+        'PENDING_UPDATE_STALE',
+        'The stored archive of this pending update is missing or changed. Upload the package again.',
+        {
+          id: pending.id,
+        },
+      );
     }
     return buf;
   }
@@ -88,7 +92,9 @@ export class PendingUpdates {
 
   /** Deletes the oldest pending updates of `pluginId` until at most `keep` are left. */
   async trim(pluginId: string, keep: number): Promise<void> {
-    const mine = (await this.list()).filter((p) => p.pluginId === pluginId).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || (this.created.get(a.id) ?? -1) - (this.created.get(b.id) ?? -1));
+    const mine = (await this.list())
+      .filter((p) => p.pluginId === pluginId)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || (this.created.get(a.id) ?? -1) - (this.created.get(b.id) ?? -1));
     for (const p of mine.slice(0, Math.max(0, mine.length - keep))) await this.delete(p.id);
   }
 

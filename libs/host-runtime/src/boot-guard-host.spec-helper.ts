@@ -31,7 +31,15 @@ async function main(): Promise<void> {
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const at = new Date().toISOString();
-  const record: StdioPluginRecord = { pluginId: PLUGIN, transport: 'stdio-jsonrpc', manifest: parsed.value, packageSha256: '0'.repeat(64), installedAt: at, updatedAt: at, enabled: true };
+  const record: StdioPluginRecord = {
+    pluginId: PLUGIN,
+    transport: 'stdio-jsonrpc',
+    manifest: parsed.value,
+    packageSha256: '0'.repeat(64),
+    installedAt: at,
+    updatedAt: at,
+    enabled: true,
+  };
   const runtime = new StdioPluginRuntime({
     paths,
     records: { get: async (id) => (id === PLUGIN ? record : undefined) },

@@ -17,7 +17,13 @@ afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 async function boot(mode: 'die' | 'clean' | 'operator'): Promise<RuntimeStatus> {
   const child = spawn(
     process.execPath,
-    [join(root, 'tools/scripts/ts-run.mjs'), join(__dirname, 'boot-guard-host.spec-helper.ts'), dataDir, mode, join(__dirname, '..', 'test-fixtures')],
+    [
+      join(root, 'tools/scripts/ts-run.mjs'),
+      join(__dirname, 'boot-guard-host.spec-helper.ts'),
+      dataDir,
+      mode,
+      join(__dirname, '..', 'test-fixtures'),
+    ],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
@@ -31,7 +37,9 @@ it('does not start on boot a plugin that was running when the host died twice in
   expect((await boot('die')).state).toBe('running');
   const held = await boot('die');
   expect(held.state).toBe('failed');
-  expect(held.stateReason).toMatch(/^not started with the host: the host stopped unexpectedly 2 times in a row while this plugin was running/);
+  expect(held.stateReason).toMatch(
+    /^not started with the host: the host stopped unexpectedly 2 times in a row while this plugin was running/,
+  );
   // Held back on the next boots too, until an operator starts it; then the count starts again.
   expect((await boot('clean')).state).toBe('failed');
   expect((await boot('operator')).state).toBe('running');

@@ -37,7 +37,15 @@ function record(dir: string, pluginId: string, fixture: string, args: string[]):
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const at = new Date().toISOString();
-  return { pluginId, transport: 'stdio-jsonrpc', manifest: parsed.value, packageSha256: '0'.repeat(64), installedAt: at, updatedAt: at, enabled: true };
+  return {
+    pluginId,
+    transport: 'stdio-jsonrpc',
+    manifest: parsed.value,
+    packageSha256: '0'.repeat(64),
+    installedAt: at,
+    updatedAt: at,
+    enabled: true,
+  };
 }
 
 function event(n: number): MessageEvent {
@@ -67,10 +75,19 @@ async function main(): Promise<void> {
     logs,
     sink: { send: () => Promise.reject(new Error('not used')) },
     limits: { maxUnreadBytes: MAX_UNREAD_BYTES },
-    timings: { pingIntervalMilliseconds: 0, restartBaseDelayMilliseconds: 200, restartMaxDelayMilliseconds: 400, stopGraceMilliseconds: 500, killAfterMilliseconds: 200 },
+    timings: {
+      pingIntervalMilliseconds: 0,
+      restartBaseDelayMilliseconds: 200,
+      restartMaxDelayMilliseconds: 400,
+      stopGraceMilliseconds: 500,
+      killAfterMilliseconds: 200,
+    },
   });
   // Events go to the well-behaved plugin only; the flooder never reads them.
-  const dispatcher = new Dispatcher({ endpoints: () => runtime.endpoints().filter((e) => e.routing().pluginId === ACK), requestTimeoutMilliseconds: 5000 });
+  const dispatcher = new Dispatcher({
+    endpoints: () => runtime.endpoints().filter((e) => e.routing().pluginId === ACK),
+    requestTimeoutMilliseconds: 5000,
+  });
   const floodLog: string[] = [];
   logs.subscribe((id, line) => {
     if (id === FLOOD && line.stream === 'host') floodLog.push(line.message);

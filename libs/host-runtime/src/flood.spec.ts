@@ -19,7 +19,12 @@ interface FloodReport {
 async function runFloodHost(): Promise<{ code: number | null; report: FloodReport | null; stderr: string }> {
   const child = spawn(
     process.execPath,
-    [`--max-old-space-size=${HEAP_MB}`, join(root, 'tools/scripts/ts-run.mjs'), join(__dirname, 'flood-host.spec-helper.ts'), join(__dirname, '..', 'test-fixtures')],
+    [
+      `--max-old-space-size=${HEAP_MB}`,
+      join(root, 'tools/scripts/ts-run.mjs'),
+      join(__dirname, 'flood-host.spec-helper.ts'),
+      join(__dirname, '..', 'test-fixtures'),
+    ],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

@@ -34,7 +34,15 @@ function install(pluginId: string, mode: string, extra: { permissions?: string[]
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const manifest = parsed.value;
   const at = new Date().toISOString();
-  const record: StdioPluginRecord = { pluginId, transport: 'stdio-jsonrpc', manifest, packageSha256: '0'.repeat(64), installedAt: at, updatedAt: at, enabled: true };
+  const record: StdioPluginRecord = {
+    pluginId,
+    transport: 'stdio-jsonrpc',
+    manifest,
+    packageSha256: '0'.repeat(64),
+    installedAt: at,
+    updatedAt: at,
+    enabled: true,
+  };
   records.set(pluginId, record);
 }
 
@@ -112,10 +120,18 @@ describe('Supervisor as a dispatch endpoint', () => {
   it('records delivery.interrupted when the plugin exits after accepting, and restarts it', async () => {
     install('com.test.crash', 'exit-after-ack');
     const { delivery } = await deliverOne('com.test.crash');
-    expect(delivery).toMatchObject({ state: 'failed', accepted: true, error: null, completion: { error: { code: 'delivery.interrupted' } } });
+    expect(delivery).toMatchObject({
+      state: 'failed',
+      accepted: true,
+      error: null,
+      completion: { error: { code: 'delivery.interrupted' } },
+    });
     // The supervisor learns of the exit once the process and its pipes are gone.
     for (let i = 0; i < 50 && runtime.status('com.test.crash')!.crashCount === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(runtime.status('com.test.crash')).toMatchObject({ crashCount: 1, state: expect.stringMatching(/restartPending|starting|running/) });
+    expect(runtime.status('com.test.crash')).toMatchObject({
+      crashCount: 1,
+      state: expect.stringMatching(/restartPending|starting|running/),
+    });
   });
 
   it('ignores intercepted: true without messages.intercept and notes why', async () => {

@@ -107,9 +107,7 @@ export class Supervisor implements PluginEndpoint {
       state: this.state,
       ...(this.stateReason ? { stateReason: this.stateReason } : {}),
       ...(running && this.proc?.pid !== undefined ? { pid: this.proc.pid, startedAt: this.proc.startedAt } : {}),
-      ...(this.lastExit
-        ? { lastExitAt: this.lastExit.at, lastExitCode: this.lastExit.code, lastExitSignal: this.lastExit.signal }
-        : {}),
+      ...(this.lastExit ? { lastExitAt: this.lastExit.at, lastExitCode: this.lastExit.code, lastExitSignal: this.lastExit.signal } : {}),
       crashCount: this.crashCount,
       ...(this.nextRestartAt !== undefined ? { nextRestartAt: new Date(this.nextRestartAt).toISOString() } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),

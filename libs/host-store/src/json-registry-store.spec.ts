@@ -25,7 +25,10 @@ describe('JsonRegistryStore', () => {
     await s.put(contractRecord('com.example.a'));
     await s.close();
     expect(s.file).toBe(join(dir, 'registry.json'));
-    expect(JSON.parse(await fs.readFile(s.file, 'utf8'))).toMatchObject({ formatVersion: 1, plugins: { 'com.example.a': contractRecord('com.example.a') } });
+    expect(JSON.parse(await fs.readFile(s.file, 'utf8'))).toMatchObject({
+      formatVersion: 1,
+      plugins: { 'com.example.a': contractRecord('com.example.a') },
+    });
   });
 
   it('writes no file for an update that changes nothing', async () => {

@@ -91,7 +91,9 @@ class Flattener {
  * Order of checks, first failure wins: composite depth and mention ids in
  * document order, then emptiness, then the part count.
  */
-export function normalizeParsedMessage(message: Pick<OutgoingMessage, 'parts'> & { format?: MessageFormat }): MessageResult<NormalizedMessage> {
+export function normalizeParsedMessage(
+  message: Pick<OutgoingMessage, 'parts'> & { format?: MessageFormat },
+): MessageResult<NormalizedMessage> {
   const flat = new Flattener();
   const error = flat.add(message.parts, 'parts', 0);
   if (error) return { ok: false, error };

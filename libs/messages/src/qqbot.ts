@@ -67,7 +67,10 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
     if (content.length > LIMITS.maxMessageChars) {
       const chars = countCodePoints(content);
       if (chars > LIMITS.maxMessageChars) {
-        return fail('message.too_long', `The rendered content has ${chars} characters (Unicode code points), ${chars - LIMITS.maxMessageChars} over the limit of ${LIMITS.maxMessageChars}; escaping counts (& becomes &amp;).`);
+        return fail(
+          'message.too_long',
+          `The rendered content has ${chars} characters (Unicode code points), ${chars - LIMITS.maxMessageChars} over the limit of ${LIMITS.maxMessageChars}; escaping counts (& becomes &amp;).`,
+        );
       }
     }
     return ok(markdown ? { msg_type: 2, markdown: { content } } : { msg_type: 0, content });

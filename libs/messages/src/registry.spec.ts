@@ -82,7 +82,9 @@ describe('RendererRegistry', () => {
   });
 
   it('an unknown provider is a wiring error that names the registered ones', () => {
-    expect(() => renderMessage('nope', message, group)).toThrow('No message renderer is registered for provider "nope" (registered: "qqbot")');
+    expect(() => renderMessage('nope', message, group)).toThrow(
+      'No message renderer is registered for provider "nope" (registered: "qqbot")',
+    );
     expect(() => renderParsedMessage('nope', { format: 'text', parts: [] }, group, new RendererRegistry())).toThrow(/registered: none/);
   });
 

@@ -20,7 +20,9 @@ export class RendererRegistry {
   /** Adds a renderer. A second renderer for the same provider is refused: replacing one silently would hide a wiring mistake. */
   register(renderer: ProviderRenderer): void {
     if (this.renderers.has(renderer.provider)) {
-      throw new Error(`A renderer for provider "${renderer.provider}" is already registered. Use a new RendererRegistry to render differently.`);
+      throw new Error(
+        `A renderer for provider "${renderer.provider}" is already registered. Use a new RendererRegistry to render differently.`,
+      );
     }
     this.renderers.set(renderer.provider, renderer);
   }
@@ -68,8 +70,13 @@ export class RendererRegistry {
   private require(provider: string): ProviderRenderer {
     const renderer = this.renderers.get(provider);
     if (!renderer) {
-      const known = this.providers().map((p) => `"${p}"`).join(', ') || 'none';
-      throw new Error(`No message renderer is registered for provider "${provider}" (registered: ${known}). Register one with registerRenderer().`);
+      const known =
+        this.providers()
+          .map((p) => `"${p}"`)
+          .join(', ') || 'none';
+      throw new Error(
+        `No message renderer is registered for provider "${provider}" (registered: ${known}). Register one with registerRenderer().`,
+      );
     }
     return renderer;
   }

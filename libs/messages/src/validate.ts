@@ -60,7 +60,8 @@ function scanParts(parts: readonly unknown[], path: string, depth: number): Mess
       return fail('message.part.unsupported', `${path}[${i}] has type ${describe(type)}.`).error;
     }
     if (type === 'mention' && target !== 'user' && target !== 'everyone') {
-      return fail('message.part.unsupported', `${path}[${i}] is a mention with target ${describe(target)}; use "user" or "everyone".`).error;
+      return fail('message.part.unsupported', `${path}[${i}] is a mention with target ${describe(target)}; use "user" or "everyone".`)
+        .error;
     }
     // Only composites have children; refusing the key here also keeps the
     // schema's composite branch from descending into it unbounded.

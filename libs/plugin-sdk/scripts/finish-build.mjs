@@ -30,7 +30,11 @@ for (const file of declarationFiles) {
   const text = readFileSync(join(dist, file), 'utf8');
   for (const m of text.matchAll(IMPORT)) {
     if (!WORKSPACE.test(m[4])) continue;
-    const names = m[3].split(',').map((s) => s.trim()).filter(Boolean).map((s) => s.replace(/^type\s+/, '').split(/\s+as\s+/)[0]);
+    const names = m[3]
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((s) => s.replace(/^type\s+/, '').split(/\s+as\s+/)[0]);
     const set = wanted.get(m[4]) ?? new Set();
     names.forEach((n) => set.add(n));
     wanted.set(m[4], set);
@@ -50,7 +54,9 @@ for (const file of declarationFiles) {
   const ext = file.endsWith('.d.mts') ? '.mjs' : '.js';
   let text = readFileSync(path, 'utf8');
   text = text.replace(BARE, (line, spec) => (WORKSPACE.test(spec) ? '' : line));
-  text = text.replace(IMPORT, (line, kw, type, names, spec) => (WORKSPACE.test(spec) ? line.replace(`'${spec}'`, `'./wire-types${ext}'`) : line));
+  text = text.replace(IMPORT, (line, kw, type, names, spec) =>
+    WORKSPACE.test(spec) ? line.replace(`'${spec}'`, `'./wire-types${ext}'`) : line,
+  );
   writeFileSync(path, text);
 }
 
@@ -67,4 +73,6 @@ if (leaks.length) {
   process.exit(1);
 }
 const count = [...wanted.values()].reduce((n, s) => n + s.size, 0);
-console.log(`finish-build: schema copied; ${count} wire types written to dist/wire-types.d.ts; ${declarationFiles.length} declaration files rewritten`);
+console.log(
+  `finish-build: schema copied; ${count} wire types written to dist/wire-types.d.ts; ${declarationFiles.length} declaration files rewritten`,
+);

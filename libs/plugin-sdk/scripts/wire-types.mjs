@@ -9,7 +9,11 @@ const F = ts.TypeFlags;
  * @returns {string}
  */
 export function printWireTypes({ tsconfig, virtualFile, wanted }) {
-  const config = ts.getParsedCommandLineOfConfigFile(tsconfig, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')) });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    tsconfig,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')) },
+  );
   if (!config) fail(`cannot read ${tsconfig}`);
   const modules = [...wanted.keys()];
   const source = modules.map((m, i) => `import * as M${i} from '${m}';\nexport { M${i} };`).join('\n');
@@ -17,7 +21,10 @@ export function printWireTypes({ tsconfig, virtualFile, wanted }) {
   const readFile = host.readFile.bind(host);
   const getSourceFile = host.getSourceFile.bind(host);
   host.readFile = (f) => (f === virtualFile ? source : readFile(f));
-  host.fileExists = ((exists) => (f) => f === virtualFile || exists(f))(host.fileExists.bind(host));
+  host.fileExists = (
+    (exists) => (f) =>
+      f === virtualFile || exists(f)
+  )(host.fileExists.bind(host));
   host.getSourceFile = (f, lang, onError, create) =>
     f === virtualFile ? ts.createSourceFile(f, source, lang, true) : getSourceFile(f, lang, onError, create);
   const program = ts.createProgram([virtualFile], { ...config.options, noEmit: true }, host);
@@ -45,7 +52,8 @@ export function printWireTypes({ tsconfig, virtualFile, wanted }) {
   // Types printed by name wherever they occur, so recursive types (MessagePart) terminate.
   const named = new Map();
   for (const e of entries) {
-    if (e.symbol.flags & (ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Interface)) named.set(checker.getDeclaredTypeOfSymbol(e.symbol), e.name);
+    if (e.symbol.flags & (ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Interface))
+      named.set(checker.getDeclaredTypeOfSymbol(e.symbol), e.name);
   }
 
   const out = [
@@ -81,9 +89,15 @@ export function printWireTypes({ tsconfig, virtualFile, wanted }) {
     );
     const host = decl && ts.isVariableDeclaration(decl) ? decl.parent.parent : decl;
     const jsdoc = host ? ts.getJSDocCommentsAndTags(host).filter(ts.isJSDoc) : [];
-    const text = jsdoc.map((d) => ts.getTextOfJSDocComment(d.comment) ?? '').join('\n').trim();
+    const text = jsdoc
+      .map((d) => ts.getTextOfJSDocComment(d.comment) ?? '')
+      .join('\n')
+      .trim();
     if (!text) return '';
-    return `/**\n${text.split('\n').map((l) => ` * ${l}`.trimEnd()).join('\n')}\n */\n`;
+    return `/**\n${text
+      .split('\n')
+      .map((l) => ` * ${l}`.trimEnd())
+      .join('\n')}\n */\n`;
   }
 
   /**
@@ -135,11 +149,14 @@ export function printWireTypes({ tsconfig, virtualFile, wanted }) {
         return `${ro}${wrap(print(elem, indent, undefined, readonlyProps, depth + 1))}[]`;
       }
       if (checker.isTupleType(type)) return `[${checker.getTypeArguments(type).map(next).join(', ')}]`;
-      if (type.getCallSignatures().length || type.getConstructSignatures().length) fail(`cannot print function type ${checker.typeToString(type)}`);
+      if (type.getCallSignatures().length || type.getConstructSignatures().length)
+        fail(`cannot print function type ${checker.typeToString(type)}`);
       const inner = indent + '  ';
       const lines = [];
       for (const info of checker.getIndexInfosOfType(type)) {
-        lines.push(`${inner}[key: ${checker.typeToString(info.keyType)}]: ${print(info.type, inner, undefined, readonlyProps, depth + 1)};`);
+        lines.push(
+          `${inner}[key: ${checker.typeToString(info.keyType)}]: ${print(info.type, inner, undefined, readonlyProps, depth + 1)};`,
+        );
       }
       for (const prop of checker.getPropertiesOfType(type)) {
         const optional = Boolean(prop.flags & ts.SymbolFlags.Optional);
@@ -149,11 +166,15 @@ export function printWireTypes({ tsconfig, virtualFile, wanted }) {
           propType = kept.length === 1 ? kept[0] : propType;
           if (kept.length > 1) {
             const text = kept.map((t) => print(t, inner, undefined, readonlyProps, depth + 1));
-            lines.push(`${propDoc(prop, inner)}${inner}${readonlyProps ? 'readonly ' : ''}${key(prop.name)}?: ${collapseBoolean(text).join(' | ')};`);
+            lines.push(
+              `${propDoc(prop, inner)}${inner}${readonlyProps ? 'readonly ' : ''}${key(prop.name)}?: ${collapseBoolean(text).join(' | ')};`,
+            );
             continue;
           }
         }
-        lines.push(`${propDoc(prop, inner)}${inner}${readonlyProps ? 'readonly ' : ''}${key(prop.name)}${optional ? '?' : ''}: ${print(propType, inner, undefined, readonlyProps, depth + 1)};`);
+        lines.push(
+          `${propDoc(prop, inner)}${inner}${readonlyProps ? 'readonly ' : ''}${key(prop.name)}${optional ? '?' : ''}: ${print(propType, inner, undefined, readonlyProps, depth + 1)};`,
+        );
       }
       return lines.length ? `{\n${lines.join('\n')}\n${indent}}` : '{}';
     }

@@ -212,13 +212,29 @@ function makeLogger(io: TransportIO): PluginLogger {
 }
 
 /** Sends on behalf of one session; `event` is set inside a handler. */
-function makeSender(io: TransportIO, session: Session, track: <T>(p: Promise<T>) => Promise<T>, event: MessageEvent | undefined): MessageSender {
+function makeSender(
+  io: TransportIO,
+  session: Session,
+  track: <T>(p: Promise<T>) => Promise<T>,
+  event: MessageEvent | undefined,
+): MessageSender {
   const send = (target: Target, format: MessageFormat, parts: PartInput[]): Promise<SendResult> =>
     track(
       (async () => {
-        const prepared = prepareMessage({ format, parts, target, provider: providerFor(event?.source), permissions: session.permissions, need: 'messages.send' });
+        const prepared = prepareMessage({
+          format,
+          parts,
+          target,
+          provider: providerFor(event?.source),
+          permissions: session.permissions,
+          need: 'messages.send',
+        });
         const message = { format, parts: prepared.message.parts };
-        return io.send(message, { kind: 'send', target: prepared.target, format, parts: prepared.message.parts, body: prepared.body }, event);
+        return io.send(
+          message,
+          { kind: 'send', target: prepared.target, format, parts: prepared.message.parts, body: prepared.body },
+          event,
+        );
       })(),
     );
   const to = (target: Target): GroupSender => ({
@@ -275,7 +291,8 @@ export function createMessageContext(
     // unhandled rejection; its failure is logged instead. One the handler did
     // await is the handler's to handle (and reaches the ACK if it rethrows).
     const watched = Promise.prototype.then.call(tracked, undefined, (error: unknown) => {
-      if (!tracked.observed) log.warn(`a message the handler did not await failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!tracked.observed)
+        log.warn(`a message the handler did not await failed: ${error instanceof Error ? error.message : String(error)}`);
     });
     pending.add(watched);
     void watched.finally(() => pending.delete(watched));
@@ -305,9 +322,22 @@ export function createMessageContext(
             { target },
           );
         }
-        const prepared = prepareMessage({ format, parts, target, provider: providerFor(event.source), permissions: session.permissions, need: 'messages.reply' });
+        const prepared = prepareMessage({
+          format,
+          parts,
+          target,
+          provider: providerFor(event.source),
+          permissions: session.permissions,
+          need: 'messages.reply',
+        });
         const message = { format, parts: prepared.message.parts };
-        return io.reply(event, message, { kind: 'reply', target: prepared.target, format, parts: prepared.message.parts, body: prepared.body });
+        return io.reply(event, message, {
+          kind: 'reply',
+          target: prepared.target,
+          format,
+          parts: prepared.message.parts,
+          body: prepared.body,
+        });
       })(),
     );
   const ctx: MessageContext = {
@@ -342,4 +372,3 @@ export function createMessageContext(
     decision: () => decision,
   };
 }
-

@@ -8,7 +8,6 @@ import { PluginSdkError } from './errors';
 import { readManifest } from './read-manifest';
 import { SDK_NAME, SDK_VERSION } from './version';
 
-
 function sdkError(run: () => unknown): PluginSdkError {
   try {
     run();
@@ -54,9 +53,9 @@ describe('definePlugin', () => {
   });
 
   it('refuses a pluginId that contradicts the manifest', () => {
-    expect(sdkError(() => definePlugin({ manifest: echoManifest, pluginId: 'com.example.other', commands: { echo: () => undefined } })).message).toMatch(
-      /"com.example.other" but the manifest says "com.example.echo"/,
-    );
+    expect(
+      sdkError(() => definePlugin({ manifest: echoManifest, pluginId: 'com.example.other', commands: { echo: () => undefined } })).message,
+    ).toMatch(/"com.example.other" but the manifest says "com.example.echo"/);
   });
 
   it('points a handler keyed by an alias to the command name', () => {
@@ -65,7 +64,9 @@ describe('definePlugin', () => {
   });
 
   it('names the manifest entry to add for a handler without a command', () => {
-    const e = sdkError(() => definePlugin({ manifest: echoManifest, onMessage: () => undefined, commands: { echo: () => undefined, ping: () => undefined } }));
+    const e = sdkError(() =>
+      definePlugin({ manifest: echoManifest, onMessage: () => undefined, commands: { echo: () => undefined, ping: () => undefined } }),
+    );
     expect(e.message).toMatch(/add \{"name": "ping", "prefixes": \["\/"\]\}/);
   });
 
@@ -74,8 +75,12 @@ describe('definePlugin', () => {
   });
 
   it('refuses handlers that are not functions', () => {
-    expect(sdkError(() => definePlugin({ pluginId: 'com.example.x', onMessage: 'nope' as never })).message).toMatch(/"onMessage" must be a function/);
-    expect(sdkError(() => definePlugin({ pluginId: 'com.example.x', commands: { a: 1 as never } })).message).toMatch(/commands.a must be a function/);
+    expect(sdkError(() => definePlugin({ pluginId: 'com.example.x', onMessage: 'nope' as never })).message).toMatch(
+      /"onMessage" must be a function/,
+    );
+    expect(sdkError(() => definePlugin({ pluginId: 'com.example.x', commands: { a: 1 as never } })).message).toMatch(
+      /commands.a must be a function/,
+    );
   });
 });
 
@@ -83,7 +88,14 @@ describe('HTTP manifest', () => {
   it('is built from the stdio manifest with computed capabilities', () => {
     const plugin = definePlugin({ manifest: echoManifest, commands: { echo: () => undefined } });
     const m = plugin.httpManifest();
-    expect(m).toMatchObject({ pluginId: 'com.example.echo', name: 'Echo', version: '1.2.3', protocolVersion: 2, sdkVersion: SDK_VERSION, capabilities: 9 });
+    expect(m).toMatchObject({
+      pluginId: 'com.example.echo',
+      name: 'Echo',
+      version: '1.2.3',
+      protocolVersion: 2,
+      sdkVersion: SDK_VERSION,
+      capabilities: 9,
+    });
     expect(m).not.toHaveProperty('transport');
   });
 
@@ -93,18 +105,30 @@ describe('HTTP manifest', () => {
       intercepts: true,
       commands: { echo: () => undefined },
     });
-    expect(plugin.httpManifest().capabilities).toBe(Capability.ReceiveMessages | Capability.HttpTransport | Capability.InterceptMessages | Capability.SendMessages);
+    expect(plugin.httpManifest().capabilities).toBe(
+      Capability.ReceiveMessages | Capability.HttpTransport | Capability.InterceptMessages | Capability.SendMessages,
+    );
   });
 
   it('refuses intercepts: true when the stdio manifest lacks messages.intercept', () => {
     expect(() => definePlugin({ manifest: echoManifest, intercepts: true, commands: { echo: () => undefined } })).toThrow(
-      expect.objectContaining({ code: 'SDK_INTERCEPT_PERMISSION_MISSING', message: expect.stringMatching(/does not declare "messages.intercept"; add it to "permissions"/) }),
+      expect.objectContaining({
+        code: 'SDK_INTERCEPT_PERMISSION_MISSING',
+        message: expect.stringMatching(/does not declare "messages.intercept"; add it to "permissions"/),
+      }),
     );
   });
 
   it('accepts an HTTP-only manifest without transport', () => {
-    const plugin = definePlugin({ manifest: { pluginId: 'com.example.web', name: 'Web', version: '1.0.0', author: 'A', protocolVersion: 2 }, onMessage: () => undefined });
-    expect(plugin.httpManifest()).toMatchObject({ capabilities: 9, permissions: ['messages.reply'], eventSubscriptions: [{ eventType: 'message.created' }] });
+    const plugin = definePlugin({
+      manifest: { pluginId: 'com.example.web', name: 'Web', version: '1.0.0', author: 'A', protocolVersion: 2 },
+      onMessage: () => undefined,
+    });
+    expect(plugin.httpManifest()).toMatchObject({
+      capabilities: 9,
+      permissions: ['messages.reply'],
+      eventSubscriptions: [{ eventType: 'message.created' }],
+    });
   });
 });
 

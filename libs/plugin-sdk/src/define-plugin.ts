@@ -115,7 +115,11 @@ export function resolveManifest(source: unknown, kind?: 'stdio' | 'http'): Plugi
   const result = stdio ? parseStdioManifest(input) : parseHttpManifest(input);
   if (!result.ok) {
     const id = isObject ? String((source as { pluginId?: unknown }).pluginId) : '?';
-    throw new PluginSdkError('SDK_MANIFEST_INVALID', `The ${stdio ? 'stdio' : 'HTTP'} manifest of "${id}" is invalid:\n${describeIssues(result.issues)}\n`, result.issues);
+    throw new PluginSdkError(
+      'SDK_MANIFEST_INVALID',
+      `The ${stdio ? 'stdio' : 'HTTP'} manifest of "${id}" is invalid:\n${describeIssues(result.issues)}\n`,
+      result.issues,
+    );
   }
   return result.value;
 }
@@ -140,7 +144,9 @@ function checkHandlers(def: PluginDefinition, manifest: PluginManifest | undefin
   const declared = manifest.commands;
   for (const name of Object.keys(commands)) {
     if (declared.some((c) => c.name === name)) continue;
-    const near = declared.find((c) => c.name.toLowerCase() === name.toLowerCase() || c.aliases.some((a) => a.toLowerCase() === name.toLowerCase()));
+    const near = declared.find(
+      (c) => c.name.toLowerCase() === name.toLowerCase() || c.aliases.some((a) => a.toLowerCase() === name.toLowerCase()),
+    );
     fail(
       near
         ? `commands.${name} matches no manifest command name; key handlers by the command's "name": use commands["${near.name}"].`
@@ -150,7 +156,9 @@ function checkHandlers(def: PluginDefinition, manifest: PluginManifest | undefin
   if (!def.onMessage) {
     const unhandled = declared.filter((c) => !(c.name in commands)).map((c) => c.name);
     if (unhandled.length > 0) {
-      fail(`manifest command(s) ${unhandled.map((n) => `"${n}"`).join(', ')} have no handler; add commands.${unhandled[0]} or an onMessage handler.`);
+      fail(
+        `manifest command(s) ${unhandled.map((n) => `"${n}"`).join(', ')} have no handler; add commands.${unhandled[0]} or an onMessage handler.`,
+      );
     }
   }
 }
@@ -197,7 +205,8 @@ export function capabilitiesOf(def: PluginDefinition, manifest: PluginManifest |
  * ```
  */
 export function definePlugin(definition: PluginDefinition): Plugin {
-  if (typeof definition !== 'object' || definition === null) fail('definePlugin() takes an object: { manifest, commands, onMessage, ... }.');
+  if (typeof definition !== 'object' || definition === null)
+    fail('definePlugin() takes an object: { manifest, commands, onMessage, ... }.');
   const manifest = definition.manifest === undefined ? undefined : resolveManifest(definition.manifest);
   const pluginId = manifest?.pluginId ?? definition.pluginId;
   if (pluginId === undefined) fail('give "manifest" (recommended: import manifest.json) or "pluginId".');
@@ -236,7 +245,12 @@ export function definePlugin(definition: PluginDefinition): Plugin {
         ...(manifest.settings ? { settings: manifest.settings } : {}),
       };
       const checked = parseHttpManifest(served);
-      if (!checked.ok) throw new PluginSdkError('SDK_MANIFEST_INVALID', `The HTTP manifest built from the plugin is invalid:\n${describeIssues(checked.issues)}\n`, checked.issues);
+      if (!checked.ok)
+        throw new PluginSdkError(
+          'SDK_MANIFEST_INVALID',
+          `The HTTP manifest built from the plugin is invalid:\n${describeIssues(checked.issues)}\n`,
+          checked.issues,
+        );
       return checked.value;
     },
   };

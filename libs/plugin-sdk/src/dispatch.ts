@@ -18,9 +18,14 @@ export function handlerFor(plugin: Plugin, event: MessageEvent): MessageHandler 
 export function toPluginError(error: unknown): PluginError {
   const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 3)}...`);
   if (error instanceof HandlerError) {
-    return { code: clip(error.code || HANDLER_FAILED_CODE, 100), message: clip(error.message, 2000), ...(error.details !== undefined ? { details: error.details } : {}) };
+    return {
+      code: clip(error.code || HANDLER_FAILED_CODE, 100),
+      message: clip(error.message, 2000),
+      ...(error.details !== undefined ? { details: error.details } : {}),
+    };
   }
-  if (error instanceof PluginMessageError || error instanceof PluginSdkError) return { code: error.code, message: clip(error.message, 2000) };
+  if (error instanceof PluginMessageError || error instanceof PluginSdkError)
+    return { code: error.code, message: clip(error.message, 2000) };
   const message = error instanceof Error ? error.message : String(error);
   return { code: HANDLER_FAILED_CODE, message: clip(message || 'the handler failed', 2000) };
 }
@@ -61,7 +66,13 @@ export interface DispatchOptions {
  * Resolves with the completion of an accepted event once the handler ended
  * and every message it started settled; never rejects.
  */
-export async function dispatchEvent(plugin: Plugin, event: MessageEvent, io: TransportIO, session: Session, options: DispatchOptions): Promise<EventCompletion | null> {
+export async function dispatchEvent(
+  plugin: Plugin,
+  event: MessageEvent,
+  io: TransportIO,
+  session: Session,
+  options: DispatchOptions,
+): Promise<EventCompletion | null> {
   const handler = handlerFor(plugin, event);
   if (!handler) {
     options.onAck({ eventId: event.eventId, accepted: false, intercepted: false, error: null });
@@ -82,10 +93,14 @@ export async function dispatchEvent(plugin: Plugin, event: MessageEvent, io: Tra
     await handler(run.ctx);
   } catch (thrown) {
     error = toPluginError(thrown);
-    io.log('error', `handler for ${event.command ? `command "${event.command.name}"` : 'message'} ${event.eventId} failed: ${error.message}`, {
-      code: error.code,
-      ...(thrown instanceof Error && thrown.stack ? { stack: thrown.stack } : {}),
-    });
+    io.log(
+      'error',
+      `handler for ${event.command ? `command "${event.command.name}"` : 'message'} ${event.eventId} failed: ${error.message}`,
+      {
+        code: error.code,
+        ...(thrown instanceof Error && thrown.stack ? { stack: thrown.stack } : {}),
+      },
+    );
   }
   const declined = !acked && error !== null;
   if (declined) ack({ eventId: event.eventId, accepted: false, intercepted: false, error });

@@ -22,7 +22,10 @@ function examples(): { where: string; code: string }[] {
   for (const file of sources(SRC)) {
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(/@example\s*\n\s*\*\s*```ts\n([\s\S]*?)\n\s*\*\s*```/g)) {
-      const code = (m[1] as string).split('\n').map((l) => l.replace(/^\s*\* ?/, '')).join('\n');
+      const code = (m[1] as string)
+        .split('\n')
+        .map((l) => l.replace(/^\s*\* ?/, ''))
+        .join('\n');
       out.push({ where: `${relative(SRC, file)}:${text.slice(0, m.index).split('\n').length}`, code });
     }
   }
@@ -34,7 +37,19 @@ describe('JSDoc examples', () => {
 
   it('exist for the main entry points', () => {
     const where = found.map((e) => e.where.split(':')[0]);
-    for (const file of ['define-plugin.ts', 'read-manifest.ts', 'context.ts', 'parts.ts', 'errors.ts', 'stdio/runtime.ts', 'http/index.ts', 'http/signature.ts', 'testing/test-host.ts', 'testing/command-match.ts']) expect(where).toContain(file);
+    for (const file of [
+      'define-plugin.ts',
+      'read-manifest.ts',
+      'context.ts',
+      'parts.ts',
+      'errors.ts',
+      'stdio/runtime.ts',
+      'http/index.ts',
+      'http/signature.ts',
+      'testing/test-host.ts',
+      'testing/command-match.ts',
+    ])
+      expect(where).toContain(file);
   });
 
   it('compile', () => {
@@ -48,7 +63,11 @@ describe('JSDoc examples', () => {
       });
       writeFileSync(
         join(dir, 'tsconfig.json'),
-        JSON.stringify({ extends: join(__dirname, '../../../tsconfig.base.json'), compilerOptions: { noEmit: true, types: ['node'], noUnusedLocals: false }, files }),
+        JSON.stringify({
+          extends: join(__dirname, '../../../tsconfig.base.json'),
+          compilerOptions: { noEmit: true, types: ['node'], noUnusedLocals: false },
+          files,
+        }),
       );
       try {
         execFileSync(process.execPath, [TSC, '-p', dir], { encoding: 'utf8' });

@@ -44,7 +44,11 @@ export function prepareMessage(args: {
   }
   const normalized = normalizeMessage({ format, parts: toParts(args.parts) });
   if (!normalized.ok) throw new PluginMessageError(normalized.error.code, normalized.error.message, { target });
-  if (permissions && !permissions.includes('messages.mentionEveryone') && normalized.value.parts.some((p) => p.type === 'mention' && p.target === 'everyone')) {
+  if (
+    permissions &&
+    !permissions.includes('messages.mentionEveryone') &&
+    normalized.value.parts.some((p) => p.type === 'mention' && p.target === 'everyone')
+  ) {
     throw new PluginMessageError(
       'message.permission.denied',
       'at.everyone() needs the "messages.mentionEveryone" permission, which manifest.json does not declare. Add it to "permissions" and reinstall, or remove the mention.',

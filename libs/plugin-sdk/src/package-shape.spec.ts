@@ -25,9 +25,12 @@ const node = (args: string[]) => execFileSync(process.execPath, args, { cwd: dir
 
 describe('npm pack', () => {
   it('ships the builds, declarations, schema and README, and no sources', () => {
-    const [report] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: PKG, encoding: 'utf8' })) as [{ files: { path: string }[] }];
+    const [report] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: PKG, encoding: 'utf8' }),
+    ) as [{ files: { path: string }[] }];
     const files = report.files.map((f) => f.path).sort();
-    for (const f of ['README.md', 'package.json', 'schema/manifest.schema.json', 'dist/wire-types.d.ts', 'dist/wire-types.d.mts']) expect(files).toContain(f);
+    for (const f of ['README.md', 'package.json', 'schema/manifest.schema.json', 'dist/wire-types.d.ts', 'dist/wire-types.d.mts'])
+      expect(files).toContain(f);
     for (const entry of ['index', 'http', 'testing']) {
       for (const ext of ['cjs', 'mjs', 'd.ts', 'd.mts']) expect(files).toContain(`dist/${entry}.${ext}`);
     }
@@ -103,7 +106,10 @@ describe('TypeScript consumers', () => {
     for (const file of files) writeFileSync(join(project, file), CONSUMER);
     writeFileSync(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { ...resolution, target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files }),
+      JSON.stringify({
+        compilerOptions: { ...resolution, target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+        files,
+      }),
     );
     try {
       execFileSync(process.execPath, [TSC, '-p', project], { cwd: project, encoding: 'utf8' });

@@ -37,7 +37,12 @@ export function readManifest(path: string | URL): ManifestSource {
   const parsed = parseManifestText(text);
   if (!parsed.ok) throw new PluginSdkError('SDK_MANIFEST_INVALID', `${file}: ${parsed.issues[0]?.message}`, parsed.issues);
   const value = parsed.value;
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { pluginId?: unknown }).pluginId !== 'string') {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Array.isArray(value) ||
+    typeof (value as { pluginId?: unknown }).pluginId !== 'string'
+  ) {
     throw new PluginSdkError('SDK_MANIFEST_INVALID', `${file} is not a manifest object with a "pluginId".`);
   }
   return value as ManifestSource;

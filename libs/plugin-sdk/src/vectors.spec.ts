@@ -75,14 +75,19 @@ describe('framing vectors', () => {
     const input = new PassThrough();
     const got: unknown[] = [];
     const closed = new Promise<void>((resolve) => {
-      new RpcConnection(input, () => undefined, { maxHeaderBytes: LIMITS.maxHeaderBytes, maxPayloadBytes: LIMITS.maxPayloadBytes }, {
-        onRequest: () => undefined,
-        onMessage: (message: JsonRpcMessage) => void got.push({ message }),
-        onClose: (error) => {
-          if (error) got.push({ error: error.code });
-          resolve();
+      new RpcConnection(
+        input,
+        () => undefined,
+        { maxHeaderBytes: LIMITS.maxHeaderBytes, maxPayloadBytes: LIMITS.maxPayloadBytes },
+        {
+          onRequest: () => undefined,
+          onMessage: (message: JsonRpcMessage) => void got.push({ message }),
+          onClose: (error) => {
+            if (error) got.push({ error: error.code });
+            resolve();
+          },
         },
-      });
+      );
     });
     // One read per chunk, as the vectors require.
     for (const chunk of c['chunks'] as Chunk[]) {
@@ -96,7 +101,10 @@ describe('framing vectors', () => {
 });
 
 /** Sends one vector message through the public API and reports the body or the error code. */
-async function sendThroughSdk(message: { format?: unknown; parts?: unknown }, target: unknown): Promise<{ body?: unknown; normalized?: unknown; error?: string }> {
+async function sendThroughSdk(
+  message: { format?: unknown; parts?: unknown },
+  target: unknown,
+): Promise<{ body?: unknown; normalized?: unknown; error?: string }> {
   let outcome: { error?: string } = {};
   const plugin = definePlugin({
     manifest: {
@@ -131,7 +139,10 @@ function expressible(message: unknown): boolean {
   if (typeof message !== 'object' || message === null || !Array.isArray((message as { parts?: unknown }).parts)) return false;
   const m = message as Record<string, unknown>;
   if ((m['parts'] as unknown[]).some((p) => typeof p === 'string')) return false;
-  return Object.keys(m).every((k) => k === 'format' || k === 'parts') && (m['format'] === undefined || m['format'] === 'text' || m['format'] === 'markdown');
+  return (
+    Object.keys(m).every((k) => k === 'format' || k === 'parts') &&
+    (m['format'] === undefined || m['format'] === 'text' || m['format'] === 'markdown')
+  );
 }
 
 describe('normalization vectors', () => {
@@ -177,7 +188,8 @@ describe.each(['stdio-manifest', 'http-manifest'] as const)('%s vectors', (kind)
       if (!(error instanceof PluginSdkError)) throw error;
       issues = error.issues.map(({ code, path }) => ({ code, path }));
     }
-    const sort = (list: { code: string; path: string }[]) => [...list].sort((a, b) => `${a.path} ${a.code}`.localeCompare(`${b.path} ${b.code}`));
+    const sort = (list: { code: string; path: string }[]) =>
+      [...list].sort((a, b) => `${a.path} ${a.code}`.localeCompare(`${b.path} ${b.code}`));
     if (expected.errors) expect(sort(issues)).toEqual(sort(expected.errors));
     else {
       expect(issues).toEqual([]);
@@ -207,7 +219,13 @@ describe('rpc-method vectors: host.initialize params through the stdio runtime',
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     const exits: number[] = [];
-    const done = runStdio(plugin, { argv: ['node', 'plugin', '--host-stdio'], stdin, stdout, stderr: new PassThrough(), exit: (code) => void exits.push(code) });
+    const done = runStdio(plugin, {
+      argv: ['node', 'plugin', '--host-stdio'],
+      stdin,
+      stdout,
+      stderr: new PassThrough(),
+      exit: (code) => void exits.push(code),
+    });
     const answer = new Promise<Record<string, unknown>>((resolve) => {
       let text = '';
       stdout.on('data', (b: Buffer) => {
@@ -235,7 +253,11 @@ describe('rpc-method vectors: host.initialize params through the stdio runtime',
 
 describe('command-match vectors (the test kit routes like the host)', () => {
   it.each(casesOf('command-match').map((c) => [c.name, c] as const))('%s', (_name, c) => {
-    const found = matchCommand(c['text'] as string, c['commands'] as Parameters<typeof matchCommand>[1], c['conversation'] as Parameters<typeof matchCommand>[2]);
+    const found = matchCommand(
+      c['text'] as string,
+      c['commands'] as Parameters<typeof matchCommand>[1],
+      c['conversation'] as Parameters<typeof matchCommand>[2],
+    );
     const expected = c['expect'] as { index: number; [k: string]: unknown } | null;
     if (expected === null) expect(found).toBeUndefined();
     else {

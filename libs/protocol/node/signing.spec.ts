@@ -15,7 +15,11 @@ const emptyBodySignature = (/over an empty body \(a manifest GET\) give\s+`(v1=[
 
 describe('computeSignature and signatureHeaders (worked example)', () => {
   it('reads the example from the page', () => {
-    expect([secret, timestamp, body.startsWith('{"eventId":"evt-1"')]).toEqual(['kR3d9Zq0bV7xN2mW5tY8uA1sD4fG6hJ9kL0pO3iU7yE', '1767225600', true]);
+    expect([secret, timestamp, body.startsWith('{"eventId":"evt-1"')]).toEqual([
+      'kR3d9Zq0bV7xN2mW5tY8uA1sD4fG6hJ9kL0pO3iU7yE',
+      '1767225600',
+      true,
+    ]);
   });
 
   it('gives the documented signature over the body, as text or bytes, and over an empty body', () => {
@@ -45,7 +49,9 @@ describe('verifySignature', () => {
   const { [HTTP_HEADERS.timestamp]: _t, ...withoutTimestamp } = signed;
   const at = (seconds: number) => signatureHeaders(secret, body, { timestamp: seconds, deliveryId });
 
-  it.each<[string, { headers: Headers; rawBody?: string | Uint8Array; secrets?: string[]; nowSeconds?: number }, SignatureCheck['ok'] | string]>([
+  it.each<
+    [string, { headers: Headers; rawBody?: string | Uint8Array; secrets?: string[]; nowSeconds?: number }, SignatureCheck['ok'] | string]
+  >([
     ['the worked example', { headers: signed }, true],
     ['the body as bytes', { headers: signed, rawBody: Buffer.from(body) }, true],
     ['300 s old (the edge of the window)', { headers: at(now - 300) }, true],
@@ -67,7 +73,12 @@ describe('verifySignature', () => {
     ['a header given twice', { headers: { ...signed, [HTTP_HEADERS.signature]: [signature, signature] } }, 'signature.missing'],
     ['a header given once, as a list', { headers: { ...signed, [HTTP_HEADERS.signature]: [signature] } }, true],
   ])('%s', (_name, c, expected) => {
-    const check = verifySignature({ headers: c.headers, rawBody: c.rawBody ?? body, secrets: c.secrets ?? [secret], nowMs: (c.nowSeconds ?? now) * 1000 });
+    const check = verifySignature({
+      headers: c.headers,
+      rawBody: c.rawBody ?? body,
+      secrets: c.secrets ?? [secret],
+      nowMs: (c.nowSeconds ?? now) * 1000,
+    });
     expect(check.ok ? true : check.code).toBe(expected);
   });
 
@@ -75,6 +86,8 @@ describe('verifySignature', () => {
     const check = (seconds: number) => verifySignature({ headers: at(seconds), rawBody: body, secrets: [secret], nowMs: now * 1000 });
     expect(check(now - 301)).toMatchObject({ message: expect.stringMatching(/301 s ago/) });
     expect(check(now + 301)).toMatchObject({ message: expect.stringMatching(/301 s in the future/) });
-    expect(verifySignature({ headers: at(now), rawBody: body, secrets: [secret], nowMs: (now + 31) * 1000, toleranceSeconds: 30 })).toMatchObject({ code: 'signature.expired' });
+    expect(
+      verifySignature({ headers: at(now), rawBody: body, secrets: [secret], nowMs: (now + 31) * 1000, toleranceSeconds: 30 }),
+    ).toMatchObject({ code: 'signature.expired' });
   });
 });

@@ -80,14 +80,22 @@ export function verifySignature(args: {
       deliveryId === undefined && HTTP_HEADERS.deliveryId,
       signature === undefined && HTTP_HEADERS.signature,
     ].filter(Boolean);
-    return { ok: false, code: 'signature.missing', message: `missing header(s) ${missing.join(', ')}; only requests signed by the host are accepted` };
+    return {
+      ok: false,
+      code: 'signature.missing',
+      message: `missing header(s) ${missing.join(', ')}; only requests signed by the host are accepted`,
+    };
   }
   const candidates = signature
     .split(',')
     .map((s) => s.trim())
     .filter((s) => SIGNATURE.test(s));
   if (!TIMESTAMP.test(timestamp) || !DELIVERY_ID.test(deliveryId) || candidates.length === 0) {
-    return { ok: false, code: 'signature.malformed', message: 'the signature headers are malformed (expected unix seconds, a delivery id and v1=<64 lowercase hex>)' };
+    return {
+      ok: false,
+      code: 'signature.malformed',
+      message: 'the signature headers are malformed (expected unix seconds, a delivery id and v1=<64 lowercase hex>)',
+    };
   }
   const seconds = Number(timestamp);
   const skew = Math.round(now / 1000 - seconds);
@@ -108,7 +116,11 @@ export function verifySignature(args: {
     }
   }
   if (!valid) {
-    return { ok: false, code: 'signature.invalid', message: 'the signature does not match; configure the signing secret shown when the plugin was registered' };
+    return {
+      ok: false,
+      code: 'signature.invalid',
+      message: 'the signature does not match; configure the signing secret shown when the plugin was registered',
+    };
   }
   return { ok: true, deliveryId, timestamp: seconds };
 }

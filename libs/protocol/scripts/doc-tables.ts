@@ -1,6 +1,17 @@
 import * as protocol from '../src/index';
 import { z } from 'zod';
-import { Capability, ERROR_FAMILIES, METHOD_LIST, PERMISSION_NAMES, PERMISSIONS, RPC_ERROR_HELP, RpcErrorCode, SDK_SHARED_ERRORS, SemVer, type ErrorInfo } from '../src/index';
+import {
+  Capability,
+  ERROR_FAMILIES,
+  METHOD_LIST,
+  PERMISSION_NAMES,
+  PERMISSIONS,
+  RPC_ERROR_HELP,
+  RpcErrorCode,
+  SDK_SHARED_ERRORS,
+  SemVer,
+  type ErrorInfo,
+} from '../src/index';
 
 /**
  * The tables of docs/protocol/v2.md that restate code: field tables from the
@@ -25,7 +36,9 @@ const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const code = (s: string): string => '`' + s + '`';
 
 function table(head: string[], rows: string[][]): string {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join(
+    '\n',
+  );
 }
 
 // ---- field tables from JSON Schema ----
@@ -101,7 +114,8 @@ function childrenOf(s: Json): { schema: Json; suffix: string } | null {
   }
   const variants = Array.isArray(s['anyOf']) ? (s['anyOf'] as Json[]) : [];
   const objects = variants.filter((v) => v['type'] === 'object' && v['properties']);
-  if (objects.length === 1 && variants.every((v) => v === objects[0] || v['type'] === 'null')) return { schema: objects[0] as Json, suffix: '' };
+  if (objects.length === 1 && variants.every((v) => v === objects[0] || v['type'] === 'null'))
+    return { schema: objects[0] as Json, suffix: '' };
   return null;
 }
 
@@ -139,7 +153,7 @@ export function inlineRefs(schema: Json, defs: Record<string, Json>): Json {
     const name = typeof $ref === 'string' && $ref.startsWith('#/$defs/') ? $ref.slice('#/$defs/'.length) : undefined;
     const def = name !== undefined ? defs[name] : undefined;
     const recursive = name !== undefined && (stack.includes(name) || JSON.stringify(def).includes(`"#/$defs/${name}"`));
-    const merged = def && !recursive ? { ...def, ...rest } : ($ref === undefined ? rest : { $ref, ...rest });
+    const merged = def && !recursive ? { ...def, ...rest } : $ref === undefined ? rest : { $ref, ...rest };
     const next = def && !recursive ? [...stack, name as string] : stack;
     return Object.fromEntries(Object.entries(merged).map(([k, v]) => [k, walk(v, next)]));
   };
@@ -162,7 +176,10 @@ export function jsDocOf(source: string, constName: string): Record<string, strin
   const body = source.slice(start, source.indexOf('\n}', start));
   const out: Record<string, string> = {};
   for (const m of body.matchAll(/\/\*\*([\s\S]*?)\*\/\s*\n\s*([A-Za-z_$][\w$]*):/g)) {
-    out[m[2] as string] = (m[1] as string).replace(/\n\s*\*/g, ' ').replace(/\s+/g, ' ').trim();
+    out[m[2] as string] = (m[1] as string)
+      .replace(/\n\s*\*/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
   }
   return out;
 }
@@ -173,9 +190,23 @@ function humanValue(key: string, value: number): string {
     return '';
   };
   let human = '';
-  if (/Milliseconds$/.test(key)) human = unit(value, [[60_000, 'min'], [1000, 's'], [1, 'ms']]);
-  else if (/Seconds$/.test(key)) human = unit(value, [[60, 'min'], [1, 's']]);
-  else if (/Bytes$/.test(key)) human = unit(value, [[1024 * 1024, 'MiB'], [1024, 'KiB'], [1, 'bytes']]);
+  if (/Milliseconds$/.test(key))
+    human = unit(value, [
+      [60_000, 'min'],
+      [1000, 's'],
+      [1, 'ms'],
+    ]);
+  else if (/Seconds$/.test(key))
+    human = unit(value, [
+      [60, 'min'],
+      [1, 's'],
+    ]);
+  else if (/Bytes$/.test(key))
+    human = unit(value, [
+      [1024 * 1024, 'MiB'],
+      [1024, 'KiB'],
+      [1, 'bytes'],
+    ]);
   return human && human !== `${value} bytes` && human !== `${value} ms` && human !== `${value} s` ? `${value} (${human})` : String(value);
 }
 
@@ -214,7 +245,9 @@ export function errorGroups(): [string, Record<string, ErrorInfo>][] {
 
 function errorTable(group: Record<string, ErrorInfo>): string {
   const withStatus = Object.values(group).some((i) => i.status !== undefined);
-  const rows = Object.entries(group).map(([c, info]) => (withStatus ? [code(c), String(info.status ?? ''), info.message] : [code(c), info.message]));
+  const rows = Object.entries(group).map(([c, info]) =>
+    withStatus ? [code(c), String(info.status ?? ''), info.message] : [code(c), info.message],
+  );
   return table(withStatus ? ['code', 'HTTP status', 'what it means and what to do'] : ['code', 'what it means and what to do'], rows);
 }
 
@@ -244,7 +277,10 @@ function methodBlock(method: string, schemas: Json): string {
 
 export function generatedBlocks(src: DocSources): Record<string, string> {
   const s = Object.fromEntries(
-    Object.entries(src.schemas as Record<string, Json>).map(([name, file]) => [name, inlineRefs(file, (file['$defs'] ?? {}) as Record<string, Json>)]),
+    Object.entries(src.schemas as Record<string, Json>).map(([name, file]) => [
+      name,
+      inlineRefs(file, (file['$defs'] ?? {}) as Record<string, Json>),
+    ]),
   );
   const methodsFile = src.schemas['methods.json'] as { methods: Record<string, Json>; $defs: Record<string, Json> };
   const methods = Object.fromEntries(Object.entries(methodsFile.methods).map(([name, m]) => [name, inlineRefs(m, methodsFile.$defs)]));
@@ -259,7 +295,11 @@ export function generatedBlocks(src: DocSources): Record<string, string> {
       ['permission', 'what it allows', 'needed by'],
       PERMISSION_NAMES.map((p) => {
         const users = METHOD_LIST.filter((m) => m.permission === p).map((m) => code(m.method));
-        return [code(p), PERMISSIONS[p], users.join(', ') || (p === 'messages.mentionEveryone' ? 'an `everyone` mention part' : 'reserved: no v2 method yet')];
+        return [
+          code(p),
+          PERMISSIONS[p],
+          users.join(', ') || (p === 'messages.mentionEveryone' ? 'an `everyone` mention part' : 'reserved: no v2 method yet'),
+        ];
       }),
     ),
     capabilities: (() => {
@@ -271,7 +311,12 @@ export function generatedBlocks(src: DocSources): Record<string, string> {
     })(),
     methods: table(
       ['method', 'direction', 'permission', 'purpose'],
-      METHOD_LIST.map((m) => [code(m.method), m.direction === 'hostToPlugin' ? 'host → plugin' : 'plugin → host', m.permission ? code(m.permission) : '-', m.summary]),
+      METHOD_LIST.map((m) => [
+        code(m.method),
+        m.direction === 'hostToPlugin' ? 'host → plugin' : 'plugin → host',
+        m.permission ? code(m.permission) : '-',
+        m.summary,
+      ]),
     ),
     'rpc-errors': table(
       ['code', 'name', 'meaning and fix'],
@@ -306,7 +351,9 @@ export function applyBlocks(doc: string, blocks: Record<string, string>): string
   });
   const missing = Object.keys(blocks).filter((n) => !seen.has(n));
   if (missing.length) {
-    throw new Error(`v2.md lacks generated blocks ${missing.join(', ')}: add "<!-- BEGIN GENERATED name -->" and "<!-- END GENERATED name -->" lines where they belong`);
+    throw new Error(
+      `v2.md lacks generated blocks ${missing.join(', ')}: add "<!-- BEGIN GENERATED name -->" and "<!-- END GENERATED name -->" lines where they belong`,
+    );
   }
   return text;
 }

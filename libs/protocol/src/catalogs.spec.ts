@@ -11,7 +11,8 @@ describe('committed catalogue files', () => {
     const committed = readdirSync(CATALOG_DIR).sort();
     expect(committed).toEqual(Object.keys(generated).sort());
     const stale = committed.filter((name) => readFileSync(join(CATALOG_DIR, name), 'utf8') !== serializeSchema(generated[name]!));
-    if (stale.length) throw new Error(`libs/protocol/catalog/ is out of date: run \`npm run schema\` and commit it. Differs: ${stale.join(', ')}`);
+    if (stale.length)
+      throw new Error(`libs/protocol/catalog/ is out of date: run \`npm run schema\` and commit it. Differs: ${stale.join(', ')}`);
   });
 
   it('hold every error code, JSON-RPC code, permission and limit once', () => {

@@ -29,12 +29,20 @@ export function buildCatalogs(): Record<string, object> {
     }));
   const families = Object.entries(ERROR_FAMILIES).map(([name, codes]) => ({ family: name, codes: entries(codes) }));
   return {
-    ...file('error-codes.json', 'Stable string error codes by family, with the HTTP status where the admin API answers with one and the message that says what to do.', {
-      families,
-    }),
-    ...file('sdk-error-codes.json', 'Local error codes every protocol v2 SDK raises for mistakes in how a plugin uses it; they never cross the wire. An SDK uses these codes with these meanings, words its messages in its own API names, and keeps codes only it has in a family of its own.', {
-      codes: entries(SDK_SHARED_ERRORS),
-    }),
+    ...file(
+      'error-codes.json',
+      'Stable string error codes by family, with the HTTP status where the admin API answers with one and the message that says what to do.',
+      {
+        families,
+      },
+    ),
+    ...file(
+      'sdk-error-codes.json',
+      'Local error codes every protocol v2 SDK raises for mistakes in how a plugin uses it; they never cross the wire. An SDK uses these codes with these meanings, words its messages in its own API names, and keeps codes only it has in a family of its own.',
+      {
+        codes: entries(SDK_SHARED_ERRORS),
+      },
+    ),
     ...file('rpc-error-codes.json', 'Numeric JSON-RPC error codes of the stdio transport.', {
       codes: Object.entries(RpcErrorCode).map(([name, code]) => ({ name, code, help: RPC_ERROR_HELP[name as RpcErrorName] })),
     }),
@@ -52,10 +60,18 @@ export function buildCatalogs(): Record<string, object> {
       runtimeDefaults: RUNTIME_DEFAULTS,
       httpDefaults: HTTP_DEFAULTS,
     }),
-    ...file('wire.json', 'Names on the wire: the stdio protocol-mode flag and transport, JSON-RPC methods, HTTP paths, headers and the signature version.', {
-      stdio: { flag: HOST_STDIO_FLAG, transport: STDIO_TRANSPORT },
-      methods: METHOD_LIST.map((m) => ({ method: m.method, direction: m.direction, ...(m.permission ? { permission: m.permission } : {}) })),
-      http: { paths: HTTP_PATHS, headers: HTTP_HEADERS, signatureVersion: SIGNATURE_VERSION },
-    }),
+    ...file(
+      'wire.json',
+      'Names on the wire: the stdio protocol-mode flag and transport, JSON-RPC methods, HTTP paths, headers and the signature version.',
+      {
+        stdio: { flag: HOST_STDIO_FLAG, transport: STDIO_TRANSPORT },
+        methods: METHOD_LIST.map((m) => ({
+          method: m.method,
+          direction: m.direction,
+          ...(m.permission ? { permission: m.permission } : {}),
+        })),
+        http: { paths: HTTP_PATHS, headers: HTTP_HEADERS, signatureVersion: SIGNATURE_VERSION },
+      },
+    ),
   };
 }

@@ -12,10 +12,9 @@ export const NonBlankString = z
 /** Semantic version 2.0.0 (`1.2.3`, `2.0.0-beta.1`, `1.0.0+build.5`). */
 export const SemVer = z
   .string()
-  .regex(
-    /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/,
-    { message: 'must be a semantic version such as 1.0.0' },
-  );
+  .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/, {
+    message: 'must be a semantic version such as 1.0.0',
+  });
 
 /**
  * Plugin id: lowercase dotted identifier with at least two segments, for
@@ -29,8 +28,7 @@ export const PluginId = z
   .string()
   .max(LIMITS.maxPluginIdLength, { message: `must be at most ${LIMITS.maxPluginIdLength} characters` })
   .regex(PLUGIN_ID_PATTERN, {
-    message:
-      'must be a lowercase dotted identifier with at least two segments, each starting with a letter (for example com.example.echo)',
+    message: 'must be a lowercase dotted identifier with at least two segments, each starting with a letter (for example com.example.echo)',
   });
 
 /** ISO 8601 timestamp with a time zone. */

@@ -14,7 +14,10 @@ import {
 
 describe('defineErrors', () => {
   it('returns the family frozen, as given', () => {
-    const family = defineErrors({ 'demo.thing.failed': { message: 'The thing failed. Try again.' }, DEMO_FAILED: { status: 409, message: 'It failed. Retry.' } });
+    const family = defineErrors({
+      'demo.thing.failed': { message: 'The thing failed. Try again.' },
+      DEMO_FAILED: { status: 409, message: 'It failed. Retry.' },
+    });
     expect(Object.isFrozen(family)).toBe(true);
     expect(family.DEMO_FAILED.status).toBe(409);
   });
@@ -92,7 +95,9 @@ describe('toValidationIssues', () => {
 
   it('keeps a custom refinement code only when it is a catalogued code of the domain', () => {
     expect(issuesOf('settings').find((i) => i.path === 'count')?.code).toBe('settings.field.invalid');
-    const Checked = z.string().superRefine((_v, ctx) => ctx.addIssue({ code: 'custom', message: 'dup', params: issueParams('manifest.commands.duplicate') }));
+    const Checked = z
+      .string()
+      .superRefine((_v, ctx) => ctx.addIssue({ code: 'custom', message: 'dup', params: issueParams('manifest.commands.duplicate') }));
     const r = Checked.safeParse('x');
     if (r.success) throw new Error('expected a failure');
     expect(toValidationIssues(r.error, 'manifest')[0]?.code).toBe('manifest.commands.duplicate');

@@ -51,42 +51,103 @@ export function defineErrors<const T extends Record<string, ErrorInfo>>(family: 
 
 export const MESSAGE_ERRORS = defineErrors({
   'message.empty': { message: 'The message has no content after normalisation. Add a non-empty text or mention part.' },
-  'message.too_long': { message: 'The rendered message is longer than the provider allows (4000 characters). Shorten it or split it into several messages.' },
+  'message.too_long': {
+    message: 'The rendered message is longer than the provider allows (4000 characters). Shorten it or split it into several messages.',
+  },
   'message.parts.too_many': { message: 'The message has more than 100 parts after normalisation. Merge text or send several messages.' },
   'message.part.unsupported': { message: 'A part has an unknown type. Use text, mention or composite parts.' },
-  'message.mention.invalid_id': { message: 'A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.' },
-  'message.mention.unsupported_target': { message: 'Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.' },
+  'message.mention.invalid_id': {
+    message: 'A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.',
+  },
+  'message.mention.unsupported_target': {
+    message: 'Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.',
+  },
   'message.mention.too_many': { message: 'A multi-user mention takes 1 to 20 users. Split the mention or the message.' },
-  'message.format.unsupported_target': { message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.' },
+  'message.format.unsupported_target': {
+    message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.',
+  },
   'message.target.invalid': { message: 'The target type or id is not valid for this provider. Use a target taken from an event.' },
   'message.reference.expired': { message: 'The reply window of this message has passed. Send a new message with messages.send instead.' },
-  'message.reference.unknown': { message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.' },
-  'message.permission.denied': { message: 'The plugin did not declare the permission this message needs (messages.reply, messages.send or messages.mentionEveryone). Declare it in manifest.json and reinstall.' },
+  'message.reference.unknown': {
+    message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.',
+  },
+  'message.permission.denied': {
+    message:
+      'The plugin did not declare the permission this message needs (messages.reply, messages.send or messages.mentionEveryone). Declare it in manifest.json and reinstall.',
+  },
 });
 
 /** Why one event did not reach one plugin, as recorded in the event log. */
 export const DELIVERY_ERRORS = defineErrors({
-  'delivery.unavailable': { message: 'The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.' },
-  'delivery.queue_full': { message: 'The plugin\'s event queue was full (overflow policy "reject"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.' },
+  'delivery.unavailable': {
+    message: 'The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.',
+  },
+  'delivery.queue_full': {
+    message:
+      'The plugin\'s event queue was full (overflow policy "reject"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.',
+  },
   'delivery.dropped': { message: 'The event waited in a full queue and was dropped for a newer one (overflow policy "dropOldest").' },
-  'delivery.timeout': { message: 'The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.' },
-  'delivery.deadline': { message: 'The handler ran longer than its deadline (concurrency.handlerDeadlineMilliseconds, 5 minutes unless set), so the host cancelled it and freed its slot. Make the handler finish sooner, honour its cancellation signal, or raise the deadline in manifest.json.' },
-  'delivery.interrupted': { message: 'The plugin accepted the event but exited (crash, stop or restart) before reporting its completion. Replies already sent stand; see the plugin log for why it exited.' },
-  'delivery.intercept.undeclared': { message: 'The plugin answered intercepted: true without the messages.intercept permission; the host ignored it and delivered to the next plugins. Declare messages.intercept in manifest.json to stop lower-priority plugins.' },
+  'delivery.timeout': {
+    message:
+      'The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.',
+  },
+  'delivery.deadline': {
+    message:
+      'The handler ran longer than its deadline (concurrency.handlerDeadlineMilliseconds, 5 minutes unless set), so the host cancelled it and freed its slot. Make the handler finish sooner, honour its cancellation signal, or raise the deadline in manifest.json.',
+  },
+  'delivery.interrupted': {
+    message:
+      'The plugin accepted the event but exited (crash, stop or restart) before reporting its completion. Replies already sent stand; see the plugin log for why it exited.',
+  },
+  'delivery.intercept.undeclared': {
+    message:
+      'The plugin answered intercepted: true without the messages.intercept permission; the host ignored it and delivered to the next plugins. Declare messages.intercept in manifest.json to stop lower-priority plugins.',
+  },
   'delivery.failed': { message: 'The event could not be delivered: the plugin exited or its connection closed. See the plugin log.' },
-  'delivery.ack.invalid': { message: 'The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.' },
-  'delivery.plugin_error': { message: 'The plugin answered events.message with a JSON-RPC error instead of an ACK (Overloaded when every handler was busy). See the error message and the plugin log.' },
-  'delivery.provider_failed': { message: 'The messaging provider did not accept a message the plugin sent (network or provider error). The plugin got an InternalError; see the host log and the provider status.' },
+  'delivery.ack.invalid': {
+    message:
+      'The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.',
+  },
+  'delivery.plugin_error': {
+    message:
+      'The plugin answered events.message with a JSON-RPC error instead of an ACK (Overloaded when every handler was busy). See the error message and the plugin log.',
+  },
+  'delivery.provider_failed': {
+    message:
+      'The messaging provider did not accept a message the plugin sent (network or provider error). The plugin got an InternalError; see the host log and the provider status.',
+  },
 });
 
 /** Why a stdio plugin did not start or stopped running. */
 export const RUNTIME_ERRORS = defineErrors({
-  PLUGIN_START_FAILED: { status: 422, message: 'The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.' },
-  PLUGIN_START_TIMEOUT: { status: 422, message: 'The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.' },
-  PLUGIN_COMMAND_NOT_FOUND: { status: 422, message: 'The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.' },
-  PLUGIN_WORKDIR_INVALID: { status: 422, message: 'transport.stdio.workingDirectory is not a folder inside the package. Use "." or a folder inside the package.' },
-  PLUGIN_HANDSHAKE_INVALID: { status: 422, message: 'The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.' },
-  PLUGIN_STDOUT_POLLUTION: { status: 422, message: 'The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.' },
+  PLUGIN_START_FAILED: {
+    status: 422,
+    message:
+      'The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.',
+  },
+  PLUGIN_START_TIMEOUT: {
+    status: 422,
+    message:
+      'The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.',
+  },
+  PLUGIN_COMMAND_NOT_FOUND: {
+    status: 422,
+    message:
+      'The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.',
+  },
+  PLUGIN_WORKDIR_INVALID: {
+    status: 422,
+    message: 'transport.stdio.workingDirectory is not a folder inside the package. Use "." or a folder inside the package.',
+  },
+  PLUGIN_HANDSHAKE_INVALID: {
+    status: 422,
+    message:
+      'The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.',
+  },
+  PLUGIN_STDOUT_POLLUTION: {
+    status: 422,
+    message: 'The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.',
+  },
 });
 
 export const MANIFEST_ERRORS = defineErrors({
@@ -96,21 +157,31 @@ export const MANIFEST_ERRORS = defineErrors({
   'manifest.field.unknown': { message: 'manifest.json has a field protocol v2 does not define. Remove it or fix its spelling.' },
   'manifest.protocolVersion.unsupported': { message: 'protocolVersion must be 2. This host loads protocol version 2 plugins only.' },
   'manifest.pluginId.invalid': { message: 'pluginId must be a lowercase dotted identifier such as com.example.echo.' },
-  'manifest.transport.unsupported': { message: 'Local packages must use transport "stdio-jsonrpc". HTTP plugins are registered by base URL instead.' },
+  'manifest.transport.unsupported': {
+    message: 'Local packages must use transport "stdio-jsonrpc". HTTP plugins are registered by base URL instead.',
+  },
   'manifest.permissions.duplicate': { message: 'A permission is listed twice. List each permission once.' },
   'manifest.permissions.unknown': { message: 'A permission is not one protocol v2 defines. Use a value from the permission list.' },
   'manifest.commands.duplicate': { message: 'Two commands share a name or alias. Command words must be unique, ignoring case.' },
   'manifest.commands.unreachable': { message: 'Commands are declared but the plugin does not subscribe to message.created.' },
   'manifest.settings.invalid': { message: 'A settings.configSchema field is inconsistent. Fix it as the message describes.' },
-  'manifest.capabilities.missing': { message: 'An HTTP plugin must declare ReceiveMessages (1) and HttpTransport (8): capabilities of at least 9.' },
+  'manifest.capabilities.missing': {
+    message: 'An HTTP plugin must declare ReceiveMessages (1) and HttpTransport (8): capabilities of at least 9.',
+  },
   'manifest.capabilities.unknown': { message: 'capabilities sets bits protocol v2 does not define. Use only 1, 2, 4 and 8.' },
 });
 
 export const FRAMING_ERRORS = defineErrors({
-  'framing.header.too_long': { message: 'A frame header block is longer than 8192 bytes. Send only Content-Length (and optionally Content-Type).' },
-  'framing.header.malformed': { message: 'A header line is not "Name: value". Something other than frames reached stdout; log to stderr instead.' },
+  'framing.header.too_long': {
+    message: 'A frame header block is longer than 8192 bytes. Send only Content-Length (and optionally Content-Type).',
+  },
+  'framing.header.malformed': {
+    message: 'A header line is not "Name: value". Something other than frames reached stdout; log to stderr instead.',
+  },
   'framing.header.duplicate': { message: 'A header appears twice in one frame. Send each header once.' },
-  'framing.header.unknown': { message: 'A header other than Content-Length or Content-Type was sent. Something else may be writing to stdout.' },
+  'framing.header.unknown': {
+    message: 'A header other than Content-Length or Content-Type was sent. Something else may be writing to stdout.',
+  },
   'framing.content_type.unsupported': { message: 'Content-Type must be application/vscode-jsonrpc with charset utf-8, or be left out.' },
   'framing.content_length.missing': { message: 'The frame has no Content-Length header. Every frame starts with Content-Length: N.' },
   'framing.content_length.invalid': { message: 'Content-Length is not a decimal integer. Write the payload length in bytes.' },
@@ -119,62 +190,186 @@ export const FRAMING_ERRORS = defineErrors({
   'framing.eof_in_frame': { message: 'The stream ended inside a frame. The peer exited or closed stdout while writing.' },
   'framing.utf8.invalid': { message: 'The payload is not valid UTF-8. Encode JSON as UTF-8.' },
   'framing.json.invalid': { message: 'The payload is not valid JSON. Write one JSON object per frame.' },
-  'framing.message.invalid': { message: 'The payload is not a JSON-RPC 2.0 message. Include "jsonrpc": "2.0" and a method or a result/error.' },
+  'framing.message.invalid': {
+    message: 'The payload is not a JSON-RPC 2.0 message. Include "jsonrpc": "2.0" and a method or a result/error.',
+  },
 });
 
 export const INSTALL_ERRORS = defineErrors({
   INSTALL_NO_FILE: { status: 400, message: 'No package was uploaded. Send the ZIP as multipart/form-data in the field "package".' },
-  INSTALL_UPLOAD_TOO_LARGE: { status: 413, message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.' },
-  INSTALL_UPLOADS_BUSY: { status: 503, message: 'The host is receiving as many packages as it takes at once. Retry after the seconds in Retry-After.' },
-  INSTALL_NOT_A_ZIP: { status: 400, message: 'The upload is not a readable ZIP archive. Build the package with the packer (host-plugin pack) or any zip tool.' },
+  INSTALL_UPLOAD_TOO_LARGE: {
+    status: 413,
+    message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.',
+  },
+  INSTALL_UPLOADS_BUSY: {
+    status: 503,
+    message: 'The host is receiving as many packages as it takes at once. Retry after the seconds in Retry-After.',
+  },
+  INSTALL_NOT_A_ZIP: {
+    status: 400,
+    message: 'The upload is not a readable ZIP archive. Build the package with the packer (host-plugin pack) or any zip tool.',
+  },
   INSTALL_ENCRYPTED_ENTRY: { status: 422, message: 'The archive has encrypted entries. Build the package without a password.' },
-  INSTALL_UNSUPPORTED_COMPRESSION: { status: 422, message: 'An entry uses a compression method other than stored or deflate. Re-create the ZIP with deflate.' },
-  INSTALL_PATH_TRAVERSAL: { status: 422, message: 'An archive entry climbs out of the package with "..". Re-create the ZIP from inside the package folder.' },
-  INSTALL_ABSOLUTE_PATH: { status: 422, message: 'An archive entry has an absolute path or a drive letter. Re-create the ZIP with relative paths.' },
-  INSTALL_BACKSLASH_PATH: { status: 422, message: 'An archive entry uses backslashes. Re-create the ZIP with a tool that writes "/" separators.' },
+  INSTALL_UNSUPPORTED_COMPRESSION: {
+    status: 422,
+    message: 'An entry uses a compression method other than stored or deflate. Re-create the ZIP with deflate.',
+  },
+  INSTALL_PATH_TRAVERSAL: {
+    status: 422,
+    message: 'An archive entry climbs out of the package with "..". Re-create the ZIP from inside the package folder.',
+  },
+  INSTALL_ABSOLUTE_PATH: {
+    status: 422,
+    message: 'An archive entry has an absolute path or a drive letter. Re-create the ZIP with relative paths.',
+  },
+  INSTALL_BACKSLASH_PATH: {
+    status: 422,
+    message: 'An archive entry uses backslashes. Re-create the ZIP with a tool that writes "/" separators.',
+  },
   INSTALL_INVALID_ENTRY_NAME: { status: 422, message: 'An archive entry name is empty or has control characters. Rename the file.' },
   INSTALL_LINK_ENTRY: { status: 422, message: 'The archive holds a symbolic or hard link. Replace links with the files they point to.' },
-  INSTALL_SPECIAL_ENTRY: { status: 422, message: 'The archive holds a device, FIFO or socket entry. Package regular files and folders only.' },
+  INSTALL_SPECIAL_ENTRY: {
+    status: 422,
+    message: 'The archive holds a device, FIFO or socket entry. Package regular files and folders only.',
+  },
   INSTALL_DUPLICATE_ENTRY: { status: 422, message: 'Two archive entries have the same path. Re-create the ZIP so each file appears once.' },
-  INSTALL_CASE_COLLISION: { status: 422, message: 'Two entries differ only in letter case and would collide on some systems. Rename one of them.' },
-  INSTALL_TOO_MANY_ENTRIES: { status: 422, message: 'The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).' },
+  INSTALL_CASE_COLLISION: {
+    status: 422,
+    message: 'Two entries differ only in letter case and would collide on some systems. Rename one of them.',
+  },
+  INSTALL_TOO_MANY_ENTRIES: {
+    status: 422,
+    message: 'The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).',
+  },
   INSTALL_TOO_LARGE_UNPACKED: { status: 422, message: 'The unpacked package is larger than the host allows. Remove unneeded files.' },
-  INSTALL_COMPRESSION_RATIO: { status: 422, message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.' },
-  INSTALL_OVERLAPPING_ENTRIES: { status: 422, message: 'Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.' },
-  INSTALL_MANIFEST_MISSING: { status: 422, message: 'No manifest.json at the archive root or in a single top-level folder named by the plugin id.' },
-  INSTALL_LAYOUT_AMBIGUOUS: { status: 422, message: 'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.' },
-  INSTALL_FOLDER_MISMATCH: { status: 422, message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.' },
-  INSTALL_MANIFEST_INVALID_JSON: { status: 422, message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
-  INSTALL_MANIFEST_INVALID: { status: 422, message: 'manifest.json does not follow protocol v2. details.issues lists each field and the fix.' },
-  INSTALL_TRANSPORT_UNSUPPORTED: { status: 422, message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.' },
-  INSTALL_ENTRY_MISSING: { status: 422, message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).' },
-  INSTALL_PLATFORM_UNSUPPORTED: { status: 422, message: 'The manifest\'s supportedPlatforms does not list the platform and architecture of this host. Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.' },
-  INSTALL_WORKDIR_OUTSIDE: { status: 422, message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.' },
-  INSTALL_WORKDIR_MISSING: { status: 422, message: 'transport.stdio.workingDirectory names a folder that is not in the package. Include the folder or use ".".' },
-  INSTALL_ENTRY_CORRUPT: { status: 422, message: 'An entry unpacks to other bytes than the archive declares (size or CRC-32 mismatch, damaged data). Re-create the ZIP and upload it again.' },
-  INSTALL_PLUGIN_RUNNING: { status: 409, message: 'The plugin is running. Confirm the update (it stops and restarts the plugin) or stop it first.' },
-  INSTALL_ID_TAKEN: { status: 409, message: 'This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.' },
-  UPDATE_CONFIRMATION_REQUIRED: { status: 409, message: 'A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.' },
-  PENDING_UPDATE_NOT_FOUND: { status: 404, message: 'No pending update with this id. It was confirmed, cancelled or expired: upload the package again.' },
+  INSTALL_COMPRESSION_RATIO: {
+    status: 422,
+    message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.',
+  },
+  INSTALL_OVERLAPPING_ENTRIES: {
+    status: 422,
+    message:
+      'Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.',
+  },
+  INSTALL_MANIFEST_MISSING: {
+    status: 422,
+    message: 'No manifest.json at the archive root or in a single top-level folder named by the plugin id.',
+  },
+  INSTALL_LAYOUT_AMBIGUOUS: {
+    status: 422,
+    message:
+      'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.',
+  },
+  INSTALL_FOLDER_MISMATCH: {
+    status: 422,
+    message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.',
+  },
+  INSTALL_MANIFEST_INVALID_JSON: {
+    status: 422,
+    message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.',
+  },
+  INSTALL_MANIFEST_INVALID: {
+    status: 422,
+    message: 'manifest.json does not follow protocol v2. details.issues lists each field and the fix.',
+  },
+  INSTALL_TRANSPORT_UNSUPPORTED: {
+    status: 422,
+    message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.',
+  },
+  INSTALL_ENTRY_MISSING: {
+    status: 422,
+    message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).',
+  },
+  INSTALL_PLATFORM_UNSUPPORTED: {
+    status: 422,
+    message:
+      "The manifest's supportedPlatforms does not list the platform and architecture of this host. Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.",
+  },
+  INSTALL_WORKDIR_OUTSIDE: {
+    status: 422,
+    message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.',
+  },
+  INSTALL_WORKDIR_MISSING: {
+    status: 422,
+    message: 'transport.stdio.workingDirectory names a folder that is not in the package. Include the folder or use ".".',
+  },
+  INSTALL_ENTRY_CORRUPT: {
+    status: 422,
+    message:
+      'An entry unpacks to other bytes than the archive declares (size or CRC-32 mismatch, damaged data). Re-create the ZIP and upload it again.',
+  },
+  INSTALL_PLUGIN_RUNNING: {
+    status: 409,
+    message: 'The plugin is running. Confirm the update (it stops and restarts the plugin) or stop it first.',
+  },
+  INSTALL_ID_TAKEN: {
+    status: 409,
+    message: 'This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.',
+  },
+  UPDATE_CONFIRMATION_REQUIRED: {
+    status: 409,
+    message: 'A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.',
+  },
+  PENDING_UPDATE_NOT_FOUND: {
+    status: 404,
+    message: 'No pending update with this id. It was confirmed, cancelled or expired: upload the package again.',
+  },
   PENDING_UPDATE_STALE: { status: 409, message: 'The installed plugin changed since this update was prepared. Upload the package again.' },
-  INSTALL_FAILED: { status: 500, message: 'The installation failed part-way and the previous version was restored. See details and the host log.' },
+  INSTALL_FAILED: {
+    status: 500,
+    message: 'The installation failed part-way and the previous version was restored. See details and the host log.',
+  },
 });
 
 export const REGISTRATION_ERRORS = defineErrors({
-  REGISTRATION_URL_INVALID: { status: 400, message: 'The base URL is not a valid http or https URL. Enter it as https://host[:port][/path].' },
-  REGISTRATION_URL_CREDENTIALS: { status: 400, message: 'The base URL contains a user name or password. Remove them; the host signs its requests instead.' },
-  REGISTRATION_ADDRESS_REFUSED: { status: 422, message: 'The address is not allowed by the host address policy (link-local, metadata, multicast, or private/loopback when disabled).' },
-  REGISTRATION_UNREACHABLE: { status: 422, message: 'The host could not connect to the plugin. Check that the service runs and the URL, port and firewall are right.' },
-  REGISTRATION_TIMEOUT: { status: 422, message: 'The plugin did not answer the manifest request in time. Check the service health and its reverse proxy.' },
-  REGISTRATION_REDIRECT: { status: 422, message: 'The manifest request was redirected; redirects are not followed. Register the final URL.' },
-  REGISTRATION_HTTP_STATUS: { status: 422, message: 'GET /host/plugin/manifest did not answer 200. Check the base URL and that the service serves the manifest.' },
+  REGISTRATION_URL_INVALID: {
+    status: 400,
+    message: 'The base URL is not a valid http or https URL. Enter it as https://host[:port][/path].',
+  },
+  REGISTRATION_URL_CREDENTIALS: {
+    status: 400,
+    message: 'The base URL contains a user name or password. Remove them; the host signs its requests instead.',
+  },
+  REGISTRATION_ADDRESS_REFUSED: {
+    status: 422,
+    message: 'The address is not allowed by the host address policy (link-local, metadata, multicast, or private/loopback when disabled).',
+  },
+  REGISTRATION_UNREACHABLE: {
+    status: 422,
+    message: 'The host could not connect to the plugin. Check that the service runs and the URL, port and firewall are right.',
+  },
+  REGISTRATION_TIMEOUT: {
+    status: 422,
+    message: 'The plugin did not answer the manifest request in time. Check the service health and its reverse proxy.',
+  },
+  REGISTRATION_REDIRECT: {
+    status: 422,
+    message: 'The manifest request was redirected; redirects are not followed. Register the final URL.',
+  },
+  REGISTRATION_HTTP_STATUS: {
+    status: 422,
+    message: 'GET /host/plugin/manifest did not answer 200. Check the base URL and that the service serves the manifest.',
+  },
   REGISTRATION_NOT_JSON: { status: 422, message: 'The manifest response is not JSON. The service must answer with application/json.' },
   REGISTRATION_TOO_LARGE: { status: 422, message: 'The manifest response is larger than 256 KiB.' },
-  REGISTRATION_MANIFEST_INVALID: { status: 422, message: 'The manifest does not follow protocol v2. details.issues lists each field and the fix.' },
-  REGISTRATION_CAPABILITY_MISSING: { status: 422, message: 'The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.' },
+  REGISTRATION_MANIFEST_INVALID: {
+    status: 422,
+    message: 'The manifest does not follow protocol v2. details.issues lists each field and the fix.',
+  },
+  REGISTRATION_CAPABILITY_MISSING: {
+    status: 422,
+    message: 'The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.',
+  },
   REGISTRATION_PROTOCOL_UNSUPPORTED: { status: 422, message: 'The manifest has a protocolVersion other than 2.' },
-  REGISTRATION_ID_TAKEN: { status: 409, message: 'Another plugin (stdio or HTTP) already uses this pluginId. Remove it first or change the plugin id.' },
-  REGISTRATION_TLS_FAILED: { status: 422, message: 'The TLS handshake with the plugin failed (untrusted, expired or wrong-name certificate). Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.' },
+  REGISTRATION_ID_TAKEN: {
+    status: 409,
+    message: 'Another plugin (stdio or HTTP) already uses this pluginId. Remove it first or change the plugin id.',
+  },
+  REGISTRATION_TLS_FAILED: {
+    status: 422,
+    message:
+      'The TLS handshake with the plugin failed (untrusted, expired or wrong-name certificate). Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.',
+  },
 });
 
 /**
@@ -182,17 +377,47 @@ export const REGISTRATION_ERRORS = defineErrors({
  * outcome and as `lastError` in the plugin's health, never as API statuses.
  */
 export const HTTP_DELIVERY_ERRORS = defineErrors({
-  'http.timeout': { message: 'The plugin did not answer within its request timeout (10 s unless configured). Answer sooner (work in the background after replying) or raise requestTimeoutMilliseconds for this plugin.' },
-  'http.unreachable': { message: 'The host could not connect to the plugin service (refused, reset or no route). Check that it runs and that its base URL, port and firewall are right.' },
-  'http.address_refused': { message: 'The plugin host name now resolves to an address the host address policy refuses. Fix the DNS record, or allow loopback/private addresses in the host configuration.' },
-  'http.tls': { message: 'The TLS handshake with the plugin failed. Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.' },
-  'http.status': { message: 'The plugin answered with a status other than 200. Answer 200 with a message response for every event you processed, also when accepted is false.' },
-  'http.signature_rejected': { message: 'The plugin answered 401: it rejected the host signature. Configure it with the signing secret shown at registration and keep its clock in sync (NTP).' },
-  'http.response.invalid': { message: 'The plugin response is not a valid message response (accepted, intercepted, outboundMessages, error). details.issues lists each field and the fix.' },
+  'http.timeout': {
+    message:
+      'The plugin did not answer within its request timeout (10 s unless configured). Answer sooner (work in the background after replying) or raise requestTimeoutMilliseconds for this plugin.',
+  },
+  'http.unreachable': {
+    message:
+      'The host could not connect to the plugin service (refused, reset or no route). Check that it runs and that its base URL, port and firewall are right.',
+  },
+  'http.address_refused': {
+    message:
+      'The plugin host name now resolves to an address the host address policy refuses. Fix the DNS record, or allow loopback/private addresses in the host configuration.',
+  },
+  'http.tls': {
+    message:
+      'The TLS handshake with the plugin failed. Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.',
+  },
+  'http.status': {
+    message:
+      'The plugin answered with a status other than 200. Answer 200 with a message response for every event you processed, also when accepted is false.',
+  },
+  'http.signature_rejected': {
+    message:
+      'The plugin answered 401: it rejected the host signature. Configure it with the signing secret shown at registration and keep its clock in sync (NTP).',
+  },
+  'http.response.invalid': {
+    message:
+      'The plugin response is not a valid message response (accepted, intercepted, outboundMessages, error). details.issues lists each field and the fix.',
+  },
   'http.response.too_large': { message: 'The plugin response is larger than 1 MiB. Send fewer or shorter outbound messages.' },
-  'http.circuit_open': { message: 'Deliveries to this plugin failed 5 times in a row, so the host stopped calling it and probes it again after 30 s. Fix the plugin; its health shows the last error.' },
-  'http.outbound.send_not_allowed': { message: 'An outbound message targets another conversation, which needs the SendMessages capability (2). Declare it in the manifest, or leave out target to reply.' },
-  'http.intercept.not_allowed': { message: 'The plugin answered intercepted: true without the InterceptMessages capability (4); the host ignored it. Declare the capability to stop lower-priority plugins.' },
+  'http.circuit_open': {
+    message:
+      'Deliveries to this plugin failed 5 times in a row, so the host stopped calling it and probes it again after 30 s. Fix the plugin; its health shows the last error.',
+  },
+  'http.outbound.send_not_allowed': {
+    message:
+      'An outbound message targets another conversation, which needs the SendMessages capability (2). Declare it in the manifest, or leave out target to reply.',
+  },
+  'http.intercept.not_allowed': {
+    message:
+      'The plugin answered intercepted: true without the InterceptMessages capability (4); the host ignored it. Declare the capability to stop lower-priority plugins.',
+  },
 });
 
 export const API_ERRORS = defineErrors({
@@ -200,9 +425,15 @@ export const API_ERRORS = defineErrors({
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
   BAD_REQUEST: { status: 400, message: 'The request body is not valid. details.issues lists each field and the fix.' },
-  PLUGIN_STATE_CONFLICT: { status: 409, message: 'The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.' },
+  PLUGIN_STATE_CONFLICT: {
+    status: 409,
+    message: 'The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.',
+  },
   RUNTIME_UNAVAILABLE: { status: 503, message: 'The plugin runtime is not available in this host build.' },
-  SETTINGS_INVALID: { status: 422, message: 'The settings do not match settings.configSchema. details.issues lists each field and the fix.' },
+  SETTINGS_INVALID: {
+    status: 422,
+    message: 'The settings do not match settings.configSchema. details.issues lists each field and the fix.',
+  },
   INTERNAL: { status: 500, message: 'An unexpected error happened. See the host log.' },
 });
 
@@ -212,11 +443,30 @@ export const API_ERRORS = defineErrors({
  * The host records the answer as `http.signature_rejected`.
  */
 export const SIGNATURE_ERRORS = defineErrors({
-  'signature.missing': { status: 401, message: 'A signature header (x-host-timestamp, x-host-delivery-id or x-host-signature) is missing. Only requests signed by the host are processed; check that a proxy does not strip the headers.' },
-  'signature.malformed': { status: 401, message: 'The signature headers are malformed (expected unix seconds, a delivery id and v1=<64 lowercase hex>). Check that a proxy does not rewrite them.' },
-  'signature.expired': { status: 401, message: 'The request timestamp is outside the tolerance (5 minutes unless configured). Keep the clocks of the host and the plugin in sync with NTP.' },
-  'signature.invalid': { status: 401, message: 'No signature matches the body. Configure the plugin with the signing secret shown when it was registered, and verify the raw body before any parser changes it.' },
-  'signature.replayed': { status: 401, message: 'This delivery id was already received within the tolerance window, so the request is refused as a replay.' },
+  'signature.missing': {
+    status: 401,
+    message:
+      'A signature header (x-host-timestamp, x-host-delivery-id or x-host-signature) is missing. Only requests signed by the host are processed; check that a proxy does not strip the headers.',
+  },
+  'signature.malformed': {
+    status: 401,
+    message:
+      'The signature headers are malformed (expected unix seconds, a delivery id and v1=<64 lowercase hex>). Check that a proxy does not rewrite them.',
+  },
+  'signature.expired': {
+    status: 401,
+    message:
+      'The request timestamp is outside the tolerance (5 minutes unless configured). Keep the clocks of the host and the plugin in sync with NTP.',
+  },
+  'signature.invalid': {
+    status: 401,
+    message:
+      'No signature matches the body. Configure the plugin with the signing secret shown when it was registered, and verify the raw body before any parser changes it.',
+  },
+  'signature.replayed': {
+    status: 401,
+    message: 'This delivery id was already received within the tolerance window, so the request is refused as a replay.',
+  },
 });
 
 /**
@@ -226,19 +476,45 @@ export const SIGNATURE_ERRORS = defineErrors({
  * the answer as `http.status`.
  */
 export const PLUGIN_HTTP_ERRORS = defineErrors({
-  'http.not_found': { status: 404, message: 'The path is neither the manifest nor the message events path. Register the base URL the plugin serves them under.' },
-  'http.method_not_allowed': { status: 405, message: 'The method does not fit the path: GET or HEAD for the manifest, POST for message events (the Allow header says which).' },
-  'http.body_too_large': { status: 413, message: 'The request body is larger than the plugin accepts. Raise its body limit (4 MiB unless configured).' },
-  'http.overloaded': { status: 503, message: 'The plugin is handling as many events as it allows, or is shutting down. The host retries after Retry-After.' },
-  'event.invalid': { status: 400, message: 'The signed body is not JSON or not a message event; details.issues lists each field. Check that host and plugin speak protocol v2.' },
-  'plugin.id_mismatch': { status: 400, message: 'The x-host-plugin-id header names another plugin than the one this service is. Register the base URL of the right plugin.' },
-  'plugin.start_failed': { status: 503, message: 'The plugin failed to start (its start hook threw), so it takes no events. See the plugin log, fix the cause and restart the service.' },
+  'http.not_found': {
+    status: 404,
+    message: 'The path is neither the manifest nor the message events path. Register the base URL the plugin serves them under.',
+  },
+  'http.method_not_allowed': {
+    status: 405,
+    message: 'The method does not fit the path: GET or HEAD for the manifest, POST for message events (the Allow header says which).',
+  },
+  'http.body_too_large': {
+    status: 413,
+    message: 'The request body is larger than the plugin accepts. Raise its body limit (4 MiB unless configured).',
+  },
+  'http.overloaded': {
+    status: 503,
+    message: 'The plugin is handling as many events as it allows, or is shutting down. The host retries after Retry-After.',
+  },
+  'event.invalid': {
+    status: 400,
+    message:
+      'The signed body is not JSON or not a message event; details.issues lists each field. Check that host and plugin speak protocol v2.',
+  },
+  'plugin.id_mismatch': {
+    status: 400,
+    message: 'The x-host-plugin-id header names another plugin than the one this service is. Register the base URL of the right plugin.',
+  },
+  'plugin.start_failed': {
+    status: 503,
+    message:
+      'The plugin failed to start (its start hook threw), so it takes no events. See the plugin log, fix the cause and restart the service.',
+  },
   'plugin.internal_error': { status: 500, message: 'The plugin failed unexpectedly while answering. See the plugin log.' },
 });
 
 /** Codes an SDK reports as the `error` of an event (ACK, completion or HTTP response) for the plugin. */
 export const HANDLER_ERRORS = defineErrors({
-  'plugin.handler_failed': { message: 'The plugin handler threw an error that carries no code of its own; the message is the error text. See the plugin log, or throw a HandlerError with your own code.' },
+  'plugin.handler_failed': {
+    message:
+      'The plugin handler threw an error that carries no code of its own; the message is the error text. See the plugin log, or throw a HandlerError with your own code.',
+  },
 });
 
 /**
@@ -263,20 +539,27 @@ export type ValidationDomain = keyof typeof VALIDATION_DOMAINS;
 export type FieldIssueKind = 'required' | 'invalid' | 'unknown';
 type FieldIssueCode<D extends string> = `${D}.field.${FieldIssueKind}`;
 
-function fieldIssueFamily<const D extends Exclude<ValidationDomain, 'manifest'>>(domains: readonly D[]): { readonly [C in FieldIssueCode<D>]: ErrorInfo } {
+function fieldIssueFamily<const D extends Exclude<ValidationDomain, 'manifest'>>(
+  domains: readonly D[],
+): { readonly [C in FieldIssueCode<D>]: ErrorInfo } {
   const entries: [string, ErrorInfo][] = domains.flatMap((d) => {
     const what = VALIDATION_DOMAINS[d];
     return [
       [`${d}.field.required`, { message: `A required field of ${what} is missing. Add the field the issue's path names.` }],
       [`${d}.field.invalid`, { message: `A field of ${what} has the wrong type or value. Correct it as the issue's message describes.` }],
-      [`${d}.field.unknown`, { message: `${what[0]!.toUpperCase()}${what.slice(1)} has a field that is not defined. Remove it or fix its spelling.` }],
+      [
+        `${d}.field.unknown`,
+        { message: `${what[0]!.toUpperCase()}${what.slice(1)} has a field that is not defined. Remove it or fix its spelling.` },
+      ],
     ];
   });
   return Object.fromEntries(entries) as { readonly [C in FieldIssueCode<D>]: ErrorInfo };
 }
 
 /** Field issue codes of validated documents other than manifests, built from VALIDATION_DOMAINS. */
-export const FIELD_ISSUE_ERRORS = defineErrors(fieldIssueFamily(['request', 'settings', 'console', 'response', 'params', 'initialize', 'event', 'message']));
+export const FIELD_ISSUE_ERRORS = defineErrors(
+  fieldIssueFamily(['request', 'settings', 'console', 'response', 'params', 'initialize', 'event', 'message']),
+);
 
 /**
  * Every family of ERROR_CATALOG by name, in the order the spec lists them:

@@ -9,9 +9,7 @@ import { LIMITS } from './limits';
  * caught at its first line rather than hanging the pipe. After an error the
  * stream cannot be resynchronised and the decoder stays failed.
  */
-export type FrameEvent =
-  | { kind: 'message'; message: JsonRpcMessage }
-  | { kind: 'error'; code: FramingErrorCode; message: string };
+export type FrameEvent = { kind: 'message'; message: JsonRpcMessage } | { kind: 'error'; code: FramingErrorCode; message: string };
 
 export type JsonRpcId = string | number | null;
 export interface JsonRpcRequest {
@@ -151,7 +149,8 @@ export class FrameDecoder {
       }
       lines.push(line);
       lineStart = i + 1;
-      if (!HEADER_LINE.test(line)) return fail('framing.header.malformed', `header line ${JSON.stringify(line.slice(0, 80))} is not "Name: value"`);
+      if (!HEADER_LINE.test(line))
+        return fail('framing.header.malformed', `header line ${JSON.stringify(line.slice(0, 80))} is not "Name: value"`);
       if (i + 1 > this.limits.maxHeaderBytes) break;
     }
     if (headerEnd < 0) {
@@ -170,12 +169,14 @@ export class FrameDecoder {
       const name = (rawName as string).toLowerCase();
       if (name === 'content-length') {
         if (length !== undefined) return fail('framing.header.duplicate', 'Content-Length appears twice');
-        if (!/^\d{1,10}$/.test(value as string)) return fail('framing.content_length.invalid', `Content-Length ${JSON.stringify(value)} is not a decimal integer`);
+        if (!/^\d{1,10}$/.test(value as string))
+          return fail('framing.content_length.invalid', `Content-Length ${JSON.stringify(value)} is not a decimal integer`);
         length = Number(value);
       } else if (name === 'content-type') {
         if (sawType) return fail('framing.header.duplicate', 'Content-Type appears twice');
         sawType = true;
-        if (!CONTENT_TYPE.test(value as string)) return fail('framing.content_type.unsupported', `Content-Type ${JSON.stringify(value)} is not supported`);
+        if (!CONTENT_TYPE.test(value as string))
+          return fail('framing.content_type.unsupported', `Content-Type ${JSON.stringify(value)} is not supported`);
       } else {
         return fail('framing.header.unknown', `unknown header ${JSON.stringify(rawName)}`);
       }

@@ -43,7 +43,10 @@ export const HttpManifestSchema = z
     protocolVersion: z.literal(PROTOCOL_VERSION).describe('Must be 2.'),
     sdkVersion: SemVer.optional(),
     capabilities: HttpCapabilitiesSchema,
-    eventSubscriptions: z.array(EventSubscriptionSchema).min(1).default([{ eventType: 'message.created' }]),
+    eventSubscriptions: z
+      .array(EventSubscriptionSchema)
+      .min(1)
+      .default([{ eventType: 'message.created' }]),
     permissions: PermissionListSchema.default(['messages.reply']),
     commands: z.array(CommandSchema).default([]),
     settings: SettingsSchema.optional(),
@@ -84,4 +87,3 @@ export type HttpManifest = z.output<typeof HttpManifestSchema>;
 export type HttpManifestInput = z.input<typeof HttpManifestSchema>;
 /** The contract's name for the HTTP manifest. */
 export type ModernPluginManifest = HttpManifest;
-

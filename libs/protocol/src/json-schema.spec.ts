@@ -52,12 +52,29 @@ describe('committed JSON Schema files', () => {
 
   it('name the shared types once, for generators', () => {
     const file = generated['methods.json'] as { $defs: Record<string, unknown> };
-    for (const name of ['UserRef', 'Conversation', 'Target', 'PluginError', 'CommandMatch', 'MessageReference', 'MessageEvent', 'EventAck', 'RuntimeLimits']) {
+    for (const name of [
+      'UserRef',
+      'Conversation',
+      'Target',
+      'PluginError',
+      'CommandMatch',
+      'MessageReference',
+      'MessageEvent',
+      'EventAck',
+      'RuntimeLimits',
+    ]) {
       expect(file.$defs[name]).toBeDefined();
     }
     const event = generated['message-event.schema.json'] as { type: string; $defs: Record<string, unknown> };
     expect(event.type).toBe('object');
-    expect(Object.keys(event.$defs).sort()).toEqual(['Attachment', 'BotRef', 'CommandMatch', 'Conversation', 'MessageReference', 'UserRef']);
+    expect(Object.keys(event.$defs).sort()).toEqual([
+      'Attachment',
+      'BotRef',
+      'CommandMatch',
+      'Conversation',
+      'MessageReference',
+      'UserRef',
+    ]);
     const manifest = generated['manifest.schema.json'] as { $defs: Record<string, unknown> };
     expect(Object.keys(manifest.$defs).sort()).toEqual(['Command', 'Concurrency', 'ConfigField', 'EventSubscription', 'SupportedPlatform']);
   });
@@ -69,7 +86,9 @@ describe('committed JSON Schema files', () => {
     expect(manifest.properties.transport.properties.type.const).toBe(STDIO_TRANSPORT);
     expect(manifest.properties.transport.required).toEqual(['type', 'stdio']);
     expect(manifest.properties.permissions.uniqueItems).toBe(true);
-    const http = generated['http-manifest.schema.json'] as { properties: { capabilities: { enum: number[] }; permissions: { uniqueItems: boolean } } };
+    const http = generated['http-manifest.schema.json'] as {
+      properties: { capabilities: { enum: number[] }; permissions: { uniqueItems: boolean } };
+    };
     expect(http.properties.capabilities.enum).toEqual([9, 11, 13, 15]);
     expect(VALID_HTTP_CAPABILITY_VALUES).toEqual([9, 11, 13, 15]);
     expect(http.properties.permissions.uniqueItems).toBe(true);

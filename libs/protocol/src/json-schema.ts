@@ -112,11 +112,31 @@ export function buildJsonSchemas(): Record<string, object> {
     };
   }
   return {
-    ...one('manifest.schema.json', 'Plugin manifest (stdio package)', StdioManifestSchema, 'manifest.json at the root of a protocol v2 stdio plugin package.'),
-    ...one('http-manifest.schema.json', 'ModernPluginManifest (HTTP plugin)', HttpManifestSchema, 'Body of GET {baseUrl}/host/plugin/manifest.'),
-    ...one('message-event.schema.json', 'Message event', MessageEventSchema, 'params of events.message (stdio) and body of POST /host/plugin/events/message (HTTP).'),
+    ...one(
+      'manifest.schema.json',
+      'Plugin manifest (stdio package)',
+      StdioManifestSchema,
+      'manifest.json at the root of a protocol v2 stdio plugin package.',
+    ),
+    ...one(
+      'http-manifest.schema.json',
+      'ModernPluginManifest (HTTP plugin)',
+      HttpManifestSchema,
+      'Body of GET {baseUrl}/host/plugin/manifest.',
+    ),
+    ...one(
+      'message-event.schema.json',
+      'Message event',
+      MessageEventSchema,
+      'params of events.message (stdio) and body of POST /host/plugin/events/message (HTTP).',
+    ),
     ...one('event-ack.schema.json', 'Event ACK', EventAckSchema, 'Result of events.message.'),
-    ...one('message-response.schema.json', 'ModernPluginMessageResponse', MessageResponseSchema, 'Body an HTTP plugin returns for a message event.'),
+    ...one(
+      'message-response.schema.json',
+      'ModernPluginMessageResponse',
+      MessageResponseSchema,
+      'Body an HTTP plugin returns for a message event.',
+    ),
     ...one('outgoing-message.schema.json', 'Outgoing message', OutgoingMessageSchema, 'A message a plugin asks the host to send.'),
     'methods.json': {
       $id: SCHEMA_BASE_URI + 'methods.json',
@@ -155,7 +175,8 @@ function methodsFileSchema(): JsonObject {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: SCHEMA_BASE_URI + METHODS_FILE_SCHEMA,
     title: 'Format of methods.json',
-    description: 'methods.json lists every protocol v2 JSON-RPC method: its direction, the permission it needs, and its params and result as JSON Schemas. The $defs at the root of methods.json hold the named types those schemas refer to.',
+    description:
+      'methods.json lists every protocol v2 JSON-RPC method: its direction, the permission it needs, and its params and result as JSON Schemas. The $defs at the root of methods.json hold the named types those schemas refer to.',
     type: 'object',
     properties: {
       $id: { const: SCHEMA_BASE_URI + 'methods.json' },

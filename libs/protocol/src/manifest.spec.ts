@@ -32,13 +32,23 @@ describe('stdio manifest', () => {
   it('names the field and the fix for a missing field', () => {
     const { name: _n, ...rest } = base;
     const r = parseStdioManifest(rest);
-    expect(r).toEqual({ ok: false, issues: [{ code: 'manifest.field.required', path: 'name', message: expect.stringMatching(/"name" is required/) }] });
+    expect(r).toEqual({
+      ok: false,
+      issues: [{ code: 'manifest.field.required', path: 'name', message: expect.stringMatching(/"name" is required/) }],
+    });
   });
 });
 
 describe('http manifest', () => {
   it('requires capabilities 1 and 8', () => {
-    const r = parseHttpManifest({ pluginId: 'com.example.h', name: 'H', version: '1.0.0', author: 'A', protocolVersion: 2, capabilities: 1 });
+    const r = parseHttpManifest({
+      pluginId: 'com.example.h',
+      name: 'H',
+      version: '1.0.0',
+      author: 'A',
+      protocolVersion: 2,
+      capabilities: 1,
+    });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.issues.map((i) => i.code)).toEqual(['manifest.capabilities.missing']);
   });

@@ -22,14 +22,8 @@ export const StdioLaunchSchema = z.strictObject({
     'Start command: an interpreter on PATH (node, python) or a path to an executable inside the package (./bin/plugin).',
   ),
   args: z.array(z.string()).default([]).describe('Arguments; should include --host-stdio.'),
-  workingDirectory: z
-    .string()
-    .default('.')
-    .describe('Directory to run in, relative to the package; "." is the package directory.'),
-  environment: z
-    .record(EnvironmentName, z.string())
-    .default({})
-    .describe('Extra environment variables for the process.'),
+  workingDirectory: z.string().default('.').describe('Directory to run in, relative to the package; "." is the package directory.'),
+  environment: z.record(EnvironmentName, z.string()).default({}).describe('Extra environment variables for the process.'),
 });
 export type StdioLaunch = z.infer<typeof StdioLaunchSchema>;
 
@@ -43,76 +37,83 @@ export const StdioTransportSchema = z.strictObject({
   stdio: StdioLaunchSchema.optional(),
 });
 
-export const SupportedPlatformSchema = z.strictObject({
-  platform: Platform,
-  architectures: z.array(Architecture).optional().describe('Omitted means every architecture.'),
-}).meta({ id: 'SupportedPlatform' });
+export const SupportedPlatformSchema = z
+  .strictObject({
+    platform: Platform,
+    architectures: z.array(Architecture).optional().describe('Omitted means every architecture.'),
+  })
+  .meta({ id: 'SupportedPlatform' });
 
-export const EventSubscriptionSchema = z.strictObject({
-  eventType: EventType,
-  botAccountIds: z.array(NonBlankString).optional().describe('Only events received by these bots.'),
-  conversationIds: z.array(NonBlankString).optional().describe('Only events from these conversations.'),
-}).meta({ id: 'EventSubscription' });
+export const EventSubscriptionSchema = z
+  .strictObject({
+    eventType: EventType,
+    botAccountIds: z.array(NonBlankString).optional().describe('Only events received by these bots.'),
+    conversationIds: z.array(NonBlankString).optional().describe('Only events from these conversations.'),
+  })
+  .meta({ id: 'EventSubscription' });
 export type EventSubscription = z.infer<typeof EventSubscriptionSchema>;
 
 const CommandWord = z.string().regex(/^[^\s]{1,32}$/, { message: 'must be 1 to 32 characters without spaces' });
 
-export const CommandSchema = z.strictObject({
-  name: CommandWord.describe('Command word matched after a prefix, for example "echo" in "/echo hi".'),
-  aliases: z.array(CommandWord).default([]).describe('Other words that select the same command.'),
-  prefixes: z
-    .array(z.string().regex(/^[^\s]{0,8}$/, { message: 'must be at most 8 characters without spaces' }))
-    .min(1)
-    .default(['/'])
-    .describe('Prefixes that start the command; "" matches the bare word.'),
-  description: z.string().max(200).optional(),
-  conversationScopes: z
-    .array(ConversationType)
-    .optional()
-    .describe('Conversation types where the command applies; omitted means all.'),
-  priority: z
-    .number()
-    .int()
-    .min(0)
-    .max(LIMITS.maxPriority)
-    .default(0)
-    .describe('Higher runs first; ties are ordered by pluginId, then command name.'),
-}).meta({ id: 'Command' });
+export const CommandSchema = z
+  .strictObject({
+    name: CommandWord.describe('Command word matched after a prefix, for example "echo" in "/echo hi".'),
+    aliases: z.array(CommandWord).default([]).describe('Other words that select the same command.'),
+    prefixes: z
+      .array(z.string().regex(/^[^\s]{0,8}$/, { message: 'must be at most 8 characters without spaces' }))
+      .min(1)
+      .default(['/'])
+      .describe('Prefixes that start the command; "" matches the bare word.'),
+    description: z.string().max(200).optional(),
+    conversationScopes: z.array(ConversationType).optional().describe('Conversation types where the command applies; omitted means all.'),
+    priority: z
+      .number()
+      .int()
+      .min(0)
+      .max(LIMITS.maxPriority)
+      .default(0)
+      .describe('Higher runs first; ties are ordered by pluginId, then command name.'),
+  })
+  .meta({ id: 'Command' });
 export type Command = z.infer<typeof CommandSchema>;
 
 export const OverflowPolicy = z.enum(['reject', 'dropOldest']);
 
-export const ConcurrencySchema = z.strictObject({
-  maxConcurrentEvents: z.number().int().min(1).max(64).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
-  queueCapacity: z.number().int().min(0).max(1024).default(RUNTIME_DEFAULTS.queueCapacity),
-  overflowPolicy: OverflowPolicy.default('reject').describe(
-    'When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one.',
-  ),
-  handlerDeadlineMilliseconds: z
-    .number()
-    .int()
-    .min(LIMITS.minHandlerDeadlineMilliseconds)
-    .max(LIMITS.maxHandlerDeadlineMilliseconds)
-    .default(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds)
-    .describe('How long one handler may run after the event is sent; past it the host cancels the event (delivery.deadline).'),
-}).meta({ id: 'Concurrency' });
+export const ConcurrencySchema = z
+  .strictObject({
+    maxConcurrentEvents: z.number().int().min(1).max(64).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
+    queueCapacity: z.number().int().min(0).max(1024).default(RUNTIME_DEFAULTS.queueCapacity),
+    overflowPolicy: OverflowPolicy.default('reject').describe(
+      'When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one.',
+    ),
+    handlerDeadlineMilliseconds: z
+      .number()
+      .int()
+      .min(LIMITS.minHandlerDeadlineMilliseconds)
+      .max(LIMITS.maxHandlerDeadlineMilliseconds)
+      .default(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds)
+      .describe('How long one handler may run after the event is sent; past it the host cancels the event (delivery.deadline).'),
+  })
+  .meta({ id: 'Concurrency' });
 export type Concurrency = z.infer<typeof ConcurrencySchema>;
 
 export const ConfigFieldType = z.enum(['string', 'number', 'boolean', 'select', 'path', 'secret']);
 
-export const ConfigFieldSchema = z.strictObject({
-  type: ConfigFieldType,
-  label: NonBlankString,
-  description: z.string().optional(),
-  required: z.boolean().default(false),
-  defaultValue: z.union([z.string(), z.number(), z.boolean()]).optional(),
-  options: z
-    .array(z.strictObject({ value: z.string(), label: z.string().optional() }))
-    .optional()
-    .describe('Choices of a "select" field.'),
-  min: z.number().optional(),
-  max: z.number().optional(),
-}).meta({ id: 'ConfigField' });
+export const ConfigFieldSchema = z
+  .strictObject({
+    type: ConfigFieldType,
+    label: NonBlankString,
+    description: z.string().optional(),
+    required: z.boolean().default(false),
+    defaultValue: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    options: z
+      .array(z.strictObject({ value: z.string(), label: z.string().optional() }))
+      .optional()
+      .describe('Choices of a "select" field.'),
+    min: z.number().optional(),
+    max: z.number().optional(),
+  })
+  .meta({ id: 'ConfigField' });
 export type ConfigField = z.infer<typeof ConfigFieldSchema>;
 
 const ConfigKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, {

@@ -41,10 +41,12 @@ export const MessagePartSchema: z.ZodType<MessagePart> = z
   )
   .meta({ id: 'MessagePart', description: 'A text, mention or composite part of an outgoing message.' });
 
-export const OutgoingMessageSchema = z.strictObject({
-  format: MessageFormat.default('text'),
-  parts: z.array(MessagePartSchema),
-}).meta({ id: 'OutgoingMessage' });
+export const OutgoingMessageSchema = z
+  .strictObject({
+    format: MessageFormat.default('text'),
+    parts: z.array(MessagePartSchema),
+  })
+  .meta({ id: 'OutgoingMessage' });
 export type OutgoingMessage = z.output<typeof OutgoingMessageSchema>;
 export type OutgoingMessageInput = z.input<typeof OutgoingMessageSchema>;
 
@@ -52,17 +54,20 @@ export type OutgoingMessageInput = z.input<typeof OutgoingMessageSchema>;
 export const TargetType = z.enum(['group', 'channel', 'user', 'direct']);
 export type TargetType = z.infer<typeof TargetType>;
 
-export const TargetSchema = z.strictObject({
-  type: TargetType,
-  id: z.string().min(1),
-}).meta({ id: 'Target' });
+export const TargetSchema = z
+  .strictObject({
+    type: TargetType,
+    id: z.string().min(1),
+  })
+  .meta({ id: 'Target' });
 export type Target = z.infer<typeof TargetSchema>;
 
 /** Result of `messages.reply` / `messages.send`. */
-export const SendResultSchema = z.strictObject({
-  accepted: z.boolean(),
-  messageId: z.string().optional(),
-  target: TargetSchema,
-}).meta({ id: 'SendResult' });
+export const SendResultSchema = z
+  .strictObject({
+    accepted: z.boolean(),
+    messageId: z.string().optional(),
+    target: TargetSchema,
+  })
+  .meta({ id: 'SendResult' });
 export type SendResult = z.infer<typeof SendResultSchema>;
-

@@ -24,19 +24,21 @@ function method<P extends z.ZodType, R extends z.ZodType>(d: MethodDescriptor<P,
   return d;
 }
 
-export const RuntimeLimitsSchema = z.object({
-  maxConcurrentEvents: z.number().int().min(1).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
-  queueCapacity: z.number().int().min(0).default(RUNTIME_DEFAULTS.queueCapacity),
-  requestTimeoutMilliseconds: z.number().int().min(1).default(RUNTIME_DEFAULTS.requestTimeoutMilliseconds),
-  handlerDeadlineMilliseconds: z
-    .number()
-    .int()
-    .min(1)
-    .default(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds)
-    .describe('How long one handler may run; the SDK aborts its cancellation signal when it passes.'),
-  maxHeaderLength: z.number().int().min(1).default(LIMITS.maxHeaderBytes),
-  maxPayloadLength: z.number().int().min(1).default(LIMITS.maxPayloadBytes),
-}).meta({ id: 'RuntimeLimits' });
+export const RuntimeLimitsSchema = z
+  .object({
+    maxConcurrentEvents: z.number().int().min(1).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
+    queueCapacity: z.number().int().min(0).default(RUNTIME_DEFAULTS.queueCapacity),
+    requestTimeoutMilliseconds: z.number().int().min(1).default(RUNTIME_DEFAULTS.requestTimeoutMilliseconds),
+    handlerDeadlineMilliseconds: z
+      .number()
+      .int()
+      .min(1)
+      .default(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds)
+      .describe('How long one handler may run; the SDK aborts its cancellation signal when it passes.'),
+    maxHeaderLength: z.number().int().min(1).default(LIMITS.maxHeaderBytes),
+    maxPayloadLength: z.number().int().min(1).default(LIMITS.maxPayloadBytes),
+  })
+  .meta({ id: 'RuntimeLimits' });
 export type RuntimeLimits = z.output<typeof RuntimeLimitsSchema>;
 
 export const InitializeParamsSchema = z.object({
@@ -50,10 +52,7 @@ export const InitializeParamsSchema = z.object({
     pluginConfigDirectory: z.string(),
     pluginCacheDirectory: z.string(),
   }),
-  token: z
-    .string()
-    .min(32)
-    .describe('Runtime token: put it in params.token of every plugin-to-host request. Dies with the process.'),
+  token: z.string().min(32).describe('Runtime token: put it in params.token of every plugin-to-host request. Dies with the process.'),
   encoding: z.literal('json'),
   runtime: RuntimeLimitsSchema.default(RuntimeLimitsSchema.parse({})),
   settings: z.record(z.string(), z.unknown()).default({}).describe('Current settings values (secrets included).'),

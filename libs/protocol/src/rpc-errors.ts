@@ -47,7 +47,8 @@ export const RPC_ERROR_HELP: Record<RpcErrorName, string> = {
   NotInitialized: 'Wait for host.initialize and answer it before sending or expecting anything else.',
   AlreadyInitialized: 'host.initialize is sent once per process; a second one is refused.',
   MessageRejected: 'The host refused the message; error.data.code says why (see the message.* codes).',
-  Overloaded: 'Every event handler of the plugin is busy; finish handlers sooner or raise concurrency.maxConcurrentEvents in manifest.json.',
+  Overloaded:
+    'Every event handler of the plugin is busy; finish handlers sooner or raise concurrency.maxConcurrentEvents in manifest.json.',
   Stopping: 'The plugin is stopping and takes no new events.',
   RequestTimeout: 'The request took longer than requestTimeoutMilliseconds; ACK with the decision first and do slow work after it.',
   Cancelled: 'The host cancelled this event (events.cancel) before its handler started; nothing more is expected for it.',

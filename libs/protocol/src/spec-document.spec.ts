@@ -70,7 +70,11 @@ describe('docs/protocol/v2.md', () => {
     const timestamp = '1767225600';
     const deliveryId = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
     const body = '{"eventId":"evt-1","eventType":"message.created","message":{"content":"hello <world>"}}';
-    const sign = (raw: string) => 'v1=' + createHmac('sha256', secret).update(signingPayload(timestamp, deliveryId, raw)).digest('hex');
+    const sign = (raw: string) =>
+      'v1=' +
+      createHmac('sha256', secret)
+        .update(signingPayload(timestamp, deliveryId, raw))
+        .digest('hex');
     // Pinned: a change of the algorithm or of signingPayload must fail here.
     expect(sign(body)).toBe('v1=dd1b9ca9c1bdd4655b3e41ffb1ed167b219333ebf748e8336e0e60093f2dc179');
     expect(sign('')).toBe('v1=5dc4b4eb93176a156c0f900bd8ea479480b6acd1a8b596abf9c2abc563949274');

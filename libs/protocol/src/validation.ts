@@ -113,7 +113,11 @@ export function toValidationIssues(error: z.ZodError, domain: ValidationDomain):
       }
       case 'invalid_type':
         if (reported ? input === undefined : received === 'undefined') {
-          out.push({ code: `${domain}.field.required`, path: where, message: `${field} is required: add it (${typeName(issue.expected)}).` });
+          out.push({
+            code: `${domain}.field.required`,
+            path: where,
+            message: `${field} is required: add it (${typeName(issue.expected)}).`,
+          });
         } else {
           out.push({
             code: `${domain}.field.invalid`,

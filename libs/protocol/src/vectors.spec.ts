@@ -35,7 +35,10 @@ describe('vector files', () => {
   it('name every case uniquely within its file', () => {
     for (const f of files) {
       const names = f.cases.map((c) => c.name);
-      expect({ file: f.file, duplicates: names.filter((n, i) => typeof n !== 'string' || names.indexOf(n) !== i) }).toEqual({ file: f.file, duplicates: [] });
+      expect({ file: f.file, duplicates: names.filter((n, i) => typeof n !== 'string' || names.indexOf(n) !== i) }).toEqual({
+        file: f.file,
+        duplicates: [],
+      });
     }
   });
 
@@ -131,7 +134,9 @@ const RUNNERS: Partial<Record<keyof typeof VECTOR_KINDS, (c: VectorCase) => void
 };
 
 it('runs every kind whose owner is this library', () => {
-  const own = Object.entries(VECTOR_KINDS).filter(([, owner]) => owner === 'protocol').map(([k]) => k);
+  const own = Object.entries(VECTOR_KINDS)
+    .filter(([, owner]) => owner === 'protocol')
+    .map(([k]) => k);
   expect(own.filter((k) => !(k in RUNNERS))).toEqual([]);
 });
 

@@ -48,7 +48,19 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         const args = parseArgs(rest, ['id', 'name', 'author', 'description', 'sdk'], ['force', 'intercepts']);
         const [dir] = args.positional;
         if (!dir || args.positional.length > 1) throw new CliError('CLI_USAGE', 'init takes one folder: host-plugin init <dir>');
-        await init(dir, { id: flag(args, 'id'), name: flag(args, 'name'), author: flag(args, 'author'), description: flag(args, 'description'), sdk: flag(args, 'sdk'), force: args.flags.has('force'), intercepts: args.flags.has('intercepts') }, io);
+        await init(
+          dir,
+          {
+            id: flag(args, 'id'),
+            name: flag(args, 'name'),
+            author: flag(args, 'author'),
+            description: flag(args, 'description'),
+            sdk: flag(args, 'sdk'),
+            force: args.flags.has('force'),
+            intercepts: args.flags.has('intercepts'),
+          },
+          io,
+        );
         return 0;
       }
       case 'validate': {
@@ -59,7 +71,11 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         const { findings } = checkProject(project);
         const errors = reportFindings(findings, (t) => io.out(t));
         const warnings = findings.length - errors;
-        io.out(errors === 0 ? `ok: ready to pack${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}` : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+        io.out(
+          errors === 0
+            ? `ok: ready to pack${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}`
+            : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`,
+        );
         return errors === 0 ? 0 : 1;
       }
       case 'pack': {
@@ -69,7 +85,11 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         return 0;
       }
       case 'notes': {
-        const args = parseArgs(rest, ['out', 'notes', 'host-versions', 'node', 'base-url', 'security', 'concurrency', 'http-logs', 'updates'], ['http', 'stdout']);
+        const args = parseArgs(
+          rest,
+          ['out', 'notes', 'host-versions', 'node', 'base-url', 'security', 'concurrency', 'http-logs', 'updates'],
+          ['http', 'stdout'],
+        );
         const dir = resolve(io.cwd, one(args.positional, 'notes'));
         let pkg: PackageJson | undefined;
         try {

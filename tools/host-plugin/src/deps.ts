@@ -113,12 +113,14 @@ export function resolveClosure(projectDir: string, pkg: PackageJson): { packages
   const topLevel = new Map<string, string>(); // name -> realDir placed at node_modules/<name>
   const skippedLinks: string[] = [];
   const missing: string[] = [];
-  const queue: { name: string; optional: boolean; fromDir: string; parentZipDir: string; requiredBy: string }[] = runtimeDeps(pkg).map((d) => ({
-    ...d,
-    fromDir: projectDir,
-    parentZipDir: '',
-    requiredBy: 'package.json',
-  }));
+  const queue: { name: string; optional: boolean; fromDir: string; parentZipDir: string; requiredBy: string }[] = runtimeDeps(pkg).map(
+    (d) => ({
+      ...d,
+      fromDir: projectDir,
+      parentZipDir: '',
+      requiredBy: 'package.json',
+    }),
+  );
   while (queue.length > 0) {
     const dep = queue.shift() as (typeof queue)[number];
     const location = findPackageDir(dep.name, dep.fromDir);
@@ -140,14 +142,27 @@ export function resolveClosure(projectDir: string, pkg: PackageJson): { packages
       return { path: `${zipDir}/${rel}`, source, mode: modeOf(source), size: statSync(source).size };
     });
     skippedLinks.push(...skipped.map((s) => `${zipDir}/${s}`));
-    const resolved: ResolvedPackage = { name: dep.name, version: packageJson.version ?? '0.0.0', zipDir, realDir, linked, files, packageJson };
+    const resolved: ResolvedPackage = {
+      name: dep.name,
+      version: packageJson.version ?? '0.0.0',
+      zipDir,
+      realDir,
+      linked,
+      files,
+      packageJson,
+    };
     packages.push(resolved);
     byReal.set(realDir, resolved);
     for (const next of runtimeDeps(packageJson)) {
       queue.push({ ...next, fromDir: realDir, parentZipDir: zipDir, requiredBy: `${dep.name}@${resolved.version}` });
     }
   }
-  if (missing.length > 0) throw new CliError('DEPENDENCY_MISSING', `${missing.length} production dependenc${missing.length === 1 ? 'y is' : 'ies are'} not installed`, missing);
+  if (missing.length > 0)
+    throw new CliError(
+      'DEPENDENCY_MISSING',
+      `${missing.length} production dependenc${missing.length === 1 ? 'y is' : 'ies are'} not installed`,
+      missing,
+    );
   packages.sort((a, b) => (a.zipDir < b.zipDir ? -1 : a.zipDir > b.zipDir ? 1 : 0));
   return { packages, skippedLinks };
 }

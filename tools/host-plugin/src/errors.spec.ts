@@ -19,6 +19,8 @@ describe('error catalogue', () => {
   });
 
   it('renders the catalogue message as the fix', () => {
-    expect(new CliError('PACK_REFUSED', 'nothing written').render()).toBe(`error PACK_REFUSED: nothing written\n  fix: ${CLI_ERRORS.PACK_REFUSED.message}`);
+    expect(new CliError('PACK_REFUSED', 'nothing written').render()).toBe(
+      `error PACK_REFUSED: nothing written\n  fix: ${CLI_ERRORS.PACK_REFUSED.message}`,
+    );
   });
 });

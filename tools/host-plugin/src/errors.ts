@@ -9,25 +9,57 @@ export const CLI_ERRORS = defineErrors({
   CLI_USAGE: { message: 'The command line is not valid. Run `host-plugin --help`.' },
   INIT_TARGET_NOT_EMPTY: { message: 'The target folder is not empty. Choose a new folder or pass --force to write into it.' },
   INIT_PLUGIN_ID_INVALID: { message: 'The plugin id is not a lowercase dotted identifier such as com.example.echo. Pass a valid --id.' },
-  PROJECT_MANIFEST_MISSING: { message: 'No manifest.json in the project folder. Run the command in the plugin project (or pass its folder), or create one with `host-plugin init`.' },
+  PROJECT_MANIFEST_MISSING: {
+    message:
+      'No manifest.json in the project folder. Run the command in the plugin project (or pass its folder), or create one with `host-plugin init`.',
+  },
   PROJECT_MANIFEST_INVALID: { message: 'manifest.json does not follow protocol v2. Fix each listed field.' },
-  PROJECT_PACKAGE_JSON_MISSING: { message: 'No readable package.json in the project folder. A Node.js plugin needs one (npm init, or host-plugin init).' },
+  PROJECT_PACKAGE_JSON_MISSING: {
+    message: 'No readable package.json in the project folder. A Node.js plugin needs one (npm init, or host-plugin init).',
+  },
   ENTRY_MISSING: { message: 'The file the start command runs does not exist. Build the plugin first (npm run build).' },
-  ENTRY_SOURCE_ONLY: { message: 'The start command runs source code (TypeScript) instead of the built JavaScript. Point transport.stdio.args at the build output, e.g. dist/index.js.' },
-  ABSOLUTE_PATH: { message: 'A path in transport.stdio is absolute, so the package only works on this machine. Use a path relative to the package.' },
+  ENTRY_SOURCE_ONLY: {
+    message:
+      'The start command runs source code (TypeScript) instead of the built JavaScript. Point transport.stdio.args at the build output, e.g. dist/index.js.',
+  },
+  ABSOLUTE_PATH: {
+    message: 'A path in transport.stdio is absolute, so the package only works on this machine. Use a path relative to the package.',
+  },
   WORKDIR_OUTSIDE: { message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.' },
-  WORKDIR_MISSING: { message: 'transport.stdio.workingDirectory names a folder that does not exist in the project. Create it (build first) or use ".".' },
-  COMMAND_NOT_NODE: { message: 'The start command is not node, so this Node.js packer cannot tell which file is the entry. Use "command": "node" with the built script in args.' },
-  HOST_STDIO_MISSING: { message: 'transport.stdio.args lacks --host-stdio, so the plugin would print help and exit instead of speaking the protocol. Add "--host-stdio".' },
-  SDK_NOT_A_DEPENDENCY: { message: '@host/plugin-sdk-v2 is not in "dependencies" of package.json, so it would not be packed. Move it there (npm install @host/plugin-sdk-v2).' },
+  WORKDIR_MISSING: {
+    message: 'transport.stdio.workingDirectory names a folder that does not exist in the project. Create it (build first) or use ".".',
+  },
+  COMMAND_NOT_NODE: {
+    message:
+      'The start command is not node, so this Node.js packer cannot tell which file is the entry. Use "command": "node" with the built script in args.',
+  },
+  HOST_STDIO_MISSING: {
+    message:
+      'transport.stdio.args lacks --host-stdio, so the plugin would print help and exit instead of speaking the protocol. Add "--host-stdio".',
+  },
+  SDK_NOT_A_DEPENDENCY: {
+    message:
+      '@host/plugin-sdk-v2 is not in "dependencies" of package.json, so it would not be packed. Move it there (npm install @host/plugin-sdk-v2).',
+  },
   SDK_NOT_INSTALLED: { message: '@host/plugin-sdk-v2 is not installed in node_modules. Run npm install.' },
-  SDK_NOT_BUILT: { message: 'The installed @host/plugin-sdk-v2 has no built files (a linked SDK checkout that was not built). Build the SDK, then pack again.' },
-  SDK_VERSION_MISMATCH: { message: 'manifest.json sdkVersion differs from the installed SDK version. Set sdkVersion to the installed version.' },
+  SDK_NOT_BUILT: {
+    message:
+      'The installed @host/plugin-sdk-v2 has no built files (a linked SDK checkout that was not built). Build the SDK, then pack again.',
+  },
+  SDK_VERSION_MISMATCH: {
+    message: 'manifest.json sdkVersion differs from the installed SDK version. Set sdkVersion to the installed version.',
+  },
   DEPENDENCY_MISSING: { message: 'A production dependency is not installed. Run npm install (npm ci in CI) before packing.' },
-  LINK_SKIPPED: { message: 'A dependency contains symbolic links; they are left out because the host refuses links in a package. Make sure the plugin does not need them.' },
+  LINK_SKIPPED: {
+    message:
+      'A dependency contains symbolic links; they are left out because the host refuses links in a package. Make sure the plugin does not need them.',
+  },
   PACK_REFUSED: { message: 'Validation found problems, so no package was written. Fix each listed problem and pack again.' },
   PACK_TOO_LARGE: { message: 'A file is larger than a ZIP without ZIP64 can hold (4 GiB). Leave it out of the package.' },
-  NOTES_INPUT_MISSING: { message: 'Release notes need facts the manifest does not hold. Pass them as flags or in notes.json, or run the command in a terminal to be asked.' },
+  NOTES_INPUT_MISSING: {
+    message:
+      'Release notes need facts the manifest does not hold. Pass them as flags or in notes.json, or run the command in a terminal to be asked.',
+  },
   NOTES_INPUT_INVALID: { message: 'notes.json is not valid. Fix the reported field.' },
 });
 
@@ -45,7 +77,11 @@ export class CliError extends Error {
 
   /** The text shown to the user: what happened, where, and the fix. */
   render(): string {
-    const lines = [`error ${this.code}: ${this.message}`, ...this.details.map((d) => `  - ${d}`), `  fix: ${CLI_ERRORS[this.code].message}`];
+    const lines = [
+      `error ${this.code}: ${this.message}`,
+      ...this.details.map((d) => `  - ${d}`),
+      `  fix: ${CLI_ERRORS[this.code].message}`,
+    ];
     return lines.join('\n');
   }
 }

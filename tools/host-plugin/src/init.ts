@@ -27,7 +27,11 @@ export function packageSources(cliDir: string = __dirname): { sdk: string; cli: 
   const root = resolve(cliDir, '..', '..', '..');
   const sdkDir = join(root, 'libs', 'plugin-sdk');
   const cliPackage = join(root, 'tools', 'host-plugin');
-  if (existsSync(join(sdkDir, 'package.json')) && existsSync(join(cliPackage, 'package.json')) && !cliDir.split(/[\\/]/).includes('node_modules')) {
+  if (
+    existsSync(join(sdkDir, 'package.json')) &&
+    existsSync(join(cliPackage, 'package.json')) &&
+    !cliDir.split(/[\\/]/).includes('node_modules')
+  ) {
     return { sdk: `file:${sdkDir}`, cli: `file:${cliPackage}` };
   }
   return { sdk: `^${SDK_VERSION}`, cli: `^${SDK_VERSION}` };
@@ -35,7 +39,11 @@ export function packageSources(cliDir: string = __dirname): { sdk: string; cli: 
 
 function defaults(dir: string): InitOptions {
   const base = basename(resolve(dir));
-  const slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^[^a-z]+|-+$/g, '') || 'plugin';
+  const slug =
+    base
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^[^a-z]+|-+$/g, '') || 'plugin';
   return {
     pluginId: `com.example.${slug}`,
     name: base.replace(/[-_]+/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase()) || 'Plugin',

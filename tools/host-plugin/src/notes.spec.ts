@@ -38,7 +38,13 @@ const read = (file = 'RELEASE_NOTES.md') => readFileSync(join(dir, file), 'utf8'
 
 describe('host-plugin notes', () => {
   it('covers every item the contract asks a stdio publisher to state', async () => {
-    writeFileSync(join(dir, 'notes.json'), JSON.stringify({ permissions: { 'messages.send': 'Posts the morning forecast to the groups you configure.' }, changes: 'Added imperial units.' }));
+    writeFileSync(
+      join(dir, 'notes.json'),
+      JSON.stringify({
+        permissions: { 'messages.send': 'Posts the morning forecast to the groups you configure.' },
+        changes: 'Added imperial units.',
+      }),
+    );
     const r = await cli(dir, ['notes', '--host-versions', '>=1.0 <2']);
     expect(r.code).toBe(0);
     const md = read();

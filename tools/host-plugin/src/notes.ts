@@ -1,6 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HTTP_DEFAULTS, PERMISSIONS, RUNTIME_DEFAULTS, parseHttpManifest, parseManifestText, parseStdioManifest, type HttpManifest, type Permission, type StdioManifest } from '@host/protocol';
+import {
+  HTTP_DEFAULTS,
+  PERMISSIONS,
+  RUNTIME_DEFAULTS,
+  parseHttpManifest,
+  parseManifestText,
+  parseStdioManifest,
+  type HttpManifest,
+  type Permission,
+  type StdioManifest,
+} from '@host/protocol';
 import { z } from 'zod';
 import { CliError } from './errors';
 import type { CliIO } from './io';
@@ -63,7 +73,12 @@ function loadManifest(dir: string): StdioManifest | HttpManifest {
   if (!text.ok) throw new CliError('PROJECT_MANIFEST_INVALID', text.issues[0]?.message ?? 'invalid JSON');
   const isHttp = typeof text.value === 'object' && text.value !== null && 'capabilities' in text.value;
   const parsed = isHttp ? parseHttpManifest(text.value) : parseStdioManifest(text.value);
-  if (!parsed.ok) throw new CliError('PROJECT_MANIFEST_INVALID', 'manifest.json has problems', parsed.issues.map((i) => `${i.code} ${i.path}: ${i.message}`));
+  if (!parsed.ok)
+    throw new CliError(
+      'PROJECT_MANIFEST_INVALID',
+      'manifest.json has problems',
+      parsed.issues.map((i) => `${i.code} ${i.path}: ${i.message}`),
+    );
   return parsed.value;
 }
 
@@ -80,7 +95,12 @@ function loadNotesJson(path: string | undefined, dir: string): NotesInput {
     throw new CliError('NOTES_INPUT_INVALID', `${file}: ${(error as Error).message}`);
   }
   const parsed = NotesInputSchema.safeParse(value);
-  if (!parsed.success) throw new CliError('NOTES_INPUT_INVALID', `${file} has problems`, parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+  if (!parsed.success)
+    throw new CliError(
+      'NOTES_INPUT_INVALID',
+      `${file} has problems`,
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+    );
   return parsed.data;
 }
 
@@ -135,7 +155,9 @@ export async function gatherFacts(dir: string, pkg: PackageJson | undefined, fla
       ? {
           http: {
             baseUrl: base,
-            reachability: input.http?.reachability ?? `The host must reach ${base} directly (no redirects are followed); allow the host's address through firewalls.`,
+            reachability:
+              input.http?.reachability ??
+              `The host must reach ${base} directly (no redirects are followed); allow the host's address through firewalls.`,
             security: values['http.security'] as string,
             timeouts:
               input.http?.timeouts ??
@@ -145,7 +167,9 @@ export async function gatherFacts(dir: string, pkg: PackageJson | undefined, fla
               input.http?.retries ??
               `The host retries a delivery up to ${HTTP_DEFAULTS.maxRetries} times (200 ms, then 800 ms) after connection failures and 502/503/504, with the same delivery id; the service answers 503 when it is over its concurrency limit, and refuses a replayed delivery id.`,
             logs: values['http.logs'] as string,
-            health: input.http?.health ?? `GET ${base}/host/plugin/manifest answers 200 with the manifest while the service is up; the host shows delivery health in its plugins API.`,
+            health:
+              input.http?.health ??
+              `GET ${base}/host/plugin/manifest answers 200 with the manifest while the service is up; the host shows delivery health in its plugins API.`,
             updates: values['http.updates'] as string,
           },
         }
@@ -164,11 +188,19 @@ export function renderNotes(f: NotesFacts): string {
   const m = f.manifest;
   const out: string[] = [`# ${m.name} ${m.version}`, ''];
   if (m.description) out.push(m.description, '');
-  out.push(`Plugin id \`${m.pluginId}\`, by ${m.author}. Protocol version ${m.protocolVersion}${m.sdkVersion ? `, built with @host/plugin-sdk-v2 ${m.sdkVersion}` : ''}.`, '');
+  out.push(
+    `Plugin id \`${m.pluginId}\`, by ${m.author}. Protocol version ${m.protocolVersion}${m.sdkVersion ? `, built with @host/plugin-sdk-v2 ${m.sdkVersion}` : ''}.`,
+    '',
+  );
   if (f.changes.length) out.push("## What's new", '', ...f.changes.map((c) => `- ${c}`), '');
 
   out.push('## Compatibility', '', `- Supported host versions: ${f.hostVersions}`);
-  out.push(f.transport === 'stdio' ? `- Required runtime: Node.js ${f.node} on the host machine (the host runs \`node\`); every other dependency is inside the ZIP.` : `- Required runtime: Node.js ${f.node} on the machine that runs the service (not on the host).`, '');
+  out.push(
+    f.transport === 'stdio'
+      ? `- Required runtime: Node.js ${f.node} on the host machine (the host runs \`node\`); every other dependency is inside the ZIP.`
+      : `- Required runtime: Node.js ${f.node} on the machine that runs the service (not on the host).`,
+    '',
+  );
 
   out.push('## Installation', '');
   if (f.transport === 'stdio') {
@@ -178,17 +210,36 @@ export function renderNotes(f: NotesFacts): string {
       '',
     );
   } else {
-    out.push('- Transport: HTTP (a service you run; no ZIP is uploaded).', `- Install: register the base URL \`${f.http?.baseUrl}\` with the host ("Register HTTP plugin", \`POST /api/plugins/http\`). Configure the service with the signing secret shown once at registration.`, '');
+    out.push(
+      '- Transport: HTTP (a service you run; no ZIP is uploaded).',
+      `- Install: register the base URL \`${f.http?.baseUrl}\` with the host ("Register HTTP plugin", \`POST /api/plugins/http\`). Configure the service with the signing secret shown once at registration.`,
+      '',
+    );
   }
 
   const commands = m.commands;
   if (commands.length) {
-    out.push('## Commands', '', table([['Command', 'Aliases', 'Description'], ...commands.map((c) => [`${c.prefixes[0] ?? ''}${c.name}`, c.aliases.join(', ') || '-', c.description ?? '-'])]), '');
+    out.push(
+      '## Commands',
+      '',
+      table([
+        ['Command', 'Aliases', 'Description'],
+        ...commands.map((c) => [`${c.prefixes[0] ?? ''}${c.name}`, c.aliases.join(', ') || '-', c.description ?? '-']),
+      ]),
+      '',
+    );
   }
 
   out.push('## Permissions', '');
   if (m.permissions.length === 0) out.push('None.', '');
-  else out.push(table([['Permission', 'Why this plugin needs it'], ...m.permissions.map((p) => [`\`${p}\``, f.permissionReasons[p] ?? PERMISSIONS[p as Permission]])]), '');
+  else
+    out.push(
+      table([
+        ['Permission', 'Why this plugin needs it'],
+        ...m.permissions.map((p) => [`\`${p}\``, f.permissionReasons[p] ?? PERMISSIONS[p as Permission]]),
+      ]),
+      '',
+    );
 
   out.push('## Configuration', '');
   const fields = Object.entries(m.settings?.configSchema ?? {});
@@ -197,7 +248,13 @@ export function renderNotes(f: NotesFacts): string {
     out.push(
       table([
         ['Field', 'Type', 'Required', 'Default', 'Description'],
-        ...fields.map(([key, fd]) => [`\`${key}\` (${fd.label})`, fd.type + (fd.options ? `: ${fd.options.map((o) => o.value).join(', ')}` : ''), fd.required ? 'yes' : 'no', fd.type === 'secret' ? '(secret)' : fd.defaultValue === undefined ? '-' : `\`${String(fd.defaultValue)}\``, fd.description ?? '-']),
+        ...fields.map(([key, fd]) => [
+          `\`${key}\` (${fd.label})`,
+          fd.type + (fd.options ? `: ${fd.options.map((o) => o.value).join(', ')}` : ''),
+          fd.required ? 'yes' : 'no',
+          fd.type === 'secret' ? '(secret)' : fd.defaultValue === undefined ? '-' : `\`${String(fd.defaultValue)}\``,
+          fd.description ?? '-',
+        ]),
       ]),
       '',
     );
@@ -207,14 +264,29 @@ export function renderNotes(f: NotesFacts): string {
   const errors =
     f.transport === 'stdio'
       ? [
-          { error: 'The plugin does not start: "PLUGIN_COMMAND_NOT_FOUND"', fix: `Install Node.js ${f.node} on the host machine so \`node\` is on its PATH.` },
-          { error: 'The plugin stops after a while ("2 missed pings")', fix: 'A handler blocks the process; see the plugin log for the last event.' },
+          {
+            error: 'The plugin does not start: "PLUGIN_COMMAND_NOT_FOUND"',
+            fix: `Install Node.js ${f.node} on the host machine so \`node\` is on its PATH.`,
+          },
+          {
+            error: 'The plugin stops after a while ("2 missed pings")',
+            fix: 'A handler blocks the process; see the plugin log for the last event.',
+          },
           { error: '"message.permission.denied" in the log', fix: 'The installed manifest lacks a permission; reinstall this release.' },
-          { error: '"message.reference.expired"', fix: 'The reply came after the provider\'s reply window; nothing to do for that message.' },
+          {
+            error: '"message.reference.expired"',
+            fix: "The reply came after the provider's reply window; nothing to do for that message.",
+          },
         ]
       : [
-          { error: 'Registration fails with REGISTRATION_UNREACHABLE or REGISTRATION_TLS_FAILED', fix: 'Check that the host reaches the base URL and trusts its certificate.' },
-          { error: 'Deliveries fail with "http.signature_rejected"', fix: 'Configure the service with the signing secret shown at registration and keep its clock in sync (NTP).' },
+          {
+            error: 'Registration fails with REGISTRATION_UNREACHABLE or REGISTRATION_TLS_FAILED',
+            fix: 'Check that the host reaches the base URL and trusts its certificate.',
+          },
+          {
+            error: 'Deliveries fail with "http.signature_rejected"',
+            fix: 'Configure the service with the signing secret shown at registration and keep its clock in sync (NTP).',
+          },
           { error: 'Deliveries fail with "http.timeout"', fix: 'The service answered too slowly; see its logs and the timeouts below.' },
         ];
   out.push(table([['Error', 'What to do'], ...[...errors, ...f.commonErrors].map((e) => [e.error, e.fix])]), '');
@@ -224,7 +296,9 @@ export function renderNotes(f: NotesFacts): string {
       `- Data: the plugin keeps its files under \`<data>/plugin-data/${m.pluginId}/\`; they survive updates.`,
     );
     const c = 'transport' in m ? (m as StdioManifest).concurrency : undefined;
-    out.push(`- Concurrency: ${c?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents} event(s) at a time, up to ${c?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity} waiting.`);
+    out.push(
+      `- Concurrency: ${c?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents} event(s) at a time, up to ${c?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity} waiting.`,
+    );
   }
   if (f.logs) out.push(`- ${f.logs}`);
   out.push('');

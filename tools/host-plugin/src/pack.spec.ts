@@ -52,7 +52,11 @@ describe('a generated project from init to a running ZIP', () => {
 
   it('builds, and its own tests pass against the test host', () => {
     execFileSync(process.execPath, [TSC, '-p', join(project, 'tsconfig.build.json')], { cwd: project, encoding: 'utf8' });
-    execFileSync(process.execPath, [JEST, '-c', join(project, 'jest.config.js'), '--rootDir', project], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+    execFileSync(process.execPath, [JEST, '-c', join(project, 'jest.config.js'), '--rootDir', project], {
+      cwd: project,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
   });
 
   it('validates and packs reproducibly, listing what went in', async () => {
@@ -71,8 +75,21 @@ describe('a generated project from init to a running ZIP', () => {
     expect(sha(zip)).toBe(hash);
     const names = new AdmZip(zip).getEntries().map((e) => e.entryName);
     expect(names).toEqual([...names].sort());
-    expect(names).toEqual(expect.arrayContaining(['manifest.json', 'package.json', 'dist/index.js', 'dist/plugin.js', 'node_modules/@host/plugin-sdk-v2/package.json', 'node_modules/@host/plugin-sdk-v2/dist/index.cjs']));
-    expect(names.filter((n) => /^(src\/|tsconfig|jest\.config|node_modules\/@host\/plugin-sdk-v2\/(src|scripts|test-fixtures)\/)|\.spec\./.test(n))).toEqual([]);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'manifest.json',
+        'package.json',
+        'dist/index.js',
+        'dist/plugin.js',
+        'node_modules/@host/plugin-sdk-v2/package.json',
+        'node_modules/@host/plugin-sdk-v2/dist/index.cjs',
+      ]),
+    );
+    expect(
+      names.filter((n) =>
+        /^(src\/|tsconfig|jest\.config|node_modules\/@host\/plugin-sdk-v2\/(src|scripts|test-fixtures)\/)|\.spec\./.test(n),
+      ),
+    ).toEqual([]);
   });
 
   it('runs from the extracted ZIP alone and replies in Markdown mentioning the sender', async () => {
@@ -88,8 +105,12 @@ describe('a generated project from init to a running ZIP', () => {
       for (const e of decoder.push(b)) {
         if (e.kind === 'error') throw new Error(`stdout is not frames: ${e.code}`);
         messages.push(e.message);
-        if ('method' in e.message && e.message.method === 'messages.reply') child.stdin.write(encodeFrame({ jsonrpc: '2.0', id: e.message.id, result: { accepted: true, target: { type: 'group', id: 'g1' } } }));
-        if ('method' in e.message && e.message.method === 'events.completed') child.stdin.write(encodeFrame({ jsonrpc: '2.0', id: e.message.id, result: { recorded: true } }));
+        if ('method' in e.message && e.message.method === 'messages.reply')
+          child.stdin.write(
+            encodeFrame({ jsonrpc: '2.0', id: e.message.id, result: { accepted: true, target: { type: 'group', id: 'g1' } } }),
+          );
+        if ('method' in e.message && e.message.method === 'events.completed')
+          child.stdin.write(encodeFrame({ jsonrpc: '2.0', id: e.message.id, result: { recorded: true } }));
       }
       waiters.splice(0).forEach((w) => w());
     });
@@ -114,7 +135,12 @@ describe('a generated project from init to a running ZIP', () => {
             instanceId: 'i1',
             pluginId: 'com.example.greeter',
             hostVersion: '1.0.0',
-            directories: { pluginDirectory: installed, pluginDataDirectory: installed, pluginConfigDirectory: installed, pluginCacheDirectory: installed },
+            directories: {
+              pluginDirectory: installed,
+              pluginDataDirectory: installed,
+              pluginConfigDirectory: installed,
+              pluginCacheDirectory: installed,
+            },
             token: 'x'.repeat(32),
             encoding: 'json',
           },
@@ -142,9 +168,20 @@ describe('a generated project from init to a running ZIP', () => {
       );
       // The ACK is the decision, sent before the handler runs; its end is reported by events.completed.
       expect(await response(2)).toMatchObject({ result: { eventId: 'e1', accepted: true } });
-      expect(await first((m) => 'method' in m && m.method === 'events.completed')).toMatchObject({ params: { eventId: 'e1', error: null } });
+      expect(await first((m) => 'method' in m && m.method === 'events.completed')).toMatchObject({
+        params: { eventId: 'e1', error: null },
+      });
       const reply = messages.find((m) => 'method' in m && m.method === 'messages.reply') as { params: unknown };
-      expect(reply.params).toMatchObject({ eventId: 'e1', message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'U1' }, { type: 'text', text: ' said: **hi**' }] } });
+      expect(reply.params).toMatchObject({
+        eventId: 'e1',
+        message: {
+          format: 'markdown',
+          parts: [
+            { type: 'mention', target: 'user', id: 'U1' },
+            { type: 'text', text: ' said: **hi**' },
+          ],
+        },
+      });
     } finally {
       child.kill();
     }
@@ -160,7 +197,10 @@ describe('validate findings', () => {
     mkdirSync(join(dir, 'node_modules/@host'), { recursive: true });
     symlinkSync(SDK, join(dir, 'node_modules/@host/plugin-sdk-v2'), 'dir');
   });
-  const write = (manifestOver: Record<string, unknown>, pkg: Record<string, unknown> = { dependencies: { '@host/plugin-sdk-v2': '^2.0.0' } }) => {
+  const write = (
+    manifestOver: Record<string, unknown>,
+    pkg: Record<string, unknown> = { dependencies: { '@host/plugin-sdk-v2': '^2.0.0' } },
+  ) => {
     const manifest = {
       pluginId: 'com.example.v',
       name: 'V',
@@ -238,18 +278,34 @@ describe('dependency closure', () => {
     writeFileSync(
       join(dir, 'manifest.json'),
       JSON.stringify({
-        pluginId: 'com.example.deps', name: 'D', version: '1.0.0', author: 'A', protocolVersion: 2, sdkVersion: '2.0.0',
+        pluginId: 'com.example.deps',
+        name: 'D',
+        version: '1.0.0',
+        author: 'A',
+        protocolVersion: 2,
+        sdkVersion: '2.0.0',
         transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'] } },
         eventSubscriptions: [{ eventType: 'message.created' }],
       }),
     );
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'd', dependencies: { a: '^1.0.0', b: '^2.0.0', '@host/plugin-sdk-v2': '^2.0.0' }, devDependencies: { unused: '1' } }));
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'd',
+        dependencies: { a: '^1.0.0', b: '^2.0.0', '@host/plugin-sdk-v2': '^2.0.0' },
+        devDependencies: { unused: '1' },
+      }),
+    );
     const r = await cli(dir, ['pack', '--out', 'out']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/warn  LINK_SKIPPED: .*node_modules\/b\/alias.js/);
     const zip = new AdmZip(join(dir, 'out/com.example.deps.zip'));
     const text = (n: string) => zip.getEntry(n)?.getData().toString();
-    expect([text('node_modules/a/index.js'), text('node_modules/b/index.js'), text('node_modules/a/node_modules/b/index.js')]).toEqual(['a', 'b2', 'b1']);
+    expect([text('node_modules/a/index.js'), text('node_modules/b/index.js'), text('node_modules/a/node_modules/b/index.js')]).toEqual([
+      'a',
+      'b2',
+      'b1',
+    ]);
     const names = zip.getEntries().map((e) => e.entryName);
     expect(names.filter((n) => n.startsWith('node_modules/unused') || n.endsWith('alias.js'))).toEqual([]);
     expect(r.out).toMatch(/a@1\.0\.0\s+2 files/);

@@ -60,7 +60,11 @@ export function pack(project: PluginProject, options: PackOptions, out: (text: s
   if (errors.length > 0 || !project.manifest || !check.packages || !check.entry || check.entry.kind === 'unknown') {
     out(`Refusing to pack ${project.dir}:`);
     reportFindings(check.findings, out);
-    throw new CliError('PACK_REFUSED', `${errors.length} problem${errors.length === 1 ? '' : 's'} above`, errors.map((e) => e.code));
+    throw new CliError(
+      'PACK_REFUSED',
+      `${errors.length} problem${errors.length === 1 ? '' : 's'} above`,
+      errors.map((e) => e.code),
+    );
   }
   reportFindings(check.findings, out);
   const manifest = project.manifest;
@@ -79,7 +83,8 @@ export function pack(project: PluginProject, options: PackOptions, out: (text: s
   for (const include of [...(project.packageJson.hostPlugin?.include ?? []), ...(options.include ?? [])]) {
     groups.push({ name: `include ${include}`, files: collect(project, include, 'include') });
   }
-  for (const p of check.packages) groups.push({ name: `${p.name}@${p.version}${p.linked ? ' (linked, published files)' : ''}`, files: p.files });
+  for (const p of check.packages)
+    groups.push({ name: `${p.name}@${p.version}${p.linked ? ' (linked, published files)' : ''}`, files: p.files });
 
   // One entry per path: a file named twice (an include inside the entry folder) goes in once.
   const entries = new Map<string, PackFile>();
@@ -92,11 +97,14 @@ export function pack(project: PluginProject, options: PackOptions, out: (text: s
 
   const summary = groups.map((g) => ({ name: g.name, files: g.files.length, bytes: g.files.reduce((n, f) => n + f.size, 0) }));
   out(`Packed ${manifest.pluginId} ${manifest.version}:`);
-  for (const g of summary) out(`  ${g.name.padEnd(56)} ${String(g.files).padStart(5)} file${g.files === 1 ? ' ' : 's'} ${formatBytes(g.bytes).padStart(10)}`);
+  for (const g of summary)
+    out(`  ${g.name.padEnd(56)} ${String(g.files).padStart(5)} file${g.files === 1 ? ' ' : 's'} ${formatBytes(g.bytes).padStart(10)}`);
   const raw = [...entries.values()].reduce((n, f) => n + f.size, 0);
   out(`  total: ${entries.size} files, ${formatBytes(raw)} unpacked, ${formatBytes(zip.length)} zipped`);
   out(`  ${file}`);
   out(`  sha256 ${sha256}`);
-  out(`Install it: POST it to the host's admin API (curl -H "Authorization: Bearer $TOKEN" -F package=@<zip> -F startAfterInstall=true <host>/api/plugins/packages).`);
+  out(
+    `Install it: POST it to the host's admin API (curl -H "Authorization: Bearer $TOKEN" -F package=@<zip> -F startAfterInstall=true <host>/api/plugins/packages).`,
+  );
   return { file, sha256, bytes: zip.length, groups: summary, entries: [...entries.keys()].sort() };
 }

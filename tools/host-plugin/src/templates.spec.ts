@@ -5,10 +5,28 @@ import { createTestHost } from '@host/plugin-sdk-v2/testing';
 import { projectFiles } from './templates';
 
 describe('init templates', () => {
-  const files = projectFiles({ pluginId: 'com.acme.greeter', name: 'Greeter', author: 'Acme', description: 'Greets.', sdk: '^2.0.0', cli: '^2.0.0' });
+  const files = projectFiles({
+    pluginId: 'com.acme.greeter',
+    name: 'Greeter',
+    author: 'Acme',
+    description: 'Greets.',
+    sdk: '^2.0.0',
+    cli: '^2.0.0',
+  });
 
   it('writes a complete TypeScript project', () => {
-    expect([...files.keys()].sort()).toEqual(['.gitignore', 'README.md', 'jest.config.js', 'manifest.json', 'package.json', 'src/index.ts', 'src/plugin.spec.ts', 'src/plugin.ts', 'tsconfig.build.json', 'tsconfig.json']);
+    expect([...files.keys()].sort()).toEqual([
+      '.gitignore',
+      'README.md',
+      'jest.config.js',
+      'manifest.json',
+      'package.json',
+      'src/index.ts',
+      'src/plugin.spec.ts',
+      'src/plugin.ts',
+      'tsconfig.build.json',
+      'tsconfig.json',
+    ]);
   });
 
   it('writes a valid manifest whose $schema is the file shipped in the SDK package', () => {

@@ -91,7 +91,10 @@ export function projectFiles(o: InitOptions): Map<string, string> {
       include: ['src'],
     }),
   );
-  files.set('tsconfig.build.json', json({ extends: './tsconfig.json', compilerOptions: { types: ['node'] }, exclude: ['src/**/*.spec.ts'] }));
+  files.set(
+    'tsconfig.build.json',
+    json({ extends: './tsconfig.json', compilerOptions: { types: ['node'] }, exclude: ['src/**/*.spec.ts'] }),
+  );
   files.set(
     'jest.config.js',
     `// Tests run on the TypeScript sources, compiled by SWC.\nmodule.exports = {\n  testEnvironment: 'node',\n  transform: { '^.+\\\\.ts$': ['@swc/jest'] },\n  testMatch: ['**/src/**/*.spec.ts'],\n};\n`,
@@ -107,15 +110,23 @@ import { definePlugin, readManifest } from '@host/plugin-sdk-v2';
  * project root, one folder up from both src/ and dist/.
  */
 export default definePlugin({
-  manifest: readManifest(join(__dirname, '..', 'manifest.json')),${o.intercepts ? `
+  manifest: readManifest(join(__dirname, '..', 'manifest.json')),${
+    o.intercepts
+      ? `
   // Handlers may stop the plugins after this one (manifest: messages.intercept).
-  intercepts: true,` : ''}
+  intercepts: true,`
+      : ''
+  }
   commands: {
     // "/echo hello" -> a Markdown reply that mentions the sender (groups only;
     // Markdown is not available in one-to-one chats, so those get plain text).
-    async echo(ctx) {${o.intercepts ? `
+    async echo(ctx) {${
+      o.intercepts
+        ? `
       // Decide first: the host holds the event for lower-priority plugins until then.
-      ctx.intercept();` : ''}
+      ctx.intercept();`
+        : ''
+    }
       const text = ctx.command?.args || 'nothing';
       if (ctx.message.conversation.type === 'group') {
         await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', text, '**');
@@ -144,8 +155,12 @@ describe('${o.name}', () => {
   it('replies in Markdown and mentions the sender in a group', async () => {
     const host = createTestHost(plugin);
     const { ack, replies } = await host.send({ text: '/echo hello', sender: { mentionId: 'user-1', displayName: 'Ann' } });
-    expect(ack.accepted).toBe(true);${o.intercepts ? `
-    expect(ack.intercepted).toBe(true);` : ''}
+    expect(ack.accepted).toBe(true);${
+      o.intercepts
+        ? `
+    expect(ack.intercepted).toBe(true);`
+        : ''
+    }
     expect(replies.map((r) => r.body)).toEqual([{ msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> said: **hello**' } }]);
   });
 

@@ -2,7 +2,18 @@ import { join } from 'node:path';
 import { packagePath } from '@host/protocol/node';
 import { resolveClosure, findPackageDir, type ResolvedPackage } from './deps';
 import { CliError, CLI_ERRORS, type CliErrorCode } from './errors';
-import { HOST_STDIO_FLAG, SDK_PACKAGE, entryOf, isAbsoluteAnywhere, isDirectory, isFile, readJson, type Entry, type PackageJson, type PluginProject } from './project';
+import {
+  HOST_STDIO_FLAG,
+  SDK_PACKAGE,
+  entryOf,
+  isAbsoluteAnywhere,
+  isDirectory,
+  isFile,
+  readJson,
+  type Entry,
+  type PackageJson,
+  type PluginProject,
+} from './project';
 
 export interface Finding {
   level: 'error' | 'warning';
@@ -54,21 +65,32 @@ export function checkProject(project: PluginProject): ProjectCheck {
   let entry: Entry | undefined;
   if (m) {
     const launch = m.transport.stdio;
-    if (isAbsoluteAnywhere(launch.command)) findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.command is "${launch.command}"`));
+    if (isAbsoluteAnywhere(launch.command))
+      findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.command is "${launch.command}"`));
     launch.args.forEach((a, i) => {
       if (isAbsoluteAnywhere(a)) findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.args[${i}] is "${a}"`));
     });
-    if (isAbsoluteAnywhere(launch.workingDirectory)) findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
-    else if (packagePath(launch.workingDirectory) === undefined) findings.push(finding('error', 'WORKDIR_OUTSIDE', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
-    else if (!isDirectory(join(project.dir, launch.workingDirectory))) findings.push(finding('error', 'WORKDIR_MISSING', `${launch.workingDirectory} is not a folder of the project`));
+    if (isAbsoluteAnywhere(launch.workingDirectory))
+      findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
+    else if (packagePath(launch.workingDirectory) === undefined)
+      findings.push(finding('error', 'WORKDIR_OUTSIDE', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
+    else if (!isDirectory(join(project.dir, launch.workingDirectory)))
+      findings.push(finding('error', 'WORKDIR_MISSING', `${launch.workingDirectory} is not a folder of the project`));
     for (const [k, v] of Object.entries(launch.environment)) {
-      if (isAbsoluteAnywhere(v)) findings.push(finding('warning', 'ABSOLUTE_PATH', `transport.stdio.environment.${k} is "${v}", which may not exist on the host machine`));
+      if (isAbsoluteAnywhere(v))
+        findings.push(
+          finding('warning', 'ABSOLUTE_PATH', `transport.stdio.environment.${k} is "${v}", which may not exist on the host machine`),
+        );
     }
-    if (!launch.args.includes(HOST_STDIO_FLAG)) findings.push(finding('error', 'HOST_STDIO_MISSING', `transport.stdio.args are ${JSON.stringify(launch.args)}`));
+    if (!launch.args.includes(HOST_STDIO_FLAG))
+      findings.push(finding('error', 'HOST_STDIO_MISSING', `transport.stdio.args are ${JSON.stringify(launch.args)}`));
     entry = entryOf(m);
-    if (entry.kind === 'unknown') findings.push(finding('error', 'COMMAND_NOT_NODE', `the start command is "${entry.command}" ${JSON.stringify(launch.args)}`));
-    else if (/\.(ts|mts|cts|tsx)$/.test(entry.path)) findings.push(finding('error', 'ENTRY_SOURCE_ONLY', `the start command runs ${entry.path}`));
-    else if (!isFile(join(project.dir, entry.path))) findings.push(finding('error', 'ENTRY_MISSING', `${entry.path} does not exist (the start command runs it)`));
+    if (entry.kind === 'unknown')
+      findings.push(finding('error', 'COMMAND_NOT_NODE', `the start command is "${entry.command}" ${JSON.stringify(launch.args)}`));
+    else if (/\.(ts|mts|cts|tsx)$/.test(entry.path))
+      findings.push(finding('error', 'ENTRY_SOURCE_ONLY', `the start command runs ${entry.path}`));
+    else if (!isFile(join(project.dir, entry.path)))
+      findings.push(finding('error', 'ENTRY_MISSING', `${entry.path} does not exist (the start command runs it)`));
   }
 
   const pkg = project.packageJson;
@@ -83,7 +105,9 @@ export function checkProject(project: PluginProject): ProjectCheck {
     const absent = declaredEntryFiles(sdkPkg).filter((f) => !isFile(join(sdkDir, f)));
     if (absent.length > 0) findings.push(finding('error', 'SDK_NOT_BUILT', `${SDK_PACKAGE} lacks ${absent.join(', ')}`));
     if (m && sdkPkg.version && m.sdkVersion !== sdkPkg.version) {
-      findings.push(finding('warning', 'SDK_VERSION_MISMATCH', `manifest.json says sdkVersion ${m.sdkVersion}, the installed SDK is ${sdkPkg.version}`));
+      findings.push(
+        finding('warning', 'SDK_VERSION_MISMATCH', `manifest.json says sdkVersion ${m.sdkVersion}, the installed SDK is ${sdkPkg.version}`),
+      );
     }
   }
 
@@ -96,7 +120,9 @@ export function checkProject(project: PluginProject): ProjectCheck {
     findings.push(...error.details.map((d) => finding('error', error.code, `${d} is not installed`)));
   }
   if (skippedLinks.length > 0) {
-    findings.push(finding('warning', 'LINK_SKIPPED', `left out: ${skippedLinks.slice(0, 5).join(', ')}${skippedLinks.length > 5 ? ', ...' : ''}`));
+    findings.push(
+      finding('warning', 'LINK_SKIPPED', `left out: ${skippedLinks.slice(0, 5).join(', ')}${skippedLinks.length > 5 ? ', ...' : ''}`),
+    );
   }
   return { findings, entry, packages, skippedLinks };
 }

@@ -13,7 +13,9 @@ describe('writeZip', () => {
 
   it('is read back by a standard reader, entries sorted, times and modes fixed', () => {
     const zip = new AdmZip(writeZip(entries));
-    const read = zip.getEntries().map((e) => ({ name: e.entryName, data: e.getData().toString(), mode: (e.attr >>> 16) & 0o777, time: e.header.time.getFullYear() }));
+    const read = zip
+      .getEntries()
+      .map((e) => ({ name: e.entryName, data: e.getData().toString(), mode: (e.attr >>> 16) & 0o777, time: e.header.time.getFullYear() }));
     expect(read.map((r) => r.name)).toEqual(['bin/run', 'dir/ünïcode.txt', 'empty.txt', 'manifest.json', 'node_modules/b/index.js']);
     expect(read.map((r) => r.mode)).toEqual([0o755, 0o644, 0o644, 0o644, 0o644]);
     expect(new Set(read.map((r) => r.time))).toEqual(new Set([1980]));

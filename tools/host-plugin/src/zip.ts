@@ -81,6 +81,7 @@ export function writeZip(entries: readonly ZipEntry[]): Buffer {
   end.writeUInt16LE(sorted.length, 10);
   end.writeUInt32LE(centralSize, 12);
   end.writeUInt32LE(offset, 16);
-  if (sorted.length > 0xffff) throw new CliError('PACK_TOO_LARGE', `${sorted.length} files are more than a ZIP without ZIP64 holds (65535)`);
+  if (sorted.length > 0xffff)
+    throw new CliError('PACK_TOO_LARGE', `${sorted.length} files are more than a ZIP without ZIP64 holds (65535)`);
   return Buffer.concat([...locals, ...centrals, end]);
 }

@@ -22,14 +22,54 @@ const projects = [
 ];
 
 const probes = [
-  { name: 'browser app: node:fs', filePath: 'apps/admin/src/main.ts', code: "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n", error: true },
-  { name: 'browser app: bare path', filePath: 'apps/admin/src/main.ts', code: "import { join } from 'path';\nexport const x = join;\n", error: true },
-  { name: 'browser app: @host/protocol/node', filePath: 'apps/admin/src/main.tsx', code: "import { packagePath } from '@host/protocol/node';\nexport const x = packagePath;\n", error: true },
-  { name: 'browser app: control, @host/protocol', filePath: 'apps/admin/src/main.ts', code: "import { LIMITS } from '@host/protocol';\nexport const x = LIMITS;\n", error: false },
-  { name: 'browser app: control, a spec may use node:fs', filePath: 'apps/admin/src/main.spec.ts', code: "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n", error: false },
-  { name: 'browser lib: @host/protocol/node', filePath: 'libs/shared-ui/src/a.ts', code: "import { packagePath } from '@host/protocol/node';\nexport const x = packagePath;\n", error: true },
-  { name: 'node app: control, node:fs', filePath: 'apps/server/src/main.ts', code: "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n", error: false },
-  { name: 'node lib: control, @host/protocol/node', filePath: 'libs/server-core/src/a.ts', code: "import { packagePath } from '@host/protocol/node';\nexport const x = packagePath;\n", error: false },
+  {
+    name: 'browser app: node:fs',
+    filePath: 'apps/admin/src/main.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
+    error: true,
+  },
+  {
+    name: 'browser app: bare path',
+    filePath: 'apps/admin/src/main.ts',
+    code: "import { join } from 'path';\nexport const x = join;\n",
+    error: true,
+  },
+  {
+    name: 'browser app: @host/protocol/node',
+    filePath: 'apps/admin/src/main.tsx',
+    code: "import { packagePath } from '@host/protocol/node';\nexport const x = packagePath;\n",
+    error: true,
+  },
+  {
+    name: 'browser app: control, @host/protocol',
+    filePath: 'apps/admin/src/main.ts',
+    code: "import { LIMITS } from '@host/protocol';\nexport const x = LIMITS;\n",
+    error: false,
+  },
+  {
+    name: 'browser app: control, a spec may use node:fs',
+    filePath: 'apps/admin/src/main.spec.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
+    error: false,
+  },
+  {
+    name: 'browser lib: @host/protocol/node',
+    filePath: 'libs/shared-ui/src/a.ts',
+    code: "import { packagePath } from '@host/protocol/node';\nexport const x = packagePath;\n",
+    error: true,
+  },
+  {
+    name: 'node app: control, node:fs',
+    filePath: 'apps/server/src/main.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
+    error: false,
+  },
+  {
+    name: 'node lib: control, @host/protocol/node',
+    filePath: 'libs/server-core/src/a.ts',
+    code: "import { packagePath } from '@host/protocol/node';\nexport const x = packagePath;\n",
+    error: false,
+  },
 ];
 
 function run(): { sources: string[]; results: { filePath: string; messages: LintMessage[] }[] } {

@@ -32,7 +32,10 @@ try {
   const results = [];
   for (const probe of probes) {
     const [result] = await eslint.lintText(probe.code, { filePath: join(root, probe.filePath) });
-    results.push({ filePath: probe.filePath, messages: (result?.messages ?? []).map(({ ruleId, severity, message }) => ({ ruleId, severity, message })) });
+    results.push({
+      filePath: probe.filePath,
+      messages: (result?.messages ?? []).map(({ ruleId, severity, message }) => ({ ruleId, severity, message })),
+    });
   }
   process.stdout.write(JSON.stringify({ sources, results }));
 } finally {

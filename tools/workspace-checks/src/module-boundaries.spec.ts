@@ -80,27 +80,67 @@ function buildProbes(): Probe[] {
       { name: `${lib.folder}: node:crypto`, filePath: file, code: importing('node:crypto', 'createHmac'), expectRule: NO_NODE },
       { name: `${lib.folder}: a scope:host lib`, filePath: file, code: importing(hostLib.importPath, 'HostError'), expectRule: BOUNDARIES },
       // protocol is browser-safe, its Node entry point is not: the tag check cannot tell them apart.
-      { name: `${lib.folder}: @host/protocol/node`, filePath: file, code: importing('@host/protocol/node', 'packagePath'), expectRule: NO_NODE },
+      {
+        name: `${lib.folder}: @host/protocol/node`,
+        filePath: file,
+        code: importing('@host/protocol/node', 'packagePath'),
+        expectRule: NO_NODE,
+      },
       // Specs run in Node only, so they may use Node built-ins.
-      { name: `${lib.folder}: control, a spec file may use node:fs`, filePath: `libs/${lib.folder}/src/boundary-probe.spec.ts`, code: importing('node:fs', 'readFileSync'), expectRule: null },
+      {
+        name: `${lib.folder}: control, a spec file may use node:fs`,
+        filePath: `libs/${lib.folder}/src/boundary-probe.spec.ts`,
+        code: importing('node:fs', 'readFileSync'),
+        expectRule: null,
+      },
     );
   }
   probes.push(
     // The built-in rule is scoped to browser libs: a Node lib may use node:fs.
-    { name: `${nodeLib.folder} (platform:node): control, node:fs`, filePath: `libs/${nodeLib.folder}/src/boundary-probe.ts`, code: importing('node:fs', 'readFileSync'), expectRule: null },
+    {
+      name: `${nodeLib.folder} (platform:node): control, node:fs`,
+      filePath: `libs/${nodeLib.folder}/src/boundary-probe.ts`,
+      code: importing('node:fs', 'readFileSync'),
+      expectRule: null,
+    },
     // Node code may use the protocol's Node entry point.
-    { name: `${nodeLib.folder} (platform:node): control, @host/protocol/node`, filePath: `libs/${nodeLib.folder}/src/boundary-probe.ts`, code: importing('@host/protocol/node', 'packagePath'), expectRule: null },
+    {
+      name: `${nodeLib.folder} (platform:node): control, @host/protocol/node`,
+      filePath: `libs/${nodeLib.folder}/src/boundary-probe.ts`,
+      code: importing('@host/protocol/node', 'packagePath'),
+      expectRule: null,
+    },
     // Dependencies point one way: host code may use protocol, never the reverse.
-    { name: `${hostLib.folder}: control, uses protocol`, filePath: `libs/${hostLib.folder}/src/boundary-probe.ts`, code: importing('@host/protocol', 'LIMITS'), expectRule: null },
+    {
+      name: `${hostLib.folder}: control, uses protocol`,
+      filePath: `libs/${hostLib.folder}/src/boundary-probe.ts`,
+      code: importing('@host/protocol', 'LIMITS'),
+      expectRule: null,
+    },
   );
   // Layers (type: tags): a library may import its own layer and those below, never one above.
   const byLayer = (layer: string) => libs.find((l) => l.tags.includes(`type:${layer}`));
   const [data, engine, api] = [byLayer('data'), byLayer('engine'), byLayer('api')];
   if (!data || !engine || !api) throw new Error('expected libraries tagged type:data, type:engine and type:api');
   probes.push(
-    { name: `${data.folder} (type:data): an engine library`, filePath: `libs/${data.folder}/src/boundary-probe.ts`, code: importing(engine.importPath, 'probe'), expectRule: BOUNDARIES },
-    { name: `${engine.folder} (type:engine): the admin API`, filePath: `libs/${engine.folder}/src/boundary-probe.ts`, code: importing(api.importPath, 'probe'), expectRule: BOUNDARIES },
-    { name: `${data.folder} (type:data): control, a contract`, filePath: `libs/${data.folder}/src/boundary-probe.ts`, code: importing('@host/host-core', 'HostError'), expectRule: null },
+    {
+      name: `${data.folder} (type:data): an engine library`,
+      filePath: `libs/${data.folder}/src/boundary-probe.ts`,
+      code: importing(engine.importPath, 'probe'),
+      expectRule: BOUNDARIES,
+    },
+    {
+      name: `${engine.folder} (type:engine): the admin API`,
+      filePath: `libs/${engine.folder}/src/boundary-probe.ts`,
+      code: importing(api.importPath, 'probe'),
+      expectRule: BOUNDARIES,
+    },
+    {
+      name: `${data.folder} (type:data): control, a contract`,
+      filePath: `libs/${data.folder}/src/boundary-probe.ts`,
+      code: importing('@host/host-core', 'HostError'),
+      expectRule: null,
+    },
   );
   return probes;
 }

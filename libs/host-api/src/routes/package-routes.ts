@@ -38,8 +38,12 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
       },
       { before: [uploadSlots(deps.maxConcurrentUploads), upload] },
     ),
-    implementRoute(ADMIN_ROUTES.getPendingUpdate, async ({ params }) => ({ body: { pendingUpdate: await deps.installer.getPendingUpdate(params['id']!) } })),
-    implementRoute(ADMIN_ROUTES.confirmUpdate, async ({ params, body }) => ({ body: await result(await deps.installer.confirmUpdate(params['id']!, body)) })),
+    implementRoute(ADMIN_ROUTES.getPendingUpdate, async ({ params }) => ({
+      body: { pendingUpdate: await deps.installer.getPendingUpdate(params['id']!) },
+    })),
+    implementRoute(ADMIN_ROUTES.confirmUpdate, async ({ params, body }) => ({
+      body: await result(await deps.installer.confirmUpdate(params['id']!, body)),
+    })),
     implementRoute(ADMIN_ROUTES.cancelUpdate, async ({ params }) => {
       await deps.installer.cancelUpdate(params['id']!);
       return { body: { cancelled: params['id'] } };

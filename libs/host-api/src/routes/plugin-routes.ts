@@ -1,4 +1,11 @@
-import { HostError, type PluginLock, type PluginLogStore, type PluginRecord, type RegistryStore, type SettingsStore } from '@host/host-core';
+import {
+  HostError,
+  type PluginLock,
+  type PluginLogStore,
+  type PluginRecord,
+  type RegistryStore,
+  type SettingsStore,
+} from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { relative } from 'node:path';
 import { ADMIN_ROUTES } from '@host/admin-api';
@@ -24,7 +31,9 @@ async function recordOf(deps: PluginRouteDeps, pluginId: string): Promise<Plugin
 async function runnable(deps: PluginRouteDeps, pluginId: string): Promise<PluginRecord> {
   const record = await recordOf(deps, pluginId);
   if (deps.installer.invalidPackages().some((i) => i.pluginId === pluginId)) {
-    throw new HostError('PLUGIN_STATE_CONFLICT', `The package of ${pluginId} is invalid (state invalidManifest); reinstall it first.`, { pluginId });
+    throw new HostError('PLUGIN_STATE_CONFLICT', `The package of ${pluginId} is invalid (state invalidManifest); reinstall it first.`, {
+      pluginId,
+    });
   }
   return record;
 }
@@ -36,7 +45,11 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
   const setEnabled = async (pluginId: string, enabled: boolean) => {
     const stored = await deps.store.update(pluginId, (current) => (current.enabled === enabled ? undefined : { ...current, enabled }));
     if (!stored) {
-      throw new HostError('PLUGIN_NOT_FOUND', `${pluginId} was removed from the registry while it was being ${enabled ? 'started' : 'stopped'}. List plugins with GET /api/plugins.`, { pluginId });
+      throw new HostError(
+        'PLUGIN_NOT_FOUND',
+        `${pluginId} was removed from the registry while it was being ${enabled ? 'started' : 'stopped'}. List plugins with GET /api/plugins.`,
+        { pluginId },
+      );
     }
   };
   const lifecycle = (action: 'start' | 'stop' | 'restart'): RouteDef<unknown, unknown> =>
@@ -52,7 +65,11 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
           // Again under the lock: an uninstall or a registration of this id may have come first.
           const current = await runnable(deps, id);
           if (current.transport !== record.transport) {
-            throw new HostError('PLUGIN_STATE_CONFLICT', `${id} was removed and registered again with another transport while this request waited; send the request again.`, { pluginId: id });
+            throw new HostError(
+              'PLUGIN_STATE_CONFLICT',
+              `${id} was removed and registered again with another transport while this request waited; send the request again.`,
+              { pluginId: id },
+            );
           }
           if (current.transport === 'stdio-jsonrpc') {
             if (action === 'start') await deps.runtime.start(id);
@@ -95,14 +112,20 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
     }),
     implementRoute(ADMIN_ROUTES.pluginLogs, async ({ params, query }) => {
       const id = params['pluginId']!;
-      const known = PLUGIN_ID_PATTERN.test(id) && ((await deps.store.get(id)) || deps.installer.invalidPackages().some((i) => i.pluginId === id));
+      const known =
+        PLUGIN_ID_PATTERN.test(id) && ((await deps.store.get(id)) || deps.installer.invalidPackages().some((i) => i.pluginId === id));
       if (!known) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId: id });
       if (!deps.logs) throw new HostError('RUNTIME_UNAVAILABLE', 'Plugin logs are not available in this host build.');
       return { body: { lines: await deps.logs.tail(id, query.tail) } };
     }),
     implementRoute(ADMIN_ROUTES.getSettings, async ({ params }) => {
       const record = await recordOf(deps, params['pluginId']!);
-      return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, await deps.settings.get(record.pluginId)) } };
+      return {
+        body: {
+          schema: record.manifest.settings?.configSchema ?? {},
+          values: publicSettings(record, await deps.settings.get(record.pluginId)),
+        },
+      };
     }),
     implementRoute(ADMIN_ROUTES.putSettings, async ({ params, body }) => {
       const record = await recordOf(deps, params['pluginId']!);

@@ -32,7 +32,10 @@ export function errorHandler(options: { maxUploadBytes?: number; log?: (message:
         { limit: options.maxUploadBytes, setting: 'HOST_MAX_UPLOAD_BYTES' },
       );
     } else if (typeof h?.code === 'string' && h.code.startsWith('LIMIT_')) {
-      e = new HostError('BAD_REQUEST', `The multipart upload is not valid (${h.code}${h.field ? ` on field "${h.field}"` : ''}). Send one file in the field "package".`);
+      e = new HostError(
+        'BAD_REQUEST',
+        `The multipart upload is not valid (${h.code}${h.field ? ` on field "${h.field}"` : ''}). Send one file in the field "package".`,
+      );
     } else if (h?.type === 'entity.parse.failed') {
       e = new HostError('BAD_REQUEST', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
     } else if (h?.type === 'entity.too.large') {

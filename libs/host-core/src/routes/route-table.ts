@@ -45,7 +45,11 @@ export function defineRoute<B = undefined, Q = undefined>(def: RouteDef<B, Q>): 
  * A route from its contract and its handler. The result is typed loosely so
  * routes of different bodies fit one list.
  */
-export function implementRoute<B, Q>(contract: RouteContract<B, Q>, handler: RouteHandler<B, Q>, options: { before?: RequestHandler[] } = {}): RouteDef<unknown, unknown> {
+export function implementRoute<B, Q>(
+  contract: RouteContract<B, Q>,
+  handler: RouteHandler<B, Q>,
+  options: { before?: RequestHandler[] } = {},
+): RouteDef<unknown, unknown> {
   return { ...contract, ...options, handler } as RouteDef<unknown, unknown>;
 }
 
@@ -83,5 +87,11 @@ export function mountRoutes(router: Router, routes: RouteDef<unknown, unknown>[]
 }
 
 export function notFoundRoute(): RequestHandler {
-  return (req, _res, next) => next(new HostError('NOT_FOUND', `No route ${req.method} ${req.originalUrl.split("?")[0]}. The admin API is described at GET /api/openapi.json.`));
+  return (req, _res, next) =>
+    next(
+      new HostError(
+        'NOT_FOUND',
+        `No route ${req.method} ${req.originalUrl.split('?')[0]}. The admin API is described at GET /api/openapi.json.`,
+      ),
+    );
 }

@@ -111,7 +111,9 @@ export function testManifest(overrides: Record<string, unknown> = {}): Record<st
 }
 
 /** A small valid package archive; `extra` entries are added after manifest.json and index.js. */
-export function testPackage(options: { manifest?: Record<string, unknown>; folder?: string; extra?: ZipEntrySpec[]; indexJs?: string } = {}): Buffer {
+export function testPackage(
+  options: { manifest?: Record<string, unknown>; folder?: string; extra?: ZipEntrySpec[]; indexJs?: string } = {},
+): Buffer {
   const prefix = options.folder ? `${options.folder}/` : '';
   return buildZip([
     { name: `${prefix}manifest.json`, data: JSON.stringify(options.manifest ?? testManifest(), null, 2) },

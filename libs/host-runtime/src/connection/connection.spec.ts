@@ -87,14 +87,23 @@ describe('plugin-to-host requests', () => {
       completed.push({ eventId, error, durationMs });
       return eventId === 'e-running';
     };
-    const handle = createPluginRequestHandler({ pluginId: 'com.a.b', token: 't'.repeat(43), permissions, logs, sink: dispatcher.sink, onCompleted });
+    const handle = createPluginRequestHandler({
+      pluginId: 'com.a.b',
+      token: 't'.repeat(43),
+      permissions,
+      logs,
+      sink: dispatcher.sink,
+      onCompleted,
+    });
     return { handle, logs, completed };
   }
 
   it('passes events.completed to the runtime and answers whether it was awaited', async () => {
     const { handle, completed } = handler([]);
     expect(await handle('events.completed', { token, eventId: 'e-running', durationMs: 12 })).toEqual({ recorded: true });
-    expect(await handle('events.completed', { token, eventId: 'e-gone', error: { code: 'x.failed', message: 'boom' } })).toEqual({ recorded: false });
+    expect(await handle('events.completed', { token, eventId: 'e-gone', error: { code: 'x.failed', message: 'boom' } })).toEqual({
+      recorded: false,
+    });
     expect(completed).toEqual([
       { eventId: 'e-running', error: null, durationMs: 12 },
       { eventId: 'e-gone', error: { code: 'x.failed', message: 'boom' }, durationMs: undefined },
@@ -119,9 +128,13 @@ describe('plugin-to-host requests', () => {
 
   it('names the missing permission and the refused message code', async () => {
     const { handle } = handler(['messages.reply']);
-    const denied = (await handle('messages.send', { token, target: { type: 'group', id: 'g' }, message: { parts: [] } })) as { data: unknown };
+    const denied = (await handle('messages.send', { token, target: { type: 'group', id: 'g' }, message: { parts: [] } })) as {
+      data: unknown;
+    };
     expect(denied.data).toEqual({ code: 'message.permission.denied', permission: 'messages.send' });
-    const rejected = (await handle('messages.reply', { token, eventId: 'e1', message: { parts: [{ type: 'text', text: 'x' }] } })) as { data: unknown };
+    const rejected = (await handle('messages.reply', { token, eventId: 'e1', message: { parts: [{ type: 'text', text: 'x' }] } })) as {
+      data: unknown;
+    };
     expect(rejected.data).toEqual({ code: 'message.reference.unknown' });
     const invalid = (await handle('log.write', { token, level: 'loud', message: 'x' })) as { data: { issues: { path: string }[] } };
     expect(invalid.data.issues[0]!.path).toBe('level');
@@ -130,7 +143,8 @@ describe('plugin-to-host requests', () => {
   it('writes log.write lines to the plugin log', async () => {
     const { handle, logs } = handler([]);
     expect(await handle('log.write', { token, level: 'warn', message: 'disk low', fields: { free: 3 } })).toEqual({ accepted: true });
-    expect(await logs.tail('com.a.b', 1)).toEqual([expect.objectContaining({ stream: 'log', level: 'warn', message: 'disk low {"free":3}' })]);
+    expect(await logs.tail('com.a.b', 1)).toEqual([
+      expect.objectContaining({ stream: 'log', level: 'warn', message: 'disk low {"free":3}' }),
+    ]);
   });
 });
-

@@ -73,8 +73,7 @@ export class FramedMessageReader extends AbstractMessageReader {
         if (!this.callback) continue;
         this.backlog?.received(ev.message as Message);
         this.callback(ev.message as Message);
-      }
-      else this.fail(ev.code, ev.message, chunk);
+      } else this.fail(ev.code, ev.message, chunk);
     }
     if (this.backlog?.full && !this.paused && !this.halted && this.callback) {
       this.paused = true;
@@ -102,7 +101,11 @@ export class FramedMessageReader extends AbstractMessageReader {
     if (this.failure) return;
     const bad = offendingBytes(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
     const shown = bad.subarray(0, SHOWN_BYTES).toString('latin1');
-    this.failure = { code, message, bytes: JSON.stringify(shown) + (bad.length > SHOWN_BYTES ? ` (+${bad.length - SHOWN_BYTES} bytes)` : '') };
+    this.failure = {
+      code,
+      message,
+      bytes: JSON.stringify(shown) + (bad.length > SHOWN_BYTES ? ` (+${bad.length - SHOWN_BYTES} bytes)` : ''),
+    };
     this.onFailure(this.failure);
     this.fireError(new Error(`${code}: ${message}`));
   }

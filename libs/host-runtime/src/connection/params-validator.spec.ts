@@ -10,14 +10,28 @@ interface RpcCase {
   input: unknown;
 }
 
-const vectors = (JSON.parse(readFileSync(join(__dirname, '../../../protocol/vectors/rpc-method.json'), 'utf8')) as { cases: RpcCase[] }).cases;
+const vectors = (JSON.parse(readFileSync(join(__dirname, '../../../protocol/vectors/rpc-method.json'), 'utf8')) as { cases: RpcCase[] })
+  .cases;
 const token = 't'.repeat(43);
 const text = (t: string) => ({ type: 'text', text: t });
 
 /** Inputs around the narrowed fast path: nesting, every part kind, near misses. */
 const extra: [string, Record<string, unknown>][] = [
-  ['composite', { token, eventId: 'e1', message: { parts: [text('a'), { type: 'composite', parts: [text('b'), { type: 'composite', parts: [] }] }] } }],
-  ['every part kind', { token, eventId: 'e1', message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'u', displayName: 'U' }, { type: 'mention', target: 'everyone' }, text('x')] } }],
+  [
+    'composite',
+    { token, eventId: 'e1', message: { parts: [text('a'), { type: 'composite', parts: [text('b'), { type: 'composite', parts: [] }] }] } },
+  ],
+  [
+    'every part kind',
+    {
+      token,
+      eventId: 'e1',
+      message: {
+        format: 'markdown',
+        parts: [{ type: 'mention', target: 'user', id: 'u', displayName: 'U' }, { type: 'mention', target: 'everyone' }, text('x')],
+      },
+    },
+  ],
   ['unknown part', { token, eventId: 'e1', message: { parts: [{ type: 'image', url: 'x' }] } }],
   ['extra key on a part', { token, eventId: 'e1', message: { parts: [{ type: 'text', text: 'x', bold: true }] } }],
   ['extra key on the message', { token, eventId: 'e1', message: { parts: [], color: 'red' } }],

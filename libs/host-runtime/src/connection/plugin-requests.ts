@@ -84,7 +84,13 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
           return { accepted: true };
         }
         case Methods.completed.method:
-          return { recorded: ctx.onCompleted(p['eventId'] as string, (p['error'] as PluginError | null) ?? null, p['durationMs'] as number | undefined) };
+          return {
+            recorded: ctx.onCompleted(
+              p['eventId'] as string,
+              (p['error'] as PluginError | null) ?? null,
+              p['durationMs'] as number | undefined,
+            ),
+          };
         case Methods.reply.method:
           return await ctx.sink.send({
             pluginId: ctx.pluginId,

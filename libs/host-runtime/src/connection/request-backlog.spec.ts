@@ -119,10 +119,15 @@ describe('bounds on what the host buffers for a plugin', () => {
     const toHost = new PassThrough();
     const toPlugin = new WriteLog();
     const backlog = new RequestBacklog({ highWaterMark: 10, lowWaterMark: 2 });
-    const connection = createMessageConnection(new FramedMessageReader(toHost, () => undefined, LIMITS, backlog), new FramedMessageWriter(toPlugin, backlog), undefined, {
-      maxParallelism: 64,
-      messageStrategy: backlog.strategy,
-    });
+    const connection = createMessageConnection(
+      new FramedMessageReader(toHost, () => undefined, LIMITS, backlog),
+      new FramedMessageWriter(toPlugin, backlog),
+      undefined,
+      {
+        maxParallelism: 64,
+        messageStrategy: backlog.strategy,
+      },
+    );
     open.push(connection);
     let most = 0;
     connection.onRequest((_method, params) => {

@@ -101,7 +101,15 @@ export class FilePluginLogStore implements PluginLogStore {
   private state(pluginId: string): PluginLogState {
     let s = this.states.get(pluginId);
     if (!s) {
-      s = { dir: this.paths.logDirOf(pluginId), pending: [], pendingBytes: 0, dropped: 0, size: null, timer: null, writes: new SerialQueue() };
+      s = {
+        dir: this.paths.logDirOf(pluginId),
+        pending: [],
+        pendingBytes: 0,
+        dropped: 0,
+        size: null,
+        timer: null,
+        writes: new SerialQueue(),
+      };
       this.states.set(pluginId, s);
     }
     return s;
@@ -129,7 +137,11 @@ export class FilePluginLogStore implements PluginLogStore {
     state.pendingBytes = 0;
     state.dropped = 0;
     await mkdir(state.dir, { recursive: true });
-    if (state.size === null) state.size = await stat(join(state.dir, LOG_FILE_NAME)).then((s) => s.size, () => 0);
+    if (state.size === null)
+      state.size = await stat(join(state.dir, LOG_FILE_NAME)).then(
+        (s) => s.size,
+        () => 0,
+      );
     const bytes = Buffer.byteLength(text);
     if (state.size > 0 && state.size + bytes > this.maxFileBytes) {
       await this.rotate(state.dir);

@@ -5,7 +5,14 @@ import { buildEnvironment, resolveLaunch } from './launch';
 const dirs = { pluginDirectory: '/p', pluginDataDirectory: '/d', pluginConfigDirectory: '/c', pluginCacheDirectory: '/k' };
 
 describe('buildEnvironment', () => {
-  const host = { PATH: '/bin', HOME: '/home/h', LANG: 'C.UTF-8', HOST_ADMIN_TOKEN: 'secret', DATABASE_URL: 'postgres://x', AWS_SECRET_ACCESS_KEY: 'k' };
+  const host = {
+    PATH: '/bin',
+    HOME: '/home/h',
+    LANG: 'C.UTF-8',
+    HOST_ADMIN_TOKEN: 'secret',
+    DATABASE_URL: 'postgres://x',
+    AWS_SECRET_ACCESS_KEY: 'k',
+  };
 
   it('passes the allow-list, the manifest environment and the plugin variables, and nothing else', () => {
     const env = buildEnvironment(host, { GREETING: 'hi', HOST_PLUGIN_ID: 'forged' }, 'com.a.b', dirs, 'linux');
@@ -23,7 +30,13 @@ describe('buildEnvironment', () => {
   });
 
   it('finds Windows variables whatever their case', () => {
-    const env = buildEnvironment({ Path: 'C:\\bin', SystemRoot: 'C:\\Windows', ComSpec: 'cmd.exe', HOST_ADMIN_TOKEN: 's' }, {}, 'com.a.b', dirs, 'win32');
+    const env = buildEnvironment(
+      { Path: 'C:\\bin', SystemRoot: 'C:\\Windows', ComSpec: 'cmd.exe', HOST_ADMIN_TOKEN: 's' },
+      {},
+      'com.a.b',
+      dirs,
+      'win32',
+    );
     expect(env).toMatchObject({ PATH: 'C:\\bin', SYSTEMROOT: 'C:\\Windows', COMSPEC: 'cmd.exe' });
     expect(env['HOST_ADMIN_TOKEN']).toBeUndefined();
   });
@@ -34,9 +47,17 @@ describe('resolveLaunch', () => {
   const launch = (over: object) => resolveLaunch(pkg, StdioLaunchSchema.parse({ command: 'node', ...over }));
 
   it('keeps bare commands for PATH lookup and resolves relative ones in the working directory', () => {
-    expect(launch({ args: ['main.js', '--host-stdio'] })).toEqual({ ok: true, command: 'node', args: ['main.js', '--host-stdio'], cwd: pkg });
+    expect(launch({ args: ['main.js', '--host-stdio'] })).toEqual({
+      ok: true,
+      command: 'node',
+      args: ['main.js', '--host-stdio'],
+      cwd: pkg,
+    });
     // Relative commands resolve against workingDirectory, as the spec and the installer's entry check say.
-    expect(launch({ command: './plugin', workingDirectory: 'bin' })).toMatchObject({ command: join(pkg, 'bin/plugin'), cwd: join(pkg, 'bin') });
+    expect(launch({ command: './plugin', workingDirectory: 'bin' })).toMatchObject({
+      command: join(pkg, 'bin/plugin'),
+      cwd: join(pkg, 'bin'),
+    });
   });
 
   it.each(['..', '../other', '/etc', 'bin/../../x'])('refuses workingDirectory %j', (workingDirectory) => {
@@ -52,7 +73,10 @@ describe('resolveLaunch', () => {
   it('refuses a relative command that leaves the package', () => {
     expect(launch({ command: '../../bin/sh' })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_COMMAND_NOT_FOUND' } });
     expect(launch({ command: '../plugin', workingDirectory: 'bin' })).toMatchObject({ ok: true, command: join(pkg, 'plugin') });
-    expect(launch({ command: '../../plugin', workingDirectory: 'bin' })).toMatchObject({ ok: false, problem: { code: 'PLUGIN_COMMAND_NOT_FOUND' } });
+    expect(launch({ command: '../../plugin', workingDirectory: 'bin' })).toMatchObject({
+      ok: false,
+      problem: { code: 'PLUGIN_COMMAND_NOT_FOUND' },
+    });
   });
 
   // The installer reads either separator and refuses drive letters; launch reads the manifest the same way.

@@ -62,7 +62,10 @@ export function buildEnvironment(
  * is looked up on PATH by the operating system, without a shell; an absolute
  * path is used as is.
  */
-export function resolveLaunch(packageDir: string, stdio: StdioLaunch): { ok: true; command: string; args: string[]; cwd: string } | { ok: false; problem: LaunchProblem } {
+export function resolveLaunch(
+  packageDir: string,
+  stdio: StdioLaunch,
+): { ok: true; command: string; args: string[]; cwd: string } | { ok: false; problem: LaunchProblem } {
   const root = resolve(packageDir);
   // The installer's package checks use the same packagePath, so a package that installs also starts.
   const workdir = packagePath(stdio.workingDirectory);

@@ -1,6 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
-import { answeredDelivery, type CompletionOutcome, type Delivery, type DeliveryOutcome, type LogLine, type OutboundSink, type PluginLogStore } from '@host/host-core';
+import {
+  answeredDelivery,
+  type CompletionOutcome,
+  type Delivery,
+  type DeliveryOutcome,
+  type LogLine,
+  type OutboundSink,
+  type PluginLogStore,
+} from '@host/host-core';
 import {
   DELIVERY_ERRORS,
   EventAckSchema,
@@ -156,14 +164,22 @@ export class PluginProcess {
   private connect(child: RunningProcess): MessageConnection {
     const { limits } = this.o;
     const backlog = new RequestBacklog({ highWaterMark: limits.maxQueuedMessages, lowWaterMark: limits.resumeReadingAt });
-    const reader = new FramedMessageReader(child.stdout, (failure) => {
-      // Killed for misbehaving, it may well stop in the middle of a frame.
-      if (this.misbehaving) return;
-      this.pollution = failure;
-      this.log('error', `stdout pollution: the plugin wrote ${failure.bytes}, which is not a protocol frame (${failure.code}: ${failure.message})`);
-      this.resolvePolluted();
-      this.o.onPollution(failure);
-    }, LIMITS, backlog);
+    const reader = new FramedMessageReader(
+      child.stdout,
+      (failure) => {
+        // Killed for misbehaving, it may well stop in the middle of a frame.
+        if (this.misbehaving) return;
+        this.pollution = failure;
+        this.log(
+          'error',
+          `stdout pollution: the plugin wrote ${failure.bytes}, which is not a protocol frame (${failure.code}: ${failure.message})`,
+        );
+        this.resolvePolluted();
+        this.o.onPollution(failure);
+      },
+      LIMITS,
+      backlog,
+    );
     this.reader = reader;
     const writer = new FramedMessageWriter(child.stdin, backlog, {
       maxUnreadBytes: limits.maxUnreadBytes,
@@ -192,7 +208,8 @@ export class PluginProcess {
       logs: this.o.logs,
       logRate: this.logRate,
       sink: this.o.sink,
-      onCompleted: (eventId, error, durationMs) => this.completeEvent(eventId, { error, ...(durationMs !== undefined ? { durationMs } : {}) }),
+      onCompleted: (eventId, error, durationMs) =>
+        this.completeEvent(eventId, { error, ...(durationMs !== undefined ? { durationMs } : {}) }),
     });
     connection.onRequest((method, params) => handle(method, params));
     connection.onNotification(() => undefined);
@@ -259,7 +276,10 @@ export class PluginProcess {
     if (outcome.kind === 'error') {
       const e = outcome.error as { code?: number; message?: string };
       if (this.exitInfo) throw this.exitError();
-      throw new StartError('PLUGIN_HANDSHAKE_INVALID', `answered host.initialize with error ${e.code ?? ''}: ${e.message ?? String(outcome.error)}`);
+      throw new StartError(
+        'PLUGIN_HANDSHAKE_INVALID',
+        `answered host.initialize with error ${e.code ?? ''}: ${e.message ?? String(outcome.error)}`,
+      );
     }
     const parsed = InitializeResultSchema.safeParse(outcome.result);
     if (!parsed.success) {
@@ -305,7 +325,9 @@ export class PluginProcess {
       (answer): DeliveryOutcome => {
         const ack = EventAckSchema.safeParse(answer);
         if (!ack.success || ack.data.eventId !== eventId) {
-          const why = ack.success ? `eventId ${JSON.stringify(ack.data.eventId)} instead of ${JSON.stringify(eventId)}` : ack.error.issues[0]?.message;
+          const why = ack.success
+            ? `eventId ${JSON.stringify(ack.data.eventId)} instead of ${JSON.stringify(eventId)}`
+            : ack.error.issues[0]?.message;
           return done(outcome({ code: 'delivery.ack.invalid', message: `the ACK is not valid: ${why}` }));
         }
         const a = ack.data;
@@ -323,7 +345,9 @@ export class PluginProcess {
         if (e instanceof ResponseError && !(CONNECTION_LOST_CODES.has(e.code) && this.connectionGone)) {
           return done(outcome({ code: 'delivery.plugin_error', message: `events.message failed with error ${e.code}: ${e.message}` }));
         }
-        return done(outcome({ code: 'delivery.failed', message: 'the plugin exited or its connection closed before it acknowledged the event' }));
+        return done(
+          outcome({ code: 'delivery.failed', message: 'the plugin exited or its connection closed before it acknowledged the event' }),
+        );
       },
     );
     return { decision, completion, cancel: (reason) => this.cancelEvent(eventId, reason) };
@@ -350,7 +374,9 @@ export class PluginProcess {
 
   /** An unavailable plugin's answer, in the shape of a delivery. */
   static unavailable(pluginId: string, message: string): Delivery {
-    return answeredDelivery(Promise.resolve({ pluginId, accepted: false, intercepted: false, error: { code: 'delivery.unavailable', message }, durationMs: 0 }));
+    return answeredDelivery(
+      Promise.resolve({ pluginId, accepted: false, intercepted: false, error: { code: 'delivery.unavailable', message }, durationMs: 0 }),
+    );
   }
 
   /** plugin.ping with a deadline; true when answered in time. */
@@ -400,10 +426,9 @@ export class PluginProcess {
 
   private exitWithin(ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    return Promise.race([
-      this.exited.then(() => true),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
-    ]).finally(() => clearTimeout(timer));
+    return Promise.race([this.exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]).finally(() =>
+      clearTimeout(timer),
+    );
   }
 
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
@@ -460,7 +485,10 @@ export class PluginProcess {
         return new StartError('PLUGIN_COMMAND_NOT_FOUND', `command "${command}" ${where}`);
       }
       if (e.code === 'EACCES') {
-        return new StartError('PLUGIN_COMMAND_NOT_FOUND', `command "${command}" is not executable; give it execute permission in the package (chmod +x)`);
+        return new StartError(
+          'PLUGIN_COMMAND_NOT_FOUND',
+          `command "${command}" is not executable; give it execute permission in the package (chmod +x)`,
+        );
       }
       return new StartError('PLUGIN_START_FAILED', `command "${command}" could not be started: ${e.message}`);
     }

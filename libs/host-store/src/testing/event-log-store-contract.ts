@@ -230,8 +230,13 @@ export function describeEventLogStoreContract(name: string, harness: EventLogSto
         const loaded = again.get('a')!;
         expect(loaded.deliveries.map((d) => d.state)).toEqual(['interrupted', 'interrupted', 'interrupted', 'completed']);
         const [queued, sent, running, completed] = loaded.deliveries;
-        for (const d of [queued, sent]) expect(d).toMatchObject({ done: true, accepted: false, error: { code: 'delivery.interrupted' }, completion: null });
-        expect(running).toMatchObject({ accepted: true, error: null, completion: { error: { code: 'delivery.interrupted' }, durationMs: null } });
+        for (const d of [queued, sent])
+          expect(d).toMatchObject({ done: true, accepted: false, error: { code: 'delivery.interrupted' }, completion: null });
+        expect(running).toMatchObject({
+          accepted: true,
+          error: null,
+          completion: { error: { code: 'delivery.interrupted' }, durationMs: null },
+        });
         expect(completed).toEqual(contractDelivery('com.example.d', 'completed'));
         expect(Date.parse(loaded.completedAt!)).toBeGreaterThanOrEqual(before - 1000);
         expect(loaded.routedAt).not.toBeNull();

@@ -178,9 +178,16 @@ export function describeRegistryStoreContract(name: string, harness: RegistrySto
         await store.put(contractRecord('com.example.a', '1.0.0'));
         await Promise.all([
           store.update('com.example.a', (r) => ({ ...r, enabled: true })),
-          store.update('com.example.a', (r) => ({ ...r, packageSha256: 'cd'.repeat(32), manifest: { ...r.manifest, version: '2.0.0' } }) as PluginRecord),
+          store.update(
+            'com.example.a',
+            (r) => ({ ...r, packageSha256: 'cd'.repeat(32), manifest: { ...r.manifest, version: '2.0.0' } }) as PluginRecord,
+          ),
         ]);
-        expect(await store.get('com.example.a')).toMatchObject({ enabled: true, packageSha256: 'cd'.repeat(32), manifest: { version: '2.0.0' } });
+        expect(await store.get('com.example.a')).toMatchObject({
+          enabled: true,
+          packageSha256: 'cd'.repeat(32),
+          manifest: { version: '2.0.0' },
+        });
       });
 
       it('refuses a change of pluginId and a change that throws, writing nothing', async () => {
@@ -240,7 +247,10 @@ export function describeRegistryStoreContract(name: string, harness: RegistrySto
         await pending;
         store = await reopen();
         closed = false;
-        expect(await store.list()).toEqual([contractRecord('com.example.a', '1.0.1'), { ...contractRecord('com.example.b'), enabled: true }]);
+        expect(await store.list()).toEqual([
+          contractRecord('com.example.a', '1.0.1'),
+          { ...contractRecord('com.example.b'), enabled: true },
+        ]);
         expect(await store.getMeta('k')).toBe('v');
       });
     }

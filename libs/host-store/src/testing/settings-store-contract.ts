@@ -33,7 +33,11 @@ export function describeSettingsStoreContract(name: string, harness: SettingsSto
 
     it('answers {} for a plugin without values, then what the last update stored, per plugin', async () => {
       expect(await store.get(A)).toEqual({});
-      expect(await store.update(A, (v) => ({ ...v, mode: 'fast', retries: 3, verbose: true }))).toEqual({ mode: 'fast', retries: 3, verbose: true });
+      expect(await store.update(A, (v) => ({ ...v, mode: 'fast', retries: 3, verbose: true }))).toEqual({
+        mode: 'fast',
+        retries: 3,
+        verbose: true,
+      });
       expect(await store.update(A, (v) => ({ ...v, retries: 4 }))).toEqual({ mode: 'fast', retries: 4, verbose: true });
       await store.update(B, () => ({ token: 'secret' }));
       expect(await store.get(A)).toEqual({ mode: 'fast', retries: 4, verbose: true });

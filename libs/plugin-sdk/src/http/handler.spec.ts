@@ -13,7 +13,13 @@ const SECRET = 'kR3d9Zq0bV7xN2mW5tY8uA1sD4fG6hJ9kL0pO3iU7yE';
 /** Signs as docs/protocol/http-signing.md says, independently of the SDK's own code. */
 function sign(body: string, { secret = SECRET, timestamp = Math.floor(Date.now() / 1000), deliveryId = randomUUID() } = {}) {
   const mac = createHmac('sha256', secret).update(`${timestamp}.${deliveryId}.${body}`).digest('hex');
-  return { 'x-host-timestamp': String(timestamp), 'x-host-delivery-id': deliveryId, 'x-host-signature': `v1=${mac}`, 'x-host-protocol-version': '2', 'content-type': 'application/json' };
+  return {
+    'x-host-timestamp': String(timestamp),
+    'x-host-delivery-id': deliveryId,
+    'x-host-signature': `v1=${mac}`,
+    'x-host-protocol-version': '2',
+    'content-type': 'application/json',
+  };
 }
 
 function event(over: Partial<MessageEventInput> = {}): MessageEventInput {
@@ -94,7 +100,13 @@ describe('createHttpHandler over real HTTP', () => {
       accepted: true,
       intercepted: true,
       outboundMessages: [
-        { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'user-1', displayName: 'Ann' }, { type: 'text', text: ' said hello' }] },
+        {
+          format: 'markdown',
+          parts: [
+            { type: 'mention', target: 'user', id: 'user-1', displayName: 'Ann' },
+            { type: 'text', text: ' said hello' },
+          ],
+        },
         { target: { type: 'group', id: 'grp-2' }, format: 'text', parts: [{ type: 'text', text: 'copy' }] },
       ],
       error: null,
@@ -104,13 +116,24 @@ describe('createHttpHandler over real HTTP', () => {
   it('answers once the handler ended, with intercepted: false after ctx.pass() and the replies made after it', async () => {
     const body = JSON.stringify(event({ command: { name: 'echo', word: 'echo', prefix: '/', args: 'pass' } }));
     const res = await post(base, body, sign(body));
-    expect(res).toEqual({ status: 200, body: { accepted: true, intercepted: false, outboundMessages: [{ format: 'text', parts: [{ type: 'text', text: 'after the decision' }] }], error: null } });
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        accepted: true,
+        intercepted: false,
+        outboundMessages: [{ format: 'text', parts: [{ type: 'text', text: 'after the decision' }] }],
+        error: null,
+      },
+    });
   });
 
   it('answers 200 with the error when the handler fails', async () => {
     const body = JSON.stringify(event({ command: { name: 'echo', word: 'echo', prefix: '/', args: 'fail' } }));
     const res = await post(base, body, sign(body));
-    expect(res).toEqual({ status: 200, body: { accepted: false, intercepted: false, outboundMessages: [], error: { code: 'echo.failed', message: 'asked to fail' } } });
+    expect(res).toEqual({
+      status: 200,
+      body: { accepted: false, intercepted: false, outboundMessages: [], error: { code: 'echo.failed', message: 'asked to fail' } },
+    });
     expect(logs).toContainEqual(expect.stringMatching(/^error: handler for command "echo" .* failed: asked to fail/));
   });
 
@@ -123,7 +146,10 @@ describe('createHttpHandler over real HTTP', () => {
 
   it('refuses a wrong secret with 401 signature.invalid', async () => {
     const body = JSON.stringify(event());
-    expect(await post(base, body, sign(body, { secret: 'not-the-secret' }))).toEqual({ status: 401, body: { error: { code: 'signature.invalid', message: expect.stringMatching(/signing secret/) } } });
+    expect(await post(base, body, sign(body, { secret: 'not-the-secret' }))).toEqual({
+      status: 401,
+      body: { error: { code: 'signature.invalid', message: expect.stringMatching(/signing secret/) } },
+    });
   });
 
   it('refuses a body changed after signing', async () => {
@@ -156,7 +182,10 @@ describe('createHttpHandler over real HTTP', () => {
     const body = JSON.stringify({ ...event(), eventType: 'message.deleted' });
     const res = await post(base, body, sign(body));
     expect(res.status).toBe(400);
-    expect(res.body['error']).toMatchObject({ code: 'event.invalid', details: { issues: [{ code: 'event.field.invalid', path: 'eventType' }] } });
+    expect(res.body['error']).toMatchObject({
+      code: 'event.invalid',
+      details: { issues: [{ code: 'event.field.invalid', path: 'eventType' }] },
+    });
     expect(res.body['error']).not.toHaveProperty('issues');
   });
 
@@ -205,7 +234,9 @@ describe('HTTP options', () => {
 
   it('refuses to start without a secret or with a pluginId-only definition', () => {
     expect(() => createHttpHandler(plugin, { secret: '' })).toThrow(/SDK_HTTP_CONFIG_INVALID/);
-    expect(() => createHttpHandler(definePlugin({ pluginId: 'com.example.x', onMessage: () => undefined }), { secret: 's' })).toThrow(/pass "manifest"/);
+    expect(() => createHttpHandler(definePlugin({ pluginId: 'com.example.x', onMessage: () => undefined }), { secret: 's' })).toThrow(
+      /pass "manifest"/,
+    );
   });
 
   it('runs onStart before the first event and onStop on close', async () => {

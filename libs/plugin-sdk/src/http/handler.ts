@@ -61,7 +61,8 @@ export interface HttpHandler {
 export const NODE_HTTP_ERRORS = defineErrors({
   'http.body_consumed': {
     status: 500,
-    message: 'Express: a JSON body parser read the request before httpRouter(), so the raw body the signature covers is gone. Mount httpRouter() first, or use express.raw({type: "application/json"}) for its paths.',
+    message:
+      'Express: a JSON body parser read the request before httpRouter(), so the raw body the signature covers is gone. Mount httpRouter() first, or use express.raw({type: "application/json"}) for its paths.',
   },
 });
 
@@ -90,7 +91,12 @@ export function routeOf(url: string | undefined): Route | undefined {
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -98,7 +104,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
  * `{"error": {code, message, details?}}` with the status of the code's
  * catalogue entry; `details` is an object (`{issues}` for validation).
  */
-export function sendError(res: ServerResponse, code: HttpErrorCode, message: string, details?: { issues?: readonly ValidationIssue[] }, headers?: Record<string, string>): void {
+export function sendError(
+  res: ServerResponse,
+  code: HttpErrorCode,
+  message: string,
+  details?: { issues?: readonly ValidationIssue[] },
+  headers?: Record<string, string>,
+): void {
   sendJson(res, HTTP_ERRORS[code].status, { error: { code, message, ...(details === undefined ? {} : { details }) } }, headers);
 }
 
@@ -148,13 +160,17 @@ export class HttpPluginServer {
   ) {
     const secrets = typeof options.secret === 'string' ? [options.secret] : [...(options.secret ?? [])];
     if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length === 0)) {
-      throw new PluginSdkError('SDK_HTTP_CONFIG_INVALID', '"secret" must be the signing secret shown at registration (for example process.env.HOST_PLUGIN_SECRET); it is empty or missing.');
+      throw new PluginSdkError(
+        'SDK_HTTP_CONFIG_INVALID',
+        '"secret" must be the signing secret shown at registration (for example process.env.HOST_PLUGIN_SECRET); it is empty or missing.',
+      );
     }
     this.secrets = secrets;
     plugin.httpManifest(); // fails now, not at the first request, when the manifest is incomplete
     this.logLine =
       options.log ??
-      ((level, message, fields) => process.stderr.write(`[${level}] ${message}${fields && Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ''}\n`));
+      ((level, message, fields) =>
+        process.stderr.write(`[${level}] ${message}${fields && Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ''}\n`));
     const session: Session = {
       pluginId: plugin.pluginId,
       settings: Object.freeze({ ...defaultSettings(plugin), ...(options.settings ?? {}) }),
@@ -200,28 +216,46 @@ export class HttpPluginServer {
       return sendError(res, 'http.method_not_allowed', `use GET for ${HTTP_PATHS.manifest}`, undefined, { allow: 'GET, HEAD' });
     }
     if (this.options.verifyManifestRequests) {
-      const check = verifySignature({ headers: req.headers, rawBody: Buffer.alloc(0), secrets: this.secrets, toleranceSeconds: this.options.toleranceSeconds });
+      const check = verifySignature({
+        headers: req.headers,
+        rawBody: Buffer.alloc(0),
+        secrets: this.secrets,
+        toleranceSeconds: this.options.toleranceSeconds,
+      });
       if (!check.ok) return sendError(res, check.code, check.message);
     }
     sendJson(res, 200, this.plugin.httpManifest());
   }
 
   private async serveEvent(req: IncomingMessage, res: ServerResponse, given?: Buffer): Promise<void> {
-    if (req.method !== 'POST') return sendError(res, 'http.method_not_allowed', `use POST for ${HTTP_PATHS.messageEvents}`, undefined, { allow: 'POST' });
+    if (req.method !== 'POST')
+      return sendError(res, 'http.method_not_allowed', `use POST for ${HTTP_PATHS.messageEvents}`, undefined, { allow: 'POST' });
     const limit = this.options.maxBodyBytes ?? LIMITS.maxPayloadBytes;
     const raw = given ?? (await readBody(req, limit));
-    if (raw === 'too_large' || raw.length > limit) return sendError(res, 'http.body_too_large', `the request body is larger than ${limit} bytes`);
-    const check = verifySignature({ headers: req.headers, rawBody: raw, secrets: this.secrets, toleranceSeconds: this.options.toleranceSeconds });
+    if (raw === 'too_large' || raw.length > limit)
+      return sendError(res, 'http.body_too_large', `the request body is larger than ${limit} bytes`);
+    const check = verifySignature({
+      headers: req.headers,
+      rawBody: raw,
+      secrets: this.secrets,
+      toleranceSeconds: this.options.toleranceSeconds,
+    });
     if (!check.ok) return sendError(res, check.code, check.message);
     const claimed = req.headers[HTTP_HEADERS.pluginId];
     if (typeof claimed === 'string' && claimed !== this.plugin.pluginId) {
-      return sendError(res, 'plugin.id_mismatch', `this service is plugin "${this.plugin.pluginId}" but the host sent an event for "${claimed}"; register the right base URL`);
+      return sendError(
+        res,
+        'plugin.id_mismatch',
+        `this service is plugin "${this.plugin.pluginId}" but the host sent an event for "${claimed}"; register the right base URL`,
+      );
     }
     if (this.closed) return sendError(res, 'http.overloaded', 'the plugin is shutting down', undefined, { 'retry-after': '1' });
     const max = this.options.maxConcurrentEvents;
     // Answered before the delivery id is recorded, so the host's retry is not a replay.
     if (max !== undefined && this.inFlight >= max) {
-      return sendError(res, 'http.overloaded', `the plugin is handling ${this.inFlight} events (its limit); retry later`, undefined, { 'retry-after': '1' });
+      return sendError(res, 'http.overloaded', `the plugin is handling ${this.inFlight} events (its limit); retry later`, undefined, {
+        'retry-after': '1',
+      });
     }
     const nowMs = Date.now();
     const tolerance = this.options.toleranceSeconds ?? HTTP_DEFAULTS.signatureToleranceSeconds;
@@ -256,7 +290,10 @@ export class HttpPluginServer {
     let open = true;
     const push = (item: OutboundMessage) => {
       if (!open) {
-        throw new PluginSdkError('SDK_SEND_UNAVAILABLE', 'The event was already answered; over HTTP every message must be made before the handler returns (await it).');
+        throw new PluginSdkError(
+          'SDK_SEND_UNAVAILABLE',
+          'The event was already answered; over HTTP every message must be made before the handler returns (await it).',
+        );
       }
       if (outbound.length >= LIMITS.maxOutboundMessages) {
         throw new PluginSdkError('SDK_OUTBOUND_LIMIT', `This event already has ${LIMITS.maxOutboundMessages} outbound messages.`);
@@ -282,14 +319,22 @@ export class HttpPluginServer {
     open = false;
     const decided = ack as EventAck;
     const error = decided.error ?? completion?.error ?? null;
-    const response: MessageResponse = { accepted: decided.accepted && error === null, intercepted: decided.intercepted, outboundMessages: outbound, error };
+    const response: MessageResponse = {
+      accepted: decided.accepted && error === null,
+      intercepted: decided.intercepted,
+      outboundMessages: outbound,
+      error,
+    };
     return MessageResponseSchema.parse(response);
   }
 
   /** Outside an event there is no response to carry messages. */
   private lifecycleIO(): TransportIO {
     const unavailable = async (): Promise<never> => {
-      throw new PluginSdkError('SDK_SEND_UNAVAILABLE', 'An HTTP plugin cannot send outside an event: the host takes messages only in event responses.');
+      throw new PluginSdkError(
+        'SDK_SEND_UNAVAILABLE',
+        'An HTTP plugin cannot send outside an event: the host takes messages only in event responses.',
+      );
     };
     return { kind: 'http', reply: unavailable, send: unavailable, log: this.logLine };
   }

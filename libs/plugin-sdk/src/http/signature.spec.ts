@@ -14,7 +14,9 @@ describe('signature (docs/protocol/http-signing.md)', () => {
   it('signs the worked example exactly', () => {
     const headers = signRequest(secret, body, { timestamp, deliveryId });
     expect(headers['x-host-signature']).toBe((/\| `x-host-signature` \| `(v1=[0-9a-f]{64})`/.exec(doc) as RegExpExecArray)[1]);
-    expect(signRequest(secret, '', { timestamp, deliveryId })['x-host-signature']).toBe((/give\s+`(v1=[0-9a-f]{64})`/.exec(doc) as RegExpExecArray)[1]);
+    expect(signRequest(secret, '', { timestamp, deliveryId })['x-host-signature']).toBe(
+      (/give\s+`(v1=[0-9a-f]{64})`/.exec(doc) as RegExpExecArray)[1],
+    );
   });
 
   it('verifies the example at its own time and refuses it 301 s later', () => {
@@ -30,7 +32,9 @@ describe('signature (docs/protocol/http-signing.md)', () => {
     const headers = { ...good, 'x-host-signature': `v1=${'0'.repeat(64)}, ${good['x-host-signature']}` };
     expect(verifySignature({ headers, rawBody: Buffer.from(body), secrets: [secret], nowMs: timestamp * 1000 }).ok).toBe(true);
     const bad = { ...good, 'x-host-signature': 'sha256=abc' };
-    expect(verifySignature({ headers: bad, rawBody: Buffer.from(body), secrets: [secret], nowMs: timestamp * 1000 })).toMatchObject({ code: 'signature.malformed' });
+    expect(verifySignature({ headers: bad, rawBody: Buffer.from(body), secrets: [secret], nowMs: timestamp * 1000 })).toMatchObject({
+      code: 'signature.malformed',
+    });
   });
 
   it('remembers delivery ids until they expire and stays bounded', () => {

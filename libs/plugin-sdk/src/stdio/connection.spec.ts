@@ -33,8 +33,18 @@ describe('RpcConnection', () => {
   it('rejects with HostCallError on an error answer and on timeout', async () => {
     const { input, conn } = pair();
     const refused = conn.request('messages.send', {}, 1000);
-    input.write(encodeFrame({ jsonrpc: '2.0', id: 1, error: { code: RpcErrorCode.PermissionDenied, message: 'no', data: { permission: 'messages.send' } } }));
-    await expect(refused).rejects.toMatchObject({ name: 'HostCallError', code: RpcErrorCode.PermissionDenied, data: { permission: 'messages.send' } });
+    input.write(
+      encodeFrame({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: RpcErrorCode.PermissionDenied, message: 'no', data: { permission: 'messages.send' } },
+      }),
+    );
+    await expect(refused).rejects.toMatchObject({
+      name: 'HostCallError',
+      code: RpcErrorCode.PermissionDenied,
+      data: { permission: 'messages.send' },
+    });
     await expect(conn.request('log.write', {}, 20)).rejects.toThrow(HostCallError);
   });
 

@@ -1,4 +1,12 @@
-import { FrameDecoder, RpcErrorCode, encodeFrame, type FrameLimits, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '@host/protocol';
+import {
+  FrameDecoder,
+  RpcErrorCode,
+  encodeFrame,
+  type FrameLimits,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '@host/protocol';
 import { HostCallError, PluginSdkError } from '../errors';
 
 /** Writes one chunk; calls back when it was handed to the OS. */
@@ -53,7 +61,9 @@ export class RpcConnection {
     input.on('data', (chunk: Buffer | string) => this.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
     input.on('end', () => this.finish(this.decoder.end()[0]));
     input.on('close', () => this.finish());
-    input.on('error', (error: Error) => this.finish({ kind: 'error', code: 'framing.eof_in_frame', message: `stdin failed: ${error.message}` }));
+    input.on('error', (error: Error) =>
+      this.finish({ kind: 'error', code: 'framing.eof_in_frame', message: `stdin failed: ${error.message}` }),
+    );
   }
 
   get isClosed(): boolean {
@@ -62,7 +72,8 @@ export class RpcConnection {
 
   /** Sends a request and resolves with its result. */
   request(method: string, params: unknown, timeoutMs: number): Promise<unknown> {
-    if (this.closed) return Promise.reject(new PluginSdkError('SDK_HOST_DISCONNECTED', `${method} was not sent: the host connection is closed.`));
+    if (this.closed)
+      return Promise.reject(new PluginSdkError('SDK_HOST_DISCONNECTED', `${method} was not sent: the host connection is closed.`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -98,7 +109,9 @@ export class RpcConnection {
   private write(message: JsonRpcMessage): void {
     const frame = encodeFrame(message);
     // The header is "Content-Length: N\r\n\r\n"; N is the payload size.
-    const payload = Number(Buffer.from(frame.buffer, frame.byteOffset, frame.indexOf(13)).toString('latin1').slice('Content-Length: '.length));
+    const payload = Number(
+      Buffer.from(frame.buffer, frame.byteOffset, frame.indexOf(13)).toString('latin1').slice('Content-Length: '.length),
+    );
     if (payload > this.limits.maxPayloadBytes) {
       throw new HostCallError(
         'method' in message ? message.method : 'response',

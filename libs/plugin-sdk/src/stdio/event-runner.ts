@@ -75,7 +75,11 @@ export class EventRunner {
   message(requestId: string | number, event: MessageEvent): void {
     const { conn } = this.host;
     if (this.live.has(event.eventId)) {
-      return conn.respondError(requestId, RpcErrorCode.InvalidParams, `event ${event.eventId} is already being handled; every delivery needs its own eventId`);
+      return conn.respondError(
+        requestId,
+        RpcErrorCode.InvalidParams,
+        `event ${event.eventId} is already being handled; every delivery needs its own eventId`,
+      );
     }
     if (!handlerFor(this.host.plugin, event)) {
       // No handler takes it: the decision is known at once and holds no slot.
@@ -100,7 +104,8 @@ export class EventRunner {
       refuse: (why) => {
         this.forget(event.eventId);
         if (conn.isClosed) return;
-        if (why === 'cancelled') conn.respondError(requestId, RpcErrorCode.Cancelled, `event ${event.eventId} was cancelled before its handler started`);
+        if (why === 'cancelled')
+          conn.respondError(requestId, RpcErrorCode.Cancelled, `event ${event.eventId} was cancelled before its handler started`);
         else conn.respondError(requestId, RpcErrorCode.Stopping, 'the plugin stopped before this queued event started');
       },
     };

@@ -32,8 +32,29 @@ export function enterProtocolMode(): Write {
   // the closed stdin ends the process in an orderly way.
   stdout.on('error', () => undefined);
   const quiet = new Console({ stdout: process.stderr, stderr: process.stderr });
-  for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'groupEnd', 'count', 'countReset', 'time', 'timeEnd', 'timeLog', 'assert'] as const) {
-    (console as unknown as Record<string, unknown>)[method] = (quiet as unknown as Record<string, (...args: unknown[]) => void>)[method]?.bind(quiet);
+  for (const method of [
+    'log',
+    'info',
+    'debug',
+    'warn',
+    'error',
+    'trace',
+    'dir',
+    'dirxml',
+    'table',
+    'group',
+    'groupCollapsed',
+    'groupEnd',
+    'count',
+    'countReset',
+    'time',
+    'timeEnd',
+    'timeLog',
+    'assert',
+  ] as const) {
+    (console as unknown as Record<string, unknown>)[method] = (quiet as unknown as Record<string, (...args: unknown[]) => void>)[
+      method
+    ]?.bind(quiet);
   }
   return original;
 }

@@ -30,9 +30,13 @@ async function ready(over: Record<string, unknown> = {}, entry = CJS): Promise<S
 const isRequest = (method: string) => (m: unknown) => (m as JsonRpcRequest).method === method;
 const ackOf = (host: StdioHost, id: string) => host.waitFor((m) => !('method' in m) && m.id === id) as Promise<JsonRpcResponse>;
 const completionOf = (host: StdioHost, eventId: string) =>
-  host.waitFor((m) => isRequest('events.completed')(m) && (m as JsonRpcRequest & { params: { eventId: string } }).params.eventId === eventId) as Promise<JsonRpcRequest>;
+  host.waitFor(
+    (m) => isRequest('events.completed')(m) && (m as JsonRpcRequest & { params: { eventId: string } }).params.eventId === eventId,
+  ) as Promise<JsonRpcRequest>;
 const logged = (host: StdioHost, message: string) =>
-  host.waitFor((m) => isRequest('log.write')(m) && (m as JsonRpcRequest & { params: { message: string } }).params.message === message) as Promise<JsonRpcRequest>;
+  host.waitFor(
+    (m) => isRequest('log.write')(m) && (m as JsonRpcRequest & { params: { message: string } }).params.message === message,
+  ) as Promise<JsonRpcRequest>;
 const sendEvent = (host: StdioHost, id: string, text: string, command?: { name: string; args: string }) =>
   host.write({ jsonrpc: '2.0', id, method: 'events.message', params: messageEvent(id, text, command) });
 /** What the plugin wrote, in order: requests by method, answers to events.message as `ack:<id>`. */
@@ -40,7 +44,7 @@ const trace = (host: StdioHost, ids: string[]) =>
   host.messages.flatMap((m) => ('method' in m ? [m.method] : ids.includes(String(m.id)) ? [`ack:${String(m.id)}`] : []));
 
 describe('stdio runtime in a real process', () => {
-  it('without --host-stdio prints help to stderr and exits 2 (stdout keeps only the program\'s own prints)', async () => {
+  it("without --host-stdio prints help to stderr and exits 2 (stdout keeps only the program's own prints)", async () => {
     const host = start(CJS, []);
     expect(await host.exited).toEqual({ code: 2, signal: null });
     expect(host.stdout).toBe('module loaded\nraw stdout write\n');
@@ -78,7 +82,10 @@ describe('stdio runtime in a real process', () => {
   it('answers a handshake for another plugin with an error and exits 1', async () => {
     const host = start();
     const res = await host.request('host.initialize', host.initParams({ pluginId: 'com.example.other' }));
-    expect(res.error).toMatchObject({ code: RpcErrorCode.PluginError, message: expect.stringMatching(/is for plugin "com.example.other"/) });
+    expect(res.error).toMatchObject({
+      code: RpcErrorCode.PluginError,
+      message: expect.stringMatching(/is for plugin "com.example.other"/),
+    });
     expect((await host.exited).code).toBe(1);
   });
 
@@ -88,11 +95,21 @@ describe('stdio runtime in a real process', () => {
     expect(ack.result).toEqual({ eventId: 'e1', accepted: true, intercepted: false, error: null });
     const completed = await completionOf(host, 'e1');
     expect(completed.params).toEqual({ token: 't'.repeat(40), eventId: 'e1', error: null, durationMs: expect.any(Number) });
-    expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual([`ack:${String(ack.id)}`, 'messages.reply', 'events.completed']);
+    expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual([
+      `ack:${String(ack.id)}`,
+      'messages.reply',
+      'events.completed',
+    ]);
     expect((host.messages.find(isRequest('messages.reply')) as JsonRpcRequest).params).toEqual({
       token: 't'.repeat(40),
       eventId: 'e1',
-      message: { format: 'markdown', parts: [{ type: 'mention', target: 'user', id: 'user-1', displayName: 'Ann' }, { type: 'text', text: ' said <hi>' }] },
+      message: {
+        format: 'markdown',
+        parts: [
+          { type: 'mention', target: 'user', id: 'user-1', displayName: 'Ann' },
+          { type: 'text', text: ' said <hi>' },
+        ],
+      },
     });
     // Every byte on stdout decoded as a frame; the prints went to stderr.
     expect(host.received.every((e) => e.kind === 'message')).toBe(true);
@@ -108,7 +125,11 @@ describe('stdio runtime in a real process', () => {
     expect(host.messages.some(isRequest('events.completed'))).toBe(false);
     expect((await completionOf(host, 's')).params).toMatchObject({ eventId: 's', error: null, durationMs: expect.any(Number) });
     expect(((await completionOf(host, 's')).params as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(390);
-    expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual([`ack:${String(ack.id)}`, 'messages.reply', 'events.completed']);
+    expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual([
+      `ack:${String(ack.id)}`,
+      'messages.reply',
+      'events.completed',
+    ]);
   });
 
   it('answers events without a handler with accepted: false at once, and nothing follows', async () => {
@@ -126,15 +147,24 @@ describe('stdio runtime in a real process', () => {
         ? { error: { code: RpcErrorCode.MessageRejected, message: 'reply window closed', data: { code: 'message.reference.expired' } } }
         : { result: { accepted: true } };
     await host.request('events.message', messageEvent('e1', '/catch', { name: 'catch', args: '' }));
-    const caught = (await host.waitFor((m) => isRequest('log.write')(m) && (m as JsonRpcRequest & { params: { message: string } }).params.message === 'caught')) as JsonRpcRequest;
-    expect((caught.params as { fields: unknown }).fields).toEqual({ name: 'PluginMessageError', code: 'message.reference.expired', fromHost: true });
+    const caught = (await host.waitFor(
+      (m) => isRequest('log.write')(m) && (m as JsonRpcRequest & { params: { message: string } }).params.message === 'caught',
+    )) as JsonRpcRequest;
+    expect((caught.params as { fields: unknown }).fields).toEqual({
+      name: 'PluginMessageError',
+      code: 'message.reference.expired',
+      fromHost: true,
+    });
   });
 
   it('reports a HandlerError in events.completed, after the accepting ACK', async () => {
     const host = await ready();
     const ack = await host.request('events.message', messageEvent('e1', '/fail', { name: 'fail', args: '' }));
     expect(ack.result).toEqual({ eventId: 'e1', accepted: true, intercepted: false, error: null });
-    expect((await completionOf(host, 'e1')).params).toMatchObject({ eventId: 'e1', error: { code: 'fixture.failed', message: 'asked to fail' } });
+    expect((await completionOf(host, 'e1')).params).toMatchObject({
+      eventId: 'e1',
+      error: { code: 'fixture.failed', message: 'asked to fail' },
+    });
     expect(host.messages.filter(isRequest('events.completed'))).toHaveLength(1);
   });
 
@@ -144,7 +174,10 @@ describe('stdio runtime in a real process', () => {
     const ack = await host.request('events.message', messageEvent('e1', '/wait', { name: 'wait', args: '' }));
     expect(ack.result).toMatchObject({ accepted: true });
     expect((await completionOf(host, 'e1')).params).toMatchObject({
-      error: { code: 'plugin.handler_failed', message: expect.stringMatching(/messages.reply failed: no answer within 200 ms.*RequestTimeout/) },
+      error: {
+        code: 'plugin.handler_failed',
+        message: expect.stringMatching(/messages.reply failed: no answer within 200 ms.*RequestTimeout/),
+      },
     });
   });
 
@@ -156,7 +189,10 @@ describe('stdio runtime in a real process', () => {
     expect((await ackOf(host, 'a')).result).toMatchObject({ accepted: true });
     expect((await ackOf(host, 'b')).result).toMatchObject({ accepted: true });
     // Both ACKed, both still running: the third finds no free handler and is not queued.
-    expect((await ackOf(host, 'c')).error).toMatchObject({ code: RpcErrorCode.Overloaded, data: { maxConcurrentEvents: 2, queueCapacity: 8 } });
+    expect((await ackOf(host, 'c')).error).toMatchObject({
+      code: RpcErrorCode.Overloaded,
+      data: { maxConcurrentEvents: 2, queueCapacity: 8 },
+    });
     expect((await host.request('plugin.ping', { nonce: 'n1' })).result).toEqual({ nonce: 'n1', inFlightEvents: 2, queuedEvents: 0 });
     await completionOf(host, 'a');
     await completionOf(host, 'b');
@@ -176,26 +212,34 @@ describe('stdio runtime in a real process', () => {
     expect((await ackOf(host, 'b')).error).toMatchObject({ code: RpcErrorCode.Cancelled });
     expect((await ackOf(host, 'a')).result).toMatchObject({ accepted: true });
     await completionOf(host, 'a');
-    expect(host.messages.filter(isRequest('events.completed')).map((m) => (m as JsonRpcRequest & { params: { eventId: string } }).params.eventId)).toEqual(['a']);
+    expect(
+      host.messages
+        .filter(isRequest('events.completed'))
+        .map((m) => (m as JsonRpcRequest & { params: { eventId: string } }).params.eventId),
+    ).toEqual(['a']);
   });
 
-  it('aborts the handler\'s signal on events.cancel, answers cancelled true then false, and still reports the completion', async () => {
+  it("aborts the handler's signal on events.cancel, answers cancelled true then false, and still reports the completion", async () => {
     const host = await ready();
     const ack = await host.request('events.message', messageEvent('x', '/cancellable', { name: 'cancellable', args: '' }));
     expect(ack.result).toMatchObject({ accepted: true });
     expect((await host.request('events.cancel', { eventId: 'x', reason: 'ackTimeout' })).result).toEqual({ cancelled: true });
-    expect((await logged(host, 'aborted')).params).toMatchObject({ fields: { code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/Event x was cancelled.*ackTimeout/) } });
+    expect((await logged(host, 'aborted')).params).toMatchObject({
+      fields: { code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/Event x was cancelled.*ackTimeout/) },
+    });
     expect((await completionOf(host, 'x')).params).toMatchObject({ eventId: 'x', error: null });
     expect((await host.request('events.cancel', { eventId: 'x', reason: 'deadline' })).result).toEqual({ cancelled: false });
     expect((await host.request('events.cancel', { eventId: 'never-sent', reason: 'deadline' })).result).toEqual({ cancelled: false });
     expect((await host.request('events.cancel', { eventId: '' })).error?.code).toBe(RpcErrorCode.InvalidParams);
   });
 
-  it('aborts the handler\'s signal itself when runtime.handlerDeadlineMilliseconds passes', async () => {
+  it("aborts the handler's signal itself when runtime.handlerDeadlineMilliseconds passes", async () => {
     const host = await ready({ runtime: { handlerDeadlineMilliseconds: 200 } });
     const sent = Date.now();
     sendEvent(host, 'd', '/cancellable', { name: 'cancellable', args: '' });
-    expect((await logged(host, 'aborted')).params).toMatchObject({ fields: { code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/deadline passed/) } });
+    expect((await logged(host, 'aborted')).params).toMatchObject({
+      fields: { code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/deadline passed/) },
+    });
     expect(Date.now() - sent).toBeGreaterThanOrEqual(190);
     expect((await completionOf(host, 'd')).params).toMatchObject({ eventId: 'd', error: null });
   });
@@ -268,13 +312,22 @@ describe('stdio runtime in a real process', () => {
       const ack = await host.request('events.message', messageEvent('r', '/echo hi', { name: 'echo', args: 'hi' }));
       expect(ack.result).toEqual({ eventId: 'r', accepted: true, intercepted: false, error: null });
       await completionOf(host, 'r');
-      expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual(['messages.reply', `ack:${String(ack.id)}`, 'events.completed']);
+      expect(trace(host, [String(ack.id)]).filter((m) => m !== 'log.write')).toEqual([
+        'messages.reply',
+        `ack:${String(ack.id)}`,
+        'events.completed',
+      ]);
     });
 
     it('declines with the error when a handler throws before deciding; no completion follows', async () => {
       const host = await interceptor();
       const ack = await host.request('events.message', messageEvent('f', '/fail', { name: 'fail', args: '' }));
-      expect(ack.result).toEqual({ eventId: 'f', accepted: false, intercepted: false, error: { code: 'fixture.failed', message: 'asked to fail' } });
+      expect(ack.result).toEqual({
+        eventId: 'f',
+        accepted: false,
+        intercepted: false,
+        error: { code: 'fixture.failed', message: 'asked to fail' },
+      });
       expect((await host.request('plugin.ping', {})).result).toEqual({ inFlightEvents: 0, queuedEvents: 0 });
       expect(host.messages.some(isRequest('events.completed'))).toBe(false);
     });
@@ -290,11 +343,16 @@ describe('stdio runtime in a real process', () => {
       const stderr = new PassThrough();
       const frames: JsonRpcResponse[] = [];
       const decoder = new FrameDecoder();
-      stdout.on('data', (chunk: Buffer) => decoder.push(chunk).forEach((e) => e.kind === 'message' && frames.push(e.message as JsonRpcResponse)));
+      stdout.on('data', (chunk: Buffer) =>
+        decoder.push(chunk).forEach((e) => e.kind === 'message' && frames.push(e.message as JsonRpcResponse)),
+      );
       const done = runStdio(plugin, { argv: ['node', 'plugin', '--host-stdio'], stdin, stdout, stderr, exit: () => undefined });
       stdin.write(encodeFrame({ jsonrpc: '2.0', id: 1, method: 'host.initialize', params: initParams() }));
       expect(await done).toBe(1);
-      expect(frames[0]?.error).toMatchObject({ code: RpcErrorCode.PluginError, message: expect.stringMatching(/SDK_INTERCEPT_PERMISSION_MISSING/) });
+      expect(frames[0]?.error).toMatchObject({
+        code: RpcErrorCode.PluginError,
+        message: expect.stringMatching(/SDK_INTERCEPT_PERMISSION_MISSING/),
+      });
     });
 
     it('does not start when the manifest lacks messages.intercept', async () => {
@@ -309,7 +367,9 @@ describe('stdio runtime in a real process', () => {
     const ack = await host.request('events.message', messageEvent('e1', 'ping'));
     expect(ack.result).toMatchObject({ accepted: true });
     await completionOf(host, 'e1');
-    expect((host.messages.find(isRequest('messages.reply')) as JsonRpcRequest).params).toMatchObject({ message: { format: 'text', parts: [{ type: 'text', text: 'esm: ping' }] } });
+    expect((host.messages.find(isRequest('messages.reply')) as JsonRpcRequest).params).toMatchObject({
+      message: { format: 'text', parts: [{ type: 'text', text: 'esm: ping' }] },
+    });
     expect(host.stderr).toMatch(/esm module loaded/);
     expect(host.received.every((e) => e.kind === 'message')).toBe(true);
   });

@@ -94,7 +94,10 @@ export function runStdio(plugin: Plugin, options: StdioOptions = {}): Promise<nu
   }
   const frameWrite = options.stdout
     ? (chunk: Uint8Array, done: () => void) => options.stdout?.write(chunk, done)
-    : ((write) => (chunk: Uint8Array, done: () => void) => write(chunk, done))(enterProtocolMode());
+    : (
+        (write) => (chunk: Uint8Array, done: () => void) =>
+          write(chunk, done)
+      )(enterProtocolMode());
   return new StdioRuntime(plugin, options.stdin ?? process.stdin, frameWrite, stderr, exit).finished;
 }
 
@@ -185,7 +188,11 @@ class StdioRuntime {
     const { id, method } = request;
     if (method === Methods.initialize.method) return this.initialize(request);
     if (!this.init) {
-      return this.conn.respondError(id, RpcErrorCode.NotInitialized, `${method} arrived before host.initialize; the plugin answers nothing else until the handshake.`);
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.NotInitialized,
+        `${method} arrived before host.initialize; the plugin answers nothing else until the handshake.`,
+      );
     }
     switch (method) {
       case Methods.message.method:
@@ -202,10 +209,20 @@ class StdioRuntime {
   }
 
   private initialize({ id, params }: IncomingRequest): void {
-    if (this.init) return this.conn.respondError(id, RpcErrorCode.AlreadyInitialized, 'host.initialize was already answered; it is sent once per process.');
+    if (this.init)
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.AlreadyInitialized,
+        'host.initialize was already answered; it is sent once per process.',
+      );
     const parsed = validate(InitializeParamsSchema, params, 'params');
     if (!parsed.ok) {
-      return this.conn.respondError(id, RpcErrorCode.InvalidParams, `host.initialize params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.InvalidParams,
+        `host.initialize params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`,
+        { issues: parsed.issues },
+      );
     }
     const init = parsed.value;
     // A process that cannot serve this host answers with an error and exits (docs/protocol/v2.md 3.4).
@@ -261,7 +278,12 @@ class StdioRuntime {
     if (this.stopping) return this.conn.respondError(id, RpcErrorCode.Stopping, 'the plugin is stopping and takes no new events');
     const parsed = validate(MessageEventSchema, params, 'event');
     if (!parsed.ok) {
-      return this.conn.respondError(id, RpcErrorCode.InvalidParams, `events.message params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.InvalidParams,
+        `events.message params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`,
+        { issues: parsed.issues },
+      );
     }
     this.events.message(id, parsed.value);
   }
@@ -270,7 +292,12 @@ class StdioRuntime {
   private onCancel({ id, params }: IncomingRequest): void {
     const parsed = validate(CancelParamsSchema, params, 'params');
     if (!parsed.ok) {
-      return this.conn.respondError(id, RpcErrorCode.InvalidParams, `events.cancel params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`, { issues: parsed.issues });
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.InvalidParams,
+        `events.cancel params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`,
+        { issues: parsed.issues },
+      );
     }
     this.conn.respond(id, { cancelled: this.events.cancel(parsed.value.eventId, parsed.value.reason) });
   }
@@ -278,7 +305,11 @@ class StdioRuntime {
   private onPing({ id, params }: IncomingRequest): void {
     const parsed = PingParamsSchema.safeParse(params ?? {});
     const nonce = parsed.success ? parsed.data.nonce : undefined;
-    this.conn.respond(id, { ...(nonce !== undefined ? { nonce } : {}), inFlightEvents: this.events.inFlight, queuedEvents: this.events.queued });
+    this.conn.respond(id, {
+      ...(nonce !== undefined ? { nonce } : {}),
+      inFlightEvents: this.events.inFlight,
+      queuedEvents: this.events.queued,
+    });
   }
 
   /**

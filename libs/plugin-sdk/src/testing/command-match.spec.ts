@@ -4,7 +4,11 @@ import { matchCommand } from './command-match';
 const cmd = (c: Partial<Command> & { name: string }): Command => ({ aliases: [], prefixes: ['/'], priority: 0, ...c });
 
 describe('matchCommand (as the host routes)', () => {
-  const commands = [cmd({ name: 'echo', aliases: ['e'], prefixes: ['/', '!'] }), cmd({ name: 'echoall', prefixes: ['/'] }), cmd({ name: 'help', prefixes: [''] })];
+  const commands = [
+    cmd({ name: 'echo', aliases: ['e'], prefixes: ['/', '!'] }),
+    cmd({ name: 'echoall', prefixes: ['/'] }),
+    cmd({ name: 'help', prefixes: [''] }),
+  ];
 
   it.each([
     ['/echo hi there', { name: 'echo', word: 'echo', prefix: '/', args: 'hi there' }],
@@ -22,7 +26,11 @@ describe('matchCommand (as the host routes)', () => {
   });
 
   it('prefers the longest prefix + word, then the command declared first', () => {
-    const list = [cmd({ name: 'a', prefixes: ['!'] }), cmd({ name: 'b', aliases: ['!a'], prefixes: [''] }), cmd({ name: 'c', aliases: ['a'], prefixes: ['!!'] })];
+    const list = [
+      cmd({ name: 'a', prefixes: ['!'] }),
+      cmd({ name: 'b', aliases: ['!a'], prefixes: [''] }),
+      cmd({ name: 'c', aliases: ['a'], prefixes: ['!!'] }),
+    ];
     expect(matchCommand('!!a', list, 'group')?.name).toBe('c');
     expect(matchCommand('!a', list, 'group')?.name).toBe('a');
   });

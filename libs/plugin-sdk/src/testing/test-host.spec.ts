@@ -138,29 +138,48 @@ describe('createTestHost: replies', () => {
   });
 
   it('refuses more than 20 users in one mention', () => {
-    expect(() => at.users(...Array.from({ length: 21 }, (_, i) => `u${i}`))).toThrow(expect.objectContaining({ code: 'message.mention.too_many' }));
+    expect(() => at.users(...Array.from({ length: 21 }, (_, i) => `u${i}`))).toThrow(
+      expect.objectContaining({ code: 'message.mention.too_many' }),
+    );
     expect(() => at.users()).toThrow(PluginMessageError);
   });
 });
 
 describe('createTestHost: outcome', () => {
   it('reports a HandlerError with its code and details in the completion, after an accepting decision', async () => {
-    const plugin = definePlugin({ pluginId: 'com.example.fail', onMessage: () => Promise.reject(new HandlerError('weather.down', 'API down', { retryIn: 5 })) });
+    const plugin = definePlugin({
+      pluginId: 'com.example.fail',
+      onMessage: () => Promise.reject(new HandlerError('weather.down', 'API down', { retryIn: 5 })),
+    });
     const { ack, completion, logs } = await createTestHost(plugin).send('x');
     expect(ack).toEqual({ eventId: 'test-event-1', accepted: true, intercepted: false, error: null });
-    expect(completion).toEqual({ error: { code: 'weather.down', message: 'API down', details: { retryIn: 5 } }, durationMs: expect.any(Number) });
+    expect(completion).toEqual({
+      error: { code: 'weather.down', message: 'API down', details: { retryIn: 5 } },
+      durationMs: expect.any(Number),
+    });
     expect(logs[0]).toMatchObject({ level: 'error', fields: { code: 'weather.down' } });
   });
 
   it('reports any other throw as plugin.handler_failed', async () => {
-    const plugin = definePlugin({ pluginId: 'com.example.fail', onMessage: () => { throw new TypeError('x is undefined'); } });
-    expect((await createTestHost(plugin).send('x')).completion?.error).toEqual({ code: 'plugin.handler_failed', message: 'x is undefined' });
+    const plugin = definePlugin({
+      pluginId: 'com.example.fail',
+      onMessage: () => {
+        throw new TypeError('x is undefined');
+      },
+    });
+    expect((await createTestHost(plugin).send('x')).completion?.error).toEqual({
+      code: 'plugin.handler_failed',
+      message: 'x is undefined',
+    });
   });
 
   it('does not accept an event no handler takes; nothing completes', async () => {
     const plugin = definePlugin({ manifest: manifest(), commands: { echo: () => undefined } });
     const delivery = await createTestHost(plugin).send('no command');
-    expect([delivery.ack, delivery.completion]).toEqual([{ eventId: 'test-event-1', accepted: false, intercepted: false, error: null }, null]);
+    expect([delivery.ack, delivery.completion]).toEqual([
+      { eventId: 'test-event-1', accepted: false, intercepted: false, error: null },
+      null,
+    ]);
   });
 
   it('shows the decision before a slow handler finished, and the completion after', async () => {
@@ -182,16 +201,19 @@ describe('createTestHost: outcome', () => {
   });
 
   describe('a plugin that intercepts', () => {
-    const interceptor = (onMessage: Parameters<typeof definePlugin>[0]['onMessage']) => definePlugin({ pluginId: 'com.example.i', intercepts: true, onMessage });
+    const interceptor = (onMessage: Parameters<typeof definePlugin>[0]['onMessage']) =>
+      definePlugin({ pluginId: 'com.example.i', intercepts: true, onMessage });
     const later = () => new Promise((r) => setTimeout(r, 30));
 
     it('decides on ctx.intercept(), before its handler ends', async () => {
       const steps: string[] = [];
-      const delivery = createTestHost(interceptor(async (ctx) => {
-        ctx.intercept();
-        await later();
-        steps.push('handler ended');
-      })).send('x');
+      const delivery = createTestHost(
+        interceptor(async (ctx) => {
+          ctx.intercept();
+          await later();
+          steps.push('handler ended');
+        }),
+      ).send('x');
       expect(await delivery.ack).toMatchObject({ accepted: true, intercepted: true });
       steps.push('acked');
       await delivery;
@@ -200,11 +222,13 @@ describe('createTestHost: outcome', () => {
 
     it('decides on ctx.pass(), before its handler ends', async () => {
       const steps: string[] = [];
-      const delivery = createTestHost(interceptor(async (ctx) => {
-        ctx.pass();
-        await later();
-        steps.push('handler ended');
-      })).send('x');
+      const delivery = createTestHost(
+        interceptor(async (ctx) => {
+          ctx.pass();
+          await later();
+          steps.push('handler ended');
+        }),
+      ).send('x');
       expect(await delivery.ack).toMatchObject({ accepted: true, intercepted: false });
       steps.push('acked');
       expect((await delivery).completion?.error).toBeNull();
@@ -223,29 +247,36 @@ describe('createTestHost: outcome', () => {
     });
 
     it('keeps an intercept when the handler throws after it; the error goes in the completion', async () => {
-      const { ack, completion } = await createTestHost(interceptor((ctx) => {
-        ctx.intercept();
-        throw new HandlerError('i.late', 'after deciding');
-      })).send('x');
+      const { ack, completion } = await createTestHost(
+        interceptor((ctx) => {
+          ctx.intercept();
+          throw new HandlerError('i.late', 'after deciding');
+        }),
+      ).send('x');
       expect([ack.accepted, ack.intercepted, completion?.error?.code]).toEqual([true, true, 'i.late']);
     });
 
     it('refuses a second, different decision with SDK_DECISION_CONFLICT', async () => {
-      const { ack, completion } = await createTestHost(interceptor((ctx) => {
-        ctx.pass();
-        ctx.pass();
-        ctx.intercept();
-      })).send('x');
+      const { ack, completion } = await createTestHost(
+        interceptor((ctx) => {
+          ctx.pass();
+          ctx.pass();
+          ctx.intercept();
+        }),
+      ).send('x');
       expect(ack.intercepted).toBe(false);
       expect(completion?.error?.code).toBe('SDK_DECISION_CONFLICT');
     });
   });
 
   it('refuses ctx.intercept() from a plugin that does not declare it; pass() is harmless', async () => {
-    const no = definePlugin({ pluginId: 'com.example.i', onMessage: (ctx) => {
-      ctx.pass();
-      ctx.intercept();
-    } });
+    const no = definePlugin({
+      pluginId: 'com.example.i',
+      onMessage: (ctx) => {
+        ctx.pass();
+        ctx.intercept();
+      },
+    });
     const { ack, completion } = await createTestHost(no).send('x');
     expect(ack).toMatchObject({ accepted: true, intercepted: false, error: null });
     expect(completion?.error?.code).toBe('SDK_INTERCEPT_UNDECLARED');
@@ -255,7 +286,8 @@ describe('createTestHost: outcome', () => {
     let reason: unknown;
     const plugin = definePlugin({
       pluginId: 'com.example.c',
-      onMessage: (ctx) => new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(void (reason = ctx.signal.reason)))),
+      onMessage: (ctx) =>
+        new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(void (reason = ctx.signal.reason)))),
     });
     const delivery = createTestHost(plugin).send('x');
     await delivery.ack;
@@ -275,11 +307,12 @@ describe('createTestHost: outcome', () => {
     expect(completion?.error).toMatchObject({ code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/deadline passed/) });
   });
 
-  it('on stop aborts each handler\'s signal and waits for it before onStop', async () => {
+  it("on stop aborts each handler's signal and waits for it before onStop", async () => {
     const steps: string[] = [];
     const plugin = definePlugin({
       pluginId: 'com.example.s',
-      onMessage: (ctx) => new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(void steps.push('handler aborted')))),
+      onMessage: (ctx) =>
+        new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(void steps.push('handler aborted')))),
       onStop: () => void steps.push('onStop'),
     });
     const host = createTestHost(plugin);
@@ -307,7 +340,9 @@ describe('createTestHost: outcome', () => {
       manifest: manifest({
         commands: [],
         permissions: ['messages.reply', 'messages.send'],
-        settings: { configSchema: { greeting: { type: 'string', label: 'Greeting', defaultValue: 'hi' }, apiKey: { type: 'secret', label: 'Key' } } },
+        settings: {
+          configSchema: { greeting: { type: 'string', label: 'Greeting', defaultValue: 'hi' }, apiKey: { type: 'secret', label: 'Key' } },
+        },
       }),
       onStart: async (ctx) => void (await ctx.messages.group('g-1').send('started')),
       onMessage: (ctx) => void seen.push(ctx.settings),
@@ -317,7 +352,10 @@ describe('createTestHost: outcome', () => {
     await host.send('a');
     await host.send('b');
     await host.stop();
-    expect(seen).toEqual([{ greeting: 'hi', apiKey: 'k' }, { greeting: 'hi', apiKey: 'k' }]);
+    expect(seen).toEqual([
+      { greeting: 'hi', apiKey: 'k' },
+      { greeting: 'hi', apiKey: 'k' },
+    ]);
     expect(host.sent.map((r) => r.content)).toEqual(['started']);
     expect(host.logs).toEqual([{ level: 'info', message: 'bye' }]);
   });

@@ -13,7 +13,14 @@ import type {
   UserRef,
 } from '@host/protocol';
 import { MessageEventSchema, RUNTIME_DEFAULTS } from '@host/protocol';
-import { createLifecycleContext, type LogLevel, type PluginDirectories, type SentMessage, type Session, type TransportIO } from '../context';
+import {
+  createLifecycleContext,
+  type LogLevel,
+  type PluginDirectories,
+  type SentMessage,
+  type Session,
+  type TransportIO,
+} from '../context';
 import { resolveManifest, type ManifestSource, type Plugin, type PluginManifest } from '../define-plugin';
 import { dispatchEvent } from '../dispatch';
 import { EventSignal } from '../event-signal';
@@ -222,7 +229,14 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
   const inFlight = new Set<Promise<unknown>>();
 
   const record = (prepared: SentMessage, sink: TestReply[] | undefined) => {
-    const reply: TestReply = { kind: prepared.kind, target: prepared.target, format: prepared.format, parts: prepared.parts, body: prepared.body, content: bodyContent(prepared.body) };
+    const reply: TestReply = {
+      kind: prepared.kind,
+      target: prepared.target,
+      format: prepared.format,
+      parts: prepared.parts,
+      body: prepared.body,
+      content: bodyContent(prepared.body),
+    };
     sent.push(reply);
     sink?.push(reply);
     return { accepted: true, messageId: `sent-${sent.length}`, target: prepared.target };
@@ -263,7 +277,10 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
     let decide!: (ack: EventAck) => void;
     let fail!: (error: unknown) => void;
     const ack = new Promise<EventAck>((resolve, reject) => ((decide = resolve), (fail = reject)));
-    const deadline = setTimeout(() => signal.cancel(eventId, 'deadline'), options.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds);
+    const deadline = setTimeout(
+      () => signal.cancel(eventId, 'deadline'),
+      options.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
+    );
     deadline.unref?.();
     async function run(): Promise<TestDelivery> {
       await start();
