@@ -4,10 +4,9 @@
 // running (`die`: process.exit without stopping anything) or shuts down
 // cleanly (`clean`). `operator` starts it as an operator would, then shuts
 // down cleanly.
-import { copyFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { hostPaths, type StdioPluginRecord } from '@host/host-core';
-import { parseStdioManifest } from '@host/protocol';
+import { hostPaths } from '@host/host-core';
+import { installFixturePlugin } from './fixture-records.spec-helper';
 import { FilePluginLogStore } from './logs/file-plugin-log-store';
 import { StdioPluginRuntime } from './stdio-runtime';
 
@@ -16,30 +15,7 @@ const PLUGIN = 'com.test.boot';
 
 async function main(): Promise<void> {
   const paths = hostPaths(dataDir);
-  mkdirSync(paths.packageDir(PLUGIN), { recursive: true });
-  copyFileSync(join(resolve(fixtures), 'helper-plugin.mjs'), join(paths.packageDir(PLUGIN), 'plugin.mjs'));
-  const parsed = parseStdioManifest({
-    pluginId: PLUGIN,
-    name: PLUGIN,
-    version: '1.0.0',
-    author: 'Tests',
-    protocolVersion: 2,
-    sdkVersion: '2.0.0',
-    transport: { type: 'stdio-jsonrpc', stdio: { command: process.execPath, args: ['plugin.mjs', '--host-stdio', 'ack'] } },
-    eventSubscriptions: [{ eventType: 'message.created' }],
-    permissions: [],
-  });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const at = new Date().toISOString();
-  const record: StdioPluginRecord = {
-    pluginId: PLUGIN,
-    transport: 'stdio-jsonrpc',
-    manifest: parsed.value,
-    packageSha256: '0'.repeat(64),
-    installedAt: at,
-    updatedAt: at,
-    enabled: true,
-  };
+  const record = installFixturePlugin({ dataDir, pluginId: PLUGIN, script: join(resolve(fixtures), 'helper-plugin.mjs'), args: ['ack'] });
   const runtime = new StdioPluginRuntime({
     paths,
     records: { get: async (id) => (id === PLUGIN ? record : undefined) },

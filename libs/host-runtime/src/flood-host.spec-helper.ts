@@ -2,12 +2,12 @@
 // with a small heap): one plugin floods log.write without reading its stdin,
 // another answers events. It delivers events to the second one while the
 // first floods, samples the heap, and prints what it saw as one JSON line.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { hostPaths, type StdioPluginRecord } from '@host/host-core';
+import { hostPaths } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
-import { parseStdioManifest, type MessageEvent } from '@host/protocol';
+import { fixtureEvent, installFixturePlugin } from './fixture-records.spec-helper';
 import { FilePluginLogStore } from './logs/file-plugin-log-store';
 import { StdioPluginRuntime } from './stdio-runtime';
 
@@ -20,47 +20,9 @@ const MAX_UNREAD_BYTES = Number(process.argv[4] ?? 2 * 1024 * 1024);
 const FLOOD = 'com.test.flood';
 const ACK = 'com.test.ack';
 
-function record(dir: string, pluginId: string, fixture: string, args: string[]): StdioPluginRecord {
-  const paths = hostPaths(dir);
-  mkdirSync(paths.packageDir(pluginId), { recursive: true });
-  copyFileSync(join(FIXTURES, fixture), join(paths.packageDir(pluginId), 'plugin.mjs'));
-  const parsed = parseStdioManifest({
-    pluginId,
-    name: pluginId,
-    version: '1.0.0',
-    author: 'Tests',
-    protocolVersion: 2,
-    sdkVersion: '2.0.0',
-    transport: { type: 'stdio-jsonrpc', stdio: { command: process.execPath, args: ['plugin.mjs', '--host-stdio', ...args] } },
-    eventSubscriptions: [{ eventType: 'message.created' }],
-    permissions: [],
-  });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const at = new Date().toISOString();
-  return {
-    pluginId,
-    transport: 'stdio-jsonrpc',
-    manifest: parsed.value,
-    packageSha256: '0'.repeat(64),
-    installedAt: at,
-    updatedAt: at,
-    enabled: true,
-  };
-}
-
-function event(n: number): MessageEvent {
-  return {
-    eventId: `ev-${n}`,
-    eventType: 'message.created',
-    timestamp: new Date().toISOString(),
-    source: 'console',
-    bot: { botAccountId: 'bot', platform: 'console' },
-    conversation: { type: 'group', conversationId: 'g' },
-    sender: { provider: 'console', mentionId: 'u' },
-    message: { id: `m-${n}`, content: 'hello', attachments: [], mentions: [] },
-    messageReference: { messageId: `m-${n}`, targetType: 'group', targetId: 'g', restrictions: [] },
-  };
-}
+const record = (dir: string, pluginId: string, fixture: string, args: string[]) =>
+  installFixturePlugin({ dataDir: dir, pluginId, script: join(FIXTURES, fixture), args });
+const event = fixtureEvent;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'flood-host-'));

@@ -1,9 +1,10 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hostPaths, type PluginRecord, type StdioPluginRecord } from '@host/host-core';
+import { hostPaths, type PluginRecord } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
-import { parseStdioManifest, RpcErrorCode, type MessageEvent } from '@host/protocol';
+import { RpcErrorCode, type MessageEvent } from '@host/protocol';
+import { fixtureEvent, installFixturePlugin } from './fixture-records.spec-helper';
 import { FilePluginLogStore } from './logs/file-plugin-log-store';
 import { StdioPluginRuntime } from './stdio-runtime';
 
@@ -16,51 +17,11 @@ let logs: FilePluginLogStore;
 const records = new Map<string, PluginRecord>();
 
 function install(pluginId: string, mode: string, extra: { permissions?: string[]; handlerDeadlineMilliseconds?: number } = {}): void {
-  const paths = hostPaths(dir);
-  mkdirSync(paths.packageDir(pluginId), { recursive: true });
-  copyFileSync(FIXTURE, join(paths.packageDir(pluginId), 'plugin.mjs'));
-  const parsed = parseStdioManifest({
-    pluginId,
-    name: pluginId,
-    version: '1.0.0',
-    author: 'Tests',
-    protocolVersion: 2,
-    sdkVersion: '2.0.0',
-    transport: { type: 'stdio-jsonrpc', stdio: { command: process.execPath, args: ['plugin.mjs', '--host-stdio', mode] } },
-    eventSubscriptions: [{ eventType: 'message.created' }],
-    permissions: extra.permissions ?? [],
-    ...(extra.handlerDeadlineMilliseconds ? { concurrency: { handlerDeadlineMilliseconds: extra.handlerDeadlineMilliseconds } } : {}),
-  });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const manifest = parsed.value;
-  const at = new Date().toISOString();
-  const record: StdioPluginRecord = {
-    pluginId,
-    transport: 'stdio-jsonrpc',
-    manifest,
-    packageSha256: '0'.repeat(64),
-    installedAt: at,
-    updatedAt: at,
-    enabled: true,
-  };
-  records.set(pluginId, record);
+  records.set(pluginId, installFixturePlugin({ dataDir: dir, pluginId, script: FIXTURE, args: [mode], ...extra }));
 }
 
 let n = 0;
-function event(): MessageEvent {
-  n++;
-  return {
-    eventId: `ev-${n}`,
-    eventType: 'message.created',
-    timestamp: new Date().toISOString(),
-    source: 'console',
-    bot: { botAccountId: 'bot', platform: 'console' },
-    conversation: { type: 'group', conversationId: 'g' },
-    sender: { provider: 'console', mentionId: 'u' },
-    message: { id: `m-${n}`, content: 'hello', attachments: [], mentions: [] },
-    messageReference: { messageId: `m-${n}`, targetType: 'group', targetId: 'g', restrictions: [] },
-  };
-}
+const event = (): MessageEvent => fixtureEvent(++n);
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'supervisor-'));
