@@ -74,7 +74,7 @@ describe('host-plugin notes', () => {
 
   it('asks on a terminal for what it cannot know', async () => {
     const r = await cli(dir, ['notes', '--stdout'], ['>=1.2']);
-    expect(r.asked).toEqual(['Supported host versions (e.g. ">=1.0 <2"): ']);
+    expect(r.asked).toEqual(['Supported host versions (e.g. ">=0.1 <1"): ']);
     expect(r.out).toMatch(/Supported host versions: >=1\.2/);
   });
 

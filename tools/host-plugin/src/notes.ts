@@ -57,7 +57,7 @@ export interface NotesFacts {
 
 /** Facts without a sensible default: asked on a terminal, otherwise required as flags or in notes.json. */
 const REQUIRED = {
-  hostVersions: { flag: '--host-versions', question: 'Supported host versions (e.g. ">=1.0 <2")' },
+  hostVersions: { flag: '--host-versions', question: 'Supported host versions (e.g. ">=0.1 <1")' },
   'http.baseUrl': { flag: '--base-url', question: 'Base URL users register (https://...)' },
   'http.security': { flag: '--security', question: 'HTTPS, reverse proxy and authentication requirements' },
   'http.concurrency': { flag: '--concurrency', question: 'How many events the service handles at once, and what happens beyond that' },
