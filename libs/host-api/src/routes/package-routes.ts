@@ -22,7 +22,7 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
     limits: { fileSize: deps.maxUploadBytes, files: 1, fields: 8, parts: 9, fieldSize: 1024 },
   }).single('package');
   const result = async (r: Awaited<ReturnType<PluginInstaller['install']>>): Promise<InstallResponse> => ({
-    plugin: await pluginDetail(deps, r.record.pluginId, await deps.store.get(r.record.pluginId)),
+    plugin: await pluginDetail(deps, r.record.pluginId, await deps.store.get(r.record.pluginId), await deps.store.list()),
     started: r.started,
     ...(r.startError ? { startError: r.startError } : {}),
     ...(r.backup ? { backup: relative(deps.paths.dataDir, r.backup) } : {}),
