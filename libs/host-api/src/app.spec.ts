@@ -151,6 +151,16 @@ describe('admin API', () => {
     expect(detail.plugin.commandConflicts).toEqual([expect.objectContaining({ ...clash, otherPluginId: 'com.a.dice' })]);
   });
 
+  it('warns in the install answer when the start arguments lack --host-stdio', async () => {
+    const h = await harness();
+    const transport = { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js'], workingDirectory: '.' } };
+    const res = await upload(h, testPackage({ manifest: testManifest({ transport }) }));
+    expect(res.status).toBe(201);
+    expect(InstallResponseSchema.parse(res.body).warnings).toEqual([expect.stringContaining('add "--host-stdio" to transport.stdio.args')]);
+    const ok = await upload(h, testPackage({ manifest: testManifest({ pluginId: 'com.example.other' }) }));
+    expect(InstallResponseSchema.parse(ok.body).warnings).toBeUndefined();
+  });
+
   it('reports that the runtime is not available yet for start, stop, restart and startAfterInstall', async () => {
     const h = await harness();
     const res = await upload(h, pkg('1.0.0'), { startAfterInstall: 'true' });

@@ -1,5 +1,5 @@
 import { HostError } from '@host/host-core';
-import type { StdioManifest } from '@host/protocol';
+import { HOST_STDIO_FLAG, type StdioManifest } from '@host/protocol';
 import { packagePath } from '@host/protocol/node';
 import type { ArchiveEntry } from './archive';
 
@@ -63,6 +63,18 @@ export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEnt
     if (resolved === undefined || !fileSet.has(resolved)) missing(script, `The ${base} entry script`);
   }
   return commandFile;
+}
+
+/**
+ * What the package may get wrong without being refused: start arguments
+ * without --host-stdio (an SDK plugin then prints its help and exits).
+ */
+export function packageWarnings(manifest: StdioManifest): string[] {
+  const { args } = manifest.transport.stdio;
+  if (args.includes(HOST_STDIO_FLAG)) return [];
+  return [
+    `transport.stdio.args ${JSON.stringify(args)} lack ${HOST_STDIO_FLAG}: an SDK plugin started without it prints its help and exits. Unless this plugin speaks the protocol without it, add "${HOST_STDIO_FLAG}" to transport.stdio.args in manifest.json.`,
+  ];
 }
 
 /** Node runtimes, which resolve bare imports through node_modules folders. */
