@@ -1,5 +1,6 @@
 import { Capability, HttpManifestSchema, type CapabilityName } from '@host/protocol';
 import { z } from 'zod';
+import { CommandConflictSchema } from './plugins';
 
 /** Body of POST /plugins/http. */
 export const RegisterHttpPluginSchema = z.strictObject({
@@ -52,6 +53,7 @@ export const RegisterHttpPluginResponseSchema = z.object({
   plugin: HttpPluginViewSchema,
   signingSecret: z.string().describe('Shown once: configure the plugin with it to verify the host signature.'),
   notice: z.string(),
+  commandConflicts: z.array(CommandConflictSchema).optional().describe('Commands another registered plugin answers too; absent when none.'),
 });
 export type RegisterHttpPluginResponse = z.infer<typeof RegisterHttpPluginResponseSchema>;
 

@@ -57,6 +57,10 @@ export const InstallResponseSchema = z.object({
   started: z.boolean(),
   startError: z.object({ code: z.string(), message: z.string() }).optional().describe('Installed, but starting failed.'),
   backup: z.string().optional().describe('Backup folder of the replaced version (updates).'),
+  warnings: z
+    .array(z.string())
+    .optional()
+    .describe('What the package probably gets wrong but was installed anyway (start arguments without --host-stdio); absent when none.'),
 });
 export type InstallResponse = z.infer<typeof InstallResponseSchema>;
 

@@ -1,4 +1,4 @@
-import { HttpManifestSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
+import { ConversationType, HttpManifestSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
 import { z } from 'zod';
 import { IssueSchema } from './issue';
 
@@ -36,6 +36,23 @@ export const RuntimeStatusSchema = z.object({
 });
 export type RuntimeStatusView = z.infer<typeof RuntimeStatusSchema>;
 
+export const CommandConflictSchema = z
+  .object({
+    command: z.string().describe("This plugin's command."),
+    prefix: z.string(),
+    word: z.string().describe('The prefix and word (name or alias) that the other plugin answers too.'),
+    otherPluginId: z.string(),
+    otherCommand: z.string().describe("The other plugin's command the same text selects."),
+    conversationTypes: z.array(ConversationType).describe('Conversation types where both commands apply.'),
+    winner: z
+      .string()
+      .describe(
+        'The plugin that gets the event first (higher priority, then lower pluginId); the other gets it too unless the winner intercepts it.',
+      ),
+  })
+  .meta({ id: 'CommandConflict' });
+export type CommandConflictView = z.infer<typeof CommandConflictSchema>;
+
 export const PluginSummarySchema = z.object({
   pluginId: z.string(),
   name: z.string().optional().describe('Absent for a package whose manifest does not validate.'),
@@ -48,6 +65,10 @@ export const PluginSummarySchema = z.object({
   installedAt: z.string().optional(),
   updatedAt: z.string().optional(),
   issues: z.array(IssueSchema).optional().describe('Validation errors of an invalidManifest package.'),
+  commandConflicts: z
+    .array(CommandConflictSchema)
+    .optional()
+    .describe('Commands another registered plugin answers too (same prefix and word, same conversation types); absent when none.'),
 });
 export type PluginSummary = z.infer<typeof PluginSummarySchema>;
 

@@ -131,6 +131,36 @@ describe('admin API', () => {
     expectError(await authed(h, 'get', '/api/plugins/com.example.none'), 404, 'PLUGIN_NOT_FOUND');
   });
 
+  it('reports a command two plugins both answer in the install answer, the list and the details, naming the winner', async () => {
+    const h = await harness();
+    const roll = { commands: [{ name: 'roll', prefixes: ['/'] }] };
+    const first = await upload(h, testPackage({ manifest: testManifest({ pluginId: 'com.b.dice', ...roll }) }));
+    expect(InstallResponseSchema.parse(first.body).plugin.commandConflicts).toBeUndefined();
+    const res = await upload(h, testPackage({ manifest: testManifest({ pluginId: 'com.a.dice', ...roll }) }));
+    expect(res.status).toBe(201);
+    const clash = { command: 'roll', prefix: '/', word: 'roll', otherCommand: 'roll', winner: 'com.a.dice' };
+    expect(InstallResponseSchema.parse(res.body).plugin.commandConflicts).toEqual([
+      expect.objectContaining({ ...clash, otherPluginId: 'com.b.dice' }),
+    ]);
+    const list = PluginListResponseSchema.parse((await authed(h, 'get', '/api/plugins')).body);
+    expect(list.plugins.map((p) => [p.pluginId, p.commandConflicts?.map((c) => c.otherPluginId)])).toEqual([
+      ['com.a.dice', ['com.b.dice']],
+      ['com.b.dice', ['com.a.dice']],
+    ]);
+    const detail = PluginResponseSchema.parse((await authed(h, 'get', '/api/plugins/com.b.dice')).body);
+    expect(detail.plugin.commandConflicts).toEqual([expect.objectContaining({ ...clash, otherPluginId: 'com.a.dice' })]);
+  });
+
+  it('warns in the install answer when the start arguments lack --host-stdio', async () => {
+    const h = await harness();
+    const transport = { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js'], workingDirectory: '.' } };
+    const res = await upload(h, testPackage({ manifest: testManifest({ transport }) }));
+    expect(res.status).toBe(201);
+    expect(InstallResponseSchema.parse(res.body).warnings).toEqual([expect.stringContaining('add "--host-stdio" to transport.stdio.args')]);
+    const ok = await upload(h, testPackage({ manifest: testManifest({ pluginId: 'com.example.other' }) }));
+    expect(InstallResponseSchema.parse(ok.body).warnings).toBeUndefined();
+  });
+
   it('reports that the runtime is not available yet for start, stop, restart and startAfterInstall', async () => {
     const h = await harness();
     const res = await upload(h, pkg('1.0.0'), { startAfterInstall: 'true' });

@@ -7,6 +7,7 @@ import {
   type PluginRuntime,
   type RuntimeStatus,
 } from '@host/host-core';
+import { findCommandConflicts } from '@host/host-dispatch';
 import type { PluginInstaller } from '@host/host-installer';
 import { relative } from 'node:path';
 import type { PluginDetail, PluginSummary } from '@host/admin-api';
@@ -31,9 +32,23 @@ function runtimeStatus(deps: ViewDeps, record: PluginRecord): RuntimeStatus | un
   return deps.runtime.status(record.pluginId);
 }
 
-export function summarizeRecord(deps: ViewDeps, record: PluginRecord, invalid?: InvalidPackage): PluginSummary {
+/** The commands of `record` that another registered plugin answers too (see findCommandConflicts). */
+export function commandConflictsOf(record: PluginRecord, records: readonly PluginRecord[]): PluginSummary['commandConflicts'] {
+  const owner = (r: PluginRecord) => ({ pluginId: r.pluginId, commands: r.manifest.commands });
+  const conflicts = findCommandConflicts(owner(record), records.map(owner));
+  return conflicts.length > 0 ? conflicts : undefined;
+}
+
+/** `records`: every registered plugin, to report command conflicts with. */
+export function summarizeRecord(
+  deps: ViewDeps,
+  record: PluginRecord,
+  invalid?: InvalidPackage,
+  records: readonly PluginRecord[] = [],
+): PluginSummary {
   const m = record.manifest;
   const status = runtimeStatus(deps, record);
+  const commandConflicts = commandConflictsOf(record, records);
   return {
     pluginId: record.pluginId,
     name: m.name,
@@ -46,6 +61,7 @@ export function summarizeRecord(deps: ViewDeps, record: PluginRecord, invalid?: 
     installedAt: record.installedAt,
     updatedAt: record.updatedAt,
     ...(invalid ? { issues: invalid.issues } : {}),
+    ...(commandConflicts ? { commandConflicts } : {}),
   };
 }
 
@@ -56,12 +72,18 @@ function summarizeInvalid(invalid: InvalidPackage): PluginSummary {
 /** Registered plugins and invalid packages found on disk, by pluginId. */
 export async function listPlugins(deps: ViewDeps, records: PluginRecord[]): Promise<PluginSummary[]> {
   const invalid = new Map(deps.installer.invalidPackages().map((i) => [i.pluginId, i]));
-  const out = records.map((r) => summarizeRecord(deps, r, invalid.get(r.pluginId)));
+  const out = records.map((r) => summarizeRecord(deps, r, invalid.get(r.pluginId), records));
   for (const i of invalid.values()) if (!records.some((r) => r.pluginId === i.pluginId)) out.push(summarizeInvalid(i));
   return out.sort((a, b) => a.pluginId.localeCompare(b.pluginId));
 }
 
-export async function pluginDetail(deps: ViewDeps, pluginId: string, record: PluginRecord | undefined): Promise<PluginDetail> {
+/** `records`: every registered plugin, to report command conflicts with. */
+export async function pluginDetail(
+  deps: ViewDeps,
+  pluginId: string,
+  record: PluginRecord | undefined,
+  records: readonly PluginRecord[] = [],
+): Promise<PluginDetail> {
   const invalid = deps.installer.invalidPackages().find((i) => i.pluginId === pluginId);
   if (!record && !invalid) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
   const backups = (await deps.installer.backups(pluginId)).map(({ name, version, createdAt }) => ({ name, version, createdAt }));
@@ -76,7 +98,7 @@ export async function pluginDetail(deps: ViewDeps, pluginId: string, record: Plu
   if (!record) return { ...summarizeInvalid(invalid!), backups, locations };
   const status = runtimeStatus(deps, record);
   return {
-    ...summarizeRecord(deps, record, invalid),
+    ...summarizeRecord(deps, record, invalid, records),
     manifest: record.manifest,
     ...(status ? { runtime: status } : {}),
     ...(record.transport === 'stdio-jsonrpc' ? { packageSha256: record.packageSha256, locations } : { baseUrl: record.baseUrl }),

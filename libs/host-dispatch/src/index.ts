@@ -12,3 +12,4 @@ export {
 export { ReplyReferences, type ReplyReference, type ReplyReferencesOptions, type ReplyLookup } from './reply-references';
 export { ProviderRegistry, type MessageProvider, type ProviderSendResult, type ReplyContext } from './provider';
 export { IsoTimeCache } from './iso-time';
+export { findCommandConflicts, type CommandConflict, type CommandOwner } from './command-conflicts';

@@ -1,3 +1,4 @@
+import { findCommandConflicts, type CommandConflict } from '@host/host-dispatch';
 import { RegisterHttpPluginSchema, type RegisterHttpPluginInput } from '@host/admin-api';
 import {
   HostError,
@@ -197,6 +198,14 @@ export class HttpPluginRegistry {
   async list(): Promise<HttpPluginView[]> {
     const records = await this.deps.store.list();
     return records.filter((r): r is HttpPluginRecord => r.transport === 'http').map((r) => this.view(r));
+  }
+
+  /** The commands of `pluginId` that another registered plugin answers too. */
+  async commandConflicts(pluginId: string): Promise<CommandConflict[]> {
+    const records = await this.deps.store.list();
+    const owners = records.map((r) => ({ pluginId: r.pluginId, commands: r.manifest.commands }));
+    const own = owners.find((o) => o.pluginId === pluginId);
+    return own ? findCommandConflicts(own, owners) : [];
   }
 
   health(pluginId: string): HttpPluginHealth | undefined {

@@ -95,6 +95,29 @@ describe('HTTP registration routes', () => {
     expect(RefreshHttpPluginResponseSchema.safeParse(refreshed.body).error).toBeUndefined();
   });
 
+  it('name a command another plugin answers too in the registration answer', async () => {
+    const roll = { name: 'roll', aliases: [], prefixes: ['/'], priority: 0 };
+    await store.put({
+      transport: 'stdio-jsonrpc',
+      pluginId: 'com.example.dice',
+      enabled: false,
+      manifest: { commands: [roll] },
+    } as unknown as StdioPluginRecord);
+    status = 200;
+    const served = manifest({ commands: [roll] });
+    const other = await startServer((req, res) =>
+      req.path === '/host/plugin/manifest' ? sendJson(res, 200, served) : sendJson(res, 404, {}),
+    );
+    try {
+      const res = await request(app()).post('/api/plugins/http').send({ baseUrl: other.url }).expect(201);
+      expect(RegisterHttpPluginResponseSchema.parse(res.body).commandConflicts).toEqual([
+        expect.objectContaining({ command: 'roll', prefix: '/', otherPluginId: 'com.example.dice', winner: 'com.example.dice' }),
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
   describe('POST /plugins/http failures', () => {
     const register = (body: unknown) =>
       request(app())

@@ -14,7 +14,7 @@ export interface HttpRegistrationRouterDeps {
  * @host/admin-api (which lists every error code it can answer with):
  *
  *   POST /plugins/http               {baseUrl, requestTimeoutMilliseconds?, enabled?}
- *                                    -> 201 {plugin, signingSecret, notice}
+ *                                    -> 201 {plugin, signingSecret, notice, commandConflicts?}
  *   POST /plugins/{pluginId}/refresh -> 200 {plugin, previousVersion, changed}
  *
  * Failures are thrown as HostErrors for the app's error handler.
@@ -26,8 +26,10 @@ export function httpRegistrationRoutes({ registry }: HttpRegistrationRouterDeps)
       ADMIN_ROUTES.registerHttpPlugin,
       async ({ body }) => {
         const result = await registry.register(body);
+        const commandConflicts = await registry.commandConflicts(result.plugin.pluginId);
         const answer: RegisterHttpPluginResponse = {
           ...result,
+          ...(commandConflicts.length > 0 ? { commandConflicts } : {}),
           notice:
             'Copy the signing secret now: it is shown only once. Configure the plugin with it so it can verify requests from this host.',
         };

@@ -3,7 +3,7 @@ import { LIMITS, parseManifestText, parseStdioManifest, type StdioManifest } fro
 import { createHash } from 'node:crypto';
 import { readArchive, type ArchiveEntry } from './archive';
 import { inflateEntry } from './extract';
-import { checkPackage, checkPlatform } from './package-checks';
+import { checkNodeDependencies, checkPackage, checkPlatform } from './package-checks';
 import type { InstallLimits } from './limits';
 
 /** Folders some archivers add beside the content (macOS Finder); never part of a package. */
@@ -95,6 +95,17 @@ function readManifest(entry: ArchiveEntry, limits: InstallLimits): StdioManifest
   return parsed.value;
 }
 
+/** A small text file of the archive (package.json); undefined when it is too large or cannot be read. */
+function readText(entry: ArchiveEntry, limits: InstallLimits): string | undefined {
+  try {
+    return inflateEntry(entry, limits, { remaining: Math.min(limits.maxUnpackedBytes, PACKAGE_JSON_MAX_BYTES) }).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+const PACKAGE_JSON_MAX_BYTES = 1024 * 1024;
+
 /**
  * Checks an uploaded archive without writing anything: entries, layout,
  * manifest and package rules. Extraction then enforces the size limits on
@@ -121,6 +132,7 @@ export function inspectPackage(buffer: Buffer, limits: InstallLimits): PackagePl
   }
   checkPlatform(manifest);
   const commandFile = checkPackage(manifest, files);
+  checkNodeDependencies(manifest, files, (entry) => readText(entry, limits));
   if (commandFile) {
     // A native start command must be executable even when the ZIP was made where modes are not stored.
     for (const f of files) if (f.path === commandFile) f.mode = 0o755;

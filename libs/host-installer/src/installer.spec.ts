@@ -54,6 +54,26 @@ describe('PluginInstaller', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('refuses a Node package without its node_modules even when the data directory sits under one that has them', async () => {
+    // The host's checkout: a node_modules with the SDK, and the data directory inside it.
+    mkdirSync(join(dataDir, 'node_modules', '@host', 'plugin-sdk-v2'), { recursive: true });
+    writeFileSync(join(dataDir, 'node_modules', '@host', 'plugin-sdk-v2', 'package.json'), '{"name": "@host/plugin-sdk-v2"}');
+    paths = hostPaths(join(dataDir, 'data'));
+    const inst = await make();
+    const zip = testPackage({
+      indexJs: "require('@host/plugin-sdk-v2');\n",
+      extra: [{ name: 'package.json', data: JSON.stringify({ name: 'echo', dependencies: { '@host/plugin-sdk-v2': '^2.0.0' } }) }],
+    });
+    const e = (await inst.install(zip).then(
+      () => undefined,
+      (err: unknown) => err,
+    )) as HostError;
+    expect(e).toMatchObject({ code: 'INSTALL_DEPENDENCY_MISSING', details: { missing: ['@host/plugin-sdk-v2'] } });
+    expect(e.message).toContain('"@host/plugin-sdk-v2"');
+    expect(existsSync(paths.packageDir(ID))).toBe(false);
+    expect(await store.get(ID)).toBeUndefined();
+  });
+
   it('installs the root layout into plugins-v2/<pluginId>/ and registers it', async () => {
     const inst = await make();
     const goBinary = buildZip([

@@ -1,5 +1,5 @@
 import { HostError } from '@host/host-core';
-import type { StdioManifest } from '@host/protocol';
+import { HOST_STDIO_FLAG, type StdioManifest } from '@host/protocol';
 import { packagePath } from '@host/protocol/node';
 import type { ArchiveEntry } from './archive';
 
@@ -56,18 +56,87 @@ export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEnt
     if (!fileSet.has(resolved!)) missing(command, 'The start command');
     commandFile = resolved!;
   }
-  const base = command
-    .replace(/\\/g, '/')
-    .split('/')
-    .pop()!
-    .replace(/\.exe$/i, '')
-    .toLowerCase();
+  const base = commandBase(command);
   const script = args.find((a) => !a.startsWith('-'));
   if (INTERPRETERS.has(base) && script !== undefined && args[0] === script && SCRIPT_EXTENSIONS.test(script)) {
     const resolved = packagePath(workdir, script);
     if (resolved === undefined || !fileSet.has(resolved)) missing(script, `The ${base} entry script`);
   }
   return commandFile;
+}
+
+/**
+ * What the package may get wrong without being refused: start arguments
+ * without --host-stdio (an SDK plugin then prints its help and exits).
+ */
+export function packageWarnings(manifest: StdioManifest): string[] {
+  const { args } = manifest.transport.stdio;
+  if (args.includes(HOST_STDIO_FLAG)) return [];
+  return [
+    `transport.stdio.args ${JSON.stringify(args)} lack ${HOST_STDIO_FLAG}: an SDK plugin started without it prints its help and exits. Unless this plugin speaks the protocol without it, add "${HOST_STDIO_FLAG}" to transport.stdio.args in manifest.json.`,
+  ];
+}
+
+/** Node runtimes, which resolve bare imports through node_modules folders. */
+const NODE_RUNTIMES = new Set(['node', 'nodejs', 'bun']);
+
+/**
+ * A Node package must ship what its package.json `dependencies` name: Node
+ * looks for `node_modules/<name>` from the entry script's folder upwards, and
+ * outside the package there is nothing it may count on. The package.json read
+ * is the nearest one to the entry script (or the working directory) inside the
+ * package; `read` returns a file's text (undefined when it cannot be read).
+ */
+export function checkNodeDependencies(
+  manifest: StdioManifest,
+  files: { entry: ArchiveEntry; path: string }[],
+  read: (entry: ArchiveEntry) => string | undefined,
+): void {
+  const { command, args, workingDirectory } = manifest.transport.stdio;
+  const base = commandBase(command);
+  if (!NODE_RUNTIMES.has(base)) return;
+  const workdir = packagePath(workingDirectory) ?? '';
+  const script = args.find((a) => !a.startsWith('-'));
+  const scriptPath = script !== undefined && args[0] === script ? packagePath(workdir, script) : undefined;
+  const start = scriptPath !== undefined ? scriptPath.split('/').slice(0, -1).join('/') : workdir;
+  const byPath = new Map(files.filter((f) => !f.entry.isDirectory).map((f) => [f.path, f.entry]));
+  const chain: string[] = [];
+  for (let dir = start; ; dir = dir.split('/').slice(0, -1).join('/')) {
+    chain.push(dir);
+    if (dir === '') break;
+  }
+  const join = (dir: string, name: string) => (dir === '' ? name : `${dir}/${name}`);
+  const at = chain.findIndex((dir) => byPath.has(join(dir, 'package.json')));
+  if (at < 0) return;
+  const pkgPath = join(chain[at]!, 'package.json');
+  let dependencies: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(read(byPath.get(pkgPath)!) ?? 'null') as { dependencies?: unknown } | null;
+    if (parsed && typeof parsed.dependencies === 'object' && parsed.dependencies !== null)
+      dependencies = parsed.dependencies as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  const lookedIn = chain.slice(at);
+  const missing = Object.keys(dependencies).filter(
+    (name) => !lookedIn.some((dir) => byPath.has(join(dir, `node_modules/${name}/package.json`))),
+  );
+  if (missing.length === 0) return;
+  const names = missing.map((n) => `"${n}"`).join(', ');
+  throw new HostError(
+    'INSTALL_DEPENDENCY_MISSING',
+    `${pkgPath} declares ${missing.length === 1 ? 'dependency' : 'dependencies'} ${names}, but the package has no ${missing.length === 1 ? `node_modules/${missing[0]}` : 'node_modules folder for them'}; the plugin could not load ${missing.length === 1 ? 'it' : 'them'} on this host. Pack with "npx host-plugin pack" (it includes the production node_modules), or bundle them into the entry file and remove them from "dependencies".`,
+    { packageJson: pkgPath, missing },
+  );
+}
+
+function commandBase(command: string): string {
+  return command
+    .replace(/\\/g, '/')
+    .split('/')
+    .pop()!
+    .replace(/\.exe$/i, '')
+    .toLowerCase();
 }
 
 /** This host's platform and architecture in the manifest's vocabulary. */

@@ -13,6 +13,8 @@ export interface FixturePlugin {
   script: string;
   /** Arguments after `--host-stdio` (the fixture's mode). */
   args?: string[];
+  /** Leave `--host-stdio` out of the manifest's arguments. */
+  withoutHostStdio?: boolean;
   permissions?: string[];
   handlerDeadlineMilliseconds?: number;
 }
@@ -29,7 +31,10 @@ export function installFixturePlugin(o: FixturePlugin): StdioPluginRecord {
     author: 'Tests',
     protocolVersion: 2,
     sdkVersion: '2.0.0',
-    transport: { type: 'stdio-jsonrpc', stdio: { command: process.execPath, args: ['plugin.mjs', '--host-stdio', ...(o.args ?? [])] } },
+    transport: {
+      type: 'stdio-jsonrpc',
+      stdio: { command: process.execPath, args: ['plugin.mjs', ...(o.withoutHostStdio ? [] : ['--host-stdio']), ...(o.args ?? [])] },
+    },
     eventSubscriptions: [{ eventType: 'message.created' }],
     permissions: o.permissions ?? [],
     ...(o.handlerDeadlineMilliseconds ? { concurrency: { handlerDeadlineMilliseconds: o.handlerDeadlineMilliseconds } } : {}),

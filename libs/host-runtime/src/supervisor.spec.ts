@@ -16,7 +16,11 @@ let runtime: StdioPluginRuntime;
 let logs: FilePluginLogStore;
 const records = new Map<string, PluginRecord>();
 
-function install(pluginId: string, mode: string, extra: { permissions?: string[]; handlerDeadlineMilliseconds?: number } = {}): void {
+function install(
+  pluginId: string,
+  mode: string,
+  extra: { permissions?: string[]; handlerDeadlineMilliseconds?: number; withoutHostStdio?: boolean } = {},
+): void {
   records.set(pluginId, installFixturePlugin({ dataDir: dir, pluginId, script: FIXTURE, args: [mode], ...extra }));
 }
 
@@ -118,5 +122,34 @@ describe('Supervisor as a dispatch endpoint', () => {
       lines = (await logs.tail('com.test.slow', 20)).map((l) => l.message);
     }
     expect(lines).toContain(`cancel ${record.eventId} deadline`);
+  });
+});
+
+describe('Supervisor start failures', () => {
+  it('keeps the first error line of a crash with a long stack in the error and the state reason', async () => {
+    install('com.test.stack', 'crash-stack');
+    const failure = await runtime.start('com.test.stack').then(
+      () => null,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(failure).toMatchObject({ code: 'PLUGIN_START_FAILED' });
+    const first = "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@host/plugin-sdk-v2'";
+    expect(failure!.message).toContain(first);
+    const status = runtime.status('com.test.stack')!;
+    expect(status.state).toBe('failed');
+    expect(status.stateReason).toContain(first);
+    // Stack frames are in the log, not in the reason.
+    expect(status.stateReason).not.toContain('at frame');
+  });
+
+  it('says that the manifest lacks --host-stdio when an SDK-style plugin prints its help and exits', async () => {
+    install('com.test.usage', 'ack', { withoutHostStdio: true });
+    const failure = await runtime.start('com.test.usage').then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(failure!.message).toContain('exited with code 2');
+    expect(failure!.message).toContain('add "--host-stdio" to transport.stdio.args');
+    expect(runtime.status('com.test.usage')!.stateReason).toContain('--host-stdio');
   });
 });

@@ -8,7 +8,33 @@
 //   exit-after-ack ACK accepted, then exit 3 before completing
 //   intercept      ACK accepted and intercepted, then complete
 //   cancel-log     ACK accepted, never complete; on events.cancel write "cancel <eventId> <reason>" to stderr
-const mode = process.argv[3] ?? 'ack';
+//   crash-stack    at start, write a Node-style uncaught error (source line, error line, many stack frames) and exit 1
+//   usage          without --host-stdio: print help to stderr and exit 2, as the SDK does
+const hostStdio = process.argv.includes('--host-stdio');
+const mode = hostStdio ? (process.argv[3] ?? 'ack') : 'usage';
+if (mode === 'usage') {
+  process.stderr.write('helper: a protocol v2 chat-bot plugin.\n\nThe host starts this program with --host-stdio and speaks JSON-RPC over stdin/stdout;\nit is not meant to be run by hand.\n');
+  process.exit(2);
+}
+if (mode === 'crash-stack') {
+  const frames = Array.from({ length: 12 }, (_, i) => `    at frame${i} (file:///plugin/node_modules/dep/index.js:${i + 1}:1)`);
+  process.stderr.write(
+    [
+      'file:///plugin/index.mjs:1',
+      "import { definePlugin } from '@host/plugin-sdk-v2';",
+      '         ^',
+      '',
+      "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@host/plugin-sdk-v2' imported from /plugin/index.mjs",
+      ...frames,
+      "  code: 'ERR_MODULE_NOT_FOUND'",
+      '}',
+      '',
+      'Node.js v20.0.0',
+      '',
+    ].join('\n'),
+  );
+  process.exit(1);
+}
 let buffer = Buffer.alloc(0);
 let token = '';
 let nextId = 1;

@@ -280,6 +280,11 @@ export const INSTALL_ERRORS = defineErrors({
     status: 422,
     message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).',
   },
+  INSTALL_DEPENDENCY_MISSING: {
+    status: 422,
+    message:
+      'package.json of this Node package declares dependencies that are not in its node_modules. Pack with "npx host-plugin pack", or bundle them and remove them from "dependencies".',
+  },
   INSTALL_PLATFORM_UNSUPPORTED: {
     status: 422,
     message:

@@ -1,6 +1,6 @@
 import { ADMIN_ROUTES, type InstallResponse } from '@host/admin-api';
 import { HostError, type RegistryStore } from '@host/host-core';
-import type { PluginInstaller } from '@host/host-installer';
+import { packageWarnings, type PluginInstaller } from '@host/host-installer';
 import multer from 'multer';
 import { relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
@@ -21,8 +21,15 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
     storage: multer.memoryStorage(),
     limits: { fileSize: deps.maxUploadBytes, files: 1, fields: 8, parts: 9, fieldSize: 1024 },
   }).single('package');
-  const result = async (r: Awaited<ReturnType<PluginInstaller['install']>>): Promise<InstallResponse> => ({
-    plugin: await pluginDetail(deps, r.record.pluginId, await deps.store.get(r.record.pluginId)),
+  const result = async (r: Awaited<ReturnType<PluginInstaller['install']>>): Promise<InstallResponse> => {
+    const warnings = packageWarnings(r.record.manifest);
+    return {
+      ...(await answer(r)),
+      ...(warnings.length > 0 ? { warnings } : {}),
+    };
+  };
+  const answer = async (r: Awaited<ReturnType<PluginInstaller['install']>>): Promise<InstallResponse> => ({
+    plugin: await pluginDetail(deps, r.record.pluginId, await deps.store.get(r.record.pluginId), await deps.store.list()),
     started: r.started,
     ...(r.startError ? { startError: r.startError } : {}),
     ...(r.backup ? { backup: relative(deps.paths.dataDir, r.backup) } : {}),

@@ -39,7 +39,9 @@ async function runnable(deps: PluginRouteDeps, pluginId: string): Promise<Plugin
 }
 
 export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[] {
-  const detail = async (pluginId: string) => ({ plugin: await pluginDetail(deps, pluginId, await deps.store.get(pluginId)) });
+  const detail = async (pluginId: string) => ({
+    plugin: await pluginDetail(deps, pluginId, await deps.store.get(pluginId), await deps.store.list()),
+  });
   // Only `enabled` changes, on the record as stored now: whatever changed it
   // while the runtime acted (an update, say) stays.
   const setEnabled = async (pluginId: string, enabled: boolean) => {

@@ -12,6 +12,7 @@ import {
 import {
   DELIVERY_ERRORS,
   EventAckSchema,
+  HOST_STDIO_FLAG,
   InitializeResultSchema,
   LIMITS,
   Methods,
@@ -85,6 +86,11 @@ const CONNECTION_LOST_CODES = new Set<number>([
 
 const STDERR_TAIL_LINES = 8;
 const STDERR_TAIL_CHARS = 600;
+const ERROR_LINE_CHARS = 400;
+/** The line an uncaught error starts with: `TypeError: ...`, `Error [ERR_MODULE_NOT_FOUND]: ...`, `ModuleNotFoundError: ...`. */
+const ERROR_LINE = /^[A-Za-z_$][\w$.]*(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/;
+/** A stack frame (Node's `    at ...`, Python's `  File "...", line N`): kept in the log, left out of start failure messages. */
+const STACK_FRAME = /^\s+(?:at |File ")/;
 /** Plugin-to-host requests the host works on at once per plugin; more wait in order. */
 const MAX_PARALLEL_PLUGIN_REQUESTS = 64;
 
@@ -99,6 +105,8 @@ export class PluginProcess {
   private child: RunningProcess | null = null;
   private connection: MessageConnection | null = null;
   private readonly stderrTail: string[] = [];
+  /** The first line of stderr that starts an error (see ERROR_LINE): what a start failure is about. */
+  private errorLine: string | null = null;
   private exitInfo: ExitInfo | null = null;
   private resolveExit!: (info: ExitInfo) => void;
   /** Resolves when the process has exited and its group is gone. */
@@ -460,8 +468,11 @@ export class PluginProcess {
   }
 
   private onStderrLine(line: string): void {
-    this.stderrTail.push(line);
-    if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+    if (this.errorLine === null && ERROR_LINE.test(line)) this.errorLine = line.slice(0, ERROR_LINE_CHARS);
+    if (!STACK_FRAME.test(line)) {
+      this.stderrTail.push(line);
+      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+    }
     if (!this.logRate.take()) return;
     this.o.logs.append(this.o.pluginId, { at: new Date().toISOString(), stream: 'stderr', level: 'info', message: line });
   }
@@ -470,10 +481,15 @@ export class PluginProcess {
     this.o.logs.append(this.o.pluginId, { at: new Date().toISOString(), stream: 'host', level, message });
   }
 
-  /** What the process left on stderr, for start failure messages. */
+  /**
+   * What the process left on stderr, for start failure messages: the first
+   * error line (which a long stack would push out of the tail), then the
+   * last lines without stack frames.
+   */
   private tailText(): string {
     const text = this.stderrTail.join('\n').slice(-STDERR_TAIL_CHARS);
-    return text ? `; stderr tail: ${JSON.stringify(text)}` : '; it wrote nothing to stderr';
+    const first = this.errorLine && !text.includes(this.errorLine) ? `: ${this.errorLine}` : '';
+    return text ? `${first}; stderr tail: ${JSON.stringify(text)}` : '; it wrote nothing to stderr';
   }
 
   private exitError(): StartError {
@@ -494,6 +510,14 @@ export class PluginProcess {
     }
     const x = this.exitInfo;
     const how = x?.signal ? `was killed by ${x.signal}` : `exited with code ${x?.code}`;
+    const args = this.o.manifest.transport.stdio.args;
+    if (!args.includes(HOST_STDIO_FLAG)) {
+      // An SDK plugin started without the flag prints its help and exits: the fix is in the manifest.
+      return new StartError(
+        'PLUGIN_START_FAILED',
+        `${how} before answering host.initialize: its manifest does not pass ${HOST_STDIO_FLAG}, so an SDK plugin prints its help and exits; add "${HOST_STDIO_FLAG}" to transport.stdio.args in manifest.json${this.tailText()}`,
+      );
+    }
     return new StartError('PLUGIN_START_FAILED', `${how} before answering host.initialize${this.tailText()}`);
   }
 
