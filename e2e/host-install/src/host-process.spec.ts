@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
-import { ADMIN_TOKEN, adminTokenFile, api, buildHost, packageForm, runHostOnce, startHost, type RunningHost } from './host-process';
+import { adminTokenFile, api, buildHost, packageForm, runHostOnce, startHost, type RunningHost } from './host-process';
 
 const ID = 'com.example.echo';
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_TOKEN, adminTokenFile, ROOT } from './host-process';
+import { adminTokenFile, ROOT } from './host-process';
 
 // `npm start` as a service manager runs it: the manager signals (or kills)
 // the process it started, which is npm. The host and its plugins must stop
