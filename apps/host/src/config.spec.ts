@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG, parseConfig, readAdminTokenFile } from './config';
+import { addressPolicyOf, DEFAULT_CONFIG, parseConfig, readAdminTokenFile } from './config';
 
 describe('parseConfig', () => {
   it('starts from the embedded defaults', () => {
@@ -155,6 +155,34 @@ describe('readAdminTokenFile', () => {
     expect(readAdminTokenFile(file('open', 'a-long-enough-operator-token', 0o644))).toMatchObject({
       ok: true,
       warning: expect.stringMatching(/mode 644\); chmod 600 it/),
+    });
+  });
+});
+
+describe('addressPolicyOf', () => {
+  const policy = (argv: string[], env: Record<string, string> = {}) => {
+    const r = parseConfig(argv, env);
+    if (r.ok !== true) throw new Error(JSON.stringify(r));
+    return addressPolicyOf(r.config);
+  };
+
+  it('allows loopback plugins by default only to a host listening on loopback, and private ones only when set', () => {
+    expect(policy([])).toEqual({ allowLoopback: true, allowPrivate: false });
+    expect(policy(['--bind', '::1'])).toEqual({ allowLoopback: true, allowPrivate: false });
+    expect(policy(['--bind', 'localhost'])).toEqual({ allowLoopback: true, allowPrivate: false });
+    expect(policy(['--bind', '0.0.0.0'])).toEqual({ allowLoopback: false, allowPrivate: false });
+    expect(policy(['--bind', '192.168.1.10'])).toEqual({ allowLoopback: false, allowPrivate: false });
+  });
+
+  it('takes the settings from the environment and the command line', () => {
+    expect(policy(['--bind', '0.0.0.0', '--http-allow-loopback', 'true'], { HOST_HTTP_ALLOW_PRIVATE: 'true' })).toEqual({
+      allowLoopback: true,
+      allowPrivate: true,
+    });
+    expect(policy([], { HOST_HTTP_ALLOW_LOOPBACK: 'false' })).toEqual({ allowLoopback: false, allowPrivate: false });
+    expect(parseConfig(['--http-allow-private', 'yes'], {})).toEqual({
+      ok: false,
+      errors: ['--http-allow-private must be "true" or "false" (got "yes")'],
     });
   });
 });

@@ -1,5 +1,7 @@
 import { DEFAULT_MAX_UPLOAD_BYTES, MIN_ADMIN_TOKEN_LENGTH } from '@host/host-api';
+import { classifyAddress, type AddressPolicy } from '@host/host-http';
 import { readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_STORE, STORE_KINDS } from './stores';
@@ -30,6 +32,8 @@ export const HostConfigSchema = z.object({
     .int({ message: 'must be a whole number of bytes' })
     .min(1024, { message: 'must be at least 1024 bytes' })
     .max(2 * 1024 * 1024 * 1024, { message: 'must be at most 2 GiB' }),
+  httpAllowLoopback: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
+  httpAllowPrivate: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
   resetAdminToken: z.boolean(),
   store: z.enum(STORE_KINDS, {
     message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)`,
@@ -45,6 +49,8 @@ const SOURCES = {
   adminTokenFile: { env: 'HOST_ADMIN_TOKEN_FILE', flag: '--admin-token-file' },
   maxUploadBytes: { env: 'HOST_MAX_UPLOAD_BYTES', flag: '--max-upload-bytes' },
   store: { env: 'HOST_STORE', flag: '--store' },
+  httpAllowLoopback: { env: 'HOST_HTTP_ALLOW_LOOPBACK', flag: '--http-allow-loopback' },
+  httpAllowPrivate: { env: 'HOST_HTTP_ALLOW_PRIVATE', flag: '--http-allow-private' },
 } as const;
 
 export const USAGE = `Usage: host [options]
@@ -56,6 +62,10 @@ Options (each also set by an environment variable; flags win):
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
   --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: file (default, in the data directory)
   --admin-token-file <file>   HOST_ADMIN_TOKEN_FILE  file holding the admin token (default: generated on first start, printed once)
+  --http-allow-loopback <b>   HOST_HTTP_ALLOW_LOOPBACK  whether HTTP plugins may be on loopback addresses: true or false
+                              (default true when --bind is a loopback address, false otherwise)
+  --http-allow-private <b>    HOST_HTTP_ALLOW_PRIVATE   whether HTTP plugins may be on private addresses (10/8, 172.16/12,
+                              192.168/16, 100.64/10, fc00::/7): true or false (default false)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
 `;
@@ -67,6 +77,21 @@ Options (each also set by an environment variable; flags win):
 export const ADMIN_TOKEN_ENV_REFUSED =
   "HOST_ADMIN_TOKEN is not accepted: any process running as the host's user, plugins included, can read the host's environment. " +
   "Write the token to a file only the host's user can read and set HOST_ADMIN_TOKEN_FILE or --admin-token-file instead, then unset HOST_ADMIN_TOKEN (see docs/operator/security.md).";
+
+/**
+ * Which addresses the host calls HTTP plugins at. Loopback and private ranges
+ * only when the operator allowed them, except that a host listening on
+ * loopback only allows loopback plugins by default: nobody beyond this
+ * machine reaches its admin API.
+ */
+export function addressPolicyOf(config: HostConfig): AddressPolicy {
+  const bind = config.bind.replace(/^\[|\]$/g, '');
+  const loopbackBind = bind === 'localhost' || (isIP(bind) !== 0 && classifyAddress(bind) === 'loopback');
+  return {
+    allowLoopback: config.httpAllowLoopback === undefined ? loopbackBind : config.httpAllowLoopback === 'true',
+    allowPrivate: config.httpAllowPrivate === 'true',
+  };
+}
 
 export type ConfigResult = { ok: true; config: HostConfig } | { ok: false; errors: string[] } | { ok: 'help' };
 

@@ -3,7 +3,7 @@ import { acquireDataDirLock } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { composeHost } from './compose';
-import { parseConfig, readAdminTokenFile, USAGE } from './config';
+import { addressPolicyOf, parseConfig, readAdminTokenFile, USAGE } from './config';
 import { createHostServer } from './http-server';
 import packageJson from '../package.json';
 
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     adminToken,
     resetAdminToken: config.resetAdminToken,
     maxUploadBytes: config.maxUploadBytes,
+    http: { policy: addressPolicyOf(config) },
     version: packageJson.version,
     log,
   });
@@ -54,6 +55,12 @@ async function main(): Promise<void> {
   for (const id of report.adopted) log('info', `registered package found on disk: ${id}`);
   for (const i of report.invalid) log('warn', `invalid package plugins-v2/${i.pluginId}: ${i.issues.map((x) => x.message).join('; ')}`);
 
+  const policy = addressPolicyOf(config);
+  const allowed = (yes: boolean) => (yes ? 'allowed' : 'refused');
+  log(
+    'info',
+    `HTTP plugins on loopback addresses: ${allowed(policy.allowLoopback)} (HOST_HTTP_ALLOW_LOOPBACK), on private addresses: ${allowed(policy.allowPrivate)} (HOST_HTTP_ALLOW_PRIVATE)`,
+  );
   const server = createHostServer(host.app).listen(config.port, config.bind);
   await new Promise<void>((ok, fail) => {
     server.once('listening', ok);

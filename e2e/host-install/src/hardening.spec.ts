@@ -34,4 +34,46 @@ describe('the built host keeps its secrets and limits from plugins', () => {
       expect(existsSync(join(dataDir, 'state'))).toBe(false);
     });
   });
+
+  describe('the address policy of HTTP plugins', () => {
+    // Nothing listens there: only the policy decides whether the host gets as far as connecting.
+    const port = 9;
+    const loopbackSpellings = [
+      `http://2130706433:${port}/`,
+      `http://0x7f.1:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      `http://127.1:${port}/`,
+    ];
+
+    it('refuses loopback in every spelling and private ranges by default on a host bound beyond loopback', async () => {
+      const host = await startHost(dataDir, {}, ['--bind', '0.0.0.0']);
+      running.push(host);
+      for (const baseUrl of [...loopbackSpellings, `http://10.0.0.1:${port}/`, `http://[fd12::1]:${port}/`]) {
+        const r = await api(host, 'POST', '/api/plugins/http', { baseUrl });
+        expect({ baseUrl, status: r.status, code: r.body.error?.code }).toEqual({
+          baseUrl,
+          status: 422,
+          code: 'REGISTRATION_ADDRESS_REFUSED',
+        });
+      }
+      expect(host.output()).toContain('HTTP plugins on loopback addresses: refused');
+    });
+
+    it('refuses private ranges on a loopback host unless HOST_HTTP_ALLOW_PRIVATE is true, and loopback when turned off', async () => {
+      const strict = await startHost(dataDir, { HOST_HTTP_ALLOW_LOOPBACK: 'false' });
+      running.push(strict);
+      expect((await api(strict, 'POST', '/api/plugins/http', { baseUrl: `http://192.168.0.1:${port}/` })).body.error.code).toBe(
+        'REGISTRATION_ADDRESS_REFUSED',
+      );
+      expect((await api(strict, 'POST', '/api/plugins/http', { baseUrl: loopbackSpellings[0] })).body.error.code).toBe(
+        'REGISTRATION_ADDRESS_REFUSED',
+      );
+      await strict.stop();
+      const open = await startHost(dataDir, { HOST_HTTP_ALLOW_LOOPBACK: 'true' }, ['--bind', '0.0.0.0']);
+      running.push(open);
+      const r = await api(open, 'POST', '/api/plugins/http', { baseUrl: loopbackSpellings[1] });
+      expect(r.status).not.toBe(201);
+      expect(r.body.error.code).not.toBe('REGISTRATION_ADDRESS_REFUSED');
+    });
+  });
 });
