@@ -1,5 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ADMIN_TOKEN, adminTokenFile, api, buildHost, runHostOnce, startHost, type RunningHost } from './host-process';
 
@@ -74,6 +76,59 @@ describe('the built host keeps its secrets and limits from plugins', () => {
       const r = await api(open, 'POST', '/api/plugins/http', { baseUrl: loopbackSpellings[1] });
       expect(r.status).not.toBe(201);
       expect(r.body.error.code).not.toBe('REGISTRATION_ADDRESS_REFUSED');
+    });
+  });
+
+  describe('a manifest refresh of an HTTP plugin', () => {
+    let server: Server;
+    let manifest: Record<string, unknown>;
+    beforeEach(async () => {
+      manifest = {
+        pluginId: 'com.example.refresh',
+        name: 'Refresh',
+        version: '1.0.0',
+        author: 'Example',
+        protocolVersion: 2,
+        capabilities: 9,
+        eventSubscriptions: [{ eventType: 'message.created' }],
+        permissions: ['messages.reply'],
+      };
+      server = createServer((req, res) => {
+        const body = req.url === '/host/plugin/manifest' ? JSON.stringify(manifest) : '{}';
+        res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    });
+    afterEach(() => new Promise((r) => server.close(r)));
+
+    it('stores added capabilities and permissions only after the operator confirms the diff', async () => {
+      const host = await startHost(dataDir);
+      running.push(host);
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect((await api(host, 'POST', '/api/plugins/http', { baseUrl })).status).toBe(201);
+      manifest = { ...manifest, capabilities: 15, permissions: ['messages.reply', 'messages.send', 'messages.mentionEveryone'] };
+
+      const refreshed = await api(host, 'POST', '/api/plugins/com.example.refresh/refresh');
+      expect(refreshed.status).toBe(200);
+      expect(refreshed.body).toMatchObject({
+        changed: false,
+        confirmationRequired: true,
+        changes: {
+          versionOrder: 'same',
+          permissionsAdded: ['messages.send', 'messages.mentionEveryone'],
+          capabilitiesAdded: ['SendMessages', 'InterceptMessages'],
+        },
+      });
+      const stored = await api(host, 'GET', '/api/plugins/com.example.refresh');
+      expect(JSON.stringify(stored.body)).not.toContain('messages.mentionEveryone');
+
+      const stale = await api(host, 'POST', '/api/plugins/com.example.refresh/refresh/confirm', { sha256: '0'.repeat(64) });
+      expect(stale.status).toBe(409);
+      const confirmed = await api(host, 'POST', '/api/plugins/com.example.refresh/refresh/confirm', {
+        sha256: refreshed.body.incoming.sha256,
+      });
+      expect(confirmed.status).toBe(200);
+      expect(confirmed.body).toMatchObject({ changed: true, plugin: { capabilities: 15 } });
     });
   });
 });
