@@ -1,4 +1,7 @@
-import { DEFAULT_CONFIG, parseConfig } from './config';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { addressPolicyOf, DEFAULT_CONFIG, parseConfig, readAdminTokenFile } from './config';
 
 describe('parseConfig', () => {
   it('starts from the embedded defaults', () => {
@@ -11,7 +14,7 @@ describe('parseConfig', () => {
       HOST_PORT: '9000',
       HOST_DATA_DIR: '/srv/host',
       HOST_MAX_UPLOAD_BYTES: '1048576',
-      HOST_ADMIN_TOKEN: 'x'.repeat(20),
+      HOST_ADMIN_TOKEN_FILE: '/run/secrets/host-admin-token',
     };
     const r = parseConfig(['--port', '9100', '--data-dir=/var/host', '--reset-admin-token'], env);
     expect(r).toEqual({
@@ -21,7 +24,7 @@ describe('parseConfig', () => {
         port: 9100,
         dataDir: '/var/host',
         maxUploadBytes: 1048576,
-        adminToken: 'x'.repeat(20),
+        adminTokenFile: '/run/secrets/host-admin-token',
         resetAdminToken: true,
         store: 'file',
       },
@@ -41,7 +44,7 @@ describe('parseConfig', () => {
         '--data-dir needs a value',
         expect.stringMatching(/^--port must be a number \(got "eighty"\)$/),
         expect.stringMatching(/^HOST_MAX_UPLOAD_BYTES must be at least 1024 bytes/),
-        expect.stringMatching(/^HOST_ADMIN_TOKEN must be at least 16 characters/),
+        expect.stringMatching(/^HOST_ADMIN_TOKEN is not accepted: .* set HOST_ADMIN_TOKEN_FILE or --admin-token-file/),
       ]),
     );
     expect(errors.join('\n')).not.toContain('short');
@@ -118,6 +121,68 @@ describe('parseConfig command line', () => {
         '--bind must not be empty (got "")',
         '--bind must be an IP address or host name (got "")',
       ],
+    });
+  });
+});
+
+describe('readAdminTokenFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'host-token-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: string, mode = 0o600) => {
+    const f = join(dir, name);
+    writeFileSync(f, content, { mode });
+    chmodSync(f, mode);
+    return f;
+  };
+
+  it('takes the content without the trailing line break', () => {
+    expect(readAdminTokenFile(file('ok', 'a-long-enough-operator-token\n'))).toEqual({ ok: true, token: 'a-long-enough-operator-token' });
+  });
+
+  it('refuses a missing file and a short or multi-line token, without showing it', () => {
+    expect(readAdminTokenFile(join(dir, 'missing'))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/cannot be read \(ENOENT\)/),
+    });
+    const short = readAdminTokenFile(file('short', 'short\n'));
+    expect(short).toMatchObject({ ok: false, error: expect.stringMatching(/at least 16 characters/) });
+    expect(JSON.stringify(short)).not.toContain('"short"');
+    expect(readAdminTokenFile(file('two', 'a-long-enough-token\nsecond-line\n'))).toMatchObject({ ok: false });
+  });
+
+  it('warns when other users can read it', () => {
+    if (process.platform === 'win32') return;
+    expect(readAdminTokenFile(file('open', 'a-long-enough-operator-token', 0o644))).toMatchObject({
+      ok: true,
+      warning: expect.stringMatching(/mode 644\); chmod 600 it/),
+    });
+  });
+});
+
+describe('addressPolicyOf', () => {
+  const policy = (argv: string[], env: Record<string, string> = {}) => {
+    const r = parseConfig(argv, env);
+    if (r.ok !== true) throw new Error(JSON.stringify(r));
+    return addressPolicyOf(r.config);
+  };
+
+  it('allows loopback plugins by default only to a host listening on loopback, and private ones only when set', () => {
+    expect(policy([])).toEqual({ allowLoopback: true, allowPrivate: false });
+    expect(policy(['--bind', '::1'])).toEqual({ allowLoopback: true, allowPrivate: false });
+    expect(policy(['--bind', 'localhost'])).toEqual({ allowLoopback: true, allowPrivate: false });
+    expect(policy(['--bind', '0.0.0.0'])).toEqual({ allowLoopback: false, allowPrivate: false });
+    expect(policy(['--bind', '192.168.1.10'])).toEqual({ allowLoopback: false, allowPrivate: false });
+  });
+
+  it('takes the settings from the environment and the command line', () => {
+    expect(policy(['--bind', '0.0.0.0', '--http-allow-loopback', 'true'], { HOST_HTTP_ALLOW_PRIVATE: 'true' })).toEqual({
+      allowLoopback: true,
+      allowPrivate: true,
+    });
+    expect(policy([], { HOST_HTTP_ALLOW_LOOPBACK: 'false' })).toEqual({ allowLoopback: false, allowPrivate: false });
+    expect(parseConfig(['--http-allow-private', 'yes'], {})).toEqual({
+      ok: false,
+      errors: ['--http-allow-private must be "true" or "false" (got "yes")'],
     });
   });
 });

@@ -1,4 +1,7 @@
 import { DEFAULT_MAX_UPLOAD_BYTES, MIN_ADMIN_TOKEN_LENGTH } from '@host/host-api';
+import { classifyAddress, type AddressPolicy } from '@host/host-http';
+import { readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_STORE, STORE_KINDS } from './stores';
@@ -23,17 +26,14 @@ export const HostConfigSchema = z.object({
     .min(0, { message: 'must be from 0 to 65535' })
     .max(65535, { message: 'must be from 0 to 65535' }),
   dataDir: z.string().min(1, { message: 'must not be empty' }),
-  adminToken: z
-    .string()
-    .min(MIN_ADMIN_TOKEN_LENGTH, {
-      message: `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value or leave it unset`,
-    })
-    .optional(),
+  adminTokenFile: z.string().min(1, { message: 'must not be empty' }).optional(),
   maxUploadBytes: z.coerce
     .number({ message: 'must be a number of bytes' })
     .int({ message: 'must be a whole number of bytes' })
     .min(1024, { message: 'must be at least 1024 bytes' })
     .max(2 * 1024 * 1024 * 1024, { message: 'must be at most 2 GiB' }),
+  httpAllowLoopback: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
+  httpAllowPrivate: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
   resetAdminToken: z.boolean(),
   store: z.enum(STORE_KINDS, {
     message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)`,
@@ -46,9 +46,11 @@ const SOURCES = {
   bind: { env: 'HOST_BIND', flag: '--bind' },
   port: { env: 'HOST_PORT', flag: '--port' },
   dataDir: { env: 'HOST_DATA_DIR', flag: '--data-dir' },
-  adminToken: { env: 'HOST_ADMIN_TOKEN', flag: undefined },
+  adminTokenFile: { env: 'HOST_ADMIN_TOKEN_FILE', flag: '--admin-token-file' },
   maxUploadBytes: { env: 'HOST_MAX_UPLOAD_BYTES', flag: '--max-upload-bytes' },
   store: { env: 'HOST_STORE', flag: '--store' },
+  httpAllowLoopback: { env: 'HOST_HTTP_ALLOW_LOOPBACK', flag: '--http-allow-loopback' },
+  httpAllowPrivate: { env: 'HOST_HTTP_ALLOW_PRIVATE', flag: '--http-allow-private' },
 } as const;
 
 export const USAGE = `Usage: host [options]
@@ -59,10 +61,37 @@ Options (each also set by an environment variable; flags win):
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
   --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: file (default, in the data directory)
-                              HOST_ADMIN_TOKEN       admin token (default: generated on first start, printed once)
+  --admin-token-file <file>   HOST_ADMIN_TOKEN_FILE  file holding the admin token (default: generated on first start, printed once)
+  --http-allow-loopback <b>   HOST_HTTP_ALLOW_LOOPBACK  whether HTTP plugins may be on loopback addresses: true or false
+                              (default true when --bind is a loopback address, false otherwise)
+  --http-allow-private <b>    HOST_HTTP_ALLOW_PRIVATE   whether HTTP plugins may be on private addresses (10/8, 172.16/12,
+                              192.168/16, 100.64/10, fc00::/7): true or false (default false)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
 `;
+
+/**
+ * A token in the host's environment is readable by every process of the same
+ * user (/proc/<pid>/environ), plugins included, and Node cannot take it out.
+ */
+export const ADMIN_TOKEN_ENV_REFUSED =
+  "HOST_ADMIN_TOKEN is not accepted: any process running as the host's user, plugins included, can read the host's environment. " +
+  "Write the token to a file only the host's user can read and set HOST_ADMIN_TOKEN_FILE or --admin-token-file instead, then unset HOST_ADMIN_TOKEN (see docs/operator/security.md).";
+
+/**
+ * Which addresses the host calls HTTP plugins at. Loopback and private ranges
+ * only when the operator allowed them, except that a host listening on
+ * loopback only allows loopback plugins by default: nobody beyond this
+ * machine reaches its admin API.
+ */
+export function addressPolicyOf(config: HostConfig): AddressPolicy {
+  const bind = config.bind.replace(/^\[|\]$/g, '');
+  const loopbackBind = bind === 'localhost' || (isIP(bind) !== 0 && classifyAddress(bind) === 'loopback');
+  return {
+    allowLoopback: config.httpAllowLoopback === undefined ? loopbackBind : config.httpAllowLoopback === 'true',
+    allowPrivate: config.httpAllowPrivate === 'true',
+  };
+}
 
 export type ConfigResult = { ok: true; config: HostConfig } | { ok: false; errors: string[] } | { ok: 'help' };
 
@@ -75,6 +104,7 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
   const raw: Record<string, unknown> = { ...DEFAULT_CONFIG, resetAdminToken: false };
   const origin: Record<string, string> = {};
   const errors: string[] = [];
+  if (env['HOST_ADMIN_TOKEN'] !== undefined && env['HOST_ADMIN_TOKEN'] !== '') errors.push(ADMIN_TOKEN_ENV_REFUSED);
   for (const [key, src] of Object.entries(SOURCES)) {
     const v = env[src.env];
     if (v !== undefined && v !== '') {
@@ -142,9 +172,37 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
       const key = String(issue.path[0]);
       const src = SOURCES[key as keyof typeof SOURCES];
       const where = origin[key] ?? (src ? `${src.env}${src.flag ? ` / ${src.flag}` : ''}` : key);
-      errors.push(`${where} ${issue.message}${key === 'adminToken' ? '' : ` (got ${JSON.stringify(raw[key])})`}`);
+      errors.push(`${where} ${issue.message} (got ${JSON.stringify(raw[key])})`);
     }
   }
   if (errors.length || !parsed.success) return { ok: false, errors };
   return { ok: true, config: parsed.data };
+}
+
+/**
+ * Reads the admin token from its file: the whole content without a trailing
+ * line break. Returns the reason when it cannot be used; the token itself is
+ * never part of a message.
+ */
+export function readAdminTokenFile(file: string): { ok: true; token: string; warning?: string } | { ok: false; error: string } {
+  let content: string;
+  let mode: number;
+  try {
+    content = readFileSync(file, 'utf8');
+    mode = statSync(file).mode;
+  } catch (e) {
+    return { ok: false, error: `admin token file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})` };
+  }
+  const token = content.replace(/\r?\n$/, '');
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH || /\s/.test(token)) {
+    return {
+      ok: false,
+      error: `admin token file ${file} must hold one token of at least ${MIN_ADMIN_TOKEN_LENGTH} characters without spaces or line breaks`,
+    };
+  }
+  const warning =
+    process.platform !== 'win32' && (mode & 0o077) !== 0
+      ? `admin token file ${file} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`
+      : undefined;
+  return warning ? { ok: true, token, warning } : { ok: true, token };
 }

@@ -3,7 +3,7 @@ import { acquireDataDirLock } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { composeHost } from './compose';
-import { parseConfig, USAGE } from './config';
+import { addressPolicyOf, parseConfig, readAdminTokenFile, USAGE } from './config';
 import { createHostServer } from './http-server';
 import packageJson from '../package.json';
 
@@ -26,14 +26,26 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = parsed.config;
+  let adminToken: string | undefined;
+  if (config.adminTokenFile !== undefined) {
+    const read = readAdminTokenFile(resolve(config.adminTokenFile));
+    if (!read.ok) {
+      console.error(`configuration error: ${read.error}`);
+      console.error('The host did not start. Fix the settings above (see --help).');
+      process.exit(2);
+    }
+    if (read.warning) log('warn', read.warning);
+    adminToken = read.token;
+  }
   const paths = hostPaths(resolve(config.dataDir));
   const releaseLock = await acquireDataDirLock(paths.stateDir);
   const host = await composeHost({
     paths,
     store: config.store,
-    adminToken: config.adminToken,
+    adminToken,
     resetAdminToken: config.resetAdminToken,
     maxUploadBytes: config.maxUploadBytes,
+    http: { policy: addressPolicyOf(config) },
     version: packageJson.version,
     log,
   });
@@ -43,6 +55,12 @@ async function main(): Promise<void> {
   for (const id of report.adopted) log('info', `registered package found on disk: ${id}`);
   for (const i of report.invalid) log('warn', `invalid package plugins-v2/${i.pluginId}: ${i.issues.map((x) => x.message).join('; ')}`);
 
+  const policy = addressPolicyOf(config);
+  const allowed = (yes: boolean) => (yes ? 'allowed' : 'refused');
+  log(
+    'info',
+    `HTTP plugins on loopback addresses: ${allowed(policy.allowLoopback)} (HOST_HTTP_ALLOW_LOOPBACK), on private addresses: ${allowed(policy.allowPrivate)} (HOST_HTTP_ALLOW_PRIVATE)`,
+  );
   const server = createHostServer(host.app).listen(config.port, config.bind);
   await new Promise<void>((ok, fail) => {
     server.once('listening', ok);
@@ -54,7 +72,7 @@ async function main(): Promise<void> {
   if (host.generatedToken) {
     // Shown once: only its hash is stored.
     console.log(
-      `\n  Admin API:   ${url}api\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or set HOST_ADMIN_TOKEN.\n`,
+      `\n  Admin API:   ${url}api\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or put a token in a file and set HOST_ADMIN_TOKEN_FILE.\n`,
     );
   }
   // Last: the "listening" line tells scripts the host is ready.

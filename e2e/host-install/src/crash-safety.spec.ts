@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { api, buildHost, packageForm, ROOT, startHost } from './host-process';
+import { api, buildHost, packageForm, ROOT, startHost } from '@host/e2e-support';
 import { checkConsistent, PLUGIN_ID, seededRandom, versionedPackage } from './versioned-package';
 
 const SEED = Number(process.env['CRASH_SEED'] ?? 20240521);

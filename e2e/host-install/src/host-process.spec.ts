@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
-import { ADMIN_TOKEN, api, buildHost, packageForm, runHostOnce, startHost, type RunningHost } from './host-process';
+import { adminTokenFile, api, buildHost, packageForm, runHostOnce, startHost, type RunningHost } from '@host/e2e-support';
 
 const ID = 'com.example.echo';
 
@@ -32,7 +32,7 @@ describe('the built host process', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const { port } = blocker.address() as AddressInfo;
     try {
-      const r = runHostOnce(['--port', String(port)], { HOST_DATA_DIR: dataDir, HOST_ADMIN_TOKEN: ADMIN_TOKEN });
+      const r = runHostOnce(['--port', String(port)], { HOST_DATA_DIR: dataDir, HOST_ADMIN_TOKEN_FILE: adminTokenFile(dataDir) });
       expect(r.status).toBe(1);
       expect(r.output).toContain(`127.0.0.1:${port} is already in use (EADDRINUSE)`);
       expect(r.output).toMatch(/HOST_PORT or --port/);
@@ -42,7 +42,7 @@ describe('the built host process', () => {
   });
 
   it('generates the admin token on first start, prints it once, and stores only its hash', async () => {
-    const first = await startHost(dataDir, { HOST_ADMIN_TOKEN: '' });
+    const first = await startHost(dataDir, { HOST_ADMIN_TOKEN_FILE: '' });
     running.push(first);
     const token = /Admin token: (\S+)/.exec(first.output())?.[1];
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -53,7 +53,7 @@ describe('the built host process', () => {
     expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     // The lock is released on a graceful stop; the second start reuses the stored hash and prints no token.
     expect(existsSync(join(dataDir, 'state', 'host.lock'))).toBe(false);
-    const second = await startHost(dataDir, { HOST_ADMIN_TOKEN: '' });
+    const second = await startHost(dataDir, { HOST_ADMIN_TOKEN_FILE: '' });
     running.push(second);
     expect(second.output()).not.toContain('Admin token');
     expect((await fetch(`${second.url}/api/plugins`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
@@ -61,7 +61,7 @@ describe('the built host process', () => {
 
   it('refuses a second host on the same data directory', async () => {
     running.push(await startHost(dataDir));
-    const r = runHostOnce([], { HOST_DATA_DIR: dataDir, HOST_PORT: '0', HOST_ADMIN_TOKEN: 'x'.repeat(20) });
+    const r = runHostOnce([], { HOST_DATA_DIR: dataDir, HOST_PORT: '0', HOST_ADMIN_TOKEN_FILE: adminTokenFile(dataDir) });
     expect(r.status).toBe(1);
     expect(r.output).toContain('in use by another host process');
   });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_TOKEN, ROOT } from './host-process';
+import { adminTokenFile, ROOT } from '@host/e2e-support';
 
 // `npm start` as a service manager runs it: the manager signals (or kills)
 // the process it started, which is npm. The host and its plugins must stop
@@ -22,7 +22,8 @@ async function npmStart(): Promise<{ npm: ChildProcess; url: string; output: () 
       ...process.env,
       HOST_PORT: '0',
       HOST_DATA_DIR: join(dir, 'data'),
-      HOST_ADMIN_TOKEN: ADMIN_TOKEN,
+      HOST_ADMIN_TOKEN: '',
+      HOST_ADMIN_TOKEN_FILE: adminTokenFile(join(dir, 'data')),
       NX_DAEMON: 'false',
       FORCE_COLOR: '0',
     },

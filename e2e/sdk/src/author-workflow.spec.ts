@@ -12,6 +12,12 @@ const HOST_MAIN = join(ROOT, 'dist/apps/host/main.cjs');
 const CLI = join(ROOT, 'tools/host-plugin/dist/cli.cjs');
 const TSC = require.resolve('typescript/bin/tsc');
 const TOKEN = 'e2e-sdk-admin-token-0123456789';
+
+/** Writes TOKEN to a file only this user can read, for HOST_ADMIN_TOKEN_FILE. */
+function tokenFile(file: string): string {
+  writeFileSync(file, TOKEN, { mode: 0o600 });
+  return file;
+}
 const ID = 'com.example.mine';
 
 const children: ChildProcess[] = [];
@@ -73,7 +79,7 @@ beforeAll(async () => {
   project = join(work, 'mine');
   const { match } = await startUntil(
     [HOST_MAIN],
-    { HOST_PORT: '0', HOST_DATA_DIR: join(work, 'data'), HOST_ADMIN_TOKEN: TOKEN },
+    { HOST_PORT: '0', HOST_DATA_DIR: join(work, 'data'), HOST_ADMIN_TOKEN_FILE: tokenFile(join(work, 'admin-token')) },
     ROOT,
     /listening on (http:\/\/\S+?)\/? /,
   );

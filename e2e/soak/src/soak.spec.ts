@@ -12,7 +12,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { api, buildHost, packageForm, startHost, type RunningHost } from './host';
+import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/e2e-support';
 
 const SECONDS = Number(process.env['SOAK_SECONDS']) || Number(process.env['SOAK_LONG_SECONDS']) || 45;
 const EVENTS_PER_SECOND = 6;

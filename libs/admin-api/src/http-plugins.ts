@@ -1,6 +1,7 @@
 import { Capability, HttpManifestSchema, type CapabilityName } from '@host/protocol';
 import { z } from 'zod';
 import { CommandConflictSchema } from './plugins';
+import { UpdateChangesSchema } from './packages';
 
 /** Body of POST /plugins/http. */
 export const RegisterHttpPluginSchema = z.strictObject({
@@ -61,6 +62,25 @@ export type RegisterHttpPluginResponse = z.infer<typeof RegisterHttpPluginRespon
 export const RefreshHttpPluginResponseSchema = z.object({
   plugin: HttpPluginViewSchema,
   previousVersion: z.string(),
-  changed: z.boolean().describe('True when the manifest differs from the stored one.'),
+  changed: z.boolean().describe('True when the stored manifest was replaced by the fetched one.'),
+  changes: UpdateChangesSchema.describe('The fetched manifest compared with the stored one, as in the update dialog of packages.'),
+  confirmationRequired: z
+    .boolean()
+    .describe(
+      'True when the fetched manifest adds capabilities, permissions, subscriptions or commands: nothing was stored; confirm with POST /plugins/{pluginId}/refresh/confirm.',
+    ),
+  incoming: z
+    .object({ manifest: HttpManifestSchema, sha256: z.string().describe('SHA-256 of the fetched manifest; the confirmation names it.') })
+    .optional()
+    .describe('While confirmationRequired: the manifest waiting for confirmation.'),
 });
 export type RefreshHttpPluginResponse = z.infer<typeof RefreshHttpPluginResponseSchema>;
+
+/** Body of POST /plugins/{pluginId}/refresh/confirm. */
+export const ConfirmHttpRefreshBodySchema = z.strictObject({
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .describe('incoming.sha256 of the refresh answer the operator reviewed.'),
+});
+export type ConfirmHttpRefreshBody = z.infer<typeof ConfirmHttpRefreshBodySchema>;

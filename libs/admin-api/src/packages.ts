@@ -31,6 +31,10 @@ export const UpdateChangesSchema = z.object({
   commandsRemoved: z.array(z.string()),
   commandsChanged: z.array(z.string()).describe('Commands whose prefixes, aliases, scopes or priority differ.'),
   startCommandChanged: z.boolean(),
+  subscriptionsAdded: z.array(z.string()).optional().describe('Event types newly subscribed to (HTTP plugin refresh).'),
+  subscriptionsRemoved: z.array(z.string()).optional().describe('Event types no longer subscribed to (HTTP plugin refresh).'),
+  capabilitiesAdded: z.array(z.string()).optional().describe('Capability names newly claimed (HTTP plugin refresh).'),
+  capabilitiesRemoved: z.array(z.string()).optional().describe('Capability names given up (HTTP plugin refresh).'),
 });
 export type UpdateChanges = z.infer<typeof UpdateChangesSchema>;
 

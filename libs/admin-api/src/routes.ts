@@ -8,7 +8,12 @@ import {
   EventsQuerySchema,
 } from './console';
 import { defineContract, type RouteContract } from './contract';
-import { RefreshHttpPluginResponseSchema, RegisterHttpPluginResponseSchema, RegisterHttpPluginSchema } from './http-plugins';
+import {
+  ConfirmHttpRefreshBodySchema,
+  RefreshHttpPluginResponseSchema,
+  RegisterHttpPluginResponseSchema,
+  RegisterHttpPluginSchema,
+} from './http-plugins';
 import {
   CancelledResponseSchema,
   ConfirmUpdateBodySchema,
@@ -279,8 +284,26 @@ export const ADMIN_ROUTES = {
     summary: "Re-fetch an HTTP plugin's manifest (after its own deployment updated it)",
     tags: ['plugins'],
     params: PLUGIN_PARAM,
-    responses: { 200: { description: 'The plugin with previousVersion and changed.', schema: RefreshHttpPluginResponseSchema } },
+    responses: {
+      200: {
+        description:
+          'The plugin with previousVersion, changed and changes; a manifest that adds capabilities, permissions, subscriptions or commands is not stored until confirmed (confirmationRequired).',
+        schema: RefreshHttpPluginResponseSchema,
+      },
+    },
     errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT', ...MANIFEST_FETCH_ERRORS],
+  }),
+  confirmHttpRefresh: defineContract({
+    method: 'post',
+    path: '/plugins/{pluginId}/refresh/confirm',
+    summary: 'Confirm a refreshed HTTP plugin manifest that adds capabilities, permissions, subscriptions or commands',
+    description:
+      'Fetches the manifest again and stores it only when its SHA-256 is the one the refresh showed; otherwise answers 409 and nothing changes.',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    body: ConfirmHttpRefreshBodySchema,
+    responses: { 200: { description: 'The plugin with the confirmed manifest.', schema: RefreshHttpPluginResponseSchema } },
+    errors: ['BAD_REQUEST', 'PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT', ...MANIFEST_FETCH_ERRORS],
   }),
 
   sendConsoleMessage: defineContract({

@@ -37,7 +37,7 @@ describe('ensureAdminToken', () => {
     expect(await store.getMeta(ADMIN_TOKEN_META_KEY)).toBe(hashToken(shown));
   });
 
-  it('uses HOST_ADMIN_TOKEN when given, and refuses a short one', async () => {
+  it('uses the configured token when given, and refuses a short one', async () => {
     const r = await ensureAdminToken(store, { token: 'a-long-enough-operator-token' });
     expect(r).toEqual({ hash: hashToken('a-long-enough-operator-token'), source: 'environment' });
     expect(await store.getMeta(ADMIN_TOKEN_META_KEY)).toBe(r.hash);

@@ -18,7 +18,7 @@ export interface AdminTokenSetup {
 }
 
 /**
- * The admin token: HOST_ADMIN_TOKEN when given (its hash replaces the stored
+ * The admin token: the configured one when given (its hash replaces the stored
  * one), else the stored hash, else a new random token (32 bytes, base64url)
  * whose hash is stored. `reset` forces a new token.
  */
@@ -26,7 +26,7 @@ export async function ensureAdminToken(store: RegistryStore, options: { token?: 
   if (options.token !== undefined) {
     if (options.token.length < MIN_ADMIN_TOKEN_LENGTH) {
       throw new Error(
-        `HOST_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value (or leave it unset to have one generated).`,
+        `The admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; use a long random value (or leave it unset to have one generated).`,
       );
     }
     const hash = hashToken(options.token);

@@ -98,7 +98,11 @@ export function buildOpenApiDocument(
     servers: [{ url: '/' }],
     components: {
       securitySchemes: {
-        adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token printed on first start (or HOST_ADMIN_TOKEN).' },
+        adminToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The admin token printed on first start (or the one in HOST_ADMIN_TOKEN_FILE).',
+        },
       },
     },
     paths,

@@ -102,7 +102,7 @@ describe('checkAddress', () => {
     expect(verdict.allowed === false && verdict.reason).toMatch(/never calls/);
   });
 
-  it('allows loopback and private addresses by default, as the embedded host runs beside its plugins', () => {
+  it('allows loopback and private addresses by the library default (the host passes its configured policy)', () => {
     expect(DEFAULT_ADDRESS_POLICY).toEqual({ allowLoopback: true, allowPrivate: true });
     for (const a of ['127.0.0.1', '::1', '10.0.0.5', '192.168.0.10', 'fd12::1', '100.64.1.1']) {
       expect(checkAddress(a, DEFAULT_ADDRESS_POLICY).allowed).toBe(true);
@@ -113,7 +113,7 @@ describe('checkAddress', () => {
     for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.5', '::ffff:192.168.0.1', 'fd12::1', '100.64.1.1']) {
       const verdict = checkAddress(a, STRICT);
       expect(verdict.allowed).toBe(false);
-      expect(verdict.allowed === false && verdict.reason).toMatch(/allow(Loopback|Private) off/);
+      expect(verdict.allowed === false && verdict.reason).toMatch(/HOST_HTTP_ALLOW_(LOOPBACK|PRIVATE)=true/);
     }
   });
 

@@ -7,9 +7,9 @@ import ipaddr from 'ipaddr.js';
  * Link-local (cloud metadata lives there), unspecified, multicast, broadcast
  * and reserved addresses, and the known metadata addresses outside
  * link-local, are always refused. Loopback and private ranges depend on the
- * policy: the embedded default allows both, because the host binds to
- * 127.0.0.1 and operators run their plugins beside it. A host reachable from
- * untrusted users should set both to false (see libs/host-http/README.md).
+ * policy, which the host takes from its configuration (HOST_HTTP_ALLOW_LOOPBACK,
+ * HOST_HTTP_ALLOW_PRIVATE). The library default allows both, for tests and
+ * embedding; the host passes its own.
  */
 export interface AddressPolicy {
   /** 127.0.0.0/8 and ::1. */
@@ -127,10 +127,18 @@ export function checkAddress(address: string, policy: AddressPolicy): AddressVer
     return { allowed: false, category, reason: `${address} is a ${category} address, which the host never calls` };
   }
   if (category === 'loopback' && !policy.allowLoopback) {
-    return { allowed: false, category, reason: `${address} is a loopback address and the address policy has allowLoopback off` };
+    return {
+      allowed: false,
+      category,
+      reason: `${address} is a loopback address, which this host does not call (allow it with HOST_HTTP_ALLOW_LOOPBACK=true)`,
+    };
   }
   if (category === 'private' && !policy.allowPrivate) {
-    return { allowed: false, category, reason: `${address} is a private address and the address policy has allowPrivate off` };
+    return {
+      allowed: false,
+      category,
+      reason: `${address} is a private address, which this host does not call (allow it with HOST_HTTP_ALLOW_PRIVATE=true)`,
+    };
   }
   return { allowed: true, category };
 }

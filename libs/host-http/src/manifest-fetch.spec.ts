@@ -203,7 +203,7 @@ describe('fetchHttpManifest address policy', () => {
     const s = await serve((_req, res) => sendJson(res, 200, manifest()));
     const e = await failure(s.url, { policy: { allowLoopback: false, allowPrivate: true } });
     expect(e.code).toBe('REGISTRATION_ADDRESS_REFUSED');
-    expect(e.message).toMatch(/allowLoopback off/);
+    expect(e.message).toMatch(/HOST_HTTP_ALLOW_LOOPBACK=true/);
     expect(s.requests).toHaveLength(0);
   });
 

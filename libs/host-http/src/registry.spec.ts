@@ -145,11 +145,39 @@ describe('POST /api/plugins/http', () => {
 });
 
 describe('POST /api/plugins/:pluginId/refresh', () => {
+  it('keeps the stored manifest when the fetched one adds capabilities, until the operator confirms that diff', async () => {
+    await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url }).expect(201);
+    served = manifest({ capabilities: 13 });
+    const res = await request(app()).post('/api/plugins/com.example.echo/refresh').expect(200);
+    expect(res.body).toMatchObject({
+      changed: false,
+      confirmationRequired: true,
+      changes: { versionOrder: 'same', capabilitiesAdded: ['InterceptMessages'] },
+      plugin: { capabilities: 9 },
+    });
+    expect((await store.get('com.example.echo'))?.manifest).toMatchObject({ capabilities: 9 });
+    served = manifest({ capabilities: 15 });
+    await request(app()).post('/api/plugins/com.example.echo/refresh/confirm').send({ sha256: res.body.incoming.sha256 }).expect(409);
+    expect((await store.get('com.example.echo'))?.manifest).toMatchObject({ capabilities: 9 });
+    served = manifest({ capabilities: 13 });
+    const ok = await request(app())
+      .post('/api/plugins/com.example.echo/refresh/confirm')
+      .send({ sha256: res.body.incoming.sha256 })
+      .expect(200);
+    expect(ok.body).toMatchObject({ changed: true, plugin: { capabilities: 13 } });
+  });
+
   it('re-fetches the manifest and shows the new version', async () => {
     const first = await request(app()).post('/api/plugins/http').send({ baseUrl: plugin.url }).expect(201);
-    served = manifest({ version: '1.1.0', capabilities: 13 });
+    served = manifest({ version: '1.1.0', description: 'Now with a description' });
     const res = await request(app()).post('/api/plugins/com.example.echo/refresh').expect(200);
-    expect(res.body).toMatchObject({ previousVersion: '1.0.0', changed: true, plugin: { version: '1.1.0', capabilities: 13 } });
+    expect(res.body).toMatchObject({
+      previousVersion: '1.0.0',
+      changed: true,
+      confirmationRequired: false,
+      changes: { versionOrder: 'upgrade', permissionsAdded: [], capabilitiesAdded: [] },
+      plugin: { version: '1.1.0', description: 'Now with a description' },
+    });
     expect((await store.get('com.example.echo'))?.manifest.version).toBe('1.1.0');
     expect((endpoints.get('com.example.echo') as unknown as { current: { manifest: { version: string } } }).current.manifest.version).toBe(
       '1.1.0',

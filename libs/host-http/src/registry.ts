@@ -1,5 +1,5 @@
 import { findCommandConflicts, type CommandConflict } from '@host/host-dispatch';
-import { RegisterHttpPluginSchema, type RegisterHttpPluginInput } from '@host/admin-api';
+import { RegisterHttpPluginSchema, type RegisterHttpPluginInput, type UpdateChanges } from '@host/admin-api';
 import {
   HostError,
   invalidRequest,
@@ -16,6 +16,7 @@ import { parseBaseUrl } from './base-url';
 import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
 import type { HttpPluginHealth } from './health';
 import { fetchHttpManifest } from './manifest-fetch';
+import { diffHttpManifests, escalates, manifestSha256 } from './manifest-diff';
 import { generateSigningSecret } from './signing';
 
 /**
@@ -74,8 +75,14 @@ export interface RegisterResult {
 export interface RefreshResult {
   plugin: HttpPluginView;
   previousVersion: string;
-  /** True when the manifest differs from the stored one. */
+  /** True when the stored manifest was replaced by the fetched one. */
   changed: boolean;
+  /** The fetched manifest compared with the stored one, in the shape of a package update's diff. */
+  changes: UpdateChanges;
+  /** The fetched manifest adds capabilities, permissions, subscriptions or commands: nothing was stored. */
+  confirmationRequired: boolean;
+  /** While confirmationRequired: the manifest and the SHA-256 a confirmation names. */
+  incoming?: { manifest: HttpManifest; sha256: string };
 }
 
 /**
@@ -140,9 +147,44 @@ export class HttpPluginRegistry {
     });
   }
 
-  /** Fetches the manifest again; the plugin's own deployment may have changed it. */
+  /**
+   * Fetches the manifest again; the plugin's own deployment may have changed
+   * it. A manifest that adds capabilities, permissions, subscriptions or
+   * commands is not stored: the answer shows the diff and the operator
+   * confirms it with confirmRefresh.
+   */
   async refresh(pluginId: string): Promise<RefreshResult> {
     const record = await this.httpRecord(pluginId);
+    const manifest = await this.fetchSameId(record, pluginId);
+    const changes = diffHttpManifests(record.manifest, manifest);
+    if (escalates(changes)) {
+      return {
+        plugin: this.view(record),
+        previousVersion: record.manifest.version,
+        changed: false,
+        changes,
+        confirmationRequired: true,
+        incoming: { manifest, sha256: manifestSha256(manifest) },
+      };
+    }
+    return this.store(pluginId, manifest);
+  }
+
+  /** Stores a refreshed manifest the operator reviewed: only when it is still the one with `sha256`. */
+  async confirmRefresh(pluginId: string, sha256: string): Promise<RefreshResult> {
+    const record = await this.httpRecord(pluginId);
+    const manifest = await this.fetchSameId(record, pluginId);
+    if (manifestSha256(manifest) !== sha256) {
+      throw new HostError(
+        'PLUGIN_STATE_CONFLICT',
+        `The manifest of ${pluginId} is no longer the one that was reviewed. Refresh again and review the new changes.`,
+        { pluginId },
+      );
+    }
+    return this.store(pluginId, manifest);
+  }
+
+  private async fetchSameId(record: HttpPluginRecord, pluginId: string): Promise<HttpManifest> {
     const manifest = await fetchHttpManifest(record.baseUrl, { ...this.networkOptions(), signingSecret: record.signingSecret, pluginId });
     if (manifest.pluginId !== pluginId) {
       throw new HostError(
@@ -159,18 +201,30 @@ export class HttpPluginRegistry {
         },
       );
     }
+    return manifest;
+  }
+
+  private store(pluginId: string, manifest: HttpManifest): Promise<RefreshResult> {
     return this.locks.run(pluginId, async () => {
       const now = new Date().toISOString();
-      let previousVersion = '';
+      let previous: HttpManifest | undefined;
       let changed = false;
       const stored = await this.deps.store.update(pluginId, (current) => {
-        previousVersion = current.manifest.version;
+        if (current.transport !== 'http') return undefined;
+        previous = current.manifest as HttpManifest;
         changed = JSON.stringify(current.manifest) !== JSON.stringify(manifest);
-        return current.transport === 'http' && changed ? { ...current, manifest, updatedAt: now } : undefined;
+        return changed ? { ...current, manifest, updatedAt: now } : undefined;
       });
       const updated = this.asHttpRecord(pluginId, stored);
       this.live.get(pluginId)?.update(updated);
-      return { plugin: this.view(updated), previousVersion, changed };
+      const before = previous ?? updated.manifest;
+      return {
+        plugin: this.view(updated),
+        previousVersion: before.version,
+        changed,
+        changes: diffHttpManifests(before, manifest),
+        confirmationRequired: false,
+      };
     });
   }
 

@@ -54,7 +54,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const CONTRACTS = [ADMIN_ROUTES.registerHttpPlugin, ADMIN_ROUTES.refreshHttpPlugin];
+const CONTRACTS = [ADMIN_ROUTES.registerHttpPlugin, ADMIN_ROUTES.refreshHttpPlugin, ADMIN_ROUTES.confirmHttpRefresh];
 
 /** A failure with the code expected, which the route's contract declares. */
 function expectDeclared(res: request.Response, contract: RouteContract, code: string): void {

@@ -15,7 +15,8 @@ export interface HttpRegistrationRouterDeps {
  *
  *   POST /plugins/http               {baseUrl, requestTimeoutMilliseconds?, enabled?}
  *                                    -> 201 {plugin, signingSecret, notice, commandConflicts?}
- *   POST /plugins/{pluginId}/refresh -> 200 {plugin, previousVersion, changed}
+ *   POST /plugins/{pluginId}/refresh -> 200 {plugin, previousVersion, changed, changes, confirmationRequired, incoming?}
+ *   POST /plugins/{pluginId}/refresh/confirm {sha256} -> 200 as refresh, or 409 when the manifest changed again
  *
  * Failures are thrown as HostErrors for the app's error handler.
  * Enable, disable, remove and health are registry methods the plugins routes call.
@@ -45,6 +46,17 @@ export function httpRegistrationRoutes({ registry }: HttpRegistrationRouterDeps)
       const answer: RefreshHttpPluginResponse = await registry.refresh(pluginId);
       return { body: answer };
     }),
+    implementRoute(
+      ADMIN_ROUTES.confirmHttpRefresh,
+      async ({ params, body }) => {
+        const pluginId = params['pluginId']!;
+        if (!PLUGIN_ID_PATTERN.test(pluginId))
+          throw new HostError('PLUGIN_NOT_FOUND', `No plugin with pluginId ${pluginId}. List plugins with GET /api/plugins.`, { pluginId });
+        const answer: RefreshHttpPluginResponse = await registry.confirmRefresh(pluginId, body.sha256);
+        return { body: answer };
+      },
+      { before: [express.json({ limit: '16kb' })] },
+    ),
   ];
 }
 

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '../../..');
@@ -24,11 +24,24 @@ export interface RunningHost {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** A file holding ADMIN_TOKEN beside the data directory (mode 600), for HOST_ADMIN_TOKEN_FILE. */
+export function adminTokenFile(dataDir: string): string {
+  const file = `${dataDir.replace(/[\\/]+$/, '')}.admin-token`;
+  writeFileSync(file, `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+  return file;
+}
+
 /** Starts the built host on a free port and waits until it listens. */
 export async function startHost(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<RunningHost> {
   const child = spawn(process.execPath, [HOST_MAIN, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOST_PORT: '0', HOST_DATA_DIR: dataDir, HOST_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOST_PORT: '0',
+      HOST_DATA_DIR: dataDir,
+      HOST_ADMIN_TOKEN_FILE: adminTokenFile(dataDir),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

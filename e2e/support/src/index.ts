@@ -1,0 +1,2 @@
+// Helpers the end-to-end projects share: the built host as a real process.
+export * from './host-process';
