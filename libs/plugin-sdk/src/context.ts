@@ -11,7 +11,7 @@ import type {
 } from '@host/protocol';
 import type { NormalizedMessage, ProviderBody } from '@host/messages';
 import { PluginMessageError, PluginSdkError } from './errors';
-import { at, text, type PartInput } from './parts';
+import { at, literal, text, type PartInput } from './parts';
 import { prepareMessage, providerFor } from './outgoing';
 
 /** Which transport runs the plugin. */
@@ -106,6 +106,8 @@ export interface MessageContext extends LifecycleContext {
   readonly at: typeof at;
   /** A text part (strings passed to reply are text parts too). */
   text(value: string): TextPart;
+  /** Text shown as written: in Markdown its Markdown syntax is escaped (for text from users). */
+  literal(value: string): TextPart;
   /**
    * Replies in the event's conversation in text format. Resolves when the
    * host accepted it (stdio) or when it was added to the response (HTTP).
@@ -353,6 +355,7 @@ export function createMessageContext(
     command: event.command,
     at,
     text,
+    literal,
     reply: (...parts) => reply('text', parts),
     replyMarkdown: (...parts) => reply('markdown', parts),
     intercept() {
