@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { definePlugin, readManifest } from '@host/plugin-sdk-v2';
+import { definePlugin, literal, readManifest } from '@host/plugin-sdk-v2';
 
 /**
  * The plugin: one definition, run over stdio by src/index.ts (the packaged
@@ -11,10 +11,12 @@ export default definePlugin({
   commands: {
     // "/echo hello" -> a Markdown reply that mentions the sender (groups only;
     // Markdown is not available in one-to-one chats, so those get plain text).
+    // literal() shows the user's text as written: Markdown in it (a link, an
+    // image) is escaped instead of posted by the bot.
     async echo(ctx) {
       const text = ctx.command?.args || 'nothing';
       if (ctx.message.conversation.type === 'group') {
-        await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', text, '**');
+        await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', literal(text), '**');
       } else {
         await ctx.reply('You said: ', text);
       }

@@ -71,7 +71,9 @@ describe('echo plugin over HTTP', () => {
           format: 'markdown',
           parts: [
             { type: 'mention', target: 'user', id: 'user-1', displayName: 'Ann' },
-            { type: 'text', text: ' said: **hello**' },
+            { type: 'text', text: ' said: **' },
+            { type: 'text', text: 'hello', literal: true },
+            { type: 'text', text: '**' },
           ],
         },
       ],

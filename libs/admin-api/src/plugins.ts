@@ -133,3 +133,16 @@ export const SettingsPutBodySchema = z.strictObject({
     ),
 });
 export type SettingsPutBody = z.infer<typeof SettingsPutBodySchema>;
+
+/** What a running plugin sees of a settings change (docs/protocol/v2.md 2.2). */
+export const SettingsDeliveryStatus = z.enum(['live', 'nextStart', 'restartRequired', 'notSent']);
+export type SettingsDeliveryStatus = z.infer<typeof SettingsDeliveryStatus>;
+export const SettingsDeliverySchema = z.object({
+  status: SettingsDeliveryStatus.describe(
+    'live: the running plugin took the values; nextStart: it is not running and gets them at its next start; restartRequired: it runs but did not take them, restart it to apply them; notSent: an HTTP plugin, which configures itself.',
+  ),
+  message: z.string().describe('The same for the operator, with the reason when the values did not reach the plugin.'),
+});
+export type SettingsDelivery = z.infer<typeof SettingsDeliverySchema>;
+export const SettingsPutResponseSchema = SettingsResponseSchema.extend({ delivery: SettingsDeliverySchema });
+export type SettingsPutResponse = z.infer<typeof SettingsPutResponseSchema>;

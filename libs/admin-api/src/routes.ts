@@ -30,6 +30,7 @@ import {
   PluginResponseSchema,
   SettingsPutBodySchema,
   SettingsResponseSchema,
+  SettingsPutResponseSchema,
   UninstallResponseSchema,
 } from './plugins';
 
@@ -200,11 +201,16 @@ export const ADMIN_ROUTES = {
     path: '/plugins/{pluginId}/settings',
     summary: "Change a plugin's settings",
     description:
-      'Stored by the settings store, by default in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value.',
+      'Stored by the settings store, by default in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value. A running stdio plugin gets the new values without a restart when its SDK takes them (settings.changed); delivery says whether it did.',
     tags: ['settings'],
     params: PLUGIN_PARAM,
     body: SettingsPutBodySchema,
-    responses: { 200: { description: 'Schema and the new values.', schema: SettingsResponseSchema } },
+    responses: {
+      200: {
+        description: 'Schema, the new values, and whether the running plugin took them (delivery).',
+        schema: SettingsPutResponseSchema,
+      },
+    },
     errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'SETTINGS_INVALID'],
   }),
 

@@ -1,5 +1,7 @@
 import type { StopParamsSchema } from '@host/protocol';
-import type { RuntimeStatusView } from '@host/admin-api';
+import type { RuntimeStatusView, SettingsDelivery } from '@host/admin-api';
+
+export type { SettingsDelivery };
 
 /**
  * What the plugins API shows about a plugin's process or service: the admin
@@ -22,6 +24,11 @@ export interface PluginRuntime {
   restart(pluginId: string): Promise<RuntimeStatus>;
   status(pluginId: string): RuntimeStatus | undefined;
   isRunning(pluginId: string): boolean;
+  /**
+   * Gives a running plugin its current settings (settings.changed) after an
+   * operator changed them; says whether it took them.
+   */
+  applySettings?(pluginId: string): Promise<SettingsDelivery>;
   /** Stops every plugin (host shutdown). */
   stopAll(reason: StopReason): Promise<void>;
 }

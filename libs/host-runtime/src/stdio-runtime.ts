@@ -7,6 +7,7 @@ import {
   type PluginRecord,
   type PluginRuntime,
   type RuntimeStatus,
+  type SettingsDelivery,
   type StopReason,
 } from '@host/host-core';
 import { ProcessGroups } from './process/process-groups';
@@ -97,6 +98,13 @@ export class StdioPluginRuntime implements PluginRuntime {
   /** True from start until stopped, including a pending crash restart (see Supervisor.hasProcess). */
   isRunning(pluginId: string): boolean {
     return this.supervisors.get(pluginId)?.hasProcess() ?? false;
+  }
+
+  /** settings.changed to the running process; a plugin this runtime never started gets them when it starts. */
+  async applySettings(pluginId: string): Promise<SettingsDelivery> {
+    const s = this.supervisors.get(pluginId);
+    if (s) return s.applySettings();
+    return { status: 'nextStart', message: `${pluginId} is not running; it gets the new settings when it starts.` };
   }
 
   async stopAll(reason: StopReason): Promise<void> {

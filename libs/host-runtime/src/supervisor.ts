@@ -10,6 +10,7 @@ import {
   type PluginRouting,
   type PluginState,
   type RuntimeStatus,
+  type SettingsDelivery,
   type StopReason,
 } from '@host/host-core';
 import { RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/protocol';
@@ -142,6 +143,30 @@ export class Supervisor implements PluginEndpoint {
 
   isAvailable(): boolean {
     return this.state === 'running' && this.proc !== null && !this.proc.hasExited;
+  }
+
+  /**
+   * Sends the current settings to the running process (settings.changed). A
+   * process still starting is waited for: it may have read the values before
+   * the change. Without a process the values apply at the next start.
+   */
+  async applySettings(): Promise<SettingsDelivery> {
+    if (this.state === 'starting' && this.startTask) await this.startTask.catch(() => undefined);
+    const proc = this.proc;
+    if (!proc || !this.isAvailable()) {
+      return { status: 'nextStart', message: `${this.pluginId} is ${this.state}; it gets the new settings when it starts.` };
+    }
+    const settings = await this.deps.loadSettings(this.pluginId);
+    const problem = await proc.changeSettings(settings, RUNTIME_DEFAULTS.requestTimeoutMilliseconds);
+    if (problem === undefined) {
+      this.log('info', 'took the changed settings while running');
+      return { status: 'live', message: `${this.pluginId} took the new settings while running.` };
+    }
+    this.log('warn', `did not take the changed settings: ${problem}`);
+    return {
+      status: 'restartRequired',
+      message: `${this.pluginId} did not take the new settings while running (${problem}); restart it (POST /api/plugins/${this.pluginId}/restart) to apply them.`,
+    };
   }
 
   /** Sends events.message through the current process; replies go to the runtime's sink. */

@@ -17,6 +17,15 @@ export function text(value: string): TextPart {
 }
 
 /**
+ * A literal text part: in a markdown message its Markdown syntax is escaped,
+ * so it shows exactly as written (use it for text that came from users). In
+ * a text message it is the same as text().
+ */
+export function literal(value: string): TextPart {
+  return { type: 'text', text: value, literal: true };
+}
+
+/**
  * A typed user mention. Given a UserRef, its `mentionId` and `displayName`
  * are used; an explicit `displayName` wins. The id is checked when the
  * message is normalised (`message.mention.invalid_id`), not here, so building

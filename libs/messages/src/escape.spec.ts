@@ -1,4 +1,4 @@
-import { countCodePoints, escapeText } from './index';
+import { countCodePoints, escapeMarkdownLiteral, escapeText } from './index';
 
 describe('escapeText', () => {
   it('escapes & < > and nothing else', () => {
@@ -41,5 +41,23 @@ describe('countCodePoints', () => {
 
   it('agrees with the string iterator', () => {
     for (const s of ['x😀y', '\ud83d', '😀😀\ud800', '中文']) expect(countCodePoints(s)).toBe([...s].length);
+  });
+});
+
+describe('escapeMarkdownLiteral', () => {
+  it('keeps a link and an image from user text from becoming Markdown', () => {
+    expect(escapeMarkdownLiteral('[click](http://evil.example) ![img](x)')).toBe(
+      '\\[click\\]\\(http\\:\\/\\/evil\\.example\\) \\!\\[img\\]\\(x\\)',
+    );
+  });
+
+  it('escapes every ASCII punctuation character and nothing else', () => {
+    for (let code = 0; code < 0x80; code++) {
+      const c = String.fromCharCode(code);
+      const punctuation = /[!-/:-@[-`{-~]/.test(c);
+      const expected = c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : punctuation ? '\\' + c : c;
+      expect(escapeMarkdownLiteral(c)).toBe(expected);
+    }
+    expect(escapeMarkdownLiteral('你好 😀\n')).toBe('你好 😀\n');
   });
 });

@@ -14,6 +14,23 @@ export function escapeText(text: string): string {
   return text.replace(SPECIAL, (c) => ENTITY[c] as string);
 }
 
+// Every ASCII punctuation character: & < > become entities as in escapeText,
+// the others take a backslash.
+const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/g;
+
+/**
+ * Escapes a literal text part of a markdown message (`{"type": "text",
+ * "literal": true}`) in one pass: `&`, `<` and `>` become `&amp;`, `&lt;`
+ * and `&gt;` as in escapeText, and every other ASCII punctuation character
+ * gets a backslash before it, the escape CommonMark defines for each of them.
+ * No character of the result starts Markdown syntax (emphasis, links, images,
+ * code, headings, lists, quotes, tables), so user text shows as written.
+ * Letters, digits, spaces, newlines and non-ASCII characters pass through.
+ */
+export function escapeMarkdownLiteral(text: string): string {
+  return text.replace(ASCII_PUNCTUATION, (c) => ENTITY[c] ?? '\\' + c);
+}
+
 /**
  * Length in Unicode code points (a surrogate pair counts once; a lone
  * surrogate counts once), which is how the provider counts characters.

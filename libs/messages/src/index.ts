@@ -1,5 +1,5 @@
 export type { MessageError, MessageResult } from './result';
-export { escapeText, countCodePoints } from './escape';
+export { escapeMarkdownLiteral, escapeText, countCodePoints } from './escape';
 export { MAX_COMPOSITE_DEPTH, MENTION_ID_PATTERN } from './limits';
 export { parseOutgoingMessage, parseTarget } from './validate';
 export { normalizeMessage, normalizeParsedMessage, type NormalizedMessage, type NormalizedPart } from './normalize';
@@ -14,4 +14,4 @@ export {
   renderMessage,
   renderParsedMessage,
 } from './registry';
-export { text, mentionUser, mentionUsers, mentionEveryone, composite, type MentionableUser } from './builders';
+export { text, literal, mentionUser, mentionUsers, mentionEveryone, composite, type MentionableUser } from './builders';

@@ -16,8 +16,10 @@ export type NormalizedPart = TextPart | UserMentionPart | EveryoneMentionPart;
 
 /**
  * A message ready to render: no composites, no empty text, no two text parts
- * side by side, valid mention ids, at most LIMITS.maxMessageParts parts, and
- * not blank. Renderers trust these properties and do not check them again.
+ * with the same `literal` flag side by side, `literal: true` only in markdown
+ * (and never `literal: false`), valid mention ids, at most
+ * LIMITS.maxMessageParts parts, and not blank. Renderers trust these
+ * properties and do not check them again.
  */
 export interface NormalizedMessage {
   format: MessageFormat;
@@ -36,20 +38,30 @@ function invalidId(id: string, where: string): MessageError {
 
 class Flattener {
   readonly parts: NormalizedPart[] = [];
-  // Adjacent text, including text across composite boundaries, merges into one part.
+  // Adjacent text, including text across composite boundaries, merges into
+  // one part when both are literal or both are not.
   private pendingText = '';
+  private pendingLiteral = false;
   hasMention = false;
+
+  /** `literal` matters only in markdown: text format shows every text part as written. */
+  constructor(private readonly markdown: boolean) {}
 
   /** Returns the first error, in document order. */
   add(parts: readonly MessagePart[], path: string, depth: number): MessageError | undefined {
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i] as MessagePart;
       switch (part.type) {
-        case 'text':
+        case 'text': {
           // Empty text disappears here; whitespace-only text is kept because
           // it separates words (for example between two mentions).
+          if (part.text === '') break;
+          const literal = this.markdown && part.literal === true;
+          if (literal !== this.pendingLiteral) this.flushText();
+          this.pendingLiteral = literal;
           this.pendingText += part.text;
           break;
+        }
         case 'mention':
           if (part.target === 'user' && !MENTION_ID_PATTERN.test(part.id)) return invalidId(part.id, `${path}[${i}]`);
           this.flushText();
@@ -79,7 +91,9 @@ class Flattener {
 
   flushText(): void {
     if (this.pendingText !== '') {
-      this.parts.push({ type: 'text', text: this.pendingText });
+      this.parts.push(
+        this.pendingLiteral ? { type: 'text', text: this.pendingText, literal: true } : { type: 'text', text: this.pendingText },
+      );
       this.pendingText = '';
     }
   }
@@ -94,15 +108,15 @@ class Flattener {
 export function normalizeParsedMessage(
   message: Pick<OutgoingMessage, 'parts'> & { format?: MessageFormat },
 ): MessageResult<NormalizedMessage> {
-  const flat = new Flattener();
+  const flat = new Flattener(message.format === 'markdown');
   const error = flat.add(message.parts, 'parts', 0);
   if (error) return { ok: false, error };
   flat.flushText();
   const parts = flat.parts;
   // Blank means no mention and no text with anything but whitespace (as
-  // String.prototype.trim defines it); after merging there is at most one
-  // text part in a message without mentions.
-  if (!flat.hasMention && (parts.length === 0 || (parts[0] as TextPart).text.trim() === '')) {
+  // String.prototype.trim defines it); a message without mentions has only
+  // text parts, which may be several when literal and other text alternate.
+  if (!flat.hasMention && parts.every((p) => (p as TextPart).text.trim() === '')) {
     return fail('message.empty', parts.length === 0 ? 'It has no parts left.' : 'It has only whitespace text.');
   }
   if (parts.length > LIMITS.maxMessageParts) {

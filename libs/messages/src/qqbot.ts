@@ -1,5 +1,5 @@
 import { LIMITS, type Target } from '@host/protocol';
-import { countCodePoints, escapeText } from './escape';
+import { countCodePoints, escapeMarkdownLiteral, escapeText } from './escape';
 import type { NormalizedMessage } from './normalize';
 import type { ProviderRenderer } from './renderer';
 import { fail, ok, quote, type MessageResult } from './result';
@@ -19,6 +19,8 @@ const EVERYONE_TAG = '<qqbot-at-everyone />';
 /**
  * Rendering rules for QQ Bot (docs/protocol/v2.md, "Rendering"):
  * - text parts are escaped (`&`, `<`, `>`) in both formats, so no plugin text forges a tag;
+ *   literal text parts of a markdown message also escape every other ASCII
+ *   punctuation character with a backslash, so user text adds no Markdown;
  * - markdown goes only to group targets, as msg_type 2 with `markdown.content`;
  * - text format is msg_type 0 with `content`; there the provider shows tags
  *   literally, so a user mention is `@` + escaped displayName (or `@` + id
@@ -47,7 +49,8 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i] as NormalizedMessage['parts'][number];
       if (part.type === 'text') {
-        content += escapeText(part.text);
+        // Normalisation keeps `literal` only in markdown messages.
+        content += part.literal ? escapeMarkdownLiteral(part.text) : escapeText(part.text);
         continue;
       }
       if (oneToOne) {

@@ -11,7 +11,7 @@ import type {
 } from '@host/protocol';
 import type { NormalizedMessage, ProviderBody } from '@host/messages';
 import { PluginMessageError, PluginSdkError } from './errors';
-import { at, text, type PartInput } from './parts';
+import { at, literal, text, type PartInput } from './parts';
 import { prepareMessage, providerFor } from './outgoing';
 
 /** Which transport runs the plugin. */
@@ -65,7 +65,12 @@ export interface MessageSender {
 export interface LifecycleContext {
   readonly pluginId: string;
   readonly transport: TransportKind;
-  /** Settings values from the host (stdio) or from the handler options (HTTP). */
+  /**
+   * Settings values from the host (stdio) or from the handler options (HTTP).
+   * On stdio they change while the plugin runs when an operator saves new
+   * ones: read them when needed rather than copying them in onStart, or
+   * react in `onSettingsChanged`.
+   */
   readonly settings: Readonly<Record<string, unknown>>;
   readonly directories: PluginDirectories | undefined;
   readonly log: PluginLogger;
@@ -106,6 +111,8 @@ export interface MessageContext extends LifecycleContext {
   readonly at: typeof at;
   /** A text part (strings passed to reply are text parts too). */
   text(value: string): TextPart;
+  /** Text shown as written: in Markdown its Markdown syntax is escaped (for text from users). */
+  literal(value: string): TextPart;
   /**
    * Replies in the event's conversation in text format. Resolves when the
    * host accepted it (stdio) or when it was added to the response (HTTP).
@@ -167,7 +174,8 @@ export interface SentMessage {
 /** What a runtime knows about the running plugin, shared by all its contexts. */
 export interface Session {
   readonly pluginId: string;
-  readonly settings: Readonly<Record<string, unknown>>;
+  /** Replaced as a whole when the host sends changed settings (stdio `settings.changed`). */
+  settings: Readonly<Record<string, unknown>>;
   readonly directories: PluginDirectories | undefined;
   /** Declared permissions, when the manifest is known (enables early checks). */
   readonly permissions: readonly string[] | undefined;
@@ -257,7 +265,9 @@ export function createLifecycleContext(io: TransportIO, session: Session): Lifec
   return {
     pluginId: session.pluginId,
     transport: io.kind,
-    settings: session.settings,
+    get settings() {
+      return session.settings;
+    },
     directories: session.directories,
     log: makeLogger(io),
     messages: makeSender(io, session, (p) => p, undefined),
@@ -343,7 +353,9 @@ export function createMessageContext(
   const ctx: MessageContext = {
     pluginId: session.pluginId,
     transport: io.kind,
-    settings: session.settings,
+    get settings() {
+      return session.settings;
+    },
     directories: session.directories,
     log,
     messages: makeSender(io, session, track, event),
@@ -353,6 +365,7 @@ export function createMessageContext(
     command: event.command,
     at,
     text,
+    literal,
     reply: (...parts) => reply('text', parts),
     replyMarkdown: (...parts) => reply('markdown', parts),
     intercept() {

@@ -51,6 +51,15 @@ export interface PluginDefinition {
    * stops the plugin (exit code 1 on stdio).
    */
   readonly onStart?: (ctx: LifecycleContext) => void | Promise<void>;
+  /**
+   * Runs when an operator changed the settings of the running plugin (stdio:
+   * the host's `settings.changed`). `ctx.settings` holds the new values,
+   * `previous` the old ones. When it returns, handlers see the new values;
+   * when it throws, the plugin keeps the old ones and the operator is told
+   * to restart it (the error message is shown). Without it, new values simply
+   * replace the old.
+   */
+  readonly onSettingsChanged?: (ctx: LifecycleContext, previous: Readonly<Record<string, unknown>>) => void | Promise<void>;
   /** Runs when the plugin stops, after in-flight events finished. */
   readonly onStop?: (ctx: LifecycleContext) => void | Promise<void>;
   /**
@@ -125,7 +134,7 @@ export function resolveManifest(source: unknown, kind?: 'stdio' | 'http'): Plugi
 }
 
 function checkHandlers(def: PluginDefinition, manifest: PluginManifest | undefined): void {
-  for (const key of ['onMessage', 'onStart', 'onStop'] as const) {
+  for (const key of ['onMessage', 'onStart', 'onStop', 'onSettingsChanged'] as const) {
     if (def[key] !== undefined && typeof def[key] !== 'function') fail(`"${key}" must be a function.`);
   }
   if (def.intercepts !== undefined && typeof def.intercepts !== 'boolean') fail('"intercepts" must be true or false.');

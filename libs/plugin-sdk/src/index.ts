@@ -16,7 +16,7 @@ export type {
   TextSender,
   TransportKind,
 } from './context';
-export { at, composite, text, type MentionableUser, type PartInput } from './parts';
+export { at, composite, literal, text, type MentionableUser, type PartInput } from './parts';
 export { HandlerError, HostCallError, PluginMessageError, PluginSdkError, SDK_ERRORS, type SdkErrorCode } from './errors';
 export { HANDLER_FAILED_CODE } from './dispatch';
 export { runStdio, USAGE_EXIT_CODE, type StdioOptions } from './stdio/runtime';

@@ -1,5 +1,6 @@
 import {
   composite as compositePart,
+  literal as literalPart,
   mentionEveryone,
   mentionUser,
   mentionUsers,
@@ -14,7 +15,8 @@ export type { MentionableUser };
 /**
  * What `reply`, `replyMarkdown` and `send` take: typed parts, or plain strings
  * (a string is a text part). Text is always escaped when rendered, so `<` and
- * `>` in it can never become provider markup; only typed mentions do.
+ * `>` in it can never become provider markup; only typed mentions do. In
+ * Markdown, a string is Markdown: wrap text from users in literal().
  */
 export type PartInput = MessagePart | string;
 
@@ -30,6 +32,29 @@ export type PartInput = MessagePart | string;
  */
 export function text(value: string): TextPart {
   return textPart(value);
+}
+
+/**
+ * Text shown exactly as written, for text that came from users (command
+ * arguments, stored notes). In a Markdown message its Markdown syntax is
+ * escaped, so `[click](http://...)` or `![img](...)` stays text instead of
+ * becoming a link or an image; in a text message it is the same as text().
+ *
+ * @example
+ * ```ts
+ * import { definePlugin, literal } from '@host/plugin-sdk-v2';
+ *
+ * export default definePlugin({
+ *   pluginId: 'com.example.quote',
+ *   async onMessage(ctx) {
+ *     // "/quote [click](http://evil.example)" shows the brackets, not a link.
+ *     await ctx.replyMarkdown('**Quote:** ', literal(ctx.command?.args ?? ''));
+ *   },
+ * });
+ * ```
+ */
+export function literal(value: string): TextPart {
+  return literalPart(value);
 }
 
 /**

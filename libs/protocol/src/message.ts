@@ -8,7 +8,16 @@ import { z } from 'zod';
 export const MessageFormat = z.enum(['text', 'markdown']);
 export type MessageFormat = z.infer<typeof MessageFormat>;
 
-export const TextPartSchema = z.strictObject({ type: z.literal('text'), text: z.string() });
+export const TextPartSchema = z.strictObject({
+  type: z.literal('text'),
+  text: z.string(),
+  literal: z
+    .boolean()
+    .optional()
+    .describe(
+      'In a markdown message, show the text exactly as written: the renderer escapes its Markdown syntax, so text from users cannot add links, images or formatting. No effect in text format.',
+    ),
+});
 
 export const UserMentionPartSchema = z.strictObject({
   type: z.literal('mention'),

@@ -126,6 +126,15 @@ export const SendParamsSchema = z.object({
   message: OutgoingMessageSchema,
 });
 
+export const SettingsChangedParamsSchema = z.object({
+  settings: z
+    .record(z.string(), z.unknown())
+    .describe('All current settings values after the change (secrets included), as host.initialize would send them now.'),
+});
+export const SettingsChangedResultSchema = z.object({
+  applied: z.literal(true).describe('The plugin took the new values; handlers see them from now on.'),
+});
+
 export const Methods = {
   initialize: method({
     method: 'host.initialize',
@@ -161,6 +170,13 @@ export const Methods = {
     params: PingParamsSchema,
     result: PingResultSchema,
     summary: 'Liveness check; must be answered even while events are in flight.',
+  }),
+  settingsChanged: method({
+    method: 'settings.changed',
+    direction: 'hostToPlugin',
+    params: SettingsChangedParamsSchema,
+    result: SettingsChangedResultSchema,
+    summary: 'Gives a running plugin its settings after an operator changed them; sent only to plugins that list it in capabilities.',
   }),
   log: method({
     method: 'log.write',

@@ -178,7 +178,9 @@ describe('a generated project from init to a running ZIP', () => {
           format: 'markdown',
           parts: [
             { type: 'mention', target: 'user', id: 'U1' },
-            { type: 'text', text: ' said: **hi**' },
+            { type: 'text', text: ' said: **' },
+            { type: 'text', text: 'hi', literal: true },
+            { type: 'text', text: '**' },
           ],
         },
       });

@@ -102,7 +102,7 @@ export function projectFiles(o: InitOptions): Map<string, string> {
   files.set(
     'src/plugin.ts',
     `import { join } from 'node:path';
-import { definePlugin, readManifest } from '@host/plugin-sdk-v2';
+import { definePlugin, literal, readManifest } from '@host/plugin-sdk-v2';
 
 /**
  * The plugin: one definition, run over stdio by src/index.ts (the packaged
@@ -120,6 +120,8 @@ export default definePlugin({
   commands: {
     // "/echo hello" -> a Markdown reply that mentions the sender (groups only;
     // Markdown is not available in one-to-one chats, so those get plain text).
+    // literal() shows the user's text as written: Markdown in it (a link, an
+    // image) is escaped instead of posted by the bot.
     async echo(ctx) {${
       o.intercepts
         ? `
@@ -129,7 +131,7 @@ export default definePlugin({
     }
       const text = ctx.command?.args || 'nothing';
       if (ctx.message.conversation.type === 'group') {
-        await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', text, '**');
+        await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', literal(text), '**');
       } else {
         await ctx.reply('You said: ', text);
       }
@@ -162,6 +164,16 @@ describe('${o.name}', () => {
         : ''
     }
     expect(replies.map((r) => r.body)).toEqual([{ msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> said: **hello**' } }]);
+  });
+
+  it('shows Markdown from the user as text, not as a link or an image', async () => {
+    const { replies } = await createTestHost(plugin).send({ text: '/echo [click](http://evil.example) ![img](x)', sender: { mentionId: 'user-1' } });
+    expect(replies.map((r) => r.body)).toEqual([
+      {
+        msg_type: 2,
+        markdown: { content: '<qqbot-at-user id="user-1" /> said: **\\\\[click\\\\]\\\\(http\\\\:\\\\/\\\\/evil\\\\.example\\\\) \\\\!\\\\[img\\\\]\\\\(x\\\\)**' },
+      },
+    ]);
   });
 
   it('replies in text in a one-to-one chat', async () => {

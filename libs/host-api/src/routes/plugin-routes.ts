@@ -4,6 +4,7 @@ import {
   type PluginLogStore,
   type PluginRecord,
   type RegistryStore,
+  type SettingsDelivery,
   type SettingsStore,
 } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
@@ -39,6 +40,21 @@ async function runnable(deps: PluginRouteDeps, pluginId: string): Promise<Plugin
 }
 
 export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[] {
+  /** What the plugin sees of stored settings (docs/protocol/v2.md 2.2). */
+  const deliverSettings = async (record: PluginRecord): Promise<SettingsDelivery> => {
+    const id = record.pluginId;
+    if (record.transport === 'http') {
+      return {
+        status: 'notSent',
+        message: `${id} is an HTTP plugin: the host stores its settings for this form only and does not send them; configure the service itself.`,
+      };
+    }
+    if (deps.runtime.applySettings) return deps.runtime.applySettings(id);
+    return deps.runtime.isRunning(id)
+      ? { status: 'restartRequired', message: `Restart ${id} (POST /api/plugins/${id}/restart) to apply the new settings.` }
+      : { status: 'nextStart', message: `${id} is not running; it gets the new settings when it starts.` };
+  };
+
   const detail = async (pluginId: string) => ({
     plugin: await pluginDetail(deps, pluginId, await deps.store.get(pluginId), await deps.store.list()),
   });
@@ -132,7 +148,13 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
     implementRoute(ADMIN_ROUTES.putSettings, async ({ params, body }) => {
       const record = await recordOf(deps, params['pluginId']!);
       const stored = await deps.settings.update(record.pluginId, (current) => applySettingsChanges(record, current, body.values));
-      return { body: { schema: record.manifest.settings?.configSchema ?? {}, values: publicSettings(record, stored) } };
+      return {
+        body: {
+          schema: record.manifest.settings?.configSchema ?? {},
+          values: publicSettings(record, stored),
+          delivery: await deliverSettings(record),
+        },
+      };
     }),
   ];
 }

@@ -14,6 +14,7 @@ import {
   EventAckSchema,
   HOST_STDIO_FLAG,
   InitializeResultSchema,
+  SettingsChangedResultSchema,
   LIMITS,
   Methods,
   PROTOCOL_VERSION,
@@ -118,6 +119,8 @@ export class PluginProcess {
   /** Why the host ended this process (stdout pollution, hung), when it did. */
   hostReason: string | null = null;
   private stopping: Promise<ExitInfo> | null = null;
+  /** The host-to-plugin methods the plugin listed in its host.initialize result. */
+  capabilities: readonly string[] = [];
   /** Set when the pipe broke or closed; a pending request that fails after it failed for that reason. */
   private linkLost = false;
   /** Accepted (or not yet decided) events whose events.completed has not arrived, by eventId. */
@@ -297,6 +300,7 @@ export class PluginProcess {
     if (parsed.data.pluginId !== pluginId) {
       throw new StartError('PLUGIN_HANDSHAKE_INVALID', `answered pluginId ${parsed.data.pluginId} but the manifest says ${pluginId}`);
     }
+    this.capabilities = parsed.data.capabilities;
     this.log('info', `started (pid ${this.pid}, ${parsed.data.sdkName} ${parsed.data.sdkVersion})`);
   }
 
@@ -385,6 +389,26 @@ export class PluginProcess {
     return answeredDelivery(
       Promise.resolve({ pluginId, accepted: false, intercepted: false, error: { code: 'delivery.unavailable', message }, durationMs: 0 }),
     );
+  }
+
+  /**
+   * settings.changed with a deadline (docs/protocol/v2.md 4.10): undefined
+   * when the plugin took the values, else why not, in words for the operator.
+   */
+  async changeSettings(settings: Record<string, unknown>, timeoutMs: number): Promise<string | undefined> {
+    if (!this.capabilities.includes(Methods.settingsChanged.method)) {
+      return `its SDK does not take settings while running (no ${Methods.settingsChanged.method} in its capabilities)`;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      this.request(Methods.settingsChanged.method, { settings }).then(
+        (result) => (SettingsChangedResultSchema.safeParse(result).success ? undefined : 'it answered with an invalid result'),
+        (e: { message?: unknown }) => `it refused them: ${typeof e?.message === 'string' ? e.message : String(e)}`,
+      ),
+      new Promise<string>((r) => (timer = setTimeout(() => r(`it did not answer within ${timeoutMs} ms`), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    return outcome;
   }
 
   /** plugin.ping with a deadline; true when answered in time. */

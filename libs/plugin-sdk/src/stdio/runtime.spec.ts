@@ -65,7 +65,7 @@ describe('stdio runtime in a real process', () => {
       pluginId: 'com.example.fixture',
       sdkName: '@host/plugin-sdk-v2',
       sdkVersion: '2.0.0',
-      capabilities: ['events.message', 'events.cancel', 'plugin.stop', 'plugin.ping'],
+      capabilities: ['events.message', 'events.cancel', 'plugin.stop', 'plugin.ping', 'settings.changed'],
       encoding: 'json',
     });
     expect((await host.request('host.initialize', host.initParams())).error?.code).toBe(RpcErrorCode.AlreadyInitialized);
@@ -359,6 +359,61 @@ describe('stdio runtime in a real process', () => {
       const host = start(CJS, ['--intercepts-undeclared', '--host-stdio']);
       expect((await host.exited).code).toBe(1);
       expect(host.stderr).toMatch(/SDK_INTERCEPT_PERMISSION_MISSING[\s\S]*messages\.intercept/);
+    });
+  });
+
+  describe('settings.changed', () => {
+    async function run(plugin: ReturnType<typeof definePlugin>) {
+      const stdin = new PassThrough();
+      const stdout = new PassThrough();
+      const frames: JsonRpcResponse[] = [];
+      const decoder = new FrameDecoder();
+      stdout.on('data', (chunk: Buffer) =>
+        decoder.push(chunk).forEach((e) => e.kind === 'message' && !('method' in e.message) && frames.push(e.message as JsonRpcResponse)),
+      );
+      void runStdio(plugin, { argv: ['node', 'plugin', '--host-stdio'], stdin, stdout, stderr: new PassThrough(), exit: () => undefined });
+      const request = async (id: number, method: string, params: unknown) => {
+        stdin.write(encodeFrame({ jsonrpc: '2.0', id, method, params }));
+        for (let i = 0; i < 200 && !frames.some((f) => f.id === id); i++) await new Promise((r) => setTimeout(r, 5));
+        return frames.find((f) => f.id === id) as JsonRpcResponse;
+      };
+      expect((await request(1, 'host.initialize', initParams({ settings: { greeting: 'hi' } }))).error).toBeUndefined();
+      return { request, stop: () => stdin.end() };
+    }
+
+    it('replaces ctx.settings of the running plugin after onSettingsChanged, and answers applied', async () => {
+      const seen: unknown[] = [];
+      let lifecycle: { settings: Readonly<Record<string, unknown>> } | undefined;
+      const plugin = definePlugin({
+        pluginId: 'com.example.fixture',
+        onStart: (ctx) => void (lifecycle = ctx),
+        onSettingsChanged: (ctx, previous) => void seen.push({ now: ctx.settings, previous }),
+        onMessage: () => undefined,
+      });
+      const { request, stop } = await run(plugin);
+      expect(lifecycle?.settings).toEqual({ greeting: 'hi' });
+      expect((await request(2, 'settings.changed', { settings: { greeting: 'hello' } })).result).toEqual({ applied: true });
+      expect(seen).toEqual([{ now: { greeting: 'hello' }, previous: { greeting: 'hi' } }]);
+      expect(lifecycle?.settings).toEqual({ greeting: 'hello' });
+      expect((await request(3, 'settings.changed', {})).error?.code).toBe(RpcErrorCode.InvalidParams);
+      stop();
+    });
+
+    it('keeps the previous values and answers PluginError when onSettingsChanged throws', async () => {
+      let lifecycle: { settings: Readonly<Record<string, unknown>> } | undefined;
+      const plugin = definePlugin({
+        pluginId: 'com.example.fixture',
+        onStart: (ctx) => void (lifecycle = ctx),
+        onSettingsChanged: (ctx) => {
+          if (ctx.settings['greeting'] === '') throw new Error('greeting must not be empty');
+        },
+        onMessage: () => undefined,
+      });
+      const { request, stop } = await run(plugin);
+      const answer = await request(2, 'settings.changed', { settings: { greeting: '' } });
+      expect(answer.error).toMatchObject({ code: RpcErrorCode.PluginError, message: expect.stringMatching(/greeting must not be empty/) });
+      expect(lifecycle?.settings).toEqual({ greeting: 'hi' });
+      stop();
     });
   });
 

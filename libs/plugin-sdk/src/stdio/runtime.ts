@@ -7,6 +7,7 @@ import {
   Methods,
   PROTOCOL_VERSION,
   PingParamsSchema,
+  SettingsChangedParamsSchema,
   RUNTIME_DEFAULTS,
   RpcErrorCode,
   RuntimeLimitsSchema,
@@ -203,6 +204,8 @@ class StdioRuntime {
         return this.onPing(request);
       case Methods.stop.method:
         return void this.onStop(request);
+      case Methods.settingsChanged.method:
+        return void this.onSettingsChanged(request);
       default:
         return this.conn.respondError(id, RpcErrorCode.MethodNotFound, `method "${method}" is not part of protocol v2 for plugins`);
     }
@@ -300,6 +303,36 @@ class StdioRuntime {
       );
     }
     this.conn.respond(id, { cancelled: this.events.cancel(parsed.value.eventId, parsed.value.reason) });
+  }
+
+  /**
+   * settings.changed (docs/protocol/v2.md 4.10): onSettingsChanged sees the
+   * new values first; only when it succeeds do they replace the old ones.
+   */
+  private async onSettingsChanged({ id, params }: IncomingRequest): Promise<void> {
+    const parsed = validate(SettingsChangedParamsSchema, params, 'params');
+    if (!parsed.ok) {
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.InvalidParams,
+        `settings.changed params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`,
+        { issues: parsed.issues },
+      );
+    }
+    const session = this.session as Session;
+    const previous = session.settings;
+    const next = Object.freeze({ ...parsed.value.settings });
+    const hook = this.plugin.definition.onSettingsChanged;
+    if (hook) {
+      try {
+        await hook({ ...createLifecycleContext(this.io, session), settings: next }, previous);
+      } catch (error) {
+        this.log('error', `onSettingsChanged failed; keeping the previous settings: ${describe(error)}`);
+        return this.conn.respondError(id, RpcErrorCode.PluginError, `onSettingsChanged failed: ${describe(error)}`);
+      }
+    }
+    session.settings = next;
+    this.conn.respond(id, { applied: true });
   }
 
   private onPing({ id, params }: IncomingRequest): void {

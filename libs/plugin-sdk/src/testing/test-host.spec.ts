@@ -1,7 +1,7 @@
 import { definePlugin } from '../define-plugin';
 import { echoManifest } from '../__fixtures__/manifests';
 import { HandlerError, PluginMessageError, PluginSdkError } from '../errors';
-import { at, composite } from '../parts';
+import { at, composite, literal } from '../parts';
 import { createTestHost } from './test-host';
 
 const manifest = (over: Record<string, unknown> = {}) => ({ ...echoManifest, ...over });
@@ -52,6 +52,21 @@ describe('createTestHost: replies', () => {
     const { replies, command } = await createTestHost(echo).send('hello');
     expect(command).toBeUndefined();
     expect(replies.map((r) => r.body)).toEqual([{ msg_type: 0, content: 'seen: hello' }]);
+  });
+
+  it('shows literal() text as written in Markdown, next to Markdown of the plugin', async () => {
+    const plugin = definePlugin({
+      pluginId: 'com.example.t',
+      onMessage: (ctx) => void ctx.replyMarkdown('**noted:** ', literal(ctx.message.message.content), ' ', ctx.literal('_x_')),
+    });
+    const { replies } = await createTestHost(plugin).send('[click](http://evil.example) ![i](y)');
+    expect(replies[0]?.parts).toEqual([
+      { type: 'text', text: '**noted:** ' },
+      { type: 'text', text: '[click](http://evil.example) ![i](y)', literal: true },
+      { type: 'text', text: ' ' },
+      { type: 'text', text: '_x_', literal: true },
+    ]);
+    expect(replies[0]?.content).toBe('**noted:** \\[click\\]\\(http\\:\\/\\/evil\\.example\\) \\!\\[i\\]\\(y\\) \\_x\\_');
   });
 
   it('renders text mentions as @displayName, as the provider shows tags literally in text', async () => {
