@@ -472,6 +472,11 @@ export const SIGNATURE_ERRORS = defineErrors({
     status: 401,
     message: 'This delivery id was already received within the tolerance window, so the request is refused as a replay.',
   },
+  'signature.secret_unset': {
+    status: 401,
+    message:
+      'The plugin has no signing secret yet, so it cannot check that the host sent the request. Register the plugin, then give it the secret shown at registration (the SDKs read it lazily, for example from a file).',
+  },
 });
 
 /**

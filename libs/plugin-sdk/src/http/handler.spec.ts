@@ -1,4 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -6,7 +9,7 @@ import { MessageResponseSchema, type MessageEventInput } from '@host/protocol';
 import { echoManifest } from '../__fixtures__/manifests';
 import { definePlugin } from '../define-plugin';
 import { HandlerError } from '../errors';
-import { createHttpHandler, httpRouter } from './index';
+import { createHttpHandler, httpRouter, secretFromFile } from './index';
 
 const SECRET = 'kR3d9Zq0bV7xN2mW5tY8uA1sD4fG6hJ9kL0pO3iU7yE';
 
@@ -230,6 +233,59 @@ describe('HTTP options', () => {
     const base = await serve(createHttpHandler(plugin, { secret: SECRET, verifyManifestRequests: true }));
     expect((await fetch(`${base}/host/plugin/manifest`)).status).toBe(401);
     expect((await fetch(`${base}/host/plugin/manifest`, { headers: sign('') })).status).toBe(200);
+  });
+
+  it('takes the secret when it becomes known: 401 signature.secret_unset until then, the manifest served meanwhile', async () => {
+    let secret: string | undefined = undefined;
+    const base = await serve(createHttpHandler(plugin, { secret: () => secret, ...quiet }));
+    expect((await fetch(`${base}/host/plugin/manifest`)).status).toBe(200);
+    const body = JSON.stringify(event());
+    const refused = await post(base, body, sign(body));
+    expect([refused.status, (refused.body['error'] as { code: string }).code]).toEqual([401, 'signature.secret_unset']);
+    secret = SECRET;
+    const again = JSON.stringify(event());
+    expect((await post(base, again, sign(again))).status).toBe(200);
+  });
+
+  it('reads the secret from a file, again when the file changes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sdk-secret-'));
+    try {
+      const file = join(dir, 'secret');
+      const base = await serve(createHttpHandler(plugin, { secret: secretFromFile(file), ...quiet }));
+      const body = JSON.stringify(event());
+      expect((await post(base, body, sign(body))).status).toBe(401);
+      writeFileSync(file, `${SECRET}\n`);
+      const second = JSON.stringify(event());
+      expect((await post(base, second, sign(second))).status).toBe(200);
+      // A rotation: the new secret on its own line beside the old one, then the old one gone.
+      writeFileSync(file, `new-secret-0123456789\n${SECRET}\n`);
+      const third = JSON.stringify(event());
+      expect((await post(base, third, sign(third, { secret: 'new-secret-0123456789' }))).status).toBe(200);
+      writeFileSync(file, 'new-secret-0123456789\n');
+      const fourth = JSON.stringify(event());
+      expect((await post(base, fourth, sign(fourth))).status).toBe(401);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("gives handlers a data folder laid out like a stdio plugin's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sdk-data-'));
+    try {
+      let seen: unknown;
+      const withFiles = definePlugin({ manifest: echoManifest, commands: { echo: (ctx) => void (seen = ctx.directories) } });
+      const base = await serve(createHttpHandler(withFiles, { secret: SECRET, dataDirectory: dir, ...quiet }));
+      const body = JSON.stringify(event());
+      expect((await post(base, body, sign(body))).status).toBe(200);
+      expect(seen).toMatchObject({
+        pluginDataDirectory: dir,
+        pluginConfigDirectory: join(dir, 'config'),
+        pluginCacheDirectory: join(dir, 'cache'),
+      });
+      expect(existsSync(join(dir, 'config'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses to start without a secret or with a pluginId-only definition', () => {

@@ -1,4 +1,6 @@
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join, resolve } from 'node:path';
 import {
   defineErrors,
   HTTP_DEFAULTS,
@@ -25,9 +27,22 @@ import { ReplayGuard, replayRejection, verifySignature } from './signature';
 export interface HttpPluginOptions {
   /**
    * The signing secret shown when the plugin was registered (e.g.
-   * `process.env.HOST_PLUGIN_SECRET`). Several during a rotation.
+   * `process.env.HOST_PLUGIN_SECRET`), several during a rotation, or a
+   * function asked on every request, for a secret that is only known after
+   * the service runs: the host reveals it at registration, which needs the
+   * service to answer its manifest first. `secretFromFile(path)` is such a
+   * function. Until it gives a secret, events are refused with 401
+   * `signature.secret_unset`; the manifest is served (unless
+   * `verifyManifestRequests`).
    */
-  secret: string | readonly string[];
+  secret: SecretSource;
+  /**
+   * A folder for the plugin's own files, as the host gives a stdio plugin:
+   * `ctx.directories.pluginDataDirectory` is this folder, with `config/` and
+   * `cache/` inside it (created when missing). Without it `ctx.directories` is
+   * undefined over HTTP.
+   */
+  dataDirectory?: string;
   /** Settings values handlers see in `ctx.settings` (the manifest's defaults fill the gaps). */
   settings?: Record<string, unknown>;
   /** Allowed clock difference for signed requests, in seconds (default 300). */
@@ -43,6 +58,49 @@ export interface HttpPluginOptions {
   verifyManifestRequests?: boolean;
   /** Where `ctx.log` goes (default: one line per entry on stderr). */
   log?: (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** The signing secrets, or where to get them when a request comes. */
+export type SecretSource = string | readonly string[] | (() => string | readonly string[] | undefined);
+
+/** The secrets a source gives now: none while it gives nothing; SDK_HTTP_CONFIG_INVALID for an empty one. */
+function secretsOf(source: SecretSource): readonly string[] {
+  const value = typeof source === 'function' ? source() : source;
+  if (value === undefined) return [];
+  const list = typeof value === 'string' ? [value] : [...value];
+  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new PluginSdkError(
+      'SDK_HTTP_CONFIG_INVALID',
+      '"secret" must be the signing secret shown at registration (for example process.env.HOST_PLUGIN_SECRET); it is empty or missing.',
+    );
+  }
+  return list;
+}
+
+/**
+ * A secret source that reads `path` (one secret per line, blank lines
+ * ignored) and reads it again whenever the file changes: write the secret
+ * shown at registration into it, or a second one during a rotation, without
+ * restarting the service. A missing or empty file means no secret yet.
+ */
+export function secretFromFile(path: string): () => readonly string[] | undefined {
+  let seen: { mtimeMs: number; size: number; secrets: readonly string[] | undefined } | undefined;
+  return () => {
+    let stat;
+    try {
+      stat = statSync(path);
+    } catch {
+      return undefined;
+    }
+    if (!seen || seen.mtimeMs !== stat.mtimeMs || seen.size !== stat.size) {
+      const lines = readFileSync(path, 'utf8')
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter((line) => line !== '');
+      seen = { mtimeMs: stat.mtimeMs, size: stat.size, secrets: lines.length > 0 ? lines : undefined };
+    }
+    return seen.secrets;
+  };
 }
 
 /** A plain Node request handler, usable with `http.createServer(handler)`. */
@@ -144,7 +202,6 @@ function defaultSettings(plugin: Plugin): Record<string, unknown> {
  */
 export class HttpPluginServer {
   readonly ready: Promise<void>;
-  private readonly secrets: readonly string[];
   private readonly replay = new ReplayGuard();
   private readonly abort = new AbortController();
   private readonly session: Session;
@@ -158,14 +215,8 @@ export class HttpPluginServer {
     private readonly plugin: Plugin,
     private readonly options: HttpPluginOptions,
   ) {
-    const secrets = typeof options.secret === 'string' ? [options.secret] : [...(options.secret ?? [])];
-    if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length === 0)) {
-      throw new PluginSdkError(
-        'SDK_HTTP_CONFIG_INVALID',
-        '"secret" must be the signing secret shown at registration (for example process.env.HOST_PLUGIN_SECRET); it is empty or missing.',
-      );
-    }
-    this.secrets = secrets;
+    // A fixed secret is checked now; a function is asked on every request.
+    if (typeof options.secret !== 'function') secretsOf(options.secret ?? []);
     plugin.httpManifest(); // fails now, not at the first request, when the manifest is incomplete
     this.logLine =
       options.log ??
@@ -174,7 +225,7 @@ export class HttpPluginServer {
     const session: Session = {
       pluginId: plugin.pluginId,
       settings: Object.freeze({ ...defaultSettings(plugin), ...(options.settings ?? {}) }),
-      directories: undefined,
+      directories: options.dataDirectory === undefined ? undefined : dataDirectories(options.dataDirectory),
       permissions: plugin.manifest?.permissions,
       intercepts: plugin.definition.intercepts ?? false,
       signal: this.abort.signal,
@@ -216,10 +267,12 @@ export class HttpPluginServer {
       return sendError(res, 'http.method_not_allowed', `use GET for ${HTTP_PATHS.manifest}`, undefined, { allow: 'GET, HEAD' });
     }
     if (this.options.verifyManifestRequests) {
+      const secrets = secretsOf(this.options.secret);
+      if (secrets.length === 0) return sendError(res, 'signature.secret_unset', 'no signing secret is configured yet');
       const check = verifySignature({
         headers: req.headers,
         rawBody: Buffer.alloc(0),
-        secrets: this.secrets,
+        secrets,
         toleranceSeconds: this.options.toleranceSeconds,
       });
       if (!check.ok) return sendError(res, check.code, check.message);
@@ -234,10 +287,12 @@ export class HttpPluginServer {
     const raw = given ?? (await readBody(req, limit));
     if (raw === 'too_large' || raw.length > limit)
       return sendError(res, 'http.body_too_large', `the request body is larger than ${limit} bytes`);
+    const secrets = secretsOf(this.options.secret);
+    if (secrets.length === 0) return sendError(res, 'signature.secret_unset', 'no signing secret is configured yet');
     const check = verifySignature({
       headers: req.headers,
       rawBody: raw,
-      secrets: this.secrets,
+      secrets,
       toleranceSeconds: this.options.toleranceSeconds,
     });
     if (!check.ok) return sendError(res, check.code, check.message);
@@ -338,4 +393,17 @@ export class HttpPluginServer {
     };
     return { kind: 'http', reply: unavailable, send: unavailable, log: this.logLine };
   }
+}
+
+/** The folders of `dataDirectory`, laid out as the host lays out a stdio plugin's, created when missing. */
+function dataDirectories(dataDirectory: string): NonNullable<Session['directories']> {
+  const data = resolve(dataDirectory);
+  const directories = {
+    pluginDirectory: process.cwd(),
+    pluginDataDirectory: data,
+    pluginConfigDirectory: join(data, 'config'),
+    pluginCacheDirectory: join(data, 'cache'),
+  };
+  for (const dir of [directories.pluginConfigDirectory, directories.pluginCacheDirectory]) mkdirSync(dir, { recursive: true });
+  return directories;
 }

@@ -3,7 +3,16 @@ import { HTTP_PATHS } from '@host/protocol';
 import type { Plugin } from '../define-plugin';
 import { HttpPluginServer, routeOf, sendError, type HttpHandler, type HttpPluginOptions } from './handler';
 
-export { HTTP_ERROR_CODES, HTTP_ERRORS, NODE_HTTP_ERRORS, type HttpErrorCode, type HttpHandler, type HttpPluginOptions } from './handler';
+export {
+  HTTP_ERROR_CODES,
+  HTTP_ERRORS,
+  NODE_HTTP_ERRORS,
+  secretFromFile,
+  type HttpErrorCode,
+  type HttpHandler,
+  type HttpPluginOptions,
+  type SecretSource,
+} from './handler';
 export { signRequest, type SignatureRejection } from './signature';
 
 /**
