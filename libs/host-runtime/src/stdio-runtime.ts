@@ -13,6 +13,7 @@ import {
 import { ProcessGroups } from './process/process-groups';
 import { LocalProcessRunner, type ProcessRunner } from './process/runner';
 import { BootGuard } from './boot-guard';
+import { FailureMemory } from './failure-memory';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
 import { Supervisor } from './supervisor';
 import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
@@ -51,10 +52,12 @@ export class StdioPluginRuntime implements PluginRuntime {
   readonly timings: RuntimeTimings;
   readonly limits: RuntimeLimits;
   private readonly bootGuard: BootGuard;
+  private readonly failures: FailureMemory;
 
   constructor(private readonly o: StdioRuntimeOptions) {
     this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+    this.failures = new FailureMemory(o.paths.stateDir);
     this.bootGuard = new BootGuard(o.paths.stateDir, {
       limit: this.limits.hostDeathsBeforeHoldBack,
       settleMilliseconds: this.timings.crashWindowMilliseconds,
@@ -79,6 +82,7 @@ export class StdioPluginRuntime implements PluginRuntime {
   }
 
   async stop(pluginId: string, reason: StopReason = 'operator'): Promise<RuntimeStatus> {
+    if (reason === 'operator') this.failures.forget(pluginId);
     const s = this.supervisors.get(pluginId);
     if (s) return s.stop(reason);
     if (!(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
@@ -90,9 +94,13 @@ export class StdioPluginRuntime implements PluginRuntime {
     return this.supervisor(pluginId).restart();
   }
 
-  /** undefined for a plugin this runtime never started or stopped (show it as installed). */
+  /**
+   * undefined for a plugin this runtime never started or stopped (show it as
+   * installed), unless it had failed before the host restarted: then `failed`
+   * with that reason.
+   */
   status(pluginId: string): RuntimeStatus | undefined {
-    return this.supervisors.get(pluginId)?.status();
+    return this.supervisors.get(pluginId)?.status() ?? this.failures.remembered(pluginId);
   }
 
   /** True from start until stopped, including a pending crash restart (see Supervisor.hasProcess). */
@@ -113,6 +121,7 @@ export class StdioPluginRuntime implements PluginRuntime {
 
   /** Stops the plugin and forgets it (after uninstall). */
   async forget(pluginId: string): Promise<void> {
+    this.failures.forget(pluginId);
     const s = this.supervisors.get(pluginId);
     if (!s) return;
     await s.stop('operator');
@@ -133,6 +142,7 @@ export class StdioPluginRuntime implements PluginRuntime {
   async dispose(): Promise<void> {
     await this.stopAll('hostShutdown');
     await this.bootGuard.flushed();
+    await this.failures.flushed();
     this.groups.dispose();
   }
 
@@ -153,6 +163,7 @@ export class StdioPluginRuntime implements PluginRuntime {
         onStatusChange: (id, status) => {
           if (HAS_PROCESS.has(status.state)) this.bootGuard.running(id);
           else this.bootGuard.notRunning(id);
+          this.failures.observe(id, status, new Date((this.o.now ?? Date.now)()));
           this.o.onStatusChange?.(id, status);
         },
         now: this.o.now ?? Date.now,

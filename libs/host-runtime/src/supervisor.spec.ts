@@ -142,6 +142,35 @@ describe('Supervisor start failures', () => {
     expect(status.stateReason).not.toContain('at frame');
   });
 
+  it('still shows a failed plugin as failed, with its reason, after the host restarts', async () => {
+    install('com.test.failed', 'crash-stack');
+    await runtime.start('com.test.failed').catch(() => undefined);
+    const before = runtime.status('com.test.failed')!;
+    expect(before.state).toBe('failed');
+    // The host stops (its shutdown stops every plugin) and a new host process starts on the same data.
+    await runtime.dispose();
+    runtime = new StdioPluginRuntime({
+      paths: hostPaths(dir),
+      records: { get: async (id) => records.get(id) },
+      logs,
+      sink: { send: () => Promise.reject(new Error('not used')) },
+    });
+    const after = runtime.status('com.test.failed');
+    expect(after?.state).toBe('failed');
+    expect(after?.stateReason).toContain(before.stateReason!);
+    expect(after?.stateReason).toMatch(/before the host restarted/);
+    // An operator's stop clears it; so would a new start.
+    await runtime.stop('com.test.failed');
+    await runtime.dispose();
+    runtime = new StdioPluginRuntime({
+      paths: hostPaths(dir),
+      records: { get: async (id) => records.get(id) },
+      logs,
+      sink: { send: () => Promise.reject(new Error('not used')) },
+    });
+    expect(runtime.status('com.test.failed')).toBeUndefined();
+  });
+
   it('says that the manifest lacks --host-stdio when an SDK-style plugin prints its help and exits', async () => {
     install('com.test.usage', 'ack', { withoutHostStdio: true });
     const failure = await runtime.start('com.test.usage').then(
