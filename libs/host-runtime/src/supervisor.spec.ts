@@ -171,6 +171,31 @@ describe('Supervisor start failures', () => {
     expect(runtime.status('com.test.failed')).toBeUndefined();
   });
 
+  it('hands changed settings to a running plugin that takes them, and says a restart is needed for one that does not', async () => {
+    let settings: Record<string, unknown> = { mode: 'slow' };
+    await runtime.dispose();
+    runtime = new StdioPluginRuntime({
+      paths: hostPaths(dir),
+      records: { get: async (id) => records.get(id) },
+      logs,
+      sink: { send: () => Promise.reject(new Error('not used')) },
+      settings: async () => settings,
+    });
+    install('com.test.settings', 'settings');
+    install('com.test.old', 'ack');
+    expect(await runtime.applySettings('com.test.settings')).toMatchObject({ status: 'nextStart' });
+    await runtime.start('com.test.settings');
+    await runtime.start('com.test.old');
+    settings = { mode: 'fast' };
+    expect(await runtime.applySettings('com.test.settings')).toMatchObject({ status: 'live' });
+    const old = await runtime.applySettings('com.test.old');
+    expect(old.status).toBe('restartRequired');
+    expect(old.message).toMatch(/restart/);
+    await logs.flush();
+    const lines = (await logs.tail('com.test.settings', 50)).map((l) => l.message);
+    expect(lines).toContain('settings {"mode":"fast"}');
+  });
+
   it('says that the manifest lacks --host-stdio when an SDK-style plugin prints its help and exits', async () => {
     install('com.test.usage', 'ack', { withoutHostStdio: true });
     const failure = await runtime.start('com.test.usage').then(

@@ -10,6 +10,7 @@
 //   cancel-log     ACK accepted, never complete; on events.cancel write "cancel <eventId> <reason>" to stderr
 //   crash-stack    at start, write a Node-style uncaught error (source line, error line, many stack frames) and exit 1
 //   usage          without --host-stdio: print help to stderr and exit 2, as the SDK does
+//   settings       like ack, and takes settings.changed (declared in the handshake), writing "settings <json>" to stderr
 const hostStdio = process.argv.includes('--host-stdio');
 const mode = hostStdio ? (process.argv[3] ?? 'ack') : 'usage';
 if (mode === 'usage') {
@@ -47,7 +48,8 @@ function send(message) {
 function onMessage(m) {
   if (m.method === 'host.initialize') {
     token = m.params.token;
-    return send({ id: m.id, result: { protocolVersion: 2, pluginId: m.params.pluginId, sdkName: 'helper', sdkVersion: '0.0.1', encoding: 'json' } });
+    const capabilities = mode === 'settings' ? { capabilities: ['settings.changed'] } : {};
+    return send({ id: m.id, result: { protocolVersion: 2, pluginId: m.params.pluginId, sdkName: 'helper', sdkVersion: '0.0.1', encoding: 'json', ...capabilities } });
   }
   if (m.method === 'plugin.ping') return send({ id: m.id, result: {} });
   if (m.method === 'plugin.stop') {
@@ -57,6 +59,10 @@ function onMessage(m) {
   if (m.method === 'events.cancel') {
     process.stderr.write(`cancel ${m.params.eventId} ${m.params.reason}\n`);
     return send({ id: m.id, result: { cancelled: true } });
+  }
+  if (m.method === 'settings.changed') {
+    process.stderr.write(`settings ${JSON.stringify(m.params.settings)}\n`);
+    return send({ id: m.id, result: { applied: true } });
   }
   if (m.method !== 'events.message') return;
   const eventId = m.params.eventId;
