@@ -13,3 +13,4 @@ export * from './event-log-store';
 // and how every route answers errors; the admin API mounts them all in one table.
 export * from './routes/route-table';
 export * from './routes/error-handler';
+export * from './manifest-diff';
