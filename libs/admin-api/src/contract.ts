@@ -36,8 +36,9 @@ export interface RouteContract<B = unknown, Q = unknown> {
   responses: Record<number, ResponseContract>;
   /**
    * Every catalogue code the route itself can answer with. UNAUTHORIZED (for
-   * routes behind the admin token) and INTERNAL apply to every route and are
-   * added by `declaredErrorCodes`.
+   * routes behind the admin token), INTERNAL, and BAD_REQUEST for a path
+   * parameter with malformed percent-encoding apply to every route with them
+   * and are added by `declaredErrorCodes`.
    */
   errors: readonly ErrorCode[];
 }
@@ -48,8 +49,13 @@ export function defineContract<B = undefined, Q = undefined>(contract: RouteCont
 }
 
 /** Every error code a route can answer with, the shared ones included. */
-export function declaredErrorCodes(contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors'>): ErrorCode[] {
-  const codes: ErrorCode[] = [...(contract.auth === false ? [] : (['UNAUTHORIZED'] as ErrorCode[])), ...contract.errors, 'INTERNAL'];
+export function declaredErrorCodes(contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors' | 'params'>): ErrorCode[] {
+  const codes: ErrorCode[] = [
+    ...(contract.auth === false ? [] : (['UNAUTHORIZED'] as ErrorCode[])),
+    ...(contract.params ? (['BAD_REQUEST'] as ErrorCode[]) : []),
+    ...contract.errors,
+    'INTERNAL',
+  ];
   return [...new Set(codes)];
 }
 

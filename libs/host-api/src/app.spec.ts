@@ -129,6 +129,8 @@ describe('admin API', () => {
     const detail = PluginResponseSchema.parse((await authed(h, 'get', `/api/plugins/${ID}`)).body);
     expect(detail.plugin.locations?.package).toBe(`plugins-v2/${ID}`);
     expectError(await authed(h, 'get', '/api/plugins/com.example.none'), 404, 'PLUGIN_NOT_FOUND');
+    // Malformed percent-encoding is the client's mistake, not a server failure.
+    expectError(await authed(h, 'get', '/api/plugins/%E0%A4%A'), 400, 'BAD_REQUEST');
   });
 
   it('reports a command two plugins both answer in the install answer, the list and the details, naming the winner', async () => {

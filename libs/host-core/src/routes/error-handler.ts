@@ -36,6 +36,9 @@ export function errorHandler(options: { maxUploadBytes?: number; log?: (message:
         'BAD_REQUEST',
         `The multipart upload is not valid (${h.code}${h.field ? ` on field "${h.field}"` : ''}). Send one file in the field "package".`,
       );
+    } else if (err instanceof URIError) {
+      // The router could not decode a path parameter (a stray % or a broken UTF-8 escape).
+      e = new HostError('BAD_REQUEST', 'The URL has malformed percent-encoding. Encode path segments with encodeURIComponent.');
     } else if (h?.type === 'entity.parse.failed') {
       e = new HostError('BAD_REQUEST', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
     } else if (h?.type === 'entity.too.large') {
