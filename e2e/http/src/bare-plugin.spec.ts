@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express, { type ErrorRequestHandler } from 'express';
@@ -7,8 +7,8 @@ import { request as undiciRequest } from 'undici';
 import { HostError, type OutboundRequest, type OutboundSink, type PluginEndpoint } from '@host/host-core';
 import { createHttpRegistrationRouter, HttpPluginRegistry, signRequest, type HttpPluginRegistryDeps } from '@host/host-http';
 import { JsonRegistryStore } from '@host/host-store';
-import { HTTP_HEADERS, MessageEventSchema, type MessageEvent } from '@host/protocol';
-import { startBarePlugin, type BarePlugin } from './bare-plugin';
+import { ERROR_CATALOG, HTTP_HEADERS, MessageEventSchema, type MessageEvent } from '@host/protocol';
+import { BARE_PLUGIN, startBarePlugin, type BarePlugin } from './bare-plugin';
 
 const event: MessageEvent = MessageEventSchema.parse({
   eventId: 'evt-1',
@@ -81,7 +81,7 @@ describe('the bare spec-only plugin', () => {
 
     const sink = new RecordingSink();
     const refused = await endpoint.deliver(event, sink).decision;
-    expect(refused.error).toMatchObject({ code: 'http.signature_rejected', message: expect.stringMatching(/signature\.not_configured/) });
+    expect(refused.error).toMatchObject({ code: 'http.signature_rejected', message: expect.stringMatching(/signature\.secret_unset/) });
 
     plugin.configureSecret(res.body.signingSecret);
     const outcome = await endpoint.deliver(event, sink).decision;
@@ -136,7 +136,23 @@ describe('the bare spec-only plugin', () => {
 
     it('refuses a stale timestamp with 401', async () => {
       const stale = signRequest(secret, body, { timestamp: Math.floor(Date.now() / 1000) - 301 });
-      expect(await post(stale)).toMatchObject({ status: 401, body: { error: { code: 'signature.stale' } } });
+      expect(await post(stale)).toMatchObject({ status: 401, body: { error: { code: 'signature.expired' } } });
+    });
+
+    it('accepts a signature list whose valid entry follows an invalid one (secret rotation)', async () => {
+      const wrong = signRequest('another-secret', body);
+      const right = signRequest(secret, body, {
+        timestamp: Number(wrong[HTTP_HEADERS.timestamp]),
+        deliveryId: wrong[HTTP_HEADERS.deliveryId],
+      });
+      const list = { ...right, [HTTP_HEADERS.signature]: `${wrong[HTTP_HEADERS.signature]},${right[HTTP_HEADERS.signature]}` };
+      expect((await post(list)).status).toBe(200);
+    });
+
+    it('answers only with codes of the protocol catalogue', () => {
+      const codes = [...readFileSync(BARE_PLUGIN, 'utf8').matchAll(/code: '([a-z_.]+)'/g)].map((m) => m[1]!);
+      expect(codes.length).toBeGreaterThan(3);
+      for (const code of codes) expect({ code, catalogued: code in ERROR_CATALOG }).toMatchObject({ catalogued: true });
     });
 
     it('refuses a replayed delivery id with 401', async () => {
