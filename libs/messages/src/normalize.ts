@@ -15,6 +15,16 @@ import { parseOutgoingMessage } from './validate';
 export type NormalizedPart = TextPart | UserMentionPart | EveryoneMentionPart;
 
 /**
+ * Bidirectional embedding, override and isolate controls (U+202A-U+202E,
+ * U+2066-U+2069): they reorder how the text around them is shown, so a
+ * plugin echoing user text could make a message display other than it
+ * reads. They are removed from text; the marks U+200E/U+200F stay.
+ */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+/** Zero-width characters that show nothing: text made of them and whitespace is blank. */
+const INVISIBLE = /[\u200B-\u200D\u2060\uFEFF]/g;
+
+/**
  * A message ready to render: no composites, no empty text, no two text parts
  * with the same `literal` flag side by side, `literal: true` only in markdown
  * (and never `literal: false`), valid mention ids, at most
@@ -59,7 +69,7 @@ class Flattener {
           const literal = this.markdown && part.literal === true;
           if (literal !== this.pendingLiteral) this.flushText();
           this.pendingLiteral = literal;
-          this.pendingText += part.text;
+          this.pendingText += part.text.replace(BIDI_CONTROLS, '');
           break;
         }
         case 'mention':
@@ -114,10 +124,10 @@ export function normalizeParsedMessage(
   flat.flushText();
   const parts = flat.parts;
   // Blank means no mention and no text with anything but whitespace (as
-  // String.prototype.trim defines it); a message without mentions has only
+  // String.prototype.trim defines it) and zero-width characters; a message without mentions has only
   // text parts, which may be several when literal and other text alternate.
-  if (!flat.hasMention && parts.every((p) => (p as TextPart).text.trim() === '')) {
-    return fail('message.empty', parts.length === 0 ? 'It has no parts left.' : 'It has only whitespace text.');
+  if (!flat.hasMention && parts.every((p) => (p as TextPart).text.replace(INVISIBLE, '').trim() === '')) {
+    return fail('message.empty', parts.length === 0 ? 'It has no parts left.' : 'It has only whitespace or invisible text.');
   }
   if (parts.length > LIMITS.maxMessageParts) {
     return fail('message.parts.too_many', `It has ${parts.length} parts after merging adjacent text (at most ${LIMITS.maxMessageParts}).`);
