@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Another live host process uses this data directory. */
@@ -15,6 +15,28 @@ export class DataDirLockedError extends Error {
   }
 }
 
+/**
+ * When the process `pid` started, as the kernel counts it (field 22 of
+ * /proc/<pid>/stat, clock ticks since boot), or undefined where /proc is not
+ * available. A pid is reused after its process ends; the pair is not.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The owner a lock file names: `<pid> <start time>` (the start time where the platform gives one). */
+function readOwner(text: string): { pid: number; startTime: string | undefined } {
+  const [pid, startTime] = text.trim().split(/\s+/);
+  return { pid: Number.parseInt(pid ?? '', 10), startTime };
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -27,7 +49,9 @@ function isAlive(pid: number): boolean {
 /**
  * Takes `<stateDir>/host.lock` for this process. Two hosts on one data
  * directory would overwrite each other's registry; a lock left by a process
- * that died (crash, SIGKILL) is taken over. Returns the release function.
+ * that died (crash, SIGKILL) is taken over, also when its pid was since given
+ * to another process (the lock holds the pid and its start time). Returns the
+ * release function.
  */
 export async function acquireDataDirLock(stateDir: string): Promise<() => Promise<void>> {
   await fs.mkdir(stateDir, { recursive: true });
@@ -35,18 +59,21 @@ export async function acquireDataDirLock(stateDir: string): Promise<() => Promis
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const h = await fs.open(file, 'wx', 0o644);
-      await h.writeFile(`${process.pid}\n`);
+      const startTime = processStartTime(process.pid);
+      await h.writeFile(`${process.pid}${startTime ? ` ${startTime}` : ''}\n`);
       await h.close();
       return async () => {
-        const owner = Number.parseInt(await fs.readFile(file, 'utf8').catch(() => ''), 10);
-        if (owner === process.pid) await fs.rm(file, { force: true });
+        const owner = readOwner(await fs.readFile(file, 'utf8').catch(() => ''));
+        if (owner.pid === process.pid) await fs.rm(file, { force: true });
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
-    const pid = Number.parseInt(await fs.readFile(file, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) throw new DataDirLockedError(file, pid);
-    // Stale (its process is gone) or unreadable: remove and try again.
+    const { pid, startTime } = readOwner(await fs.readFile(file, 'utf8').catch(() => ''));
+    // A live pid holds the lock only if it is still the process that took it (not a later one given the same pid).
+    const sameProcess = startTime === undefined || processStartTime(pid) === undefined || processStartTime(pid) === startTime;
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) && sameProcess) throw new DataDirLockedError(file, pid);
+    // Stale (its process is gone, or its pid now belongs to another process) or unreadable: remove and try again.
     await fs.rm(file, { force: true });
   }
   throw new Error(`Could not take the data directory lock ${file}; remove it if no host is running.`);

@@ -2,7 +2,7 @@ import { promises as fs, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-write';
-import { acquireDataDirLock, DataDirLockedError } from './data-dir-lock';
+import { acquireDataDirLock, DataDirLockedError, processStartTime } from './data-dir-lock';
 import { JsonRegistryStore, RegistryCorruptError } from './json-registry-store';
 import { contractRecord, describeRegistryStoreContract } from './testing/registry-store-contract';
 
@@ -97,8 +97,19 @@ describe('acquireDataDirLock', () => {
     // A pid far above any pid_max is certainly not running.
     await fs.writeFile(join(dir, 'host.lock'), '2147483646\n');
     const release = await acquireDataDirLock(dir);
-    expect((await fs.readFile(join(dir, 'host.lock'), 'utf8')).trim()).toBe(String(process.pid));
+    expect((await fs.readFile(join(dir, 'host.lock'), 'utf8')).trim().split(' ')[0]).toBe(String(process.pid));
     await release();
     expect(await fs.readdir(dir)).toEqual([]);
+  });
+
+  const onLinux = processStartTime(process.pid) !== undefined ? it : it.skip;
+  onLinux('takes over a lock whose pid now belongs to another process, and refuses the process that took it', async () => {
+    // The parent process is alive, but it is not the one that wrote this lock: its start time differs.
+    const parent = process.ppid;
+    await fs.writeFile(join(dir, 'host.lock'), `${parent} 1\n`);
+    const release = await acquireDataDirLock(dir);
+    await release();
+    await fs.writeFile(join(dir, 'host.lock'), `${parent} ${processStartTime(parent)}\n`);
+    await expect(acquireDataDirLock(dir)).rejects.toBeInstanceOf(DataDirLockedError);
   });
 });
