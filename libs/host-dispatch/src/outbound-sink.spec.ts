@@ -45,18 +45,29 @@ describe('HostOutboundSink', () => {
     expect(record.outbound.map((o) => o.messageId)).toEqual(['out-1', 'out-2']);
   });
 
-  it('refuses a reply without messages.reply, naming the permission', async () => {
-    const { send } = await setup([]);
+  it('refuses a reply without messages.reply, naming the permission, and records the refusal with the event', async () => {
+    const { send, record } = await setup([]);
     await expect(send({})).rejects.toMatchObject({ code: 'message.permission.denied', details: { permission: 'messages.reply' } });
+    expect(record.outbound).toEqual([
+      expect.objectContaining({
+        pluginId: 'com.a.plugin',
+        kind: 'reply',
+        body: null,
+        error: expect.objectContaining({ code: 'message.permission.denied' }),
+      }),
+    ]);
   });
 
-  it('refuses @everyone without messages.mentionEveryone', async () => {
-    const { send } = await setup(['messages.reply']);
+  it('refuses @everyone without messages.mentionEveryone, in the event log too', async () => {
+    const { send, record } = await setup(['messages.reply']);
     const message: OutgoingMessage = {
       format: 'markdown',
       parts: [{ type: 'composite', parts: [{ type: 'mention', target: 'everyone' }] }],
     };
     await expect(send({ message })).rejects.toMatchObject({ details: { permission: 'messages.mentionEveryone' } });
+    expect(record.outbound.map((o) => [o.error?.code, o.target])).toEqual([
+      ['message.permission.denied', { type: 'group', id: 'group-1' }],
+    ]);
   });
 
   it('refuses a reply to an event the plugin did not get', async () => {

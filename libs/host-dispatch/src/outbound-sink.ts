@@ -57,21 +57,16 @@ export class HostOutboundSink implements OutboundSink {
     const { pluginId, message } = request;
     const permissions = this.o.permissionsOf(pluginId) ?? [];
     const needed: Permission = request.kind === 'reply' ? 'messages.reply' : 'messages.send';
-    if (!permissions.includes(needed)) {
-      throw refuse(
-        'message.permission.denied',
-        `${pluginId} needs the permission "${needed}" to ${request.kind} messages; declare it in manifest.json`,
-        {
-          permission: needed,
-        },
-      );
-    }
-    if (mentionsEveryone(message.parts) && !permissions.includes('messages.mentionEveryone')) {
-      throw refuse(
-        'message.permission.denied',
-        `${pluginId} needs the permission "messages.mentionEveryone" to mention everyone; declare it in manifest.json`,
-        { permission: 'messages.mentionEveryone' },
-      );
+    const missing: Permission | undefined = !permissions.includes(needed)
+      ? needed
+      : mentionsEveryone(message.parts) && !permissions.includes('messages.mentionEveryone')
+        ? 'messages.mentionEveryone'
+        : undefined;
+    if (missing) {
+      const what = missing === 'messages.mentionEveryone' ? 'mention everyone' : `${request.kind} messages`;
+      const text = `${pluginId} needs the permission "${missing}" to ${what}; declare it in manifest.json`;
+      this.notePermissionRefusal(request, text);
+      throw refuse('message.permission.denied', text, { permission: missing });
     }
     let target: Target;
     let providerId: string | undefined;
@@ -151,6 +146,20 @@ export class HostOutboundSink implements OutboundSink {
   }
 
   /** Records what became of one outbound request, on its event or as a send. */
+  /** A refusal for a missing permission, in the event log with the event it answers (or as a send). */
+  private notePermissionRefusal(request: OutboundRequest, message: string): void {
+    let target: Target | undefined = request.target;
+    let record: EventRecord | undefined;
+    if (request.kind === 'reply') {
+      const found = this.o.replies.find(request.pluginId, request.eventId ?? '');
+      if (found.status === 'unknown') return; // not this plugin's event: nothing to show it with
+      target = { ...found.reference.target };
+      record = this.o.events.get(request.eventId ?? '');
+      if (record && record.source !== found.reference.source) record = undefined;
+    }
+    if (target) this.note(record, request, target, { body: null, error: { code: 'message.permission.denied', message } });
+  }
+
   private note(
     record: EventRecord | undefined,
     request: OutboundRequest,

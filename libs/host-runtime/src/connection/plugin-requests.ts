@@ -62,7 +62,9 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
         issues,
       });
     }
-    if (descriptor.permission && !ctx.permissions.includes(descriptor.permission)) {
+    // messages.reply and messages.send are checked by the outbound sink, which records the refusal in the event log.
+    const checkedBySink = method === Methods.reply.method || method === Methods.send.method;
+    if (descriptor.permission && !checkedBySink && !ctx.permissions.includes(descriptor.permission)) {
       return new ResponseError(
         RpcErrorCode.PermissionDenied,
         `${method} needs the permission "${descriptor.permission}"; declare it in manifest.json permissions and reinstall`,
