@@ -118,6 +118,9 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     recovery,
     generatedToken: token.generated,
     async startEnabledPlugins() {
+      // A host killed outright leaves its plugins running; end them before starting them again.
+      for (const pid of runtime.reapLeftovers())
+        o.log('warn', `ended a plugin process group left running by a previous host process (pid ${pid})`);
       const enabled = (await store.list()).filter((r: PluginRecord) => r.transport === 'stdio-jsonrpc' && r.enabled);
       await Promise.all(
         enabled.map((r) =>

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import {
   HostError,
   type HostPaths,
@@ -14,6 +15,9 @@ import { ProcessGroups } from './process/process-groups';
 import { LocalProcessRunner, type ProcessRunner } from './process/runner';
 import { BootGuard } from './boot-guard';
 import { FailureMemory } from './failure-memory';
+
+/** Where the leaders of running plugin process groups are written down (see ProcessGroups). */
+export const PLUGIN_PROCESSES_FILE = 'plugin-processes.json';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
 import { Supervisor } from './supervisor';
 import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
@@ -47,7 +51,7 @@ const HAS_PROCESS = new Set<string>(['starting', 'running', 'stopping', 'restart
  */
 export class StdioPluginRuntime implements PluginRuntime {
   private readonly supervisors = new Map<string, Supervisor>();
-  private readonly groups = new ProcessGroups();
+  private readonly groups: ProcessGroups;
   private readonly runner: ProcessRunner;
   readonly timings: RuntimeTimings;
   readonly limits: RuntimeLimits;
@@ -58,6 +62,7 @@ export class StdioPluginRuntime implements PluginRuntime {
     this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
     this.failures = new FailureMemory(o.paths.stateDir);
+    this.groups = new ProcessGroups(join(o.paths.stateDir, PLUGIN_PROCESSES_FILE));
     this.bootGuard = new BootGuard(o.paths.stateDir, {
       limit: this.limits.hostDeathsBeforeHoldBack,
       settleMilliseconds: this.timings.crashWindowMilliseconds,
@@ -74,6 +79,15 @@ export class StdioPluginRuntime implements PluginRuntime {
    * Starts a plugin as the host starts, unless the host died with it running
    * too often in a row (BootGuard): then it is `failed` with the reason.
    */
+  /**
+   * Ends plugin processes a previous host process left running (it was killed
+   * outright, so its exit hook never ran); returns their pids. The host calls
+   * it once at start, before starting plugins, so no plugin runs twice.
+   */
+  reapLeftovers(): number[] {
+    return this.groups.reapLeftovers();
+  }
+
   async startOnBoot(pluginId: string): Promise<RuntimeStatus> {
     if (!this.supervisors.has(pluginId) && !(await this.o.records.get(pluginId))) throw new HostError('PLUGIN_NOT_FOUND');
     const decision = this.limits.hostDeathsBeforeHoldBack > 0 ? await this.bootGuard.decide(pluginId) : { start: true as const };

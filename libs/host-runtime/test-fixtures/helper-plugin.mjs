@@ -10,6 +10,7 @@
 //   cancel-log     ACK accepted, never complete; on events.cancel write "cancel <eventId> <reason>" to stderr
 //   crash-stack    at start, write a Node-style uncaught error (source line, error line, many stack frames) and exit 1
 //   usage          without --host-stdio: print help to stderr and exit 2, as the SDK does
+//   ignore-eof     like ack, but keeps running when stdin closes (a plugin that outlives a dead host)
 //   settings       like ack, and takes settings.changed (declared in the handshake), writing "settings <json>" to stderr
 const hostStdio = process.argv.includes('--host-stdio');
 const mode = hostStdio ? (process.argv[3] ?? 'ack') : 'usage';
@@ -87,4 +88,8 @@ process.stdin.on('data', (chunk) => {
     onMessage(JSON.parse(body));
   }
 });
-process.stdin.on('end', () => process.exit(0));
+process.stdin.on('end', () => {
+  // ignore-eof: a plugin that does not exit when the host goes away.
+  if (mode === 'ignore-eof') setInterval(() => undefined, 1000);
+  else process.exit(0);
+});
