@@ -255,6 +255,22 @@ describe('PluginInstaller', () => {
     expect((await store.get(ID))!.manifest.version).toBe('6.0.0');
   });
 
+  it('keeps a bounded number of pending updates across all plugins, replacing the oldest of any', async () => {
+    const inst = await make({ maxPendingUpdates: { perPlugin: 3, total: 3 } });
+    const ids = ['com.example.one', 'com.example.two', 'com.example.three', 'com.example.four'];
+    for (const pluginId of ids) await inst.install(pkg('1.0.0', { pluginId }));
+    const pending: string[] = [];
+    for (const pluginId of ids) pending.push((await pendingOf(inst.install(pkg('2.0.0', { pluginId })))).id);
+    const kept = readdirSync(join(paths.stateDir, 'pending')).filter((f) => f.endsWith('.zip'));
+    expect(kept.sort()).toEqual(
+      pending
+        .slice(1)
+        .map((id) => `${id}.zip`)
+        .sort(),
+    );
+    expect(await codeOf(inst.confirmUpdate(pending[0]!))).toBe('PENDING_UPDATE_NOT_FOUND');
+  });
+
   it('refuses a pending update whose stored archive was altered, and one that expired', async () => {
     let now = Date.parse('2024-01-01T00:00:00Z');
     const inst = await make({ now: () => new Date(now) });

@@ -21,7 +21,7 @@ import { extractEntries } from './extract';
 import { inspectPackage, type PackagePlan } from './inspect';
 import { clearJournal, readJournal, writeJournal, type Journal } from './journal';
 import { DEFAULT_INSTALL_LIMITS, PENDING_UPDATE_TTL_MS, type InstallLimits } from './limits';
-import { MAX_PENDING_UPDATES_PER_PLUGIN, PendingUpdates, type PendingUpdate } from './pending-updates';
+import { MAX_PENDING_UPDATES, MAX_PENDING_UPDATES_PER_PLUGIN, PendingUpdates, type PendingUpdate } from './pending-updates';
 import { diffPackages, summarize } from './update-diff';
 
 /** Points of a folder swap, in order; `onStep` runs after each. */
@@ -41,6 +41,8 @@ export interface InstallerOptions {
   pendingUpdates?: PendingUpdateStore;
   limits?: Partial<InstallLimits>;
   pendingTtlMs?: number;
+  /** Pending updates kept per plugin and in all (default MAX_PENDING_UPDATES_PER_PLUGIN and MAX_PENDING_UPDATES). */
+  maxPendingUpdates?: { perPlugin: number; total: number };
   now?: () => Date;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /**
@@ -145,8 +147,9 @@ export class PluginInstaller {
         // Unpack into nothing: a bomb or a corrupt entry is refused now, not at confirmation.
         await extractEntries({ destination: null, limits: this.limits, files: plan.files });
         await this.pending.sweep();
-        // Each pending update keeps a whole archive on disk: repeated uploads of one plugin replace its oldest ones.
-        await this.pending.trim(id, MAX_PENDING_UPDATES_PER_PLUGIN - 1);
+        // Each pending update keeps a whole archive on disk: further uploads replace the oldest ones.
+        const max = this.opts.maxPendingUpdates ?? { perPlugin: MAX_PENDING_UPDATES_PER_PLUGIN, total: MAX_PENDING_UPDATES };
+        await this.pending.trim(id, max.perPlugin - 1, max.total - 1);
         const pendingUpdate = await this.pending.create(
           archive,
           {

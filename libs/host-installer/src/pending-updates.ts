@@ -15,6 +15,12 @@ const ID = /^[0-9a-f-]{36}$/;
 export const MAX_PENDING_UPDATES_PER_PLUGIN = 3;
 
 /**
+ * Pending updates kept across all plugins: uploads for many plugin ids
+ * cannot fill the disk either; beyond it the oldest of any plugin is replaced.
+ */
+export const MAX_PENDING_UPDATES = 20;
+
+/**
  * Uploaded updates waiting for the operator's confirmation: ids, expiry and
  * the archive's integrity are decided here; the bytes and the description go
  * to a `PendingUpdateStore` (by default files in `<state>/pending/`).
@@ -91,11 +97,19 @@ export class PendingUpdates {
   }
 
   /** Deletes the oldest pending updates of `pluginId` until at most `keep` are left. */
-  async trim(pluginId: string, keep: number): Promise<void> {
-    const mine = (await this.list())
-      .filter((p) => p.pluginId === pluginId)
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || (this.created.get(a.id) ?? -1) - (this.created.get(b.id) ?? -1));
-    for (const p of mine.slice(0, Math.max(0, mine.length - keep))) await this.delete(p.id);
+  /**
+   * Makes room before a new pending update of `pluginId`: removes the oldest
+   * ones so at most `keep` of that plugin and `keepTotal` of all plugins remain.
+   */
+  async trim(pluginId: string, keep: number, keepTotal: number): Promise<void> {
+    const all = (await this.list()).sort(
+      (a, b) => a.createdAt.localeCompare(b.createdAt) || (this.created.get(a.id) ?? -1) - (this.created.get(b.id) ?? -1),
+    );
+    const mine = all.filter((p) => p.pluginId === pluginId);
+    const gone = new Set(mine.slice(0, Math.max(0, mine.length - keep)).map((p) => p.id));
+    const rest = all.filter((p) => !gone.has(p.id));
+    for (const p of rest.slice(0, Math.max(0, rest.length - keepTotal))) gone.add(p.id);
+    for (const id of gone) await this.delete(id);
   }
 
   /** Removes expired and unreadable updates. */
