@@ -6,7 +6,7 @@ import { Dispatcher } from '@host/host-dispatch';
 import { RpcErrorCode, type MessageEvent } from '@host/protocol';
 import { fixtureEvent, installFixturePlugin } from './fixture-records.spec-helper';
 import { FilePluginLogStore } from './logs/file-plugin-log-store';
-import { StdioPluginRuntime } from './stdio-runtime';
+import { StdioPluginRuntime, type StdioRuntimeOptions } from './stdio-runtime';
 
 // Real processes of test-fixtures/helper-plugin.mjs, one mode per plugin, behind the real dispatcher.
 const FIXTURE = join(__dirname, '..', 'test-fixtures', 'helper-plugin.mjs');
@@ -31,14 +31,20 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'supervisor-'));
   records.clear();
   logs = new FilePluginLogStore(hostPaths(dir));
-  runtime = new StdioPluginRuntime({
+  runtime = newRuntime();
+});
+
+/** A runtime on this test's data directory, as a host process would make it (a second one is the host after a restart). */
+function newRuntime(extra: Partial<StdioRuntimeOptions> = {}): StdioPluginRuntime {
+  return new StdioPluginRuntime({
     paths: hostPaths(dir),
     records: { get: async (id) => records.get(id) },
     logs,
     sink: { send: () => Promise.reject(new Error('not used')) },
     timings: { pingIntervalMilliseconds: 0, restartBaseDelayMilliseconds: 20, stopGraceMilliseconds: 500, killAfterMilliseconds: 200 },
+    ...extra,
   });
-});
+}
 
 afterEach(async () => {
   await runtime.dispose();
@@ -149,12 +155,7 @@ describe('Supervisor start failures', () => {
     expect(before.state).toBe('failed');
     // The host stops (its shutdown stops every plugin) and a new host process starts on the same data.
     await runtime.dispose();
-    runtime = new StdioPluginRuntime({
-      paths: hostPaths(dir),
-      records: { get: async (id) => records.get(id) },
-      logs,
-      sink: { send: () => Promise.reject(new Error('not used')) },
-    });
+    runtime = newRuntime();
     const after = runtime.status('com.test.failed');
     expect(after?.state).toBe('failed');
     expect(after?.stateReason).toContain(before.stateReason!);
@@ -162,25 +163,14 @@ describe('Supervisor start failures', () => {
     // An operator's stop clears it; so would a new start.
     await runtime.stop('com.test.failed');
     await runtime.dispose();
-    runtime = new StdioPluginRuntime({
-      paths: hostPaths(dir),
-      records: { get: async (id) => records.get(id) },
-      logs,
-      sink: { send: () => Promise.reject(new Error('not used')) },
-    });
+    runtime = newRuntime();
     expect(runtime.status('com.test.failed')).toBeUndefined();
   });
 
   it('hands changed settings to a running plugin that takes them, and says a restart is needed for one that does not', async () => {
     let settings: Record<string, unknown> = { mode: 'slow' };
     await runtime.dispose();
-    runtime = new StdioPluginRuntime({
-      paths: hostPaths(dir),
-      records: { get: async (id) => records.get(id) },
-      logs,
-      sink: { send: () => Promise.reject(new Error('not used')) },
-      settings: async () => settings,
-    });
+    runtime = newRuntime({ settings: async () => settings });
     install('com.test.settings', 'settings');
     install('com.test.old', 'ack');
     expect(await runtime.applySettings('com.test.settings')).toMatchObject({ status: 'nextStart' });
