@@ -62,6 +62,10 @@ export const MESSAGE_ERRORS = defineErrors({
   'message.mention.unsupported_target': {
     message: 'Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.',
   },
+  'message.mention.unsupported_format': {
+    message:
+      'An everyone mention notifies members only in Markdown; in text format the provider shows the plain words "@everyone". Send it with format "markdown" to a group.',
+  },
   'message.mention.too_many': { message: 'A multi-user mention takes 1 to 20 users. Split the mention or the message.' },
   'message.format.unsupported_target': {
     message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.',
