@@ -168,6 +168,24 @@ describe('a running stdio plugin', () => {
     expect(log).toEqual(expect.arrayContaining([expect.stringContaining('sending SIGTERM'), expect.stringContaining('sending SIGKILL')]));
   });
 
+  // Found through the marker in its environment (/proc), which only Linux offers.
+  (process.platform === 'linux' ? it : it.skip)("ends a process that left the plugin's process group with setsid", async () => {
+    host = createTestHost();
+    const id = host.install({ args: ['echo', '--escape-child'] });
+    await host.runtime.start(id);
+    let escaped = 0;
+    await host.waitFor(id, () => {
+      void host.logs.tail(id, 20).then((lines) => {
+        const m = lines.map((l) => /^escaped-pid=(\d+)$/.exec(l.message)).find(Boolean);
+        if (m) escaped = Number(m[1]);
+      });
+      return escaped > 0;
+    });
+    expect(processAlive(escaped)).toBe(true);
+    await host.runtime.stop(id);
+    expect(await waitGone(escaped)).toBe(true);
+  });
+
   it('keeps a stderr flood bounded in memory and on disk, with capped lines, and keeps answering', async () => {
     host = createTestHost();
     const id = host.install({ args: ['flood-stderr', '--flood-bytes=6000000'] });
