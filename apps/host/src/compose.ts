@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
-import { createApp, ensureAdminToken, settingsForInitialize } from '@host/host-api';
+import { adminAppRouter, createApp, ensureAdminToken, settingsForInitialize, type SessionOptions } from '@host/host-api';
 import { ConsoleProvider, consoleRoutes } from '@host/host-console';
 import { Dispatcher, EventLog } from '@host/host-dispatch';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
@@ -15,6 +15,10 @@ export interface HostOptions {
   adminToken?: string;
   resetAdminToken?: boolean;
   maxUploadBytes?: number;
+  /** The built admin app (index.html and assets/), served at /; default none. */
+  adminAppDir?: string;
+  /** Bounds of admin app sessions. */
+  sessions?: SessionOptions;
   version: string;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Test seam: shorter restart delays and deadlines. */
@@ -104,6 +108,8 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     http: httpPlugins,
     adminTokenHash: token.hash,
     maxUploadBytes: o.maxUploadBytes,
+    sessions: o.sessions,
+    rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
     version: o.version,
     apiRoutes: [...consoleRoutes({ dispatcher, provider }), ...httpRegistrationRoutes({ registry: httpPlugins })],
     log: (m) => o.log('error', m),

@@ -33,6 +33,7 @@ import {
   SettingsPutResponseSchema,
   UninstallResponseSchema,
 } from './plugins';
+import { SessionResponseSchema, SignInBodySchema, SignInResponseSchema, SignOutResponseSchema } from './session';
 
 const PLUGIN_PARAM = { pluginId: 'The plugin id, for example com.example.echo.' };
 const PENDING_PARAM = { id: 'Pending update id from the UPDATE_CONFIRMATION_REQUIRED answer.' };
@@ -130,6 +131,36 @@ export const ADMIN_ROUTES = {
     summary: 'This OpenAPI 3.1 document',
     tags: ['host'],
     responses: { 200: { description: 'The document.' } },
+    errors: [],
+  }),
+
+  signIn: defineContract({
+    method: 'post',
+    path: '/session',
+    summary: 'Sign in: exchange the admin token for a session cookie',
+    description:
+      'Answers 201 with the session and sets it as an HttpOnly, SameSite=Strict cookie (host_admin_session, path /api), so page script never holds the token. Requests with the cookie that change something must send the X-CSRF-Token header. Sessions end after their lifetime, when idle, at sign-out, when newer sessions push them out (a bounded number is kept) and when the host restarts. Scripts keep sending "Authorization: Bearer <token>" instead.',
+    tags: ['session'],
+    auth: false,
+    body: SignInBodySchema,
+    responses: { 201: { description: 'Signed in; Set-Cookie carries the session id.', schema: SignInResponseSchema } },
+    errors: ['BAD_REQUEST', 'SESSION_TOKEN_INVALID', 'SESSION_SIGN_IN_THROTTLED', 'ORIGIN_REFUSED'],
+  }),
+  getSession: defineContract({
+    method: 'get',
+    path: '/session',
+    summary: 'The current session and its CSRF token',
+    description: 'What the admin app asks when it loads: whether the cookie still holds a session, and the CSRF token to send.',
+    tags: ['session'],
+    responses: { 200: { description: 'How the request was authenticated.', schema: SessionResponseSchema } },
+    errors: [],
+  }),
+  signOut: defineContract({
+    method: 'delete',
+    path: '/session',
+    summary: 'Sign out: end the session and clear its cookie',
+    tags: ['session'],
+    responses: { 200: { description: 'Signed out.', schema: SignOutResponseSchema } },
     errors: [],
   }),
 
