@@ -274,6 +274,52 @@ it('a plugin whose name, texts and log lines carry markup shows them as text; it
   await expectNoInjectedScript();
 });
 
+it('a file that is no plugin package is refused with the catalogue code, the reason and the fix', async () => {
+  const bogus = join(work, 'not-a-plugin.zip');
+  writeFileSync(bogus, 'this is not a zip archive');
+  await page.locator('input[type=file]').setInputFiles(bogus);
+  await page.getByRole('button', { name: 'Upload and install' }).click();
+  const alert = page.locator('section', { has: page.getByRole('heading', { name: 'Install a plugin package (ZIP)' }) }).getByRole('alert');
+  await alert.waitFor();
+  const text = (await alert.textContent()) ?? '';
+  expect(text).toContain('Not installed');
+  expect(text).toContain('INSTALL_NOT_A_ZIP');
+  await screenshot(page, '07-install-refused');
+});
+
+it("deletes a plugin's data only after its id is typed and the plugin is stopped, then uninstalls it", async () => {
+  const card = page.locator('li[data-plugin-id="com.example.xss"]');
+  const dialog = page.getByRole('dialog', { name: 'Delete the data of com.example.xss?' });
+  const typed = dialog.getByLabel('Type com.example.xss to confirm');
+  const remove = dialog.getByRole('button', { name: 'Delete data' });
+  await card.getByRole('button', { name: 'Delete data…' }).click();
+  await dialog.waitFor();
+  expect(await remove.isDisabled()).toBe(true);
+  await typed.fill('com.example.xs');
+  expect(await remove.isDisabled()).toBe(true);
+  await typed.fill('com.example.xss');
+  await remove.click();
+  // A running plugin's data is not deleted: the dialog says why.
+  await dialog.getByRole('alert').waitFor();
+  expect(await dialog.getByRole('alert').textContent()).toContain('PLUGIN_STATE_CONFLICT');
+  await expectAccessible('delete data dialog');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  expect((await api(host, 'GET', '/api/plugins/com.example.xss/settings')).body.values.apiKey).toEqual({ set: true });
+
+  await card.getByRole('button', { name: 'Stop' }).click();
+  await card.getByText('Stopped', { exact: true }).waitFor();
+  await card.getByRole('button', { name: 'Delete data…' }).click();
+  await typed.fill('com.example.xss');
+  await remove.click();
+  await card.getByText('Deleted the data, settings and cache of com.example.xss.').waitFor();
+  expect((await api(host, 'GET', '/api/plugins/com.example.xss/settings')).body.values.apiKey).toEqual({ set: false });
+
+  await card.getByRole('button', { name: 'Uninstall' }).click();
+  await page.getByRole('dialog', { name: 'Uninstall com.example.xss?' }).getByRole('button', { name: 'Uninstall' }).click();
+  await card.waitFor({ state: 'detached' });
+  expect((await api(host, 'GET', '/api/plugins/com.example.xss')).status).toBe(404);
+});
+
 it('is usable on a narrow screen: nothing overflows sideways', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('heading', { name: 'v2 plugins' }).waitFor();
@@ -285,7 +331,7 @@ it('is usable on a narrow screen: nothing overflows sideways', async () => {
   );
   expect(overflowing).toEqual([]);
   expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
-  await screenshot(page, '07-narrow');
+  await screenshot(page, '08-narrow');
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
@@ -294,7 +340,7 @@ it('signs out: the page asks for the token again and the old cookie answers SESS
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to the plugin host' }).waitFor();
   await page.getByText('You signed out.').waitFor();
-  await screenshot(page, '08-signed-out');
+  await screenshot(page, '09-signed-out');
   const res = await fetch(`${host.url}/api/plugins`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
   expect(res.status).toBe(401);
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe('SESSION_EXPIRED');
