@@ -12,6 +12,10 @@ interface SessionApi {
   signOut(): Promise<void>;
 }
 
+/** A signed-in page whose request went without a cookie: another tab signed out (which clears it), or it was removed. */
+export const SIGNED_OUT_ELSEWHERE =
+  'Your session has ended: you signed out in another tab or window, or the browser dropped the session cookie. Sign in again with the admin token.';
+
 const SessionContext = createContext<SessionApi | undefined>(undefined);
 
 /**
@@ -49,7 +53,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       onSignedOut((e) => {
         setCsrfToken(undefined);
         queryClient.clear();
-        setState({ status: 'signedOut', reason: e.code === 'SESSION_EXPIRED' ? e.message : undefined });
+        setState({ status: 'signedOut', reason: e.code === 'SESSION_EXPIRED' ? e.message : SIGNED_OUT_ELSEWHERE });
       }),
     [queryClient],
   );

@@ -256,6 +256,7 @@ it('a plugin whose name, texts and log lines carry markup shows them as text; it
     text: `/log ${payload}`,
   });
   expect(sent.status).toBe(200);
+  await page.getByText('Following new lines as they are written.').waitFor();
   const line = page.locator('.log-line', { hasText: "window.__xss='log'" });
   await line.waitFor({ timeout: 10_000 });
   expect(await line.locator('.log-message').textContent()).toBe(payload);
@@ -337,10 +338,18 @@ it('is usable on a narrow screen: nothing overflows sideways', async () => {
 
 it('signs out: the page asks for the token again and the old cookie answers SESSION_EXPIRED', async () => {
   const [cookie] = await context.cookies();
+  // A second tab of the same session, on the plugins tab (which reads the list every few seconds).
+  const other = await context.newPage();
+  await other.goto('/');
+  await other.getByRole('heading', { name: 'v2 plugins' }).waitFor();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to the plugin host' }).waitFor();
   await page.getByText('You signed out.').waitFor();
   await screenshot(page, '09-signed-out');
+  // The other tab finds the session ended at its next request and says so.
+  await other.getByRole('heading', { name: 'Sign in to the plugin host' }).waitFor({ timeout: 15_000 });
+  expect(await other.getByRole('status').textContent()).toContain('Your session has ended: you signed out in another tab');
+  await other.close();
   const res = await fetch(`${host.url}/api/plugins`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
   expect(res.status).toBe(401);
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe('SESSION_EXPIRED');

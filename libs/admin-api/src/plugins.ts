@@ -119,6 +119,9 @@ export type DataDeletedResponse = z.infer<typeof DataDeletedResponseSchema>;
 export const LogsQuerySchema = z.object({
   tail: z.coerce.number().int().min(1).max(5000).default(200).describe('Number of most recent lines (1 to 5000).'),
 });
+export const LogStreamQuerySchema = z.object({
+  tail: z.coerce.number().int().min(0).max(5000).default(200).describe('First send this many of the most recent lines (0 to 5000).'),
+});
 export const LogLineSchema = z.object({
   at: z.string(),
   stream: z.enum(['stderr', 'log', 'host']),

@@ -24,8 +24,10 @@ import {
 import {
   DataDeletedResponseSchema,
   HealthResponseSchema,
+  LogLineSchema,
   LogsQuerySchema,
   LogsResponseSchema,
+  LogStreamQuerySchema,
   PluginListResponseSchema,
   PluginResponseSchema,
   SettingsPutBodySchema,
@@ -214,6 +216,24 @@ export const ADMIN_ROUTES = {
     params: PLUGIN_PARAM,
     query: LogsQuerySchema,
     responses: { 200: { description: 'The most recent lines, oldest first.', schema: LogsResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'RUNTIME_UNAVAILABLE'],
+  }),
+  followPluginLogs: defineContract({
+    method: 'get',
+    path: '/plugins/{pluginId}/logs/stream',
+    summary: "Follow a plugin's log as Server-Sent Events",
+    description:
+      'Sends the most recent lines (tail), then every new line as it is written, each as `event: line` with the line as data. A client that does not read is disconnected (the host buffers at most 1 MiB for it); the stream sends `retry:` and a reconnect starts again with the tail. At most 32 streams are open at once: a new one ends the oldest.',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    query: LogStreamQuerySchema,
+    responses: {
+      200: {
+        description: "text/event-stream; the schema is that of each message's data.",
+        contentType: 'text/event-stream',
+        schema: LogLineSchema,
+      },
+    },
     errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'RUNTIME_UNAVAILABLE'],
   }),
   getSettings: defineContract({

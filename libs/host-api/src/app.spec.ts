@@ -358,6 +358,7 @@ describe('admin API', () => {
         'DELETE /api/plugins/{pluginId}',
         'DELETE /api/plugins/{pluginId}/data',
         'GET /api/plugins/{pluginId}/logs',
+        'GET /api/plugins/{pluginId}/logs/stream',
         'GET /api/plugins/{pluginId}/settings',
         'PUT /api/plugins/{pluginId}/settings',
         'POST /api/session',

@@ -9,3 +9,4 @@ export * from './settings';
 export * from './upload-slots';
 export * from './session';
 export * from './admin-app';
+export * from './log-followers';
