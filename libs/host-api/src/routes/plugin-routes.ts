@@ -140,19 +140,23 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
         throw new HostError('RUNTIME_UNAVAILABLE', 'Following plugin logs is not available in this host build.');
       // Lines written while the tail is read wait here (bounded), then follow it without repeats.
       const early: LogLine[] = [];
-      let live: ((line: LogLine) => void) | undefined;
+      const following = { live: false };
       const stream = new SseStream(res, { heartbeatMilliseconds: 15_000 });
       const stop = logs.follow(
         id,
-        (line) => (live ? live(line) : early.length < 1000 && early.push(line)),
+        (line) => {
+          if (following.live) stream.send('line', line);
+          else if (early.length < 1000) early.push(line);
+        },
         () => res.destroy(),
       );
       stream.onClose(stop);
       const tail = query.tail > 0 ? await logs.tail(id, query.tail) : [];
-      const seen = new Set(tail.slice(-early.length || 0).map((l) => `${l.at}\u0000${l.message}`));
+      const key = (l: LogLine) => `${l.at}\u0000${l.message}`;
+      const seen = new Set(tail.map(key));
       for (const line of tail) stream.send('line', line);
-      for (const line of early) if (!seen.has(`${line.at}\u0000${line.message}`)) stream.send('line', line);
-      live = (line) => void stream.send('line', line);
+      for (const line of early) if (!seen.has(key(line))) stream.send('line', line);
+      following.live = true;
     }),
     implementRoute(ADMIN_ROUTES.pluginLogs, async ({ params, query }) => {
       const id = params['pluginId']!;
