@@ -190,6 +190,14 @@ it('the playground shows the reply as QQ Bot would: Markdown, the mention as a c
   expect(await reply.locator('.provider-markdown strong').count()).toBe(1);
   await reply.getByText('Raw provider body').click();
   expect(await reply.locator('pre.raw').textContent()).toContain('<qqbot-at-user id=\\"user-1\\" />');
+  // One-to-one: the plugin answers in text, which takes no mentions.
+  await page.getByLabel('Type').selectOption('c2c');
+  await page.getByLabel('Message').fill('/echo just us');
+  await page.getByRole('button', { name: 'Send' }).click();
+  const direct = page.locator('.bubble.bot').nth(1);
+  await direct.waitFor();
+  expect(await direct.locator('.provider-text').textContent()).toBe('You said: just us');
+  expect(await direct.locator('.mention').count()).toBe(0);
   await screenshot(page, '04-playground');
   await expectAccessible('playground');
 });
@@ -216,6 +224,56 @@ it('registers the HTTP plugin: the fetched manifest, the signing secret once wit
   await page.getByLabel('Base URL of the plugin service').fill('http://169.254.169.254');
   await page.getByRole('button', { name: 'Fetch manifest and register' }).click();
   expect(await panel.getByRole('alert').textContent()).toContain('REGISTRATION_ADDRESS_REFUSED');
+});
+
+it('refreshes an HTTP plugin: a new version is shown, one asking for more waits for confirmation', async () => {
+  const manifestFile = join(work, 'refresh-manifest.json');
+  const manifest = {
+    pluginId: 'com.example.deployed',
+    name: 'Deployed service',
+    version: '1.0.0',
+    author: 'Example',
+    protocolVersion: 2,
+    capabilities: 9,
+    eventSubscriptions: [{ eventType: 'message.created' }],
+    permissions: ['messages.reply'],
+  };
+  writeFileSync(manifestFile, JSON.stringify(manifest));
+  const server = spawn(process.execPath, [join(__dirname, '../fixtures/manifest-server.mjs'), manifestFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await new Promise<string>((ok) =>
+      server.stdout!.on('data', (d: Buffer) => {
+        const m = /"listening":"([^"]+)"/.exec(d.toString());
+        if (m) ok(m[1]!);
+      }),
+    );
+    await page.getByLabel('Base URL of the plugin service').fill(url);
+    await page.getByRole('button', { name: 'Fetch manifest and register' }).click();
+    await page.getByText(/Registered Deployed service 1\.0\.0/).waitFor();
+    const card = page.locator('li[data-plugin-id="com.example.deployed"]');
+    writeFileSync(manifestFile, JSON.stringify({ ...manifest, version: '1.1.0' }));
+    await card.getByRole('button', { name: 'Refresh manifest' }).click();
+    await card.getByText('Manifest refreshed: version 1.0.0 → 1.1.0.').waitFor();
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({ ...manifest, version: '1.2.0', capabilities: 11, permissions: ['messages.reply', 'messages.send'] }),
+    );
+    await card.getByRole('button', { name: 'Refresh manifest' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Accept the new manifest of com.example.deployed?' });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Permissions added: messages.send');
+    await expectAccessible('refresh confirmation');
+    await dialog.getByRole('button', { name: 'Accept version 1.2.0' }).click();
+    await card.getByText('Manifest refreshed: version 1.1.0 → 1.2.0.').waitFor();
+    expect((await api(host, 'GET', '/api/plugins/com.example.deployed')).body.plugin.version).toBe('1.2.0');
+    await card.getByRole('button', { name: 'Unregister' }).click();
+    await page.getByRole('dialog', { name: 'Unregister com.example.deployed?' }).getByRole('button', { name: 'Unregister' }).click();
+    await card.waitFor({ state: 'detached' });
+  } finally {
+    server.kill();
+  }
 });
 
 it('a plugin whose name, texts and log lines carry markup shows them as text; its settings save with per-field errors; a log line arrives', async () => {
