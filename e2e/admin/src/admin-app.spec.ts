@@ -80,6 +80,10 @@ beforeAll(async () => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: host.url });
   page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  // The app itself must live within its Content-Security-Policy (no inline script or style it would need).
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+  });
   page.on('dialog', (d) => {
     // An alert() would be a script a plugin managed to run.
     pageErrors.push(`unexpected ${d.type()} dialog: ${d.message()}`);
