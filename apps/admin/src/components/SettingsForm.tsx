@@ -62,8 +62,8 @@ function Field({
   const id = useId();
   const hintId = `${id}-hint`;
   const errId = `${id}-err`;
-  const describedBy =
-    [field.description || field.type === 'secret' ? hintId : '', problem ? errId : ''].filter(Boolean).join(' ') || undefined;
+  const hasHint = Boolean(field.description) || field.type === 'secret' || field.type === 'path';
+  const describedBy = [hasHint ? hintId : '', problem ? errId : ''].filter(Boolean).join(' ') || undefined;
   const common = { id, name, 'aria-describedby': describedBy, 'aria-invalid': problem ? true : undefined };
   let input;
   if (field.type === 'boolean')
@@ -112,7 +112,7 @@ function Field({
         {field.required && <span className="sr-only"> (required)</span>}
       </label>
       {input}
-      {(field.description || field.type === 'secret') && (
+      {hasHint && (
         <p id={hintId} className="hint">
           {field.description}
           {field.type === 'secret' && ' Never shown again once saved; blank keeps the stored secret.'}

@@ -57,7 +57,7 @@ export default function PlaygroundPage() {
     const started = performance.now();
     try {
       const answer = await call<ConsoleMessageResponse>(ADMIN_ROUTES.sendConsoleMessage, {
-        body: { conversation, sender, text, waitMs: 300 },
+        body: { conversation, sender, text },
       });
       turn.answer = answer;
     } catch (err) {

@@ -48,7 +48,11 @@ function Deliveries({ pluginId }: { pluginId: string }) {
           {rows.map(({ e, d, replies }) => (
             <tr key={e.eventId}>
               <td>{when(e.receivedAt)}</td>
-              <td className="clip">{e.event.message?.content ?? ''}</td>
+              <td>
+                <span className="clip" title={e.event.message?.content ?? ''}>
+                  {e.event.message?.content ?? ''}
+                </span>
+              </td>
               <td>{d.command ? <code>{d.command.name}</code> : <span className="muted">observed</span>}</td>
               <td>
                 {d.error ? `refused: ${d.error.code}` : d.accepted ? (d.intercepted ? 'accepted, intercepted' : 'accepted') : d.state}
