@@ -188,7 +188,9 @@ it('the playground shows the reply as QQ Bot would: Markdown, the mention as a c
   await reply.waitFor();
   expect(await reply.locator('.who').textContent()).toMatch(/com\.example\.echo · handled in \d+ ms/);
   const chip = reply.locator('.mention');
-  expect(await chip.textContent()).toBe('@user-1');
+  // The chip names the member as the client would; the id is kept on it.
+  expect(await chip.textContent()).toBe('@Alice');
+  expect(await chip.getAttribute('data-mention')).toBe('user-1');
   expect(await reply.locator('.provider-markdown').textContent()).toContain('said: hello <b>bold?</b>');
   expect(await reply.locator('.provider-markdown b').count()).toBe(0);
   expect(await reply.locator('.provider-markdown strong').count()).toBe(1);

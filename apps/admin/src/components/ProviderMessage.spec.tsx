@@ -14,6 +14,17 @@ describe('ProviderMessage (a QQ Bot body as the client shows it)', () => {
     expect(container.querySelector('a')).toBeNull();
   });
 
+  it('names a mentioned member when the name is known', () => {
+    const { container } = render(
+      <ProviderMessage
+        body={{ msg_type: 2, markdown: { content: '<qqbot-at-user id="u1" /> <qqbot-at-user id="u2" />' } }}
+        names={{ u1: '<b>Alice</b>' }}
+      />,
+    );
+    expect([...container.querySelectorAll('.mention')].map((c) => c.textContent)).toEqual(['@<b>Alice</b>', '@u2']);
+    expect(container.querySelector('b')).toBeNull();
+  });
+
   it('never turns plugin text into markup: escaped tags stay text, raw HTML, images and script links are dropped', () => {
     const content =
       '&lt;img src=x onerror=alert(1)&gt; <img src=x onerror="alert(2)"> <script>alert(3)</script> ![i](https://x.example/i.png) [go](javascript:alert(4)) [ok](https://example.com/a)';

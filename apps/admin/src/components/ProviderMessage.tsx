@@ -29,36 +29,41 @@ export function safeUrl(url: string): string {
   }
 }
 
-const components: Components = {
-  a({ href, children }) {
-    if (href?.startsWith('mention:')) {
-      const id = href.slice('mention:'.length);
+function componentsFor(names: Readonly<Record<string, string>>): Components {
+  return {
+    a({ href, children }) {
+      if (href?.startsWith('mention:')) {
+        const id = href.slice('mention:'.length);
+        // The client shows a mentioned member by name; the id when the name is unknown.
+        const name = id === EVERYONE ? 'everyone' : (names[id] ?? id);
+        return (
+          <span className="mention" data-mention={id} title={id === EVERYONE ? 'Everyone in the group' : `User ${id}`}>
+            @{name}
+          </span>
+        );
+      }
+      if (!href) return <span>{children}</span>;
       return (
-        <span className="mention" data-mention={id}>
-          @{id === EVERYONE ? 'everyone' : id}
-        </span>
+        <a href={href} target="_blank" rel="noopener noreferrer nofollow">
+          {children}
+        </a>
       );
-    }
-    if (!href) return <span>{children}</span>;
-    return (
-      <a href={href} target="_blank" rel="noopener noreferrer nofollow">
-        {children}
-      </a>
-    );
-  },
-};
+    },
+  };
+}
 
 /**
  * A QQ Bot message body as the QQ client would show it: text as text
  * (entities undone), Markdown rendered without raw HTML, images or script
- * links, and user mentions as chips.
+ * links, and user mentions as chips with the member's name when `names`
+ * knows it.
  */
-export function ProviderMessage({ body }: { body: unknown }) {
+export function ProviderMessage({ body, names = {} }: { body: unknown; names?: Readonly<Record<string, string>> }) {
   const b = body as { msg_type?: number; content?: unknown; markdown?: { content?: unknown } } | null;
   if (b?.msg_type === 2 && typeof b.markdown?.content === 'string') {
     return (
       <div className="provider-markdown">
-        <Markdown skipHtml urlTransform={safeUrl} disallowedElements={['img']} unwrapDisallowed components={components}>
+        <Markdown skipHtml urlTransform={safeUrl} disallowedElements={['img']} unwrapDisallowed components={componentsFor(names)}>
           {markdownWithMentionLinks(b.markdown.content)}
         </Markdown>
       </div>

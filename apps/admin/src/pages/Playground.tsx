@@ -14,7 +14,15 @@ interface Turn {
   error?: unknown;
 }
 
-function Reply({ o, answer }: { o: ConsoleMessageResponse['outbound'][number]; answer: ConsoleMessageResponse }) {
+function Reply({
+  o,
+  answer,
+  names,
+}: {
+  o: ConsoleMessageResponse['outbound'][number];
+  answer: ConsoleMessageResponse;
+  names: Readonly<Record<string, string>>;
+}) {
   const d = answer.deliveries.find((x) => x.pluginId === o.pluginId);
   return (
     <li className="bubble bot">
@@ -22,7 +30,7 @@ function Reply({ o, answer }: { o: ConsoleMessageResponse['outbound'][number]; a
         <strong>{o.pluginId}</strong>
         {d?.completion?.durationMs != null && <span className="muted"> · handled in {Math.round(d.completion.durationMs)} ms</span>}
       </p>
-      <ProviderMessage body={o.body} />
+      <ProviderMessage body={o.body} names={names} />
       <details>
         <summary>Raw provider body</summary>
         <pre className="raw" tabIndex={0}>
@@ -39,6 +47,8 @@ export default function PlaygroundPage() {
   const [type, setType] = useState<'group' | 'c2c'>('group');
   const [busy, setBusy] = useState(false);
   const counter = useRef(0);
+  // Display names of the users this playground spoke as, for mention chips.
+  const [names, setNames] = useState<Record<string, string>>({});
   const ids = { type: useId(), conv: useId(), sender: useId(), name: useId(), text: useId() };
 
   async function send(e: FormEvent<HTMLFormElement>) {
@@ -51,6 +61,7 @@ export default function PlaygroundPage() {
       id: String(f.get('sender') ?? '').trim() || 'user-1',
       displayName: String(f.get('displayName') ?? '').trim() || undefined,
     };
+    if (sender.displayName) setNames((n) => ({ ...n, [sender.id]: sender.displayName! }));
     const turn: Turn = { n: ++counter.current, conversation: `${type}:${conversation.id}`, sender: sender.displayName ?? sender.id, text };
     setTurns((t) => [...t, turn]);
     setBusy(true);
@@ -140,7 +151,7 @@ export default function PlaygroundPage() {
               {t.answer && (
                 <>
                   {t.answer.outbound.map((o, i) => (
-                    <Reply key={i} o={o} answer={t.answer!} />
+                    <Reply key={i} o={o} answer={t.answer!} names={names} />
                   ))}
                   {t.answer.refused.map((r, i) => (
                     <li key={`r${i}`} className="bubble refused">
