@@ -90,6 +90,10 @@ export function InstallPanel() {
           </p>
         )}
       </div>
+      <p className="hint">
+        No package yet? In the host&apos;s folder, <code>npx nx run echo-plugin:pack</code> builds the example plugin to{' '}
+        <code>examples/echo-plugin/artifacts/com.example.echo.zip</code>; <code>npx host-plugin pack</code> packs your own.
+      </p>
       <label className="check">
         <input type="checkbox" checked={startAfter} onChange={(e) => setStartAfter(e.target.checked)} /> Start after install
       </label>

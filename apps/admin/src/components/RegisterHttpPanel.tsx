@@ -101,7 +101,10 @@ export function RegisterHttpPanel() {
         </button>
       </form>
       <p className="hint">
-        The host fetches {'{baseUrl}'}/host/plugin/manifest, checks it, and registers the plugin disabled until you enable it below.
+        The host fetches {'{baseUrl}'}/host/plugin/manifest, checks it, and registers the plugin disabled until you enable it below. To try
+        it, the example echo plugin runs as an HTTP service too: in <code>examples/echo-plugin</code>,{' '}
+        <code>HOST_PLUGIN_SECRET=later PORT=8787 npm run start:http</code>, register <code>http://127.0.0.1:8787</code>, then restart it
+        with the secret shown here (it has the id com.example.echo, so uninstall the ZIP version first).
       </p>
       {error !== undefined && <ErrorNotice error={error} title="Not registered" />}
       {registered && p && (
@@ -130,7 +133,8 @@ export function RegisterHttpPanel() {
             </div>
             <p className="hint">
               {registered.notice} The plugin checks each request&apos;s signature with it; store it in the plugin service&apos;s
-              configuration (its signing secret setting), not in code. If it is lost, remove the plugin and register it again for a new one.
+              configuration (services built with the Node SDK read it from <code>HOST_PLUGIN_SECRET</code>), not in code. If it is lost,
+              remove the plugin and register it again for a new one.
             </p>
           </div>
           {!enabled ? (
