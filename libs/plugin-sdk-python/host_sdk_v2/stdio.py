@@ -138,7 +138,12 @@ class StdioRuntime:
         self.plugin = plugin
         self._stdin = stdin
         self._stderr = stderr
-        self._writer = _FrameWriter(stdout)
+        self._stdout = stdout
+        self._writer: Optional[_FrameWriter] = None
+        self._pipe_out: Optional[asyncio.WriteTransport] = None
+        self._out_frames: List[bytes] = []
+        self._loop_thread = 0
+        self._eof = False
         self._decoder = FrameDecoder()
         self._transport = _StdioTransport(self)
         self._ids = itertools.count(1)
@@ -162,13 +167,45 @@ class StdioRuntime:
 
     async def run(self) -> int:
         self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="host-sdk-handler"))
         self._done = self._loop.create_future()
         self._idle = asyncio.Event()
         self._idle.set()
-        reader = threading.Thread(target=self._read, name="host-sdk-reader", daemon=True)
-        reader.start()
+        if not await self._connect_pipes():
+            # Not pipes (a file, a terminal): a reader thread and the writer thread instead.
+            self._writer = _FrameWriter(self._stdout)
+            threading.Thread(target=self._read, name="host-sdk-reader", daemon=True).start()
         return await self._done
+
+    async def _connect_pipes(self) -> bool:
+        """Non-blocking pipe transports of the event loop: no thread hop per frame, and writes queue in
+        the transport's buffer instead of blocking when the host reads slowly."""
+        assert self._loop is not None
+        runtime = self
+
+        class Reader(asyncio.Protocol):
+            def data_received(self, data: bytes) -> None:
+                runtime._on_data(data)
+
+            def eof_received(self) -> bool:
+                runtime._on_eof()
+                return False
+
+            def connection_lost(self, exc: Optional[Exception]) -> None:
+                runtime._on_eof()
+
+        try:
+            write_transport, _ = await self._loop.connect_write_pipe(asyncio.Protocol, self._stdout)
+        except (ValueError, OSError, NotImplementedError):
+            return False
+        try:
+            await self._loop.connect_read_pipe(Reader, self._stdin)
+        except (ValueError, OSError, NotImplementedError):
+            write_transport.close()
+            return False
+        self._pipe_out = write_transport
+        return True
 
     def _read(self) -> None:
         assert self._loop is not None
@@ -194,6 +231,9 @@ class StdioRuntime:
             self._on_message(item[1])
 
     def _on_eof(self) -> None:
+        if self._eof:
+            return
+        self._eof = True
         for item in self._decoder.end():
             self._stderr.write(f"[error] the host stream broke ({item[1]}): {item[2]}\n")
             self._close(1)
@@ -201,8 +241,23 @@ class StdioRuntime:
         self._close(0)
 
     def _write(self, message: Dict[str, Any]) -> None:
-        if not self._closed or self._exit_code is not None:
-            self._writer.write(encode_frame(message))
+        if self._closed and self._exit_code is None:
+            return
+        frame = encode_frame(message)
+        if self._pipe_out is not None:
+            # Frames made in one turn of the event loop (an ACK and the reply request after it) leave in
+            # one write: a system call per frame costs more than the rest of an exchange.
+            self._out_frames.append(frame)
+            if len(self._out_frames) == 1:
+                assert self._loop is not None
+                self._loop.call_soon(self._flush_frames)
+        elif self._writer is not None:
+            self._writer.write(frame)
+
+    def _flush_frames(self) -> None:
+        frames, self._out_frames = self._out_frames, []
+        if self._pipe_out is not None and not self._pipe_out.is_closing() and frames:
+            self._pipe_out.write(b"".join(frames))
 
     def _respond(self, request_id: Any, result: Any) -> None:
         self._write({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -246,7 +301,10 @@ class StdioRuntime:
             self._pending[request_id] = (method, future, timer)
             self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
-        self._loop.call_soon_threadsafe(send)
+        if threading.get_ident() == self._loop_thread:
+            send()
+        else:
+            self._loop.call_soon_threadsafe(send)
         return future
 
     def _timeout(self, request_id: int) -> None:
@@ -567,8 +625,22 @@ class StdioRuntime:
         if self._exit_code is not None:
             return
         self._exit_code = code
-        self._writer.flush()
         self._closed = True
+        if self._writer is not None:
+            self._writer.flush()
+            self._resolve(code)
+        else:
+            self._spawn(self._drain_pipe(code))
+
+    async def _drain_pipe(self, code: int) -> None:
+        """Lets the pipe transport write what it holds (at most 5 s) before the process exits."""
+        deadline = time.monotonic() + 5
+        self._flush_frames()
+        while self._pipe_out is not None and self._pipe_out.get_write_buffer_size() > 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self._resolve(code)
+
+    def _resolve(self, code: int) -> None:
         if self._done is not None and not self._done.done():
             self._done.set_result(code)
 

@@ -20,6 +20,17 @@ _JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2
 _PATTERNS: Dict[str, "re.Pattern[str]"] = {}
 
 
+def _materialize(path: Any) -> List[Any]:
+    """Paths are built as linked pairs ``(parent, key)`` while validating (no list per property);
+    this turns one into the list of keys."""
+    keys: List[Any] = []
+    while path:
+        path, key = path
+        keys.append(key)
+    keys.reverse()
+    return keys
+
+
 def format_path(path: Sequence[Any]) -> str:
     """``["commands", 0, "aliases", 1]`` -> ``commands[0].aliases[1]``; odd keys are quoted: ``environment["1PORT"]``."""
     out = ""
@@ -103,7 +114,7 @@ class _Validator:
                     return
                 # A branch whose type or discriminating constant does not match is not the one the sender meant.
                 mismatch = any(
-                    (kw == "type" and len(p) == len(path)) or (kw == "const" and len(p) == len(path) + 1) for _, p, kw, _ in found
+                    (kw == "type" and p is path) or (kw == "const" and p[0] is path) for _, p, kw, _ in found
                 )
                 if not mismatch:
                     candidates.append(found)
@@ -142,113 +153,105 @@ class _Validator:
             items = schema.get("items")
             if items is not None:
                 for i, item in enumerate(value):
-                    self.check(items, item, path + [i], out)
+                    self.check(items, item, (path, i), out)
             if schema.get("uniqueItems"):
                 for i, item in enumerate(value):
                     if any(item == earlier for earlier in value[:i]):
-                        out.append(("invalid", path + [i], "uniqueItems", f"{_json_string(item) if isinstance(item, str) else item} is listed twice; list each once"))
+                        out.append(("invalid", (path, i), "uniqueItems", f"{_json_string(item) if isinstance(item, str) else item} is listed twice; list each once"))
         elif isinstance(value, dict):
             self.check_object(schema, value, path, out)
 
     def check_string(self, schema: Mapping[str, Any], value: str, path: List[Any], out: List[Tuple[str, List[Any], str, str]]) -> None:
-        length = len(value.encode("utf-16-le", "surrogatepass")) // 2  # JavaScript counts UTF-16 units
-        if "minLength" in schema and length < schema["minLength"]:
-            out.append(("invalid", path, "minLength", "must not be empty" if schema["minLength"] == 1 else f"must be at least {schema['minLength']} characters"))
+        # JavaScript counts UTF-16 units; only characters beyond U+FFFF count twice.
+        length = len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
+        minimum = schema.get("minLength")
+        if minimum is not None and length < minimum:
+            out.append(("invalid", path, "minLength", "must not be empty" if minimum == 1 else f"must be at least {minimum} characters"))
         elif "maxLength" in schema and length > schema["maxLength"]:
             out.append(("invalid", path, "maxLength", f"must be at most {schema['maxLength']} characters"))
         elif "pattern" in schema and not _pattern(schema["pattern"]).search(value):
             out.append(("invalid", path, "pattern", f"must match {schema['pattern']}"))
+        elif minimum == 1 and _non_blank_rule(schema, path):
+            if value.strip(_JS_WHITESPACE) == "":
+                out.append(("invalid", path, "blank", "must not be blank"))
+            elif _CONTROL.search(value):
+                out.append(("invalid", path, "blank", "must not contain control characters"))
 
     def check_object(self, schema: Mapping[str, Any], value: Mapping[str, Any], path: List[Any], out: List[Tuple[str, List[Any], str, str]]) -> None:
         properties: Mapping[str, Any] = schema.get("properties", {})
         for key in schema.get("required", []):
             if key not in value:
-                out.append(("required", path + [key], "required", "is required"))
+                out.append(("required", (path, key), "required", "is required"))
         names = schema.get("propertyNames")
         extra = schema.get("additionalProperties")
         for key, item in value.items():
             if key in properties:
-                self.check(properties[key], item, path + [key], out)
+                self.check(properties[key], item, (path, key), out)
                 continue
             if names is not None:
                 found: List[Tuple[str, List[Any], str, str]] = []
-                self.check(names, key, path + [key], found)
+                self.check(names, key, (path, key), found)
                 if found:
-                    out.append(("invalid", path + [key], "propertyNames", f"the key {_json_string(key)} {found[0][3]}"))
+                    out.append(("invalid", (path, key), "propertyNames", f"the key {_json_string(key)} {found[0][3]}"))
                     continue
             if extra is False:
-                out.append(("unknown", path + [key], "additionalProperties", "is not a known field; remove it or check its spelling"))
+                out.append(("unknown", (path, key), "additionalProperties", "is not a known field; remove it or check its spelling"))
             elif isinstance(extra, dict):
-                self.check(extra, item, path + [key], out)
+                self.check(extra, item, (path, key), out)
 
     def defaults(self, schema: Mapping[str, Any], value: Any) -> Any:
-        """A copy of a valid value with the schema's defaults filled in."""
+        """A copy of a valid value with the schema's defaults filled in (containers are copied,
+        strings and numbers are immutable and shared)."""
         schema = self.resolve(schema)
         if "anyOf" in schema:
             for branch in schema["anyOf"]:
                 found: List[Tuple[str, List[Any], str, str]] = []
-                self.check(branch, value, [], found)
+                self.check(branch, value, (), found)
                 if not found:
                     return self.defaults(branch, value)
             return value
         if isinstance(value, dict):
-            out = {}
+            out = dict(value)
             properties: Mapping[str, Any] = schema.get("properties", {})
             extra = schema.get("additionalProperties")
             for key, item in value.items():
-                sub = properties.get(key, extra if isinstance(extra, dict) else None)
-                out[key] = self.defaults(sub, item) if sub is not None else copy.deepcopy(item)
+                if isinstance(item, (dict, list)):
+                    sub = properties.get(key, extra if isinstance(extra, dict) else None)
+                    out[key] = self.defaults(sub, item) if sub is not None else copy.deepcopy(item)
             for key, sub in properties.items():
                 if key not in out and "default" in sub:
-                    out[key] = self.defaults(sub, copy.deepcopy(sub["default"]))
+                    default = sub["default"]
+                    out[key] = self.defaults(sub, copy.deepcopy(default)) if isinstance(default, (dict, list)) else default
             return out
-        if isinstance(value, list) and isinstance(schema.get("items"), dict):
-            return [self.defaults(schema["items"], item) for item in value]
-        return copy.deepcopy(value)
+        if isinstance(value, list):
+            items = schema.get("items")
+            if isinstance(items, dict):
+                return [self.defaults(items, item) if isinstance(item, (dict, list)) else item for item in value]
+            return copy.deepcopy(value)
+        return value
 
 
-def _blank_issues(schema: Mapping[str, Any], value: Any, validator: _Validator, path: List[Any], out: List[Tuple[str, List[Any], str, str]]) -> None:
-    """Strings the schema requires to be non-empty must also not be blank nor hold control characters
-    (a rule left out of the JSON Schema because regex dialects differ)."""
-    schema = validator.resolve(schema)
-    if "anyOf" in schema:
-        for branch in schema["anyOf"]:
-            found: List[Tuple[str, List[Any], str, str]] = []
-            validator.check(branch, value, path, found)
-            if not found:
-                _blank_issues(branch, value, validator, path, out)
-                return
-        return
-    if isinstance(value, str):
-        if schema.get("minLength") == 1 and "pattern" not in schema and "maxLength" not in schema or (schema.get("minLength") == 1 and schema.get("maxLength") == 100 and "pattern" not in schema and path and path[-1] in ("name", "author")):
-            if value.strip(_JS_WHITESPACE) == "":
-                out.append(("invalid", path, "blank", "must not be blank"))
-            elif _CONTROL.search(value):
-                out.append(("invalid", path, "blank", "must not contain control characters"))
-    elif isinstance(value, dict):
-        properties = schema.get("properties", {})
-        extra = schema.get("additionalProperties")
-        for key, item in value.items():
-            sub = properties.get(key, extra if isinstance(extra, dict) else None)
-            if sub is not None:
-                _blank_issues(sub, item, validator, path + [key], out)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            _blank_issues(schema["items"], item, validator, path + [i], out)
+def _non_blank_rule(schema: Mapping[str, Any], path: List[Any]) -> bool:
+    """Which non-empty strings must also not be blank nor hold control characters (a rule left out of
+    the JSON Schema because regex dialects differ): those without a pattern or a length limit, and the
+    manifest's name and author (at most 100 characters)."""
+    if "pattern" in schema:
+        return False
+    if "maxLength" not in schema:
+        return True
+    return schema["maxLength"] == 100 and bool(path) and path[1] in ("name", "author")
 
 
 def _check_value(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any) -> Tuple[List[Tuple[str, List[Any], str, str]], _Validator]:
     validator = _Validator(defs)
     found: List[Tuple[str, List[Any], str, str]] = []
-    validator.check(schema, value, [], found)
-    if not found:
-        _blank_issues(schema, value, validator, [], found)
+    validator.check(schema, value, (), found)
     return found, validator
 
 
 def _field_issues(domain: str, found: List[Tuple[str, List[Any], str, str]]) -> List[Issue]:
     return [
-        {"code": f"{domain}.field.{kind}", "path": format_path(path), "message": f"{format_path(path) or 'the document'} {message}"}
+        {"code": f"{domain}.field.{kind}", "path": format_path(_materialize(path)), "message": f"{format_path(_materialize(path)) or 'the document'} {message}"}
         for kind, path, _, message in found
     ]
 
@@ -345,9 +348,10 @@ def validate_manifest(value: Any, kind: str = "stdio") -> Tuple[Optional[Dict[st
     schema = DOCUMENTS[file]
     found, validator = _check_value(schema, schema.get("$defs", {}), value)
     issues: List[Issue] = []
-    for k, p, kw, m in found:
+    for k, linked, kw, m in found:
+        p = _materialize(linked)
         where = format_path(p)
-        if where == "transport.stdio" and any(format_path(q) == "transport.type" for _, q, _, _ in found):
+        if where == "transport.stdio" and any(format_path(_materialize(q)) == "transport.type" for _, q, _, _ in found):
             continue  # a wrong transport type is the one fault; its stdio block is moot
         if where == "capabilities" and kw == "enum":
             issues.extend(_capability_issues(value["capabilities"]))
