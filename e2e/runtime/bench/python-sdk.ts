@@ -187,7 +187,9 @@ async function main(): Promise<void> {
   ];
   for (const name of Object.keys(systems)) {
     for (const c of CONCURRENCY) {
-      lines.push(`| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} |`);
+      lines.push(
+        `| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} |`,
+      );
     }
   }
   const ratio = (name: string, c: number) => ((100 * med(name, c, 'eps')) / med('raw', c, 'eps')).toFixed(1);

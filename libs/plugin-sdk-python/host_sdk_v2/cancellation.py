@@ -23,7 +23,8 @@ class Cancellation:
         self.reason: Optional[Exception] = None
         self._parent = parent
         if parent is not None:
-            parent.add_callback(lambda: self.cancel(parent.reason))
+            source = parent
+            parent.add_callback(lambda: self.cancel(source.reason))
 
     @property
     def cancelled(self) -> bool:
@@ -61,8 +62,12 @@ class Cancellation:
         loop = asyncio.get_running_loop()
         done: "asyncio.Future[None]" = loop.create_future()
 
+        def settle() -> None:
+            if not done.done():
+                done.set_result(None)
+
         def wake() -> None:
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+            loop.call_soon_threadsafe(settle)
 
         self.add_callback(wake)
         await done

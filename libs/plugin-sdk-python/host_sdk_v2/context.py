@@ -28,6 +28,33 @@ class Directories:
     cache_directory: str
 
 
+def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
+    """An asyncio future of the running loop that follows ``future``. Unlike ``asyncio.wrap_future`` it
+    settles directly when ``future`` is settled on the loop's own thread (a host answer read by the
+    runtime), instead of waking the loop through its self-pipe for every request."""
+    loop = asyncio.get_running_loop()
+    waiter: "asyncio.Future[Any]" = loop.create_future()
+    loop_thread = threading.get_ident()
+
+    def settle(done: "concurrent.futures.Future[Any]") -> None:
+        if waiter.done():
+            return
+        error = done.exception()
+        if error is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(done.result())
+
+    def on_done(done: "concurrent.futures.Future[Any]") -> None:
+        if threading.get_ident() == loop_thread:
+            settle(done)
+        else:
+            loop.call_soon_threadsafe(settle, done)
+
+    future.add_done_callback(on_done)
+    return waiter
+
+
 class Sent:
     """A message on its way to the host. Await it in async handlers (``await ctx.reply("hi")``) or call
     :meth:`result` in sync ones to wait for the host's answer; a handler may also leave it: the event's
@@ -47,7 +74,7 @@ class Sent:
 
     def __await__(self) -> Generator[Any, None, SendResult]:
         self.observed = True
-        return asyncio.wrap_future(self._future).__await__()
+        return bridge(self._future).__await__()
 
 
 class Transport:
@@ -274,7 +301,7 @@ class MessageContext(LifecycleContext):
                 sent = self._pending[index]
             index += 1
             try:
-                await asyncio.wrap_future(sent._future)
+                await bridge(sent._future)
             except Exception as error:
                 if not sent.observed:
                     self.log.warn(f"a message the handler did not wait for failed: {error}")

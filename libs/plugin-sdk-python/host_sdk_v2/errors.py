@@ -7,7 +7,7 @@
 - :class:`HandlerError`: raise it from a handler to report a failure with your own stable code.
 """
 
-from typing import Any, List, Mapping, Optional
+from typing import Any, List, Mapping, Optional, Sequence
 
 from ._generated.catalog import ERROR_CODES, RPC_ERROR_HELP, SDK_ERROR_CODES, RpcErrorCode
 
@@ -24,7 +24,7 @@ class PluginSdkError(Exception):
     ``issues`` lists every problem of an invalid manifest as ``{"code", "path", "message"}``.
     """
 
-    def __init__(self, code: str, detail: Optional[str] = None, issues: Optional[List[Mapping[str, str]]] = None) -> None:
+    def __init__(self, code: str, detail: Optional[str] = None, issues: Optional[Sequence[Mapping[str, str]]] = None) -> None:
         if code not in SDK_ERROR_CODES:
             raise ValueError(f"unknown SDK error code {code!r}")
         text = f"{detail} ({code}: {SDK_ERROR_CODES[code]})" if detail else f"{code}: {SDK_ERROR_CODES[code]}"

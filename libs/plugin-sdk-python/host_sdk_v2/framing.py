@@ -15,7 +15,7 @@ _CONTENT_TYPE = re.compile(r'^application/vscode-jsonrpc\s*;\s*charset\s*=\s*"?u
 _DIGITS = re.compile(rb"^[0-9]{1,10}$")
 
 #: ("message", <JSON-RPC object>) or ("error", <framing.* code>, <text>).
-FrameEvent = Union[Tuple[str, Any], Tuple[str, str, str]]
+FrameEvent = Tuple[Any, ...]
 
 
 def check_jsonrpc_shape(value: Any) -> Optional[str]:

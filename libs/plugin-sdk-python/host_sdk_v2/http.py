@@ -97,10 +97,11 @@ class _Lifecycle(Transport):
     def __init__(self, log: Callable[[str, str, Optional[Mapping[str, Any]]], None]) -> None:
         self._log = log
 
-    def reply(self, *args: Any) -> "concurrent.futures.Future[Any]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
         raise PluginSdkError("SDK_SEND_UNAVAILABLE", "An HTTP plugin cannot send outside an event: the host takes messages only in event responses.")
 
-    send = reply
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+        raise PluginSdkError("SDK_SEND_UNAVAILABLE", "An HTTP plugin cannot send outside an event: the host takes messages only in event responses.")
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
         self._log(level, message, fields)

@@ -5,7 +5,7 @@ The same rules as the host, pinned by the shared ``rendering/`` vectors, so a mi
 """
 
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ._generated.catalog import LIMITS
 from .errors import PluginMessageError
@@ -24,7 +24,7 @@ _TARGET_TYPES = ("group", "channel", "user", "direct")
 # JavaScript's String.prototype.trim whitespace, which the host uses for "blank".
 _JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
-_PART_KEYS = {
+_PART_KEYS: Dict[str, Tuple[Set[str], Set[str]]] = {
     "text": ({"type", "text"}, {"literal"}),
     "mention-user": ({"type", "target", "id"}, {"displayName"}),
     "mention-everyone": ({"type", "target"}, set()),

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ._generated.catalog import HOST_STDIO_FLAG
 from ._version import SDK_VERSION
@@ -137,7 +137,7 @@ def install_requirements(requirements: str, target: str, pip_args: Sequence[str]
 
 def _top_level_modules(site: str) -> List[str]:
     """Import names of what pip installed: from each distribution's top_level.txt, else its folders and modules."""
-    names = set()
+    names: Set[str] = set()
     for entry in os.listdir(site):
         full = os.path.join(site, entry)
         if entry.endswith(".dist-info"):
@@ -199,11 +199,12 @@ def check_start(stage: str, manifest: Dict[str, Any]) -> None:
                 if not chunk:
                     break
                 for event in decoder.push(chunk):
-                    if event[0] == "message" and event[1].get("id") == 1:
-                        answer = event[1]
-                    elif event[0] == "message" and "method" in event[1]:
+                    message: Dict[str, Any] = event[1] if event[0] == "message" else {}
+                    if event[0] == "message" and message.get("id") == 1:
+                        answer = message
+                    elif event[0] == "message" and "method" in message:
                         # log.write and the like during start: accept them as the host would.
-                        reply = {"jsonrpc": "2.0", "id": event[1]["id"], "result": {"accepted": True}}
+                        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"accepted": True}}
                         proc.stdin.write(encode_frame(reply))
                         proc.stdin.flush()
                     elif event[0] == "error":

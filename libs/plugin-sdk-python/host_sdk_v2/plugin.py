@@ -3,7 +3,7 @@
 import json
 import os
 import sys
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from ._generated.catalog import Capability
 from ._generated.wire import MessageEvent
@@ -19,7 +19,7 @@ SettingsHook = Callable[[LifecycleContext, Mapping[str, Any]], Union[None, Await
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _describe_issues(issues: List[Mapping[str, str]]) -> str:
+def _describe_issues(issues: Sequence[Mapping[str, str]]) -> str:
     return "\n".join(f"  - {i['code']}{' at ' + i['path'] if i['path'] else ''}: {i['message']}" for i in issues)
 
 

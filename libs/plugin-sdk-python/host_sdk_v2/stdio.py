@@ -586,9 +586,10 @@ class StdioRuntime:
         previous = self._session.settings
         hook = self.plugin._on_settings_changed
         if hook is not None:
+            settings_hook = hook
             try:
                 staged = _StagedSettings(self._session, settings)
-                await call_handler(lambda c: hook(c, previous), LifecycleContext(self._transport, staged), inline=False)  # type: ignore[arg-type]
+                await call_handler(lambda c: settings_hook(c, previous), LifecycleContext(self._transport, staged), inline=False)
             except Exception as error:
                 self.log("error", f"on_settings_changed failed; keeping the previous settings: {error!r}")
                 self._respond_error(request_id, RpcErrorCode.PluginError, f"on_settings_changed failed: {error}")

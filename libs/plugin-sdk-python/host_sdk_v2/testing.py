@@ -193,6 +193,7 @@ class TestHost:
         previous = self.session.settings
         hook = self.plugin._on_settings_changed
         if hook is not None:
+            settings_hook = hook
             staged = Session(self.session.plugin_id, settings, self.session.directories, self.session.permissions, self.session.intercepts)
-            asyncio.run(call_handler(lambda c: hook(c, previous), LifecycleContext(_Recorder(self), staged), inline=True))
+            asyncio.run(call_handler(lambda c: settings_hook(c, previous), LifecycleContext(_Recorder(self), staged), inline=True))
         self.session.settings = dict(settings)

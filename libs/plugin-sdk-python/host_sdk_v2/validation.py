@@ -14,6 +14,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ._generated.schemas import DOCUMENTS, METHODS
 
 Issue = Dict[str, str]
+#: A path while validating: ``()`` or a linked pair ``(parent path, key)``.
+_Path = Any
+#: A fault found while validating: (kind, path, keyword, message).
+_Fault = Tuple[str, _Path, str, str]
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 _CONTROL = re.compile("[\u0000-\u001f\u007f]")
 _JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -102,13 +106,13 @@ class _Validator:
             schema = self.defs[schema["$ref"][len("#/$defs/") :]]
         return schema
 
-    def check(self, schema: Mapping[str, Any], value: Any, path: List[Any], out: List[Tuple[str, List[Any], str, str]]) -> None:
+    def check(self, schema: Mapping[str, Any], value: Any, path: _Path, out: List[_Fault]) -> None:
         """Appends (kind, path, keyword, message) for every fault; kind is required, unknown or invalid."""
         schema = self.resolve(schema)
         if "anyOf" in schema:
-            candidates: List[List[Tuple[str, List[Any], str, str]]] = []
+            candidates: List[List[_Fault]] = []
             for branch in schema["anyOf"]:
-                found: List[Tuple[str, List[Any], str, str]] = []
+                found: List[_Fault] = []
                 self.check(branch, value, path, found)
                 if not found:
                     return
@@ -161,7 +165,7 @@ class _Validator:
         elif isinstance(value, dict):
             self.check_object(schema, value, path, out)
 
-    def check_string(self, schema: Mapping[str, Any], value: str, path: List[Any], out: List[Tuple[str, List[Any], str, str]]) -> None:
+    def check_string(self, schema: Mapping[str, Any], value: str, path: _Path, out: List[_Fault]) -> None:
         # JavaScript counts UTF-16 units; only characters beyond U+FFFF count twice.
         length = len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
         minimum = schema.get("minLength")
@@ -177,7 +181,7 @@ class _Validator:
             elif _CONTROL.search(value):
                 out.append(("invalid", path, "blank", "must not contain control characters"))
 
-    def check_object(self, schema: Mapping[str, Any], value: Mapping[str, Any], path: List[Any], out: List[Tuple[str, List[Any], str, str]]) -> None:
+    def check_object(self, schema: Mapping[str, Any], value: Mapping[str, Any], path: List[Any], out: List[_Fault]) -> None:
         properties: Mapping[str, Any] = schema.get("properties", {})
         for key in schema.get("required", []):
             if key not in value:
@@ -189,7 +193,7 @@ class _Validator:
                 self.check(properties[key], item, (path, key), out)
                 continue
             if names is not None:
-                found: List[Tuple[str, List[Any], str, str]] = []
+                found: List[_Fault] = []
                 self.check(names, key, (path, key), found)
                 if found:
                     out.append(("invalid", (path, key), "propertyNames", f"the key {_json_string(key)} {found[0][3]}"))
@@ -205,7 +209,7 @@ class _Validator:
         schema = self.resolve(schema)
         if "anyOf" in schema:
             for branch in schema["anyOf"]:
-                found: List[Tuple[str, List[Any], str, str]] = []
+                found: List[_Fault] = []
                 self.check(branch, value, (), found)
                 if not found:
                     return self.defaults(branch, value)
@@ -231,7 +235,7 @@ class _Validator:
         return value
 
 
-def _non_blank_rule(schema: Mapping[str, Any], path: List[Any]) -> bool:
+def _non_blank_rule(schema: Mapping[str, Any], path: _Path) -> bool:
     """Which non-empty strings must also not be blank nor hold control characters (a rule left out of
     the JSON Schema because regex dialects differ): those without a pattern or a length limit, and the
     manifest's name and author (at most 100 characters)."""
@@ -242,14 +246,14 @@ def _non_blank_rule(schema: Mapping[str, Any], path: List[Any]) -> bool:
     return schema["maxLength"] == 100 and bool(path) and path[1] in ("name", "author")
 
 
-def _check_value(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any) -> Tuple[List[Tuple[str, List[Any], str, str]], _Validator]:
+def _check_value(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any) -> Tuple[List[_Fault], _Validator]:
     validator = _Validator(defs)
-    found: List[Tuple[str, List[Any], str, str]] = []
+    found: List[_Fault] = []
     validator.check(schema, value, (), found)
     return found, validator
 
 
-def _field_issues(domain: str, found: List[Tuple[str, List[Any], str, str]]) -> List[Issue]:
+def _field_issues(domain: str, found: List[_Fault]) -> List[Issue]:
     return [
         {"code": f"{domain}.field.{kind}", "path": format_path(_materialize(path)), "message": f"{format_path(_materialize(path)) or 'the document'} {message}"}
         for kind, path, _, message in found

@@ -4,6 +4,7 @@ import ast
 import copy
 import json
 import os
+import subprocess
 import sys
 import unittest
 from typing import Any, Dict
@@ -167,6 +168,22 @@ class SourceTest(unittest.TestCase):
                         ast.parse(handle.read(), filename=name, feature_version=(3, 9))
                     count += 1
         self.assertGreater(count, 10)
+
+    def test_mypy_accepts_the_package_for_python_3_9(self) -> None:
+        """The SDK's type hints check with mypy (Debian's python3-mypy, which .ci/run installs)."""
+        for python in (sys.executable, "/usr/bin/python3"):
+            probe = subprocess.run([python, "-m", "mypy", "--version"], capture_output=True, text=True)
+            if probe.returncode == 0:
+                break
+        else:
+            self.skipTest("mypy is not installed (apt-get install python3-mypy)")
+        run = subprocess.run(
+            [python, "-m", "mypy", "--python-version", "3.9", "--no-incremental", "--cache-dir", os.devnull, "host_sdk_v2"],
+            cwd=SDK_ROOT,
+            capture_output=True,
+            text=True,
+        )
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
 
     def test_the_package_ships_py_typed(self) -> None:
         self.assertTrue(os.path.isfile(os.path.join(SDK_ROOT, "host_sdk_v2", "py.typed")))
