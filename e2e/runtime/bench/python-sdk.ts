@@ -16,7 +16,7 @@
 //
 // Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/python-sdk.ts [--rounds=3] [--events=3000]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
@@ -127,6 +127,15 @@ function peer(command: string, argv: string[], cwd: string) {
         write({ jsonrpc: '2.0', id, method: 'events.message', params: event(eventId) });
       }),
     failures: () => failures,
+    /** CPU seconds (user + system) the child used so far, from /proc (Linux). */
+    cpuSeconds(): number {
+      try {
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        return NaN;
+      }
+    },
     close: () =>
       new Promise<void>((r) => {
         if (child.exitCode !== null) return r();
@@ -168,10 +177,14 @@ async function main(): Promise<void> {
   for (const s of Object.values(systems)) await s.initialize();
   for (const s of Object.values(systems)) await load(8, 500, s.call); // warm-up
   const results: Record<string, Record<number, Result[]>> = {};
+  // CPU time of each child per exchange: unlike events/s it hardly depends on what else runs on the machine.
+  const cpu: Record<string, Record<number, number[]>> = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const c of CONCURRENCY) {
       for (const [name, s] of Object.entries(systems)) {
+        const before = s.cpuSeconds();
         ((results[name] ??= {})[c] ??= []).push(await load(c, EVENTS, s.call));
+        ((cpu[name] ??= {})[c] ??= []).push(((s.cpuSeconds() - before) * 1e6) / EVENTS);
       }
     }
     process.stdout.write(`round ${round + 1}/${ROUNDS} done\n`);
@@ -182,13 +195,14 @@ async function main(): Promise<void> {
   const lines = [
     `Python SDK stdio exchange: medians of ${ROUNDS} rounds of ${EVENTS} events (6 messages each), ${python}`,
     '',
-    '| system | c | events/s | p50 ms | p99 ms |',
-    '|---|---|---|---|---|',
+    '| system | c | events/s | p50 ms | p99 ms | child CPU µs/exchange |',
+    '|---|---|---|---|---|---|',
   ];
+  const cpuOf = (name: string, c: number) => median(cpu[name]![c]!);
   for (const name of Object.keys(systems)) {
     for (const c of CONCURRENCY) {
       lines.push(
-        `| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} |`,
+        `| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} | ${cpuOf(name, c).toFixed(0)} |`,
       );
     }
   }
@@ -197,6 +211,7 @@ async function main(): Promise<void> {
     '',
     `sdk/raw events/s: c=1 ${ratio('sdk', 1)}%, c=32 ${ratio('sdk', 32)}% (target at c=32: at least 70%)`,
     `sdk-async/raw events/s: c=1 ${ratio('sdk-async', 1)}%, c=32 ${ratio('sdk-async', 32)}%`,
+    `raw/sdk child CPU per exchange: sdk c=32 ${((100 * cpuOf('raw', 32)) / cpuOf('sdk', 32)).toFixed(1)}%, sdk-async c=32 ${((100 * cpuOf('raw', 32)) / cpuOf('sdk-async', 32)).toFixed(1)}%`,
     `exchanges with an error: ${JSON.stringify(failures)}`,
   );
   console.log(lines.join('\n'));
