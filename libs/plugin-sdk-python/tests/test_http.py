@@ -9,7 +9,7 @@ import time
 import unittest
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from host_sdk_v2 import Plugin, at, literal
 from host_sdk_v2.http import make_http_server, secret_from_file
@@ -41,7 +41,8 @@ class HttpTest(unittest.TestCase):
     secret: Any = SECRET
 
     def setUp(self) -> None:
-        self.server, self.app = make_http_server(make_plugin(), self.secret, port=0)
+        self.logs: List[Tuple[str, str]] = []
+        self.server, self.app = make_http_server(make_plugin(), self.secret, port=0, log=lambda level, message, fields: self.logs.append((level, message)))
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -86,6 +87,7 @@ class HttpTest(unittest.TestCase):
         status, body, _ = self.post_event(message_event("h1", "hi", {"name": "x", "word": "x", "prefix": "", "args": "fail"}))
         self.assertEqual(status, 200)
         self.assertEqual((body["accepted"], body["error"]["code"]), (False, "plugin.handler_failed"))
+        self.assertIn("boom", self.logs[-1][1])
 
     def test_signature_failures_are_401_with_their_code(self) -> None:
         event = message_event("h1", "/echo x", cmd("echo", "x"))
