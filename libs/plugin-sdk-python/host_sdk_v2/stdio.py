@@ -505,8 +505,11 @@ class StdioRuntime:
 
     def _forget(self, event_id: str) -> None:
         live = self._live.pop(event_id, None)
-        if live and live.deadline:
+        if live is None:
+            return
+        if live.deadline:
             live.deadline.cancel()
+        live.cancellation.detach()
 
     def _cancel(self, event_id: str, reason: str) -> bool:
         live = self._live.get(event_id)
