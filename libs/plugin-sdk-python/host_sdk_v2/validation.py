@@ -1,0 +1,532 @@
+"""Validation of protocol documents against the generated JSON Schema (``_generated/schemas.py``).
+
+A small validator for the subset of JSON Schema the protocol's schemas use (the generator refuses any
+other keyword), plus the rules JSON Schema cannot express that the host also applies: names are not blank
+and have no control characters, command words are unique ignoring case, settings fields fit their type.
+Issues are ``{"code", "path", "message"}`` with the host's codes and paths (``commands[0].aliases[1]``).
+"""
+
+import copy
+import math
+import re
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ._generated.schemas import DOCUMENTS, METHODS
+
+Issue = Dict[str, str]
+#: A path while validating: ``()`` or a linked pair ``(parent path, key)``.
+_Path = Any
+#: A fault found while validating: (kind, path, keyword, message).
+_Fault = Tuple[str, _Path, str, str]
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_CONTROL = re.compile("[\u0000-\u001f\u007f]")
+_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_PATTERNS: Dict[str, "re.Pattern[str]"] = {}
+
+
+def _materialize(path: Any) -> List[Any]:
+    """Paths are built as linked pairs ``(parent, key)`` while validating (no list per property);
+    this turns one into the list of keys."""
+    keys: List[Any] = []
+    while path:
+        path, key = path
+        keys.append(key)
+    keys.reverse()
+    return keys
+
+
+def format_path(path: Sequence[Any]) -> str:
+    """``["commands", 0, "aliases", 1]`` -> ``commands[0].aliases[1]``; odd keys are quoted: ``environment["1PORT"]``."""
+    out = ""
+    for key in path:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif _IDENTIFIER.match(key):
+            out += ("." if out else "") + key
+        else:
+            out += "[" + _json_string(key) + "]"
+    return out
+
+
+def _json_string(value: str) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _is_type(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, dict)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if kind == "number":
+        return math.isfinite(value)
+    if kind == "integer":
+        return math.isfinite(value) and float(value).is_integer()
+    return False
+
+
+_TYPE_PREDICATES: Dict[str, Callable[[Any], bool]] = {
+    "string": lambda value: isinstance(value, str),
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "boolean": lambda value: isinstance(value, bool),
+    "null": lambda value: value is None,
+}
+
+
+def _pattern(source: str) -> "re.Pattern[str]":
+    compiled = _PATTERNS.get(source)
+    if compiled is None:
+        # The schemas' patterns use the common subset of ECMAScript and Python syntax; \d means [0-9] there.
+        compiled = re.compile(source.replace(r"\d", "[0-9]"))
+        _PATTERNS[source] = compiled
+    return compiled
+
+
+Check = Callable[[Any, _Path, List[_Fault]], None]
+
+
+class _Validator:
+    """Validates values against one document's schemas. Each schema is compiled once into nested
+    closures (a schema is data, walked per value only to build them), so checking an event costs
+    function calls on the value, not dictionary look-ups on the schema."""
+
+    def __init__(self, defs: Mapping[str, Any]) -> None:
+        self.defs = defs
+        self._compiled: Dict[int, Check] = {}
+        self._defaults_below: Dict[int, bool] = {}
+        # Schemas stay referenced so their ids are not reused while compiled checks exist.
+        self._schemas: List[Mapping[str, Any]] = []
+
+    def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        while "$ref" in schema:
+            schema = self.defs[schema["$ref"][len("#/$defs/") :]]
+        return schema
+
+    def check(self, schema: Mapping[str, Any], value: Any, path: _Path, out: List[_Fault]) -> None:
+        """Appends (kind, path, keyword, message) for every fault; kind is required, unknown or invalid."""
+        self.compile(schema)(value, path, out)
+
+    def compile(self, schema: Mapping[str, Any]) -> Check:
+        key = id(schema)
+        known = self._compiled.get(key)
+        if known is not None:
+            return known
+        self._schemas.append(schema)
+        if "$ref" in schema:
+            # A reference may be recursive (MessagePart): the target is compiled after this entry exists.
+            cell: List[Check] = []
+
+            def by_ref(value: Any, path: _Path, out: List[_Fault]) -> None:
+                cell[0](value, path, out)
+
+            self._compiled[key] = by_ref
+            cell.append(self.compile(self.resolve(schema)))
+            return by_ref
+        check = self._build(schema)
+        self._compiled[key] = check
+        return check
+
+    def _build(self, schema: Mapping[str, Any]) -> Check:
+        if "anyOf" in schema:
+            branches = [self.compile(b) for b in schema["anyOf"]]
+
+            def any_of(value: Any, path: _Path, out: List[_Fault]) -> None:
+                candidates: List[List[_Fault]] = []
+                for branch in branches:
+                    found: List[_Fault] = []
+                    branch(value, path, found)
+                    if not found:
+                        return
+                    # A branch whose type or discriminating constant does not match is not the one the sender meant.
+                    if not any((kw == "type" and p is path) or (kw == "const" and p[0] is path) for _, p, kw, _ in found):
+                        candidates.append(found)
+                if candidates:
+                    out.extend(candidates[0])
+                else:
+                    out.append(("invalid", path, "anyOf", "matches none of the allowed shapes"))
+
+            return any_of
+        kind = schema.get("type")
+        has_const = "const" in schema
+        const = schema.get("const")
+        enum = schema.get("enum")
+        string = self._string_check(schema)
+        number = self._number_check(schema)
+        array = self._array_check(schema)
+        obj = self._object_check(schema)
+        type_ok: Optional[Callable[[Any], bool]]
+        if isinstance(kind, list):
+            kinds = list(kind)
+            type_ok = lambda value: any(_is_type(value, k) for k in kinds)  # noqa: E731
+            type_message = f"must be {' or '.join(kinds)}"
+        elif kind is not None:
+            single: str = kind
+
+            def is_kind(value: Any) -> bool:
+                return _is_type(value, single)
+
+            type_ok = _TYPE_PREDICATES.get(kind, is_kind)
+            type_message = f"must be {'an integer' if kind == 'integer' else kind}"
+        else:
+            type_ok = None
+            type_message = ""
+        only_type = isinstance(kind, list)
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            if type_ok is not None:
+                if not type_ok(value):
+                    out.append(("invalid", path, "type", f"{type_message}, not {_type_name(value)}"))
+                    return
+                if only_type:
+                    return
+            if has_const and not (value == const and _type_name(value) == _type_name(const)):
+                out.append(("invalid", path, "const", f"must be {_json_string(const) if isinstance(const, str) else const}"))
+                return
+            if enum is not None and not any(value == v and _type_name(value) == _type_name(v) for v in enum):
+                options = " or ".join(_json_string(v) if isinstance(v, str) else str(v) for v in enum)
+                out.append(("invalid", path, "enum", f"must be {options}"))
+                return
+            if isinstance(value, str):
+                string(value, path, out)
+            elif isinstance(value, bool):
+                return
+            elif isinstance(value, (int, float)):
+                number(value, path, out)
+            elif isinstance(value, list):
+                array(value, path, out)
+            elif isinstance(value, dict):
+                obj(value, path, out)
+
+        return run
+
+    @staticmethod
+    def _string_check(schema: Mapping[str, Any]) -> Check:
+        minimum = schema.get("minLength")
+        maximum = schema.get("maxLength")
+        pattern = _pattern(schema["pattern"]) if "pattern" in schema else None
+        source = schema.get("pattern")
+        non_blank = minimum == 1 and "pattern" not in schema
+        limited_names = maximum is not None
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            # JavaScript counts UTF-16 units; only characters beyond U+FFFF count twice.
+            length = len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
+            if minimum is not None and length < minimum:
+                out.append(("invalid", path, "minLength", "must not be empty" if minimum == 1 else f"must be at least {minimum} characters"))
+            elif maximum is not None and length > maximum:
+                out.append(("invalid", path, "maxLength", f"must be at most {maximum} characters"))
+            elif pattern is not None and not pattern.search(value):
+                out.append(("invalid", path, "pattern", f"must match {source}"))
+            elif non_blank and (not limited_names or _non_blank_rule(schema, path)):
+                if value.strip(_JS_WHITESPACE) == "":
+                    out.append(("invalid", path, "blank", "must not be blank"))
+                elif _CONTROL.search(value):
+                    out.append(("invalid", path, "blank", "must not contain control characters"))
+
+        return run
+
+    @staticmethod
+    def _number_check(schema: Mapping[str, Any]) -> Check:
+        minimum = schema.get("minimum")
+        maximum = schema.get("maximum")
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            if minimum is not None and value < minimum:
+                out.append(("invalid", path, "minimum", f"must be at least {minimum}"))
+            elif maximum is not None and value > maximum:
+                out.append(("invalid", path, "maximum", f"must be at most {maximum}"))
+
+        return run
+
+    def _array_check(self, schema: Mapping[str, Any]) -> Check:
+        min_items = schema.get("minItems")
+        max_items = schema.get("maxItems")
+        items_schema = schema.get("items")
+        unique = bool(schema.get("uniqueItems"))
+        holder: List[Check] = []
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            if min_items is not None and len(value) < min_items:
+                out.append(("invalid", path, "minItems", f"must have at least {min_items} item(s)"))
+            elif max_items is not None and len(value) > max_items:
+                out.append(("invalid", path, "maxItems", f"must have at most {max_items} items"))
+            if items_schema is not None:
+                if not holder:
+                    holder.append(self.compile(items_schema))
+                item_check = holder[0]
+                for i, item in enumerate(value):
+                    item_check(item, (path, i), out)
+            if unique:
+                for i, item in enumerate(value):
+                    if any(item == earlier for earlier in value[:i]):
+                        out.append(("invalid", (path, i), "uniqueItems", f"{_json_string(item) if isinstance(item, str) else item} is listed twice; list each once"))
+
+        return run
+
+    def _object_check(self, schema: Mapping[str, Any]) -> Check:
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        required = tuple(schema.get("required", []))
+        names_schema = schema.get("propertyNames")
+        extra = schema.get("additionalProperties")
+        compiled: Dict[str, Check] = {}
+        others: List[Check] = []
+
+        def checks() -> Tuple[Dict[str, Check], Optional[Check], Optional[Check]]:
+            # Compiled on first use: compiling eagerly would recurse through $refs being defined.
+            if not others:
+                for key, sub in properties.items():
+                    compiled[key] = self.compile(sub)
+                others.append(self.compile(names_schema) if names_schema is not None else _no_check)
+                others.append(self.compile(extra) if isinstance(extra, dict) else _no_check)
+            return compiled, (others[0] if names_schema is not None else None), (others[1] if isinstance(extra, dict) else None)
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            props, names, extras = checks()
+            for key in required:
+                if key not in value:
+                    out.append(("required", (path, key), "required", "is required"))
+            for key, item in value.items():
+                check = props.get(key)
+                if check is not None:
+                    check(item, (path, key), out)
+                    continue
+                if names is not None:
+                    found: List[_Fault] = []
+                    names(key, (path, key), found)
+                    if found:
+                        out.append(("invalid", (path, key), "propertyNames", f"the key {_json_string(key)} {found[0][3]}"))
+                        continue
+                if extra is False:
+                    out.append(("unknown", (path, key), "additionalProperties", "is not a known field; remove it or check its spelling"))
+                elif extras is not None:
+                    extras(item, (path, key), out)
+
+        return run
+
+    def _has_defaults(self, schema: Mapping[str, Any], seen: Optional[set] = None) -> bool:
+        """Whether a default applies anywhere under ``schema`` (cached; recursion through $refs ends)."""
+        key = id(schema)
+        cached = self._defaults_below.get(key)
+        if cached is not None:
+            return cached
+        seen = seen if seen is not None else set()
+        if key in seen:
+            return False
+        seen.add(key)
+        resolved = self.resolve(schema)
+        subs: List[Any] = list(resolved.get("anyOf", [])) + list(resolved.get("properties", {}).values())
+        for k in ("items", "additionalProperties"):
+            if isinstance(resolved.get(k), dict):
+                subs.append(resolved[k])
+        result = "default" in resolved or any("default" in self.resolve(sub) or self._has_defaults(sub, seen) for sub in subs)
+        self._defaults_below[key] = result
+        return result
+
+    def defaults(self, schema: Mapping[str, Any], value: Any) -> Any:
+        """A copy of a valid value with the schema's defaults filled in (containers are copied,
+        strings and numbers are immutable and shared). Subtrees without defaults are shared too:
+        the validated value is never changed afterwards."""
+        if not self._has_defaults(schema):
+            return value
+        schema = self.resolve(schema)
+        if "anyOf" in schema:
+            for branch in schema["anyOf"]:
+                found: List[_Fault] = []
+                self.check(branch, value, (), found)
+                if not found:
+                    return self.defaults(branch, value)
+            return value
+        if isinstance(value, dict):
+            out = dict(value)
+            properties: Mapping[str, Any] = schema.get("properties", {})
+            extra = schema.get("additionalProperties")
+            for key, item in value.items():
+                if isinstance(item, (dict, list)):
+                    sub = properties.get(key, extra if isinstance(extra, dict) else None)
+                    out[key] = self.defaults(sub, item) if sub is not None else copy.deepcopy(item)
+            for key, sub in properties.items():
+                if key not in out and "default" in sub:
+                    default = sub["default"]
+                    out[key] = self.defaults(sub, copy.deepcopy(default)) if isinstance(default, (dict, list)) else default
+            return out
+        if isinstance(value, list):
+            items = schema.get("items")
+            if isinstance(items, dict):
+                return [self.defaults(items, item) if isinstance(item, (dict, list)) else item for item in value]
+            return copy.deepcopy(value)
+        return value
+
+
+def _no_check(value: Any, path: _Path, out: List[_Fault]) -> None:
+    pass
+
+
+def _non_blank_rule(schema: Mapping[str, Any], path: _Path) -> bool:
+    """Which non-empty strings must also not be blank nor hold control characters (a rule left out of
+    the JSON Schema because regex dialects differ): those without a pattern or a length limit, and the
+    manifest's name and author (at most 100 characters)."""
+    if "pattern" in schema:
+        return False
+    if "maxLength" not in schema:
+        return True
+    return schema["maxLength"] == 100 and bool(path) and path[1] in ("name", "author")
+
+
+_VALIDATORS: Dict[int, _Validator] = {}
+_NO_DEFS: Mapping[str, Any] = {}
+
+
+def _check_value(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any) -> Tuple[List[_Fault], _Validator]:
+    # One validator per set of $defs (a document, or methods.json), compiled on first use and kept.
+    validator = _VALIDATORS.get(id(defs))
+    if validator is None:
+        validator = _VALIDATORS[id(defs)] = _Validator(defs)
+    found: List[_Fault] = []
+    validator.check(schema, value, (), found)
+    return found, validator
+
+
+def _field_issues(domain: str, found: List[_Fault]) -> List[Issue]:
+    return [
+        {"code": f"{domain}.field.{kind}", "path": format_path(_materialize(path)), "message": f"{format_path(_materialize(path)) or 'the document'} {message}"}
+        for kind, path, _, message in found
+    ]
+
+
+def validate_document(file: str, value: Any, domain: str) -> Tuple[Optional[Any], List[Issue]]:
+    """Validates ``value`` against a document schema (``message-event.schema.json``, ...); returns
+    ``(value with defaults, [])`` or ``(None, issues)`` with ``<domain>.field.*`` codes."""
+    schema = DOCUMENTS[file]
+    found, validator = _check_value(schema, schema.get("$defs", _NO_DEFS), value)
+    if found:
+        return None, _field_issues(domain, found)
+    return validator.defaults(schema, value), []
+
+
+def validate_method(method: str, part: str, value: Any, domain: str = "params") -> Tuple[Optional[Any], List[Issue]]:
+    """Validates the params or result of a JSON-RPC method (methods.json)."""
+    schema = METHODS["methods"][method][part]
+    found, validator = _check_value(schema, METHODS["$defs"], value)
+    if found:
+        return None, _field_issues(domain, found)
+    return validator.defaults(schema, value), []
+
+
+def _manifest_code(kind: str, path: List[Any], keyword: str) -> str:
+    where = format_path(path)
+    if kind == "required":
+        return "manifest.field.required"
+    if kind == "unknown":
+        return "manifest.field.unknown"
+    if where == "protocolVersion":
+        return "manifest.protocolVersion.unsupported"
+    if where == "pluginId" and keyword in ("pattern", "maxLength", "minLength"):
+        return "manifest.pluginId.invalid"
+    if where == "transport.type":
+        return "manifest.transport.unsupported"
+    if len(path) == 2 and path[0] == "permissions":
+        return "manifest.permissions.duplicate" if keyword == "uniqueItems" else "manifest.permissions.unknown"
+    return "manifest.field.invalid"
+
+
+def _routing_issues(manifest: Mapping[str, Any]) -> List[Issue]:
+    issues: List[Issue] = []
+    words: Dict[str, str] = {}
+    for i, command in enumerate(manifest.get("commands", [])):
+        for j, word in enumerate([command["name"]] + list(command.get("aliases", []))):
+            owner = words.get(word.lower())
+            path = ["commands", i, "name"] if j == 0 else ["commands", i, "aliases", j - 1]
+            if owner is not None:
+                issues.append({
+                    "code": "manifest.commands.duplicate",
+                    "path": format_path(path),
+                    "message": f'command word "{word}" is already used by command "{owner}"; names and aliases must be unique (case-insensitive)',
+                })
+            else:
+                words[word.lower()] = command["name"]
+    for key, field in manifest.get("settings", {}).get("configSchema", {}).items():
+        base = ["settings", "configSchema", key]
+
+        def issue(message: str, sub: str) -> None:
+            issues.append({"code": "manifest.settings.invalid", "path": format_path(base + [sub]), "message": message})
+
+        kind = field["type"]
+        if kind == "select" and not field.get("options"):
+            issue('a "select" field needs at least one entry in "options"', "options")
+        if kind != "select" and "options" in field:
+            issue('"options" is only for "select" fields', "options")
+        if kind == "secret" and "defaultValue" in field:
+            issue('a "secret" field cannot have a defaultValue; the operator enters it', "defaultValue")
+        if "defaultValue" in field:
+            d = field["defaultValue"]
+            want = "number" if kind == "number" else "boolean" if kind == "boolean" else "string"
+            if _type_name(d) != want:
+                issue(f'defaultValue of a "{kind}" field must be a {want}', "defaultValue")
+            if kind == "select" and field.get("options") and not any(o["value"] == d for o in field["options"]):
+                issue("defaultValue must be the value of one of the options", "defaultValue")
+        if ("min" in field or "max" in field) and kind not in ("number", "string"):
+            issue('"min" and "max" apply to "number" (value) and "string" (length) fields only', "min")
+    return issues
+
+
+def _capability_issues(flags: int) -> List[Issue]:
+    issues: List[Issue] = []
+    if flags & 9 != 9:
+        issues.append({"code": "manifest.capabilities.missing", "path": "capabilities", "message": "capabilities must include ReceiveMessages (1) and HttpTransport (8)"})
+    if flags & ~15:
+        issues.append({"code": "manifest.capabilities.unknown", "path": "capabilities", "message": f"capabilities has unknown bits {flags & ~15}"})
+    return issues
+
+
+def validate_manifest(value: Any, kind: str = "stdio") -> Tuple[Optional[Dict[str, Any]], List[Issue]]:
+    """Validates a stdio ``manifest.json`` (``kind="stdio"``) or an HTTP manifest (``kind="http"``) as
+    the host does; returns ``(manifest with defaults, [])`` or ``(None, issues)`` with ``manifest.*`` codes."""
+    file = "manifest.schema.json" if kind == "stdio" else "http-manifest.schema.json"
+    schema = DOCUMENTS[file]
+    found, validator = _check_value(schema, schema.get("$defs", _NO_DEFS), value)
+    issues: List[Issue] = []
+    for k, linked, kw, m in found:
+        p = _materialize(linked)
+        where = format_path(p)
+        if where == "transport.stdio" and any(format_path(_materialize(q)) == "transport.type" for _, q, _, _ in found):
+            continue  # a wrong transport type is the one fault; its stdio block is moot
+        if where == "capabilities" and kw == "enum":
+            issues.extend(_capability_issues(value["capabilities"]))
+            continue
+        issues.append({"code": _manifest_code(k, p, kw), "path": where, "message": f"{where or 'the manifest'} {m}"})
+    if issues:
+        return None, issues
+    manifest = validator.defaults(schema, value)
+    issues = _routing_issues(manifest)
+    if kind == "http":
+        perms = manifest.get("permissions", [])
+        if "messages.send" in perms and not manifest["capabilities"] & 2:
+            issues.append({"code": "manifest.capabilities.missing", "path": "capabilities", "message": "messages.send needs the SendMessages capability (2)"})
+    return (None, issues) if issues else (manifest, [])
+
+
+DocumentCheck = Callable[[Any], Tuple[Optional[Any], List[Issue]]]

@@ -1,0 +1,10 @@
+import type { Emitter } from './emitter';
+import { pythonEmitter } from './python';
+
+export type { Emitter, GeneratedFile } from './emitter';
+
+/**
+ * Every language the generator writes. A new language (Go, C#) adds its
+ * emitter here; nothing else changes.
+ */
+export const EMITTERS: readonly Emitter[] = [pythonEmitter];
