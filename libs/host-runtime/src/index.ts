@@ -13,3 +13,5 @@ export { buildEnvironment, resolveLaunch, INHERITED_ENVIRONMENT, type PluginDire
 export { ProcessGroups, signalGroup, groupAlive } from './process/process-groups';
 export { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningProcess } from './process/runner';
 export { StartError, type ExitInfo } from './process/plugin-process';
+export { initializeParams, checkInitializeResult } from './process/handshake';
+export { createPluginRequestHandler, type PluginRequestContext } from './connection/plugin-requests';

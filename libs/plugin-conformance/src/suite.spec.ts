@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { renderReport, runConformance, type ConformanceReport } from './index';
+import { RAW_FAULTS, writeRawFixture, type RawFault } from './testing/raw-fixture';
+
+const root = mkdtempSync(join(tmpdir(), 'conformance-spec-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function statusOf(report: ConformanceReport): Record<string, string> {
+  return Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
+}
+
+describe('the conformance suite against a plugin written without an SDK', () => {
+  it('passes every check of a conforming plugin, none skipped', async () => {
+    const report = await runConformance(writeRawFixture(join(root, 'good')));
+    if (!report.passed) console.log(renderReport(report));
+    expect(report.passed).toBe(true);
+    expect(Object.values(statusOf(report)).every((s) => s === 'pass')).toBe(true);
+  }, 120_000);
+});
+
+describe('each deliberately broken plugin fails the check that names its fault', () => {
+  const faults = Object.entries(RAW_FAULTS) as [RawFault, string][];
+  let reports: Map<RawFault, ConformanceReport>;
+
+  beforeAll(async () => {
+    // One run per fault, all at once: most faults cost a bounded wait (a ping deadline, a stop grace), not CPU.
+    const runs = await Promise.all(
+      faults.map(async ([fault]) => [fault, await runConformance(writeRawFixture(join(root, fault), fault))] as const),
+    );
+    reports = new Map(runs);
+  }, 120_000);
+
+  it.each(faults)('%s fails %s', (fault, check) => {
+    const report = reports.get(fault)!;
+    const result = report.checks.find((c) => c.id === check)!;
+    if (result.status !== 'fail') console.log(renderReport(report));
+    expect(result.status).toBe('fail');
+    expect(report.passed).toBe(false);
+    expect(result.seen.length).toBeGreaterThan(0);
+    expect(result.docs).toMatch(/^docs\/protocol\/v2\.md#/);
+  });
+
+  it('keeps the other checks of a broken plugin apart: a fault fails few checks, not all', () => {
+    for (const [fault] of faults) {
+      const failed = reports
+        .get(fault)!
+        .checks.filter((c) => c.status === 'fail')
+        .map((c) => c.id);
+      expect({ fault, few: failed.length <= 4 }).toEqual({ fault, few: true });
+    }
+  });
+});
