@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { buildZip } from '@host/host-installer/testing';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderReport, runConformance, type ConformanceReport } from './index';
-import { RAW_FAULTS, writeRawFixture, type RawFault } from './testing/raw-fixture';
+import { RAW_FAULTS, writeRawFixture, type RawFault } from './testing';
 
 const root = mkdtempSync(join(tmpdir(), 'conformance-spec-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -18,6 +19,27 @@ describe('the conformance suite against a plugin written without an SDK', () => 
     expect(report.passed).toBe(true);
     expect(Object.values(statusOf(report)).every((s) => s === 'pass')).toBe(true);
   }, 120_000);
+});
+
+describe('a package file', () => {
+  it('is inspected and unpacked by the installer, then checked like a folder', async () => {
+    const dir = writeRawFixture(join(root, 'zipped'));
+    const zip = join(root, 'raw.zip');
+    writeFileSync(zip, buildZip(['manifest.json', 'plugin.mjs'].map((name) => ({ name, data: readFileSync(join(dir, name)) }))));
+    const report = await runConformance(zip);
+    expect(report.checks[0]).toMatchObject({ id: 'installer.package', status: 'pass' });
+    expect(report.checks[0]!.seen[0]).toMatch(/archive passed the installer's checks \(2 entries\)/);
+    expect(report.passed).toBe(true);
+  }, 60_000);
+
+  it('that the installer refuses fails installer.package with the installer’s code, and nothing is started', async () => {
+    const zip = join(root, 'traversal.zip');
+    writeFileSync(zip, buildZip([{ name: '../evil.txt', data: 'x' }]));
+    const report = await runConformance(zip);
+    expect(report.checks[0]!.status).toBe('fail');
+    expect(report.checks[0]!.seen[0]).toMatch(/^INSTALL_[A-Z_]+: /);
+    expect(report.checks.slice(1).every((c) => c.status === 'skip')).toBe(true);
+  });
 });
 
 describe('each deliberately broken plugin fails the check that names its fault', () => {
