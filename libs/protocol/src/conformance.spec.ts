@@ -38,6 +38,13 @@ describe('conformance suite data', () => {
     expect(CONFORMANCE_SUITE.checks.filter((c) => !slugs.has(c.section)).map((c) => c.section)).toEqual([]);
   });
 
+  it('is listed check by check in section 14 of the spec, which links the suite as normative', () => {
+    const section = doc.slice(doc.indexOf('## 14. Conformance'), doc.indexOf('## What this document settles'));
+    const listed = [...section.matchAll(/^\| `([a-z0-9.-]+)` \|/gm)].map((m) => m[1]);
+    expect(listed).toEqual(['installer.package', ...CONFORMANCE_SUITE.checks.map((c) => c.id)]);
+    expect(doc).toContain('[`libs/protocol/conformance`](../../libs/protocol/conformance) is the normative check');
+  });
+
   it('takes time bounds from the named limits, never from copied numbers', () => {
     expect(resolveTimeRef('RUNTIME_DEFAULTS.pingTimeoutMilliseconds', {})).toBe(RUNTIME_DEFAULTS.pingTimeoutMilliseconds);
     expect(resolveTimeRef('plugin.handlerDeadlineMilliseconds', {})).toBe(RUNTIME_DEFAULTS.handlerDeadlineMilliseconds);
