@@ -360,6 +360,8 @@ describe('admin API', () => {
         'GET /api/plugins/{pluginId}/logs',
         'GET /api/plugins/{pluginId}/settings',
         'PUT /api/plugins/{pluginId}/settings',
+        'POST /api/plugins/{pluginId}/doctor',
+        'GET /api/plugins/{pluginId}/doctor',
       ].sort(),
     );
     const uploadOp = doc.paths['/api/plugins/packages'].post;

@@ -7,6 +7,7 @@ import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl } from './plugin-view';
 import { errorHandler, implementRoute, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
 import { packageRoutes } from './routes/package-routes';
+import { doctorRoutes } from './routes/doctor-routes';
 import { pluginRoutes } from './routes/plugin-routes';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
@@ -68,6 +69,7 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...packageRoutes({ ...deps, maxUploadBytes }),
     ...pluginRoutes({ ...deps, locks: deps.locks ?? deps.installer.locks }),
+    ...doctorRoutes(deps),
     ...(deps.apiRoutes ?? []),
   ];
   // One list: what is mounted is what the document describes.
