@@ -211,7 +211,9 @@ export class PluginRun {
         this.wake();
         return;
       }
-      void this.onMessage(ev.message);
+      this.onMessage(ev.message).catch((e: unknown) =>
+        this.note('stdout.frames-only', `the host side could not handle a message the plugin wrote: ${String(e)}`),
+      );
     }
     this.wake();
   }
