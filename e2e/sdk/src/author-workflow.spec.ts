@@ -153,6 +153,14 @@ it('installs through the admin API and replies in Markdown mentioning the sender
     }),
   ]);
 
+  // The operator has the host check it: the suite runs in a worker process beside the running instance.
+  expect((await api('GET', `/api/plugins/${ID}/doctor`)).body).toEqual({ report: null });
+  const doctor = await api('POST', `/api/plugins/${ID}/doctor`);
+  expect(doctor.status).toBe(200);
+  expect(doctor.body.report).toMatchObject({ passed: true, plugin: { pluginId: ID }, counts: { failed: 0 } });
+  expect((await api('GET', `/api/plugins/${ID}/doctor`)).body).toEqual({ report: doctor.body.report });
+  expect((await api('GET', `/api/plugins/${ID}`)).body.plugin.state).toBe('running');
+
   // The operator stops it: no reply, no process.
   const detail = await api('GET', `/api/plugins/${ID}`);
   expect(detail.body.plugin.runtime).toMatchObject({ state: 'running', pid: expect.any(Number) });

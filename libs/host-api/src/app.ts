@@ -31,6 +31,8 @@ export interface AppDeps {
   /** Enable, disable, remove and status of HTTP plugins; without it, start/stop only flip `enabled`. */
   http?: HttpPluginControl;
   maxUploadBytes?: number;
+  /** The built conformance worker script; without it POST .../doctor runs the suite in this process. */
+  doctorWorker?: string;
   /** Package uploads received and checked at once; see uploadSlots. */
   maxConcurrentUploads?: number;
   version?: string;

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { ADMIN_ROUTES, DoctorReportSchema, type DoctorReport } from '@host/admin-api';
 import { HostError, implementRoute, type HostPaths, type RegistryStore, type RouteDef } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
-import { buildReport, INSTALLER_CHECK, Outcomes, playScenarios } from '@host/plugin-conformance';
+import { checkInstalled, checkInstalledInSeparateProcess, type InstalledPluginJob } from '@host/plugin-conformance';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 
 export interface DoctorRouteDeps {
@@ -11,6 +11,8 @@ export interface DoctorRouteDeps {
   store: RegistryStore;
   installer: PluginInstaller;
   version?: string;
+  /** The built worker script (doctor-worker.cjs beside the host's main): the suite then runs in a process of its own. */
+  doctorWorker?: string;
 }
 
 /** Conformance runs the host does at once; each starts a few short-lived plugin processes one after another. */
@@ -28,6 +30,7 @@ export function doctorReportFile(paths: HostPaths, pluginId: string): string {
  * installed package with temporary data, config and cache folders and no
  * stored settings, so the running instance and the plugin's data are never
  * touched; the installer's checks passed when the package was installed.
+ * With `doctorWorker` the suite runs in a separate Node process.
  */
 export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[] {
   const running = new Set<string>();
@@ -68,17 +71,16 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
       running.add(id);
       try {
         const packageDir = deps.paths.packageDir(id);
-        const startedAt = new Date();
-        const outcomes = new Outcomes();
-        outcomes.pass(INSTALLER_CHECK.id, `installed ${record.installedAt} (package sha256 ${record.packageSha256.slice(0, 12)}...)`);
-        await playScenarios(packageDir, record.manifest, outcomes, { hostVersion: deps.version ?? '0.0.0', settings: {} });
-        const m = record.manifest;
-        const report: DoctorReport = buildReport(
-          outcomes,
-          { pluginId: m.pluginId, name: m.name, version: m.version },
-          relative(deps.paths.dataDir, packageDir),
-          startedAt,
-        );
+        const job: InstalledPluginJob = {
+          packageDir,
+          manifest: record.manifest,
+          source: relative(deps.paths.dataDir, packageDir),
+          installed: `installed ${record.installedAt} (package sha256 ${record.packageSha256.slice(0, 12)}...)`,
+          hostVersion: deps.version ?? '0.0.0',
+        };
+        const report: DoctorReport = deps.doctorWorker
+          ? await checkInstalledInSeparateProcess(deps.doctorWorker, job)
+          : await checkInstalled(job);
         const file = doctorReportFile(deps.paths, id);
         mkdirSync(join(file, '..'), { recursive: true });
         writeFileSync(`${file}.tmp`, JSON.stringify(report));
