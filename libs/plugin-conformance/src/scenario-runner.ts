@@ -290,7 +290,7 @@ export class ScenarioRunner {
       typeof step.count === 'number'
         ? step.count
         : (this.ctx.manifest.concurrency?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents);
-    const within = this.bound(step.within);
+    const within = this.bound(this.run.intercepts && step.withinForInterceptors ? step.withinForInterceptors : step.within);
     const tracks: EventTrack[] = [];
     for (let i = 0; i < count; i++) tracks.push(this.run.deliver(this.buildEvent(step.conversation), step.label, step.hold));
     this.labels.set(step.label, tracks);

@@ -95,6 +95,9 @@ export const ConformanceStepSchema = z.discriminatedUnion('do', [
       requiresBusy: z.string().optional(),
       expect: z.union([z.object({ ack: z.literal(true) }).strict(), z.object({ error: RpcErrorNameSchema }).strict()]),
       within: TimeRef,
+      withinForInterceptors: TimeRef.optional().describe(
+        'The bound for a plugin with messages.intercept, which decides in its handler (default: within).',
+      ),
       ...checked,
     })
     .strict()
