@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 // Every example plugin must pass the protocol conformance suite, as built and
-// packed by the documented CLI: `host-plugin pack`, then `host-plugin doctor`.
+// packed by the documented CLI: `host-plugin pack`, then `host-plugin doctor`;
+// so must the e2e fixtures that claim to conform.
+// so must the e2e fixtures that claim to conform.
 const ROOT = resolve(__dirname, '../../..');
 const CLI = join(ROOT, 'tools/host-plugin/dist/cli.cjs');
 const EXAMPLES = [{ folder: 'examples/echo-plugin', pluginId: 'com.example.echo' }];
@@ -29,3 +31,10 @@ it.each(EXAMPLES)(
   },
   120_000,
 );
+
+// The e2e fixture written against the wire format alone claims to follow the spec in its default mode.
+it('e2e/fixtures/misbehaving-plugin in its echo mode passes host-plugin doctor', () => {
+  const r = spawnSync(process.execPath, [CLI, 'doctor', 'e2e/fixtures/misbehaving-plugin'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`doctor failed:\n${r.stdout}\n${r.stderr}`);
+  expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped in [\d.]+ s: conforms$/m);
+}, 120_000);
