@@ -150,6 +150,7 @@ process.stdin.on('data', (chunk) => {
       else if (name !== 'content-type') return void fatal(`header ${m[1]}`);
     }
     if (!(length > 0)) return void fatal('no Content-Length');
+    if (init && length > init.runtime.maxPayloadLength) return void fatal(`Content-Length ${length} is beyond the limit`);
     if (buffer.length < end + 4 + length) return;
     const body = buffer.subarray(end + 4, end + 4 + length).toString('utf8');
     buffer = buffer.subarray(end + 4 + length);

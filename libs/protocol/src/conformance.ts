@@ -2,6 +2,7 @@ import { z } from 'zod';
 import checksFile from '../conformance/checks.json';
 import handshakeOtherPlugin from '../conformance/handshake-other-plugin.json';
 import malformedHeader from '../conformance/malformed-header.json';
+import malformedLength from '../conformance/malformed-length.json';
 import malformedPayload from '../conformance/malformed-payload.json';
 import session from '../conformance/session.json';
 import stdinEof from '../conformance/stdin-eof.json';
@@ -183,7 +184,7 @@ export const SPEC_DOCUMENT_PATH = 'docs/protocol/v2.md';
 /** The suite: every check, and the scenarios in the order a runner plays them. */
 export const CONFORMANCE_SUITE: { checks: readonly ConformanceCheck[]; scenarios: readonly ConformanceScenario[] } = {
   checks: ConformanceChecksFileSchema.parse(checksFile).checks,
-  scenarios: [withoutHostStdio, handshakeOtherPlugin, session, stdinEof, malformedHeader, malformedPayload].map((s) =>
+  scenarios: [withoutHostStdio, handshakeOtherPlugin, session, stdinEof, malformedHeader, malformedPayload, malformedLength].map((s) =>
     ConformanceScenarioSchema.parse(s),
   ),
 };
