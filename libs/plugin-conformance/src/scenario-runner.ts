@@ -216,6 +216,9 @@ export class ScenarioRunner {
     const tracks = this.labels.get(label) ?? [];
     if (tracks.length === 0) return `no event of "${label}" was delivered`;
     const held = tracks.filter((t) => t.hold?.holding);
+    const declined = tracks.filter((t) => isDeclined(t.ack)).length;
+    if (declined > 0)
+      return `the plugin declined ${declined} of ${tracks.length} conformance event(s) (${tracks[0]!.event.command ? `command /${tracks[0]!.event.command.name}` : 'a plain message: it declares no command for group chats'}), so no handler ran`;
     if (held.length < tracks.length)
       return `the suite could not hold the plugin's handlers busy: it holds the host's answer to a handler's messages.reply, and ${tracks.length - held.length} of ${tracks.length} handler(s) sent no messages.reply for the conformance event (or had ended)`;
     return null;

@@ -21,6 +21,23 @@ describe('the conformance suite against a plugin written without an SDK', () => 
   }, 120_000);
 });
 
+describe('a plugin the busy checks cannot apply to', () => {
+  it('skips them with the reason (it declines the plain messages it gets, declaring no command), and still conforms', async () => {
+    const report = await runConformance(writeRawFixture(join(root, 'observer'), '', 'org.conformance.observer', { commands: false }));
+    const status = statusOf(report);
+    expect(report.passed).toBe(true);
+    for (const id of ['ping.while-busy', 'events.overloaded']) {
+      expect(status[id]).toBe('skip');
+      expect(report.checks.find((c) => c.id === id)!.seen[0]).toMatch(
+        /declined 2 of 2 conformance event\(s\) \(a plain message: it declares no command/,
+      );
+    }
+    expect(status['messages.markdown-c2c']).toBe('skip');
+    expect(status['events.decision-first']).toBe('skip');
+    expect(report.checks.find((c) => c.id === 'events.completion')!.seen[0]).toMatch(/was declined and nothing followed/);
+  }, 60_000);
+});
+
 describe('a package file', () => {
   it('is inspected and unpacked by the installer, then checked like a folder', async () => {
     const dir = writeRawFixture(join(root, 'zipped'));

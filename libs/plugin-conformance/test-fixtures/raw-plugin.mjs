@@ -74,6 +74,8 @@ async function handle(event) {
 async function onEvent(id, event) {
   if (stopping) return respondError(id, -32007, 'stopping');
   if (running >= init.runtime.maxConcurrentEvents && FAULT !== 'no-overloaded') return respondError(id, -32006, 'all handlers are busy');
+  // An observer (no command matched) declines: nothing follows a decline.
+  if (!event.command) return respond(id, { eventId: event.eventId, accepted: false });
   running++;
   if (FAULT !== 'ack-after-handler') respond(id, { eventId: event.eventId, accepted: true });
   const error = await handle(event);

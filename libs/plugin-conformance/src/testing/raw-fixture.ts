@@ -25,8 +25,13 @@ export const RAW_FAULTS = {
 } as const;
 export type RawFault = keyof typeof RAW_FAULTS;
 
-/** Writes an unpacked package of the fixture into `dir` (manifest.json and plugin.mjs); returns `dir`. */
-export function writeRawFixture(dir: string, fault: RawFault | '' = '', pluginId = 'org.conformance.raw'): string {
+/** Writes an unpacked package of the fixture into `dir` (manifest.json and plugin.mjs); returns `dir`. Without commands it declines every event. */
+export function writeRawFixture(
+  dir: string,
+  fault: RawFault | '' = '',
+  pluginId = 'org.conformance.raw',
+  options: { commands?: boolean } = {},
+): string {
   mkdirSync(dir, { recursive: true });
   copyFileSync(RAW_PLUGIN_SCRIPT, join(dir, 'plugin.mjs'));
   const manifest = {
@@ -42,7 +47,7 @@ export function writeRawFixture(dir: string, fault: RawFault | '' = '', pluginId
     },
     eventSubscriptions: [{ eventType: 'message.created' }],
     permissions: ['messages.reply'],
-    commands: [{ name: 'raw' }],
+    commands: options.commands === false ? [] : [{ name: 'raw' }],
     concurrency: { maxConcurrentEvents: 2, handlerDeadlineMilliseconds: 2000 },
   };
   writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
