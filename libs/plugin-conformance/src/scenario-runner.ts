@@ -358,9 +358,12 @@ export class ScenarioRunner {
     await this.run.waitFor(() => accepted.every((t) => t.completions.length > 0), within, { untilExit: true });
     for (const t of tracks) {
       if (isAccepted(t.ack)) {
-        if (t.completions.length === 0)
+        if (t.completions.length === 0) {
           this.fail(step.check, `event ${t.eventId} was accepted but no events.completed came within ${ms(within)}${this.exitNote()}`);
-        else if (t.completions.length > 1) this.fail(step.check, `event ${t.eventId} was reported completed ${t.completions.length} times`);
+          // Every later wait would cost another handler deadline: the rest of this run is not played.
+          this.ended ??= `event ${t.eventId} was never reported completed (see events.completion)`;
+        } else if (t.completions.length > 1)
+          this.fail(step.check, `event ${t.eventId} was reported completed ${t.completions.length} times`);
         else
           this.pass(
             step.check,
