@@ -94,9 +94,14 @@ export function renderReport(report: ConformanceReport): string {
   const p = report.plugin;
   const lines = [`Conformance of ${p.pluginId ?? 'an unreadable package'}${p.version ? ` ${p.version}` : ''} (${report.source})`, ''];
   const mark = { pass: 'pass', fail: 'FAIL', skip: 'skip' } as const;
+  let lastWhy = '';
   for (const c of report.checks) {
     lines.push(`  ${mark[c.status]}  ${c.id}: ${c.title}`);
     if (c.status === 'pass') continue;
+    // Checks skipped for one reason (the package was refused, the run ended) say it once.
+    const why = c.seen.join('\n');
+    if (c.status === 'skip' && why === lastWhy) continue;
+    if (c.status === 'skip') lastWhy = why;
     for (const s of c.seen) lines.push(`        ${c.status === 'fail' ? 'seen' : 'why '}: ${s}`);
     if (c.status === 'fail') {
       lines.push(`        fix : ${c.fix}`);
