@@ -58,6 +58,12 @@ describe('host-plugin doctor', () => {
     expect(report.checks[0]).toMatchObject({ id: 'installer.package', status: 'fail' });
     expect(report.checks[0].seen[0]).toMatch(/^INSTALL_ENTRY_MISSING: /);
     expect(report.checks.slice(1).every((c: { status: string }) => c.status === 'skip')).toBe(true);
+
+    const text = io();
+    expect(await run(['doctor', 'no-entry'], text)).toBe(1);
+    // Nineteen checks skipped for one reason: the reason is printed once.
+    expect(text.stdout.join('\n').match(/why : the installer would refuse the package/g)).toHaveLength(1);
+    expect(text.stdout.join('\n')).toMatch(/0 passed, 1 failed, \d+ skipped in [\d.]+ s: does not conform$/m);
   });
 
   it('refuses a path that does not exist, and a call without one', async () => {
