@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start`: builds what the host needs and runs it in the foreground.
+// `npm start`: builds the host and its admin app and runs the host in the foreground.
 // The package script is `exec node tools/scripts/start.mjs`, so the signal a
 // service manager sends to npm reaches this process, which passes it on to
 // the host; and if whoever started this process goes away without a signal
@@ -13,7 +13,11 @@ if (!existsSync(`${root}apps/host/project.json`)) {
   console.error('Run "npm test" to check the protocol library.');
   process.exit(1);
 }
-const build = spawnSync('npx', ['nx', 'run', 'host:build', '--outputStyle=stream'], { cwd: root, stdio: 'inherit' });
+// The host and the admin app it serves at / (dist/apps/admin).
+const build = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'host,admin', '--outputStyle=stream'], {
+  cwd: root,
+  stdio: 'inherit',
+});
 if (build.status !== 0) process.exit(build.status ?? 1);
 const child = spawn(process.execPath, [`${root}dist/apps/host/main.cjs`, ...process.argv.slice(2)], {
   cwd: process.cwd(),

@@ -2,7 +2,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Express } from 'express';
 import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
-import { createApp, ensureAdminToken, settingsForInitialize } from '@host/host-api';
+import {
+  adminAppRouter,
+  createApp,
+  ensureAdminToken,
+  FollowableLogStore,
+  settingsForInitialize,
+  type SessionOptions,
+} from '@host/host-api';
 import { ConsoleProvider, consoleRoutes } from '@host/host-console';
 import { Dispatcher, EventLog } from '@host/host-dispatch';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
@@ -20,6 +27,10 @@ export interface HostOptions {
   adminToken?: string;
   resetAdminToken?: boolean;
   maxUploadBytes?: number;
+  /** The built admin app (index.html and assets/), served at /; default none. */
+  adminAppDir?: string;
+  /** Bounds of admin app sessions. */
+  sessions?: SessionOptions;
   version: string;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Test seam: shorter restart delays and deadlines. */
@@ -64,7 +75,8 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
   const locks = o.locks ?? new KeyedLock();
-  const logs = new FilePluginLogStore(paths);
+  // One log store for every writer; the admin app follows its new lines (GET /api/plugins/{id}/logs/stream).
+  const logs = new FollowableLogStore(new FilePluginLogStore(paths));
   const provider = new ConsoleProvider();
   const httpPlugins = new HttpPluginRegistry({ store, locks, logs, ...o.http });
   // The dispatcher asks for endpoints per event, after the runtime exists.
@@ -109,6 +121,8 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     http: httpPlugins,
     adminTokenHash: token.hash,
     maxUploadBytes: o.maxUploadBytes,
+    sessions: o.sessions,
+    rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
     version: o.version,
     doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,
     apiRoutes: [...consoleRoutes({ dispatcher, provider }), ...httpRegistrationRoutes({ registry: httpPlugins })],

@@ -1,7 +1,8 @@
 import { hostPaths } from '@host/host-core';
 import { acquireDataDirLock } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { composeHost } from './compose';
 import { addressPolicyOf, parseConfig, readAdminTokenFile, USAGE } from './config';
 import { createHostServer } from './http-server';
@@ -45,6 +46,8 @@ async function main(): Promise<void> {
     adminToken,
     resetAdminToken: config.resetAdminToken,
     maxUploadBytes: config.maxUploadBytes,
+    // The admin app's build (dist/apps/admin) beside the host's (dist/apps/host/main.cjs).
+    adminAppDir: resolve(__dirname, '../admin'),
     http: { policy: addressPolicyOf(config) },
     version: packageJson.version,
     log,
@@ -72,9 +75,12 @@ async function main(): Promise<void> {
   if (host.generatedToken) {
     // Shown once: only its hash is stored.
     console.log(
-      `\n  Admin API:   ${url}api\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Send it as "Authorization: Bearer <token>".\n  Lost it? Restart with --reset-admin-token, or put a token in a file and set HOST_ADMIN_TOKEN_FILE.\n`,
+      `\n  Admin app:   ${url}   <- open this in a browser and sign in with the token below\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Scripts send it as "Authorization: Bearer <token>" to ${url}api.\n  Lost it? Restart with --reset-admin-token, or put a token in a file and set HOST_ADMIN_TOKEN_FILE.\n`,
     );
   }
+  if (!existsSync(join(resolve(__dirname, '../admin'), 'index.html')))
+    log('warn', 'the admin app is not built, so / shows how to build it: run "npx nx run admin:build" (npm start does it)');
+  log('info', `admin app: ${url} (sign in with the admin token)`);
   // Last: the "listening" line tells scripts the host is ready.
   log('info', `admin API: ${url}api (OpenAPI document: ${url}api/openapi.json)`);
   log('info', `host ${packageJson.version} listening on ${url} (data directory ${paths.dataDir})`);

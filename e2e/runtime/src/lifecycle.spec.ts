@@ -9,6 +9,19 @@ const message = (host: TestHost, text: string) =>
     .post('/api/console/messages')
     .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1' }, text });
 
+/** The pid a fixture logged on a line matching `pattern` (its first group). */
+async function pidFromLog(host: TestHost, id: string, pattern: RegExp): Promise<number> {
+  let pid = 0;
+  await host.waitFor(id, () => {
+    void host.logs.tail(id, 20).then((lines) => {
+      const m = lines.map((l) => pattern.exec(l.message)).find(Boolean);
+      if (m) pid = Number(m[1]);
+    });
+    return pid > 0;
+  });
+  return pid;
+}
+
 // Crashes, restarts, the crash budget, hangs, pollution while running and the
 // stop escalation, each with a real misbehaving process.
 describe('a running stdio plugin', () => {
@@ -150,14 +163,7 @@ describe('a running stdio plugin', () => {
     host = createTestHost();
     const id = host.install({ args: ['ignore-stop', '--spawn-child'] });
     const { pid } = await host.runtime.start(id);
-    let childPid = 0;
-    await host.waitFor(id, () => {
-      void host.logs.tail(id, 20).then((lines) => {
-        const m = lines.map((l) => /^child-pid=(\d+)$/.exec(l.message)).find(Boolean);
-        if (m) childPid = Number(m[1]);
-      });
-      return childPid > 0;
-    });
+    const childPid = await pidFromLog(host, id, /^child-pid=(\d+)$/);
     expect(processAlive(childPid)).toBe(true);
     const [a, b] = await Promise.all([host.runtime.stop(id), host.runtime.stop(id)]);
     expect(a).toEqual(b);
@@ -166,6 +172,17 @@ describe('a running stdio plugin', () => {
     expect(processAlive(childPid)).toBe(false);
     const log = (await host.logs.tail(id, 50)).map((l) => l.message);
     expect(log).toEqual(expect.arrayContaining([expect.stringContaining('sending SIGTERM'), expect.stringContaining('sending SIGKILL')]));
+  });
+
+  // Found through the marker in its environment (/proc), which only Linux offers.
+  (process.platform === 'linux' ? it : it.skip)("ends a process that left the plugin's process group with setsid", async () => {
+    host = createTestHost();
+    const id = host.install({ args: ['echo', '--escape-child'] });
+    await host.runtime.start(id);
+    const escaped = await pidFromLog(host, id, /^escaped-pid=(\d+)$/);
+    expect(processAlive(escaped)).toBe(true);
+    await host.runtime.stop(id);
+    expect(await waitGone(escaped)).toBe(true);
   });
 
   it('keeps a stderr flood bounded in memory and on disk, with capped lines, and keeps answering', async () => {

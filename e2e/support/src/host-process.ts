@@ -107,7 +107,7 @@ export async function api(
 
 export function packageForm(zip: Buffer, fields: Record<string, string> = {}): FormData {
   const form = new FormData();
-  form.append('package', new Blob([zip]), 'plugin.zip');
+  form.append('package', new Blob([new Uint8Array(zip)]), 'plugin.zip');
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   return form;
 }

@@ -35,8 +35,9 @@ export interface RouteContract<B = unknown, Q = unknown> {
   /** Successful answers by HTTP status. */
   responses: Record<number, ResponseContract>;
   /**
-   * Every catalogue code the route itself can answer with. UNAUTHORIZED (for
-   * routes behind the admin token), INTERNAL, and BAD_REQUEST for a path
+   * Every catalogue code the route itself can answer with. UNAUTHORIZED and
+   * SESSION_EXPIRED (for routes behind the admin token; CSRF_TOKEN_INVALID and
+   * ORIGIN_REFUSED too when they change something), INTERNAL, and BAD_REQUEST for a path
    * parameter with malformed percent-encoding apply to every route with them
    * and are added by `declaredErrorCodes`.
    */
@@ -48,10 +49,28 @@ export function defineContract<B = undefined, Q = undefined>(contract: RouteCont
   return contract;
 }
 
+/** What every route behind the admin token can answer: no credentials, or a session that ended. */
+export const AUTH_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'SESSION_EXPIRED'];
+/**
+ * What a state-changing route behind the admin token answers besides: a
+ * session-cookie request without the session's CSRF token, or from a page of
+ * another site.
+ */
+export const SESSION_WRITE_ERRORS: readonly ErrorCode[] = ['CSRF_TOKEN_INVALID', 'ORIGIN_REFUSED'];
+
+/** Methods that change nothing; the others need the CSRF token with a session cookie. */
+export function isSafeMethod(method: string): boolean {
+  return ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
+}
+
 /** Every error code a route can answer with, the shared ones included. */
-export function declaredErrorCodes(contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors' | 'params'>): ErrorCode[] {
+export function declaredErrorCodes(
+  contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors' | 'params'> & { method?: HttpMethod },
+): ErrorCode[] {
+  const guarded = contract.auth !== false;
   const codes: ErrorCode[] = [
-    ...(contract.auth === false ? [] : (['UNAUTHORIZED'] as ErrorCode[])),
+    ...(guarded ? AUTH_ERRORS : []),
+    ...(guarded && contract.method && !isSafeMethod(contract.method) ? SESSION_WRITE_ERRORS : []),
     ...(contract.params ? (['BAD_REQUEST'] as ErrorCode[]) : []),
     ...contract.errors,
     'INTERNAL',

@@ -7,3 +7,4 @@ export * from './console';
 export * from './http-plugins';
 export * from './routes';
 export * from './doctor';
+export * from './session';

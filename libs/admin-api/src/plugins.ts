@@ -1,4 +1,4 @@
-import { ConversationType, HttpManifestSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
+import { ConversationType, HttpManifestSchema, PermissionSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
 import { z } from 'zod';
 import { IssueSchema } from './issue';
 
@@ -53,6 +53,14 @@ export const CommandConflictSchema = z
   .meta({ id: 'CommandConflict' });
 export type CommandConflictView = z.infer<typeof CommandConflictSchema>;
 
+/** A command as the plugins list shows it. */
+export const CommandSummarySchema = z.object({
+  name: z.string(),
+  prefixes: z.array(z.string()),
+  aliases: z.array(z.string()).optional(),
+  description: z.string().optional(),
+});
+
 export const PluginSummarySchema = z.object({
   pluginId: z.string(),
   name: z.string().optional().describe('Absent for a package whose manifest does not validate.'),
@@ -65,6 +73,9 @@ export const PluginSummarySchema = z.object({
   installedAt: z.string().optional(),
   updatedAt: z.string().optional(),
   issues: z.array(IssueSchema).optional().describe('Validation errors of an invalidManifest package.'),
+  runtime: RuntimeStatusSchema.optional().describe('Process or health facts behind the state (reason, next restart, health).'),
+  permissions: z.array(PermissionSchema).optional().describe('Permissions the manifest declares.'),
+  commands: z.array(CommandSummarySchema).optional().describe('Commands the manifest declares.'),
   commandConflicts: z
     .array(CommandConflictSchema)
     .optional()
@@ -107,6 +118,9 @@ export type DataDeletedResponse = z.infer<typeof DataDeletedResponseSchema>;
 
 export const LogsQuerySchema = z.object({
   tail: z.coerce.number().int().min(1).max(5000).default(200).describe('Number of most recent lines (1 to 5000).'),
+});
+export const LogStreamQuerySchema = z.object({
+  tail: z.coerce.number().int().min(0).max(5000).default(200).describe('First send this many of the most recent lines (0 to 5000).'),
 });
 export const LogLineSchema = z.object({
   at: z.string(),

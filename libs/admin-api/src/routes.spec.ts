@@ -35,9 +35,13 @@ describe('admin API route contracts', () => {
     expect(Object.keys(c.responses).some((s) => Number(s) >= 200 && Number(s) < 300)).toBe(true);
   });
 
-  it('adds UNAUTHORIZED to routes behind the admin token and INTERNAL to all', () => {
+  it('adds the session codes to routes behind the admin token (the CSRF ones to those that change something) and INTERNAL to all', () => {
     expect(declaredErrorCodes(ADMIN_ROUTES.health)).toEqual(['INTERNAL']);
-    expect(declaredErrorCodes(ADMIN_ROUTES.listEvents)).toEqual(['UNAUTHORIZED', 'BAD_REQUEST', 'INTERNAL']);
+    expect(declaredErrorCodes(ADMIN_ROUTES.listEvents)).toEqual(['UNAUTHORIZED', 'SESSION_EXPIRED', 'BAD_REQUEST', 'INTERNAL']);
+    expect(declaredErrorCodes(ADMIN_ROUTES.startPlugin)).toEqual(
+      expect.arrayContaining(['UNAUTHORIZED', 'SESSION_EXPIRED', 'CSRF_TOKEN_INVALID', 'ORIGIN_REFUSED']),
+    );
+    expect(declaredErrorCodes(ADMIN_ROUTES.signIn)).not.toContain('UNAUTHORIZED');
   });
 
   it('finds the route of a request path, literal segments first', () => {

@@ -25,8 +25,10 @@ import {
 import {
   DataDeletedResponseSchema,
   HealthResponseSchema,
+  LogLineSchema,
   LogsQuerySchema,
   LogsResponseSchema,
+  LogStreamQuerySchema,
   PluginListResponseSchema,
   PluginResponseSchema,
   SettingsPutBodySchema,
@@ -34,6 +36,7 @@ import {
   SettingsPutResponseSchema,
   UninstallResponseSchema,
 } from './plugins';
+import { SessionResponseSchema, SignInBodySchema, SignInResponseSchema, SignOutResponseSchema } from './session';
 
 const PLUGIN_PARAM = { pluginId: 'The plugin id, for example com.example.echo.' };
 const PENDING_PARAM = { id: 'Pending update id from the UPDATE_CONFIRMATION_REQUIRED answer.' };
@@ -134,6 +137,36 @@ export const ADMIN_ROUTES = {
     errors: [],
   }),
 
+  signIn: defineContract({
+    method: 'post',
+    path: '/session',
+    summary: 'Sign in: exchange the admin token for a session cookie',
+    description:
+      'Answers 201 with the session and sets it as an HttpOnly, SameSite=Strict cookie (host_admin_session, path /api), so page script never holds the token. Requests with the cookie that change something must send the X-CSRF-Token header. Sessions end after their lifetime, when idle, at sign-out, when newer sessions push them out (a bounded number is kept) and when the host restarts. Scripts keep sending "Authorization: Bearer <token>" instead.',
+    tags: ['session'],
+    auth: false,
+    body: SignInBodySchema,
+    responses: { 201: { description: 'Signed in; Set-Cookie carries the session id.', schema: SignInResponseSchema } },
+    errors: ['BAD_REQUEST', 'SESSION_TOKEN_INVALID', 'SESSION_SIGN_IN_THROTTLED', 'ORIGIN_REFUSED'],
+  }),
+  getSession: defineContract({
+    method: 'get',
+    path: '/session',
+    summary: 'The current session and its CSRF token',
+    description: 'What the admin app asks when it loads: whether the cookie still holds a session, and the CSRF token to send.',
+    tags: ['session'],
+    responses: { 200: { description: 'How the request was authenticated.', schema: SessionResponseSchema } },
+    errors: [],
+  }),
+  signOut: defineContract({
+    method: 'delete',
+    path: '/session',
+    summary: 'Sign out: end the session and clear its cookie',
+    tags: ['session'],
+    responses: { 200: { description: 'Signed out.', schema: SignOutResponseSchema } },
+    errors: [],
+  }),
+
   listPlugins: defineContract({
     method: 'get',
     path: '/plugins',
@@ -205,6 +238,24 @@ export const ADMIN_ROUTES = {
     params: PLUGIN_PARAM,
     responses: { 200: { description: 'The stored report, or null.', schema: LastDoctorResponseSchema } },
     errors: ['PLUGIN_NOT_FOUND'],
+  }),
+  followPluginLogs: defineContract({
+    method: 'get',
+    path: '/plugins/{pluginId}/logs/stream',
+    summary: "Follow a plugin's log as Server-Sent Events",
+    description:
+      'Sends the most recent lines (tail), then every new line as it is written, each as `event: line` with the line as data. A client that does not read is disconnected (the host buffers at most 1 MiB for it); the stream sends `retry:` and a reconnect starts again with the tail. At most 32 streams are open at once: a new one ends the oldest.',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    query: LogStreamQuerySchema,
+    responses: {
+      200: {
+        description: "text/event-stream; the schema is that of each message's data.",
+        contentType: 'text/event-stream',
+        schema: LogLineSchema,
+      },
+    },
+    errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'RUNTIME_UNAVAILABLE'],
   }),
   getSettings: defineContract({
     method: 'get',

@@ -358,10 +358,14 @@ describe('admin API', () => {
         'DELETE /api/plugins/{pluginId}',
         'DELETE /api/plugins/{pluginId}/data',
         'GET /api/plugins/{pluginId}/logs',
+        'GET /api/plugins/{pluginId}/logs/stream',
         'GET /api/plugins/{pluginId}/settings',
         'PUT /api/plugins/{pluginId}/settings',
         'POST /api/plugins/{pluginId}/doctor',
         'GET /api/plugins/{pluginId}/doctor',
+        'POST /api/session',
+        'GET /api/session',
+        'DELETE /api/session',
       ].sort(),
     );
     const uploadOp = doc.paths['/api/plugins/packages'].post;
@@ -372,6 +376,12 @@ describe('admin API', () => {
     expect(uploadOp.responses['409'].content['application/json'].schema['x-error-codes']).toContain('UPDATE_CONFIRMATION_REQUIRED');
     expect(uploadOp.responses['413'].content['application/json'].schema['x-error-codes']).toEqual(['INSTALL_UPLOAD_TOO_LARGE']);
     expect(doc.paths['/api/health'].get.security).toEqual([]);
+    expect(doc.paths['/api/session'].post.security).toEqual([]);
+    expect(doc.paths['/api/plugins'].get.security).toEqual([{ adminToken: [] }, { adminSession: [] }]);
+    expect(doc.paths['/api/plugins/{pluginId}/start'].post.responses['403'].content['application/json'].schema['x-error-codes']).toEqual([
+      'CSRF_TOKEN_INVALID',
+      'ORIGIN_REFUSED',
+    ]);
     expect(doc.paths['/api/plugins/{pluginId}/logs'].get.parameters).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'tail', in: 'query' }),

@@ -8,6 +8,8 @@ import type { HttpPluginControl } from './plugin-view';
 import { errorHandler, implementRoute, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
 import { packageRoutes } from './routes/package-routes';
 import { doctorRoutes } from './routes/doctor-routes';
+import { sessionRoutes } from './routes/session-routes';
+import { SessionStore, type SessionOptions } from './session';
 import { pluginRoutes } from './routes/plugin-routes';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
@@ -33,6 +35,8 @@ export interface AppDeps {
   maxUploadBytes?: number;
   /** The built conformance worker script; without it POST .../doctor runs the suite in this process. */
   doctorWorker?: string;
+  /** Admin app sessions (sign-in with the token, then an HttpOnly cookie): a store, or options for a new one. */
+  sessions?: SessionStore | SessionOptions;
   /** Package uploads received and checked at once; see uploadSlots. */
   maxConcurrentUploads?: number;
   version?: string;
@@ -55,6 +59,7 @@ export function createApp(deps: AppDeps): Express {
   const maxUploadBytes = deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
   const startedAt = new Date();
   const version = deps.version ?? '0.0.0';
+  const sessions = deps.sessions instanceof SessionStore ? deps.sessions : new SessionStore(deps.sessions);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -69,6 +74,7 @@ export function createApp(deps: AppDeps): Express {
       };
       return { body };
     }),
+    ...sessionRoutes({ sessions, adminTokenHash: deps.adminTokenHash }),
     ...packageRoutes({ ...deps, maxUploadBytes }),
     ...pluginRoutes({ ...deps, locks: deps.locks ?? deps.installer.locks }),
     ...doctorRoutes(deps),
@@ -84,7 +90,7 @@ export function createApp(deps: AppDeps): Express {
     routes.filter((r) => r.auth === false),
   );
   const adminApi = Router();
-  adminApi.use(requireAdmin(deps.adminTokenHash));
+  adminApi.use(requireAdmin(deps.adminTokenHash, sessions));
   adminApi.use(express.json({ limit: '1mb' }));
   mountRoutes(
     adminApi,

@@ -1,6 +1,7 @@
 import { HostError, type RegistryStore } from '@host/host-core';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { checkSessionRequest, sessionCookieOf, type SessionStore } from './session';
 
 /** Registry meta key of the admin token's SHA-256 (hex). The token itself is never stored. */
 export const ADMIN_TOKEN_META_KEY = 'adminTokenSha256';
@@ -47,13 +48,38 @@ export async function ensureAdminToken(store: RegistryStore, options: { token?: 
   return winner === hash ? { hash, generated, source: 'generated' } : { hash: winner, source: 'stored' };
 }
 
-/** Requires `Authorization: Bearer <token>`; compares hashes in constant time. */
-export function requireAdmin(tokenHash: string): RequestHandler {
+/** Whether `token` is the admin token of `tokenHash`; compares hashes in constant time. */
+export function isAdminToken(token: string, tokenHash: string): boolean {
   const expected = Buffer.from(tokenHash, 'hex');
-  return (req, _res, next) => {
-    const m = /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '');
-    const given = m ? Buffer.from(hashToken(m[1]!), 'hex') : Buffer.alloc(expected.length);
-    const ok = m !== null && given.length === expected.length && timingSafeEqual(given, expected);
-    next(ok ? undefined : new HostError('UNAUTHORIZED'));
+  const given = Buffer.from(hashToken(token), 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * Requires `Authorization: Bearer <token>` (scripts) or, without that header,
+ * a live session cookie of the admin app; with the cookie, a request that
+ * changes something needs the session's CSRF token and a same-site origin.
+ * The way the request was let in is left in `res.locals.adminSession`
+ * (undefined for a bearer token).
+ */
+export function requireAdmin(tokenHash: string, sessions?: SessionStore): RequestHandler {
+  return (req, res, next) => {
+    const authorization = req.get('authorization');
+    if (authorization !== undefined || !sessions) {
+      const m = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
+      next(m !== null && isAdminToken(m[1]!, tokenHash) ? undefined : new HostError('UNAUTHORIZED'));
+      return;
+    }
+    const id = sessionCookieOf(req);
+    if (id === undefined) {
+      next(new HostError('UNAUTHORIZED'));
+      return;
+    }
+    try {
+      res.locals['adminSession'] = { id, view: checkSessionRequest(req, sessions, id) };
+      next();
+    } catch (e) {
+      next(e);
+    }
   };
 }

@@ -7,3 +7,6 @@ export * from './openapi';
 export * from './plugin-view';
 export * from './settings';
 export * from './upload-slots';
+export * from './session';
+export * from './admin-app';
+export * from './log-followers';

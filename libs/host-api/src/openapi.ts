@@ -1,4 +1,4 @@
-import { declaredErrorCodes, ErrorBodySchema, type RouteContract } from '@host/admin-api';
+import { declaredErrorCodes, ErrorBodySchema, SESSION_COOKIE, type RouteContract } from '@host/admin-api';
 import { ERROR_CATALOG, type ErrorCode } from '@host/protocol';
 import { z } from 'zod';
 
@@ -31,7 +31,7 @@ export function buildOpenApiDocument(
       ...(r.description ? { description: r.description } : {}),
       ...(r.tags ? { tags: r.tags } : {}),
       operationId: `${r.method}${r.path.replace(/\{([^}]+)\}/g, 'By_$1').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ? c.toUpperCase() : ''))}`,
-      security: r.auth === false ? [] : [{ adminToken: [] }],
+      security: r.auth === false ? [] : [{ adminToken: [] }, { adminSession: [] }],
     };
     const parameters: unknown[] = Object.entries(r.params ?? {}).map(([name, description]) => ({
       name,
@@ -93,7 +93,7 @@ export function buildOpenApiDocument(
       title: 'Plugin host admin API',
       version: info.version,
       description:
-        'Administration of protocol v2 plugins. Every route except GET /api/health requires "Authorization: Bearer <admin token>". Errors are {"error": {"code", "message", "details"}}; details is an object, and a request that fails validation lists each problem in details.issues as {code, path, message}.',
+        'Administration of protocol v2 plugins. Every route except GET /api/health and POST /api/session requires "Authorization: Bearer <admin token>", or the session cookie of the admin app (POST /api/session) with the X-CSRF-Token header on requests that change something. Errors are {"error": {"code", "message", "details"}}; details is an object, and a request that fails validation lists each problem in details.issues as {code, path, message}.',
     },
     servers: [{ url: '/' }],
     components: {
@@ -102,6 +102,13 @@ export function buildOpenApiDocument(
           type: 'http',
           scheme: 'bearer',
           description: 'The admin token printed on first start (or the one in HOST_ADMIN_TOKEN_FILE).',
+        },
+        adminSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description:
+            'The admin app session from POST /api/session (HttpOnly, SameSite=Strict). Requests that change something also send the X-CSRF-Token header of the session.',
         },
       },
     },

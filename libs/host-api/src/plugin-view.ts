@@ -62,6 +62,14 @@ export function summarizeRecord(
     updatedAt: record.updatedAt,
     ...(invalid ? { issues: invalid.issues } : {}),
     ...(commandConflicts ? { commandConflicts } : {}),
+    ...(status ? { runtime: status } : {}),
+    permissions: [...m.permissions],
+    commands: m.commands.map((c) => ({
+      name: c.name,
+      prefixes: [...c.prefixes],
+      ...(c.aliases?.length ? { aliases: [...c.aliases] } : {}),
+      ...(c.description ? { description: c.description } : {}),
+    })),
   };
 }
 

@@ -10,7 +10,8 @@ export { FramedMessageReader, type FramingFailure } from './connection/framed-re
 export { FramedMessageWriter, DEFAULT_MAX_UNREAD_BYTES, type WriterLimits } from './connection/framed-writer';
 export { RequestBacklog, DEFAULT_BACKLOG_LIMITS, type BacklogLimits } from './connection/request-backlog';
 export { buildEnvironment, resolveLaunch, INHERITED_ENVIRONMENT, type PluginDirectories } from './process/launch';
-export { ProcessGroups, signalGroup, groupAlive } from './process/process-groups';
+export { ModuleContainment, MODULE_CONTAINMENT_FOLDER, OUTSIDE_PACKAGE_CODE } from './process/module-containment';
+export { ProcessGroups, signalGroup, groupAlive, markedProcesses, RUN_MARKER_VARIABLE } from './process/process-groups';
 export { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningProcess } from './process/runner';
 export { StartError, type ExitInfo } from './process/plugin-process';
 export { initializeParams, checkInitializeResult } from './process/handshake';

@@ -15,6 +15,7 @@ import { ProcessGroups } from './process/process-groups';
 import { LocalProcessRunner, type ProcessRunner } from './process/runner';
 import { BootGuard } from './boot-guard';
 import { FailureMemory } from './failure-memory';
+import { ModuleContainment } from './process/module-containment';
 
 /** Where the leaders of running plugin process groups are written down (see ProcessGroups). */
 export const PLUGIN_PROCESSES_FILE = 'plugin-processes.json';
@@ -39,6 +40,11 @@ export interface StdioRuntimeOptions {
   runner?: ProcessRunner;
   /** The environment the allow-list is taken from; the host's own by default. */
   hostEnv?: NodeJS.ProcessEnv;
+  /**
+   * Whether Node plugins may load only files of their own package (see
+   * ModuleContainment); true by default.
+   */
+  containModules?: boolean;
   onStatusChange?: (pluginId: string, status: RuntimeStatus) => void;
   now?: () => number;
 }
@@ -57,6 +63,7 @@ export class StdioPluginRuntime implements PluginRuntime {
   readonly limits: RuntimeLimits;
   private readonly bootGuard: BootGuard;
   private readonly failures: FailureMemory;
+  private readonly containment: ModuleContainment | null;
 
   constructor(private readonly o: StdioRuntimeOptions) {
     this.timings = { ...DEFAULT_TIMINGS, ...o.timings };
@@ -68,6 +75,7 @@ export class StdioPluginRuntime implements PluginRuntime {
       settleMilliseconds: this.timings.crashWindowMilliseconds,
     });
     this.runner = o.runner ?? new LocalProcessRunner(this.groups);
+    this.containment = o.containModules === false ? null : new ModuleContainment(o.paths.stateDir);
   }
 
   async start(pluginId: string): Promise<RuntimeStatus> {
@@ -171,6 +179,7 @@ export class StdioPluginRuntime implements PluginRuntime {
         limits: this.limits,
         hostVersion: this.o.hostVersion ?? '0.0.0',
         hostEnv: this.o.hostEnv ?? process.env,
+        containment: this.containment,
         runner: this.runner,
         loadRecord: (id) => this.o.records.get(id),
         loadSettings: this.o.settings ?? (async () => ({})),

@@ -17,6 +17,7 @@ import { RUNTIME_DEFAULTS, type MessageEvent, type StdioManifest } from '@host/p
 import type { RuntimeLimits } from './limits';
 import { PluginProcess, StartError, type ExitInfo } from './process/plugin-process';
 import type { ProcessRunner } from './process/runner';
+import type { ModuleContainment } from './process/module-containment';
 import { formatDuration, restartDelay, type RuntimeTimings } from './timings';
 
 export interface SupervisorDeps {
@@ -27,6 +28,8 @@ export interface SupervisorDeps {
   limits: RuntimeLimits;
   hostVersion: string;
   hostEnv: NodeJS.ProcessEnv;
+  /** Keeps Node plugins' modules inside their package (null: not applied). */
+  containment: ModuleContainment | null;
   runner: ProcessRunner;
   loadRecord: (pluginId: string) => Promise<PluginRecord | undefined>;
   loadSettings: (pluginId: string) => Promise<Record<string, unknown>>;
@@ -215,6 +218,7 @@ export class Supervisor implements PluginEndpoint {
       settings,
       hostVersion: this.deps.hostVersion,
       hostEnv: this.deps.hostEnv,
+      containment: this.deps.containment,
       runner: this.deps.runner,
       onPollution: () => this.onPollution(proc),
       limits: this.deps.limits,

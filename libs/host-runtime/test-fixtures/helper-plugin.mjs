@@ -12,6 +12,7 @@
 //   usage          without --host-stdio: print help to stderr and exit 2, as the SDK does
 //   ignore-eof     like ack, but keeps running when stdin closes (a plugin that outlives a dead host)
 //   settings       like ack, and takes settings.changed (declared in the handshake), writing "settings <json>" to stderr
+//   import=NAME    like ack, after `import(NAME)` and `require(NAME)` at start (an uncaught failure ends the process)
 const hostStdio = process.argv.includes('--host-stdio');
 const mode = hostStdio ? (process.argv[3] ?? 'ack') : 'usage';
 if (mode === 'usage') {
@@ -36,6 +37,12 @@ if (mode === 'crash-stack') {
     ].join('\n'),
   );
   process.exit(1);
+}
+if (mode.startsWith('import=')) {
+  const name = mode.slice('import='.length);
+  const { createRequire } = await import('node:module');
+  createRequire(import.meta.url)(name);
+  await import(name);
 }
 let buffer = Buffer.alloc(0);
 let token = '';

@@ -73,7 +73,7 @@ describe('part builders', () => {
       ok: true,
       value: { msg_type: 2, markdown: { content: '<qqbot-at-everyone /> go' } },
     });
-    expect(renderMessage('qqbot', msg('text'), group)).toEqual({ ok: true, value: { msg_type: 0, content: '@everyone go' } });
+    expect(renderMessage('qqbot', msg('text'), group)).toMatchObject({ ok: false, error: { code: 'message.mention.unsupported_format' } });
   });
 
   it('composite of nothing normalises away', () => {

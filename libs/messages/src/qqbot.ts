@@ -24,7 +24,9 @@ const EVERYONE_TAG = '<qqbot-at-everyone />';
  * - markdown goes only to group targets, as msg_type 2 with `markdown.content`;
  * - text format is msg_type 0 with `content`; there the provider shows tags
  *   literally, so a user mention is `@` + escaped displayName (or `@` + id
- *   when the displayName is absent or blank) and everyone is `@everyone`;
+ *   when the displayName is absent or blank); an everyone mention is refused
+ *   (message.mention.unsupported_format), because the permission-gated part
+ *   would be the same plain words "@everyone" any text part can carry;
  * - markdown mentions are `<qqbot-at-user id="ID" />` and `<qqbot-at-everyone />`;
  * - a one-to-one chat (target user or direct) takes no mentions of either kind;
  * - the final content is at most LIMITS.maxMessageChars code points.
@@ -60,7 +62,15 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
           `The message mentions ${who}, but the target is a one-to-one chat (type "${target.type}"). Remove the mention.`,
         );
       }
-      if (part.target === 'everyone') content += markdown ? EVERYONE_TAG : '@everyone';
+      if (part.target === 'everyone') {
+        if (!markdown) {
+          return fail(
+            'message.mention.unsupported_format',
+            'The message mentions everyone in text format, where QQ shows the plain words "@everyone" and notifies no one. Send it with format "markdown" to a group.',
+          );
+        }
+        content += EVERYONE_TAG;
+      }
       // The id matches MENTION_ID_PATTERN (no quote, space or markup), so it
       // is safe inside the attribute without escaping.
       else if (markdown) content += `<qqbot-at-user id="${part.id}" />`;

@@ -62,6 +62,10 @@ export const MESSAGE_ERRORS = defineErrors({
   'message.mention.unsupported_target': {
     message: 'Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.',
   },
+  'message.mention.unsupported_format': {
+    message:
+      'An everyone mention notifies members only in Markdown; in text format the provider shows the plain words "@everyone". Send it with format "markdown" to a group.',
+  },
   'message.mention.too_many': { message: 'A multi-user mention takes 1 to 20 users. Split the mention or the message.' },
   'message.format.unsupported_target': {
     message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.',
@@ -426,7 +430,34 @@ export const HTTP_DELIVERY_ERRORS = defineErrors({
 });
 
 export const API_ERRORS = defineErrors({
-  UNAUTHORIZED: { status: 401, message: 'Send the admin token as "Authorization: Bearer <token>".' },
+  UNAUTHORIZED: {
+    status: 401,
+    message: 'Send the admin token as "Authorization: Bearer <token>", or sign in to the admin app at / for a session cookie.',
+  },
+  SESSION_TOKEN_INVALID: {
+    status: 401,
+    message:
+      'The admin token is not the one this host accepts. Use the token printed at the first start (or the one in HOST_ADMIN_TOKEN_FILE); if it is lost, restart the host with --reset-admin-token.',
+  },
+  SESSION_EXPIRED: {
+    status: 401,
+    message:
+      'The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted). Sign in again with the admin token.',
+  },
+  SESSION_SIGN_IN_THROTTLED: {
+    status: 429,
+    message: 'Too many sign-ins with a wrong token in the last minute. Wait a minute, then sign in with the right token.',
+  },
+  CSRF_TOKEN_INVALID: {
+    status: 403,
+    message:
+      'A request that changes something with the session cookie needs the X-CSRF-Token header of the session (GET /api/session answers it). Reload the admin app; scripts send "Authorization: Bearer <token>" instead.',
+  },
+  ORIGIN_REFUSED: {
+    status: 403,
+    message:
+      'The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send "Authorization: Bearer <token>" from a script.',
+  },
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
   BAD_REQUEST: { status: 400, message: 'The request body is not valid. details.issues lists each field and the fix.' },

@@ -11,7 +11,9 @@ import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { relative } from 'node:path';
 import { ADMIN_ROUTES } from '@host/admin-api';
 import { pluginDetail, listPlugins, type ViewDeps } from '../plugin-view';
-import { implementRoute, type RouteDef } from '@host/host-core';
+import { implementRoute, type LogLine, type RouteDef } from '@host/host-core';
+import { SseStream } from '@host/host-console';
+import { FollowableLogStore } from '../log-followers';
 import { applySettingsChanges, publicSettings } from '../settings';
 
 export interface PluginRouteDeps extends ViewDeps {
@@ -127,6 +129,34 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
       await deps.installer.deleteData(id);
       await deps.settings.delete(id);
       return { body: { deleted: id } };
+    }),
+    implementRoute(ADMIN_ROUTES.followPluginLogs, async ({ params, query, res }) => {
+      const id = params['pluginId']!;
+      const known =
+        PLUGIN_ID_PATTERN.test(id) && ((await deps.store.get(id)) || deps.installer.invalidPackages().some((i) => i.pluginId === id));
+      if (!known) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId: id });
+      const logs = deps.logs;
+      if (!(logs instanceof FollowableLogStore))
+        throw new HostError('RUNTIME_UNAVAILABLE', 'Following plugin logs is not available in this host build.');
+      // Lines written while the tail is read wait here (bounded), then follow it without repeats.
+      const early: LogLine[] = [];
+      const following = { live: false };
+      const stream = new SseStream(res, { heartbeatMilliseconds: 15_000 });
+      const stop = logs.follow(
+        id,
+        (line) => {
+          if (following.live) stream.send('line', line);
+          else if (early.length < 1000) early.push(line);
+        },
+        () => res.destroy(),
+      );
+      stream.onClose(stop);
+      const tail = query.tail > 0 ? await logs.tail(id, query.tail) : [];
+      const key = (l: LogLine) => `${l.at}\u0000${l.message}`;
+      const seen = new Set(tail.map(key));
+      for (const line of tail) stream.send('line', line);
+      for (const line of early) if (!seen.has(key(line))) stream.send('line', line);
+      following.live = true;
     }),
     implementRoute(ADMIN_ROUTES.pluginLogs, async ({ params, query }) => {
       const id = params['pluginId']!;

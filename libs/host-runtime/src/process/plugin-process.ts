@@ -34,6 +34,7 @@ import type { RuntimeLimits } from '../limits';
 import { formatDuration, type RuntimeTimings } from '../timings';
 import { checkInitializeResult, initializeParams } from './handshake';
 import { buildEnvironment, resolveLaunch, type PluginDirectories } from './launch';
+import type { ModuleContainment } from './module-containment';
 import type { ProcessRunner, RunningProcess } from './runner';
 
 export interface ExitInfo {
@@ -63,6 +64,8 @@ export interface PluginProcessOptions {
   settings: Record<string, unknown>;
   hostVersion: string;
   hostEnv: NodeJS.ProcessEnv;
+  /** Keeps a Node plugin's modules inside its package (null: not applied). */
+  containment: ModuleContainment | null;
   /** Starts the process (the default runner: a local process group). */
   runner: ProcessRunner;
   /** Called when stdout carries something that is not a frame, at most once. */
@@ -84,8 +87,8 @@ const CONNECTION_LOST_CODES = new Set<number>([
 const STDERR_TAIL_LINES = 8;
 const STDERR_TAIL_CHARS = 600;
 const ERROR_LINE_CHARS = 400;
-/** The line an uncaught error starts with: `TypeError: ...`, `Error [ERR_MODULE_NOT_FOUND]: ...`, `ModuleNotFoundError: ...`. */
-const ERROR_LINE = /^[A-Za-z_$][\w$.]*(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/;
+/** The line an uncaught error starts with: `Error: ...`, `TypeError: ...`, `Error [ERR_MODULE_NOT_FOUND]: ...`, `ModuleNotFoundError: ...`. */
+const ERROR_LINE = /^(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/;
 /** A stack frame (Node's `    at ...`, Python's `  File "...", line N`): kept in the log, left out of start failure messages. */
 const STACK_FRAME = /^\s+(?:at |File ")/;
 /** Plugin-to-host requests the host works on at once per plugin; more wait in order. */
@@ -150,6 +153,7 @@ export class PluginProcess {
       ),
     );
     const env = buildEnvironment(this.o.hostEnv, manifest.transport.stdio.environment, this.o.pluginId, directories);
+    if (this.o.containment) env['NODE_OPTIONS'] = this.o.containment.nodeOptions(env['NODE_OPTIONS']);
     const child = this.o.runner.start({ command: launch.command, args: launch.args, cwd: launch.cwd, env });
     this.child = child;
     this.pid = child.pid;

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { processStartTime } from '@host/host-store';
 /**
@@ -30,6 +30,65 @@ export function groupAlive(pid: number): boolean {
 }
 
 /**
+ * The variable every process of one plugin run inherits, with a value unique
+ * to the run: how the host finds a process that left the run's process group
+ * (setsid, a double fork into a new session), on Linux, from its environment
+ * in /proc. A process that replaces its whole environment when it execs
+ * escapes it too; see docs/operator/security.md.
+ */
+export const RUN_MARKER_VARIABLE = 'HOST_PLUGIN_RUN';
+
+/**
+ * The live processes whose environment carries `HOST_PLUGIN_RUN=marker`
+ * (Linux; elsewhere none). Zombies and processes of other users have no
+ * readable environment and are not listed.
+ */
+export function markedProcesses(marker: string, procRoot = '/proc'): number[] {
+  if (process.platform !== 'linux') return [];
+  const needle = Buffer.from(`${RUN_MARKER_VARIABLE}=${marker}\0`);
+  let entries: string[];
+  try {
+    entries = readdirSync(procRoot);
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`${procRoot}/${name}/environ`);
+    } catch {
+      continue;
+    }
+    // A whole variable: at the start or right after another one's NUL.
+    for (let at = environ.indexOf(needle); at !== -1; at = environ.indexOf(needle, at + 1)) {
+      if (at === 0 || environ[at - 1] === 0) {
+        found.push(pid);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/** Signals every process carrying the run's marker; returns how many were signalled. */
+export function signalMarked(marker: string, signal: GroupSignal): number {
+  let n = 0;
+  for (const pid of markedProcesses(marker)) {
+    try {
+      process.kill(pid, signal);
+      n++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
+}
+
+/**
  * The groups one runtime has started. When the host process exits (normally
  * or through process.exit) every remaining group is killed synchronously, so
  * no plugin outlives the host. A host killed outright (SIGKILL, out of
@@ -38,14 +97,16 @@ export function groupAlive(pid: number): boolean {
  * running (`reapLeftovers`) before it starts plugins again.
  */
 export class ProcessGroups {
-  private readonly pids = new Map<number, string | undefined>();
+  /** Group leader pid -> its start time and its run's marker. */
+  private readonly pids = new Map<number, { startTime?: string; marker?: string }>();
   private readonly onExit = () => this.killAll();
   private hooked = false;
 
   constructor(private readonly recordFile?: string) {}
 
-  add(pid: number): void {
-    this.pids.set(pid, processStartTime(pid));
+  add(pid: number, marker?: string): void {
+    const startTime = processStartTime(pid);
+    this.pids.set(pid, { ...(startTime ? { startTime } : {}), ...(marker ? { marker } : {}) });
     this.record();
     if (!this.hooked) {
       process.on('exit', this.onExit);
@@ -64,18 +125,20 @@ export class ProcessGroups {
    */
   reapLeftovers(): number[] {
     if (!this.recordFile) return [];
-    let recorded: Array<{ pid: number; startTime?: string }> = [];
+    let recorded: Array<{ pid: number; startTime?: string; marker?: string }> = [];
     try {
       recorded = JSON.parse(readFileSync(this.recordFile, 'utf8')) as typeof recorded;
     } catch {
       return [];
     }
     const reaped: number[] = [];
-    for (const { pid, startTime } of Array.isArray(recorded) ? recorded : []) {
+    for (const { pid, startTime, marker } of Array.isArray(recorded) ? recorded : []) {
       if (!Number.isInteger(pid) || pid <= 0 || this.pids.has(pid)) continue;
       const now = processStartTime(pid);
       const same = startTime === undefined || now === undefined ? groupAlive(pid) : now === startTime;
       if (same && signalGroup(pid, 'SIGKILL')) reaped.push(pid);
+      // Processes of that run that left its group (the marker is random per run, so nothing else carries it).
+      if (typeof marker === 'string' && marker.length > 0) signalMarked(marker, 'SIGKILL');
     }
     this.record();
     return reaped;
@@ -86,10 +149,7 @@ export class ProcessGroups {
     if (!this.recordFile) return;
     try {
       mkdirSync(dirname(this.recordFile), { recursive: true });
-      writeFileSync(
-        this.recordFile,
-        JSON.stringify([...this.pids].map(([pid, startTime]) => ({ pid, ...(startTime ? { startTime } : {}) }))),
-      );
+      writeFileSync(this.recordFile, JSON.stringify([...this.pids].map(([pid, known]) => ({ pid, ...known }))));
     } catch {
       // Without the record a host killed outright may leave plugins behind, as without this file.
     }
@@ -101,7 +161,10 @@ export class ProcessGroups {
 
   /** SIGKILLs every tracked group at once (host exit). */
   killAll(): void {
-    for (const pid of this.pids.keys()) signalGroup(pid, 'SIGKILL');
+    for (const [pid, { marker }] of this.pids) {
+      signalGroup(pid, 'SIGKILL');
+      if (marker) signalMarked(marker, 'SIGKILL');
+    }
     this.pids.clear();
     this.record();
   }

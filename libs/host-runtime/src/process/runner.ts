@@ -1,6 +1,15 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { groupAlive, signalGroup, type GroupSignal, type ProcessGroups } from './process-groups';
+import {
+  groupAlive,
+  markedProcesses,
+  RUN_MARKER_VARIABLE,
+  signalGroup,
+  signalMarked,
+  type GroupSignal,
+  type ProcessGroups,
+} from './process-groups';
 
 /** What to start: the resolved command line, its folder and its whole environment. */
 export interface LaunchSpec {
@@ -44,22 +53,25 @@ export interface ProcessRunner {
 /**
  * The default runner: a child process in its own process group (spawned
  * detached, no shell), so signals reach everything the plugin started, and
- * every group still alive when the host exits is killed.
+ * every group still alive when the host exits is killed. A process that left
+ * the group (setsid) is still found by the run's marker (RUN_MARKER_VARIABLE)
+ * on Linux and signalled with the group.
  */
 export class LocalProcessRunner implements ProcessRunner {
   constructor(private readonly groups: ProcessGroups) {}
 
   start(spec: LaunchSpec): RunningProcess {
+    const marker = randomBytes(12).toString('hex');
     const child = spawn(spec.command, [...spec.args], {
       cwd: spec.cwd,
-      env: spec.env,
+      env: { ...spec.env, [RUN_MARKER_VARIABLE]: marker },
       detached: true,
       shell: false,
       windowsHide: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const pid = child.pid;
-    if (pid !== undefined) this.groups.add(pid);
+    if (pid !== undefined) this.groups.add(pid, marker);
     return {
       pid,
       stdin: child.stdin,
@@ -67,8 +79,12 @@ export class LocalProcessRunner implements ProcessRunner {
       stderr: child.stderr,
       onExit: (listener) => void child.on('exit', listener),
       onError: (listener) => void child.on('error', listener),
-      signal: (signal) => (pid === undefined ? false : signalGroup(pid, signal)),
-      descendantsAlive: () => pid !== undefined && groupAlive(pid),
+      signal: (signal) => {
+        if (pid === undefined) return false;
+        const group = signalGroup(pid, signal);
+        return signalMarked(marker, signal) > 0 || group;
+      },
+      descendantsAlive: () => pid !== undefined && (groupAlive(pid) || markedProcesses(marker).length > 0),
       release: () => {
         if (pid !== undefined) this.groups.delete(pid);
       },

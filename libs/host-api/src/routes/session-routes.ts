@@ -1,0 +1,42 @@
+import { ADMIN_ROUTES, type SessionResponse, type SessionView, type SignInResponse, type SignOutResponse } from '@host/admin-api';
+import express from 'express';
+import { HostError, implementRoute, type RouteDef } from '@host/host-core';
+import { isAdminToken } from '../auth';
+import { checkSameOrigin, setSessionCookie, type SessionStore } from '../session';
+
+/** Sign-in, the current session and sign-out of the admin app. */
+export function sessionRoutes(deps: { sessions: SessionStore; adminTokenHash: string }): RouteDef<unknown, unknown>[] {
+  const { sessions } = deps;
+  return [
+    implementRoute(
+      ADMIN_ROUTES.signIn,
+      async ({ req, res, body }) => {
+        // A page of another site must not sign the browser in to a session of its choosing.
+        checkSameOrigin(req);
+        if (sessions.signInThrottled()) throw new HostError('SESSION_SIGN_IN_THROTTLED');
+        if (!isAdminToken(body.token, deps.adminTokenHash)) {
+          sessions.signInFailed();
+          throw new HostError('SESSION_TOKEN_INVALID');
+        }
+        const { id, view } = sessions.create();
+        setSessionCookie(req, res, id, sessions.lifetimeSeconds);
+        const answer: SignInResponse = { session: view };
+        return { status: 201, body: answer };
+      },
+      { before: [express.json({ limit: '16kb' })] },
+    ),
+    implementRoute(ADMIN_ROUTES.getSession, async ({ res }) => {
+      const current = res.locals['adminSession'] as { view: SessionView } | undefined;
+      const answer: SessionResponse = current
+        ? { authenticatedBy: 'session', session: current.view }
+        : { authenticatedBy: 'bearer', session: null };
+      return { body: answer };
+    }),
+    implementRoute(ADMIN_ROUTES.signOut, async ({ req, res }) => {
+      const current = res.locals['adminSession'] as { id: string } | undefined;
+      const answer: SignOutResponse = { signedOut: current ? sessions.end(current.id) : false };
+      if (current) setSessionCookie(req, res, '', 0);
+      return { body: answer };
+    }),
+  ];
+}
