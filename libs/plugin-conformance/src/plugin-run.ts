@@ -5,12 +5,11 @@ import type { LogLine, OutboundRequest, OutboundSink, PluginLogStore } from '@ho
 import {
   buildEnvironment,
   createPluginRequestHandler,
-  groupAlive,
   LineSplitter,
   LocalProcessRunner,
+  ModuleContainment,
   ProcessGroups,
   resolveLaunch,
-  signalGroup,
   type PluginDirectories,
   type RunningProcess,
 } from '@host/host-runtime';
@@ -171,6 +170,8 @@ export class PluginRun {
       mkdirSync(d, { recursive: true });
     const args = this.o.hostStdio ? launch.args : launch.args.filter((a) => a !== HOST_STDIO_FLAG);
     const env = buildEnvironment(this.o.hostEnv, this.o.manifest.transport.stdio.environment, this.pluginId, this.directories);
+    // The host's module containment: a Node plugin may load only files of its own package.
+    env['NODE_OPTIONS'] = new ModuleContainment(join(this.o.scratchDir, 'state')).nodeOptions(env['NODE_OPTIONS']);
     const child = new LocalProcessRunner(this.groups).start({ command: launch.command, args, cwd: launch.cwd, env });
     this.child = child;
     child.onError((e) => {
@@ -359,10 +360,9 @@ export class PluginRun {
     this.child?.stdin.end();
   }
 
-  /** True while any process of the plugin's group runs. */
+  /** True while any process of the plugin's run is alive: its process group, or a process that left it but carries the run's marker. */
   groupAlive(): boolean {
-    const pid = this.child?.pid;
-    return pid !== undefined && groupAlive(pid);
+    return this.child?.descendantsAlive() ?? false;
   }
 
   /**
@@ -401,8 +401,7 @@ export class PluginRun {
   /** Ends everything of this run: the process group, and the hook that would kill it at the runner's exit. */
   dispose(): void {
     for (const track of this.events.values()) track.hold?.release();
-    const pid = this.child?.pid;
-    if (pid !== undefined && groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+    if (this.child?.descendantsAlive()) this.child.signal('SIGKILL');
     this.groups.dispose();
     this.waiters.clear();
   }

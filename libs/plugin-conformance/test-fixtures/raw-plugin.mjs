@@ -97,6 +97,8 @@ function onRequest({ id, method, params }) {
     init = params;
     respond(id, { protocolVersion: 2, pluginId: PLUGIN_ID, sdkName: 'raw', sdkVersion: '1.0.0', encoding: 'json' });
     if (FAULT === 'orphan-child') spawn('sleep', ['300'], { stdio: 'ignore' }).unref();
+    // A helper that leaves the process group (a new session): found by the run's marker in its environment.
+    if (FAULT === 'escaped-child') spawn(process.execPath, ['-e', 'setTimeout(() => {}, 300000)'], { stdio: 'ignore', detached: true }).unref();
     return;
   }
   if (!init && FAULT !== 'no-not-initialized') return respondError(id, -32003, 'not initialized');

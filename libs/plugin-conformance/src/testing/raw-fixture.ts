@@ -22,6 +22,7 @@ export const RAW_FAULTS = {
   'ignores-stop': 'stop.graceful',
   'no-eof-exit': 'stdin.eof-exit',
   'orphan-child': 'process-group.empty',
+  'escaped-child': 'process-group.empty',
 } as const;
 export type RawFault = keyof typeof RAW_FAULTS;
 
