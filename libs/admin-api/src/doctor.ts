@@ -25,5 +25,7 @@ export type DoctorReport = z.infer<typeof DoctorReportSchema>;
 
 export const DoctorResponseSchema = z.object({ report: DoctorReportSchema });
 export const LastDoctorResponseSchema = z.object({
-  report: DoctorReportSchema.nullable().describe('The last stored result, or null when the suite never ran for this plugin.'),
+  report: DoctorReportSchema.nullable().describe(
+    'The last stored result, or null when the suite never ran for the installed package (an update or a reinstall starts afresh).',
+  ),
 });

@@ -4,7 +4,7 @@ import { buildZip, createUnavailableRuntime } from '@host/host-installer/testing
 import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { writeRawFixture } from '@host/plugin-conformance/testing';
 import type { Express } from 'express';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -67,6 +67,21 @@ describe('POST and GET /api/plugins/{pluginId}/doctor', () => {
     // The suite ran with temporary folders: the plugin's own data folder got nothing.
     const data = paths.dataDirOf('org.conformance.good');
     expect(existsSync(data) ? readdirSync(data) : []).toEqual([]);
+  }, 60_000);
+
+  it('shows a stored report only for the package it checked: after an update the plugin has none', async () => {
+    await install(rawPackage(join(dataDir, 'src-v1'), 'org.conformance.updated'));
+    expect((await authed('post', '/api/plugins/org.conformance.updated/doctor')).status).toBe(200);
+    expect((await authed('get', '/api/plugins/org.conformance.updated/doctor')).body.report).not.toBeNull();
+
+    // Another build of the same plugin: the update waits for confirmation, then replaces the package.
+    writeFileSync(join(dataDir, 'src-v1', 'plugin.mjs'), `${readFileSync(join(dataDir, 'src-v1', 'plugin.mjs'), 'utf8')}\n// 1.0.1\n`);
+    const zip = buildZip(['manifest.json', 'plugin.mjs'].map((name) => ({ name, data: readFileSync(join(dataDir, 'src-v1', name)) })));
+    const pending = await authed('post', '/api/plugins/packages').attach('package', zip, 'plugin.zip');
+    expect(pending.status).toBe(409);
+    const confirmed = await authed('post', `/api/plugins/packages/pending/${pending.body.error.details.pendingUpdate.id}/confirm`).send({});
+    expect(confirmed.status).toBe(200);
+    expect((await authed('get', '/api/plugins/org.conformance.updated/doctor')).body).toEqual({ report: null });
   }, 60_000);
 
   it('reports a failing plugin with the check that names its fault (200: the run itself succeeded)', async () => {

@@ -83,7 +83,8 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
           : await checkInstalled(job);
         const file = doctorReportFile(deps.paths, id);
         mkdirSync(join(file, '..'), { recursive: true });
-        writeFileSync(`${file}.tmp`, JSON.stringify(report));
+        // Kept with the package it is about: after an update (or a reinstall) it no longer describes the plugin.
+        writeFileSync(`${file}.tmp`, JSON.stringify({ packageSha256: record.packageSha256, report }));
         renameSync(`${file}.tmp`, file);
         return { body: { report } };
       } finally {
@@ -92,11 +93,14 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
     }),
     implementRoute(ADMIN_ROUTES.lastDoctor, async ({ params }) => {
       const id = params['pluginId']!;
-      await stdioRecord(id);
+      const record = await stdioRecord(id);
       let report: DoctorReport | null = null;
       try {
-        const parsed = DoctorReportSchema.safeParse(JSON.parse(readFileSync(doctorReportFile(deps.paths, id), 'utf8')));
-        report = parsed.success ? parsed.data : null;
+        const stored = JSON.parse(readFileSync(doctorReportFile(deps.paths, id), 'utf8')) as { packageSha256?: unknown; report?: unknown };
+        const parsed = DoctorReportSchema.safeParse(stored.report);
+        // A report of another package (before an update or a reinstall) says nothing about this one.
+        const current = record.transport === 'stdio-jsonrpc' && stored.packageSha256 === record.packageSha256;
+        report = parsed.success && current ? parsed.data : null;
       } catch {
         report = null; // never run (or unreadable): nothing to show
       }
