@@ -16,7 +16,10 @@ export const depConstraints = [
   { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared'] },
   { sourceTag: 'scope:sdk', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared', 'scope:sdk'] },
   { sourceTag: 'scope:host', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared', 'scope:host'] },
-  { sourceTag: 'scope:tools', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared', 'scope:sdk', 'scope:tools'] },
+  // use:tools marks a host library the CLI tools may import as well: the conformance runner
+  // (libs/plugin-conformance), so `host-plugin doctor` starts a plugin with the host's own
+  // launch, process-group and installer code instead of a copy of it. Nothing else of the host.
+  { sourceTag: 'scope:tools', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared', 'scope:sdk', 'scope:tools', 'use:tools'] },
   { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['*'] },
   { sourceTag: 'platform:browser', onlyDependOnLibsWithTags: ['platform:browser'] },
   // Layers: a library imports only its own layer or the ones below it.
@@ -31,7 +34,7 @@ export const depConstraints = [
   { sourceTag: 'type:api', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine', 'type:api'] },
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine', 'type:api'] },
   { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk'] },
-  { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk', 'type:tool'] },
+  { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk', 'type:tool', 'use:tools'] },
 ];
 
 // Browser-safe projects (tag platform:browser: libraries under libs/ and

@@ -3,7 +3,8 @@ import { defineConfig } from 'tsup';
 // One CommonJS file: the workspace libraries (@host/*) are bundled from their
 // TypeScript sources; npm packages stay external and load from node_modules.
 export default defineConfig({
-  entry: { main: 'apps/host/src/main.ts' },
+  // doctor-worker: the process the host forks to run the conformance suite (POST /api/plugins/{pluginId}/doctor).
+  entry: { main: 'apps/host/src/main.ts', 'doctor-worker': 'libs/plugin-conformance/src/worker-main.ts' },
   outDir: 'dist/apps/host',
   format: ['cjs'],
   platform: 'node',

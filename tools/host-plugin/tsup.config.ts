@@ -1,12 +1,13 @@
 import { defineConfig } from 'tsup';
 
 // One self-contained file: the protocol schemas (and zod) are bundled, so the
-// CLI runs with nothing installed beside it.
+// CLI runs with nothing installed beside it; so are the host pieces doctor
+// starts plugins with (and the JSON-RPC and ZIP libraries they use).
 export default defineConfig({
   entry: { cli: 'src/main.ts' },
   format: ['cjs'],
   outExtension: () => ({ js: '.cjs' }),
-  noExternal: [/^@host\//, 'zod'],
+  noExternal: [/^@host\//, 'zod', 'vscode-jsonrpc', 'adm-zip'],
   platform: 'node',
   target: 'node20',
   banner: { js: '#!/usr/bin/env node' },

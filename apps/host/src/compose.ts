@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Express } from 'express';
 import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
 import {
@@ -14,6 +16,9 @@ import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } 
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
 import { DEFAULT_STORE, openStores } from './stores';
+
+/** The conformance worker the build writes beside the host's main (apps/host/tsup.config.ts); absent when run from sources. */
+const DOCTOR_WORKER = join(__dirname, 'doctor-worker.cjs');
 
 export interface HostOptions {
   paths: HostPaths;
@@ -119,6 +124,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     sessions: o.sessions,
     rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
     version: o.version,
+    doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,
     apiRoutes: [...consoleRoutes({ dispatcher, provider }), ...httpRegistrationRoutes({ registry: httpPlugins })],
     log: (m) => o.log('error', m),
   });

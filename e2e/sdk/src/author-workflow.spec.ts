@@ -109,6 +109,17 @@ it('init, build and pack give an installable ZIP', () => {
   expect(existsSync(join(project, `artifacts/${ID}.zip`))).toBe(true);
 });
 
+it('the scaffolded plugin passes host-plugin doctor, the protocol conformance suite', () => {
+  const r = spawnSync(process.execPath, [CLI, 'doctor', `artifacts/${ID}.zip`, '--json'], { cwd: project, encoding: 'utf8' });
+  const report = JSON.parse(r.stdout) as { passed: boolean; checks: { id: string; status: string; seen: string[] }[] };
+  expect(report.checks.filter((c) => c.status === 'fail')).toEqual([]);
+  expect(report.passed).toBe(true);
+  expect(r.status).toBe(0);
+  // A scaffolded command replies, so the suite can hold its handler busy: nothing about events is skipped.
+  const skipped = report.checks.filter((c) => c.status === 'skip').map((c) => c.id);
+  expect(skipped.filter((id) => id !== 'messages.markdown-c2c')).toEqual([]);
+}, 120_000);
+
 it('installs through the admin API and replies in Markdown mentioning the sender', async () => {
   const form = new FormData();
   form.append('package', new Blob([readFileSync(join(project, `artifacts/${ID}.zip`))]), `${ID}.zip`);
@@ -141,6 +152,14 @@ it('installs through the admin API and replies in Markdown mentioning the sender
       }),
     }),
   ]);
+
+  // The operator has the host check it: the suite runs in a worker process beside the running instance.
+  expect((await api('GET', `/api/plugins/${ID}/doctor`)).body).toEqual({ report: null });
+  const doctor = await api('POST', `/api/plugins/${ID}/doctor`);
+  expect(doctor.status).toBe(200);
+  expect(doctor.body.report).toMatchObject({ passed: true, plugin: { pluginId: ID }, counts: { failed: 0 } });
+  expect((await api('GET', `/api/plugins/${ID}/doctor`)).body).toEqual({ report: doctor.body.report });
+  expect((await api('GET', `/api/plugins/${ID}`)).body.plugin.state).toBe('running');
 
   // The operator stops it: no reply, no process.
   const detail = await api('GET', `/api/plugins/${ID}`);

@@ -58,7 +58,7 @@ afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-it('the host-plugin README block works in a fresh clone: install, build, init, test, pack', () => {
+it('the host-plugin README block works in a fresh clone: install, build, init, test, pack, doctor', () => {
   const lines = firstShellBlock('tools/host-plugin/README.md');
   const notes = lines.findIndex((l) => l.startsWith('npm run notes'));
   const setup = notes === -1 ? lines : lines.slice(0, notes);
@@ -72,6 +72,9 @@ it('the host-plugin README block works in a fresh clone: install, build, init, t
   expect(r.out).toMatch(/Created com\.example\.my-plugin/);
   expect(r.out).toMatch(/Tests:\s+\d+ passed/);
   expect(existsSync(join(work, 'my-plugin/artifacts/com.example.my-plugin.zip'))).toBe(true);
+  // The documented doctor line ran the conformance suite on the packed plugin, and it conforms.
+  expect(setup.some((l) => l.startsWith('npx host-plugin doctor '))).toBe(true);
+  expect(r.out).toMatch(/^\d+ passed, 0 failed, \d+ skipped in [\d.]+ s: conforms$/m);
 
   if (notes !== -1) {
     // Without a terminal the notes command cannot ask; it names each missing fact and the flag for it.

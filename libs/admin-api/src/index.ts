@@ -6,4 +6,5 @@ export * from './packages';
 export * from './console';
 export * from './http-plugins';
 export * from './routes';
+export * from './doctor';
 export * from './session';

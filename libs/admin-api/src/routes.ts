@@ -8,6 +8,7 @@ import {
   EventsQuerySchema,
 } from './console';
 import { defineContract, type RouteContract } from './contract';
+import { DoctorResponseSchema, LastDoctorResponseSchema } from './doctor';
 import {
   ConfirmHttpRefreshBodySchema,
   RefreshHttpPluginResponseSchema,
@@ -217,6 +218,26 @@ export const ADMIN_ROUTES = {
     query: LogsQuerySchema,
     responses: { 200: { description: 'The most recent lines, oldest first.', schema: LogsResponseSchema } },
     errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'RUNTIME_UNAVAILABLE'],
+  }),
+  runDoctor: defineContract({
+    method: 'post',
+    path: '/plugins/{pluginId}/doctor',
+    summary: 'Run the protocol conformance suite against an installed stdio plugin',
+    description:
+      'Starts separate processes of the installed package, as the host starts the plugin but with temporary data, config and cache folders and no stored settings, plays the conformance scenarios (docs/protocol/v2.md section 14) and answers with the report when they end (seconds; longer for a plugin whose handlers are slow). The running instance and the plugin data are not touched. The result is stored and served by GET on the same path. Never run at install time.',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'The report (also when the plugin fails checks).', schema: DoctorResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT'],
+  }),
+  lastDoctor: defineContract({
+    method: 'get',
+    path: '/plugins/{pluginId}/doctor',
+    summary: 'The last conformance report of a plugin',
+    tags: ['plugins'],
+    params: PLUGIN_PARAM,
+    responses: { 200: { description: 'The stored report, or null.', schema: LastDoctorResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND'],
   }),
   followPluginLogs: defineContract({
     method: 'get',

@@ -361,6 +361,8 @@ describe('admin API', () => {
         'GET /api/plugins/{pluginId}/logs/stream',
         'GET /api/plugins/{pluginId}/settings',
         'PUT /api/plugins/{pluginId}/settings',
+        'POST /api/plugins/{pluginId}/doctor',
+        'GET /api/plugins/{pluginId}/doctor',
         'POST /api/session',
         'GET /api/session',
         'DELETE /api/session',

@@ -7,6 +7,7 @@ import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl } from './plugin-view';
 import { errorHandler, implementRoute, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
 import { packageRoutes } from './routes/package-routes';
+import { doctorRoutes } from './routes/doctor-routes';
 import { sessionRoutes } from './routes/session-routes';
 import { SessionStore, type SessionOptions } from './session';
 import { pluginRoutes } from './routes/plugin-routes';
@@ -32,6 +33,8 @@ export interface AppDeps {
   /** Enable, disable, remove and status of HTTP plugins; without it, start/stop only flip `enabled`. */
   http?: HttpPluginControl;
   maxUploadBytes?: number;
+  /** The built conformance worker script; without it POST .../doctor runs the suite in this process. */
+  doctorWorker?: string;
   /** Admin app sessions (sign-in with the token, then an HttpOnly cookie): a store, or options for a new one. */
   sessions?: SessionStore | SessionOptions;
   /** Package uploads received and checked at once; see uploadSlots. */
@@ -74,6 +77,7 @@ export function createApp(deps: AppDeps): Express {
     ...sessionRoutes({ sessions, adminTokenHash: deps.adminTokenHash }),
     ...packageRoutes({ ...deps, maxUploadBytes }),
     ...pluginRoutes({ ...deps, locks: deps.locks ?? deps.installer.locks }),
+    ...doctorRoutes(deps),
     ...(deps.apiRoutes ?? []),
   ];
   // One list: what is mounted is what the document describes.

@@ -13,7 +13,10 @@ const SCRIPT_EXTENSIONS = /\.(c?js|mjs|ts|py|pyc|dll)$/i;
  * relative path is a file of the package. Returns the command's package path
  * when the command is a file of the package.
  */
-export function checkPackage(manifest: StdioManifest, files: { entry: ArchiveEntry; path: string }[]): string | undefined {
+export function checkPackage(
+  manifest: StdioManifest,
+  files: { entry: Pick<ArchiveEntry, 'isDirectory'>; path: string }[],
+): string | undefined {
   const { command, args, workingDirectory } = manifest.transport.stdio;
   const fileSet = new Set(files.filter((f) => !f.entry.isDirectory).map((f) => f.path));
   const dirSet = new Set<string>();
@@ -86,11 +89,13 @@ const NODE_RUNTIMES = new Set(['node', 'nodejs', 'bun']);
  * outside the package there is nothing it may count on. The package.json read
  * is the nearest one to the entry script (or the working directory) inside the
  * package; `read` returns a file's text (undefined when it cannot be read).
+ * `files` may list an archive's entries or a folder's files (the doctor's
+ * check of an unpacked package).
  */
-export function checkNodeDependencies(
+export function checkNodeDependencies<E extends Pick<ArchiveEntry, 'isDirectory'>>(
   manifest: StdioManifest,
-  files: { entry: ArchiveEntry; path: string }[],
-  read: (entry: ArchiveEntry) => string | undefined,
+  files: { entry: E; path: string }[],
+  read: (entry: E) => string | undefined,
 ): void {
   const { command, args, workingDirectory } = manifest.transport.stdio;
   const base = commandBase(command);

@@ -14,3 +14,5 @@ export { ModuleContainment, MODULE_CONTAINMENT_FOLDER, OUTSIDE_PACKAGE_CODE } fr
 export { ProcessGroups, signalGroup, groupAlive, markedProcesses, RUN_MARKER_VARIABLE } from './process/process-groups';
 export { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningProcess } from './process/runner';
 export { StartError, type ExitInfo } from './process/plugin-process';
+export { initializeParams, checkInitializeResult } from './process/handshake';
+export { createPluginRequestHandler, type PluginRequestContext } from './connection/plugin-requests';

@@ -18,3 +18,4 @@ export * from './json-schema';
 export * from './catalogs';
 export * from './command-match';
 export * from './error-docs';
+export * from './conformance';

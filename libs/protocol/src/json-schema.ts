@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConformanceChecksFileSchema, ConformanceScenarioSchema } from './conformance';
 import { EventAckSchema, MessageEventSchema } from './event';
 import { MessageResponseSchema } from './http';
 import { HttpCapabilitiesSchema, HttpManifestSchema, VALID_HTTP_CAPABILITY_VALUES } from './http-manifest';
@@ -138,6 +139,18 @@ export function buildJsonSchemas(): Record<string, object> {
       'Body an HTTP plugin returns for a message event.',
     ),
     ...one('outgoing-message.schema.json', 'Outgoing message', OutgoingMessageSchema, 'A message a plugin asks the host to send.'),
+    ...one(
+      'conformance-scenario.schema.json',
+      'Conformance scenario',
+      ConformanceScenarioSchema,
+      'One scenario of the plugin conformance suite (libs/protocol/conformance/*.json): what the host sends, what it expects back.',
+    ),
+    ...one(
+      'conformance-checks.schema.json',
+      'Conformance checks',
+      ConformanceChecksFileSchema,
+      'The checks of the plugin conformance suite (libs/protocol/conformance/checks.json).',
+    ),
     'methods.json': {
       $id: SCHEMA_BASE_URI + 'methods.json',
       title: 'Protocol v2 JSON-RPC methods',

@@ -1,5 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { renderReport, runConformance } from '@host/plugin-conformance';
 import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { flag, parseArgs } from './args';
 import { CliError } from './errors';
@@ -29,6 +30,9 @@ Usage:
   host-plugin notes [dir] [--out RELEASE_NOTES.md | --stdout] [--notes notes.json] [--host-versions <range>]
                     [--node <range>] [--http --base-url <url> --security <text> --concurrency <text> --http-logs <text> --updates <text>]
       Write release notes from manifest.json; facts it cannot know come from flags, notes.json or questions.
+  host-plugin doctor <package.zip | folder> [--json]
+      Run the protocol's conformance suite: the installer's checks, then the plugin started as the host starts it
+      (any language whose runtime is on this machine). Exit 0 only when every required check passes.
 
 Options: --help, --version`;
 
@@ -128,8 +132,19 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         }
         return 0;
       }
+      case 'doctor': {
+        const args = parseArgs(rest, [], ['json']);
+        const [target] = args.positional;
+        if (!target || args.positional.length > 1)
+          throw new CliError('CLI_USAGE', 'doctor takes one package file or folder: host-plugin doctor <package.zip | folder>');
+        const source = resolve(io.cwd, target);
+        if (!existsSync(source)) throw new CliError('DOCTOR_TARGET_MISSING', `${source} does not exist`);
+        const report = await runConformance(source, { hostVersion: `host-plugin ${CLI_VERSION}` });
+        io.out(args.flags.has('json') ? JSON.stringify(report, null, 2) : renderReport(report));
+        return report.passed ? 0 : 1;
+      }
       default:
-        throw new CliError('CLI_USAGE', `unknown command "${command}" (commands: init, validate, pack, notes)`);
+        throw new CliError('CLI_USAGE', `unknown command "${command}" (commands: init, validate, pack, notes, doctor)`);
     }
   } catch (error) {
     if (error instanceof CliError) {

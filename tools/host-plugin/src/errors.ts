@@ -69,6 +69,9 @@ export const CLI_ERRORS = defineErrors({
       'Release notes need facts the manifest does not hold. Pass them as flags or in notes.json, or run the command in a terminal to be asked.',
   },
   NOTES_INPUT_INVALID: { message: 'notes.json is not valid. Fix the reported field.' },
+  DOCTOR_TARGET_MISSING: {
+    message: 'There is no such package file or folder. Pass the .zip `host-plugin pack` wrote, or a folder that holds manifest.json.',
+  },
 });
 
 export type CliErrorCode = keyof typeof CLI_ERRORS;

@@ -13,15 +13,10 @@ import {
   DELIVERY_ERRORS,
   EventAckSchema,
   HOST_STDIO_FLAG,
-  InitializeResultSchema,
   SettingsChangedResultSchema,
   LIMITS,
   Methods,
-  PROTOCOL_VERSION,
-  RUNTIME_DEFAULTS,
-  toValidationIssues,
   type CancelReason,
-  type InitializeParams,
   type MessageEvent,
   type PluginError,
   type RuntimeErrorCode,
@@ -37,6 +32,7 @@ import { LineSplitter } from '../logs/line-limits';
 import { LogRateLimiter } from '../logs/log-rate-limit';
 import type { RuntimeLimits } from '../limits';
 import { formatDuration, type RuntimeTimings } from '../timings';
+import { checkInitializeResult, initializeParams } from './handshake';
 import { buildEnvironment, resolveLaunch, type PluginDirectories } from './launch';
 import type { ModuleContainment } from './module-containment';
 import type { ProcessRunner, RunningProcess } from './runner';
@@ -249,25 +245,15 @@ export class PluginProcess {
 
   private async handshake(): Promise<void> {
     const { manifest, directories, pluginId } = this.o;
-    const concurrency = manifest.concurrency;
-    const params: InitializeParams = {
-      supportedProtocolVersions: [PROTOCOL_VERSION],
-      instanceId: this.instanceId,
+    const params = initializeParams({
+      manifest,
       pluginId,
+      instanceId: this.instanceId,
+      token: this.token,
       hostVersion: this.o.hostVersion,
       directories,
-      token: this.token,
-      encoding: 'json',
-      runtime: {
-        maxConcurrentEvents: concurrency?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents,
-        queueCapacity: concurrency?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity,
-        requestTimeoutMilliseconds: RUNTIME_DEFAULTS.requestTimeoutMilliseconds,
-        handlerDeadlineMilliseconds: concurrency?.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
-        maxHeaderLength: LIMITS.maxHeaderBytes,
-        maxPayloadLength: LIMITS.maxPayloadBytes,
-      },
       settings: this.o.settings,
-    };
+    });
     const timeout = this.o.timings.initializeTimeoutMilliseconds;
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
@@ -296,16 +282,10 @@ export class PluginProcess {
         `answered host.initialize with error ${e.code ?? ''}: ${e.message ?? String(outcome.error)}`,
       );
     }
-    const parsed = InitializeResultSchema.safeParse(outcome.result);
-    if (!parsed.success) {
-      const issues = toValidationIssues(parsed.error, 'initialize').map((i) => i.message);
-      throw new StartError('PLUGIN_HANDSHAKE_INVALID', `answered host.initialize with an invalid result: ${issues.join(' ')}`);
-    }
-    if (parsed.data.pluginId !== pluginId) {
-      throw new StartError('PLUGIN_HANDSHAKE_INVALID', `answered pluginId ${parsed.data.pluginId} but the manifest says ${pluginId}`);
-    }
-    this.capabilities = parsed.data.capabilities;
-    this.log('info', `started (pid ${this.pid}, ${parsed.data.sdkName} ${parsed.data.sdkVersion})`);
+    const checked = checkInitializeResult(outcome.result, pluginId);
+    if (!checked.ok) throw new StartError('PLUGIN_HANDSHAKE_INVALID', checked.message);
+    this.capabilities = checked.value.capabilities;
+    this.log('info', `started (pid ${this.pid}, ${checked.value.sdkName} ${checked.value.sdkVersion})`);
   }
 
   /** Sends a host-to-plugin request; rejects when the connection fails or closes. */

@@ -1,0 +1,112 @@
+import { hostPaths, type HostPaths } from '@host/host-core';
+import { PluginInstaller } from '@host/host-installer';
+import { buildZip, createUnavailableRuntime } from '@host/host-installer/testing';
+import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { writeRawFixture } from '@host/plugin-conformance/testing';
+import type { Express } from 'express';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { createApp } from './app';
+import { ensureAdminToken } from './auth';
+import { doctorReportFile } from './routes/doctor-routes';
+
+/** A package of the SDK-less fixture plugin, conforming or broken one way. */
+function rawPackage(dir: string, pluginId: string, fault: '' | 'no-method-not-found' = ''): Buffer {
+  writeRawFixture(dir, fault, pluginId);
+  return buildZip(['manifest.json', 'plugin.mjs'].map((name) => ({ name, data: readFileSync(join(dir, name)) })));
+}
+
+describe('POST and GET /api/plugins/{pluginId}/doctor', () => {
+  let dataDir: string;
+  let paths: HostPaths;
+  let app: Express;
+  let token: string;
+  let close: () => Promise<void>;
+
+  beforeEach(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'api-doctor-'));
+    paths = hostPaths(dataDir);
+    const store = await JsonRegistryStore.open(paths.stateDir);
+    const runtime = createUnavailableRuntime();
+    const installer = new PluginInstaller({ paths, store, runtime });
+    await installer.init();
+    const admin = await ensureAdminToken(store);
+    token = admin.generated!;
+    app = createApp({ paths, store, settings: new FileSettingsStore(paths), installer, runtime, adminTokenHash: admin.hash });
+    close = () => store.close();
+  });
+  afterEach(async () => {
+    await close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const authed = (method: 'get' | 'post', path: string) => request(app)[method](path).set('Authorization', `Bearer ${token}`);
+  const install = async (zip: Buffer) => {
+    const res = await authed('post', '/api/plugins/packages').attach('package', zip, 'plugin.zip');
+    expect(res.status).toBe(201);
+  };
+
+  it('runs the suite on the installed package, stores the report and serves it; the plugin data stays untouched', async () => {
+    await install(rawPackage(join(dataDir, 'src-good'), 'org.conformance.good'));
+    expect((await authed('get', '/api/plugins/org.conformance.good/doctor')).body).toEqual({ report: null });
+
+    const res = await authed('post', '/api/plugins/org.conformance.good/doctor');
+    expect(res.status).toBe(200);
+    expect(res.body.report).toMatchObject({
+      passed: true,
+      plugin: { pluginId: 'org.conformance.good' },
+      source: 'plugins-v2/org.conformance.good',
+    });
+    expect(res.body.report.checks.every((c: { status: string }) => c.status === 'pass')).toBe(true);
+
+    const stored = await authed('get', '/api/plugins/org.conformance.good/doctor');
+    expect(stored.body).toEqual({ report: res.body.report });
+    expect(existsSync(doctorReportFile(paths, 'org.conformance.good'))).toBe(true);
+    // The suite ran with temporary folders: the plugin's own data folder got nothing.
+    const data = paths.dataDirOf('org.conformance.good');
+    expect(existsSync(data) ? readdirSync(data) : []).toEqual([]);
+  }, 60_000);
+
+  it('shows a stored report only for the package it checked: after an update the plugin has none', async () => {
+    await install(rawPackage(join(dataDir, 'src-v1'), 'org.conformance.updated'));
+    expect((await authed('post', '/api/plugins/org.conformance.updated/doctor')).status).toBe(200);
+    expect((await authed('get', '/api/plugins/org.conformance.updated/doctor')).body.report).not.toBeNull();
+
+    // Another build of the same plugin: the update waits for confirmation, then replaces the package.
+    writeFileSync(join(dataDir, 'src-v1', 'plugin.mjs'), `${readFileSync(join(dataDir, 'src-v1', 'plugin.mjs'), 'utf8')}\n// 1.0.1\n`);
+    const zip = buildZip(['manifest.json', 'plugin.mjs'].map((name) => ({ name, data: readFileSync(join(dataDir, 'src-v1', name)) })));
+    const pending = await authed('post', '/api/plugins/packages').attach('package', zip, 'plugin.zip');
+    expect(pending.status).toBe(409);
+    const confirmed = await authed('post', `/api/plugins/packages/pending/${pending.body.error.details.pendingUpdate.id}/confirm`).send({});
+    expect(confirmed.status).toBe(200);
+    expect((await authed('get', '/api/plugins/org.conformance.updated/doctor')).body).toEqual({ report: null });
+  }, 60_000);
+
+  it('reports a failing plugin with the check that names its fault (200: the run itself succeeded)', async () => {
+    await install(rawPackage(join(dataDir, 'src-bad'), 'org.conformance.bad', 'no-method-not-found'));
+    const res = await authed('post', '/api/plugins/org.conformance.bad/doctor');
+    expect(res.status).toBe(200);
+    expect(res.body.report.passed).toBe(false);
+    expect(res.body.report.checks.find((c: { id: string }) => c.id === 'rpc.method-not-found')).toMatchObject({ status: 'fail' });
+  }, 60_000);
+
+  it('refuses a second run for the same plugin while one runs, and unknown plugins', async () => {
+    await install(rawPackage(join(dataDir, 'src-twice'), 'org.conformance.twice'));
+    const first = authed('post', '/api/plugins/org.conformance.twice/doctor').then((r) => r);
+    // The first request is being handled once its run holds the plugin; poll for the conflict.
+    let second = await authed('post', '/api/plugins/org.conformance.twice/doctor');
+    for (let i = 0; i < 50 && second.status === 200; i++) second = await authed('post', '/api/plugins/org.conformance.twice/doctor');
+    expect((await first).status).toBe(200);
+    expect(second.status).toBe(409);
+    expect(second.body.error).toMatchObject({ code: 'PLUGIN_STATE_CONFLICT' });
+    expect(second.body.error.message).toMatch(/already runs for org\.conformance\.twice/);
+
+    for (const method of ['get', 'post'] as const) {
+      const missing = await authed(method, '/api/plugins/org.example.nothing/doctor');
+      expect(missing.status).toBe(404);
+      expect(missing.body.error.code).toBe('PLUGIN_NOT_FOUND');
+    }
+  }, 60_000);
+});

@@ -1,0 +1,110 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ADMIN_ROUTES, DoctorReportSchema, type DoctorReport } from '@host/admin-api';
+import { HostError, implementRoute, type HostPaths, type RegistryStore, type RouteDef } from '@host/host-core';
+import type { PluginInstaller } from '@host/host-installer';
+import { checkInstalled, checkInstalledInSeparateProcess, type InstalledPluginJob } from '@host/plugin-conformance';
+import { PLUGIN_ID_PATTERN } from '@host/protocol';
+
+export interface DoctorRouteDeps {
+  paths: HostPaths;
+  store: RegistryStore;
+  installer: PluginInstaller;
+  version?: string;
+  /** The built worker script (doctor-worker.cjs beside the host's main): the suite then runs in a process of its own. */
+  doctorWorker?: string;
+}
+
+/** Conformance runs the host does at once; each starts a few short-lived plugin processes one after another. */
+export const MAX_CONCURRENT_DOCTOR_RUNS = 2;
+
+/** Where the last report of a plugin is kept: host state, never the plugin's own data folders. */
+export function doctorReportFile(paths: HostPaths, pluginId: string): string {
+  return join(paths.stateDir, 'doctor', `${pluginId}.json`);
+}
+
+/**
+ * POST and GET /api/plugins/{pluginId}/doctor: the protocol's conformance
+ * suite against an installed stdio plugin, on the operator's request only
+ * (the installer executes nothing). The suite starts its own processes of the
+ * installed package with temporary data, config and cache folders and no
+ * stored settings, so the running instance and the plugin's data are never
+ * touched; the installer's checks passed when the package was installed.
+ * With `doctorWorker` the suite runs in a separate Node process.
+ */
+export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[] {
+  const running = new Set<string>();
+
+  const stdioRecord = async (pluginId: string) => {
+    const record = PLUGIN_ID_PATTERN.test(pluginId) ? await deps.store.get(pluginId) : undefined;
+    if (!record) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
+    return record;
+  };
+
+  return [
+    implementRoute(ADMIN_ROUTES.runDoctor, async ({ params }) => {
+      const id = params['pluginId']!;
+      const record = await stdioRecord(id);
+      if (record.transport !== 'stdio-jsonrpc') {
+        throw new HostError(
+          'PLUGIN_STATE_CONFLICT',
+          `${id} is an HTTP plugin; the conformance suite checks stdio plugins, whose processes the host runs. Check an HTTP service with its own tests.`,
+          { pluginId: id },
+        );
+      }
+      if (deps.installer.invalidPackages().some((i) => i.pluginId === id)) {
+        throw new HostError('PLUGIN_STATE_CONFLICT', `The package of ${id} is invalid (state invalidManifest); reinstall it first.`, {
+          pluginId: id,
+        });
+      }
+      if (running.has(id))
+        throw new HostError('PLUGIN_STATE_CONFLICT', `The conformance suite already runs for ${id}; wait for its answer.`, {
+          pluginId: id,
+        });
+      if (running.size >= MAX_CONCURRENT_DOCTOR_RUNS) {
+        throw new HostError(
+          'PLUGIN_STATE_CONFLICT',
+          `The conformance suite already runs for ${MAX_CONCURRENT_DOCTOR_RUNS} plugins; send the request again when one has answered.`,
+          { pluginId: id, running: [...running] },
+        );
+      }
+      running.add(id);
+      try {
+        const packageDir = deps.paths.packageDir(id);
+        const job: InstalledPluginJob = {
+          packageDir,
+          manifest: record.manifest,
+          source: relative(deps.paths.dataDir, packageDir),
+          installed: `installed ${record.installedAt} (package sha256 ${record.packageSha256.slice(0, 12)}...)`,
+          hostVersion: deps.version ?? '0.0.0',
+        };
+        const report: DoctorReport = deps.doctorWorker
+          ? await checkInstalledInSeparateProcess(deps.doctorWorker, job)
+          : await checkInstalled(job);
+        const file = doctorReportFile(deps.paths, id);
+        mkdirSync(join(file, '..'), { recursive: true });
+        // Kept with the package it is about: after an update (or a reinstall) it no longer describes the plugin.
+        writeFileSync(`${file}.tmp`, JSON.stringify({ packageSha256: record.packageSha256, report }));
+        renameSync(`${file}.tmp`, file);
+        return { body: { report } };
+      } finally {
+        running.delete(id);
+      }
+    }),
+    implementRoute(ADMIN_ROUTES.lastDoctor, async ({ params }) => {
+      const id = params['pluginId']!;
+      const record = await stdioRecord(id);
+      let report: DoctorReport | null = null;
+      try {
+        const stored = JSON.parse(readFileSync(doctorReportFile(deps.paths, id), 'utf8')) as { packageSha256?: unknown; report?: unknown };
+        const parsed = DoctorReportSchema.safeParse(stored.report);
+        // A report of another package (before an update or a reinstall) says nothing about this one.
+        const current = record.transport === 'stdio-jsonrpc' && stored.packageSha256 === record.packageSha256;
+        report = parsed.success && current ? parsed.data : null;
+      } catch {
+        report = null; // never run (or unreadable): nothing to show
+      }
+      return { body: { report } };
+    }),
+  ];
+}
