@@ -65,6 +65,17 @@ it('init --lang python gives a project whose tests pass and that packs into a ZI
   expect(existsSync(join(project, `artifacts/${ID}.zip`))).toBe(true);
 });
 
+it('the packed plugin passes host-plugin doctor (the conformance suite)', () => {
+  const r = spawnSync(process.execPath, [CLI, 'doctor', `artifacts/${ID}.zip`, '--json'], { cwd: project, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`doctor failed:\n${r.stdout}\n${r.stderr}`);
+  const report = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string }> };
+  expect(report.checks.filter((c) => c.status === 'fail')).toEqual([]);
+  // The Python sample replies, so the checks that need a busy handler ran.
+  expect(report.checks.filter((c) => c.status === 'pass').map((c) => c.id)).toEqual(
+    expect.arrayContaining(['ping.while-busy', 'events.overloaded']),
+  );
+});
+
 it('installs through the admin API, starts and replies in Markdown mentioning the sender', async () => {
   const installed = await api(
     host,
