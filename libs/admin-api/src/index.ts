@@ -6,3 +6,4 @@ export * from './packages';
 export * from './console';
 export * from './http-plugins';
 export * from './routes';
+export * from './qqbot';
