@@ -1,7 +1,9 @@
 import { hostPaths } from '@host/host-core';
 import { acquireDataDirLock } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import type { QqBotAccountInput } from '@host/admin-api';
+import { readAccountsFile } from '@host/host-qqbot';
 import { composeHost } from './compose';
 import { addressPolicyOf, parseConfig, readAdminTokenFile, USAGE } from './config';
 import { createHostServer } from './http-server';
@@ -37,6 +39,17 @@ async function main(): Promise<void> {
     if (read.warning) log('warn', read.warning);
     adminToken = read.token;
   }
+  let qqbotAccounts: QqBotAccountInput[] = [];
+  if (config.qqbotAccountsFile !== undefined) {
+    const file = resolve(config.qqbotAccountsFile);
+    const read = readAccountsFile(file, (p) => resolve(dirname(file), p));
+    if (!read.ok) {
+      for (const e of read.errors) console.error(`configuration error: ${e}`);
+      console.error('The host did not start. Fix the settings above (see docs/operator/qqbot.md).');
+      process.exit(2);
+    }
+    qqbotAccounts = read.accounts;
+  }
   const paths = hostPaths(resolve(config.dataDir));
   const releaseLock = await acquireDataDirLock(paths.stateDir);
   const host = await composeHost({
@@ -46,6 +59,7 @@ async function main(): Promise<void> {
     resetAdminToken: config.resetAdminToken,
     maxUploadBytes: config.maxUploadBytes,
     http: { policy: addressPolicyOf(config) },
+    qqbot: { accounts: qqbotAccounts, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}) },
     version: packageJson.version,
     log,
   });

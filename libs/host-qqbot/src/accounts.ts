@@ -54,66 +54,58 @@ export class QqBotAccount {
   }
 }
 
-/** The accounts file: `{"accounts": [...]}`, each account with `secret` or `secretFile`. */
-const AccountsFileSchema = z.strictObject({
-  accounts: z.array(
-    QqBotAccountInputSchema.omit({ secret: true }).extend({
-      secret: QqBotAccountInputSchema.shape.secret.optional(),
-      secretFile: z.string().min(1).optional().describe('A file holding the secret (relative to the accounts file).'),
-    }),
-  ),
+/** One entry of the accounts file: an account with `secret`, or with `secretFile` instead. */
+const AccountsFileEntrySchema = QqBotAccountInputSchema.omit({ secret: true }).extend({
+  secret: QqBotAccountInputSchema.shape.secret.optional(),
+  secretFile: z.string().min(1).optional().describe('A file holding the secret (relative to the accounts file).'),
 });
+const AccountsFileSchema = z.strictObject({ accounts: z.array(z.unknown()) });
 
 /**
- * Reads HOST_QQBOT_ACCOUNTS_FILE. Every problem is reported with where it is,
- * never with a secret in it.
+ * Reads HOST_QQBOT_ACCOUNTS_FILE (`{"accounts": [...]}`). Every problem of
+ * every entry is reported with where it is, never with a secret in it.
  */
 export function readAccountsFile(
   file: string,
   resolvePath: (p: string) => string,
 ): { ok: true; accounts: QqBotAccountInput[] } | { ok: false; errors: string[] } {
+  const where = `QQ Bot accounts file ${file}`;
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    return { ok: false, errors: [`QQ Bot accounts file ${file} cannot be read: ${err.code ?? 'not valid JSON'}`] };
+    return { ok: false, errors: [`${where} cannot be read: ${err.code ?? 'not valid JSON'}`] };
   }
   const parsed = AccountsFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      errors: parsed.error.issues.map((i) => `QQ Bot accounts file ${file}: ${i.path.join('.') || '(top level)'} ${i.message}`),
-    };
-  }
+  if (!parsed.success) return { ok: false, errors: [`${where} must be {"accounts": [...]}`] };
   const errors: string[] = [];
   const accounts: QqBotAccountInput[] = [];
-  parsed.data.accounts.forEach((a, index) => {
-    const { secretFile, ...rest } = a;
-    let secret = a.secret;
+  const issues = (index: number, error: z.ZodError) =>
+    error.issues.map((i) => `${where}: accounts.${index}${i.path.length ? `.${i.path.join('.')}` : ''} ${i.message}`);
+  parsed.data.accounts.forEach((entry, index) => {
+    const a = AccountsFileEntrySchema.safeParse(entry);
+    if (!a.success) return void errors.push(...issues(index, a.error));
+    const { secretFile, ...rest } = a.data;
+    let secret = a.data.secret;
     if ((secret === undefined) === (secretFile === undefined)) {
-      errors.push(`QQ Bot accounts file ${file}: accounts.${index} needs exactly one of "secret" and "secretFile"`);
-      return;
+      return void errors.push(`${where}: accounts.${index} needs exactly one of "secret" and "secretFile"`);
     }
     if (secretFile !== undefined) {
       try {
         secret = readFileSync(resolvePath(secretFile), 'utf8').replace(/\r?\n$/, '');
       } catch (e) {
-        errors.push(`QQ Bot accounts file ${file}: accounts.${index}.secretFile cannot be read (${(e as NodeJS.ErrnoException).code})`);
-        return;
+        return void errors.push(`${where}: accounts.${index}.secretFile cannot be read (${(e as NodeJS.ErrnoException).code})`);
       }
     }
     const checked = QqBotAccountInputSchema.safeParse({ ...rest, secret });
-    if (!checked.success) {
-      errors.push(...checked.error.issues.map((i) => `QQ Bot accounts file ${file}: accounts.${index}.${i.path.join('.')} ${i.message}`));
-      return;
-    }
+    if (!checked.success) return void errors.push(...issues(index, checked.error));
     accounts.push(checked.data);
   });
   const seen = new Set<string>();
   for (const a of accounts) {
     for (const key of [`id ${a.id}`, `appId ${a.appId}`]) {
-      if (seen.has(key)) errors.push(`QQ Bot accounts file ${file}: two accounts have the ${key}`);
+      if (seen.has(key)) errors.push(`${where}: two accounts have the ${key}`);
       seen.add(key);
     }
   }

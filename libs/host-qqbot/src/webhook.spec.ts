@@ -1,3 +1,4 @@
+import { ADMIN_ROUTES, declaredErrorCodes } from '@host/admin-api';
 import { errorHandler, mountRoutes } from '@host/host-core';
 import type { MessageEvent } from '@host/protocol';
 import { MessageEventSchema } from '@host/protocol';
@@ -41,7 +42,12 @@ function signed(body: string, timestamp = Math.floor(Date.now() / 1000)) {
   };
 }
 
-const post = (app: express.Express, body: string, headers: Record<string, string>) => request(app).post(PATH).set(headers).send(body);
+/** Posts to the webhook; every error it answers must be one its contract declares. */
+async function post(app: express.Express, body: string, headers: Record<string, string>): Promise<request.Response> {
+  const res = await request(app).post(PATH).set(headers).send(body);
+  if (res.status >= 400) expect(declaredErrorCodes(ADMIN_ROUTES.qqBotWebhook)).toContain(res.body.error.code);
+  return res;
+}
 
 describe('QQ Bot webhook', () => {
   it('answers the callback validation (op 13) with the known-answer signature', async () => {
