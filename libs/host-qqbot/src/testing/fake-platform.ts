@@ -44,6 +44,8 @@ export class FakeQqPlatform {
   readonly messages: RecordedMessage[] = [];
   messageCount = 0;
   tokenRequests = 0;
+  /** Every access token issued, oldest first. */
+  readonly issuedTokens: string[] = [];
   private readonly tokens = new Map<string, number>();
   private readonly seenSeq = new Set<string>();
   private script: ScriptedAnswer[] = [];
@@ -161,6 +163,7 @@ export class FakeQqPlatform {
     const lifetime = this.o.tokenLifetimeSeconds ?? 7200;
     const token = randomBytes(16).toString('hex');
     this.tokens.set(token, Date.now() + lifetime * 1000);
+    if (this.issuedTokens.length < 1000) this.issuedTokens.push(token);
     // The platform gives expires_in as a string.
     answer(res, 200, { access_token: token, expires_in: String(lifetime) });
   }
