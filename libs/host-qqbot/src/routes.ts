@@ -38,24 +38,31 @@ export function accountView(account: QqBotAccount, baseUrl: string): QqBotAccoun
 }
 
 /** The raw request body, refused with QQBOT_PAYLOAD_TOO_LARGE beyond `max` bytes (before reading it when Content-Length says so). */
-export async function readRawBody(req: Request, max: number): Promise<Buffer> {
+export function readRawBody(req: Request, max: number): Promise<Buffer> {
   const tooLarge = () => new HostError('QQBOT_PAYLOAD_TOO_LARGE', `The webhook body is larger than ${max} bytes.`);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) {
     req.resume();
-    throw tooLarge();
+    return Promise.reject(tooLarge());
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > max) {
-      req.resume();
-      throw tooLarge();
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  // Plain events rather than an async iterator: this runs for every webhook request.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.off('data', onData);
+        req.resume();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
 }
 
 /**

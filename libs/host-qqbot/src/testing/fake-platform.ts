@@ -30,6 +30,10 @@ export interface FakeQqPlatformOptions {
   tokenLifetimeSeconds?: number;
   /** Messages kept in `messages` at most (default 10,000; the count goes on). */
   maxRecorded?: number;
+  /** Port on 127.0.0.1 (default: any free one). */
+  port?: number;
+  /** Called for each accepted message (benchmarks match replies to events with it). */
+  onMessage?: (message: RecordedMessage) => void;
 }
 
 /**
@@ -62,7 +66,10 @@ export class FakeQqPlatform {
     const holder: { platform?: FakeQqPlatform } = {};
     const server = createServer((req, res) => void holder.platform!.handle(req, res));
     server.keepAliveTimeout = 10_000;
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.port ?? 0, '127.0.0.1', resolve);
+    });
     const { port } = server.address() as AddressInfo;
     holder.platform = new FakeQqPlatform(o, server, `http://127.0.0.1:${port}`);
     return holder.platform;
@@ -131,20 +138,22 @@ export class FakeQqPlatform {
     if (typeof body['msg_id'] === 'string' && targetType !== 'channel') {
       const key = `${body['msg_id']}#${String(body['msg_seq'] ?? 1)}`;
       if (this.seenSeq.has(key)) return answer(res, 400, { code: 40054005, message: 'msg_seq duplicated' });
+      // Bounded like the platform's own memory of replies: the oldest pairs are forgotten first.
+      if (this.seenSeq.size >= 100_000) this.seenSeq.delete(this.seenSeq.values().next().value as string);
       this.seenSeq.add(key);
     }
     this.messageCount++;
-    if (this.messages.length < (this.o.maxRecorded ?? 10_000)) {
-      this.messages.push({
-        path,
-        targetType,
-        targetId: decodeURIComponent(m[3]!),
-        authorization: typeof authorization === 'string' ? authorization : undefined,
-        unionAppId: typeof req.headers['x-union-appid'] === 'string' ? req.headers['x-union-appid'] : undefined,
-        body,
-        at: Date.now(),
-      });
-    }
+    const recorded: RecordedMessage = {
+      path,
+      targetType,
+      targetId: decodeURIComponent(m[3]!),
+      authorization: typeof authorization === 'string' ? authorization : undefined,
+      unionAppId: typeof req.headers['x-union-appid'] === 'string' ? req.headers['x-union-appid'] : undefined,
+      body,
+      at: Date.now(),
+    };
+    if (this.messages.length < (this.o.maxRecorded ?? 10_000)) this.messages.push(recorded);
+    this.o.onMessage?.(recorded);
     answer(res, 200, { id: `fake-msg-${++this.sent}`, timestamp: new Date().toISOString() });
     this.waiters = this.waiters.filter((w) => {
       if (this.messageCount < w.count) return true;
