@@ -45,6 +45,10 @@ export function readRawBody(req: Request, max: number): Promise<Buffer> {
     req.resume();
     return Promise.reject(tooLarge());
   }
+  if (req.readableEnded) {
+    // A body parser before this route took the bytes the signature covers.
+    return Promise.reject(new Error('the webhook body was consumed before the webhook route; mount no body parser in front of it'));
+  }
   // Plain events rather than an async iterator: this runs for every webhook request.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -15,8 +15,15 @@ const PATH = '/api/qqbot/webhook/main';
 const { privateKey } = keysFromSecret(ACCOUNT.secret);
 const builder = new WebhookSigner({ secret: ACCOUNT.secret, appId: ACCOUNT.appId, webhookUrl: 'http://unused.invalid/' });
 
+const opened: QqBotAccounts[] = [];
+afterEach(async () => {
+  for (const accounts of opened.splice(0)) await accounts.close();
+});
+afterAll(() => builder.close());
+
 async function setup(o: { dispatch?: (e: MessageEvent) => Promise<unknown>; now?: () => number; maxWebhookBytes?: number } = {}) {
   const accounts = new QqBotAccounts();
+  opened.push(accounts);
   await accounts.load([ACCOUNT]);
   const events: MessageEvent[] = [];
   const logs: string[] = [];
