@@ -153,7 +153,8 @@ export class QqBotWebhook {
       );
     }
     this.note(account, { op: 13, type: null, platformEventId: null, outcome: 'validated', eventId: null, error: null });
-    this.o.log('info', `qqbot ${account.id}: callback URL validation answered`);
+    // Within the same budget as refusals: anyone can post a validation request.
+    this.logLimited(account.id, 'info', `qqbot ${account.id}: callback URL validation answered`);
     return { status: 200, body: { plain_token: plainToken, signature: validationSignature(account.privateKey, eventTs, plainToken) } };
   }
 
@@ -166,7 +167,7 @@ export class QqBotWebhook {
   ): HostError {
     account.counters.refused++;
     this.note(account, { ...seen, outcome: 'refused', eventId: null, error: code });
-    this.logRefusal(account.id, `qqbot ${account.id}: refused a webhook request from ${remote} (${code}): ${why}`);
+    this.logLimited(account.id, 'warn', `qqbot ${account.id}: refused a webhook request from ${remote} (${code}): ${why}`);
     return new HostError(code, `${why}.`);
   }
 
@@ -174,19 +175,23 @@ export class QqBotWebhook {
     account.lastEvent = { at: new Date(this.now()).toISOString(), ...e };
   }
 
-  /** Logs a refusal, at most `maxRefusalLogsPerMinute` per account and minute, so a flood cannot fill the log. */
-  private logRefusal(accountId: string, line: string): void {
+  /**
+   * Logs a line about a request anyone can send (a refusal, a validation), at most
+   * `maxRefusalLogsPerMinute` per account and minute, so a flood cannot fill the log.
+   */
+  private logLimited(accountId: string, level: 'info' | 'warn', line: string): void {
     const now = this.now();
     const max = this.o.maxRefusalLogsPerMinute ?? 20;
     let b = this.logBudget.get(accountId);
     if (!b || now - b.windowStart >= 60_000) {
-      if (b && b.suppressed > 0) this.o.log('warn', `qqbot ${accountId}: ${b.suppressed} more refused webhook requests were not logged`);
+      if (b && b.suppressed > 0)
+        this.o.log('warn', `qqbot ${accountId}: ${b.suppressed} more refused or validation requests were not logged`);
       b = { windowStart: now, logged: 0, suppressed: 0 };
       this.logBudget.set(accountId, b);
     }
     if (b.logged < max) {
       b.logged++;
-      this.o.log('warn', line);
+      this.o.log(level, line);
     } else {
       b.suppressed++;
     }
