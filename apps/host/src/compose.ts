@@ -12,6 +12,8 @@ import {
 } from '@host/host-api';
 import { ConsoleProvider, consoleRoutes } from '@host/host-console';
 import { Dispatcher, EventLog } from '@host/host-dispatch';
+import { QqBotAccounts, QqBotProvider, QqBotWebhook, qqbotRoutes } from '@host/host-qqbot';
+import type { QqBotAccountInput } from '@host/admin-api';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
@@ -43,6 +45,8 @@ export interface HostOptions {
   locks?: PluginLock;
   /** Test seam: called after each step of a package swap. */
   onInstallStep?: InstallerOptions['onStep'];
+  /** QQ Bot accounts of the accounts file (HOST_QQBOT_ACCOUNTS_FILE), and where the platform reaches the host (HOST_PUBLIC_URL). */
+  qqbot?: { accounts?: QqBotAccountInput[]; publicUrl?: string };
 }
 
 /** Everything a running host holds, so main (and tests) can start and stop it. */
@@ -52,6 +56,7 @@ export interface Host {
   runtime: StdioPluginRuntime;
   httpPlugins: HttpPluginRegistry;
   dispatcher: Dispatcher;
+  qqbotAccounts: QqBotAccounts;
   recovery: RecoveryReport;
   /** The admin token when this start generated it (print it once). */
   generatedToken?: string;
@@ -86,6 +91,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     defaultProvider: provider.id,
   });
   dispatcher.providers.register(provider);
+  // QQ Bot accounts: from the accounts file and those added through the admin API (kept in the state directory).
+  // The console stays the default provider; QQ events come in through each account's webhook.
+  const qqbotAccounts = new QqBotAccounts({ storeFile: join(paths.stateDir, 'qqbot-accounts.json') });
+  dispatcher.providers.register(new QqBotProvider(qqbotAccounts));
+  const qqbotWebhook = new QqBotWebhook({ accounts: qqbotAccounts, dispatch: (event) => dispatcher.dispatch(event), log: o.log });
   const runtime: StdioPluginRuntime = new StdioPluginRuntime({
     paths,
     records: store,
@@ -105,6 +115,12 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     onStep: o.onInstallStep,
   });
   const recovery = await installer.init();
+  await qqbotAccounts.load(o.qqbot?.accounts ?? []);
+  for (const a of qqbotAccounts.list())
+    o.log(
+      'info',
+      `QQ Bot account ${a.id} (app id ${a.config.appId}, ${a.source === 'file' ? 'accounts file' : 'added through the admin API'})`,
+    );
   await httpPlugins.load();
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
   if (healthEvery > 0) httpPlugins.startHealthChecks(healthEvery);
@@ -125,7 +141,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
     version: o.version,
     doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,
-    apiRoutes: [...consoleRoutes({ dispatcher, provider }), ...httpRegistrationRoutes({ registry: httpPlugins })],
+    apiRoutes: [
+      ...consoleRoutes({ dispatcher, provider }),
+      ...httpRegistrationRoutes({ registry: httpPlugins }),
+      ...qqbotRoutes({ accounts: qqbotAccounts, webhook: qqbotWebhook, publicUrl: o.qqbot?.publicUrl }),
+    ],
     log: (m) => o.log('error', m),
   });
 
@@ -135,6 +155,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     runtime,
     httpPlugins,
     dispatcher,
+    qqbotAccounts,
     recovery,
     generatedToken: token.generated,
     async startEnabledPlugins() {
@@ -156,6 +177,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     async close() {
       await runtime.dispose();
       await httpPlugins.close();
+      await qqbotAccounts.close();
       await logs.flush();
       await stores.close();
     },

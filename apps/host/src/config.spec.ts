@@ -31,6 +31,18 @@ describe('parseConfig', () => {
     });
   });
 
+  it('takes the QQ Bot accounts file and the public address', () => {
+    const r = parseConfig(['--public-url', 'https://bot.example.com'], { HOST_QQBOT_ACCOUNTS_FILE: '/etc/host/qqbot.json' });
+    expect(r).toEqual({
+      ok: true,
+      config: expect.objectContaining({ qqbotAccountsFile: '/etc/host/qqbot.json', publicUrl: 'https://bot.example.com' }),
+    });
+    const bad = parseConfig([], { HOST_PUBLIC_URL: 'bot.example.com' });
+    expect(bad).toEqual({ ok: false, errors: [expect.stringMatching(/^HOST_PUBLIC_URL must be an http or https URL/)] });
+    const query = parseConfig(['--public-url', 'https://bot.example.com/?x=1'], {});
+    expect(query).toEqual({ ok: false, errors: [expect.stringMatching(/^--public-url must not have a query or fragment/)] });
+  });
+
   it('reports every problem, naming its source', () => {
     const r = parseConfig(['--port', 'eighty', '--colour', 'red', '--data-dir'], {
       HOST_MAX_UPLOAD_BYTES: '12',

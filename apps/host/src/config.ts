@@ -35,6 +35,11 @@ export const HostConfigSchema = z.object({
   httpAllowLoopback: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
   httpAllowPrivate: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
   resetAdminToken: z.boolean(),
+  qqbotAccountsFile: z.string().min(1, { message: 'must not be empty' }).optional(),
+  publicUrl: z
+    .url({ protocol: /^https?$/, message: 'must be an http or https URL, e.g. https://bot.example.com' })
+    .refine((u) => !/[?#]/.test(u), { message: 'must not have a query or fragment' })
+    .optional(),
   store: z.enum(STORE_KINDS, {
     message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)`,
   }),
@@ -51,6 +56,8 @@ const SOURCES = {
   store: { env: 'HOST_STORE', flag: '--store' },
   httpAllowLoopback: { env: 'HOST_HTTP_ALLOW_LOOPBACK', flag: '--http-allow-loopback' },
   httpAllowPrivate: { env: 'HOST_HTTP_ALLOW_PRIVATE', flag: '--http-allow-private' },
+  qqbotAccountsFile: { env: 'HOST_QQBOT_ACCOUNTS_FILE', flag: '--qqbot-accounts-file' },
+  publicUrl: { env: 'HOST_PUBLIC_URL', flag: '--public-url' },
 } as const;
 
 export const USAGE = `Usage: host [options]
@@ -66,6 +73,10 @@ Options (each also set by an environment variable; flags win):
                               (default true when --bind is a loopback address, false otherwise)
   --http-allow-private <b>    HOST_HTTP_ALLOW_PRIVATE   whether HTTP plugins may be on private addresses (10/8, 172.16/12,
                               192.168/16, 100.64/10, fc00::/7): true or false (default false)
+  --qqbot-accounts-file <f>   HOST_QQBOT_ACCOUNTS_FILE  JSON file of QQ Bot accounts to connect (default: none; see
+                              docs/operator/qqbot.md); accounts can also be added with POST /api/qqbot/accounts
+  --public-url <url>          HOST_PUBLIC_URL        the address the QQ Bot platform reaches this host at, for the webhook
+                              URLs the admin API shows (default: the address of each admin request)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
 `;

@@ -2,7 +2,9 @@ import { hostPaths } from '@host/host-core';
 import { acquireDataDirLock } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import type { QqBotAccountInput } from '@host/admin-api';
+import { readAccountsFile } from '@host/host-qqbot';
 import { composeHost } from './compose';
 import { addressPolicyOf, parseConfig, readAdminTokenFile, USAGE } from './config';
 import { createHostServer } from './http-server';
@@ -38,6 +40,17 @@ async function main(): Promise<void> {
     if (read.warning) log('warn', read.warning);
     adminToken = read.token;
   }
+  let qqbotAccounts: QqBotAccountInput[] = [];
+  if (config.qqbotAccountsFile !== undefined) {
+    const file = resolve(config.qqbotAccountsFile);
+    const read = readAccountsFile(file, (p) => resolve(dirname(file), p));
+    if (!read.ok) {
+      for (const e of read.errors) console.error(`configuration error: ${e}`);
+      console.error('The host did not start. Fix the settings above (see docs/operator/qqbot.md).');
+      process.exit(2);
+    }
+    qqbotAccounts = read.accounts;
+  }
   const paths = hostPaths(resolve(config.dataDir));
   const releaseLock = await acquireDataDirLock(paths.stateDir);
   const host = await composeHost({
@@ -49,6 +62,7 @@ async function main(): Promise<void> {
     // The admin app's build (dist/apps/admin) beside the host's (dist/apps/host/main.cjs).
     adminAppDir: resolve(__dirname, '../admin'),
     http: { policy: addressPolicyOf(config) },
+    qqbot: { accounts: qqbotAccounts, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}) },
     version: packageJson.version,
     log,
   });

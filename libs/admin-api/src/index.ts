@@ -8,3 +8,4 @@ export * from './http-plugins';
 export * from './routes';
 export * from './doctor';
 export * from './session';
+export * from './qqbot';

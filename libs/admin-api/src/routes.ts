@@ -38,6 +38,16 @@ import {
 } from './plugins';
 import { SessionResponseSchema, SignInBodySchema, SignInResponseSchema, SignOutResponseSchema } from './session';
 
+import {
+  QqBotAccountDeletedSchema,
+  QqBotAccountInputSchema,
+  QqBotAccountListResponseSchema,
+  QqBotAccountResponseSchema,
+  QqBotAckResponseSchema,
+  QqBotValidationResponseSchema,
+} from './qqbot';
+
+const QQBOT_ACCOUNT_PARAM = { accountId: 'The id of the QQ Bot account, for example main.' };
 const PLUGIN_PARAM = { pluginId: 'The plugin id, for example com.example.echo.' };
 const PENDING_PARAM = { id: 'Pending update id from the UPDATE_CONFIRMATION_REQUIRED answer.' };
 
@@ -419,6 +429,68 @@ export const ADMIN_ROUTES = {
     query: EventsQuerySchema,
     responses: { 200: { description: 'The newest event records, newest first.', schema: EventListResponseSchema } },
     errors: ['BAD_REQUEST'],
+  }),
+
+  listQqBotAccounts: defineContract({
+    method: 'get',
+    path: '/qqbot/accounts',
+    summary: 'QQ Bot accounts with their webhook URLs and last events',
+    description: 'Secrets are never shown. webhookUrl is the callback URL to register on the platform for each account.',
+    tags: ['qqbot'],
+    responses: { 200: { description: 'Every configured account.', schema: QqBotAccountListResponseSchema } },
+    errors: [],
+  }),
+  getQqBotAccount: defineContract({
+    method: 'get',
+    path: '/qqbot/accounts/{accountId}',
+    summary: 'One QQ Bot account',
+    tags: ['qqbot'],
+    params: QQBOT_ACCOUNT_PARAM,
+    responses: { 200: { description: 'The account, without its secret.', schema: QqBotAccountResponseSchema } },
+    errors: ['QQBOT_ACCOUNT_NOT_FOUND'],
+  }),
+  addQqBotAccount: defineContract({
+    method: 'post',
+    path: '/qqbot/accounts',
+    summary: 'Add a QQ Bot account (app id and secret); its webhook takes events at once',
+    description: 'The account is kept in the data directory (the secret in a file only the host user can read) and survives restarts.',
+    tags: ['qqbot'],
+    body: QqBotAccountInputSchema,
+    responses: { 201: { description: 'The account, without its secret.', schema: QqBotAccountResponseSchema } },
+    errors: ['BAD_REQUEST', 'QQBOT_ACCOUNT_EXISTS'],
+  }),
+  removeQqBotAccount: defineContract({
+    method: 'delete',
+    path: '/qqbot/accounts/{accountId}',
+    summary: 'Remove a QQ Bot account added through the API',
+    tags: ['qqbot'],
+    params: QQBOT_ACCOUNT_PARAM,
+    responses: { 200: { description: 'Removed; its webhook answers 404 from now on.', schema: QqBotAccountDeletedSchema } },
+    errors: ['QQBOT_ACCOUNT_NOT_FOUND', 'QQBOT_ACCOUNT_READ_ONLY'],
+  }),
+  qqBotWebhook: defineContract({
+    method: 'post',
+    path: '/qqbot/webhook/{accountId}',
+    summary: 'Webhook of a QQ Bot account (called by the platform, authenticated by its Ed25519 signature)',
+    description:
+      'No admin token: op 13 (callback validation) is answered with {plain_token, signature}; every other request must carry X-Signature-Ed25519 over X-Signature-Timestamp and the raw body, and op 0 events are answered with {op: 12} before plugins run.',
+    tags: ['qqbot'],
+    auth: false,
+    params: QQBOT_ACCOUNT_PARAM,
+    responses: {
+      200: {
+        description: 'op 13: {plain_token, signature}; op 0 and others: {op: 12}.',
+        schema: QqBotValidationResponseSchema.or(QqBotAckResponseSchema),
+      },
+    },
+    errors: [
+      'QQBOT_ACCOUNT_NOT_FOUND',
+      'QQBOT_SIGNATURE_INVALID',
+      'QQBOT_TIMESTAMP_STALE',
+      'QQBOT_EVENT_REPLAYED',
+      'QQBOT_PAYLOAD_INVALID',
+      'QQBOT_PAYLOAD_TOO_LARGE',
+    ],
   }),
 } as const;
 

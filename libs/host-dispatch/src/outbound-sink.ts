@@ -1,4 +1,4 @@
-import { HostError, type ErrorDetails, type OutboundRequest, type OutboundSink } from '@host/host-core';
+import { HostError, isHostError, type ErrorDetails, type OutboundRequest, type OutboundSink } from '@host/host-core';
 import { defaultRegistry, renderParsedMessage, type ProviderBody, type RendererRegistry } from '@host/messages';
 import type { MessageErrorCode, MessagePart, Permission, SendResult, Target } from '@host/protocol';
 import type { EventLog, EventRecord, OutboundRecord } from './event-log';
@@ -101,7 +101,7 @@ export class HostOutboundSink implements OutboundSink {
       const sequence = ++ref.sequence;
       // Shown with the event while the log keeps it.
       if (record) record.replySequence = sequence;
-      replyTo = { eventId, messageId: ref.messageId, sequence };
+      replyTo = { eventId, messageId: ref.messageId, sequence, botAccountId: ref.botAccountId };
     } else {
       target = request.target!;
       providerId = this.o.defaultProvider;
@@ -126,7 +126,8 @@ export class HostOutboundSink implements OutboundSink {
       // Recorded, so the event log shows what the provider refused, then passed on to the plugin.
       this.note(record, request, target, {
         body: rendered.value,
-        error: { code: 'delivery.provider_failed', message: e instanceof Error ? e.message : String(e) },
+        // A provider that says why (a message.provider.* code) is recorded with its code.
+        error: { code: isHostError(e) ? e.code : 'delivery.provider_failed', message: e instanceof Error ? e.message : String(e) },
       });
       throw e;
     }

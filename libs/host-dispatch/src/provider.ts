@@ -8,6 +8,8 @@ export interface ReplyContext {
   messageId: string;
   /** 1 for the first reply to this event, 2 for the next, ... (QQ Bot: msg_seq). */
   sequence: number;
+  /** The bot account that received the event (`bot.botAccountId`): a provider with several accounts answers through this one. */
+  botAccountId: string;
 }
 
 export interface ProviderSendResult {

@@ -5,6 +5,8 @@ export interface ReplyReference {
   eventId: string;
   /** The provider the event came from, which the reply goes through. */
   source: string;
+  /** The bot account of that provider that received the event. */
+  botAccountId: string;
   target: Target;
   /** The provider's id of the message being answered. */
   messageId: string;
@@ -118,6 +120,7 @@ export class ReplyReferences {
     const reference: ReplyReference = {
       eventId: event.eventId,
       source: event.source,
+      botAccountId: event.bot.botAccountId,
       target: { type: ref.targetType, id: ref.targetId },
       messageId: ref.messageId,
       replyUntil,
@@ -128,6 +131,7 @@ export class ReplyReferences {
     const bytes =
       ENTRY_OVERHEAD_BYTES +
       stringBytes(event.eventId) +
+      stringBytes(event.bot.botAccountId) +
       stringBytes(ref.targetId) +
       stringBytes(ref.messageId) +
       stringBytes(pluginId) +

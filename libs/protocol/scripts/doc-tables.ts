@@ -236,6 +236,7 @@ const GROUP_TITLES: Record<keyof typeof ERROR_FAMILIES, string> = {
   PLUGIN_HTTP_ERRORS: 'Other answers of an HTTP plugin endpoint',
   HANDLER_ERRORS: 'Handler failures an SDK reports',
   API_ERRORS: 'Admin API',
+  QQBOT_ERRORS: 'QQ Bot webhook and accounts (`QQBOT_*`)',
 };
 
 /** The families of ERROR_CATALOG with their titles, in the order the spec lists them. */

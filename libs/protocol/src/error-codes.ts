@@ -75,6 +75,22 @@ export const MESSAGE_ERRORS = defineErrors({
   'message.reference.unknown': {
     message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.',
   },
+  'message.provider.rate_limited': {
+    message:
+      'The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).',
+  },
+  'message.provider.rejected': {
+    message:
+      'The messaging provider refused the message; details.providerCode and details.providerMessage are its own code and text. Check the message against the provider rules.',
+  },
+  'message.provider.unavailable': {
+    message:
+      'The messaging provider did not answer, or answered with a server error, also after the retries the host makes when they are safe. Try again later; see the host log.',
+  },
+  'message.provider.auth_failed': {
+    message:
+      'The host could not get an access token for the bot account (wrong app id or secret, or the provider refused it). The operator must fix the bot account configuration.',
+  },
   'message.permission.denied': {
     message:
       'The plugin did not declare the permission this message needs (messages.reply, messages.send or messages.mentionEveryone). Declare it in manifest.json and reinstall.',
@@ -603,6 +619,46 @@ export const FIELD_ISSUE_ERRORS = defineErrors(
 );
 
 /**
+ * What the QQ Bot webhook endpoint answers the platform (or anyone else posting
+ * to it), and the admin API's answers about QQ Bot accounts.
+ */
+export const QQBOT_ERRORS = defineErrors({
+  QQBOT_SIGNATURE_INVALID: {
+    status: 401,
+    message:
+      'The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.',
+  },
+  QQBOT_TIMESTAMP_STALE: {
+    status: 401,
+    message: 'X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.',
+  },
+  QQBOT_EVENT_REPLAYED: {
+    status: 409,
+    message: 'An event with this id was already received; it is not dispatched again.',
+  },
+  QQBOT_PAYLOAD_INVALID: {
+    status: 400,
+    message: 'The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.',
+  },
+  QQBOT_PAYLOAD_TOO_LARGE: {
+    status: 413,
+    message: 'The webhook body is larger than the host accepts (64 KiB unless configured).',
+  },
+  QQBOT_ACCOUNT_NOT_FOUND: {
+    status: 404,
+    message: 'No QQ Bot account with this id. List the accounts with GET /api/qqbot/accounts.',
+  },
+  QQBOT_ACCOUNT_EXISTS: {
+    status: 409,
+    message: 'A QQ Bot account with this id or app id already exists. Choose another id, or remove the account first.',
+  },
+  QQBOT_ACCOUNT_READ_ONLY: {
+    status: 409,
+    message: 'This QQ Bot account comes from the accounts file (HOST_QQBOT_ACCOUNTS_FILE); change it there and restart the host.',
+  },
+});
+
+/**
  * Every family of ERROR_CATALOG by name, in the order the spec lists them:
  * what catalog/error-codes.json and the tables of docs/protocol/v2.md are
  * generated from.
@@ -621,6 +677,7 @@ export const ERROR_FAMILIES = {
   PLUGIN_HTTP_ERRORS,
   HANDLER_ERRORS,
   API_ERRORS,
+  QQBOT_ERRORS,
 } as const;
 
 /** Every code that crosses a process boundary or reaches the admin API, with its entry. */
@@ -638,6 +695,7 @@ export const ERROR_CATALOG = {
   ...PLUGIN_HTTP_ERRORS,
   ...HANDLER_ERRORS,
   ...API_ERRORS,
+  ...QQBOT_ERRORS,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
@@ -653,6 +711,7 @@ export type HttpDeliveryErrorCode = keyof typeof HTTP_DELIVERY_ERRORS;
 export type SignatureErrorCode = keyof typeof SIGNATURE_ERRORS;
 export type PluginHttpErrorCode = keyof typeof PLUGIN_HTTP_ERRORS;
 export type HandlerErrorCode = keyof typeof HANDLER_ERRORS;
+export type QqBotErrorCode = keyof typeof QQBOT_ERRORS;
 /** A code a validation issue may carry: a field issue of some domain, or a manifest code. */
 export type IssueCode = FieldIssueCode<ValidationDomain> | ManifestErrorCode;
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { hostPaths, type PluginEndpoint } from '@host/host-core';
+import { HostError, hostPaths, type PluginEndpoint } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
 import { encodeFrame, RpcErrorCode } from '@host/protocol';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
@@ -138,6 +138,31 @@ describe('plugin-to-host requests', () => {
     expect(rejected.data).toEqual({ code: 'message.reference.unknown' });
     const invalid = (await handle('log.write', { token, level: 'loud', message: 'x' })) as { data: { issues: { path: string }[] } };
     expect(invalid.data.issues[0]!.path).toBe('level');
+  });
+
+  it("passes a provider's refusal on with what the provider said", async () => {
+    const refusing = createPluginRequestHandler({
+      pluginId: 'com.a.b',
+      token,
+      permissions: ['messages.reply'],
+      logs: new FilePluginLogStore(hostPaths(dir)),
+      sink: {
+        send: async () => {
+          throw new HostError('message.provider.rate_limited', 'the platform refused the message: rate limit (HTTP 429, code 22009)', {
+            provider: 'qqbot',
+            httpStatus: 429,
+            providerCode: 22009,
+          });
+        },
+      },
+      onCompleted: () => false,
+    });
+    const result = (await refusing('messages.reply', { token, eventId: 'e1', message: { parts: [{ type: 'text', text: 'x' }] } })) as {
+      code: number;
+      data: unknown;
+    };
+    expect(result.code).toBe(RpcErrorCode.MessageRejected);
+    expect(result.data).toEqual({ code: 'message.provider.rate_limited', provider: 'qqbot', httpStatus: 429, providerCode: 22009 });
   });
 
   it('writes log.write lines to the plugin log', async () => {

@@ -122,6 +122,10 @@ function sinkError(e: SinkFailure): ResponseError<unknown> {
     const permission = (e.details as { permission?: string } | undefined)?.permission;
     return new ResponseError(RpcErrorCode.PermissionDenied, message, { code, permission });
   }
-  if (code?.startsWith('message.')) return new ResponseError(RpcErrorCode.MessageRejected, message, { code });
+  if (code?.startsWith('message.')) {
+    // A provider's refusal keeps what the provider said (message.provider.*: providerCode, httpStatus, ...).
+    const details = e.details && typeof e.details === 'object' && !Array.isArray(e.details) ? e.details : {};
+    return new ResponseError(RpcErrorCode.MessageRejected, message, { ...details, code });
+  }
   return new ResponseError(RpcErrorCode.InternalError, `the host could not send the message: ${message}`);
 }

@@ -74,6 +74,10 @@ ERROR_CODES: Mapping[str, Tuple[str, str, Optional[int]]] = MappingProxyType(
         "message.target.invalid": ("MESSAGE_ERRORS", "The target type or id is not valid for this provider. Use a target taken from an event.", None),
         "message.reference.expired": ("MESSAGE_ERRORS", "The reply window of this message has passed. Send a new message with messages.send instead.", None),
         "message.reference.unknown": ("MESSAGE_ERRORS", "The eventId was not delivered to this plugin or is too old. Reply only to events you received.", None),
+        "message.provider.rate_limited": ("MESSAGE_ERRORS", "The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).", None),
+        "message.provider.rejected": ("MESSAGE_ERRORS", "The messaging provider refused the message; details.providerCode and details.providerMessage are its own code and text. Check the message against the provider rules.", None),
+        "message.provider.unavailable": ("MESSAGE_ERRORS", "The messaging provider did not answer, or answered with a server error, also after the retries the host makes when they are safe. Try again later; see the host log.", None),
+        "message.provider.auth_failed": ("MESSAGE_ERRORS", "The host could not get an access token for the bot account (wrong app id or secret, or the provider refused it). The operator must fix the bot account configuration.", None),
         "message.permission.denied": ("MESSAGE_ERRORS", "The plugin did not declare the permission this message needs (messages.reply, messages.send or messages.mentionEveryone). Declare it in manifest.json and reinstall.", None),
         "delivery.unavailable": ("DELIVERY_ERRORS", "The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.", None),
         "delivery.queue_full": ("DELIVERY_ERRORS", "The plugin's event queue was full (overflow policy \"reject\"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.", None),
@@ -232,6 +236,14 @@ ERROR_CODES: Mapping[str, Tuple[str, str, Optional[int]]] = MappingProxyType(
         "RUNTIME_UNAVAILABLE": ("API_ERRORS", "The plugin runtime is not available in this host build.", 503),
         "SETTINGS_INVALID": ("API_ERRORS", "The settings do not match settings.configSchema. details.issues lists each field and the fix.", 422),
         "INTERNAL": ("API_ERRORS", "An unexpected error happened. See the host log.", 500),
+        "QQBOT_SIGNATURE_INVALID": ("QQBOT_ERRORS", "The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.", 401),
+        "QQBOT_TIMESTAMP_STALE": ("QQBOT_ERRORS", "X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.", 401),
+        "QQBOT_EVENT_REPLAYED": ("QQBOT_ERRORS", "An event with this id was already received; it is not dispatched again.", 409),
+        "QQBOT_PAYLOAD_INVALID": ("QQBOT_ERRORS", "The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.", 400),
+        "QQBOT_PAYLOAD_TOO_LARGE": ("QQBOT_ERRORS", "The webhook body is larger than the host accepts (64 KiB unless configured).", 413),
+        "QQBOT_ACCOUNT_NOT_FOUND": ("QQBOT_ERRORS", "No QQ Bot account with this id. List the accounts with GET /api/qqbot/accounts.", 404),
+        "QQBOT_ACCOUNT_EXISTS": ("QQBOT_ERRORS", "A QQ Bot account with this id or app id already exists. Choose another id, or remove the account first.", 409),
+        "QQBOT_ACCOUNT_READ_ONLY": ("QQBOT_ERRORS", "This QQ Bot account comes from the accounts file (HOST_QQBOT_ACCOUNTS_FILE); change it there and restart the host.", 409),
     }
 )
 
@@ -251,6 +263,10 @@ ERROR_FAMILIES: Mapping[str, Tuple[str, ...]] = MappingProxyType(
             "message.target.invalid",
             "message.reference.expired",
             "message.reference.unknown",
+            "message.provider.rate_limited",
+            "message.provider.rejected",
+            "message.provider.unavailable",
+            "message.provider.auth_failed",
             "message.permission.denied",
         ),
         "DELIVERY_ERRORS": (
@@ -433,6 +449,16 @@ ERROR_FAMILIES: Mapping[str, Tuple[str, ...]] = MappingProxyType(
             "RUNTIME_UNAVAILABLE",
             "SETTINGS_INVALID",
             "INTERNAL",
+        ),
+        "QQBOT_ERRORS": (
+            "QQBOT_SIGNATURE_INVALID",
+            "QQBOT_TIMESTAMP_STALE",
+            "QQBOT_EVENT_REPLAYED",
+            "QQBOT_PAYLOAD_INVALID",
+            "QQBOT_PAYLOAD_TOO_LARGE",
+            "QQBOT_ACCOUNT_NOT_FOUND",
+            "QQBOT_ACCOUNT_EXISTS",
+            "QQBOT_ACCOUNT_READ_ONLY",
         ),
     }
 )

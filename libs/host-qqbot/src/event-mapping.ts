@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import type { MessageEvent, UserRef } from '@host/protocol';
+import { z } from 'zod';
+
+/** The platform's event types that become `message.created` events. */
+export const SUPPORTED_EVENT_TYPES = ['GROUP_AT_MESSAGE_CREATE', 'C2C_MESSAGE_CREATE', 'AT_MESSAGE_CREATE'] as const;
+export type SupportedEventType = (typeof SUPPORTED_EVENT_TYPES)[number];
+
+/** Passive-reply windows of the platform, from when the user's message was sent. */
+export interface ReplyWindows {
+  groupMilliseconds: number;
+  c2cMilliseconds: number;
+  channelMilliseconds: number;
+}
+
+export const DEFAULT_REPLY_WINDOWS: ReplyWindows = {
+  groupMilliseconds: 5 * 60_000,
+  c2cMilliseconds: 60 * 60_000,
+  channelMilliseconds: 5 * 60_000,
+};
+
+/** What the platform allows for passive replies, listed in `messageReference.restrictions`. */
+const RESTRICTIONS = {
+  group: ['qqbot.passive_reply.window_seconds=300', 'qqbot.passive_reply.max_replies=5', 'qqbot.markdown=allowed'],
+  c2c: ['qqbot.passive_reply.window_seconds=3600', 'qqbot.passive_reply.max_replies=5', 'qqbot.markdown=group_only'],
+  channel: ['qqbot.passive_reply.window_seconds=300', 'qqbot.markdown=group_only'],
+};
+
+const Id = z.string().min(1).max(256);
+
+const AttachmentSchema = z.looseObject({
+  content_type: z.string().max(256).optional(),
+  filename: z.string().max(1024).optional(),
+  url: z.string().max(4096).optional(),
+  size: z.union([z.number(), z.string()]).optional(),
+});
+
+const GroupMentionSchema = z.looseObject({
+  id: z.string().optional(),
+  member_openid: z.string().optional(),
+  user_openid: z.string().optional(),
+  nickname: z.string().optional(),
+  username: z.string().optional(),
+  is_you: z.boolean().optional(),
+  bot: z.boolean().optional(),
+});
+
+const GroupAtMessageSchema = z.looseObject({
+  id: Id,
+  content: z.string().default(''),
+  timestamp: z.string().optional(),
+  group_openid: Id,
+  author: z.looseObject({ member_openid: Id, union_openid: z.string().optional(), id: z.string().optional() }),
+  attachments: z.array(AttachmentSchema).max(100).optional(),
+  mentions: z.array(GroupMentionSchema).max(100).optional(),
+});
+
+const C2cMessageSchema = z.looseObject({
+  id: Id,
+  content: z.string().default(''),
+  timestamp: z.string().optional(),
+  author: z.looseObject({ user_openid: Id, union_openid: z.string().optional(), id: z.string().optional() }),
+  attachments: z.array(AttachmentSchema).max(100).optional(),
+});
+
+const ChannelMessageSchema = z.looseObject({
+  id: Id,
+  content: z.string().default(''),
+  timestamp: z.string().optional(),
+  channel_id: Id,
+  guild_id: Id,
+  author: z.looseObject({ id: Id, username: z.string().optional(), bot: z.boolean().optional() }),
+  member: z.looseObject({ nick: z.string().optional() }).optional(),
+  attachments: z.array(AttachmentSchema).max(100).optional(),
+  mentions: z
+    .array(z.looseObject({ id: Id, username: z.string().optional(), bot: z.boolean().optional() }))
+    .max(100)
+    .optional(),
+});
+
+export interface BotIdentity {
+  botAccountId: string;
+  appId: string;
+  displayName?: string;
+}
+
+export type MappingResult = { ok: true; event: MessageEvent } | { ok: false; reason: string };
+
+const ZONED_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+
+/**
+ * Turns one op 0 dispatch into a `message.created` event, or says why it
+ * cannot (an event type that has no mapping, a payload that lacks what the
+ * mapping needs). `payload` is the whole webhook body; it becomes `rawPayload`
+ * unchanged.
+ */
+export function mapDispatch(
+  payload: { t?: unknown; d?: unknown },
+  bot: BotIdentity,
+  receivedAt: number,
+  windows: ReplyWindows = DEFAULT_REPLY_WINDOWS,
+): MappingResult {
+  const type = payload.t;
+  if (type === 'GROUP_AT_MESSAGE_CREATE') {
+    const d = GroupAtMessageSchema.safeParse(payload.d);
+    if (!d.success) return { ok: false, reason: `GROUP_AT_MESSAGE_CREATE without ${firstIssue(d.error)}` };
+    const m = d.data;
+    const sender: UserRef = {
+      provider: 'qqbot',
+      mentionId: m.author.member_openid,
+      memberOpenId: m.author.member_openid,
+      ...(m.author.union_openid ? { unionOpenId: m.author.union_openid } : {}),
+    };
+    const mentions: UserRef[] = (m.mentions ?? []).flatMap((x) => {
+      const id = x.member_openid ?? x.user_openid ?? x.id;
+      if (!id || x.is_you) return [];
+      const name = x.nickname ?? x.username;
+      return [
+        {
+          provider: 'qqbot',
+          mentionId: id,
+          ...(x.member_openid ? { memberOpenId: x.member_openid } : {}),
+          ...(x.user_openid ? { userOpenId: x.user_openid } : {}),
+          ...(name ? { displayName: name } : {}),
+        },
+      ];
+    });
+    return build(payload, bot, receivedAt, m.timestamp, windows.groupMilliseconds, {
+      conversation: { type: 'group', conversationId: m.group_openid, groupOpenId: m.group_openid },
+      sender,
+      message: { id: m.id, content: m.content, attachments: attachments(m.id, m.attachments), mentions },
+      reference: { messageId: m.id, targetType: 'group', targetId: m.group_openid, restrictions: RESTRICTIONS.group },
+    });
+  }
+  if (type === 'C2C_MESSAGE_CREATE') {
+    const d = C2cMessageSchema.safeParse(payload.d);
+    if (!d.success) return { ok: false, reason: `C2C_MESSAGE_CREATE without ${firstIssue(d.error)}` };
+    const m = d.data;
+    const openid = m.author.user_openid;
+    return build(payload, bot, receivedAt, m.timestamp, windows.c2cMilliseconds, {
+      conversation: { type: 'c2c', conversationId: openid, c2cOpenId: openid },
+      sender: {
+        provider: 'qqbot',
+        mentionId: openid,
+        userOpenId: openid,
+        ...(m.author.union_openid ? { unionOpenId: m.author.union_openid } : {}),
+      },
+      message: { id: m.id, content: m.content, attachments: attachments(m.id, m.attachments), mentions: [] },
+      reference: { messageId: m.id, targetType: 'user', targetId: openid, restrictions: RESTRICTIONS.c2c },
+    });
+  }
+  if (type === 'AT_MESSAGE_CREATE') {
+    const d = ChannelMessageSchema.safeParse(payload.d);
+    if (!d.success) return { ok: false, reason: `AT_MESSAGE_CREATE without ${firstIssue(d.error)}` };
+    const m = d.data;
+    const name = m.member?.nick || m.author.username;
+    return build(payload, bot, receivedAt, m.timestamp, windows.channelMilliseconds, {
+      conversation: { type: 'channel', conversationId: m.channel_id, guildId: m.guild_id, channelId: m.channel_id },
+      sender: { provider: 'qqbot', mentionId: m.author.id, ...(name ? { displayName: name } : {}) },
+      message: {
+        id: m.id,
+        content: m.content,
+        attachments: attachments(m.id, m.attachments),
+        mentions: (m.mentions ?? [])
+          .filter((x) => !x.bot)
+          .map((x) => ({ provider: 'qqbot', mentionId: x.id, ...(x.username ? { displayName: x.username } : {}) })),
+      },
+      reference: { messageId: m.id, targetType: 'channel', targetId: m.channel_id, restrictions: RESTRICTIONS.channel },
+    });
+  }
+  return { ok: false, reason: `event type ${typeof type === 'string' ? type : JSON.stringify(type)} has no message.created mapping` };
+}
+
+interface Parts {
+  conversation: MessageEvent['conversation'];
+  sender: UserRef;
+  message: MessageEvent['message'];
+  reference: Omit<MessageEvent['messageReference'], 'replyUntil'>;
+}
+
+function build(
+  payload: unknown,
+  bot: BotIdentity,
+  receivedAt: number,
+  platformTimestamp: string | undefined,
+  windowMs: number,
+  parts: Parts,
+): MappingResult {
+  const sentAt = platformTimestamp && ZONED_ISO.test(platformTimestamp) ? Date.parse(platformTimestamp) : NaN;
+  // The window runs from when the user sent the message; a clock ahead of ours never lengthens it.
+  const start = Number.isNaN(sentAt) ? receivedAt : Math.min(sentAt, receivedAt);
+  return {
+    ok: true,
+    event: {
+      eventId: randomUUID(),
+      eventType: 'message.created',
+      timestamp: Number.isNaN(sentAt) ? new Date(receivedAt).toISOString() : platformTimestamp!,
+      source: 'qqbot',
+      bot: {
+        botAccountId: bot.botAccountId,
+        platform: 'qqbot',
+        externalBotId: bot.appId,
+        ...(bot.displayName ? { displayName: bot.displayName } : {}),
+      },
+      conversation: parts.conversation,
+      sender: parts.sender,
+      message: parts.message,
+      messageReference: { ...parts.reference, replyUntil: new Date(start + windowMs).toISOString() },
+      rawPayload: payload,
+    } as MessageEvent,
+  };
+}
+
+function attachments(messageId: string, list: z.infer<typeof AttachmentSchema>[] | undefined): MessageEvent['message']['attachments'] {
+  return (list ?? []).map((a, i) => {
+    const size = typeof a.size === 'number' ? a.size : a.size !== undefined ? Number(a.size) : NaN;
+    const url = a.url ? (/^[a-z][a-z0-9+.-]*:\/\//i.test(a.url) ? a.url : `https://${a.url.replace(/^\/+/, '')}`) : undefined;
+    return {
+      id: `${messageId}:${i}`,
+      contentType: a.content_type ?? 'application/octet-stream',
+      ...(url ? { url } : {}),
+      ...(Number.isInteger(size) && size >= 0 ? { sizeBytes: size } : {}),
+      ...(a.filename ? { fileName: a.filename } : {}),
+    };
+  });
+}
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return issue ? `a valid d.${issue.path.join('.')} (${issue.message})` : 'a valid d';
+}

@@ -1,0 +1,17 @@
+export { seedFromSecret, keysFromSecret, signHex, validationSignature, verifyWebhook, type BotKeys } from './signing';
+export { ReplayGuard, type ReplayGuardOptions } from './replay-guard';
+export {
+  mapDispatch,
+  SUPPORTED_EVENT_TYPES,
+  DEFAULT_REPLY_WINDOWS,
+  type ReplyWindows,
+  type BotIdentity,
+  type MappingResult,
+  type SupportedEventType,
+} from './event-mapping';
+export { QqBotApiClient, retryAfterMilliseconds, type QqBotApiClientOptions, type PostResult } from './openapi-client';
+export { RATE_LIMIT_PLATFORM_CODES, TOKEN_PLATFORM_CODES, parsePlatformError, type PlatformErrorBody } from './platform-errors';
+export { QqBotAccount, QqBotAccounts, readAccountsFile, type AccountSource, type QqBotAccountsOptions } from './accounts';
+export { QqBotProvider, messagePath, requestBody } from './provider';
+export { QqBotWebhook, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
+export { qqbotRoutes, accountView, webhookPath, readRawBody, DEFAULT_MAX_WEBHOOK_BYTES, type QqBotRoutesOptions } from './routes';

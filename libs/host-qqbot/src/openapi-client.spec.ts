@@ -1,0 +1,160 @@
+import { HostError } from '@host/host-core';
+import { QqBotApiClient, retryAfterMilliseconds, type QqBotApiClientOptions } from './openapi-client';
+import { FakeQqPlatform } from './testing';
+
+const APP = { appId: '102000001', secret: 'fake-secret-0123' };
+
+describe('QqBotApiClient against the fake platform', () => {
+  let platform: FakeQqPlatform;
+  const clients: QqBotApiClient[] = [];
+  const sleeps: number[] = [];
+
+  beforeEach(async () => {
+    platform = await FakeQqPlatform.start(APP);
+    sleeps.length = 0;
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await platform.close();
+  });
+
+  function client(o: Partial<QqBotApiClientOptions> = {}): QqBotApiClient {
+    const c = new QqBotApiClient({
+      ...APP,
+      apiBaseUrl: platform.apiBaseUrl,
+      tokenUrl: platform.tokenUrl,
+      sleep: async (ms) => void sleeps.push(ms),
+      ...o,
+    });
+    clients.push(c);
+    return c;
+  }
+
+  const reply = (seq: number) => ({ msg_type: 0, content: `hello ${seq}`, msg_id: 'm-1', msg_seq: seq });
+
+  async function failure(p: Promise<unknown>): Promise<HostError> {
+    const e = await p.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(HostError);
+    return e as HostError;
+  }
+
+  it('sends with the token header and the app id, fetching the token once for many sends', async () => {
+    const c = client();
+    const results = await Promise.all([1, 2, 3].map((seq) => c.post('/v2/groups/G1/messages', reply(seq), true)));
+    expect(results.map((r) => r.id)).toEqual(expect.arrayContaining(['fake-msg-1', 'fake-msg-2', 'fake-msg-3']));
+    expect(platform.tokenRequests).toBe(1);
+    const token = await c.accessToken();
+    expect(platform.messages.map((m) => m.authorization)).toEqual([`QQBot ${token}`, `QQBot ${token}`, `QQBot ${token}`]);
+    expect(platform.messages[0]!.unionAppId).toBe(APP.appId);
+  });
+
+  it('renews the token shortly before it expires', async () => {
+    let now = 1_000_000;
+    const c = client({ now: () => now, refreshMarginMilliseconds: 60_000 });
+    await c.post('/v2/groups/G1/messages', reply(1), true);
+    now += 7200_000 - 61_000;
+    await c.post('/v2/groups/G1/messages', reply(2), true);
+    expect(platform.tokenRequests).toBe(1);
+    now += 2_000;
+    await c.post('/v2/groups/G1/messages', reply(3), true);
+    expect(platform.tokenRequests).toBe(2);
+  });
+
+  it('fetches a new token once when the platform refuses the cached one (expired tokens)', async () => {
+    const c = client();
+    await c.post('/v2/groups/G1/messages', reply(1), true);
+    platform.expireTokens();
+    await c.post('/v2/groups/G1/messages', reply(2), true);
+    expect(platform.tokenRequests).toBe(2);
+    expect(platform.messageCount).toBe(2);
+  });
+
+  it('gives message.provider.auth_failed when a fresh token is refused too, without looping', async () => {
+    const c = client();
+    platform.failNext({ status: 401, body: { code: 11244, message: 'token not exist or expire' } }, 2);
+    const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+    expect(e.code).toBe('message.provider.auth_failed');
+    expect(e.details).toMatchObject({ httpStatus: 401, providerCode: 11244 });
+    expect(platform.tokenRequests).toBe(2);
+  });
+
+  it('gives message.provider.auth_failed for a wrong secret, with the platform code', async () => {
+    const c = client({ secret: 'wrong-secret-000' });
+    const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+    expect(e.code).toBe('message.provider.auth_failed');
+    expect(e.details).toMatchObject({ providerCode: 100016 });
+    expect(e.message).not.toContain('wrong-secret-000');
+  });
+
+  it('retries a passive reply after platform 5xx answers, with backoff', async () => {
+    const c = client();
+    platform.failNext({ status: 502, body: { code: 500, message: 'bad gateway' } }, 2);
+    const r = await c.post('/v2/groups/G1/messages', reply(1), true);
+    expect(r.id).toBe('fake-msg-1');
+    expect(sleeps).toEqual([250, 500]);
+  });
+
+  it('gives message.provider.unavailable after the retries, keeping the platform status and code', async () => {
+    const c = client();
+    platform.failNext({ status: 503, body: { code: 5003, message: 'busy' } }, 3);
+    const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+    expect(e.code).toBe('message.provider.unavailable');
+    expect(e.details).toMatchObject({ httpStatus: 503, providerCode: 5003, retries: 2 });
+    expect(platform.messageCount).toBe(0);
+  });
+
+  it('never retries an active message after a 5xx: it could arrive twice', async () => {
+    const c = client();
+    platform.failNext({ status: 500, body: {} });
+    const e = await failure(c.post('/v2/groups/G1/messages', { msg_type: 0, content: 'hi' }, false));
+    expect(e.code).toBe('message.provider.unavailable');
+    expect(sleeps).toEqual([]);
+  });
+
+  it('gives message.provider.unavailable when the platform cannot be reached', async () => {
+    const c = client({ apiBaseUrl: 'http://127.0.0.1:1', maxRetries: 1 });
+    const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+    expect(e.code).toBe('message.provider.unavailable');
+    expect(sleeps).toEqual([250]);
+  });
+
+  it('waits out a short Retry-After of a 429 once, then sends', async () => {
+    const c = client();
+    platform.failNext({ status: 429, body: { code: 22009, message: 'msg limit exceed' }, headers: { 'retry-after': '1' } });
+    await c.post('/v2/groups/G1/messages', reply(1), true);
+    expect(sleeps).toEqual([1000]);
+    expect(platform.messageCount).toBe(1);
+  });
+
+  it('gives message.provider.rate_limited with the platform code for a rate limit it should not wait for', async () => {
+    const c = client();
+    platform.failNext({ status: 429, body: { code: 22009, message: 'msg limit exceed' }, headers: { 'retry-after': '30' } });
+    let e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+    expect(e.code).toBe('message.provider.rate_limited');
+    expect(e.details).toMatchObject({ httpStatus: 429, providerCode: 22009, retryAfterMilliseconds: 30_000 });
+    // A rate-limit code in a 4xx answer without 429.
+    platform.failNext({ status: 400, body: { code: 304045, message: 'reply limit' } });
+    e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+    expect(e.code).toBe('message.provider.rate_limited');
+    expect(e.details).toMatchObject({ httpStatus: 400, providerCode: 304045 });
+    expect(sleeps).toEqual([]);
+  });
+
+  it('gives message.provider.rejected for other refusals, with the platform code and message', async () => {
+    const c = client();
+    await c.post('/v2/groups/G1/messages', reply(1), true);
+    const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+    expect(e.code).toBe('message.provider.rejected');
+    expect(e.details).toMatchObject({ httpStatus: 400, providerCode: 40054005, providerMessage: 'msg_seq duplicated' });
+  });
+
+  it('reads Retry-After as seconds or a date', () => {
+    expect(retryAfterMilliseconds('2')).toBe(2000);
+    expect(retryAfterMilliseconds(undefined)).toBeUndefined();
+    expect(retryAfterMilliseconds('soon')).toBeUndefined();
+    expect(retryAfterMilliseconds(new Date(Date.now() + 60_000).toUTCString())).toBeGreaterThan(55_000);
+  });
+});

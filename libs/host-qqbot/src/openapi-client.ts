@@ -1,0 +1,264 @@
+import { HostError } from '@host/host-core';
+import { Agent, request, type Dispatcher } from 'undici';
+import {
+  parsePlatformError,
+  platformFailure,
+  RATE_LIMIT_PLATFORM_CODES,
+  TOKEN_PLATFORM_CODES,
+  type PlatformErrorBody,
+} from './platform-errors';
+
+export interface QqBotApiClientOptions {
+  appId: string;
+  secret: string;
+  apiBaseUrl: string;
+  tokenUrl: string;
+  /** Shared connection pool (default: one Agent per client). */
+  dispatcher?: Dispatcher;
+  /** A token is renewed this long before it expires (default 60 s, at most half its lifetime). */
+  refreshMarginMilliseconds?: number;
+  /** Time for one HTTP exchange with the platform (default 10 s). */
+  requestTimeoutMilliseconds?: number;
+  /** Further attempts after a server error or lost connection, only where a retry cannot post twice (default 2). */
+  maxRetries?: number;
+  /** Delay before the first retry, doubled for each next one (default 250 ms). */
+  retryDelayMilliseconds?: number;
+  /** A rate limit is waited out once when the platform's Retry-After is at most this long (default 2 s). */
+  maxRetryAfterMilliseconds?: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** What one message call gives: the platform's id of the sent message. */
+export interface PostResult {
+  id: string;
+}
+
+/** Bytes of a platform answer the host reads at most. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+interface Answer {
+  status: number;
+  text: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+class NetworkFailure extends Error {}
+
+/**
+ * One bot account's OpenAPI client: fetches the access token from the app id
+ * and secret, keeps it until shortly before it expires (one fetch at a time,
+ * shared by concurrent sends), and posts messages with the token header.
+ *
+ * Retries are limited to what cannot post a message twice:
+ * - 401 or a token error code: the token is fetched again once and the call repeated;
+ * - a rate limit with Retry-After within `maxRetryAfterMilliseconds`: waited out once;
+ * - a server error, timeout or lost connection: retried only for passive
+ *   replies (`idempotent`), which carry msg_id and msg_seq, a pair the platform
+ *   accepts once. An active message is never retried after it may have arrived.
+ */
+export class QqBotApiClient {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private token: { value: string; renewAt: number } | undefined;
+  private pending: Promise<string> | undefined;
+  /** Access tokens fetched so far (for the admin view and tests). */
+  tokensFetched = 0;
+
+  constructor(private readonly o: QqBotApiClientOptions) {
+    this.ownsDispatcher = !o.dispatcher;
+    this.dispatcher = o.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+    this.now = o.now ?? Date.now;
+    this.sleep = o.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  /** The current access token, fetched when there is none or it is about to expire. */
+  async accessToken(): Promise<string> {
+    if (this.token && this.now() < this.token.renewAt) return this.token.value;
+    this.pending ??= this.fetchToken().finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  /** Forgets the token (after the platform refused it). */
+  invalidateToken(refused: string): void {
+    if (this.token?.value === refused) this.token = undefined;
+  }
+
+  private async fetchToken(): Promise<string> {
+    let answer: Answer;
+    try {
+      answer = await this.exchange(this.o.tokenUrl, { appId: this.o.appId, clientSecret: this.o.secret }, {});
+    } catch (e) {
+      throw platformFailure(
+        'message.provider.unavailable',
+        `the access token endpoint ${this.o.tokenUrl} did not answer: ${errorText(e)}`,
+        null,
+        {},
+      );
+    }
+    const platform = parsePlatformError(answer.text);
+    if (answer.status >= 500) {
+      throw platformFailure('message.provider.unavailable', 'the access token endpoint failed', answer.status, platform);
+    }
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(answer.text) as Record<string, unknown>;
+    } catch {
+      // handled below
+    }
+    const value = body?.['access_token'];
+    const expiresIn = Number(body?.['expires_in']);
+    if (answer.status !== 200 || typeof value !== 'string' || value === '' || !(expiresIn > 0)) {
+      throw platformFailure(
+        'message.provider.auth_failed',
+        `no access token for app id ${this.o.appId}: check its app id and secret`,
+        answer.status,
+        platform,
+      );
+    }
+    const lifetime = expiresIn * 1000;
+    const margin = Math.min(this.o.refreshMarginMilliseconds ?? 60_000, lifetime / 2);
+    this.token = { value, renewAt: this.now() + lifetime - margin };
+    this.tokensFetched++;
+    return value;
+  }
+
+  /** POSTs `body` to `path` of the OpenAPI with the access token; see the class for retries. */
+  async post(path: string, body: unknown, idempotent: boolean): Promise<PostResult> {
+    const url = this.o.apiBaseUrl.replace(/\/+$/, '') + path;
+    const maxRetries = idempotent ? (this.o.maxRetries ?? 2) : 0;
+    let retries = 0;
+    let refreshed = false;
+    let waitedRateLimit = false;
+    for (;;) {
+      const token = await this.accessToken();
+      let answer: Answer;
+      try {
+        answer = await this.exchange(url, body, { authorization: `QQBot ${token}`, 'x-union-appid': this.o.appId });
+      } catch (e) {
+        if (retries < maxRetries) {
+          await this.sleep(this.backoff(retries++));
+          continue;
+        }
+        throw platformFailure(
+          'message.provider.unavailable',
+          `the platform did not answer ${path}: ${errorText(e)}`,
+          null,
+          {},
+          retryNote(idempotent, retries),
+        );
+      }
+      if (answer.status >= 200 && answer.status < 300) {
+        let id = '';
+        try {
+          const parsed = JSON.parse(answer.text) as { id?: unknown };
+          if (typeof parsed?.id === 'string') id = parsed.id;
+        } catch {
+          // A 2xx without a JSON body: sent, without an id.
+        }
+        return { id };
+      }
+      const platform = parsePlatformError(answer.text);
+      if (!refreshed && (answer.status === 401 || isCode(platform, TOKEN_PLATFORM_CODES))) {
+        refreshed = true;
+        this.invalidateToken(token);
+        continue;
+      }
+      if (answer.status === 429 || isCode(platform, RATE_LIMIT_PLATFORM_CODES)) {
+        const retryAfter = retryAfterMilliseconds(answer.headers['retry-after']);
+        if (!waitedRateLimit && retryAfter !== undefined && retryAfter <= (this.o.maxRetryAfterMilliseconds ?? 2000)) {
+          waitedRateLimit = true;
+          await this.sleep(retryAfter);
+          continue;
+        }
+        throw platformFailure('message.provider.rate_limited', 'the platform refused the message: rate limit', answer.status, platform, {
+          ...(retryAfter !== undefined ? { retryAfterMilliseconds: retryAfter } : {}),
+        });
+      }
+      if (answer.status >= 500) {
+        if (retries < maxRetries) {
+          await this.sleep(this.backoff(retries++));
+          continue;
+        }
+        throw platformFailure(
+          'message.provider.unavailable',
+          'the platform failed',
+          answer.status,
+          platform,
+          retryNote(idempotent, retries),
+        );
+      }
+      if (answer.status === 401 || answer.status === 403) {
+        throw platformFailure('message.provider.auth_failed', 'the platform refused the access token of this bot', answer.status, platform);
+      }
+      throw platformFailure('message.provider.rejected', 'the platform refused the message', answer.status, platform);
+    }
+  }
+
+  private backoff(retry: number): number {
+    return (this.o.retryDelayMilliseconds ?? 250) * 2 ** retry;
+  }
+
+  private async exchange(url: string, body: unknown, headers: Record<string, string>): Promise<Answer> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        method: 'POST',
+        dispatcher: this.dispatcher,
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+        headersTimeout: this.o.requestTimeoutMilliseconds ?? 10_000,
+        bodyTimeout: this.o.requestTimeoutMilliseconds ?? 10_000,
+      });
+    } catch (e) {
+      throw new NetworkFailure(errorText(e));
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_RESPONSE_BYTES) {
+          res.body.destroy();
+          break;
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (e) {
+      throw new NetworkFailure(errorText(e));
+    }
+    return { status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers };
+  }
+}
+
+function isCode(platform: PlatformErrorBody, codes: ReadonlySet<number>): boolean {
+  return platform.code !== undefined && codes.has(platform.code);
+}
+
+function retryNote(idempotent: boolean, retries: number): Record<string, unknown> {
+  return {
+    retries,
+    retried: idempotent ? 'passive reply: retried with the same msg_id and msg_seq' : 'not retried: an active message could arrive twice',
+  };
+}
+
+/** Retry-After in milliseconds: delay seconds, or an HTTP date. */
+export function retryAfterMilliseconds(value: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function errorText(e: unknown): string {
+  if (e instanceof HostError) return e.message;
+  const err = e as { message?: string; code?: string; cause?: { code?: string; message?: string } };
+  return [err?.code ?? err?.cause?.code, err?.message ?? String(e)].filter(Boolean).join(' ');
+}

@@ -1,0 +1,201 @@
+import { answeredDelivery, HostError, type OutboundSink, type PluginEndpoint, type PluginRouting } from '@host/host-core';
+import { Dispatcher } from '@host/host-dispatch';
+import type { MessageEvent, OutgoingMessage, SendResult } from '@host/protocol';
+import { QqBotAccounts } from './accounts';
+import { QqBotProvider, messagePath, requestBody } from './provider';
+import { FakeQqPlatform, WebhookSigner } from './testing';
+import { QqBotWebhook } from './webhook';
+
+/** A plugin in the test process that answers every event with one reply and keeps what the sink said. */
+class ReplyingPlugin implements PluginEndpoint {
+  readonly transport = 'http' as const;
+  readonly results: (SendResult | HostError)[] = [];
+  constructor(private readonly message: (e: MessageEvent) => OutgoingMessage) {}
+  readonly pluginId = 'com.example.replier';
+  routing(): PluginRouting {
+    return {
+      pluginId: this.pluginId,
+      eventSubscriptions: [{ eventType: 'message.created' }],
+      commands: [],
+      permissions: ['messages.reply'],
+      canIntercept: false,
+    };
+  }
+  isAvailable(): boolean {
+    return true;
+  }
+  deliver(event: MessageEvent, sink: OutboundSink) {
+    const reply = () =>
+      sink.send({ pluginId: this.pluginId, kind: 'reply', eventId: event.eventId, message: this.message(event) }).then(
+        (r) => void this.results.push(r),
+        (e: HostError) => void this.results.push(e),
+      );
+    return answeredDelivery(
+      reply().then(() => ({ pluginId: this.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0 })),
+    );
+  }
+}
+
+const A = { id: 'a', appId: '1001', secret: 'secret-of-bot-a' };
+const B = { id: 'b', appId: '1002', secret: 'secret-of-bot-b' };
+
+describe('QqBotProvider', () => {
+  it('builds paths and bodies per target type', () => {
+    expect(messagePath({ type: 'group', id: 'G/1' })).toBe('/v2/groups/G%2F1/messages');
+    expect(messagePath({ type: 'user', id: 'U1' })).toBe('/v2/users/U1/messages');
+    expect(messagePath({ type: 'channel', id: 'C1' })).toBe('/channels/C1/messages');
+    expect(() => messagePath({ type: 'direct', id: 'D1' })).toThrow(/direct targets/);
+    const ctx = { eventId: 'e', messageId: 'm1', sequence: 2, botAccountId: 'a' };
+    expect(requestBody({ type: 'group', id: 'G' }, { msg_type: 2, markdown: { content: 'x' } }, ctx)).toEqual({
+      msg_type: 2,
+      markdown: { content: 'x' },
+      msg_id: 'm1',
+      msg_seq: 2,
+    });
+    expect(requestBody({ type: 'channel', id: 'C' }, { msg_type: 0, content: 'x' }, ctx)).toEqual({ content: 'x', msg_id: 'm1' });
+    expect(requestBody({ type: 'user', id: 'U' }, { msg_type: 0, content: 'x' }, undefined)).toEqual({ msg_type: 0, content: 'x' });
+  });
+
+  describe('the whole path in process: signed webhook, dispatcher, reply through the OpenAPI', () => {
+    let pa: FakeQqPlatform;
+    let pb: FakeQqPlatform;
+    let accounts: QqBotAccounts;
+    const closers: (() => Promise<void>)[] = [];
+
+    beforeEach(async () => {
+      pa = await FakeQqPlatform.start(A);
+      pb = await FakeQqPlatform.start(B);
+      accounts = new QqBotAccounts();
+      await accounts.load([
+        { ...A, apiBaseUrl: pa.apiBaseUrl, tokenUrl: pa.tokenUrl },
+        { ...B, apiBaseUrl: pb.apiBaseUrl, tokenUrl: pb.tokenUrl },
+      ]);
+    });
+    afterEach(async () => {
+      for (const c of closers.splice(0)) await c();
+      await accounts.close();
+      await pa.close();
+      await pb.close();
+    });
+
+    function host(plugin: ReplyingPlugin, windows?: { groupMilliseconds: number }) {
+      const dispatcher = new Dispatcher({ endpoints: () => [plugin] });
+      dispatcher.providers.register(new QqBotProvider(accounts));
+      const records: Promise<unknown>[] = [];
+      const webhook = new QqBotWebhook({
+        accounts,
+        dispatch: (e) => {
+          const r = dispatcher.dispatch(e).then((rec) => dispatcher.whenCompleted(rec.eventId));
+          records.push(r);
+          return r;
+        },
+        log: () => undefined,
+        ...(windows ? { replyWindows: { c2cMilliseconds: 60_000, channelMilliseconds: 60_000, ...windows } } : {}),
+      });
+      const signer = (account: typeof A) => {
+        const s = new WebhookSigner({ secret: account.secret, appId: account.appId, webhookUrl: 'http://unused.invalid' });
+        closers.push(() => s.close());
+        return s;
+      };
+      const deliver = async (account: typeof A, payload: Record<string, unknown>) => {
+        const s = signer(account);
+        const body = Buffer.from(JSON.stringify(payload));
+        const answer = webhook.handle(account.id, s.sign(body.toString()), body);
+        expect(answer).toEqual({ status: 200, body: { op: 12 } });
+        await Promise.all(records);
+      };
+      return { dispatcher, deliver, signer };
+    }
+
+    it('answers a group @-message with a Markdown reply mentioning the sender, through the account that received it', async () => {
+      const plugin = new ReplyingPlugin((e) => ({
+        format: 'markdown',
+        parts: [
+          { type: 'mention', target: 'user', id: e.sender.mentionId },
+          { type: 'text', text: ' **hi** <b>' },
+        ],
+      }));
+      const { deliver, signer } = host(plugin);
+      const payload = signer(B).groupAtMessage({ groupOpenId: 'GROUP_B', memberOpenId: 'MEMBER_7', content: 'hello' });
+      await deliver(B, payload);
+      expect(pa.messages).toHaveLength(0);
+      expect(pb.messages.map((m) => m.body)).toEqual([
+        {
+          msg_type: 2,
+          markdown: { content: '<qqbot-at-user id="MEMBER_7" /> **hi** &lt;b&gt;' },
+          msg_id: (payload['d'] as { id: string }).id,
+          msg_seq: 1,
+        },
+      ]);
+      expect(pb.messages[0]!.path).toBe('/v2/groups/GROUP_B/messages');
+      expect(plugin.results[0]).toEqual({ accepted: true, messageId: 'fake-msg-1', target: { type: 'group', id: 'GROUP_B' } });
+    });
+
+    it('numbers several replies to one message with increasing msg_seq', async () => {
+      let n = 0;
+      const plugin = new ReplyingPlugin(() => ({ format: 'text', parts: [{ type: 'text', text: `reply ${++n}` }] }));
+      const twice: PluginEndpoint = {
+        ...plugin,
+        pluginId: plugin.pluginId,
+        transport: 'http',
+        routing: () => plugin.routing(),
+        isAvailable: () => true,
+        deliver: (event, sink) => {
+          const send = () =>
+            sink.send({
+              pluginId: plugin.pluginId,
+              kind: 'reply',
+              eventId: event.eventId,
+              message: { format: 'text', parts: [{ type: 'text', text: `r${++n}` }] },
+            });
+          return answeredDelivery(
+            send()
+              .then(send)
+              .then(send)
+              .then(() => ({ pluginId: plugin.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0 })),
+          );
+        },
+      };
+      const dispatcher = new Dispatcher({ endpoints: () => [twice] });
+      dispatcher.providers.register(new QqBotProvider(accounts));
+      const s = new WebhookSigner({ secret: A.secret, appId: A.appId, webhookUrl: 'http://unused.invalid' });
+      closers.push(() => s.close());
+      const payload = s.c2cMessage({ userOpenId: 'USER_1', content: 'hi' });
+      let done!: Promise<unknown>;
+      const webhook = new QqBotWebhook({
+        accounts,
+        dispatch: (e) => (done = dispatcher.dispatch(e).then((r) => dispatcher.whenCompleted(r.eventId))),
+        log: () => undefined,
+      });
+      const body = Buffer.from(JSON.stringify(payload));
+      webhook.handle('a', s.sign(body.toString()), body);
+      await done;
+      expect(pa.messages.map((m) => [m.path, m.body['msg_seq'], m.body['content']])).toEqual([
+        ['/v2/users/USER_1/messages', 1, 'r1'],
+        ['/v2/users/USER_1/messages', 2, 'r2'],
+        ['/v2/users/USER_1/messages', 3, 'r3'],
+      ]);
+    });
+
+    it('gives the plugin message.reference.expired once the reply window closed, sending nothing', async () => {
+      const plugin = new ReplyingPlugin(() => ({ format: 'text', parts: [{ type: 'text', text: 'late' }] }));
+      const { deliver, signer } = host(plugin, { groupMilliseconds: -1000 });
+      await deliver(A, signer(A).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+      expect(plugin.results[0]).toBeInstanceOf(HostError);
+      expect((plugin.results[0] as HostError).code).toBe('message.reference.expired');
+      expect(pa.messageCount).toBe(0);
+    });
+
+    it('passes a platform rate limit to the plugin with the stable code and the platform code, recorded in the event log', async () => {
+      const plugin = new ReplyingPlugin(() => ({ format: 'text', parts: [{ type: 'text', text: 'x' }] }));
+      const { deliver, signer, dispatcher } = host(plugin);
+      pa.failNext({ status: 429, body: { code: 22009, message: 'msg limit exceed' } });
+      await deliver(A, signer(A).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+      const e = plugin.results[0] as HostError;
+      expect(e.code).toBe('message.provider.rate_limited');
+      expect(e.details).toMatchObject({ providerCode: 22009, httpStatus: 429 });
+      const record = dispatcher.events.list({ limit: 1 })[0]!;
+      expect(record.outbound[0]!.error).toMatchObject({ code: 'message.provider.rate_limited' });
+    });
+  });
+});

@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One message call the fake received. */
+export interface RecordedMessage {
+  path: string;
+  /** `group`, `user` or `channel`, and the id from the path. */
+  targetType: 'group' | 'user' | 'channel';
+  targetId: string;
+  authorization: string | undefined;
+  unionAppId: string | undefined;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+/** A canned answer for the next message calls, instead of the normal behaviour. */
+export interface ScriptedAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Also for token requests (default: message calls only). */
+  token?: boolean;
+}
+
+export interface FakeQqPlatformOptions {
+  appId: string;
+  secret: string;
+  /** expires_in of issued tokens in seconds (default 7200). */
+  tokenLifetimeSeconds?: number;
+  /** Messages kept in `messages` at most (default 10,000; the count goes on). */
+  maxRecorded?: number;
+  /** Port on 127.0.0.1 (default: any free one). */
+  port?: number;
+  /** Called for each accepted message (benchmarks match replies to events with it). */
+  onMessage?: (message: RecordedMessage) => void;
+}
+
+/**
+ * A local stand-in for the QQ Bot Open Platform's OpenAPI, for tests and
+ * benchmarks: the access token endpoint (app id and secret checked, tokens
+ * with a lifetime) and the group, c2c and channel message endpoints (token
+ * header checked, bodies checked like the platform does: msg_type 0 needs
+ * content, 2 needs markdown.content; a repeated msg_id + msg_seq is refused).
+ * Failures are scripted with `failNext`.
+ */
+export class FakeQqPlatform {
+  readonly messages: RecordedMessage[] = [];
+  messageCount = 0;
+  tokenRequests = 0;
+  /** Every access token issued, oldest first. */
+  readonly issuedTokens: string[] = [];
+  private readonly tokens = new Map<string, number>();
+  private readonly seenSeq = new Set<string>();
+  private script: ScriptedAnswer[] = [];
+  private sent = 0;
+  private waiters: { count: number; resolve: () => void }[] = [];
+
+  private constructor(
+    private readonly o: FakeQqPlatformOptions,
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(o: FakeQqPlatformOptions): Promise<FakeQqPlatform> {
+    const holder: { platform?: FakeQqPlatform } = {};
+    const server = createServer((req, res) => void holder.platform!.handle(req, res));
+    server.keepAliveTimeout = 10_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.port ?? 0, '127.0.0.1', resolve);
+    });
+    const { port } = server.address() as AddressInfo;
+    holder.platform = new FakeQqPlatform(o, server, `http://127.0.0.1:${port}`);
+    return holder.platform;
+  }
+
+  get tokenUrl(): string {
+    return `${this.url}/app/getAppAccessToken`;
+  }
+
+  get apiBaseUrl(): string {
+    return this.url;
+  }
+
+  /** The next `times` calls get `answer` (message calls, and token calls when `answer.token`). */
+  failNext(answer: ScriptedAnswer, times = 1): void {
+    for (let i = 0; i < times; i++) this.script.push(answer);
+  }
+
+  /** Every token issued so far stops working (the platform answers 401), as when tokens expire early. */
+  expireTokens(): void {
+    this.tokens.clear();
+  }
+
+  /** Resolves once `count` messages were accepted in all. */
+  waitForMessages(count: number, timeoutMs = 10_000): Promise<void> {
+    if (this.messageCount >= count) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the fake platform got ${this.messageCount} of ${count} messages`)), timeoutMs);
+      this.waiters.push({
+        count,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return answer(res, 400, { code: 40001, message: 'invalid json' });
+    }
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (req.method === 'POST' && path === '/app/getAppAccessToken') return this.token(body, res);
+    const m = /^\/(?:v2\/(groups|users)|(channels))\/([^/]+)\/messages$/.exec(path);
+    if (req.method !== 'POST' || !m) return answer(res, 404, { code: 404, message: 'not found' });
+    const scripted = this.takeScript(false);
+    if (scripted) return answer(res, scripted.status, scripted.body ?? {}, scripted.headers);
+    const authorization = req.headers['authorization'];
+    const token = /^QQBot (\S+)$/.exec(String(authorization ?? ''))?.[1];
+    const expiresAt = token ? this.tokens.get(token) : undefined;
+    if (expiresAt === undefined || expiresAt < Date.now()) return answer(res, 401, { code: 11244, message: 'token not exist or expire' });
+    const targetType = m[1] === 'groups' ? 'group' : m[1] === 'users' ? 'user' : 'channel';
+    const problem = checkBody(targetType, body);
+    if (problem) return answer(res, 400, { code: 40034006, message: problem });
+    if (typeof body['msg_id'] === 'string' && targetType !== 'channel') {
+      const key = `${body['msg_id']}#${String(body['msg_seq'] ?? 1)}`;
+      if (this.seenSeq.has(key)) return answer(res, 400, { code: 40054005, message: 'msg_seq duplicated' });
+      // Bounded like the platform's own memory of replies: the oldest pairs are forgotten first.
+      if (this.seenSeq.size >= 100_000) this.seenSeq.delete(this.seenSeq.values().next().value as string);
+      this.seenSeq.add(key);
+    }
+    this.messageCount++;
+    const recorded: RecordedMessage = {
+      path,
+      targetType,
+      targetId: decodeURIComponent(m[3]!),
+      authorization: typeof authorization === 'string' ? authorization : undefined,
+      unionAppId: typeof req.headers['x-union-appid'] === 'string' ? req.headers['x-union-appid'] : undefined,
+      body,
+      at: Date.now(),
+    };
+    if (this.messages.length < (this.o.maxRecorded ?? 10_000)) this.messages.push(recorded);
+    this.o.onMessage?.(recorded);
+    answer(res, 200, { id: `fake-msg-${++this.sent}`, timestamp: new Date().toISOString() });
+    this.waiters = this.waiters.filter((w) => {
+      if (this.messageCount < w.count) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  private token(body: Record<string, unknown>, res: ServerResponse): void {
+    this.tokenRequests++;
+    const scripted = this.takeScript(true);
+    if (scripted) return answer(res, scripted.status, scripted.body ?? {}, scripted.headers);
+    if (body['appId'] !== this.o.appId || body['clientSecret'] !== this.o.secret) {
+      return answer(res, 400, { code: 100016, message: 'invalid appid or secret' });
+    }
+    const lifetime = this.o.tokenLifetimeSeconds ?? 7200;
+    const token = randomBytes(16).toString('hex');
+    this.tokens.set(token, Date.now() + lifetime * 1000);
+    if (this.issuedTokens.length < 1000) this.issuedTokens.push(token);
+    // The platform gives expires_in as a string.
+    answer(res, 200, { access_token: token, expires_in: String(lifetime) });
+  }
+
+  private takeScript(token: boolean): ScriptedAnswer | undefined {
+    const next = this.script[0];
+    if (!next || Boolean(next.token) !== token) return undefined;
+    return this.script.shift();
+  }
+}
+
+function checkBody(targetType: string, body: Record<string, unknown>): string | null {
+  if (targetType === 'channel') return typeof body['content'] === 'string' ? null : 'content is required';
+  if (body['msg_type'] === 0)
+    return typeof body['content'] === 'string' && body['content'] !== '' ? null : 'content is required for msg_type 0';
+  if (body['msg_type'] === 2) {
+    const md = body['markdown'] as { content?: unknown } | undefined;
+    if (targetType !== 'group') return 'markdown is not allowed here';
+    return typeof md?.content === 'string' && md.content !== '' ? null : 'markdown.content is required for msg_type 2';
+  }
+  return 'msg_type must be 0 or 2';
+}
+
+function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}

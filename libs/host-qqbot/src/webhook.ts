@@ -1,0 +1,204 @@
+import type { QqBotLastEvent } from '@host/admin-api';
+import { HostError } from '@host/host-core';
+import type { MessageEvent, QqBotErrorCode } from '@host/protocol';
+import type { QqBotAccount, QqBotAccounts } from './accounts';
+import { DEFAULT_REPLY_WINDOWS, mapDispatch, type ReplyWindows } from './event-mapping';
+import { validationSignature, verifyWebhook } from './signing';
+
+export interface QqBotWebhookOptions {
+  accounts: QqBotAccounts;
+  /** Hands a mapped event to the dispatcher; the webhook does not wait for it. */
+  dispatch: (event: MessageEvent) => Promise<unknown>;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Largest timestamp difference to the host clock accepted (default 300 s). */
+  timestampToleranceSeconds?: number;
+  /** Passive-reply windows (default: the platform's, 5 min in groups and channels, 60 min in c2c). */
+  replyWindows?: ReplyWindows;
+  /** Refusal log lines per account and minute; further ones are counted and summarised (default 20). */
+  maxRefusalLogsPerMinute?: number;
+  now?: () => number;
+}
+
+/** What the webhook answers. */
+export interface WebhookAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** `plain_token` of a validation request: the platform's are short alphanumeric strings. */
+const PLAIN_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+const EVENT_TS = /^\d{1,20}$/;
+const TIMESTAMP = /^\d{1,20}$/;
+
+/**
+ * The webhook of every QQ Bot account. Order of checks, each refusal logged:
+ * 1. A request that carries signature headers is verified before its body is
+ *    even parsed: Ed25519 over X-Signature-Timestamp + raw body with the
+ *    account's public key (401), then the timestamp tolerance (401).
+ * 2. An unsigned request is taken only as a callback-URL validation (op 13);
+ *    anything else unsigned is 401. Its plain_token must be a short token
+ *    without braces: the answer is a signature with the bot's key over
+ *    event_ts + plain_token, and an unrestricted token would let anyone obtain
+ *    a valid webhook signature (timestamp + a JSON body) for a forged event.
+ * 3. op 0: a repeated event id is refused (409); a message event becomes a
+ *    `message.created` event, handed to the dispatcher without waiting, and
+ *    the platform gets `{op: 12}` at once, whatever plugins do; other event
+ *    types are logged as unsupported and acknowledged the same way.
+ */
+export class QqBotWebhook {
+  private readonly now: () => number;
+  private readonly toleranceMs: number;
+  private readonly windows: ReplyWindows;
+  private readonly logBudget = new Map<string, { windowStart: number; logged: number; suppressed: number }>();
+
+  constructor(private readonly o: QqBotWebhookOptions) {
+    this.now = o.now ?? Date.now;
+    this.toleranceMs = (o.timestampToleranceSeconds ?? 300) * 1000;
+    this.windows = o.replyWindows ?? DEFAULT_REPLY_WINDOWS;
+  }
+
+  /** Answers one webhook request; throws a HostError (QQBOT_*) for a refusal. */
+  handle(accountId: string, headers: Record<string, string | string[] | undefined>, body: Buffer, remote = 'unknown'): WebhookAnswer {
+    const account = this.o.accounts.get(accountId);
+    if (!account) throw new HostError('QQBOT_ACCOUNT_NOT_FOUND', `No QQ Bot account "${accountId}" takes webhooks here.`);
+    account.counters.received++;
+    const signature = header(headers, 'x-signature-ed25519');
+    const timestamp = header(headers, 'x-signature-timestamp');
+    const signed = signature !== undefined || timestamp !== undefined;
+    if (signed) {
+      if (signature === undefined || timestamp === undefined || !TIMESTAMP.test(timestamp)) {
+        throw this.refuse(
+          account,
+          remote,
+          'QQBOT_SIGNATURE_INVALID',
+          'X-Signature-Ed25519 or X-Signature-Timestamp is missing or malformed',
+        );
+      }
+      if (!verifyWebhook(account.publicKey, timestamp, body, signature)) {
+        throw this.refuse(account, remote, 'QQBOT_SIGNATURE_INVALID', 'the Ed25519 signature does not match this account');
+      }
+      const skew = Math.abs(this.now() - Number(timestamp) * 1000);
+      if (skew > this.toleranceMs) {
+        throw this.refuse(
+          account,
+          remote,
+          'QQBOT_TIMESTAMP_STALE',
+          `X-Signature-Timestamp ${timestamp} is ${Math.round(skew / 1000)} s from the host clock (tolerance ${this.toleranceMs / 1000} s)`,
+        );
+      }
+    }
+    let payload: { op?: unknown; d?: unknown; t?: unknown; id?: unknown };
+    try {
+      payload = JSON.parse(body.toString('utf8')) as typeof payload;
+    } catch {
+      throw this.refuse(account, remote, signed ? 'QQBOT_PAYLOAD_INVALID' : 'QQBOT_SIGNATURE_INVALID', 'the body is not JSON');
+    }
+    if (!payload || typeof payload !== 'object' || typeof payload.op !== 'number') {
+      throw this.refuse(account, remote, signed ? 'QQBOT_PAYLOAD_INVALID' : 'QQBOT_SIGNATURE_INVALID', 'the body has no numeric op');
+    }
+    if (payload.op === 13) return this.validate(account, payload.d, remote);
+    if (!signed) throw this.refuse(account, remote, 'QQBOT_SIGNATURE_INVALID', `an op ${payload.op} request without signature headers`);
+    const platformEventId = typeof payload.id === 'string' && payload.id !== '' ? payload.id : null;
+    const type = typeof payload.t === 'string' ? payload.t : null;
+    if (payload.op !== 0) {
+      this.note(account, { op: payload.op, type, platformEventId, outcome: 'unsupported', eventId: null, error: null });
+      account.counters.unsupported++;
+      this.o.log('info', `qqbot ${account.id}: op ${payload.op} is not handled by a webhook; acknowledged`);
+      return { status: 200, body: { op: 12 } };
+    }
+    // Ed25519 signatures are deterministic: without an event id, the signature names the request.
+    if (!account.replays.firstTime(platformEventId ?? `sig:${signature!.toLowerCase()}`)) {
+      throw this.refuse(account, remote, 'QQBOT_EVENT_REPLAYED', `event ${platformEventId ?? '(no id)'} was already received`, {
+        op: 0,
+        type,
+        platformEventId,
+      });
+    }
+    const mapped = mapDispatch(
+      payload,
+      { botAccountId: account.id, appId: account.config.appId, displayName: account.config.displayName },
+      this.now(),
+      this.windows,
+    );
+    if (!mapped.ok) {
+      account.counters.unsupported++;
+      this.note(account, { op: 0, type, platformEventId, outcome: 'unsupported', eventId: null, error: null });
+      this.o.log('info', `qqbot ${account.id}: ${mapped.reason}; acknowledged without dispatch`);
+      return { status: 200, body: { op: 12 } };
+    }
+    const event = mapped.event;
+    account.counters.dispatched++;
+    this.note(account, { op: 0, type, platformEventId, outcome: 'dispatched', eventId: event.eventId, error: null });
+    // The platform waits at most 3 s for the answer: routing and plugins run behind it.
+    this.o.dispatch(event).catch((e: unknown) => {
+      this.o.log(
+        'error',
+        `qqbot ${account.id}: event ${event.eventId} could not be dispatched: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    });
+    return { status: 200, body: { op: 12 } };
+  }
+
+  private validate(account: QqBotAccount, d: unknown, remote: string): WebhookAnswer {
+    const data = (d && typeof d === 'object' ? d : {}) as { plain_token?: unknown; event_ts?: unknown };
+    const plainToken = data.plain_token;
+    const eventTs = typeof data.event_ts === 'number' ? String(data.event_ts) : data.event_ts;
+    if (typeof plainToken !== 'string' || !PLAIN_TOKEN.test(plainToken) || typeof eventTs !== 'string' || !EVENT_TS.test(eventTs)) {
+      throw this.refuse(
+        account,
+        remote,
+        'QQBOT_PAYLOAD_INVALID',
+        'op 13 needs d.plain_token (1 to 128 letters, digits, _ or -) and d.event_ts (digits)',
+        { op: 13, type: null, platformEventId: null },
+      );
+    }
+    this.note(account, { op: 13, type: null, platformEventId: null, outcome: 'validated', eventId: null, error: null });
+    // Within the same budget as refusals: anyone can post a validation request.
+    this.logLimited(account.id, 'info', `qqbot ${account.id}: callback URL validation answered`);
+    return { status: 200, body: { plain_token: plainToken, signature: validationSignature(account.privateKey, eventTs, plainToken) } };
+  }
+
+  private refuse(
+    account: QqBotAccount,
+    remote: string,
+    code: QqBotErrorCode,
+    why: string,
+    seen: Pick<QqBotLastEvent, 'op' | 'type' | 'platformEventId'> = { op: null, type: null, platformEventId: null },
+  ): HostError {
+    account.counters.refused++;
+    this.note(account, { ...seen, outcome: 'refused', eventId: null, error: code });
+    this.logLimited(account.id, 'warn', `qqbot ${account.id}: refused a webhook request from ${remote} (${code}): ${why}`);
+    return new HostError(code, `${why}.`);
+  }
+
+  private note(account: QqBotAccount, e: Omit<QqBotLastEvent, 'at'>): void {
+    account.lastEvent = { at: new Date(this.now()).toISOString(), ...e };
+  }
+
+  /**
+   * Logs a line about a request anyone can send (a refusal, a validation), at most
+   * `maxRefusalLogsPerMinute` per account and minute, so a flood cannot fill the log.
+   */
+  private logLimited(accountId: string, level: 'info' | 'warn', line: string): void {
+    const now = this.now();
+    const max = this.o.maxRefusalLogsPerMinute ?? 20;
+    let b = this.logBudget.get(accountId);
+    if (!b || now - b.windowStart >= 60_000) {
+      if (b && b.suppressed > 0)
+        this.o.log('warn', `qqbot ${accountId}: ${b.suppressed} more refused or validation requests were not logged`);
+      b = { windowStart: now, logged: 0, suppressed: 0 };
+      this.logBudget.set(accountId, b);
+    }
+    if (b.logged < max) {
+      b.logged++;
+      this.o.log(level, line);
+    } else {
+      b.suppressed++;
+    }
+  }
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
