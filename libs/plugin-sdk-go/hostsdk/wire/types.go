@@ -234,9 +234,9 @@ type HostInitializeResult struct {
 	Encoding     string   `json:"encoding"`
 }
 
-// HttpManifest: Body of GET {baseUrl}/host/plugin/manifest.
+// HTTPManifest: Body of GET {baseUrl}/host/plugin/manifest.
 // Open: unknown keys are ignored. Schema: http-manifest.schema.json#
-type HttpManifest struct {
+type HTTPManifest struct {
 	// Editor hint; ignored by the host.
 	Schema      string `json:"$schema,omitempty"`
 	PluginID    string `json:"pluginId"`
@@ -255,12 +255,12 @@ type HttpManifest struct {
 	Permissions []string `json:"permissions,omitempty"`
 	// Default: [].
 	Commands []Command             `json:"commands,omitempty"`
-	Settings *HttpManifestSettings `json:"settings,omitempty"`
+	Settings *HTTPManifestSettings `json:"settings,omitempty"`
 }
 
-// HttpManifestSettings of protocol v2.
+// HTTPManifestSettings of protocol v2.
 // Strict: unknown keys are refused. Schema: http-manifest.schema.json#/properties/settings
-type HttpManifestSettings struct {
+type HTTPManifestSettings struct {
 	// Default: {}.
 	ConfigSchema map[string]ConfigField `json:"configSchema,omitempty"`
 }

@@ -10,7 +10,19 @@ const HEADER = [
 ];
 
 /** Words spelt in capitals in Go identifiers (Go's initialism convention). */
-const INITIALISMS: Record<string, string> = { id: 'ID', ids: 'IDs', url: 'URL', json: 'JSON', http: 'HTTP', sdk: 'SDK', rpc: 'RPC' };
+const INITIALISMS: Record<string, string> = {
+  id: 'ID',
+  ids: 'IDs',
+  url: 'URL',
+  json: 'JSON',
+  http: 'HTTP',
+  sdk: 'SDK',
+  rpc: 'RPC',
+  eof: 'EOF',
+  utf8: 'UTF8',
+  api: 'API',
+  tls: 'TLS',
+};
 
 /** Splits `pluginId`, `msg_type`, `message.format.unsupported_target`, `SDK_NOT_INITIALIZED` into lowercase words. */
 function words(name: string): string[] {
@@ -57,7 +69,7 @@ export function goType(ref: TypeRef): string {
     case 'map':
       return `map[string]${goType(ref.values)}`;
     case 'named':
-      return ref.name;
+      return goName(ref.name);
     case 'union': {
       // `X | null` is a pointer to X; any other union (string | number | boolean) is `any`.
       const nonNull = ref.options.filter((o) => o.kind !== 'null');
@@ -153,8 +165,9 @@ function unionBranches(model: ProtocolModel, alias: NamedType): ObjectType[] {
   });
 }
 
-function emitObject(type: ObjectType, model: ProtocolModel, unionOf: Map<string, string>): string[] {
+function emitObject(source: ObjectType, model: ProtocolModel, unionOf: Map<string, string>): string[] {
   const out: string[] = [];
+  const type = { ...source, name: goName(source.name) };
   const doc = [
     type.description ? `${type.name}: ${type.description}` : `${type.name} of protocol v2.`,
     `${type.open ? 'Open: unknown keys are ignored.' : 'Strict: unknown keys are refused.'} Schema: ${type.source}`,
@@ -184,7 +197,7 @@ function emitObject(type: ObjectType, model: ProtocolModel, unionOf: Map<string,
       '',
     );
   }
-  const union = unionOf.get(type.name);
+  const union = unionOf.get(source.name);
   if (union) {
     // Union branches write their constants themselves, so a zero-valued Type never reaches the wire.
     out.push(
@@ -206,8 +219,8 @@ function emitObject(type: ObjectType, model: ProtocolModel, unionOf: Map<string,
 }
 
 function emitUnion(alias: NamedType, model: ProtocolModel): string[] {
-  const branches = unionBranches(model, alias);
-  const name = alias.name;
+  const branches = unionBranches(model, alias).map((b) => ({ ...b, name: goName(b.name) }));
+  const name = goName(alias.name);
   const out: string[] = [];
   out.push(
     ...comment(
