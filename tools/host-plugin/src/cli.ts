@@ -4,6 +4,7 @@ import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { flag, parseArgs } from './args';
 import { CliError } from './errors';
 import { init } from './init';
+import { isPythonProject, packPython } from './python';
 import type { CliIO } from './io';
 import { gatherFacts, renderNotes } from './notes';
 import { pack } from './pack';
@@ -15,14 +16,16 @@ export const CLI_VERSION = SDK_VERSION;
 export const USAGE = `host-plugin ${CLI_VERSION}: build protocol v2 Node.js plugins
 
 Usage:
-  host-plugin init <dir> [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--intercepts] [--force]
-      Create a TypeScript plugin project: manifest.json, src/plugin.ts, a test with the test host, package scripts.
+  host-plugin init <dir> [--lang node|python] [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--intercepts] [--force]
+      Create a plugin project: TypeScript by default (manifest.json, src/plugin.ts, a test with the test host, package scripts);
+      --lang python: manifest.json, plugin.py, tests/ (unittest with the test host), requirements.txt and a copy of host_sdk_v2.
       --intercepts: the command stops lower-priority plugins (declares messages.intercept, calls ctx.intercept()).
   host-plugin validate [dir]
       Check manifest.json with the protocol schema and the package: entry built, SDK installed, relative paths, --host-stdio.
   host-plugin pack [dir] [--out <folder>] [--include <path>]...
       Validate, then write <folder>/<pluginId>.zip (default artifacts/): manifest.json, package.json, the built
       entry folder and the production node_modules. The same inputs give the same bytes.
+      In a Python project (the manifest starts python3) it runs the Python packer: python3 -m host_sdk_v2.pack.
   host-plugin notes [dir] [--out RELEASE_NOTES.md | --stdout] [--notes notes.json] [--host-versions <range>]
                     [--node <range>] [--http --base-url <url> --security <text> --concurrency <text> --http-logs <text> --updates <text>]
       Write release notes from manifest.json; facts it cannot know come from flags, notes.json or questions.
@@ -45,7 +48,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         io.out(CLI_VERSION);
         return 0;
       case 'init': {
-        const args = parseArgs(rest, ['id', 'name', 'author', 'description', 'sdk'], ['force', 'intercepts']);
+        const args = parseArgs(rest, ['id', 'name', 'author', 'description', 'sdk', 'lang'], ['force', 'intercepts']);
         const [dir] = args.positional;
         if (!dir || args.positional.length > 1) throw new CliError('CLI_USAGE', 'init takes one folder: host-plugin init <dir>');
         await init(
@@ -58,6 +61,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
             sdk: flag(args, 'sdk'),
             force: args.flags.has('force'),
             intercepts: args.flags.has('intercepts'),
+            lang: flag(args, 'lang'),
           },
           io,
         );
@@ -80,6 +84,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       }
       case 'pack': {
         const args = parseArgs(rest, ['out', 'include'], []);
+        const dir = resolve(io.cwd, one(args.positional, 'pack'));
+        if (isPythonProject(dir)) return packPython(dir, flag(args, 'out'));
         const project = loadProject(resolve(io.cwd, one(args.positional, 'pack')));
         pack(project, { outDir: flag(args, 'out'), include: args.flags.get('include') ?? [] }, (t) => io.out(t));
         return 0;

@@ -56,6 +56,14 @@ export const CLI_ERRORS = defineErrors({
   },
   PACK_REFUSED: { message: 'Validation found problems, so no package was written. Fix each listed problem and pack again.' },
   PACK_TOO_LARGE: { message: 'A file is larger than a ZIP without ZIP64 can hold (4 GiB). Leave it out of the package.' },
+  PYTHON_SDK_MISSING: {
+    message:
+      'The Python SDK (host_sdk_v2) to copy into a new Python project was not found beside this CLI. Run the CLI from a checkout of the host repository or a complete release.',
+  },
+  PYTHON_NOT_FOUND: {
+    message:
+      'No Python interpreter to run the Python packer. Install Python 3.9 or newer as python3, or set HOST_PLUGIN_PYTHON to its path.',
+  },
   NOTES_INPUT_MISSING: {
     message:
       'Release notes need facts the manifest does not hold. Pass them as flags or in notes.json, or run the command in a terminal to be asked.',

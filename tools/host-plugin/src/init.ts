@@ -4,6 +4,7 @@ import { PluginId } from '@host/protocol';
 import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { CliError } from './errors';
 import type { CliIO } from './io';
+import { copyPythonSdk, pythonProjectFiles } from './python';
 import { projectFiles, type InitOptions } from './templates';
 
 export interface InitFlags {
@@ -14,6 +15,8 @@ export interface InitFlags {
   sdk?: string;
   force?: boolean;
   intercepts?: boolean;
+  /** node (default) or python. */
+  lang?: string;
 }
 
 /**
@@ -59,6 +62,8 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
   if (existsSync(target) && readdirSync(target).length > 0 && !flags.force) {
     throw new CliError('INIT_TARGET_NOT_EMPTY', `${target} already has files`);
   }
+  const lang = flags.lang ?? 'node';
+  if (lang !== 'node' && lang !== 'python') throw new CliError('CLI_USAGE', `--lang ${lang} is not known; use node or python`);
   const d = defaults(target);
   const ask = async (question: string, given: string | undefined, fallback: string) =>
     given ?? (io.interactive ? (await io.ask(`${question} (${fallback}): `)) || fallback : fallback);
@@ -73,7 +78,14 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
   };
   const id = PluginId.safeParse(options.pluginId);
   if (!id.success) throw new CliError('INIT_PLUGIN_ID_INVALID', `"${options.pluginId}" ${id.error.issues[0]?.message ?? 'is invalid'}`);
-  const files = projectFiles(options);
+  if (lang === 'python' && (flags.sdk !== undefined || flags.intercepts)) {
+    throw new CliError('CLI_USAGE', '--sdk and --intercepts apply to Node.js projects only');
+  }
+  const files = lang === 'python' ? pythonProjectFiles(options) : projectFiles(options);
+  if (lang === 'python') {
+    mkdirSync(target, { recursive: true });
+    copyPythonSdk(target);
+  }
   for (const [path, content] of files) {
     const file = join(target, path);
     mkdirSync(dirname(file), { recursive: true });
@@ -83,6 +95,11 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
   for (const path of files.keys()) io.out(`  ${path}`);
   io.out('\nNext:');
   io.out(`  cd ${dir}`);
+  if (lang === 'python') {
+    io.out('  python3 -m unittest');
+    io.out('  python3 -m host_sdk_v2.pack     # or host-plugin pack; writes artifacts/' + options.pluginId + '.zip');
+    return [...files.keys(), 'host_sdk_v2/'];
+  }
   io.out('  npm install');
   io.out('  npm test');
   io.out('  npm run pack     # writes artifacts/' + options.pluginId + '.zip');

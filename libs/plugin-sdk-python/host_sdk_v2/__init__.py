@@ -1,0 +1,67 @@
+"""host_sdk_v2: the Python SDK of protocol v2 chat-bot plugins (standard library only, CPython 3.9+).
+
+One plugin definition runs over stdio (the host starts it) or HTTP (a WSGI app)::
+
+    from host_sdk_v2 import Plugin, at, literal
+
+    plugin = Plugin.from_manifest("manifest.json")
+
+    @plugin.command("echo")
+    def echo(ctx):
+        ctx.reply_markdown(at.user(ctx.sender), " said: ", literal(ctx.args))
+
+    if __name__ == "__main__":
+        plugin.run()
+"""
+
+from ._generated.catalog import (
+    ERROR_CODES,
+    HOST_STDIO_FLAG,
+    HTTP_DEFAULTS,
+    LIMITS,
+    PERMISSIONS,
+    PROTOCOL_VERSION,
+    RUNTIME_DEFAULTS,
+    Capability,
+    RpcErrorCode,
+)
+from ._version import SDK_NAME, SDK_VERSION
+from .cancellation import Cancellation
+from .context import Directories, LifecycleContext, MessageContext, MessageSender, PluginLogger, Sent
+from .errors import HANDLER_FAILED_CODE, SDK_ERRORS, HandlerError, HostCallError, PluginMessageError, PluginSdkError
+from .parts import at, composite, literal, text
+from .plugin import Plugin
+from .stdio import USAGE_EXIT_CODE
+
+__all__ = [
+    "Cancellation",
+    "Capability",
+    "Directories",
+    "ERROR_CODES",
+    "HANDLER_FAILED_CODE",
+    "HOST_STDIO_FLAG",
+    "HTTP_DEFAULTS",
+    "HandlerError",
+    "HostCallError",
+    "LIMITS",
+    "LifecycleContext",
+    "MessageContext",
+    "MessageSender",
+    "PERMISSIONS",
+    "PROTOCOL_VERSION",
+    "Plugin",
+    "PluginLogger",
+    "PluginMessageError",
+    "PluginSdkError",
+    "RUNTIME_DEFAULTS",
+    "RpcErrorCode",
+    "SDK_ERRORS",
+    "SDK_NAME",
+    "SDK_VERSION",
+    "Sent",
+    "USAGE_EXIT_CODE",
+    "at",
+    "composite",
+    "literal",
+    "text",
+]

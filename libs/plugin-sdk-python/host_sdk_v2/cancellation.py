@@ -1,0 +1,80 @@
+"""Cancellation of one event's handler (``ctx.cancellation``), usable from sync and async code."""
+
+import asyncio
+import threading
+from typing import Callable, List, Optional
+
+from .errors import PluginSdkError
+
+
+class Cancellation:
+    """Set when the host cancels the event (``events.cancel``), when the handler deadline passes, or when
+    the plugin stops or loses its host. Handlers check it and return soon after it is set: the host has
+    stopped waiting for them.
+
+    Sync code: ``if ctx.cancellation.cancelled: return`` or ``ctx.cancellation.wait(5)`` instead of
+    ``time.sleep(5)``. Async code: ``await ctx.cancellation.wait_async()``.
+    """
+
+    def __init__(self, parent: Optional["Cancellation"] = None) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: List[Callable[[], None]] = []
+        self.reason: Optional[Exception] = None
+        self._parent = parent
+        if parent is not None:
+            source = parent
+            parent.add_callback(lambda: self.cancel(source.reason))
+
+    @property
+    def cancelled(self) -> bool:
+        """True once cancelled."""
+        return self._event.is_set()
+
+    def cancel(self, reason: Optional[Exception] = None) -> None:
+        """Cancels (once); ``reason`` says why (a PluginSdkError SDK_EVENT_CANCELLED for cancel or deadline)."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # a failing callback must not stop the others
+                pass
+
+    def add_callback(self, callback: Callable[[], None]) -> None:
+        """Runs ``callback`` when cancelled (at once if already), on the thread that cancels."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until cancelled or ``timeout`` seconds passed; returns whether it was cancelled."""
+        return self._event.wait(timeout)
+
+    async def wait_async(self) -> None:
+        """Completes when cancelled."""
+        loop = asyncio.get_running_loop()
+        done: "asyncio.Future[None]" = loop.create_future()
+
+        def settle() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(settle)
+
+        self.add_callback(wake)
+        await done
+
+    def raise_if_cancelled(self) -> None:
+        """Raises the reason (PluginSdkError SDK_EVENT_CANCELLED) when cancelled."""
+        if self._event.is_set():
+            if isinstance(self.reason, PluginSdkError):
+                raise self.reason
+            raise PluginSdkError("SDK_EVENT_CANCELLED", str(self.reason) if self.reason else None)

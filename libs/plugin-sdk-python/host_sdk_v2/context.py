@@ -1,0 +1,325 @@
+"""What handlers receive: the message context and the lifecycle context."""
+
+import asyncio
+import concurrent.futures
+import json
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence
+
+from ._generated.wire import CommandMatch, MessageEvent, SendResult, UserRef
+from .cancellation import Cancellation
+from .errors import PluginMessageError, PluginSdkError
+from .messages import prepare_message, provider_for
+from .parts import PartInput, at, literal, text
+
+
+@dataclass(frozen=True)
+class Directories:
+    """Folders the host gives a stdio plugin: the package folder (read-only by convention) and the
+    plugin's data, config and cache folders, which survive updates."""
+
+    plugin_directory: str
+    data_directory: str
+    config_directory: str
+    cache_directory: str
+
+
+def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
+    """An asyncio future of the running loop that follows ``future``. Unlike ``asyncio.wrap_future`` it
+    settles directly when ``future`` is settled on the loop's own thread (a host answer read by the
+    runtime), instead of waking the loop through its self-pipe for every request."""
+    loop = asyncio.get_running_loop()
+    waiter: "asyncio.Future[Any]" = loop.create_future()
+    loop_thread = threading.get_ident()
+
+    def settle(done: "concurrent.futures.Future[Any]") -> None:
+        if waiter.done():
+            return
+        error = done.exception()
+        if error is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(done.result())
+
+    def on_done(done: "concurrent.futures.Future[Any]") -> None:
+        if threading.get_ident() == loop_thread:
+            settle(done)
+        else:
+            loop.call_soon_threadsafe(settle, done)
+
+    future.add_done_callback(on_done)
+    return waiter
+
+
+class Sent:
+    """A message on its way to the host. Await it in async handlers (``await ctx.reply("hi")``) or call
+    :meth:`result` in sync ones to wait for the host's answer; a handler may also leave it: the event's
+    completion waits for every message the handler started, and a failure nobody waited for is logged."""
+
+    def __init__(self, future: "concurrent.futures.Future[SendResult]") -> None:
+        self._future = future
+        self.observed = False
+
+    def result(self, timeout: Optional[float] = None) -> SendResult:
+        """Waits for the host's answer; raises PluginMessageError when it refused the message."""
+        self.observed = True
+        return self._future.result(timeout)
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def __await__(self) -> Generator[Any, None, SendResult]:
+        self.observed = True
+        return bridge(self._future).__await__()
+
+
+class Transport:
+    """How prepared messages and log lines leave the process (stdio, HTTP, the test host)."""
+
+    kind = "test"
+
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[SendResult]":
+        raise NotImplementedError
+
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[SendResult]":
+        raise NotImplementedError
+
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
+        raise NotImplementedError
+
+
+class Session:
+    """What a runtime knows about the running plugin, shared by its contexts."""
+
+    def __init__(
+        self,
+        plugin_id: str,
+        settings: Mapping[str, Any],
+        directories: Optional[Directories],
+        permissions: Optional[Sequence[str]],
+        intercepts: bool,
+    ) -> None:
+        self.plugin_id = plugin_id
+        self.settings: Mapping[str, Any] = dict(settings)
+        self.directories = directories
+        self.permissions = list(permissions) if permissions is not None else None
+        self.intercepts = intercepts
+        self.cancellation = Cancellation()
+
+
+class PluginLogger:
+    """Writes to the plugin's log in the host (stdio: ``log.write``; HTTP: stderr). Never blocks, never raises.
+    Keyword arguments become structured fields: ``ctx.log.info("greeting", sender=ctx.sender["mentionId"])``."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def _write(self, level: str, message: str, fields: Dict[str, Any]) -> None:
+        try:
+            self._transport.log(level, str(message), fields or None)
+        except Exception as error:  # logging must never break a handler
+            sys.stderr.write(f"[{level}] {message} (log failed: {error})\n")
+
+    def debug(self, message: str, **fields: Any) -> None:
+        self._write("debug", message, fields)
+
+    def info(self, message: str, **fields: Any) -> None:
+        self._write("info", message, fields)
+
+    def warn(self, message: str, **fields: Any) -> None:
+        self._write("warn", message, fields)
+
+    warning = warn
+
+    def error(self, message: str, **fields: Any) -> None:
+        self._write("error", message, fields)
+
+
+class Target:
+    """Sends to one target: ``ctx.messages.group("g1").send("hi")``. Needs the ``messages.send`` permission."""
+
+    def __init__(self, sender: "MessageSender", target: Dict[str, str]) -> None:
+        self._sender = sender
+        self.target = target
+
+    def send(self, *parts: PartInput) -> Sent:
+        """Sends a text message."""
+        return self._sender._send(self.target, "text", parts)
+
+    def send_markdown(self, *parts: PartInput) -> Sent:
+        """Sends a Markdown message (groups only: ``message.format.unsupported_target`` otherwise)."""
+        return self._sender._send(self.target, "markdown", parts)
+
+
+class MessageSender:
+    """Messages the plugin starts itself (not replies). Over HTTP only while handling an event."""
+
+    def __init__(self, transport: Transport, session: Session, track: Callable[[Sent], Sent], event: Optional[Mapping[str, Any]]) -> None:
+        self._transport = transport
+        self._session = session
+        self._track = track
+        self._event = event
+
+    def _send(self, target: Mapping[str, str], fmt: str, parts: Sequence[PartInput]) -> Sent:
+        message, checked, body = prepare_message(
+            fmt, parts, dict(target), provider_for(self._event.get("source") if self._event else None), self._session.permissions, "messages.send"
+        )
+        return self._track(Sent(self._transport.send(message, checked, body, self._event)))
+
+    def group(self, group_id: str) -> Target:
+        return Target(self, {"type": "group", "id": group_id})
+
+    def channel(self, channel_id: str) -> Target:
+        return Target(self, {"type": "channel", "id": channel_id})
+
+    def user(self, user_id: str) -> Target:
+        """A one-to-one chat with a user (QQ c2c)."""
+        return Target(self, {"type": "user", "id": user_id})
+
+    def direct(self, direct_id: str) -> Target:
+        return Target(self, {"type": "direct", "id": direct_id})
+
+    def to(self, target: Mapping[str, str]) -> Target:
+        """Any target ``{"type", "id"}``."""
+        return Target(self, dict(target))
+
+
+class LifecycleContext:
+    """What on_start, on_stop and on_settings_changed receive."""
+
+    def __init__(self, transport: Transport, session: Session, track: Optional[Callable[[Sent], Sent]] = None, event: Optional[Mapping[str, Any]] = None) -> None:
+        self._session = session
+        self.plugin_id: str = session.plugin_id
+        self.transport: str = transport.kind
+        self.directories: Optional[Directories] = session.directories
+        self.log = PluginLogger(transport)
+        self.messages = MessageSender(transport, session, track or (lambda s: s), event)
+        self.cancellation: Cancellation = session.cancellation
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """Current settings values. On stdio they change while the plugin runs when an operator saves new
+        ones: read them when needed rather than copying them in on_start."""
+        return self._session.settings
+
+
+class MessageContext(LifecycleContext):
+    """What a message or command handler receives.
+
+    ``ctx.event`` is the message event as the host sent it; ``ctx.sender`` its sender; ``ctx.command``
+    the matched command (``ctx.command["args"]`` is the text after the command word) or None;
+    ``ctx.args`` the same text ("" without a command); ``ctx.text`` the message content.
+    """
+
+    at = at
+
+    def __init__(self, event: MessageEvent, transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
+        self._pending: List[Sent] = []
+        self._lock = threading.Lock()
+        super().__init__(transport, session, self._track, event)
+        self._transport_obj = transport
+        self.event: MessageEvent = event
+        self.sender: UserRef = event["sender"]
+        self.command: Optional[CommandMatch] = event.get("command")
+        self.args: str = self.command["args"] if self.command else ""
+        self.text: str = event["message"]["content"]
+        self.cancellation = cancellation
+        self._on_decision = on_decision
+        self._decision: Optional[bool] = None
+
+    def _track(self, sent: Sent) -> Sent:
+        with self._lock:
+            self._pending.append(sent)
+        return sent
+
+    @staticmethod
+    def literal(value: str) -> Any:
+        """Text shown as written (Markdown syntax escaped): for text that came from users."""
+        return literal(value)
+
+    @staticmethod
+    def text_part(value: str) -> Any:
+        """A text part."""
+        return text(value)
+
+    def _reply(self, fmt: str, parts: Sequence[PartInput]) -> Sent:
+        ref = self.event["messageReference"]
+        target = {"type": ref["targetType"], "id": ref["targetId"]}
+        until = ref.get("replyUntil")
+        if until is not None and _parse_time(until) < datetime.now(timezone.utc):
+            raise PluginMessageError(
+                "message.reference.expired",
+                f'The reply window closed at {until}. Reply sooner, or send with ctx.messages.{target["type"]}("{target["id"]}").send(...) (needs messages.send).',
+                target=target,
+            )
+        message, checked, body = prepare_message(fmt, parts, target, provider_for(self.event.get("source")), self._session.permissions, "messages.reply")
+        return self._track(Sent(self._transport_obj.reply(self.event, message, checked, body)))
+
+    def reply(self, *parts: PartInput) -> Sent:
+        """Replies in the event's conversation in text format. Strings are text parts; raises
+        PluginMessageError at once when the message breaks a rule."""
+        return self._reply("text", parts)
+
+    def reply_markdown(self, *parts: PartInput) -> Sent:
+        """Replies in Markdown (groups only). Mentions become provider tags: ``ctx.reply_markdown(at.user(ctx.sender), " said ", ctx.args)``."""
+        return self._reply("markdown", parts)
+
+    def intercept(self) -> None:
+        """Stops the plugins after this one from seeing the message. Needs ``Plugin(..., intercepts=True)``
+        (and, on stdio, the ``messages.intercept`` permission)."""
+        if not self._session.intercepts:
+            raise PluginSdkError("SDK_INTERCEPT_UNDECLARED", "Create the plugin with Plugin.from_manifest(..., intercepts=True).")
+        self._decide(True)
+
+    def pass_on(self) -> None:
+        """Lets the event go on to the plugins after this one, as early as the handler knows it."""
+        if self._session.intercepts:
+            self._decide(False)
+
+    def _decide(self, intercepted: bool) -> None:
+        if self._decision == intercepted:
+            return
+        if self._decision is not None:
+            raise PluginSdkError(
+                "SDK_DECISION_CONFLICT",
+                f"ctx.{'intercept' if intercepted else 'pass_on'}() was called after ctx.{'intercept' if self._decision else 'pass_on'}() for event {self.event['eventId']}; decide once.",
+            )
+        self._decision = intercepted
+        self._on_decision(intercepted)
+
+    async def _settle(self) -> None:
+        """Waits for every message the handler started; logs failures nobody waited for."""
+        index = 0
+        while True:
+            with self._lock:
+                if index >= len(self._pending):
+                    return
+                sent = self._pending[index]
+            index += 1
+            try:
+                await bridge(sent._future)
+            except Exception as error:
+                if not sent.observed:
+                    self.log.warn(f"a message the handler did not wait for failed: {error}")
+
+
+def _parse_time(value: str) -> datetime:
+    """An ISO 8601 date-time with a zone (the schema checked its shape); 3.9's fromisoformat takes
+    neither "Z" nor more than 6 fraction digits."""
+    match = re.match(r"^(.*?T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|z|[+-]\d\d:\d\d)$", value)
+    if match is None:
+        raise ValueError(f"not a date-time with a zone: {value!r}")
+    head, fraction, zone = match.groups()
+    zone = "+00:00" if zone in ("Z", "z") else zone
+    return datetime.fromisoformat(f"{head}{'.' + (fraction + '000000')[:6] if fraction else ''}{zone}")
+
+
+def describe(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return "[unserialisable]"

@@ -1,0 +1,117 @@
+"""The one dispatch path of every transport (stdio, HTTP, the test host): runs the handler of one event,
+sends its decision (the ACK) as soon as it is known, and reports how the handler ended."""
+
+import asyncio
+import inspect
+import time
+import traceback
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
+
+from ._generated.wire import EventAck, MessageEvent, PluginError
+from .cancellation import Cancellation
+from .context import MessageContext, Session, Transport
+from .errors import HANDLER_FAILED_CODE, HandlerError, PluginMessageError, PluginSdkError
+
+if TYPE_CHECKING:
+    from .plugin import Handler, Plugin
+
+
+def _clip(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: limit - 3] + "..."
+
+
+def to_plugin_error(error: BaseException) -> PluginError:
+    """The ``{code, message, details?}`` of a raised exception."""
+    if isinstance(error, HandlerError):
+        out: Dict[str, Any] = {"code": _clip(error.code or HANDLER_FAILED_CODE, 100), "message": _clip(error.message, 2000)}
+        if error.details is not None:
+            out["details"] = error.details
+        return out  # type: ignore[return-value]
+    if isinstance(error, (PluginMessageError, PluginSdkError)):
+        return {"code": error.code, "message": _clip(str(error), 2000)}
+    message = str(error) or type(error).__name__
+    return {"code": HANDLER_FAILED_CODE, "message": _clip(message, 2000)}
+
+
+class Completion:
+    """How the handler of an accepted event ended: what ``events.completed`` reports."""
+
+    def __init__(self, error: Optional[PluginError], duration_ms: float) -> None:
+        self.error = error
+        self.duration_ms = duration_ms
+
+
+async def call_handler(handler: Callable[..., Any], arg: Any, inline: bool) -> None:
+    """Runs a sync or async handler. Sync handlers run in a worker thread (so the runtime keeps answering
+    pings) unless ``inline`` (HTTP and the test host, which already run on a thread of their own)."""
+    if inspect.iscoroutinefunction(handler):
+        await handler(arg)
+        return
+    if inline:
+        result = handler(arg)
+    else:
+        result = await asyncio.get_running_loop().run_in_executor(None, handler, arg)
+    if inspect.isawaitable(result):
+        await result
+
+
+async def dispatch_event(
+    plugin: "Plugin",
+    event: MessageEvent,
+    transport: Transport,
+    session: Session,
+    on_ack: Callable[[EventAck], None],
+    cancellation: Cancellation,
+    inline: bool = False,
+) -> Optional[Completion]:
+    """Decision and work are apart (docs/protocol/v2.md 4.2, 5.3): a plugin that cannot intercept ACKs
+    before its handler runs; one that can ACKs on intercept()/pass_on() or when the handler ends. Returns
+    the completion of an accepted event, or None when nothing took it."""
+    handler = plugin.handler_for(event)
+    if handler is None:
+        on_ack({"eventId": event["eventId"], "accepted": False, "intercepted": False, "error": None})
+        return None
+    acked = False
+
+    def ack(value: EventAck) -> None:
+        nonlocal acked
+        if not acked:
+            acked = True
+            on_ack(value)
+
+    def accept(intercepted: bool) -> None:
+        ack({"eventId": event["eventId"], "accepted": True, "intercepted": intercepted, "error": None})
+
+    if not session.intercepts:
+        accept(False)
+    loop = asyncio.get_running_loop()
+
+    def decided(intercepted: bool) -> None:
+        # intercept() may be called from a worker thread: the ACK goes out on the loop.
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            accept(intercepted)
+        else:
+            loop.call_soon_threadsafe(accept, intercepted)
+
+    ctx = MessageContext(event, transport, session, cancellation, decided)
+    started = time.monotonic()
+    error: Optional[PluginError] = None
+    try:
+        await call_handler(handler, ctx, inline)
+    except Exception as thrown:
+        error = to_plugin_error(thrown)
+        what = f'command "{event["command"]["name"]}"' if event.get("command") else "message"
+        transport.log("error", f"handler for {what} {event['eventId']} failed: {error['message']}", {"code": error["code"], "stack": "".join(traceback.format_exception(type(thrown), thrown, thrown.__traceback__))})
+    declined = not acked and error is not None
+    if declined:
+        ack({"eventId": event["eventId"], "accepted": False, "intercepted": False, "error": error})
+    else:
+        accept(False)
+    await ctx._settle()
+    if declined:
+        return None
+    return Completion(error, max(0.0, (time.monotonic() - started) * 1000))

@@ -1,0 +1,173 @@
+"""stdio framing (docs/protocol/v2.md 3.2): ``Content-Length: N\\r\\n\\r\\n`` then N bytes of UTF-8 JSON.
+
+The decoder is strict: a header line that is not ``Name: value`` is reported as soon as its line ends,
+and after an error the stream is broken for good (frames cannot be resynchronised).
+"""
+
+import json
+import re
+from typing import Any, List, Optional, Tuple, Union
+
+from ._generated.catalog import LIMITS
+
+_HEADER_LINE = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$", re.S)
+_CONTENT_TYPE = re.compile(r'^application/vscode-jsonrpc\s*;\s*charset\s*=\s*"?utf-?8"?$', re.I)
+_DIGITS = re.compile(rb"^[0-9]{1,10}$")
+
+#: ("message", <JSON-RPC object>) or ("error", <framing.* code>, <text>).
+FrameEvent = Tuple[Any, ...]
+
+
+def check_jsonrpc_shape(value: Any) -> Optional[str]:
+    """The JSON-RPC 2.0 shape of a payload; returns what is wrong, or None."""
+    if not isinstance(value, dict):
+        return "payload is not a JSON object"
+    if value.get("jsonrpc") != "2.0":
+        return '"jsonrpc" must be "2.0"'
+    has_id = "id" in value
+    msg_id = value.get("id")
+    id_ok = not has_id or isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
+    if "method" in value:
+        if not isinstance(value["method"], str) or value["method"] == "":
+            return '"method" must be a non-empty string'
+        if not id_ok or (has_id and msg_id is None):
+            return '"id" of a request must be a string or an integer'
+        return None
+    if not has_id or not (id_ok or msg_id is None):
+        return 'a response needs "id"'
+    if ("result" in value) == ("error" in value):
+        return 'a response needs exactly one of "result" and "error"'
+    if "error" in value:
+        err = value["error"]
+        if (
+            not isinstance(err, dict)
+            or not isinstance(err.get("code"), int)
+            or isinstance(err.get("code"), bool)
+            or not isinstance(err.get("message"), str)
+        ):
+            return '"error" must be {code: integer, message: string}'
+    return None
+
+
+def _integral_float(value: float) -> Any:
+    # JSON numbers like 1.0 are integers in JavaScript; keep ids and counts integral the same way.
+    return int(value) if value.is_integer() else value
+
+
+class FrameDecoder:
+    """Feeds bytes, yields messages and at most one (fatal) error."""
+
+    def __init__(self, max_header_bytes: int = LIMITS["maxHeaderBytes"], max_payload_bytes: int = LIMITS["maxPayloadBytes"]) -> None:
+        self.max_header_bytes = max_header_bytes
+        self.max_payload_bytes = max_payload_bytes
+        self._buf = bytearray()
+        self._pending: Optional[Tuple[int, int]] = None
+        self.broken = False
+
+    def push(self, chunk: bytes) -> List[FrameEvent]:
+        if self.broken:
+            return []
+        self._buf += chunk
+        out: List[FrameEvent] = []
+        while True:
+            event = self._next()
+            if event is None:
+                break
+            out.append(event)
+            if event[0] == "error":
+                self.broken = True
+                self._buf = bytearray()
+                break
+        return out
+
+    def end(self) -> List[FrameEvent]:
+        """End of stream: clean between frames, ``framing.eof_in_frame`` inside one."""
+        if self.broken or not self._buf:
+            return []
+        self.broken = True
+        return [("error", "framing.eof_in_frame", f"stream ended with {len(self._buf)} bytes of an unfinished frame")]
+
+    def _next(self) -> Optional[FrameEvent]:
+        if self._pending is not None:
+            return self._take(*self._pending)
+        buf = self._buf
+        header_end = -1
+        lines: List[bytes] = []
+        line_start = 0
+        i = buf.find(b"\n")
+        while i >= 0:
+            if i == 0 or buf[i - 1] != 13:
+                return ("error", "framing.header.malformed", f"header line {bytes(buf[line_start:i][:80])!r} does not end with CRLF")
+            line = bytes(buf[line_start : i - 1])
+            if line == b"":
+                header_end = i + 1
+                break
+            lines.append(line)
+            line_start = i + 1
+            if not _HEADER_LINE.match(line):
+                return ("error", "framing.header.malformed", f"header line {line[:80]!r} is not \"Name: value\"")
+            if i + 1 > self.max_header_bytes:
+                break
+            i = buf.find(b"\n", i + 1)
+        if header_end < 0:
+            if len(buf) > self.max_header_bytes:
+                return ("error", "framing.header.too_long", f"header block exceeds {self.max_header_bytes} bytes")
+            return None
+        if header_end > self.max_header_bytes:
+            return ("error", "framing.header.too_long", f"header block is {header_end} bytes, more than {self.max_header_bytes}")
+        length: Optional[int] = None
+        saw_type = False
+        for line in lines:
+            match = _HEADER_LINE.match(line)
+            assert match is not None
+            name = match.group(1).decode("latin-1").lower()
+            value = match.group(2)
+            if name == "content-length":
+                if length is not None:
+                    return ("error", "framing.header.duplicate", "Content-Length appears twice")
+                if not _DIGITS.match(value):
+                    return ("error", "framing.content_length.invalid", f"Content-Length {value!r} is not a decimal integer")
+                length = int(value)
+            elif name == "content-type":
+                if saw_type:
+                    return ("error", "framing.header.duplicate", "Content-Type appears twice")
+                saw_type = True
+                if not _CONTENT_TYPE.match(value.decode("latin-1")):
+                    return ("error", "framing.content_type.unsupported", f"Content-Type {value!r} is not supported")
+            else:
+                return ("error", "framing.header.unknown", f"unknown header {match.group(1)!r}")
+        if length is None:
+            return ("error", "framing.content_length.missing", "frame has no Content-Length header")
+        if length == 0:
+            return ("error", "framing.payload.empty", "Content-Length is 0")
+        if length > self.max_payload_bytes:
+            return ("error", "framing.payload.too_large", f"Content-Length {length} exceeds {self.max_payload_bytes} bytes")
+        return self._take(header_end, length)
+
+    def _take(self, header_end: int, length: int) -> Optional[FrameEvent]:
+        if len(self._buf) < header_end + length:
+            self._pending = (header_end, length)
+            return None
+        self._pending = None
+        payload = bytes(self._buf[header_end : header_end + length])
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            return ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
+        del self._buf[: header_end + length]
+        try:
+            value = json.loads(text)
+        except ValueError as error:
+            return ("error", "framing.json.invalid", f"payload is not JSON: {error}")
+        if isinstance(value, dict) and isinstance(value.get("id"), float):
+            value["id"] = _integral_float(value["id"])
+        shape = check_jsonrpc_shape(value)
+        if shape:
+            return ("error", "framing.message.invalid", shape)
+        return ("message", value)
+
+
+def encode_frame(message: Any) -> bytes:
+    """One message as a frame."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: " + str(len(body)).encode("ascii") + b"\r\n\r\n" + body

@@ -1,0 +1,263 @@
+"""Outgoing messages: shape check, normalisation and QQ Bot rendering (docs/protocol/v2.md section 7).
+
+The same rules as the host, pinned by the shared ``rendering/`` vectors, so a mistake surfaces as a
+:class:`PluginMessageError` in the handler that made it instead of a refusal later.
+"""
+
+import re
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ._generated.catalog import LIMITS
+from .errors import PluginMessageError
+
+#: Deepest allowed composite nesting: a composite directly in ``parts`` is at depth 1.
+MAX_COMPOSITE_DEPTH = 8
+
+_MENTION_ID = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
+_QQ_TARGET_ID = re.compile(r"(?!\.\.?$)[A-Za-z0-9_.:@-]{1,128}")
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff]")
+_SPECIAL = re.compile("[&<>]")
+_ASCII_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_TARGET_TYPES = ("group", "channel", "user", "direct")
+# JavaScript's String.prototype.trim whitespace, which the host uses for "blank".
+_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+_PART_KEYS: Dict[str, Tuple[Set[str], Set[str]]] = {
+    "text": ({"type", "text"}, {"literal"}),
+    "mention-user": ({"type", "target", "id"}, {"displayName"}),
+    "mention-everyone": ({"type", "target"}, set()),
+    "composite": ({"type", "parts"}, set()),
+}
+
+
+def _fail(code: str, detail: str, target: Optional[Mapping[str, str]] = None) -> PluginMessageError:
+    return PluginMessageError(code, detail, target=target)
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "an object"
+    return f"{type(value).__name__} {value}"
+
+
+def _check_part(part: Any, path: str, depth: int) -> None:
+    if not isinstance(part, dict):
+        raise _fail("message.part.unsupported", f"{path} is {_describe(part)}, not a part object.")
+    kind = part.get("type")
+    if kind == "composite":
+        inner = part.get("parts")
+        if depth >= MAX_COMPOSITE_DEPTH:
+            raise _fail("message.part.unsupported", f"{path} nests composites {depth + 1} levels deep; at most {MAX_COMPOSITE_DEPTH} are allowed.")
+        if not isinstance(inner, list):
+            raise _fail("message.part.unsupported", f'{path}.parts must be an array of parts.')
+        for i, child in enumerate(inner):
+            _check_part(child, f"{path}.parts[{i}]", depth + 1)
+        shape = "composite"
+    elif kind == "text":
+        shape = "text"
+    elif kind == "mention":
+        target = part.get("target")
+        if target not in ("user", "everyone"):
+            raise _fail("message.part.unsupported", f'{path} is a mention with target {_describe(target)}; use "user" or "everyone".')
+        shape = f"mention-{target}"
+    else:
+        raise _fail("message.part.unsupported", f"{path} has type {_describe(kind)}.")
+    required, optional = _PART_KEYS[shape]
+    for key in part:
+        if key not in required and key not in optional:
+            raise _fail("message.part.unsupported", f'{path} has the unknown field "{key}".')
+    for key in sorted(required - set(part)):
+        if shape == "mention-user" and key == "id":
+            raise _fail("message.mention.invalid_id", f"{path}.id is missing.")
+        raise _fail("message.part.unsupported", f'{path} needs "{key}".')
+    if shape == "text":
+        if not isinstance(part["text"], str):
+            raise _fail("message.part.unsupported", f"{path}.text must be a string.")
+        if "literal" in part and not isinstance(part["literal"], bool):
+            raise _fail("message.part.unsupported", f"{path}.literal must be true or false.")
+    if shape == "mention-user":
+        if not isinstance(part["id"], str):
+            raise _fail("message.mention.invalid_id", f"{path}.id must be a string.")
+        if "displayName" in part and not isinstance(part["displayName"], str):
+            raise _fail("message.part.unsupported", f"{path}.displayName must be a string.")
+
+
+def parse_outgoing_message(message: Any) -> Dict[str, Any]:
+    """Checks the shape of an outgoing message ``{format?, parts}``; fills ``format: "text"``."""
+    if not isinstance(message, dict):
+        raise _fail("message.empty", f'The message must be an object {{"format"?, "parts": [...]}}, not {_describe(message)}.')
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        raise _fail("message.empty", '"parts" must be an array of parts.')
+    for i, part in enumerate(parts):
+        _check_part(part, f"parts[{i}]", 0)
+    for key in message:
+        if key not in ("format", "parts"):
+            raise _fail("message.part.unsupported", f'The message has the unknown field "{key}".')
+    fmt = message.get("format", "text")
+    if fmt not in ("text", "markdown"):
+        raise _fail("message.part.unsupported", f'"format" must be "text" or "markdown", not {_describe(fmt)}.')
+    return {"format": fmt, "parts": parts}
+
+
+class _Flattener:
+    def __init__(self, markdown: bool) -> None:
+        self.markdown = markdown
+        self.parts: List[Dict[str, Any]] = []
+        self.pending_text = ""
+        self.pending_literal = False
+        self.has_mention = False
+
+    def add(self, parts: Sequence[Mapping[str, Any]], path: str, depth: int) -> None:
+        for i, part in enumerate(parts):
+            kind = part["type"]
+            if kind == "text":
+                if part["text"] == "":
+                    continue
+                is_literal = self.markdown and part.get("literal") is True
+                if is_literal != self.pending_literal:
+                    self.flush()
+                self.pending_literal = is_literal
+                self.pending_text += _BIDI_CONTROLS.sub("", part["text"])
+            elif kind == "mention":
+                if part["target"] == "user" and not _MENTION_ID.fullmatch(part["id"]):
+                    raise _fail("message.mention.invalid_id", f"The mention id {part['id']!r} at {path}[{i}] is not 1 to 128 letters, digits or _ . : @ -.")
+                self.flush()
+                self.parts.append(dict(part))
+                self.has_mention = True
+            elif kind == "composite":
+                if depth >= MAX_COMPOSITE_DEPTH:
+                    raise _fail("message.part.unsupported", f"{path}[{i}] nests composites {depth + 1} levels deep.")
+                self.add(part["parts"], f"{path}[{i}].parts", depth + 1)
+            else:
+                raise _fail("message.part.unsupported", f"{path}[{i}] has type {_describe(kind)}.")
+
+    def flush(self) -> None:
+        if self.pending_text != "":
+            part: Dict[str, Any] = {"type": "text", "text": self.pending_text}
+            if self.pending_literal:
+                part["literal"] = True
+            self.parts.append(part)
+            self.pending_text = ""
+
+
+def normalize_message(message: Any) -> Dict[str, Any]:
+    """Validates and normalises a message (v2.md 7.2): flattens composites, drops empty text, merges
+    adjacent text, removes bidirectional controls, checks mention ids, emptiness and the part count."""
+    parsed = parse_outgoing_message(message)
+    flat = _Flattener(parsed["format"] == "markdown")
+    flat.add(parsed["parts"], "parts", 0)
+    flat.flush()
+    parts = flat.parts
+    if not flat.has_mention and all(_INVISIBLE.sub("", p["text"]).strip(_JS_WHITESPACE) == "" for p in parts):
+        raise _fail("message.empty", "It has no parts left." if not parts else "It has only whitespace or invisible text.")
+    if len(parts) > LIMITS["maxMessageParts"]:
+        raise _fail("message.parts.too_many", f"It has {len(parts)} parts after merging adjacent text.")
+    return {"format": parsed["format"], "parts": parts}
+
+
+def parse_target(target: Any) -> Dict[str, str]:
+    """Checks a target ``{type, id}``; any fault is ``message.target.invalid``."""
+    if not isinstance(target, dict):
+        raise _fail("message.target.invalid", f'The target must be an object {{"type", "id"}}, not {_describe(target)}.')
+    if target.get("type") not in _TARGET_TYPES:
+        raise _fail("message.target.invalid", f'"target.type" must be one of {", ".join(_TARGET_TYPES)}.')
+    if not isinstance(target.get("id"), str) or target["id"] == "":
+        raise _fail("message.target.invalid", '"target.id" is empty: use the conversation id from the event.')
+    for key in target:
+        if key not in ("type", "id"):
+            raise _fail("message.target.invalid", f'The target has the unknown field "{key}".')
+    return {"type": target["type"], "id": target["id"]}
+
+
+def escape_text(value: str) -> str:
+    """``&``, ``<``, ``>`` become entities; nothing else changes."""
+    return _SPECIAL.sub(lambda m: _ENTITY[m.group(0)], value)
+
+
+def escape_markdown_literal(value: str) -> str:
+    """Entities for ``&<>`` and a backslash before every other ASCII punctuation character."""
+    return _ASCII_PUNCTUATION.sub(lambda m: _ENTITY.get(m.group(0), "\\" + m.group(0)), value)
+
+
+def _code_points(value: str) -> int:
+    # Python strings are code points already, except lone surrogates from JSON, which count once too.
+    return len(value)
+
+
+def render_qqbot(message: Mapping[str, Any], target: Mapping[str, str]) -> Dict[str, Any]:
+    """Renders a normalised message for QQ Bot (v2.md 7.3)."""
+    if not _QQ_TARGET_ID.fullmatch(target["id"]):
+        raise _fail("message.target.invalid", f"The target id {target['id']!r} is not a QQ id.", target)
+    markdown = message["format"] == "markdown"
+    if markdown and target["type"] != "group":
+        raise _fail("message.format.unsupported_target", f'The target is of type "{target["type"]}".', target)
+    one_to_one = target["type"] in ("user", "direct")
+    content: List[str] = []
+    for part in message["parts"]:
+        if part["type"] == "text":
+            content.append(escape_markdown_literal(part["text"]) if part.get("literal") else escape_text(part["text"]))
+            continue
+        if one_to_one:
+            raise _fail("message.mention.unsupported_target", f'The target is a one-to-one chat (type "{target["type"]}"). Remove the mention.', target)
+        if part["target"] == "everyone":
+            content.append("<qqbot-at-everyone />" if markdown else "@everyone")
+        elif markdown:
+            content.append(f'<qqbot-at-user id="{part["id"]}" />')
+        else:
+            name = part.get("displayName")
+            content.append("@" + escape_text(name if name is not None and name.strip(_JS_WHITESPACE) else part["id"]))
+    text = "".join(content)
+    chars = _code_points(text)
+    if chars > LIMITS["maxMessageChars"]:
+        raise _fail("message.too_long", f"The rendered content has {chars} characters, over the limit of {LIMITS['maxMessageChars']}.", target)
+    return {"msg_type": 2, "markdown": {"content": text}} if markdown else {"msg_type": 0, "content": text}
+
+
+RENDERERS = {"qqbot": render_qqbot}
+
+
+def provider_for(source: Optional[str]) -> str:
+    """The renderer whose rules apply: the event's provider when built in, else QQ Bot (the strictest)."""
+    return source if source in RENDERERS else "qqbot"
+
+
+def prepare_message(
+    fmt: str,
+    parts: Sequence[Any],
+    target: Any,
+    provider: str,
+    permissions: Optional[Sequence[str]],
+    need: str,
+) -> Tuple[Dict[str, Any], Dict[str, str], Dict[str, Any]]:
+    """Checks and normalises a message for ``target`` exactly as the host will; returns
+    ``(normalised message, target, provider body)`` or raises PluginMessageError."""
+    checked = parse_target(target)
+    if permissions is not None and need not in permissions:
+        raise _fail(
+            "message.permission.denied",
+            f'This needs the "{need}" permission, which manifest.json does not declare. Add "{need}" to "permissions" and reinstall the plugin.',
+            checked,
+        )
+    from .parts import to_parts
+
+    normalized = normalize_message({"format": fmt, "parts": to_parts(parts)})
+    if permissions is not None and "messages.mentionEveryone" not in permissions:
+        if any(p["type"] == "mention" and p["target"] == "everyone" for p in normalized["parts"]):
+            raise _fail(
+                "message.permission.denied",
+                'at.everyone() needs the "messages.mentionEveryone" permission, which manifest.json does not declare.',
+                checked,
+            )
+    body = RENDERERS[provider](normalized, checked)
+    return normalized, checked, body

@@ -1,0 +1,706 @@
+"""The stdio runtime (docs/protocol/v2.md section 3): JSON-RPC over stdin/stdout with the host.
+
+Handshake first; each event's decision (ACK) as soon as it is known and ``events.completed`` when its
+handler ended; at most ``maxConcurrentEvents`` running handlers (``Overloaded`` beyond); ``events.cancel``
+and the handler deadline cancel a handler's ``ctx.cancellation``; pings answered while handlers run (sync
+handlers run on worker threads, the protocol on the event loop); ``plugin.stop`` finishes running handlers
+within the grace period; the process exits when stdin closes.
+"""
+
+import asyncio
+import concurrent.futures
+import inspect
+import itertools
+import os
+import queue
+import sys
+import threading
+import time
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Tuple, Union
+
+from ._generated.catalog import HOST_STDIO_FLAG, LIMITS, METHODS, PROTOCOL_VERSION, RUNTIME_DEFAULTS, RpcErrorCode
+from ._version import SDK_NAME, SDK_VERSION
+from .cancellation import Cancellation
+from .context import Directories, LifecycleContext, Session, Transport
+from .dispatch import Completion, call_handler, dispatch_event
+from .errors import ERROR_CODES, HostCallError, PluginMessageError, PluginSdkError
+from .framing import FrameDecoder, encode_frame
+from .validation import validate_document, validate_method
+
+if TYPE_CHECKING:
+    from .plugin import Plugin
+
+#: Exit code when the plugin is started without ``--host-stdio`` (it prints help instead).
+USAGE_EXIT_CODE = 2
+#: How long on_stop may run when stdin closed (the host is gone) before the process exits anyway.
+ORPHAN_STOP_SECONDS = 1.0
+_READ_SIZE = 65536
+
+
+def usage(plugin: "Plugin") -> str:
+    m = plugin.manifest
+    return "\n".join(
+        [
+            f"{m['name']} {m['version']} ({plugin.plugin_id}): a protocol v2 chat-bot plugin built with {SDK_NAME} {SDK_VERSION}.",
+            "",
+            f"The host starts this program with {HOST_STDIO_FLAG} and speaks JSON-RPC over stdin/stdout;",
+            "it is not meant to be run by hand.",
+            "",
+            "  Install: pack it (python -m host_sdk_v2.pack) and upload artifacts/<pluginId>.zip to the host.",
+            "  Test:    drive it with host_sdk_v2.testing.TestHost in a unit test.",
+            f"  Debug:   run it with {HOST_STDIO_FLAG} and write Content-Length framed JSON-RPC to stdin.",
+            "",
+        ]
+    )
+
+
+class _FrameWriter:
+    """Writes frames from its own thread and queue, one frame at a time, so a host that reads slowly
+    only slows the plugin's writes and never the event loop, and frames never interleave."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self._out = out
+        self._queue: "queue.Queue[Union[bytes, threading.Event, None]]" = queue.Queue()
+        self.broken = False
+        self._thread = threading.Thread(target=self._run, name="host-sdk-writer", daemon=True)
+        self._thread.start()
+
+    def write(self, frame: bytes) -> None:
+        self._queue.put(frame)
+
+    def flush(self, timeout: float = 5.0) -> None:
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            if self.broken:
+                continue
+            try:
+                view = memoryview(item)
+                while view:
+                    written = self._out.write(view)
+                    view = view[written or len(view) :] if written is not None else view[len(view) :]
+                self._out.flush()
+            except (OSError, ValueError):
+                self.broken = True  # the host closed the pipe; stdin's end stops the process
+
+
+class _StdioTransport(Transport):
+    kind = "stdio"
+
+    def __init__(self, runtime: "StdioRuntime") -> None:
+        self._runtime = runtime
+
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+        return self._runtime.call("messages.reply", {"eventId": event["eventId"], "message": message}, target)
+
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+        return self._runtime.call("messages.send", {"target": target, "message": message}, target)
+
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
+        self._runtime.log(level, message, fields)
+
+
+def _host_failure(error: BaseException, target: Optional[Mapping[str, str]]) -> BaseException:
+    """A refused message (MessageRejected with a message.* data.code, or PermissionDenied) becomes a
+    PluginMessageError with from_host=True; other failures stay as they are."""
+    if not isinstance(error, HostCallError):
+        return error
+    data_code = error.data.get("code") if isinstance(error.data, dict) else None
+    if error.code == RpcErrorCode.MessageRejected and isinstance(data_code, str) and data_code in ERROR_CODES and data_code.startswith("message."):
+        return PluginMessageError(data_code, str(error), target=target, from_host=True)
+    if error.code == RpcErrorCode.PermissionDenied:
+        return PluginMessageError("message.permission.denied", str(error), target=target, from_host=True)
+    return error
+
+
+class _LiveEvent:
+    def __init__(self, request_id: Any, event: Dict[str, Any], cancellation: Cancellation) -> None:
+        self.request_id = request_id
+        self.event = event
+        self.cancellation = cancellation
+        self.started = False
+        self.deadline: Optional[asyncio.TimerHandle] = None
+
+
+class StdioRuntime:
+    """One plugin process speaking to its host. Create it and ``await run()``; returns the exit code."""
+
+    def __init__(self, plugin: "Plugin", stdin: IO[bytes], stdout: IO[bytes], stderr: IO[str]) -> None:
+        self.plugin = plugin
+        self._stdin = stdin
+        self._stderr = stderr
+        self._stdout = stdout
+        self._writer: Optional[_FrameWriter] = None
+        self._pipe_out: Optional[asyncio.WriteTransport] = None
+        self._out_frames: List[bytes] = []
+        self._loop_thread = 0
+        self._eof = False
+        self._decoder = FrameDecoder()
+        self._transport = _StdioTransport(self)
+        self._ids = itertools.count(1)
+        self._pending: Dict[int, Tuple[str, "concurrent.futures.Future[Any]", Optional[asyncio.TimerHandle]]] = {}
+        self._live: Dict[str, _LiveEvent] = {}
+        self._waiting: List[_LiveEvent] = []
+        self._running = 0
+        self._init: Optional[Dict[str, Any]] = None
+        self._session: Optional[Session] = None
+        self._started = False
+        self._stopping = False
+        self._closed = False
+        self._exit_code: Optional[int] = None
+        self._idle: Optional[asyncio.Event] = None
+        self._limits = {"maxConcurrentEvents": RUNTIME_DEFAULTS["maxConcurrentEvents"], "queueCapacity": RUNTIME_DEFAULTS["queueCapacity"], "requestTimeoutMilliseconds": RUNTIME_DEFAULTS["requestTimeoutMilliseconds"], "handlerDeadlineMilliseconds": RUNTIME_DEFAULTS["handlerDeadlineMilliseconds"]}
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._done: Optional["asyncio.Future[int]"] = None
+        self._tasks: "set[asyncio.Task[Any]]" = set()
+
+    # I/O ----------------------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="host-sdk-handler"))
+        self._done = self._loop.create_future()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        if not await self._connect_pipes():
+            # Not pipes (a file, a terminal): a reader thread and the writer thread instead.
+            self._writer = _FrameWriter(self._stdout)
+            threading.Thread(target=self._read, name="host-sdk-reader", daemon=True).start()
+        return await self._done
+
+    async def _connect_pipes(self) -> bool:
+        """Non-blocking pipe transports of the event loop: no thread hop per frame, and writes queue in
+        the transport's buffer instead of blocking when the host reads slowly."""
+        assert self._loop is not None
+        runtime = self
+
+        class Reader(asyncio.Protocol):
+            def data_received(self, data: bytes) -> None:
+                runtime._on_data(data)
+
+            def eof_received(self) -> bool:
+                runtime._on_eof()
+                return False
+
+            def connection_lost(self, exc: Optional[Exception]) -> None:
+                runtime._on_eof()
+
+        try:
+            write_transport, _ = await self._loop.connect_write_pipe(asyncio.Protocol, self._stdout)
+        except (ValueError, OSError, NotImplementedError):
+            return False
+        try:
+            await self._loop.connect_read_pipe(Reader, self._stdin)
+        except (ValueError, OSError, NotImplementedError):
+            write_transport.close()
+            return False
+        self._pipe_out = write_transport
+        return True
+
+    def _read(self) -> None:
+        assert self._loop is not None
+        read = getattr(self._stdin, "read1", None) or self._stdin.read
+        while True:
+            try:
+                chunk = read(_READ_SIZE)
+            except (OSError, ValueError):
+                chunk = b""
+            if not chunk:
+                self._loop.call_soon_threadsafe(self._on_eof)
+                return
+            self._loop.call_soon_threadsafe(self._on_data, chunk)
+
+    def _on_data(self, chunk: bytes) -> None:
+        if self._closed:
+            return
+        for item in self._decoder.push(chunk):
+            if item[0] == "error":
+                self._stderr.write(f"[error] the host stream broke ({item[1]}): {item[2]}\n")
+                self._close(1)
+                return
+            self._on_message(item[1])
+
+    def _on_eof(self) -> None:
+        if self._eof:
+            return
+        self._eof = True
+        for item in self._decoder.end():
+            self._stderr.write(f"[error] the host stream broke ({item[1]}): {item[2]}\n")
+            self._close(1)
+            return
+        self._close(0)
+
+    def _write(self, message: Dict[str, Any]) -> None:
+        if self._closed and self._exit_code is None:
+            return
+        frame = encode_frame(message)
+        if self._pipe_out is not None:
+            # Frames made in one turn of the event loop (an ACK and the reply request after it) leave in
+            # one write: a system call per frame costs more than the rest of an exchange.
+            self._out_frames.append(frame)
+            if len(self._out_frames) == 1:
+                assert self._loop is not None
+                self._loop.call_soon(self._flush_frames)
+        elif self._writer is not None:
+            self._writer.write(frame)
+
+    def _flush_frames(self) -> None:
+        frames, self._out_frames = self._out_frames, []
+        if self._pipe_out is not None and not self._pipe_out.is_closing() and frames:
+            self._pipe_out.write(b"".join(frames))
+
+    def _respond(self, request_id: Any, result: Any) -> None:
+        self._write({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _respond_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
+        error: Dict[str, Any] = {"code": int(code), "message": message}
+        if data is not None:
+            error["data"] = data
+        self._write({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    # Requests to the host -----------------------------------------------------------------------------
+
+    def call(self, method: str, params: Dict[str, Any], target: Optional[Mapping[str, str]]) -> "concurrent.futures.Future[Any]":
+        """A plugin-to-host request with the runtime token; callable from any thread."""
+        if self._init is None:
+            raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
+        outer: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        inner = self._request(method, {"token": self._init["token"], **params})
+
+        def done(f: "concurrent.futures.Future[Any]") -> None:
+            error = f.exception()
+            if error is not None:
+                outer.set_exception(_host_failure(error, target))
+            else:
+                outer.set_result(f.result())
+
+        inner.add_done_callback(done)
+        return outer
+
+    def _request(self, method: str, params: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+        future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        assert self._loop is not None
+
+        def send() -> None:
+            if self._closed:
+                future.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
+                return
+            request_id = next(self._ids)
+            timeout = self._limits["requestTimeoutMilliseconds"] / 1000
+            timer = self._loop.call_later(timeout, self._timeout, request_id) if self._loop else None
+            self._pending[request_id] = (method, future, timer)
+            self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+        if threading.get_ident() == self._loop_thread:
+            send()
+        else:
+            self._loop.call_soon_threadsafe(send)
+        return future
+
+    def _timeout(self, request_id: int) -> None:
+        entry = self._pending.pop(request_id, None)
+        if entry and not entry[1].done():
+            entry[1].set_exception(HostCallError(entry[0], RpcErrorCode.RequestTimeout, f"no answer within {self._limits['requestTimeoutMilliseconds']} ms"))
+
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]] = None) -> None:
+        line = f"[{level}] {message}"
+        if fields:
+            from .context import describe
+
+            line += " " + describe(dict(fields))
+        if self._init is None or self._closed:
+            self._stderr.write(line + "\n")
+            return
+        params: Dict[str, Any] = {"token": self._init["token"], "level": level, "message": message}
+        if fields:
+            params["fields"] = dict(fields)
+        future = self._request("log.write", params)
+        future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(line + "\n"))
+
+    # Requests from the host ---------------------------------------------------------------------------
+
+    def _on_message(self, message: Dict[str, Any]) -> None:
+        if "method" not in message:
+            entry = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if entry is None:
+                return
+            method, future, timer = entry
+            if timer:
+                timer.cancel()
+            if future.done():
+                return
+            if "error" in message:
+                e = message["error"]
+                future.set_exception(HostCallError(method, e["code"], e["message"], e.get("data")))
+            else:
+                future.set_result(message["result"])
+            return
+        if "id" not in message:
+            return  # notifications are not part of v2; unknown ones are ignored
+        request_id, method, params = message["id"], message["method"], message.get("params")
+        if method == "host.initialize":
+            self._initialize(request_id, params)
+            return
+        if self._init is None:
+            self._respond_error(request_id, RpcErrorCode.NotInitialized, f"{method} arrived before host.initialize; the plugin answers nothing else until the handshake.")
+            return
+        handlers: Dict[str, Callable[[Any, Any], None]] = {
+            "events.message": self._on_event,
+            "events.cancel": self._on_cancel,
+            "plugin.ping": self._on_ping,
+            "plugin.stop": self._on_stop,
+            "settings.changed": self._on_settings_changed,
+        }
+        handler = handlers.get(method)
+        if handler is None:
+            self._respond_error(request_id, RpcErrorCode.MethodNotFound, f'method "{method}" is not part of protocol v2 for plugins')
+            return
+        handler(request_id, params)
+
+    def _invalid(self, request_id: Any, method: str, issues: List[Dict[str, str]]) -> None:
+        self._respond_error(request_id, RpcErrorCode.InvalidParams, f"{method} params are invalid: {'; '.join(i['message'] for i in issues)}", {"issues": issues})
+
+    def _initialize(self, request_id: Any, params: Any) -> None:
+        if self._init is not None:
+            self._respond_error(request_id, RpcErrorCode.AlreadyInitialized, "host.initialize was already answered; it is sent once per process.")
+            return
+        init, issues = validate_method("host.initialize", "params", params if params is not None else {}, "initialize")
+        if init is None:
+            self._invalid(request_id, "host.initialize", issues)
+            return
+        refusal: Optional[str] = None
+        if PROTOCOL_VERSION not in init["supportedProtocolVersions"]:
+            refusal = f"the host supports protocol versions {init['supportedProtocolVersions']} but this plugin speaks {PROTOCOL_VERSION}; update the host or rebuild the plugin with a matching SDK"
+        elif init["pluginId"] != self.plugin.plugin_id:
+            refusal = f'host.initialize is for plugin "{init["pluginId"]}" but this process is plugin "{self.plugin.plugin_id}"; make manifest.json name the same pluginId, repack and reinstall'
+        if refusal:
+            self._respond_error(request_id, RpcErrorCode.PluginError, refusal)
+            self._stderr.write(f"[error] {refusal}\n")
+            self._close(1, run_stop=False)
+            return
+        self._init = init
+        runtime = init["runtime"]
+        self._limits.update({k: runtime[k] for k in self._limits if k in runtime})
+        self._decoder.max_header_bytes = runtime["maxHeaderLength"]
+        self._decoder.max_payload_bytes = runtime["maxPayloadLength"]
+        d = init["directories"]
+        self._session = Session(
+            self.plugin.plugin_id,
+            {**self.plugin.default_settings(), **init["settings"]},
+            Directories(d["pluginDirectory"], d["pluginDataDirectory"], d["pluginConfigDirectory"], d["pluginCacheDirectory"]),
+            self.plugin.manifest.get("permissions", []),
+            self.plugin.intercepts,
+        )
+        self._respond(
+            request_id,
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "pluginId": self.plugin.plugin_id,
+                "sdkName": SDK_NAME,
+                "sdkVersion": SDK_VERSION,
+                "capabilities": [m for m, (direction, _, _) in METHODS.items() if direction == "hostToPlugin" and m != "host.initialize"],
+                "encoding": "json",
+            },
+        )
+        self._spawn(self._start())
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _start(self) -> None:
+        if self.plugin._on_start is not None:
+            try:
+                await call_handler(self.plugin._on_start, LifecycleContext(self._transport, self._session), inline=False)  # type: ignore[arg-type]
+            except Exception as error:
+                self.log("error", f"on_start failed, stopping: {error!r}")
+                self._close(1, run_stop=False)
+                return
+        self._started = True
+        self._pump()
+
+    def _on_event(self, request_id: Any, params: Any) -> None:
+        if self._stopping:
+            self._respond_error(request_id, RpcErrorCode.Stopping, "the plugin is stopping and takes no new events")
+            return
+        event, issues = validate_document("message-event.schema.json", params, "event")
+        if event is None:
+            self._invalid(request_id, "events.message", issues)
+            return
+        event_id = event["eventId"]
+        if event_id in self._live:
+            self._respond_error(request_id, RpcErrorCode.InvalidParams, f"event {event_id} is already being handled; every delivery needs its own eventId")
+            return
+        if self.plugin.handler_for(event) is None:
+            # No handler takes it: the decision is known at once and holds no slot.
+            self._respond(request_id, {"eventId": event_id, "accepted": False, "intercepted": False, "error": None})
+            return
+        assert self._session is not None and self._loop is not None
+        live = _LiveEvent(request_id, event, Cancellation(self._session.cancellation))
+        limit = self._limits["maxConcurrentEvents"]
+        if self._started:
+            if self._running >= limit or self._waiting:
+                self._overloaded(request_id, event_id)
+                return
+        elif len(self._waiting) >= limit + self._limits["queueCapacity"]:
+            self._overloaded(request_id, event_id)
+            return
+        self._live[event_id] = live
+        # Counted from admission, as the host counts from sending (6.5): the SDK cancels the handler itself.
+        live.deadline = self._loop.call_later(self._limits["handlerDeadlineMilliseconds"] / 1000, self._cancel, event_id, "deadline")
+        self._waiting.append(live)
+        self._pump()
+
+    def _overloaded(self, request_id: Any, event_id: str) -> None:
+        limit, capacity = self._limits["maxConcurrentEvents"], self._limits["queueCapacity"]
+        self._respond_error(request_id, RpcErrorCode.Overloaded, f"all {limit} event handler(s) are busy; event {event_id} was refused", {"maxConcurrentEvents": limit, "queueCapacity": capacity})
+
+    def _pump(self) -> None:
+        while self._started and not self._stopping and self._waiting and self._running < self._limits["maxConcurrentEvents"]:
+            live = self._waiting.pop(0)
+            live.started = True
+            self._running += 1
+            assert self._idle is not None
+            self._idle.clear()
+            self._spawn(self._run_event(live))
+
+    async def _run_event(self, live: _LiveEvent) -> None:
+        assert self._session is not None
+        try:
+            completion = await dispatch_event(
+                self.plugin,
+                live.event,  # type: ignore[arg-type]
+                self._transport,
+                self._session,
+                lambda ack: self._respond(live.request_id, ack),
+                live.cancellation,
+            )
+            if completion is not None:
+                self._complete(live.event["eventId"], completion)
+        finally:
+            self._forget(live.event["eventId"])
+            self._running -= 1
+            if self._running == 0:
+                assert self._idle is not None
+                self._idle.set()
+            self._pump()
+
+    def _complete(self, event_id: str, completion: Completion) -> None:
+        if self._closed:
+            return
+        params = {"eventId": event_id, "error": completion.error, "durationMs": round(completion.duration_ms)}
+        future = self.call("events.completed", params, None)
+        future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(f"[warn] events.completed for {event_id} failed: {f.exception()}\n"))
+
+    def _forget(self, event_id: str) -> None:
+        live = self._live.pop(event_id, None)
+        if live and live.deadline:
+            live.deadline.cancel()
+
+    def _cancel(self, event_id: str, reason: str) -> bool:
+        live = self._live.get(event_id)
+        if live is None:
+            return False
+        if not live.started and live in self._waiting:
+            self._waiting.remove(live)
+            self._forget(event_id)
+            self._respond_error(live.request_id, RpcErrorCode.Cancelled, f"event {event_id} was cancelled before its handler started")
+            return True
+        why = "its handler deadline passed" if reason == "deadline" else "the host stopped waiting for its decision (ackTimeout)"
+        live.cancellation.cancel(PluginSdkError("SDK_EVENT_CANCELLED", f"Event {event_id} was cancelled: {why}."))
+        return True
+
+    def _on_cancel(self, request_id: Any, params: Any) -> None:
+        checked, issues = validate_method("events.cancel", "params", params, "params")
+        if checked is None:
+            self._invalid(request_id, "events.cancel", issues)
+            return
+        self._respond(request_id, {"cancelled": self._cancel(checked["eventId"], checked["reason"])})
+
+    def _on_ping(self, request_id: Any, params: Any) -> None:
+        result: Dict[str, Any] = {}
+        if isinstance(params, dict) and isinstance(params.get("nonce"), str):
+            result["nonce"] = params["nonce"]
+        result["inFlightEvents"] = self._running
+        result["queuedEvents"] = len(self._waiting)
+        self._respond(request_id, result)
+
+    def _on_stop(self, request_id: Any, params: Any) -> None:
+        checked, issues = validate_method("plugin.stop", "params", params if params is not None else {}, "params")
+        if checked is None:
+            self._invalid(request_id, "plugin.stop", issues)
+            return
+        self._respond(request_id, {"accepted": True})
+        if self._stopping:
+            return
+        self._stopping = True
+        self._spawn(self._stop(checked["graceMilliseconds"] / 1000, checked["reason"]))
+
+    async def _stop(self, grace: float, reason: str) -> None:
+        """Refuses waiting events, cancels every handler's cancellation, lets running handlers finish
+        (their replies and completions still go out) within the grace period, runs on_stop, exits 0."""
+        for live in list(self._waiting):
+            self._waiting.remove(live)
+            self._forget(live.event["eventId"])
+            self._respond_error(live.request_id, RpcErrorCode.Stopping, "the plugin stopped before this queued event started")
+        assert self._session is not None and self._idle is not None
+        self._session.cancellation.cancel(PluginSdkError("SDK_EVENT_CANCELLED", f"the plugin is stopping (plugin.stop, {reason})"))
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout=grace)
+        except asyncio.TimeoutError:
+            self._stderr.write(f"[warn] {self._running} handler(s) still running after the grace period; exiting anyway\n")
+        await self._run_on_stop(max(0.1, grace - (time.monotonic() - started)))
+        self._finish(0)
+
+    async def _run_on_stop(self, limit: float) -> None:
+        if self.plugin._on_stop is None or not self._started or self._session is None:
+            return
+        try:
+            await asyncio.wait_for(call_handler(self.plugin._on_stop, LifecycleContext(self._transport, self._session), inline=False), timeout=limit)
+        except asyncio.TimeoutError:
+            self._stderr.write("[warn] on_stop did not finish in time\n")
+        except Exception as error:
+            self.log("error", f"on_stop failed: {error!r}")
+
+    def _on_settings_changed(self, request_id: Any, params: Any) -> None:
+        checked, issues = validate_method("settings.changed", "params", params, "params")
+        if checked is None:
+            self._invalid(request_id, "settings.changed", issues)
+            return
+        self._spawn(self._apply_settings(request_id, checked["settings"]))
+
+    async def _apply_settings(self, request_id: Any, settings: Dict[str, Any]) -> None:
+        assert self._session is not None
+        previous = self._session.settings
+        hook = self.plugin._on_settings_changed
+        if hook is not None:
+            settings_hook = hook
+            try:
+                staged = _StagedSettings(self._session, settings)
+                await call_handler(lambda c: settings_hook(c, previous), LifecycleContext(self._transport, staged), inline=False)
+            except Exception as error:
+                self.log("error", f"on_settings_changed failed; keeping the previous settings: {error!r}")
+                self._respond_error(request_id, RpcErrorCode.PluginError, f"on_settings_changed failed: {error}")
+                return
+        self._session.settings = dict(settings)
+        self._respond(request_id, {"applied": True})
+
+    # Ending -------------------------------------------------------------------------------------------
+
+    def _close(self, code: int, run_stop: bool = True) -> None:
+        """stdin closed, a framing error, or a refused handshake: exit promptly, failing pending requests."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stopping = True
+        for method, future, timer in self._pending.values():
+            if timer:
+                timer.cancel()
+            if not future.done():
+                future.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} did not finish."))
+        self._pending.clear()
+        if self._session is not None:
+            self._session.cancellation.cancel(PluginSdkError("SDK_HOST_DISCONNECTED", "the host connection closed"))
+        if run_stop:
+            self._spawn(self._orphan_stop(code))
+        else:
+            self._finish(code)
+
+    async def _orphan_stop(self, code: int) -> None:
+        await self._run_on_stop(ORPHAN_STOP_SECONDS)
+        self._finish(code)
+
+    def _finish(self, code: int) -> None:
+        if self._exit_code is not None:
+            return
+        self._exit_code = code
+        self._closed = True
+        if self._writer is not None:
+            self._writer.flush()
+            self._resolve(code)
+        else:
+            self._spawn(self._drain_pipe(code))
+
+    async def _drain_pipe(self, code: int) -> None:
+        """Lets the pipe transport write what it holds (at most 5 s) before the process exits."""
+        deadline = time.monotonic() + 5
+        self._flush_frames()
+        while self._pipe_out is not None and self._pipe_out.get_write_buffer_size() > 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self._resolve(code)
+
+    def _resolve(self, code: int) -> None:
+        if self._done is not None and not self._done.done():
+            self._done.set_result(code)
+
+
+class _StagedSettings(Session):
+    """The session as on_settings_changed sees it: the new values, before they replace the old."""
+
+    def __init__(self, session: Session, settings: Mapping[str, Any]) -> None:
+        self.__dict__.update(session.__dict__)
+        self.settings = dict(settings)
+
+
+def _enter_protocol_mode() -> Tuple[IO[bytes], IO[bytes]]:
+    """Reserves the real stdout for frames and stdin for the host: fd 1 and ``sys.stdout`` become stderr
+    (so ``print()``, libraries and child processes never write into the protocol stream), fd 0 becomes
+    /dev/null (children cannot read frames). Returns the protocol's (input, output) streams."""
+    sys.stdout.flush()
+    frames_out = os.dup(1)
+    frames_in = os.dup(0)
+    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdout = sys.stderr
+    return os.fdopen(frames_in, "rb", buffering=0), os.fdopen(frames_out, "wb", buffering=0)
+
+
+def run_stdio(plugin: "Plugin", argv: Optional[List[str]] = None, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None, stderr: Optional[IO[str]] = None) -> int:
+    """Runs ``plugin`` over stdio; returns the exit code. Without ``--host-stdio`` in ``argv`` (default
+    ``sys.argv[1:]``) it prints help to stderr and returns 2."""
+    args = sys.argv[1:] if argv is None else argv
+    err = stderr or sys.stderr
+    if HOST_STDIO_FLAG not in args:
+        err.write(usage(plugin))
+        err.flush()
+        return USAGE_EXIT_CODE
+    plugin.check()
+    if stdin is None or stdout is None:
+        stdin, stdout = _enter_protocol_mode()
+    runtime = StdioRuntime(plugin, stdin, stdout, err)
+    # Not asyncio.run(): it joins the handler threads, and a handler that ignores its cancellation
+    # must not keep a stopped plugin alive.
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(runtime.run())
+    finally:
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.sleep(0))
+        executor = getattr(loop, "_default_executor", None)
+        if executor is not None:
+            executor.shutdown(wait=False)
+        loop.close()
+
+
+def exit_process(code: int) -> NoReturn:
+    """Exits at once with ``code`` after flushing: handler threads that ignored their cancellation
+    must not keep the process alive (the host waits for it to exit)."""
+    try:
+        sys.stderr.flush()
+    finally:
+        os._exit(code)

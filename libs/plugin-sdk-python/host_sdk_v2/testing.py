@@ -1,0 +1,199 @@
+"""A test host for unit tests: delivers message events to a plugin in memory, matching commands exactly
+as the host does, and records the decision, the completion and every message the plugin made::
+
+    from host_sdk_v2.testing import TestHost
+
+    host = TestHost(plugin)
+    delivery = host.send("/echo hi")
+    assert delivery.replies[0].body == {"msg_type": 2, "markdown": {"content": '<qqbot-at-user id="u1" /> said: hi'}}
+"""
+
+import asyncio
+import concurrent.futures
+import itertools
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
+
+from .cancellation import Cancellation
+from .context import Directories, LifecycleContext, Session, Transport
+from .dispatch import call_handler, dispatch_event
+from .errors import PluginSdkError
+from .validation import validate_document
+
+if TYPE_CHECKING:
+    from .plugin import Plugin
+
+_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def match_command(text: str, commands: Sequence[Mapping[str, Any]], conversation_type: str) -> Optional[Dict[str, Any]]:
+    """The host's command matching (docs/protocol/v2.md 6.2): ``{name, word, prefix, args, index}`` or None."""
+    stripped = text.lstrip(_WHITESPACE)
+    lowered = stripped.lower()
+    best: Optional[Dict[str, Any]] = None
+    best_length = -1
+    for index, command in enumerate(commands):
+        scopes = command.get("conversationScopes")
+        if scopes is not None and conversation_type not in scopes:
+            continue
+        for prefix in command.get("prefixes", ["/"]):
+            for word in [command["name"], *command.get("aliases", [])]:
+                head = prefix + word
+                if not lowered.startswith(head.lower()):
+                    continue
+                rest = stripped[len(head) :]
+                if rest and rest[0] not in _WHITESPACE:
+                    continue
+                if len(head) > best_length:
+                    best_length = len(head)
+                    best = {"name": command["name"], "word": word, "prefix": prefix, "args": rest.lstrip(_WHITESPACE), "index": index}
+    return best
+
+
+@dataclass
+class SentMessage:
+    """A message the plugin made: ``kind`` is ``reply`` or ``send``; ``body`` the provider body the host would send."""
+
+    kind: str
+    target: Dict[str, str]
+    format: str
+    parts: List[Dict[str, Any]]
+    body: Dict[str, Any]
+
+
+@dataclass
+class Delivery:
+    """What happened to one event."""
+
+    event: Dict[str, Any]
+    ack: Dict[str, Any]
+    #: None when the event was declined; else ``{"error": ..., "durationMs": ...}``.
+    completion: Optional[Dict[str, Any]]
+    messages: List[SentMessage] = field(default_factory=list)
+
+    @property
+    def replies(self) -> List[SentMessage]:
+        return [m for m in self.messages if m.kind == "reply"]
+
+    @property
+    def sends(self) -> List[SentMessage]:
+        return [m for m in self.messages if m.kind == "send"]
+
+
+class _Recorder(Transport):
+    kind = "test"
+
+    def __init__(self, host: "TestHost") -> None:
+        self._host = host
+        self.messages: List[SentMessage] = []
+
+    def _record(self, kind: str, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+        sent = SentMessage(kind, target, message["format"], message["parts"], body)
+        self.messages.append(sent)
+        self._host.sent.append(sent)
+        future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        future.set_result({"accepted": True, "messageId": f"test-msg-{len(self._host.sent)}", "target": target})
+        return future
+
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+        return self._record("reply", message, target, body)
+
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+        return self._record("send", message, target, body)
+
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
+        self._host.logs.append({"level": level, "message": message, "fields": dict(fields or {})})
+
+
+class TestHost:
+    """Delivers events to ``plugin`` in memory. ``logs`` collects every log line, ``sent`` every message."""
+
+    __test__ = False  # not a test case for test collectors
+
+    def __init__(self, plugin: "Plugin", settings: Optional[Mapping[str, Any]] = None, directories: Optional[Directories] = None) -> None:
+        plugin.check()
+        self.plugin = plugin
+        self.logs: List[Dict[str, Any]] = []
+        self.sent: List[SentMessage] = []
+        self._ids = itertools.count(1)
+        self.session = Session(plugin.plugin_id, {**plugin.default_settings(), **(settings or {})}, directories, plugin.manifest.get("permissions", []), plugin.intercepts)
+        self._started = False
+
+    def start(self) -> None:
+        """Runs on_start (done by the first delivery when not called)."""
+        if not self._started:
+            self._started = True
+            if self.plugin._on_start is not None:
+                asyncio.run(call_handler(self.plugin._on_start, LifecycleContext(_Recorder(self), self.session), inline=True))
+
+    def stop(self) -> None:
+        """Cancels the session and runs on_stop."""
+        self.session.cancellation.cancel(PluginSdkError("SDK_EVENT_CANCELLED", "the test host stopped the plugin"))
+        if self._started and self.plugin._on_stop is not None:
+            asyncio.run(call_handler(self.plugin._on_stop, LifecycleContext(_Recorder(self), self.session), inline=True))
+
+    def event(
+        self,
+        text: str,
+        conversation: str = "group",
+        conversation_id: str = "group-1",
+        sender_id: str = "user-1",
+        sender_name: Optional[str] = "Alice",
+        source: str = "qqbot",
+        reply_window_seconds: Optional[float] = 300,
+    ) -> Dict[str, Any]:
+        """A message event as the host would deliver it, with the command matched like the host."""
+        n = next(self._ids)
+        now = datetime.now(timezone.utc)
+        target_type = {"group": "group", "c2c": "user", "channel": "channel", "direct": "direct"}[conversation]
+        sender: Dict[str, Any] = {"provider": source, "mentionId": sender_id}
+        if sender_name is not None:
+            sender["displayName"] = sender_name
+        reference: Dict[str, Any] = {"messageId": f"msg-{n}", "targetType": target_type, "targetId": conversation_id, "restrictions": []}
+        if reply_window_seconds is not None:
+            reference["replyUntil"] = (now + timedelta(seconds=reply_window_seconds)).isoformat().replace("+00:00", "Z")
+        event: Dict[str, Any] = {
+            "eventId": f"evt-test-{n}",
+            "eventType": "message.created",
+            "timestamp": now.isoformat().replace("+00:00", "Z"),
+            "source": source,
+            "bot": {"botAccountId": "bot-1", "platform": source},
+            "conversation": {"type": conversation, "conversationId": conversation_id},
+            "sender": sender,
+            "message": {"id": f"msg-{n}", "content": text, "attachments": [], "mentions": []},
+            "messageReference": reference,
+        }
+        match = match_command(text, self.plugin.manifest.get("commands", []), conversation)
+        if match is not None:
+            event["command"] = {k: match[k] for k in ("name", "word", "prefix", "args")}
+        return event
+
+    def send(self, text: str, **options: Any) -> Delivery:
+        """Builds an event for ``text`` (see :meth:`event`) and delivers it."""
+        return self.deliver(self.event(text, **options))
+
+    def deliver(self, event: Mapping[str, Any], cancellation: Optional[Cancellation] = None) -> Delivery:
+        """Delivers an event (validated like the host's envelope) and waits until its handler ended."""
+        checked, issues = validate_document("message-event.schema.json", event, "event")
+        if checked is None:
+            raise ValueError(f"not a valid message event: {issues}")
+        self.start()
+        recorder = _Recorder(self)
+        acks: List[Dict[str, Any]] = []
+        token = cancellation or Cancellation(self.session.cancellation)
+        started = time.monotonic()
+        completion = asyncio.run(dispatch_event(self.plugin, checked, recorder, self.session, acks.append, token, inline=True))  # type: ignore[arg-type]
+        done = None if completion is None else {"error": completion.error, "durationMs": completion.duration_ms or (time.monotonic() - started) * 1000}
+        return Delivery(dict(checked), acks[0], done, recorder.messages)
+
+    def change_settings(self, settings: Mapping[str, Any]) -> None:
+        """Applies new settings as ``settings.changed`` would (on_settings_changed sees them first)."""
+        previous = self.session.settings
+        hook = self.plugin._on_settings_changed
+        if hook is not None:
+            settings_hook = hook
+            staged = Session(self.session.plugin_id, settings, self.session.directories, self.session.permissions, self.session.intercepts)
+            asyncio.run(call_handler(lambda c: settings_hook(c, previous), LifecycleContext(_Recorder(self), staged), inline=True))
+        self.session.settings = dict(settings)

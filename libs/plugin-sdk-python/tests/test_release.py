@@ -1,0 +1,56 @@
+"""The release archive, tried as a new user would: unzip it and follow its README to a packed plugin."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+from host_sdk_v2._version import SDK_VERSION
+
+from .support import SDK_ROOT
+
+sys.path.insert(0, os.path.join(SDK_ROOT, "scripts"))
+import build_release  # noqa: E402
+
+
+class ReleaseArchiveTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.work = tempfile.mkdtemp(prefix="release-test-")
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def test_the_archive_is_reproducible_and_its_readme_steps_give_a_packed_plugin(self) -> None:
+        first = build_release.build(os.path.join(self.work, "one"))
+        second = build_release.build(os.path.join(self.work, "two"))
+        self.assertEqual(os.path.basename(first), f"SDK-V2-Python-{SDK_VERSION}.zip")
+        with open(first, "rb") as a, open(second, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        with zipfile.ZipFile(first) as archive:
+            names = archive.namelist()
+            archive.extractall(self.work)
+        top = f"SDK-V2-Python-{SDK_VERSION}/"
+        for expected in ("README.md", "host_sdk_v2/pack.py", "host_sdk_v2/py.typed", "samples/echo/plugin.py", "schema/manifest.schema.json"):
+            self.assertIn(top + expected, names)
+        self.assertFalse([n for n in names if "__pycache__" in n or n.endswith(".pyc")])
+
+        with open(os.path.join(SDK_ROOT, "README.md"), encoding="utf-8") as handle:
+            readme = handle.read()
+        block = re.search(r"## From the release archive.*?```sh\n(.*?)```", readme, re.S).group(1)  # type: ignore[union-attr]
+        commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        run = subprocess.run(" && ".join(commands), shell=True, cwd=self.work, env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        packed = os.path.join(self.work, top, "samples", "echo", "artifacts", "com.example.echo.zip")
+        with zipfile.ZipFile(packed) as plugin_zip:
+            self.assertIn("host_sdk_v2/stdio.py", plugin_zip.namelist())
+            self.assertNotIn("tests/test_plugin.py", plugin_zip.namelist())
+
+
+if __name__ == "__main__":
+    unittest.main()
