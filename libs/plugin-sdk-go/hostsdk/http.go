@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -463,4 +464,23 @@ func (lifecycleHTTP) send(context.Context, *wire.MessageEvent, wire.Target, wire
 
 func (l lifecycleHTTP) log(level LogLevel, message string, fields map[string]any) {
 	l.h.opts.Log(level, message, fields)
+}
+
+// ServeHTTP listens on addr (host:port; port 0 picks a free one), writes "listening http://<address>" to
+// announce (when not nil) and serves the plugin's HTTP transport at the root path until the server fails.
+func (p *Plugin) ServeHTTP(addr string, opts HTTPOptions, announce io.Writer) error {
+	h, err := p.HTTPHandler(opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if announce != nil {
+		fmt.Fprintf(announce, "listening http://%s\n", ln.Addr())
+	}
+	server := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return server.Serve(ln)
 }

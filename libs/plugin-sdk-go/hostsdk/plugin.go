@@ -289,5 +289,6 @@ it is not meant to be run by hand.
            artifacts/<pluginId>-<goos>-<goarch>.zip to the host (POST /api/plugins/packages).
   Test:    drive it with hostsdktest.Start in a go test.
   Debug:   run it with %s and write Content-Length framed JSON-RPC to stdin.
+  HTTP:    run it with --http 127.0.0.1:8080 --secret-file <file> and register the URL with the host.
 `, title, SDKName, SDKVersion, wire.StdioFlag, wire.StdioFlag)
 }

@@ -27,12 +27,31 @@ const maxPendingLogs = 64
 // Run serves the plugin over stdio and exits the process: with --host-stdio among the arguments it
 // speaks the protocol on stdin/stdout; without it, it prints a short help to stderr and exits with 2.
 // In protocol mode os.Stdout is pointed at stderr, so fmt.Print in a plugin cannot break the frames.
+//
+// With --http <addr> instead, it serves the same plugin over the HTTP transport (see ServeHTTP), taking
+// the signing secret from the file named by --secret-file (read again when it changes) or from the
+// HOST_PLUGIN_SECRET environment variable.
 func (p *Plugin) Run() {
+	args := os.Args[1:]
+	if i := slices.Index(args, "--http"); i >= 0 && i+1 < len(args) {
+		secret := StaticSecret()
+		if env := os.Getenv("HOST_PLUGIN_SECRET"); env != "" {
+			secret = StaticSecret(env)
+		}
+		if j := slices.Index(args, "--secret-file"); j >= 0 && j+1 < len(args) {
+			secret = SecretFromFile(args[j+1])
+		}
+		if err := p.ServeHTTP(args[i+1], HTTPOptions{Secret: secret}, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "[error]", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	frames := os.Stdout
-	if slices.Contains(os.Args[1:], wire.StdioFlag) {
+	if slices.Contains(args, wire.StdioFlag) {
 		os.Stdout = os.Stderr
 	}
-	os.Exit(p.RunStdio(os.Args[1:], os.Stdin, frames, os.Stderr))
+	os.Exit(p.RunStdio(args, os.Stdin, frames, os.Stderr))
 }
 
 // RunStdio runs the stdio runtime over the given streams and returns the exit code when it ends:
