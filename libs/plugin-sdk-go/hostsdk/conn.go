@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
@@ -28,11 +29,20 @@ type conn struct {
 	stopWriter chan struct{}
 
 	stopOnce sync.Once
-	mu       sync.Mutex
-	nextID   int64
-	pending  map[string]chan response
-	closed   bool
-	done     chan struct{}
+
+	// wmu guards the output: writing is true while one goroutine writes, queued counts frames in the
+	// outbox not yet written.
+	wmu     sync.Mutex
+	wcond   *sync.Cond
+	writing bool
+	queued  int
+	broken  atomic.Bool
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[string]chan response
+	closed  bool
+	done    chan struct{}
 }
 
 func newConn(out io.Writer) *conn {
@@ -44,31 +54,57 @@ func newConn(out io.Writer) *conn {
 		pending:    map[string]chan response{},
 		done:       make(chan struct{}),
 	}
+	c.wcond = sync.NewCond(&c.wmu)
 	go c.writer()
 	return c
 }
 
 func (c *conn) writer() {
 	defer close(c.writerDone)
-	broken := false
-	write := func(frame []byte) {
-		if broken {
-			return
+	var batch []byte
+	flush := func(n int) {
+		c.wmu.Lock()
+		for c.writing {
+			c.wcond.Wait()
 		}
-		if _, err := c.out.Write(frame); err != nil {
-			// The host is gone (EPIPE): drop what is left; the closed stdin ends the process.
-			broken = true
+		c.writing = true
+		c.wmu.Unlock()
+		if !c.broken.Load() {
+			if _, err := c.out.Write(batch); err != nil {
+				// The host is gone (EPIPE): drop what is left; the closed stdin ends the process.
+				c.broken.Store(true)
+			}
 		}
+		c.wmu.Lock()
+		c.writing = false
+		c.queued -= n
+		c.wcond.Broadcast()
+		c.wmu.Unlock()
+	}
+	// take adds the frames already waiting to the batch, so a burst costs one write.
+	take := func(frame []byte) int {
+		batch = append(batch[:0], frame...)
+		n := 1
+		for n < 64 {
+			select {
+			case more := <-c.outbox:
+				batch = append(batch, more...)
+				n++
+			default:
+				return n
+			}
+		}
+		return n
 	}
 	for {
 		select {
 		case frame := <-c.outbox:
-			write(frame)
+			flush(take(frame))
 		case <-c.stopWriter:
 			for {
 				select {
 				case frame := <-c.outbox:
-					write(frame)
+					flush(take(frame))
 				default:
 					return
 				}
@@ -77,7 +113,9 @@ func (c *conn) writer() {
 	}
 }
 
-// send queues one frame; false when the connection is closed.
+// send writes one frame: at once from the calling goroutine when nothing is queued or being written
+// (the common case, saving a hand-off), else through the writer's queue, so frames keep their order
+// and never interleave. False when the connection is closed.
 func (c *conn) send(message any) bool {
 	frame, err := encodeFrame(message)
 	if err != nil {
@@ -89,10 +127,30 @@ func (c *conn) send(message any) bool {
 	if closed {
 		return false
 	}
+	c.wmu.Lock()
+	if c.queued == 0 && !c.writing {
+		c.writing = true
+		c.wmu.Unlock()
+		if !c.broken.Load() {
+			if _, err := c.out.Write(frame); err != nil {
+				c.broken.Store(true)
+			}
+		}
+		c.wmu.Lock()
+		c.writing = false
+		c.wcond.Broadcast()
+		c.wmu.Unlock()
+		return true
+	}
+	c.queued++
+	c.wmu.Unlock()
 	select {
 	case c.outbox <- frame:
 		return true
 	case <-c.done:
+		c.wmu.Lock()
+		c.queued--
+		c.wmu.Unlock()
 		return false
 	}
 }

@@ -63,6 +63,9 @@ func fail(code, format string, args ...any) error {
 
 // next returns the next message, io.EOF at a clean end of stream, or a *FramingError.
 func (f *frameReader) next() (*rpcMessage, error) {
+	if length, ok := f.canonicalHeader(); ok {
+		return f.payload(length)
+	}
 	total := 0
 	length := -1
 	sawType := false
@@ -129,6 +132,38 @@ func (f *frameReader) next() (*rpcMessage, error) {
 	if length < 0 {
 		return nil, fail(wire.CodeFramingContentLengthMissing, "frame has no Content-Length header")
 	}
+	return f.payload(length)
+}
+
+const canonicalPrefix = "Content-Length: "
+
+// canonicalHeader reads the header every encoder writes, "Content-Length: N\r\n\r\n", straight from
+// the buffered bytes without building strings; anything else (other headers, spacing, an incomplete
+// header in the buffer) is left to the general parser, which accepts the same form.
+func (f *frameReader) canonicalHeader() (int, bool) {
+	// Wait for the first byte, then look only at what is buffered: Peek of more would wait for bytes a
+	// short last frame never sends.
+	if _, err := f.r.Peek(1); err != nil {
+		return 0, false
+	}
+	peek, _ := f.r.Peek(min(f.r.Buffered(), len(canonicalPrefix)+14))
+	if len(peek) < len(canonicalPrefix)+5 || string(peek[:len(canonicalPrefix)]) != canonicalPrefix {
+		return 0, false
+	}
+	i := len(canonicalPrefix)
+	n := 0
+	for i < len(peek) && i-len(canonicalPrefix) < 10 && peek[i] >= '0' && peek[i] <= '9' {
+		n = n*10 + int(peek[i]-'0')
+		i++
+	}
+	if i == len(canonicalPrefix) || len(peek) < i+4 || string(peek[i:i+4]) != "\r\n\r\n" || i+4 > f.maxHeader {
+		return 0, false
+	}
+	_, _ = f.r.Discard(i + 4)
+	return n, true
+}
+
+func (f *frameReader) payload(length int) (*rpcMessage, error) {
 	if length == 0 {
 		return nil, fail(wire.CodeFramingPayloadEmpty, "Content-Length is 0")
 	}
@@ -145,37 +180,51 @@ func (f *frameReader) next() (*rpcMessage, error) {
 	return decodePayload(payload)
 }
 
+// envelope is a JSON-RPC object decoded in one pass: a nil field was absent, "null" was null.
+type envelope struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
 func decodePayload(payload []byte) (*rpcMessage, error) {
 	if !utf8.Valid(payload) {
 		return nil, fail(wire.CodeFramingUTF8Invalid, "payload is not valid UTF-8")
 	}
-	if !json.Valid(payload) {
-		return nil, fail(wire.CodeFramingJSONInvalid, "payload is not JSON")
+	var env envelope
+	if err := json.Unmarshal(payload, &env); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, fail(wire.CodeFramingMessageInvalid, "payload is not a JSON object")
+		}
+		return nil, fail(wire.CodeFramingJSONInvalid, "payload is not JSON: %v", err)
 	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(payload, &keys); err != nil || keys == nil {
+	if env.JSONRPC == nil && bytes.Equal(bytes.TrimSpace(payload), []byte("null")) {
 		return nil, fail(wire.CodeFramingMessageInvalid, "payload is not a JSON object")
 	}
-	if string(keys["jsonrpc"]) != `"2.0"` {
+	if string(env.JSONRPC) != `"2.0"` {
 		return nil, fail(wire.CodeFramingMessageInvalid, `"jsonrpc" must be "2.0"`)
 	}
 	msg := &rpcMessage{}
-	id, hasID := keys["id"]
-	idNull := hasID && string(id) == "null"
+	hasID := env.ID != nil
+	idNull := hasID && string(env.ID) == "null"
 	if hasID && !idNull {
-		if !validID(id) {
+		if !validID(env.ID) {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"id" must be a string or an integer`)
 		}
-		msg.ID = id
+		msg.ID = env.ID
 	}
-	if rawMethod, ok := keys["method"]; ok {
-		if err := json.Unmarshal(rawMethod, &msg.Method); err != nil || msg.Method == "" {
+	if env.Method != nil {
+		if err := json.Unmarshal(env.Method, &msg.Method); err != nil || msg.Method == "" {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"method" must be a non-empty string`)
 		}
 		if idNull {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"id" of a request must be a string or an integer`)
 		}
-		msg.Params = keys["params"]
+		msg.Params = env.Params
 		return msg, nil
 	}
 	if !hasID {
@@ -184,27 +233,22 @@ func decodePayload(payload []byte) (*rpcMessage, error) {
 	if idNull {
 		msg.ID = json.RawMessage("null")
 	}
-	result, hasResult := keys["result"]
-	rawErr, hasError := keys["error"]
-	if hasResult == hasError {
+	if (env.Result != nil) == (env.Error != nil) {
 		return nil, fail(wire.CodeFramingMessageInvalid, `a response needs exactly one of "result" and "error"`)
 	}
-	if hasError {
-		var shape map[string]json.RawMessage
-		if json.Unmarshal(rawErr, &shape) != nil || shape == nil {
+	if env.Error != nil {
+		var shape struct {
+			Code    *float64        `json:"code"`
+			Message *string         `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(env.Error, &shape) != nil || shape.Code == nil || *shape.Code != math.Trunc(*shape.Code) || shape.Message == nil {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"error" must be {code: integer, message: string}`)
 		}
-		var e rpcError
-		var code float64
-		if json.Unmarshal(shape["code"], &code) != nil || code != math.Trunc(code) || json.Unmarshal(shape["message"], &e.Message) != nil {
-			return nil, fail(wire.CodeFramingMessageInvalid, `"error" must be {code: integer, message: string}`)
-		}
-		e.Code = int(code)
-		e.Data = shape["data"]
-		msg.Error = &e
+		msg.Error = &rpcError{Code: int(*shape.Code), Message: *shape.Message, Data: shape.Data}
 		return msg, nil
 	}
-	msg.Result = result
+	msg.Result = env.Result
 	return msg, nil
 }
 

@@ -462,12 +462,14 @@ func (rt *stdioRuntime) runEvent(task *eventTask) {
 	declined := rt.p.intercepts && !decided && perr != nil
 	if declined {
 		ack(wire.EventAck{EventID: event.EventID, Accepted: false, Error: perr})
-	} else {
-		accept(false)
-		duration := float64(time.Since(started).Microseconds()) / 1000
-		rt.complete(event.EventID, perr, duration)
+		rt.finish(task, nil)
+		return
 	}
-	rt.finish(task)
+	accept(false)
+	duration := float64(time.Since(started).Microseconds()) / 1000
+	// The slot is free before events.completed goes out: the host sends the next event as soon as it
+	// has the completion, and that event must find the slot free (Overloaded otherwise).
+	rt.finish(task, func() { rt.complete(event.EventID, perr, duration) })
 }
 
 // complete sends events.completed without waiting for the answer: the slot is free once it is queued.
@@ -482,7 +484,9 @@ func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, duratio
 	}()
 }
 
-func (rt *stdioRuntime) finish(task *eventTask) {
+// finish frees the event's slot, then runs report (the completion), then tells a waiting stop that no
+// handler runs any more, so the report is queued before the stop flushes and exits.
+func (rt *stdioRuntime) finish(task *eventTask, report func()) {
 	task.timer.Stop()
 	task.cancel(nil)
 	rt.mu.Lock()
@@ -490,6 +494,11 @@ func (rt *stdioRuntime) finish(task *eventTask) {
 	if task.started {
 		rt.running--
 	}
+	rt.mu.Unlock()
+	if report != nil {
+		report()
+	}
+	rt.mu.Lock()
 	if rt.running == 0 && rt.idle != nil {
 		close(rt.idle)
 		rt.idle = nil

@@ -351,3 +351,15 @@ func itoa(n int) string {
 	}
 	return s
 }
+
+// The host sends the next event as soon as it has events.completed; with one slot, that event must
+// find the slot free already.
+func TestTheSlotIsFreeWhenTheCompletionArrives(t *testing.T) {
+	h := hostsdktest.Start(t, echoPlugin(t), hostsdktest.Options{MaxConcurrentEvents: 1, QueueCapacity: 1})
+	for i := 0; i < 200; i++ {
+		d := h.Send(hostsdktest.Message{Text: "/echo x"})
+		if d.Err != nil || d.Ack == nil || !d.Ack.Accepted {
+			t.Fatalf("event %d: %+v %v", i, d.Ack, d.Err)
+		}
+	}
+}
