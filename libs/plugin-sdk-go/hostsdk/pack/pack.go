@@ -134,12 +134,12 @@ func Pack(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := map[string]fileEntry{"manifest.json": {data: packaged, mode: 0o644}}
+	files := map[string]File{"manifest.json": {Data: packaged, Mode: 0o644}}
 	bin, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, err
 	}
-	files[exe] = fileEntry{data: bin, mode: 0o755}
+	files[exe] = File{Data: bin, Mode: 0o755}
 	for _, inc := range o.Include {
 		clean := filepath.ToSlash(filepath.Clean(inc))
 		if filepath.IsAbs(inc) || strings.HasPrefix(clean, "../") || clean == ".." {
@@ -152,10 +152,10 @@ func Pack(o Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("include %q: %w", inc, err)
 		}
-		files[clean] = fileEntry{data: data, mode: 0o644}
+		files[clean] = File{Data: data, Mode: 0o644}
 	}
 	archive := filepath.Join(o.Dir, o.Out, fmt.Sprintf("%s-%s-%s.zip", manifest.PluginID, o.GOOS, o.GOARCH))
-	if err := writeZip(archive, files); err != nil {
+	if err := WriteZip(archive, files); err != nil {
 		return nil, err
 	}
 	logf("wrote %s", archive)
@@ -200,14 +200,15 @@ func rewriteManifest(raw []byte, command, platform, arch string) ([]byte, error)
 	return out, nil
 }
 
-type fileEntry struct {
-	data []byte
-	mode os.FileMode
+// File is one archive entry: its bytes and Unix mode.
+type File struct {
+	Data []byte
+	Mode os.FileMode
 }
 
-// writeZip writes the entries sorted by name with fixed timestamps and Unix modes, then renames the
-// archive into place.
-func writeZip(path string, files map[string]fileEntry) error {
+// WriteZip writes the entries sorted by name with fixed timestamps and Unix modes, then renames the
+// archive into place: the same files give the same bytes.
+func WriteZip(path string, files map[string]File) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -220,12 +221,12 @@ func writeZip(path string, files map[string]fileEntry) error {
 	zw := zip.NewWriter(&buf)
 	for _, n := range names {
 		h := &zip.FileHeader{Name: n, Method: zip.Deflate, Modified: fixedTime}
-		h.SetMode(files[n].mode)
+		h.SetMode(files[n].Mode)
 		w, err := zw.CreateHeader(h)
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(files[n].data); err != nil {
+		if _, err := w.Write(files[n].Data); err != nil {
 			return err
 		}
 	}
