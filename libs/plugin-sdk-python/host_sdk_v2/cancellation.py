@@ -22,9 +22,15 @@ class Cancellation:
         self._callbacks: List[Callable[[], None]] = []
         self.reason: Optional[Exception] = None
         self._parent = parent
+        self._follow: Optional[Callable[[], None]] = None
         if parent is not None:
             source = parent
-            parent.add_callback(lambda: self.cancel(source.reason))
+
+            def follow() -> None:
+                self.cancel(source.reason)
+
+            self._follow = follow
+            parent.add_callback(follow)
 
     @property
     def cancelled(self) -> bool:
@@ -52,6 +58,21 @@ class Cancellation:
                 self._callbacks.append(callback)
                 return
         callback()
+
+    def remove_callback(self, callback: Callable[[], None]) -> None:
+        """Forgets a callback that has not run."""
+        with self._lock:
+            try:
+                self._callbacks.remove(callback)
+            except ValueError:
+                pass
+
+    def detach(self) -> None:
+        """Stops following the parent (the event ended), so a long-running plugin does not keep one
+        callback per event it ever handled."""
+        if self._parent is not None and self._follow is not None:
+            self._parent.remove_callback(self._follow)
+            self._follow = None
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Blocks until cancelled or ``timeout`` seconds passed; returns whether it was cancelled."""

@@ -277,7 +277,10 @@ class HttpApp:
         outbound = _Outbound(self._log)
         acks: List[Dict[str, Any]] = []
         cancellation = Cancellation(self._session.cancellation)
-        completion = asyncio.run(dispatch_event(self.plugin, event, outbound, self._session, acks.append, cancellation, inline=True))  # type: ignore[arg-type]
+        try:
+            completion = asyncio.run(dispatch_event(self.plugin, event, outbound, self._session, acks.append, cancellation, inline=True))  # type: ignore[arg-type]
+        finally:
+            cancellation.detach()
         outbound.open = False
         ack = acks[0]
         error = ack.get("error") or (completion.error if completion else None)

@@ -35,6 +35,9 @@ USAGE_EXIT_CODE = 2
 #: How long on_stop may run when stdin closed (the host is gone) before the process exits anyway.
 ORPHAN_STOP_SECONDS = 1.0
 _READ_SIZE = 65536
+#: Bytes of unsent frames past which handler threads wait before sending more (twice the largest
+#: payload and 1 MiB, the amount the host lets a plugin leave unread the other way).
+_WRITE_HIGH_WATER = 2 * LIMITS["maxPayloadBytes"] + 1024 * 1024
 
 
 def usage(plugin: "Plugin") -> str:
@@ -144,6 +147,8 @@ class StdioRuntime:
         self._out_frames: List[bytes] = []
         self._loop_thread = 0
         self._eof = False
+        self._writable = threading.Event()
+        self._writable.set()
         self._decoder = FrameDecoder()
         self._transport = _StdioTransport(self)
         self._ids = itertools.count(1)
@@ -195,8 +200,18 @@ class StdioRuntime:
             def connection_lost(self, exc: Optional[Exception]) -> None:
                 runtime._on_eof()
 
+        class Writer(asyncio.Protocol):
+            # The host stops reading a plugin that sends faster than it handles (v2.md 3.6.1): past the
+            # high-water mark, handler threads that send wait here instead of growing the buffer.
+            def pause_writing(self) -> None:
+                runtime._writable.clear()
+
+            def resume_writing(self) -> None:
+                runtime._writable.set()
+
         try:
-            write_transport, _ = await self._loop.connect_write_pipe(asyncio.Protocol, self._stdout)
+            write_transport, _ = await self._loop.connect_write_pipe(Writer, self._stdout)
+            write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER, low=_WRITE_HIGH_WATER // 4)
         except (ValueError, OSError, NotImplementedError):
             return False
         try:
@@ -274,6 +289,8 @@ class StdioRuntime:
         """A plugin-to-host request with the runtime token; callable from any thread."""
         if self._init is None:
             raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
+        if threading.get_ident() != self._loop_thread:
+            self._writable.wait()
         outer: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
         inner = self._request(method, {"token": self._init["token"], **params})
 
@@ -505,8 +522,11 @@ class StdioRuntime:
 
     def _forget(self, event_id: str) -> None:
         live = self._live.pop(event_id, None)
-        if live and live.deadline:
+        if live is None:
+            return
+        if live.deadline:
             live.deadline.cancel()
+        live.cancellation.detach()
 
     def _cancel(self, event_id: str, reason: str) -> bool:
         live = self._live.get(event_id)
@@ -605,6 +625,7 @@ class StdioRuntime:
             return
         self._closed = True
         self._stopping = True
+        self._writable.set()
         for method, future, timer in self._pending.values():
             if timer:
                 timer.cancel()

@@ -184,7 +184,10 @@ class TestHost:
         acks: List[Dict[str, Any]] = []
         token = cancellation or Cancellation(self.session.cancellation)
         started = time.monotonic()
-        completion = asyncio.run(dispatch_event(self.plugin, checked, recorder, self.session, acks.append, token, inline=True))  # type: ignore[arg-type]
+        try:
+            completion = asyncio.run(dispatch_event(self.plugin, checked, recorder, self.session, acks.append, token, inline=True))  # type: ignore[arg-type]
+        finally:
+            token.detach()
         done = None if completion is None else {"error": completion.error, "durationMs": completion.duration_ms or (time.monotonic() - started) * 1000}
         return Delivery(dict(checked), acks[0], done, recorder.messages)
 

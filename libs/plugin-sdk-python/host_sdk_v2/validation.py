@@ -88,6 +88,15 @@ def _is_type(value: Any, kind: str) -> bool:
     return False
 
 
+_TYPE_PREDICATES: Dict[str, Callable[[Any], bool]] = {
+    "string": lambda value: isinstance(value, str),
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "boolean": lambda value: isinstance(value, bool),
+    "null": lambda value: value is None,
+}
+
+
 def _pattern(source: str) -> "re.Pattern[str]":
     compiled = _PATTERNS.get(source)
     if compiled is None:
@@ -97,9 +106,20 @@ def _pattern(source: str) -> "re.Pattern[str]":
     return compiled
 
 
+Check = Callable[[Any, _Path, List[_Fault]], None]
+
+
 class _Validator:
+    """Validates values against one document's schemas. Each schema is compiled once into nested
+    closures (a schema is data, walked per value only to build them), so checking an event costs
+    function calls on the value, not dictionary look-ups on the schema."""
+
     def __init__(self, defs: Mapping[str, Any]) -> None:
         self.defs = defs
+        self._compiled: Dict[int, Check] = {}
+        self._defaults_below: Dict[int, bool] = {}
+        # Schemas stay referenced so their ids are not reused while compiled checks exist.
+        self._schemas: List[Mapping[str, Any]] = []
 
     def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         while "$ref" in schema:
@@ -108,104 +128,230 @@ class _Validator:
 
     def check(self, schema: Mapping[str, Any], value: Any, path: _Path, out: List[_Fault]) -> None:
         """Appends (kind, path, keyword, message) for every fault; kind is required, unknown or invalid."""
-        schema = self.resolve(schema)
+        self.compile(schema)(value, path, out)
+
+    def compile(self, schema: Mapping[str, Any]) -> Check:
+        key = id(schema)
+        known = self._compiled.get(key)
+        if known is not None:
+            return known
+        self._schemas.append(schema)
+        if "$ref" in schema:
+            # A reference may be recursive (MessagePart): the target is compiled after this entry exists.
+            cell: List[Check] = []
+
+            def by_ref(value: Any, path: _Path, out: List[_Fault]) -> None:
+                cell[0](value, path, out)
+
+            self._compiled[key] = by_ref
+            cell.append(self.compile(self.resolve(schema)))
+            return by_ref
+        check = self._build(schema)
+        self._compiled[key] = check
+        return check
+
+    def _build(self, schema: Mapping[str, Any]) -> Check:
         if "anyOf" in schema:
-            candidates: List[List[_Fault]] = []
-            for branch in schema["anyOf"]:
-                found: List[_Fault] = []
-                self.check(branch, value, path, found)
-                if not found:
-                    return
-                # A branch whose type or discriminating constant does not match is not the one the sender meant.
-                mismatch = any(
-                    (kw == "type" and p is path) or (kw == "const" and p[0] is path) for _, p, kw, _ in found
-                )
-                if not mismatch:
-                    candidates.append(found)
-            if candidates:
-                out.extend(candidates[0])
-            else:
-                out.append(("invalid", path, "anyOf", "matches none of the allowed shapes"))
-            return
+            branches = [self.compile(b) for b in schema["anyOf"]]
+
+            def any_of(value: Any, path: _Path, out: List[_Fault]) -> None:
+                candidates: List[List[_Fault]] = []
+                for branch in branches:
+                    found: List[_Fault] = []
+                    branch(value, path, found)
+                    if not found:
+                        return
+                    # A branch whose type or discriminating constant does not match is not the one the sender meant.
+                    if not any((kw == "type" and p is path) or (kw == "const" and p[0] is path) for _, p, kw, _ in found):
+                        candidates.append(found)
+                if candidates:
+                    out.extend(candidates[0])
+                else:
+                    out.append(("invalid", path, "anyOf", "matches none of the allowed shapes"))
+
+            return any_of
         kind = schema.get("type")
+        has_const = "const" in schema
+        const = schema.get("const")
+        enum = schema.get("enum")
+        string = self._string_check(schema)
+        number = self._number_check(schema)
+        array = self._array_check(schema)
+        obj = self._object_check(schema)
+        type_ok: Optional[Callable[[Any], bool]]
         if isinstance(kind, list):
-            if not any(_is_type(value, k) for k in kind):
-                out.append(("invalid", path, "type", f"must be {' or '.join(kind)}, not {_type_name(value)}"))
-            return
-        if kind is not None and not _is_type(value, kind):
-            out.append(("invalid", path, "type", f"must be {'an integer' if kind == 'integer' else kind}, not {_type_name(value)}"))
-            return
-        if "const" in schema and not (value == schema["const"] and _type_name(value) == _type_name(schema["const"])):
-            out.append(("invalid", path, "const", f"must be {_json_string(schema['const']) if isinstance(schema['const'], str) else schema['const']}"))
-            return
-        if "enum" in schema and not any(value == v and _type_name(value) == _type_name(v) for v in schema["enum"]):
-            options = " or ".join(_json_string(v) if isinstance(v, str) else str(v) for v in schema["enum"])
-            out.append(("invalid", path, "enum", f"must be {options}"))
-            return
-        if isinstance(value, str):
-            self.check_string(schema, value, path, out)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            if "minimum" in schema and value < schema["minimum"]:
-                out.append(("invalid", path, "minimum", f"must be at least {schema['minimum']}"))
-            elif "maximum" in schema and value > schema["maximum"]:
-                out.append(("invalid", path, "maximum", f"must be at most {schema['maximum']}"))
-        elif isinstance(value, list):
-            if "minItems" in schema and len(value) < schema["minItems"]:
-                out.append(("invalid", path, "minItems", f"must have at least {schema['minItems']} item(s)"))
-            elif "maxItems" in schema and len(value) > schema["maxItems"]:
-                out.append(("invalid", path, "maxItems", f"must have at most {schema['maxItems']} items"))
-            items = schema.get("items")
-            if items is not None:
+            kinds = list(kind)
+            type_ok = lambda value: any(_is_type(value, k) for k in kinds)  # noqa: E731
+            type_message = f"must be {' or '.join(kinds)}"
+        elif kind is not None:
+            single: str = kind
+
+            def is_kind(value: Any) -> bool:
+                return _is_type(value, single)
+
+            type_ok = _TYPE_PREDICATES.get(kind, is_kind)
+            type_message = f"must be {'an integer' if kind == 'integer' else kind}"
+        else:
+            type_ok = None
+            type_message = ""
+        only_type = isinstance(kind, list)
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            if type_ok is not None:
+                if not type_ok(value):
+                    out.append(("invalid", path, "type", f"{type_message}, not {_type_name(value)}"))
+                    return
+                if only_type:
+                    return
+            if has_const and not (value == const and _type_name(value) == _type_name(const)):
+                out.append(("invalid", path, "const", f"must be {_json_string(const) if isinstance(const, str) else const}"))
+                return
+            if enum is not None and not any(value == v and _type_name(value) == _type_name(v) for v in enum):
+                options = " or ".join(_json_string(v) if isinstance(v, str) else str(v) for v in enum)
+                out.append(("invalid", path, "enum", f"must be {options}"))
+                return
+            if isinstance(value, str):
+                string(value, path, out)
+            elif isinstance(value, bool):
+                return
+            elif isinstance(value, (int, float)):
+                number(value, path, out)
+            elif isinstance(value, list):
+                array(value, path, out)
+            elif isinstance(value, dict):
+                obj(value, path, out)
+
+        return run
+
+    @staticmethod
+    def _string_check(schema: Mapping[str, Any]) -> Check:
+        minimum = schema.get("minLength")
+        maximum = schema.get("maxLength")
+        pattern = _pattern(schema["pattern"]) if "pattern" in schema else None
+        source = schema.get("pattern")
+        non_blank = minimum == 1 and "pattern" not in schema
+        limited_names = maximum is not None
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            # JavaScript counts UTF-16 units; only characters beyond U+FFFF count twice.
+            length = len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
+            if minimum is not None and length < minimum:
+                out.append(("invalid", path, "minLength", "must not be empty" if minimum == 1 else f"must be at least {minimum} characters"))
+            elif maximum is not None and length > maximum:
+                out.append(("invalid", path, "maxLength", f"must be at most {maximum} characters"))
+            elif pattern is not None and not pattern.search(value):
+                out.append(("invalid", path, "pattern", f"must match {source}"))
+            elif non_blank and (not limited_names or _non_blank_rule(schema, path)):
+                if value.strip(_JS_WHITESPACE) == "":
+                    out.append(("invalid", path, "blank", "must not be blank"))
+                elif _CONTROL.search(value):
+                    out.append(("invalid", path, "blank", "must not contain control characters"))
+
+        return run
+
+    @staticmethod
+    def _number_check(schema: Mapping[str, Any]) -> Check:
+        minimum = schema.get("minimum")
+        maximum = schema.get("maximum")
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            if minimum is not None and value < minimum:
+                out.append(("invalid", path, "minimum", f"must be at least {minimum}"))
+            elif maximum is not None and value > maximum:
+                out.append(("invalid", path, "maximum", f"must be at most {maximum}"))
+
+        return run
+
+    def _array_check(self, schema: Mapping[str, Any]) -> Check:
+        min_items = schema.get("minItems")
+        max_items = schema.get("maxItems")
+        items_schema = schema.get("items")
+        unique = bool(schema.get("uniqueItems"))
+        holder: List[Check] = []
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            if min_items is not None and len(value) < min_items:
+                out.append(("invalid", path, "minItems", f"must have at least {min_items} item(s)"))
+            elif max_items is not None and len(value) > max_items:
+                out.append(("invalid", path, "maxItems", f"must have at most {max_items} items"))
+            if items_schema is not None:
+                if not holder:
+                    holder.append(self.compile(items_schema))
+                item_check = holder[0]
                 for i, item in enumerate(value):
-                    self.check(items, item, (path, i), out)
-            if schema.get("uniqueItems"):
+                    item_check(item, (path, i), out)
+            if unique:
                 for i, item in enumerate(value):
                     if any(item == earlier for earlier in value[:i]):
                         out.append(("invalid", (path, i), "uniqueItems", f"{_json_string(item) if isinstance(item, str) else item} is listed twice; list each once"))
-        elif isinstance(value, dict):
-            self.check_object(schema, value, path, out)
 
-    def check_string(self, schema: Mapping[str, Any], value: str, path: _Path, out: List[_Fault]) -> None:
-        # JavaScript counts UTF-16 units; only characters beyond U+FFFF count twice.
-        length = len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
-        minimum = schema.get("minLength")
-        if minimum is not None and length < minimum:
-            out.append(("invalid", path, "minLength", "must not be empty" if minimum == 1 else f"must be at least {minimum} characters"))
-        elif "maxLength" in schema and length > schema["maxLength"]:
-            out.append(("invalid", path, "maxLength", f"must be at most {schema['maxLength']} characters"))
-        elif "pattern" in schema and not _pattern(schema["pattern"]).search(value):
-            out.append(("invalid", path, "pattern", f"must match {schema['pattern']}"))
-        elif minimum == 1 and _non_blank_rule(schema, path):
-            if value.strip(_JS_WHITESPACE) == "":
-                out.append(("invalid", path, "blank", "must not be blank"))
-            elif _CONTROL.search(value):
-                out.append(("invalid", path, "blank", "must not contain control characters"))
+        return run
 
-    def check_object(self, schema: Mapping[str, Any], value: Mapping[str, Any], path: List[Any], out: List[_Fault]) -> None:
+    def _object_check(self, schema: Mapping[str, Any]) -> Check:
         properties: Mapping[str, Any] = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                out.append(("required", (path, key), "required", "is required"))
-        names = schema.get("propertyNames")
+        required = tuple(schema.get("required", []))
+        names_schema = schema.get("propertyNames")
         extra = schema.get("additionalProperties")
-        for key, item in value.items():
-            if key in properties:
-                self.check(properties[key], item, (path, key), out)
-                continue
-            if names is not None:
-                found: List[_Fault] = []
-                self.check(names, key, (path, key), found)
-                if found:
-                    out.append(("invalid", (path, key), "propertyNames", f"the key {_json_string(key)} {found[0][3]}"))
+        compiled: Dict[str, Check] = {}
+        others: List[Check] = []
+
+        def checks() -> Tuple[Dict[str, Check], Optional[Check], Optional[Check]]:
+            # Compiled on first use: compiling eagerly would recurse through $refs being defined.
+            if not others:
+                for key, sub in properties.items():
+                    compiled[key] = self.compile(sub)
+                others.append(self.compile(names_schema) if names_schema is not None else _no_check)
+                others.append(self.compile(extra) if isinstance(extra, dict) else _no_check)
+            return compiled, (others[0] if names_schema is not None else None), (others[1] if isinstance(extra, dict) else None)
+
+        def run(value: Any, path: _Path, out: List[_Fault]) -> None:
+            props, names, extras = checks()
+            for key in required:
+                if key not in value:
+                    out.append(("required", (path, key), "required", "is required"))
+            for key, item in value.items():
+                check = props.get(key)
+                if check is not None:
+                    check(item, (path, key), out)
                     continue
-            if extra is False:
-                out.append(("unknown", (path, key), "additionalProperties", "is not a known field; remove it or check its spelling"))
-            elif isinstance(extra, dict):
-                self.check(extra, item, (path, key), out)
+                if names is not None:
+                    found: List[_Fault] = []
+                    names(key, (path, key), found)
+                    if found:
+                        out.append(("invalid", (path, key), "propertyNames", f"the key {_json_string(key)} {found[0][3]}"))
+                        continue
+                if extra is False:
+                    out.append(("unknown", (path, key), "additionalProperties", "is not a known field; remove it or check its spelling"))
+                elif extras is not None:
+                    extras(item, (path, key), out)
+
+        return run
+
+    def _has_defaults(self, schema: Mapping[str, Any], seen: Optional[set] = None) -> bool:
+        """Whether a default applies anywhere under ``schema`` (cached; recursion through $refs ends)."""
+        key = id(schema)
+        cached = self._defaults_below.get(key)
+        if cached is not None:
+            return cached
+        seen = seen if seen is not None else set()
+        if key in seen:
+            return False
+        seen.add(key)
+        resolved = self.resolve(schema)
+        subs: List[Any] = list(resolved.get("anyOf", [])) + list(resolved.get("properties", {}).values())
+        for k in ("items", "additionalProperties"):
+            if isinstance(resolved.get(k), dict):
+                subs.append(resolved[k])
+        result = "default" in resolved or any("default" in self.resolve(sub) or self._has_defaults(sub, seen) for sub in subs)
+        self._defaults_below[key] = result
+        return result
 
     def defaults(self, schema: Mapping[str, Any], value: Any) -> Any:
         """A copy of a valid value with the schema's defaults filled in (containers are copied,
-        strings and numbers are immutable and shared)."""
+        strings and numbers are immutable and shared). Subtrees without defaults are shared too:
+        the validated value is never changed afterwards."""
+        if not self._has_defaults(schema):
+            return value
         schema = self.resolve(schema)
         if "anyOf" in schema:
             for branch in schema["anyOf"]:
@@ -235,6 +381,10 @@ class _Validator:
         return value
 
 
+def _no_check(value: Any, path: _Path, out: List[_Fault]) -> None:
+    pass
+
+
 def _non_blank_rule(schema: Mapping[str, Any], path: _Path) -> bool:
     """Which non-empty strings must also not be blank nor hold control characters (a rule left out of
     the JSON Schema because regex dialects differ): those without a pattern or a length limit, and the
@@ -246,8 +396,15 @@ def _non_blank_rule(schema: Mapping[str, Any], path: _Path) -> bool:
     return schema["maxLength"] == 100 and bool(path) and path[1] in ("name", "author")
 
 
+_VALIDATORS: Dict[int, _Validator] = {}
+_NO_DEFS: Mapping[str, Any] = {}
+
+
 def _check_value(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any) -> Tuple[List[_Fault], _Validator]:
-    validator = _Validator(defs)
+    # One validator per set of $defs (a document, or methods.json), compiled on first use and kept.
+    validator = _VALIDATORS.get(id(defs))
+    if validator is None:
+        validator = _VALIDATORS[id(defs)] = _Validator(defs)
     found: List[_Fault] = []
     validator.check(schema, value, (), found)
     return found, validator
@@ -264,7 +421,7 @@ def validate_document(file: str, value: Any, domain: str) -> Tuple[Optional[Any]
     """Validates ``value`` against a document schema (``message-event.schema.json``, ...); returns
     ``(value with defaults, [])`` or ``(None, issues)`` with ``<domain>.field.*`` codes."""
     schema = DOCUMENTS[file]
-    found, validator = _check_value(schema, schema.get("$defs", {}), value)
+    found, validator = _check_value(schema, schema.get("$defs", _NO_DEFS), value)
     if found:
         return None, _field_issues(domain, found)
     return validator.defaults(schema, value), []
@@ -350,7 +507,7 @@ def validate_manifest(value: Any, kind: str = "stdio") -> Tuple[Optional[Dict[st
     the host does; returns ``(manifest with defaults, [])`` or ``(None, issues)`` with ``manifest.*`` codes."""
     file = "manifest.schema.json" if kind == "stdio" else "http-manifest.schema.json"
     schema = DOCUMENTS[file]
-    found, validator = _check_value(schema, schema.get("$defs", {}), value)
+    found, validator = _check_value(schema, schema.get("$defs", _NO_DEFS), value)
     issues: List[Issue] = []
     for k, linked, kw, m in found:
         p = _materialize(linked)

@@ -80,6 +80,9 @@ class StdioHost:
         self.stderr: List[str] = []
         self.refuse: Optional[Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]] = None
         self._next = 1000
+        #: Cleared, the host stops reading the plugin's stdout (as the real host does when it is behind).
+        self.reading = threading.Event()
+        self.reading.set()
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         threading.Thread(target=self._read, daemon=True).start()
@@ -88,6 +91,7 @@ class StdioHost:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         while True:
+            self.reading.wait()
             chunk = self.proc.stdout.read1(65536)  # type: ignore[attr-defined]
             events = self.decoder.push(chunk) if chunk else self.decoder.end()
             for event in events:

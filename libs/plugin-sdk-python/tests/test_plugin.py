@@ -156,6 +156,14 @@ class TestHostTest(unittest.TestCase):
         self.assertEqual([m.body["content"] for m in host.send("x").replies], ["one", "two"])
 
 
+class MemoryTest(unittest.TestCase):
+    def test_handled_events_leave_nothing_behind_on_the_session(self) -> None:
+        host = TestHost(plugin_with(lambda ctx: None))
+        for _ in range(50):
+            host.send("x")
+        self.assertEqual(host.session.cancellation._callbacks, [])
+
+
 class SourceTest(unittest.TestCase):
     def test_the_package_parses_as_python_3_9(self) -> None:
         """The SDK claims CPython 3.9+: no syntax newer than 3.9 anywhere in it."""

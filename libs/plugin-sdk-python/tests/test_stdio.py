@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 from host_sdk_v2 import RpcErrorCode
@@ -147,6 +148,20 @@ class StdioRuntimeTest(unittest.TestCase):
         self.host.write_raw(b"hello there\r\n\r\n")
         self.assertEqual(self.host.exit_code(), 1)
         self.assertTrue(any("framing.header" in line for line in self.host.stderr))
+
+    def test_handler_threads_wait_while_the_host_does_not_read_stdout(self) -> None:
+        self.host.initialize()
+        self.host.reading.clear()
+        self.host.request("events.message", message_event("f1", "/flood 5000", cmd("flood", "5000")))
+        time.sleep(3)
+        progress = [int(line.split()[1]) for line in list(self.host.stderr) if line.startswith("flood ") and line.split()[1].isdigit()]
+        self.assertTrue(progress)
+        # About 9 MiB of unsent frames (3 KB each) and the pipe's own buffer, then the handler waits.
+        self.assertLess(max(progress), 4000)
+        self.assertFalse(any(line.startswith("flood done") for line in self.host.stderr))
+        self.host.reading.set()
+        self.host.wait(lambda: self.host.requests_of("events.completed"), timeout=60)
+        self.assertEqual(len(self.host.requests_of("messages.reply")), 5000)
 
     def test_a_refused_reply_fails_the_handler_with_the_hosts_message_code(self) -> None:
         self.host.refuse = lambda m: (
