@@ -3,6 +3,7 @@ package hostsdk_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -185,5 +186,48 @@ func TestHTTPBodyLimit(t *testing.T) {
 	body, _ := io.ReadAll(rec.Body)
 	if !bytes.Contains(body, []byte(wire.CodeHTTPBodyTooLarge)) {
 		t.Fatalf("body %s", body)
+	}
+}
+
+func TestHTTPOverloadedAndFailedStart(t *testing.T) {
+	p := echoPlugin(t)
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	p.Command("slow", func(ctx *hostsdk.Context) error {
+		entered <- struct{}{}
+		<-release
+		return nil
+	})
+	h, err := p.HTTPHandler(hostsdk.HTTPOptions{Secret: hostsdk.StaticSecret(secret), MaxConcurrentEvents: 1, Log: func(hostsdk.LogLevel, string, map[string]any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &signedClient{t: t, h: h, now: time.Now()}
+	done := make(chan int, 1)
+	go func() {
+		rec, _ := c.post(eventBody(t, "/slow", &wire.CommandMatch{Name: "slow", Word: "slow", Prefix: "/"}), nil)
+		done <- rec.Code
+	}()
+	<-entered
+	c2 := &signedClient{t: t, h: h, now: time.Now(), nextID: 1000}
+	rec, out := c2.post(eventBody(t, "/echo x", nil), nil)
+	if rec.Code != 503 || rec.Header().Get("Retry-After") != "1" || out["error"].(map[string]any)["code"] != wire.CodeHTTPOverloaded {
+		t.Fatalf("overloaded: %d %s", rec.Code, rec.Body.String())
+	}
+	close(release)
+	if code := <-done; code != 200 {
+		t.Fatalf("slow event %d", code)
+	}
+	h.Close()
+
+	failing := echoPlugin(t).OnStart(func(*hostsdk.Lifecycle) error { return errors.New("no database") })
+	h2, err := failing.HTTPHandler(hostsdk.HTTPOptions{Secret: hostsdk.StaticSecret(secret), Log: func(hostsdk.LogLevel, string, map[string]any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	rec, out = (&signedClient{t: t, h: h2, now: time.Now()}).post(eventBody(t, "/echo x", nil), nil)
+	if rec.Code != 503 || out["error"].(map[string]any)["code"] != wire.CodePluginStartFailed {
+		t.Fatalf("start failed: %d %s", rec.Code, rec.Body.String())
 	}
 }

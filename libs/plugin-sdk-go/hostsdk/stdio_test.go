@@ -3,6 +3,7 @@ package hostsdk_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -361,5 +362,40 @@ func TestTheSlotIsFreeWhenTheCompletionArrives(t *testing.T) {
 		if d.Err != nil || d.Ack == nil || !d.Ack.Accepted {
 			t.Fatalf("event %d: %+v %v", i, d.Ack, d.Err)
 		}
+	}
+}
+
+func TestHostRefusalsBecomeTypedErrors(t *testing.T) {
+	p := hostsdk.MustLoad("testdata/manifest.json")
+	got := make(chan error, 2)
+	p.Command("echo", func(ctx *hostsdk.Context) error {
+		_, err := ctx.Reply(hostsdk.Text("hi"))
+		got <- err
+		_, err = ctx.Reply(hostsdk.Text("again"))
+		got <- err
+		return err
+	})
+	calls := 0
+	h := hostsdktest.Start(t, p, hostsdktest.Options{Refuse: func(method string, _ json.RawMessage) *hostsdktest.RPCError {
+		if method != wire.MethodMessagesReply {
+			return nil
+		}
+		calls++
+		if calls == 1 {
+			return &hostsdktest.RPCError{Code: wire.RPCMessageRejected, Message: "too late", Data: json.RawMessage(`{"code":"message.reference.expired"}`)}
+		}
+		return &hostsdktest.RPCError{Code: wire.RPCInternalError, Message: "the provider failed"}
+	}})
+	d := h.Send(hostsdktest.Message{Text: "/echo"})
+	var me *hostsdk.MessageError
+	if err := <-got; !errors.As(err, &me) || me.Code != wire.CodeMessageReferenceExpired || !me.FromHost {
+		t.Fatalf("first reply: %v", err)
+	}
+	var hc *hostsdk.HostCallError
+	if err := <-got; !errors.As(err, &hc) || hc.Code != wire.RPCInternalError || hc.Method != wire.MethodMessagesReply {
+		t.Fatalf("second reply: %v", err)
+	}
+	if d.Completion == nil || d.Completion.Error == nil || d.Completion.Error.Code != wire.CodePluginHandlerFailed {
+		t.Fatalf("completion %+v", d.Completion)
 	}
 }

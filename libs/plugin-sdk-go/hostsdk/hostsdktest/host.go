@@ -35,6 +35,9 @@ type Options struct {
 	Directories *hostsdk.Directories
 	// Wait bounds every wait of the host (default 5 s).
 	Wait time.Duration
+	// Refuse, when set, is asked about every plugin-to-host call after the token check; a non-nil answer
+	// is sent instead of the host's own (to test how a plugin handles refusals and failures).
+	Refuse func(method string, params json.RawMessage) *RPCError
 }
 
 // Reply is a message the plugin sent: a reply (messages.reply) or a send (messages.send).
@@ -307,6 +310,16 @@ func (h *Host) answer(m *frame) {
 	if token.Token != h.token {
 		h.respondError(m.ID, wire.RPCUnauthorized, "wrong or missing token", nil)
 		return
+	}
+	if h.opts.Refuse != nil {
+		if refusal := h.opts.Refuse(m.Method, m.Params); refusal != nil {
+			var data any
+			if refusal.Data != nil {
+				data = refusal.Data
+			}
+			h.respondError(m.ID, refusal.Code, refusal.Message, data)
+			return
+		}
 	}
 	switch m.Method {
 	case wire.MethodLogWrite:
