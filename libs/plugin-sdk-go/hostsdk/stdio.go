@@ -24,9 +24,20 @@ const orphanStop = time.Second
 // maxPendingLogs bounds log.write calls waiting for the host; beyond it lines go to stderr.
 const maxPendingLogs = 64
 
+// frameOut is the process's real stdout. In protocol mode (--host-stdio among the arguments) the package
+// points os.Stdout at stderr when it is initialised, before the plugin's own main and init functions
+// run, so fmt.Print anywhere in the plugin goes to the plugin log instead of breaking the frames.
+var frameOut = os.Stdout
+
+func init() {
+	if slices.Contains(os.Args[1:], wire.StdioFlag) {
+		os.Stdout = os.Stderr
+	}
+}
+
 // Run serves the plugin over stdio and exits the process: with --host-stdio among the arguments it
 // speaks the protocol on stdin/stdout; without it, it prints a short help to stderr and exits with 2.
-// In protocol mode os.Stdout is pointed at stderr, so fmt.Print in a plugin cannot break the frames.
+// In protocol mode os.Stdout points at stderr (see frameOut), so fmt.Print cannot break the frames.
 //
 // With --http <addr> instead, it serves the same plugin over the HTTP transport (see ServeHTTP), taking
 // the signing secret from the file named by --secret-file (read again when it changes) or from the
@@ -47,11 +58,7 @@ func (p *Plugin) Run() {
 		}
 		os.Exit(0)
 	}
-	frames := os.Stdout
-	if slices.Contains(args, wire.StdioFlag) {
-		os.Stdout = os.Stderr
-	}
-	os.Exit(p.RunStdio(args, os.Stdin, frames, os.Stderr))
+	os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
 }
 
 // RunStdio runs the stdio runtime over the given streams and returns the exit code when it ends:
