@@ -60,6 +60,14 @@ export const CLI_ERRORS = defineErrors({
     message:
       'The Python SDK (host_sdk_v2) to copy into a new Python project was not found beside this CLI. Run the CLI from a checkout of the host repository or a complete release.',
   },
+  GO_SDK_MISSING: {
+    message:
+      'The Go SDK (libs/plugin-sdk-go) to copy into a new Go project was not found beside this CLI. Run the CLI from a checkout of the host repository or a complete release.',
+  },
+  GO_NOT_FOUND: {
+    message:
+      'No Go toolchain to run the Go packer. Install Go 1.23 or newer (Debian bookworm: golang-1.23-go from bookworm-backports), or set HOST_PLUGIN_GO to its go binary.',
+  },
   PYTHON_NOT_FOUND: {
     message:
       'No Python interpreter to run the Python packer. Install Python 3.9 or newer as python3, or set HOST_PLUGIN_PYTHON to its path.',

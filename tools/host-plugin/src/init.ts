@@ -4,6 +4,7 @@ import { PluginId } from '@host/protocol';
 import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { CliError } from './errors';
 import type { CliIO } from './io';
+import { copyGoSdk, goProjectFiles } from './go';
 import { copyPythonSdk, pythonProjectFiles } from './python';
 import { projectFiles, type InitOptions } from './templates';
 
@@ -15,7 +16,7 @@ export interface InitFlags {
   sdk?: string;
   force?: boolean;
   intercepts?: boolean;
-  /** node (default) or python. */
+  /** node (default), python or go. */
   lang?: string;
 }
 
@@ -63,7 +64,8 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
     throw new CliError('INIT_TARGET_NOT_EMPTY', `${target} already has files`);
   }
   const lang = flags.lang ?? 'node';
-  if (lang !== 'node' && lang !== 'python') throw new CliError('CLI_USAGE', `--lang ${lang} is not known; use node or python`);
+  if (lang !== 'node' && lang !== 'python' && lang !== 'go')
+    throw new CliError('CLI_USAGE', `--lang ${lang} is not known; use node, python or go`);
   const d = defaults(target);
   const ask = async (question: string, given: string | undefined, fallback: string) =>
     given ?? (io.interactive ? (await io.ask(`${question} (${fallback}): `)) || fallback : fallback);
@@ -78,13 +80,17 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
   };
   const id = PluginId.safeParse(options.pluginId);
   if (!id.success) throw new CliError('INIT_PLUGIN_ID_INVALID', `"${options.pluginId}" ${id.error.issues[0]?.message ?? 'is invalid'}`);
-  if (lang === 'python' && (flags.sdk !== undefined || flags.intercepts)) {
+  if (lang !== 'node' && (flags.sdk !== undefined || flags.intercepts)) {
     throw new CliError('CLI_USAGE', '--sdk and --intercepts apply to Node.js projects only');
   }
-  const files = lang === 'python' ? pythonProjectFiles(options) : projectFiles(options);
+  const files = lang === 'python' ? pythonProjectFiles(options) : lang === 'go' ? goProjectFiles(options) : projectFiles(options);
   if (lang === 'python') {
     mkdirSync(target, { recursive: true });
     copyPythonSdk(target);
+  }
+  if (lang === 'go') {
+    mkdirSync(target, { recursive: true });
+    copyGoSdk(target);
   }
   for (const [path, content] of files) {
     const file = join(target, path);
@@ -95,6 +101,15 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
   for (const path of files.keys()) io.out(`  ${path}`);
   io.out('\nNext:');
   io.out(`  cd ${dir}`);
+  if (lang === 'go') {
+    io.out('  go test ./...');
+    io.out(
+      '  go run plugin-host.dev/sdk-go/cmd/host-pack     # or host-plugin pack; writes artifacts/' +
+        options.pluginId +
+        '-<goos>-<goarch>.zip',
+    );
+    return [...files.keys(), 'sdk-go/'];
+  }
   if (lang === 'python') {
     io.out('  python3 -m unittest');
     io.out('  python3 -m host_sdk_v2.pack     # or host-plugin pack; writes artifacts/' + options.pluginId + '.zip');

@@ -1,4 +1,5 @@
 import type { Emitter } from './emitter';
+import { goEmitter } from './go';
 import { pythonEmitter } from './python';
 
 export type { Emitter, GeneratedFile } from './emitter';
@@ -7,4 +8,4 @@ export type { Emitter, GeneratedFile } from './emitter';
  * Every language the generator writes. A new language (Go, C#) adds its
  * emitter here; nothing else changes.
  */
-export const EMITTERS: readonly Emitter[] = [pythonEmitter];
+export const EMITTERS: readonly Emitter[] = [pythonEmitter, goEmitter];

@@ -1,0 +1,3 @@
+module plugin-host.dev/sdk-go
+
+go 1.23

@@ -1,0 +1,749 @@
+package hostsdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"plugin-host.dev/sdk-go/hostsdk/wire"
+)
+
+// UsageExitCode is the exit status when the plugin is started without --host-stdio (it prints help).
+const UsageExitCode = 2
+
+// orphanStop bounds OnStop when stdin closed (the host is gone) before the process exits anyway.
+const orphanStop = time.Second
+
+// maxPendingLogs bounds log.write calls waiting for the host; beyond it lines go to stderr.
+const maxPendingLogs = 64
+
+// frameOut is the process's real stdout. In protocol mode (--host-stdio among the arguments) the package
+// points os.Stdout at stderr when it is initialised, before the plugin's own main and init functions
+// run, so fmt.Print anywhere in the plugin goes to the plugin log instead of breaking the frames.
+var frameOut = os.Stdout
+
+func init() {
+	if slices.Contains(os.Args[1:], wire.StdioFlag) {
+		os.Stdout = os.Stderr
+	}
+}
+
+// Run serves the plugin over stdio and exits the process: with --host-stdio among the arguments it
+// speaks the protocol on stdin/stdout; without it, it prints a short help to stderr and exits with 2.
+// In protocol mode os.Stdout points at stderr (see frameOut), so fmt.Print cannot break the frames.
+//
+// With --http <addr> instead, it serves the same plugin over the HTTP transport (see ServeHTTP), taking
+// the signing secret from the file named by --secret-file (read again when it changes) or from the
+// HOST_PLUGIN_SECRET environment variable.
+func (p *Plugin) Run() {
+	args := os.Args[1:]
+	if i := slices.Index(args, "--http"); i >= 0 && i+1 < len(args) {
+		secret := StaticSecret()
+		if env := os.Getenv("HOST_PLUGIN_SECRET"); env != "" {
+			secret = StaticSecret(env)
+		}
+		if j := slices.Index(args, "--secret-file"); j >= 0 && j+1 < len(args) {
+			secret = SecretFromFile(args[j+1])
+		}
+		if err := p.ServeHTTP(args[i+1], HTTPOptions{Secret: secret}, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "[error]", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
+}
+
+// RunStdio runs the stdio runtime over the given streams and returns the exit code when it ends:
+// after plugin.stop (0), when stdin ends (0), on a broken frame or a refused handshake (1), or at once
+// without --host-stdio in args (2, after the help on stderr).
+func (p *Plugin) RunStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if !slices.Contains(args, wire.StdioFlag) {
+		p.usage(stderr)
+		return UsageExitCode
+	}
+	rt := newStdioRuntime(p, stdin, stdout, stderr)
+	return rt.run()
+}
+
+type eventTask struct {
+	reqID   json.RawMessage
+	event   *wire.MessageEvent
+	ctx     *Context
+	cancel  context.CancelCauseFunc
+	timer   *time.Timer
+	started bool
+}
+
+type stdioRuntime struct {
+	p        *Plugin
+	frames   *frameReader
+	conn     *conn
+	stderr   io.Writer
+	stderrMu sync.Mutex
+	s        *session
+
+	root       context.Context
+	rootCancel context.CancelCauseFunc
+	exit       chan int
+	exitOnce   sync.Once
+	logSlots   chan struct{}
+
+	mu            sync.Mutex
+	init          *wire.HostInitializeParams
+	timeout       time.Duration
+	deadline      time.Duration
+	maxConcurrent int
+	queueCapacity int
+	started       bool
+	stopping      bool
+	exiting       bool
+	running       int
+	queue         []*eventTask
+	live          map[string]*eventTask
+	idle          chan struct{}
+}
+
+func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdioRuntime {
+	root, cancel := context.WithCancelCause(context.Background())
+	rt := &stdioRuntime{
+		p:             p,
+		frames:        newFrameReader(stdin),
+		conn:          newConn(stdout),
+		stderr:        stderr,
+		root:          root,
+		rootCancel:    cancel,
+		exit:          make(chan int, 1),
+		logSlots:      make(chan struct{}, maxPendingLogs),
+		timeout:       wire.RuntimeDefaultRequestTimeoutMilliseconds * time.Millisecond,
+		deadline:      wire.RuntimeDefaultHandlerDeadlineMilliseconds * time.Millisecond,
+		maxConcurrent: wire.RuntimeDefaultMaxConcurrentEvents,
+		queueCapacity: wire.RuntimeDefaultQueueCapacity,
+		live:          map[string]*eventTask{},
+	}
+	rt.s = &session{plugin: p, io: rt, settings: Settings{}}
+	return rt
+}
+
+func (rt *stdioRuntime) run() int {
+	go rt.read()
+	return <-rt.exit
+}
+
+func (rt *stdioRuntime) errorf(format string, args ...any) {
+	rt.stderrMu.Lock()
+	defer rt.stderrMu.Unlock()
+	fmt.Fprintf(rt.stderr, format+"\n", args...)
+}
+
+// read is the only reader of stdin: it answers pings and cancels at once and never waits for a handler.
+func (rt *stdioRuntime) read() {
+	for {
+		msg, err := rt.frames.next()
+		if err != nil {
+			var fe *FramingError
+			if errors.As(err, &fe) {
+				rt.errorf("[error] the host stream broke (%s): %s", fe.Code, fe.Message)
+				rt.rootCancel(errors.New("host connection broke"))
+				go rt.shutdown(1, true)
+			} else {
+				rt.rootCancel(errors.New("host connection closed"))
+				go rt.shutdown(0, true)
+			}
+			return
+		}
+		if msg.Method == "" {
+			rt.conn.deliver(msg)
+			continue
+		}
+		if msg.ID == nil {
+			continue // notifications are not part of v2; unknown ones are ignored
+		}
+		if !rt.onRequest(msg) {
+			return // a refused handshake: the process exits without reading further
+		}
+	}
+}
+
+// onRequest handles one request; false when the runtime stops reading.
+func (rt *stdioRuntime) onRequest(m *rpcMessage) bool {
+	if m.Method == wire.MethodHostInitialize {
+		return rt.initialize(m)
+	}
+	rt.mu.Lock()
+	initialized := rt.init != nil
+	rt.mu.Unlock()
+	if !initialized {
+		rt.conn.respondError(m.ID, wire.RPCNotInitialized, m.Method+" arrived before host.initialize; the plugin answers nothing else until the handshake", nil)
+		return true
+	}
+	switch m.Method {
+	case wire.MethodEventsMessage:
+		rt.onEvent(m)
+	case wire.MethodEventsCancel:
+		rt.onCancel(m)
+	case wire.MethodPluginPing:
+		rt.onPing(m)
+	case wire.MethodPluginStop:
+		rt.onStop(m)
+	case wire.MethodSettingsChanged:
+		rt.onSettingsChanged(m)
+	default:
+		rt.conn.respondError(m.ID, wire.RPCMethodNotFound, fmt.Sprintf("method %q is not part of protocol v2 for plugins", m.Method), nil)
+	}
+	return true
+}
+
+func (rt *stdioRuntime) invalidParams(m *rpcMessage, issues []Issue) {
+	msgs := make([]string, len(issues))
+	for i, is := range issues {
+		msgs[i] = is.Message
+	}
+	rt.conn.respondError(m.ID, wire.RPCInvalidParams, fmt.Sprintf("%s params are invalid: %s", m.Method, strings.Join(msgs, "; ")), map[string]any{"issues": issues})
+}
+
+func decodeParams(m *rpcMessage, v any) []Issue {
+	if len(m.Params) == 0 || string(m.Params) == "null" {
+		return []Issue{{"params.field.required", "", "params are missing"}}
+	}
+	if err := json.Unmarshal(m.Params, v); err != nil {
+		return []Issue{{"params.field.invalid", "", err.Error()}}
+	}
+	return nil
+}
+
+func (rt *stdioRuntime) initialize(m *rpcMessage) bool {
+	rt.mu.Lock()
+	already := rt.init != nil
+	rt.mu.Unlock()
+	if already {
+		rt.conn.respondError(m.ID, wire.RPCAlreadyInitialized, "host.initialize was already answered; it is sent once per process", nil)
+		return true
+	}
+	var init wire.HostInitializeParams
+	issues := decodeParams(m, &init)
+	if issues == nil {
+		req := func(path, v string) {
+			if v == "" {
+				issues = append(issues, Issue{"params.field.required", path, path + " is required"})
+			}
+		}
+		req("pluginId", init.PluginID)
+		req("instanceId", init.InstanceID)
+		req("directories.pluginDirectory", init.Directories.PluginDirectory)
+		if len(init.Token) < 32 {
+			issues = append(issues, Issue{"params.field.invalid", "token", "token must have at least 32 characters"})
+		}
+		if len(init.SupportedProtocolVersions) == 0 {
+			issues = append(issues, Issue{"params.field.required", "supportedProtocolVersions", "supportedProtocolVersions needs at least one version"})
+		}
+		if init.Encoding != "json" {
+			issues = append(issues, Issue{"params.field.invalid", "encoding", `encoding must be "json"`})
+		}
+	}
+	if issues != nil {
+		rt.invalidParams(m, issues)
+		return true
+	}
+	refusal := ""
+	switch {
+	case !slices.Contains(init.SupportedProtocolVersions, wire.ProtocolVersion):
+		refusal = fmt.Sprintf("the host supports protocol versions %v but this plugin speaks %d; update the host or rebuild the plugin with a matching SDK", init.SupportedProtocolVersions, wire.ProtocolVersion)
+	case init.PluginID != rt.p.pluginID:
+		refusal = fmt.Sprintf("host.initialize is for plugin %q but this process is plugin %q; make manifest.json and the plugin use the same pluginId, rebuild and reinstall", init.PluginID, rt.p.pluginID)
+	case rt.p.intercepts && rt.p.manifest != nil && !rt.p.hasPermission(wire.PermissionMessagesIntercept):
+		refusal = sdkError(wire.ErrSDKInterceptPermissionMissing, "plugin %q calls Intercepts() but manifest.json does not declare the \"messages.intercept\" permission, so the host would ignore every intercept", rt.p.pluginID).Error()
+	}
+	if refusal != "" {
+		rt.conn.respondError(m.ID, wire.RPCPluginError, refusal, nil)
+		rt.errorf("[error] %s", refusal)
+		go rt.shutdown(1, false)
+		return false
+	}
+	limits := init.Runtime
+	rt.mu.Lock()
+	rt.init = &init
+	rt.timeout = time.Duration(limits.GetRequestTimeoutMilliseconds()) * time.Millisecond
+	rt.deadline = time.Duration(limits.GetHandlerDeadlineMilliseconds()) * time.Millisecond
+	rt.maxConcurrent = int(max(1, limits.GetMaxConcurrentEvents()))
+	rt.queueCapacity = int(max(0, limits.GetQueueCapacity()))
+	rt.mu.Unlock()
+	// The reader goroutine runs this, so changing the frame limits here is race-free.
+	rt.frames.maxHeader = int(limits.GetMaxHeaderLength())
+	rt.frames.maxPayload = int(limits.GetMaxPayloadLength())
+	settings := Settings{}
+	for k, v := range init.Settings {
+		settings[k] = v
+	}
+	dirs := init.Directories
+	rt.s.mu.Lock()
+	rt.s.settings = settings
+	rt.s.directories = &dirs
+	rt.s.mu.Unlock()
+	var capabilities []string
+	for _, method := range wire.Methods {
+		if method.Direction == "hostToPlugin" && method.Method != wire.MethodHostInitialize {
+			capabilities = append(capabilities, method.Method)
+		}
+	}
+	rt.conn.respond(m.ID, wire.HostInitializeResult{
+		ProtocolVersion: wire.ProtocolVersion,
+		PluginID:        rt.p.pluginID,
+		SDKName:         SDKName,
+		SDKVersion:      SDKVersion,
+		Capabilities:    capabilities,
+		Encoding:        "json",
+	})
+	go rt.start()
+	return true
+}
+
+// start runs OnStart after the handshake answer (it may already send); events wait for it.
+func (rt *stdioRuntime) start() {
+	if rt.p.onStart != nil {
+		if err := safeLifecycle(rt.p.onStart, newLifecycle(rt.root, rt.s)); err != nil {
+			rt.log(LevelError, "OnStart failed, stopping: "+err.Error(), nil)
+			rt.shutdown(1, false)
+			return
+		}
+	}
+	rt.mu.Lock()
+	rt.started = true
+	rt.mu.Unlock()
+	rt.pump()
+}
+
+func safeLifecycle(h LifecycleHandler, ctx *Lifecycle) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return h(ctx)
+}
+
+func (rt *stdioRuntime) onEvent(m *rpcMessage) {
+	rt.mu.Lock()
+	stopping := rt.stopping
+	rt.mu.Unlock()
+	if stopping {
+		rt.conn.respondError(m.ID, wire.RPCStopping, "the plugin is stopping and takes no new events", nil)
+		return
+	}
+	var event wire.MessageEvent
+	issues := decodeParams(m, &event)
+	if issues == nil {
+		issues = checkEvent(&event)
+	}
+	if issues != nil {
+		rt.invalidParams(m, issues)
+		return
+	}
+	handler := rt.p.handlerFor(&event)
+	rt.mu.Lock()
+	_, duplicate := rt.live[event.EventID]
+	rt.mu.Unlock()
+	if duplicate {
+		rt.conn.respondError(m.ID, wire.RPCInvalidParams, fmt.Sprintf("event %s is already being handled; every delivery needs its own eventId", event.EventID), nil)
+		return
+	}
+	if handler == nil {
+		// No handler takes it: the decision is known at once and holds no slot.
+		rt.conn.respond(m.ID, wire.EventAck{EventID: event.EventID, Accepted: false})
+		return
+	}
+	ctx, cancel := context.WithCancelCause(rt.root)
+	task := &eventTask{reqID: m.ID, event: &event, cancel: cancel}
+	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: &Logger{write: rt.log}}, event: &event}
+	rt.mu.Lock()
+	var refused bool
+	if !rt.started {
+		refused = len(rt.queue) >= rt.maxConcurrent+rt.queueCapacity
+	} else {
+		refused = rt.running >= rt.maxConcurrent || len(rt.queue) > 0
+	}
+	if refused {
+		limits := map[string]any{"maxConcurrentEvents": rt.maxConcurrent, "queueCapacity": rt.queueCapacity}
+		n := rt.maxConcurrent
+		rt.mu.Unlock()
+		cancel(nil)
+		rt.conn.respondError(m.ID, wire.RPCOverloaded, fmt.Sprintf("all %d event handler(s) are busy; event %s was refused", n, event.EventID), limits)
+		return
+	}
+	rt.live[event.EventID] = task
+	// Counted from admission, as the host counts from sending (6.5): the SDK cancels the context itself.
+	task.timer = time.AfterFunc(rt.deadline, func() { rt.cancel(event.EventID, "deadline") })
+	if rt.started {
+		rt.running++
+		task.started = true
+		rt.mu.Unlock()
+		go rt.runEvent(task)
+		return
+	}
+	rt.queue = append(rt.queue, task)
+	rt.mu.Unlock()
+}
+
+// checkEvent checks the fields the SDK relies on; the envelope is open, so unknown fields are fine.
+func checkEvent(e *wire.MessageEvent) []Issue {
+	var issues []Issue
+	req := func(path, v string) {
+		if v == "" {
+			issues = append(issues, Issue{"event.field.required", path, path + " is required"})
+		}
+	}
+	req("eventId", e.EventID)
+	req("timestamp", e.Timestamp)
+	req("bot.botAccountId", e.Bot.BotAccountID)
+	req("conversation.conversationId", e.Conversation.ConversationID)
+	req("sender.mentionId", e.Sender.MentionID)
+	req("message.id", e.Message.ID)
+	req("messageReference.messageId", e.MessageReference.MessageID)
+	req("messageReference.targetId", e.MessageReference.TargetID)
+	if e.EventType != "message.created" {
+		issues = append(issues, Issue{"event.field.invalid", "eventType", `eventType must be "message.created"`})
+	}
+	switch e.MessageReference.TargetType {
+	case "group", "channel", "user", "direct":
+	default:
+		issues = append(issues, Issue{"event.field.invalid", "messageReference.targetType", "messageReference.targetType must be group, channel, user or direct"})
+	}
+	switch e.Conversation.Type {
+	case "group", "c2c", "channel", "direct":
+	default:
+		issues = append(issues, Issue{"event.field.invalid", "conversation.type", "conversation.type must be group, c2c, channel or direct"})
+	}
+	return issues
+}
+
+// pump starts the events that waited for OnStart.
+func (rt *stdioRuntime) pump() {
+	for {
+		rt.mu.Lock()
+		if !rt.started || rt.running >= rt.maxConcurrent || len(rt.queue) == 0 {
+			rt.mu.Unlock()
+			return
+		}
+		task := rt.queue[0]
+		rt.queue = rt.queue[1:]
+		rt.running++
+		task.started = true
+		rt.mu.Unlock()
+		go rt.runEvent(task)
+	}
+}
+
+// runEvent runs one handler: the ACK as soon as the decision is known, events.completed after it.
+func (rt *stdioRuntime) runEvent(task *eventTask) {
+	event := task.event
+	var ackOnce sync.Once
+	ack := func(value wire.EventAck) {
+		ackOnce.Do(func() { rt.conn.respond(task.reqID, value) })
+	}
+	accept := func(intercepted bool) {
+		ack(wire.EventAck{EventID: event.EventID, Accepted: true, Intercepted: intercepted})
+	}
+	if !rt.p.intercepts {
+		accept(false)
+	}
+	task.ctx.onDecide = accept
+	started := time.Now()
+	err := runHandler(rt.p.handlerFor(event), task.ctx)
+	var perr *wire.PluginError
+	if err != nil {
+		perr = toPluginError(err)
+		what := "message"
+		if event.Command != nil {
+			what = fmt.Sprintf("command %q", event.Command.Name)
+		}
+		rt.log(LevelError, fmt.Sprintf("handler for %s %s failed: %s", what, event.EventID, perr.Message), map[string]any{"code": perr.Code})
+	}
+	decided, _ := task.ctx.decisionState()
+	declined := rt.p.intercepts && !decided && perr != nil
+	if declined {
+		ack(wire.EventAck{EventID: event.EventID, Accepted: false, Error: perr})
+		rt.finish(task, nil)
+		return
+	}
+	accept(false)
+	duration := float64(time.Since(started).Microseconds()) / 1000
+	// The slot is free before events.completed goes out: the host sends the next event as soon as it
+	// has the completion, and that event must find the slot free (Overloaded otherwise).
+	rt.finish(task, func() { rt.complete(event.EventID, perr, duration) })
+}
+
+// complete sends events.completed without waiting for the answer: the slot is free once it is queued.
+func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, durationMs float64) {
+	token := rt.token()
+	params := wire.EventsCompletedParams{Token: token, EventID: eventID, Error: perr, DurationMs: &durationMs}
+	wait := rt.conn.start(wire.MethodEventsCompleted, params, rt.requestTimeout())
+	go func() {
+		if _, err := wait(); err != nil && !rt.conn.isClosed() {
+			rt.errorf("[warn] events.completed for %s failed: %v", eventID, err)
+		}
+	}()
+}
+
+// finish frees the event's slot, then runs report (the completion), then tells a waiting stop that no
+// handler runs any more, so the report is queued before the stop flushes and exits.
+func (rt *stdioRuntime) finish(task *eventTask, report func()) {
+	task.timer.Stop()
+	task.cancel(nil)
+	rt.mu.Lock()
+	delete(rt.live, task.event.EventID)
+	if task.started {
+		rt.running--
+	}
+	rt.mu.Unlock()
+	if report != nil {
+		report()
+	}
+	rt.mu.Lock()
+	if rt.running == 0 && rt.idle != nil {
+		close(rt.idle)
+		rt.idle = nil
+	}
+	rt.mu.Unlock()
+	rt.pump()
+}
+
+// cancel handles events.cancel and the handler deadline: drops a waiting event (answered Cancelled) or
+// cancels a running handler's context. False when no such event waits or runs.
+func (rt *stdioRuntime) cancel(eventID, reason string) bool {
+	rt.mu.Lock()
+	task, ok := rt.live[eventID]
+	if !ok {
+		rt.mu.Unlock()
+		return false
+	}
+	if !task.started {
+		rt.queue = slices.DeleteFunc(rt.queue, func(t *eventTask) bool { return t == task })
+		delete(rt.live, eventID)
+		rt.mu.Unlock()
+		task.timer.Stop()
+		task.cancel(nil)
+		rt.conn.respondError(task.reqID, wire.RPCCancelled, fmt.Sprintf("event %s was cancelled before its handler started", eventID), nil)
+		return true
+	}
+	rt.mu.Unlock()
+	task.cancel(errEventCancelled(eventID, reason))
+	return true
+}
+
+func (rt *stdioRuntime) onCancel(m *rpcMessage) {
+	var params wire.EventsCancelParams
+	issues := decodeParams(m, &params)
+	if issues == nil && params.EventID == "" {
+		issues = []Issue{{"params.field.required", "eventId", "eventId is required"}}
+	}
+	if issues == nil && params.Reason != "ackTimeout" && params.Reason != "deadline" {
+		issues = []Issue{{"params.field.invalid", "reason", `reason must be "ackTimeout" or "deadline"`}}
+	}
+	if issues != nil {
+		rt.invalidParams(m, issues)
+		return
+	}
+	rt.conn.respond(m.ID, wire.EventsCancelResult{Cancelled: rt.cancel(params.EventID, params.Reason)})
+}
+
+func (rt *stdioRuntime) onPing(m *rpcMessage) {
+	var params wire.PluginPingParams
+	_ = json.Unmarshal(m.Params, &params)
+	rt.mu.Lock()
+	inFlight, queued := int64(rt.running), int64(len(rt.queue))
+	rt.mu.Unlock()
+	rt.conn.respond(m.ID, wire.PluginPingResult{Nonce: params.Nonce, InFlightEvents: inFlight, QueuedEvents: queued})
+}
+
+// onStop answers at once; then waiting events are refused, every handler's context is cancelled,
+// running handlers finish (their replies and completions still go out), OnStop runs, and the exit is 0.
+func (rt *stdioRuntime) onStop(m *rpcMessage) {
+	var params wire.PluginStopParams
+	if len(m.Params) > 0 && json.Unmarshal(m.Params, &params) != nil {
+		rt.conn.respondError(m.ID, wire.RPCInvalidParams, "plugin.stop params are invalid", nil)
+		return
+	}
+	rt.conn.respond(m.ID, wire.PluginStopResult{Accepted: true})
+	rt.mu.Lock()
+	if rt.stopping {
+		rt.mu.Unlock()
+		return
+	}
+	rt.stopping = true // from now on events.message is answered Stopping
+	rt.mu.Unlock()
+	reason := params.GetReason()
+	rt.rootCancel(fmt.Errorf("plugin.stop (%s)", reason))
+	go rt.shutdown(0, false)
+}
+
+func (rt *stdioRuntime) onSettingsChanged(m *rpcMessage) {
+	var params wire.SettingsChangedParams
+	issues := decodeParams(m, &params)
+	if issues == nil && params.Settings == nil {
+		issues = []Issue{{"params.field.required", "settings", "settings is required"}}
+	}
+	if issues != nil {
+		rt.invalidParams(m, issues)
+		return
+	}
+	next := Settings(params.Settings)
+	go func() {
+		previous := rt.s.currentSettings()
+		if h := rt.p.onSettingsChanged; h != nil {
+			lc := newLifecycle(rt.root, rt.s)
+			lc.settings = next
+			if err := safeLifecycle(func(c *Lifecycle) error { return h(c, previous) }, lc); err != nil {
+				rt.log(LevelError, "OnSettingsChanged failed; keeping the previous settings: "+err.Error(), nil)
+				rt.conn.respondError(m.ID, wire.RPCPluginError, "OnSettingsChanged failed: "+err.Error(), nil)
+				return
+			}
+		}
+		rt.s.mu.Lock()
+		rt.s.settings = next
+		rt.s.mu.Unlock()
+		rt.conn.respond(m.ID, wire.SettingsChangedResult{Applied: true})
+	}()
+}
+
+// shutdown ends the runtime once: refuses waiting events, waits for running handlers (after plugin.stop;
+// the host bounds that with its grace period), runs OnStop, flushes the frames and exits.
+func (rt *stdioRuntime) shutdown(code int, orphan bool) {
+	rt.mu.Lock()
+	if rt.exiting {
+		rt.mu.Unlock()
+		return
+	}
+	rt.exiting = true
+	rt.stopping = true
+	waiting := rt.queue
+	rt.queue = nil
+	for _, t := range waiting {
+		delete(rt.live, t.event.EventID)
+	}
+	var idle chan struct{}
+	if rt.running > 0 {
+		rt.idle = make(chan struct{})
+		idle = rt.idle
+	}
+	started := rt.started
+	rt.mu.Unlock()
+	for _, t := range waiting {
+		t.timer.Stop()
+		t.cancel(nil)
+		rt.conn.respondError(t.reqID, wire.RPCStopping, "the plugin stopped before this queued event started", nil)
+	}
+	if idle != nil && !orphan {
+		<-idle
+	}
+	if rt.p.onStop != nil && started {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := safeLifecycle(rt.p.onStop, newLifecycle(rt.root, rt.s)); err != nil {
+				rt.log(LevelError, "OnStop failed: "+err.Error(), nil)
+			}
+		}()
+		if orphan {
+			select {
+			case <-done:
+			case <-time.After(orphanStop):
+			}
+		} else {
+			<-done
+		}
+	}
+	rt.rootCancel(errors.New("the plugin stopped"))
+	rt.conn.flush(2 * time.Second)
+	rt.exitOnce.Do(func() { rt.exit <- code })
+}
+
+func (rt *stdioRuntime) token() string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.init == nil {
+		return ""
+	}
+	return rt.init.Token
+}
+
+func (rt *stdioRuntime) requestTimeout() time.Duration {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.timeout
+}
+
+// The transport side of the stdio runtime.
+
+func (rt *stdioRuntime) kind() Transport { return TransportStdio }
+
+func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*wire.SendResult, error) {
+	raw, err := rt.conn.request(method, params, rt.requestTimeout())
+	if err != nil {
+		var hc *HostCallError
+		if errors.As(err, &hc) && len(hc.Data) > 0 {
+			var data struct {
+				Code string `json:"code"`
+			}
+			if json.Unmarshal(hc.Data, &data) == nil && strings.HasPrefix(data.Code, "message.") {
+				return nil, &MessageError{Code: data.Code, Message: hc.Message, Target: target, FromHost: true}
+			}
+		}
+		return nil, err
+	}
+	var result wire.SendResult
+	if err := json.Unmarshal(raw, &result); err != nil {
+		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
+	}
+	return &result, nil
+}
+
+func (rt *stdioRuntime) reply(_ context.Context, event *wire.MessageEvent, message wire.OutgoingMessage, target wire.Target) (*wire.SendResult, error) {
+	token := rt.token()
+	if token == "" {
+		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.reply cannot be sent before host.initialize")
+	}
+	return rt.call(wire.MethodMessagesReply, wire.MessagesReplyParams{Token: token, EventID: event.EventID, Message: message}, &target)
+}
+
+func (rt *stdioRuntime) send(_ context.Context, _ *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
+	token := rt.token()
+	if token == "" {
+		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.send cannot be sent before host.initialize")
+	}
+	return rt.call(wire.MethodMessagesSend, wire.MessagesSendParams{Token: token, Target: target, Message: message}, &target)
+}
+
+func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]any) {
+	line := fmt.Sprintf("[%s] %s", level, message)
+	if len(fields) > 0 {
+		if b, err := json.Marshal(fields); err == nil {
+			line += " " + string(b)
+		}
+	}
+	token := rt.token()
+	if token == "" || rt.conn.isClosed() {
+		rt.errorf("%s", line)
+		return
+	}
+	select {
+	case rt.logSlots <- struct{}{}:
+	default:
+		rt.errorf("%s", line) // too many log lines wait for the host: keep this one on stderr
+		return
+	}
+	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields}
+	wait := rt.conn.start(wire.MethodLogWrite, params, rt.requestTimeout())
+	go func() {
+		defer func() { <-rt.logSlots }()
+		if _, err := wait(); err != nil {
+			rt.errorf("%s", line)
+		}
+	}()
+}

@@ -1,0 +1,217 @@
+package hostsdk
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The shared protocol vectors (libs/protocol/vectors, format in its README), read the way every SDK reads
+// them. Kinds run here or in hostsdktest, and why the others are skipped on purpose:
+var vectorKinds = map[string]string{
+	"framing":       "run: through the stdio frame reader (TestFramingVectors)",
+	"command-match": "run: through the test host's matcher (hostsdktest TestCommandMatchVectors)",
+	"stdio-manifest": "skipped: the SDK checks only the manifest fields it relies on (ParseManifest); the host's " +
+		"install check and `host-plugin validate` are the complete validators",
+	"http-manifest":    "skipped: the SDK serves an HTTP manifest derived from the stdio one and never reads one",
+	"message-event":    "skipped: events are open envelopes; the SDK checks the fields it relies on (checkEvent)",
+	"event-ack":        "skipped: the SDK writes ACKs but never reads one",
+	"message-response": "skipped: the SDK writes HTTP responses but never reads one",
+	"rpc-method":       "skipped: the SDK decodes params into the generated types; the host validates them",
+	"normalization":    "skipped: the host normalises and renders; the SDK's local checks are a subset (prepare)",
+	"rendering":        "skipped: rendering for a provider happens in the host",
+}
+
+type vectorFile struct {
+	path  string
+	Kind  string            `json:"kind"`
+	Cases []json.RawMessage `json:"cases"`
+}
+
+func vectorsDir(t *testing.T) string {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "protocol", "vectors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("the protocol vectors are not beside the SDK (%v): run the tests in the repository", err)
+	}
+	return dir
+}
+
+func loadVectors(t *testing.T) []vectorFile {
+	var files []vectorFile
+	err := filepath.WalkDir(vectorsDir(t), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var f vectorFile
+		if err := json.Unmarshal(data, &f); err != nil {
+			return err
+		}
+		f.path = path
+		files = append(files, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestVectorKindsAreAllKnown(t *testing.T) {
+	for _, f := range loadVectors(t) {
+		if _, ok := vectorKinds[f.Kind]; !ok {
+			t.Errorf("%s: kind %q is neither run nor skipped on purpose by the Go SDK", f.path, f.Kind)
+		}
+	}
+}
+
+type chunk struct {
+	text   *string
+	Hex    string `json:"hex"`
+	Repeat string `json:"repeat"`
+	Times  int    `json:"times"`
+}
+
+func (c *chunk) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		c.text = new(string)
+		return json.Unmarshal(b, c.text)
+	}
+	type plain chunk
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+func (c chunk) bytes() []byte {
+	switch {
+	case c.text != nil:
+		return []byte(*c.text)
+	case c.Hex != "":
+		b, _ := hex.DecodeString(c.Hex)
+		return b
+	default:
+		return []byte(strings.Repeat(c.Repeat, c.Times))
+	}
+}
+
+// chunkReader hands out one chunk per Read, like the reads of a pipe.
+type chunkReader struct{ chunks [][]byte }
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.chunks) > 0 && len(r.chunks[0]) == 0 {
+		r.chunks = r.chunks[1:]
+	}
+	if len(r.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.chunks[0])
+	r.chunks[0] = r.chunks[0][n:]
+	return n, nil
+}
+
+func TestFramingVectors(t *testing.T) {
+	ran := 0
+	for _, f := range loadVectors(t) {
+		if f.Kind != "framing" {
+			continue
+		}
+		for _, raw := range f.Cases {
+			var c struct {
+				Name   string  `json:"name"`
+				Chunks []chunk `json:"chunks"`
+				Expect []struct {
+					Message json.RawMessage `json:"message"`
+					Error   string          `json:"error"`
+				} `json:"expect"`
+			}
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			ran++
+			t.Run(c.Name, func(t *testing.T) {
+				in := &chunkReader{}
+				for _, ch := range c.Chunks {
+					in.chunks = append(in.chunks, ch.bytes())
+				}
+				reader := newFrameReader(in)
+				var got []string
+				for {
+					msg, err := reader.next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					var fe *FramingError
+					if errors.As(err, &fe) {
+						got = append(got, "error "+fe.Code)
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, "message "+canonical(t, reencode(msg)))
+				}
+				var want []string
+				for _, e := range c.Expect {
+					if e.Error != "" {
+						want = append(want, "error "+e.Error)
+					} else {
+						want = append(want, "message "+canonical(t, e.Message))
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("got %v\nwant %v", got, want)
+				}
+			})
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no framing vectors ran")
+	}
+}
+
+// reencode writes a decoded message back as the JSON-RPC object it was.
+func reencode(m *rpcMessage) []byte {
+	out := map[string]any{"jsonrpc": "2.0"}
+	if m.ID != nil {
+		out["id"] = m.ID
+	}
+	if m.Method != "" {
+		out["method"] = m.Method
+		if m.Params != nil {
+			out["params"] = m.Params
+		}
+	} else if m.Error != nil {
+		e := map[string]any{"code": m.Error.Code, "message": m.Error.Message}
+		if m.Error.Data != nil {
+			e["data"] = m.Error.Data
+		}
+		out["error"] = e
+	} else {
+		out["result"] = m.Result
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func canonical(t *testing.T, raw []byte) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

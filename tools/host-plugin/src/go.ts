@@ -1,0 +1,243 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import { CliError } from './errors';
+
+/**
+ * Go plugin projects: `init --lang go` writes one, and `pack` inside one runs
+ * the Go SDK's own packer (`go run plugin-host.dev/sdk-go/cmd/host-pack`), so
+ * the Node CLI and the Go command give the same ZIP. The project carries a
+ * copy of the SDK module in sdk-go/ (standard library only) and points its
+ * go.mod at it, so its tests and the packer run offline with nothing but Go.
+ */
+
+/** The SDK version the Go templates name; hostsdk.SDKVersion says the same (a test checks). */
+export const GO_SDK_VERSION = '2.0.0';
+
+/** The Go SDK's module path. */
+export const GO_SDK_MODULE = 'plugin-host.dev/sdk-go';
+
+/** The oldest Go the SDK supports (its go.mod says the same). */
+export const MIN_GO: readonly [number, number] = [1, 23];
+
+export interface GoInitOptions {
+  pluginId: string;
+  name: string;
+  author: string;
+  description: string;
+}
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+/** The executable name: the last segment of the plugin id. */
+export function goExecutableName(pluginId: string): string {
+  return pluginId.slice(pluginId.lastIndexOf('.') + 1);
+}
+
+/** The files of a new Go plugin project, by path (the SDK copy is added by copyGoSdk). */
+export function goProjectFiles(o: GoInitOptions): Map<string, string> {
+  const exe = goExecutableName(o.pluginId);
+  const files = new Map<string, string>();
+  files.set(
+    'manifest.json',
+    json({
+      pluginId: o.pluginId,
+      name: o.name,
+      version: '1.0.0',
+      author: o.author,
+      description: o.description,
+      protocolVersion: 2,
+      sdkVersion: GO_SDK_VERSION,
+      transport: { type: 'stdio-jsonrpc', stdio: { command: `./${exe}`, args: ['--host-stdio'], workingDirectory: '.' } },
+      eventSubscriptions: [{ eventType: 'message.created' }],
+      permissions: ['messages.reply'],
+      commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
+    }),
+  );
+  files.set(
+    'go.mod',
+    `module ${o.pluginId}
+
+go ${MIN_GO.join('.')}
+
+require ${GO_SDK_MODULE} v0.0.0
+
+// The SDK is copied into sdk-go/ so the project builds offline.
+replace ${GO_SDK_MODULE} => ./sdk-go
+`,
+  );
+  files.set(
+    'main.go',
+    `// Command ${exe} is ${o.name}: a protocol v2 chat-bot plugin.
+package main
+
+import "${GO_SDK_MODULE}/hostsdk"
+
+// newPlugin defines the plugin; main runs it and the tests drive it with the test host.
+func newPlugin() *hostsdk.Plugin {
+	plugin := hostsdk.MustLoad("manifest.json")
+	plugin.Command("echo", func(ctx *hostsdk.Context) error {
+		// "/echo hello" -> a Markdown reply that mentions the sender (groups only; one-to-one chats get
+		// plain text). Literal shows the user's text as written: Markdown in it is escaped, not posted.
+		text := ctx.Args()
+		if text == "" {
+			text = "nothing"
+		}
+		if ctx.Event().Conversation.Type == "group" {
+			_, err := ctx.ReplyMarkdown(hostsdk.AtUser(ctx.Sender()), hostsdk.Text(" said: **"), hostsdk.Literal(text), hostsdk.Text("**"))
+			return err
+		}
+		_, err := ctx.Reply(hostsdk.Text("You said: "), hostsdk.Text(text))
+		return err
+	})
+	return plugin
+}
+
+func main() {
+	newPlugin().Run()
+}
+`,
+  );
+  files.set(
+    'main_test.go',
+    `package main
+
+import (
+	"testing"
+
+	"${GO_SDK_MODULE}/hostsdk/hostsdktest"
+	"${GO_SDK_MODULE}/hostsdk/wire"
+)
+
+func TestEchoMentionsTheSenderInMarkdown(t *testing.T) {
+	host := hostsdktest.Start(t, newPlugin(), hostsdktest.Options{})
+	d := host.Send(hostsdktest.Message{Text: "/echo hello"})
+	if d.Ack == nil || !d.Ack.Accepted || d.Completion == nil || d.Completion.Error != nil {
+		t.Fatalf("ack %+v, completion %+v", d.Ack, d.Completion)
+	}
+	replies := host.RepliesTo(d.Event.EventID)
+	if len(replies) != 1 || replies[0].Format != "markdown" {
+		t.Fatalf("replies %+v", replies)
+	}
+	if mention, ok := replies[0].Parts[0].(wire.MessagePartMentionUser); !ok || mention.ID != d.Event.Sender.MentionID {
+		t.Fatalf("the reply does not start with the sender's mention: %#v", replies[0].Parts[0])
+	}
+	if got := replies[0].Text(); got != "@test-user said: **hello**" {
+		t.Fatalf("text %q", got)
+	}
+}
+
+func TestOneToOneChatsGetText(t *testing.T) {
+	host := hostsdktest.Start(t, newPlugin(), hostsdktest.Options{})
+	d := host.Send(hostsdktest.Message{Text: "/echo hi", Conversation: "c2c"})
+	if r := host.RepliesTo(d.Event.EventID); len(r) != 1 || r[0].Format != "text" || r[0].Text() != "You said: hi" {
+		t.Fatalf("replies %+v", r)
+	}
+}
+`,
+  );
+  files.set('.gitignore', `artifacts/\n/${exe}\n/${exe}.exe\n`);
+  files.set(
+    'README.md',
+    `# ${o.name}
+
+A protocol v2 plugin (\`${o.pluginId}\`) written with the Go SDK \`hostsdk\` (a copy is in \`sdk-go/\`;
+standard library only, Go ${MIN_GO.join('.')} or newer).
+
+\`\`\`sh
+go test ./...                                       # tests with the SDK's test host
+go run ${GO_SDK_MODULE}/cmd/host-pack               # writes artifacts/${o.pluginId}-<goos>-<goarch>.zip for this machine
+go run ${GO_SDK_MODULE}/cmd/host-pack -goos linux -goarch arm64   # for another platform (or: host-plugin pack)
+go run .                                            # without --host-stdio it only prints help
+\`\`\`
+
+Upload the ZIP to the host (\`POST /api/plugins/packages\`), start it, and send \`/echo hello\` in a group.
+The packaged manifest launches the compiled \`./${exe}\` (\`${exe}.exe\` on Windows) and lists only the
+platform it was built for, so a host on another platform refuses it at install.
+`,
+  );
+  return files;
+}
+
+/**
+ * The SDK module to copy into new projects: libs/plugin-sdk-go beside this
+ * CLI in a checkout of the host repository, or the copy a release ships next
+ * to the CLI's dist folder.
+ */
+export function goSdkSource(cliDir: string = __dirname): string {
+  const candidates = [resolve(cliDir, '..', '..', '..', 'libs', 'plugin-sdk-go'), resolve(cliDir, '..', 'go', 'sdk-go')];
+  const found = candidates.find((dir) => existsSync(join(dir, 'go.mod')) && existsSync(join(dir, 'hostsdk')));
+  if (!found) throw new CliError('GO_SDK_MISSING', `looked in ${candidates.join(', ')}`);
+  return found;
+}
+
+/** What of the SDK module a project needs: go.mod, the packages and the packer, without tests and samples. */
+function sdkFileWanted(source: string, path: string): boolean {
+  const rel = path.slice(source.length).split(sep).join('/');
+  if (rel === '' || rel === '/go.mod' || rel === '/README.md') return true;
+  if (!(rel.startsWith('/hostsdk') || rel.startsWith('/cmd'))) return false;
+  return !rel.endsWith('_test.go') && !rel.includes('/testdata');
+}
+
+/** Copies the SDK module into the project's sdk-go/. */
+export function copyGoSdk(target: string, source: string = goSdkSource()): void {
+  cpSync(source, join(target, 'sdk-go'), { recursive: true, filter: (path) => sdkFileWanted(source, path) });
+}
+
+/** True when the folder is a Go plugin project: manifest.json beside a go.mod. */
+export function isGoProject(dir: string): boolean {
+  return existsSync(join(dir, 'go.mod')) && existsSync(join(dir, 'manifest.json'));
+}
+
+function goVersion(bin: string): [number, number] | undefined {
+  const r = spawnSync(bin, ['version'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } });
+  const m = r.status === 0 ? /go(\d+)\.(\d+)/.exec(r.stdout) : null;
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
+/**
+ * The go command: HOST_PLUGIN_GO when set (used as given), else the first of
+ * `go` on PATH and Debian's /usr/lib/go-1.NN/bin/go (newest first) that is at
+ * least MIN_GO.
+ */
+export function findGo(): string {
+  const given = process.env['HOST_PLUGIN_GO'];
+  if (given) return given;
+  const debian = existsSync('/usr/lib')
+    ? readdirSync('/usr/lib')
+        .filter((d) => /^go-\d+\.\d+$/.test(d))
+        .sort((a, b) => Number(b.split('.')[1]) - Number(a.split('.')[1]))
+        .map((d) => `/usr/lib/${d}/bin/go`)
+    : [];
+  for (const bin of ['go', ...debian]) {
+    const v = goVersion(bin);
+    if (v && (v[0] > MIN_GO[0] || (v[0] === MIN_GO[0] && v[1] >= MIN_GO[1]))) return bin;
+  }
+  throw new CliError('GO_NOT_FOUND', `no go ${MIN_GO.join('.')}+ on PATH or in /usr/lib/go-*`);
+}
+
+/**
+ * Runs the Go packer in `dir` and returns its exit code; its output goes
+ * straight to the terminal. The target is this machine's platform unless
+ * goos/goarch are given.
+ */
+export function packGo(dir: string, options: { outDir?: string; goos?: string; goarch?: string } = {}): number {
+  const go = findGo();
+  const args = ['run', `${GO_SDK_MODULE}/cmd/host-pack`];
+  if (options.outDir) args.push('-out', options.outDir);
+  if (options.goos) args.push('-goos', options.goos);
+  if (options.goarch) args.push('-goarch', options.goarch);
+  const result = spawnSync(go, args, {
+    cwd: dir,
+    stdio: 'inherit',
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod', GO: go },
+  });
+  if (result.error) throw new CliError('GO_NOT_FOUND', `${go} could not be started: ${result.error.message}`);
+  return result.status ?? 1;
+}
+
+/** The Go SDK version in the SDK's own source (for the test that keeps GO_SDK_VERSION in step). */
+export function goSdkSourceVersion(): string | undefined {
+  const text = readFileSync(join(goSdkSource(), 'hostsdk', 'plugin.go'), 'utf8');
+  return /SDKVersion\s*=\s*"([^"]+)"/.exec(text)?.[1];
+}
