@@ -190,7 +190,7 @@ func prepare(p *Plugin, format string, parts []Part, target wire.Target, need st
 		return wire.OutgoingMessage{}, messageError(wire.CodeMessagePermissionDenied, &t,
 			fmt.Sprintf("this needs the %q permission, which manifest.json does not declare; add it to \"permissions\" and reinstall the plugin", need))
 	}
-	normalized, err := normalize(parts, &t)
+	normalized, err := normalize(format, parts, &t)
 	if err != nil {
 		return wire.OutgoingMessage{}, err
 	}

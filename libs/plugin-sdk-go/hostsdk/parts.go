@@ -1,8 +1,6 @@
 package hostsdk
 
 import (
-	"strings"
-
 	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
 
@@ -60,71 +58,3 @@ type mentionGroup struct {
 }
 
 const maxCompositeDepth = 8
-
-// normalize flattens composites, merges adjacent text parts of the same kind and checks the parts the way
-// the host does before rendering (docs/protocol/v2.md 7.2).
-func normalize(parts []Part, target *wire.Target) (wire.MessagePartList, error) {
-	out := wire.MessagePartList{}
-	var walk func(list []Part, depth int) error
-	walk = func(list []Part, depth int) error {
-		for _, p := range list {
-			switch v := p.(type) {
-			case wire.MessagePartText:
-				if last, ok := lastText(out); ok && last.Literal == v.Literal {
-					last.Text += v.Text
-					out[len(out)-1] = last
-				} else {
-					out = append(out, wire.MessagePartText{Type: "text", Text: v.Text, Literal: v.Literal})
-				}
-			case wire.MessagePartMentionUser:
-				if strings.TrimSpace(v.ID) == "" || strings.ContainsAny(v.ID, "<>\"\x00\r\n\t") {
-					return messageError(wire.CodeMessageMentionInvalidID, target, "")
-				}
-				out = append(out, v)
-			case wire.MessagePartMentionEveryone:
-				out = append(out, v)
-			case mentionGroup:
-				if v.users < 1 || v.users > wire.LimitMaxMentionUsers {
-					return messageError(wire.CodeMessageMentionTooMany, target, "")
-				}
-				if err := walk(v.Parts, depth+1); err != nil {
-					return err
-				}
-			case wire.MessagePartComposite:
-				if depth >= maxCompositeDepth {
-					return messageError(wire.CodeMessagePartUnsupported, target, "composites nest more than 8 levels deep; flatten the message")
-				}
-				if err := walk(v.Parts, depth+1); err != nil {
-					return err
-				}
-			default:
-				return messageError(wire.CodeMessagePartUnsupported, target, "")
-			}
-		}
-		return nil
-	}
-	if err := walk(parts, 0); err != nil {
-		return nil, err
-	}
-	empty := true
-	for _, p := range out {
-		if t, ok := p.(wire.MessagePartText); !ok || strings.TrimSpace(t.Text) != "" {
-			empty = false
-		}
-	}
-	if empty {
-		return nil, messageError(wire.CodeMessageEmpty, target, "")
-	}
-	if len(out) > wire.LimitMaxMessageParts {
-		return nil, messageError(wire.CodeMessagePartsTooMany, target, "")
-	}
-	return out, nil
-}
-
-func lastText(list wire.MessagePartList) (wire.MessagePartText, bool) {
-	if len(list) == 0 {
-		return wire.MessagePartText{}, false
-	}
-	t, ok := list[len(list)-1].(wire.MessagePartText)
-	return t, ok
-}

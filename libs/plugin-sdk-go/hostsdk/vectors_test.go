@@ -25,8 +25,8 @@ var vectorKinds = map[string]string{
 	"event-ack":        "skipped: the SDK writes ACKs but never reads one",
 	"message-response": "skipped: the SDK writes HTTP responses but never reads one",
 	"rpc-method":       "skipped: the SDK decodes params into the generated types; the host validates them",
-	"normalization":    "skipped: the host normalises and renders; the SDK's local checks are a subset (prepare)",
-	"rendering":        "skipped: rendering for a provider happens in the host",
+	"normalization":    "run: through the SDK's local normalisation (TestNormalizationVectors)",
+	"rendering":        "run: through the SDK's local normalisation and QQ Bot rendering (TestRenderingVectors)",
 }
 
 type vectorFile struct {
@@ -214,4 +214,94 @@ func canonical(t *testing.T, raw []byte) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// messageOutcome is what a message case expects: the normalised message or body, or an error code.
+func messageOutcome(value any, err error, key string) map[string]any {
+	if err != nil {
+		var me *MessageError
+		if errors.As(err, &me) {
+			return map[string]any{"error": me.Code}
+		}
+		return map[string]any{"error": err.Error()}
+	}
+	return map[string]any{key: value}
+}
+
+// sameJSON compares two values by their JSON form, as the vectors are JSON.
+func sameJSON(t *testing.T, name string, got, want any) {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotBack, wantBack any
+	if err := json.Unmarshal(g, &gotBack); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := json.Marshal(want)
+	_ = json.Unmarshal(w, &wantBack)
+	if !reflect.DeepEqual(gotBack, wantBack) {
+		t.Errorf("%s:\n got  %s\n want %s", name, g, w)
+	}
+}
+
+func casesOf(t *testing.T, kind string) []map[string]any {
+	var out []map[string]any
+	for _, f := range loadVectors(t) {
+		if f.Kind != kind {
+			continue
+		}
+		for _, raw := range f.Cases {
+			var c map[string]any
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no %s vectors", kind)
+	}
+	return out
+}
+
+func normalizeJSON(message any) (any, error) {
+	format, parts, err := parseOutgoing(message)
+	if err != nil {
+		return nil, err
+	}
+	normalized, err := normalize(format, parts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"format": format, "parts": normalized}, nil
+}
+
+func TestNormalizationVectors(t *testing.T) {
+	for _, c := range casesOf(t, "normalization") {
+		got, err := normalizeJSON(c["message"])
+		sameJSON(t, c["name"].(string), messageOutcome(got, err, "normalized"), c["expect"])
+	}
+}
+
+func TestRenderingVectors(t *testing.T) {
+	for _, c := range casesOf(t, "rendering") {
+		if c["provider"] != "qqbot" {
+			t.Fatalf("%s: provider %v", c["name"], c["provider"])
+		}
+		var body any
+		target, err := parseTarget(c["target"])
+		if err == nil {
+			var format string
+			var parts []Part
+			if format, parts, err = parseOutgoing(c["message"]); err == nil {
+				var normalized []Part
+				if normalized, err = normalize(format, parts, &target); err == nil {
+					body, err = renderQQBot(format, normalized, target)
+				}
+			}
+		}
+		sameJSON(t, c["name"].(string), messageOutcome(body, err, "body"), c["expect"])
+	}
 }
