@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConsoleProvider } from '@host/host-console';
 import { createTestHost } from '../src/harness';
+import { load, type Result } from './sdk-peer';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const ROUNDS = Number(args['rounds'] ?? 5);
@@ -29,31 +30,6 @@ function findBenchDir(): string {
     if (existsSync(join(candidate, 'raw-child.mjs'))) return candidate;
     if (resolve(dir, '..') === dir) throw new Error('run from inside the workspace');
   }
-}
-
-interface Result {
-  eps: number;
-  p50: number;
-  p99: number;
-}
-
-async function load(concurrency: number, total: number, once: () => Promise<unknown>): Promise<Result> {
-  const latencies = new Float64Array(total);
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
-        const t0 = performance.now();
-        await once();
-        latencies[i] = performance.now() - t0;
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort();
-  return { eps: total / elapsed, p50: latencies[Math.floor(total * 0.5)]!, p99: latencies[Math.floor(total * 0.99)]! };
 }
 
 // ---- raw baseline parent ----

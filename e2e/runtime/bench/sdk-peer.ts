@@ -1,0 +1,204 @@
+// The pieces the SDK exchange benchmarks share (python-sdk.ts, go-sdk.ts; run.ts uses the load loop): a
+// minimal Content-Length peer that plays the host for one plugin child (answers replies and completions),
+// the event it sends, and the closed-loop load with its latencies.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export interface Result {
+  eps: number;
+  p50: number;
+  p99: number;
+}
+
+/** The workspace folder: the first folder up from the current one that holds `marker`. */
+export function workspaceRoot(marker: string): string {
+  for (let dir = process.cwd(); ; dir = resolve(dir, '..')) {
+    if (existsSync(join(dir, marker))) return dir;
+    if (resolve(dir, '..') === dir) throw new Error('run from inside the workspace');
+  }
+}
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** One plugin child behind a minimal host-side peer. */
+export interface SdkPeer {
+  initialize(): Promise<void>;
+  /** One exchange: resolves when the child reported events.completed for a new event. */
+  call(): Promise<void>;
+  failures(): number;
+  /** CPU seconds (user + system) the child used so far, from /proc (Linux). */
+  cpuSeconds(): number;
+  close(): Promise<void>;
+}
+
+export function benchEvent(eventId: string): unknown {
+  return {
+    eventId,
+    eventType: 'message.created',
+    timestamp: '2026-01-01T00:00:00.000Z',
+    source: 'console',
+    bot: { botAccountId: 'console-bot', platform: 'console' },
+    conversation: { type: 'group', conversationId: 'g1' },
+    sender: { provider: 'console', mentionId: 'u1', displayName: 'u1' },
+    message: { id: `m-${eventId}`, content: '/echo <b>hi</b>', attachments: [], mentions: [] },
+    messageReference: { messageId: `m-${eventId}`, targetType: 'group', targetId: 'g1', restrictions: [] },
+    command: { name: 'echo', word: 'echo', prefix: '/', args: '<b>hi</b>' },
+  };
+}
+
+export function sdkPeer(command: string, argv: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): SdkPeer {
+  const child: ChildProcess = spawn(command, argv, {
+    cwd,
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env,
+  });
+  let buf: Buffer = Buffer.alloc(0);
+  let nextId = 1;
+  let failures = 0;
+  const completions = new Map<string, () => void>();
+  const responses = new Map<number, (m: any) => void>();
+  const write = (m: unknown) => {
+    const body = Buffer.from(JSON.stringify(m));
+    child.stdin!.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
+  };
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    for (;;) {
+      const h = buf.indexOf('\r\n\r\n');
+      if (h < 0) return;
+      const len = Number(/Content-Length: (\d+)/i.exec(buf.subarray(0, h).toString())![1]);
+      if (buf.length < h + 4 + len) return;
+      const msg = JSON.parse(buf.subarray(h + 4, h + 4 + len).toString());
+      buf = buf.subarray(h + 4 + len);
+      if (msg.method === 'messages.reply') {
+        write({ jsonrpc: '2.0', id: msg.id, result: { accepted: true, messageId: 'out-1', target: { type: 'group', id: 'g1' } } });
+      } else if (msg.method === 'events.completed') {
+        write({ jsonrpc: '2.0', id: msg.id, result: { recorded: true } });
+        if (msg.params.error) failures++;
+        completions.get(msg.params.eventId)?.();
+      } else if (msg.method === 'log.write') {
+        write({ jsonrpc: '2.0', id: msg.id, result: { accepted: true } });
+      } else if (msg.method === undefined) {
+        if (msg.error) failures++;
+        responses.get(msg.id)?.(msg);
+      }
+    }
+  });
+  const request = (method: string, params: unknown) =>
+    new Promise<any>((r) => {
+      const id = nextId++;
+      responses.set(id, (m) => {
+        responses.delete(id);
+        r(m);
+      });
+      write({ jsonrpc: '2.0', id, method, params });
+    });
+  return {
+    async initialize(): Promise<void> {
+      const answer = await request('host.initialize', {
+        supportedProtocolVersions: [2],
+        instanceId: 'bench',
+        pluginId: 'com.example.bench',
+        hostVersion: 'bench',
+        directories: { pluginDirectory: cwd, pluginDataDirectory: cwd, pluginConfigDirectory: cwd, pluginCacheDirectory: cwd },
+        token: 'b'.repeat(40),
+        encoding: 'json',
+        runtime: { maxConcurrentEvents: 32, queueCapacity: 64 },
+        settings: {},
+      });
+      if (answer.error) throw new Error(`handshake failed: ${JSON.stringify(answer.error)}`);
+    },
+    call: () =>
+      new Promise<void>((r) => {
+        const id = nextId++;
+        const eventId = `e${id}`;
+        completions.set(eventId, () => {
+          completions.delete(eventId);
+          r();
+        });
+        write({ jsonrpc: '2.0', id, method: 'events.message', params: benchEvent(eventId) });
+      }),
+    failures: () => failures,
+    cpuSeconds(): number {
+      try {
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        return NaN;
+      }
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', () => r());
+        child.stdin!.end();
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      }),
+  };
+}
+
+export async function load(concurrency: number, total: number, once: () => Promise<unknown>): Promise<Result> {
+  const latencies = new Float64Array(total);
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = performance.now();
+        await once();
+        latencies[i] = performance.now() - t0;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort();
+  return { eps: total / elapsed, p50: latencies[Math.floor(total * 0.5)]!, p99: latencies[Math.floor(total * 0.99)]! };
+}
+
+/** Medians over rounds of each system at each concurrency, and the child's CPU per exchange. */
+export interface Measurement {
+  med(name: string, c: number, k: keyof Result): number;
+  cpu(name: string, c: number): number;
+  failures: Record<string, number>;
+  /** A Markdown table of every system and concurrency. */
+  table: string[];
+}
+
+/**
+ * Runs `rounds` rounds of `events` exchanges per system and concurrency, after a short warm-up, taking
+ * turns between the systems so a busy moment of the machine hits them alike; closes the systems.
+ */
+export async function measureRounds(
+  systems: Record<string, SdkPeer>,
+  o: { rounds: number; events: number; concurrency: number[] },
+): Promise<Measurement> {
+  for (const s of Object.values(systems)) await load(8, 500, s.call); // warm-up
+  const results: Record<string, Record<number, Result[]>> = {};
+  // CPU time of each child per exchange: unlike events/s it hardly depends on what else runs on the machine.
+  const cpu: Record<string, Record<number, number[]>> = {};
+  for (let round = 0; round < o.rounds; round++) {
+    for (const c of o.concurrency) {
+      for (const [name, s] of Object.entries(systems)) {
+        const before = s.cpuSeconds();
+        ((results[name] ??= {})[c] ??= []).push(await load(c, o.events, s.call));
+        ((cpu[name] ??= {})[c] ??= []).push(((s.cpuSeconds() - before) * 1e6) / o.events);
+      }
+    }
+    process.stdout.write(`round ${round + 1}/${o.rounds} done\n`);
+  }
+  const failures = Object.fromEntries(Object.entries(systems).map(([n, s]) => [n, s.failures()]));
+  for (const s of Object.values(systems)) await s.close();
+  const med = (name: string, c: number, k: keyof Result) => median(results[name]![c]!.map((r) => r[k]));
+  const cpuOf = (name: string, c: number) => median(cpu[name]![c]!);
+  const table = ['| system | c | events/s | p50 ms | p99 ms | child CPU µs/exchange |', '|---|---|---|---|---|---|'];
+  for (const name of Object.keys(systems)) {
+    for (const c of o.concurrency) {
+      table.push(
+        `| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} | ${cpuOf(name, c).toFixed(0)} |`,
+      );
+    }
+  }
+  return { med, cpu: cpuOf, failures, table };
+}
