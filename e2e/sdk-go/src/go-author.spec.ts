@@ -1,8 +1,20 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { api, packageForm, ROOT, startHost, type RunningHost } from '@host/e2e-support';
+import {
+  api,
+  confirmUpdate,
+  expectDoctorPasses,
+  expectMarkdownReply,
+  installAndStart,
+  listeningUrl,
+  packageForm,
+  replaceWithHttp,
+  ROOT,
+  say,
+  startHost,
+  type RunningHost,
+} from '@host/e2e-support';
 
 // What a new Go plugin author does, against the real built host process:
 // `host-plugin init --lang go`, the project's own `go test`, `host-plugin pack`
@@ -46,24 +58,6 @@ function findGo(): string {
 
 const artifact = (goos = GOOS, goarch = GOARCH) => join(project, 'artifacts', `${ID}-${goos}-${goarch}.zip`);
 
-const say = (text: string) =>
-  api(host, 'POST', '/api/console/messages', {
-    conversation: { type: 'group', id: 'room-1' },
-    sender: { id: 'author-1', displayName: 'Ada' },
-    text,
-  });
-
-async function waitForState(state: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  let seen = '';
-  while (Date.now() < deadline) {
-    seen = (await api(host, 'GET', `/api/plugins/${ID}`)).body.plugin?.state;
-    if (seen === state) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`plugin state is ${seen}, not ${state}:\n${host.output().slice(-3000)}`);
-}
-
 beforeAll(async () => {
   for (const f of [CLI, join(ROOT, 'dist/apps/host/main.cjs')]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run "npx nx run e2e-sdk-go:test", which builds it first`);
@@ -91,42 +85,12 @@ it('init --lang go gives a project whose tests pass and that packs into a ZIP fo
 });
 
 it('the packed plugin passes host-plugin doctor (the conformance suite)', () => {
-  const r = spawnSync(process.execPath, [CLI, 'doctor', artifact(), '--json'], { cwd: project, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`doctor failed:\n${r.stdout}\n${r.stderr}`);
-  const report = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string }> };
-  expect(report.checks.filter((c) => c.status === 'fail')).toEqual([]);
-  // The Go sample replies, so the checks that need a busy handler ran.
-  expect(report.checks.filter((c) => c.status === 'pass').map((c) => c.id)).toEqual(
-    expect.arrayContaining(['ping.while-busy', 'events.overloaded']),
-  );
+  expectDoctorPasses(CLI, artifact(), project);
 });
 
 it('installs through the admin API, starts and replies in Markdown mentioning the sender', async () => {
-  const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(readFileSync(artifact()), { startAfterInstall: 'true' }));
-  expect(installed.status).toBe(201);
-  expect(installed.body.plugin).toMatchObject({ pluginId: ID, state: 'running', transport: 'stdio-jsonrpc' });
-
-  const r = await say('/echo <i>hello</i>');
-  expect(r.status).toBe(200);
-  expect(r.body.deliveries).toEqual([
-    expect.objectContaining({
-      pluginId: ID,
-      state: 'completed',
-      accepted: true,
-      error: null,
-      completion: expect.objectContaining({ error: null }),
-    }),
-  ]);
-  expect(r.body.outbound).toEqual([
-    expect.objectContaining({
-      pluginId: ID,
-      target: { type: 'group', id: 'room-1' },
-      body: expect.objectContaining({
-        msg_type: 2,
-        markdown: { content: '<qqbot-at-user id="author-1" /> said: **&lt;i&gt;hello&lt;\\/i&gt;**' },
-      }),
-    }),
-  ]);
+  await installAndStart(host, readFileSync(artifact()), ID);
+  expectMarkdownReply(await say(host, '/echo <i>hello</i>'), ID, '<qqbot-at-user id="author-1" /> said: **&lt;i&gt;hello&lt;\\/i&gt;**');
 });
 
 it('updates to a new version through the confirmation flow', async () => {
@@ -136,21 +100,8 @@ it('updates to a new version through the confirmation flow', async () => {
   writeFileSync(join(project, 'main.go'), readFileSync(join(project, 'main.go'), 'utf8').replace('" said: **"', '" says: **"'));
   run(process.execPath, [CLI, 'pack'], project);
 
-  const pending = await api(host, 'POST', '/api/plugins/packages', packageForm(readFileSync(artifact())));
-  expect(pending.status).toBe(409);
-  expect(pending.body.error.code).toBe('UPDATE_CONFIRMATION_REQUIRED');
-  const confirmed = await api(host, 'POST', `/api/plugins/packages/pending/${pending.body.pendingUpdate.id}/confirm`, {});
-  expect(confirmed.status).toBe(200);
-  expect(confirmed.body.plugin).toMatchObject({ pluginId: ID, version: '1.1.0' });
-  if (confirmed.body.plugin.state !== 'running') await api(host, 'POST', `/api/plugins/${ID}/start`);
-  await waitForState('running');
-
-  const r = await say('/echo again');
-  expect(r.body.outbound).toEqual([
-    expect.objectContaining({
-      body: expect.objectContaining({ markdown: { content: '<qqbot-at-user id="author-1" /> says: **again**' } }),
-    }),
-  ]);
+  await confirmUpdate(host, readFileSync(artifact()), ID, '1.1.0');
+  expectMarkdownReply(await say(host, '/echo again'), ID, '<qqbot-at-user id="author-1" /> says: **again**');
 });
 
 it('refuses packages built for other platforms at install', async () => {
@@ -177,28 +128,7 @@ it('serves the same plugin over HTTP, registered by base URL, taking the secret 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  let errors = '';
-  child.stderr!.on('data', (d: Buffer) => (errors += d.toString()));
-  const baseUrl = await new Promise<string>((ok, fail) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /listening (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (m) ok(m[1]!);
-    });
-    child.once('exit', (code) => fail(new Error(`the HTTP plugin exited with ${code}:\n${errors}`)));
-  });
-
-  expect((await api(host, 'DELETE', `/api/plugins/${ID}`)).status).toBe(200);
-  const registered = await api(host, 'POST', '/api/plugins/http', { baseUrl });
-  expect(registered.status).toBe(201);
-  expect(registered.body.plugin).toMatchObject({ pluginId: ID, transport: 'http' });
-  writeFileSync(join(project, 'signing-secret.txt'), `${registered.body.signingSecret}\n`);
-
-  const r = await say('/echo over http');
-  expect(r.body.deliveries).toEqual([expect.objectContaining({ pluginId: ID, accepted: true, error: null })]);
-  expect(r.body.outbound).toEqual([
-    expect.objectContaining({
-      pluginId: ID,
-      body: expect.objectContaining({ msg_type: 2, markdown: { content: '<qqbot-at-user id="author-1" /> says: **over http**' } }),
-    }),
-  ]);
+  const baseUrl = await listeningUrl(child, 'the HTTP plugin');
+  writeFileSync(join(project, 'signing-secret.txt'), `${await replaceWithHttp(host, ID, baseUrl)}\n`);
+  expectMarkdownReply(await say(host, '/echo over http'), ID, '<qqbot-at-user id="author-1" /> says: **over http**', false);
 });

@@ -1,2 +1,3 @@
 // Helpers the end-to-end projects share: the built host as a real process.
 export * from './host-process';
+export * from './author-flow';
