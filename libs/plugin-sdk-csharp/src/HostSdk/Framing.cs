@@ -59,34 +59,40 @@ public sealed partial class FrameReader(Stream stream)
     /// <summary>The next message, null at a clean end of stream; throws FramingException on a broken stream.</summary>
     public async Task<RpcMessage?> NextAsync(CancellationToken ct = default)
     {
-        int headerEnd;
-        while (true)
-        {
-            headerEnd = _buf.AsSpan(_start, _end - _start).IndexOf("\r\n\r\n"u8);
-            if (headerEnd >= 0) break;
-            if (_end - _start > MaxHeader) throw new FramingException(Catalog.CodeFramingHeaderTooLong, $"the frame header is longer than {MaxHeader} bytes");
-            if (await FillAsync(ct).ConfigureAwait(false) == 0)
-            {
-                if (_end == _start) return null;
-                throw new FramingException(Catalog.CodeFramingEofInFrame, "the stream ended inside a frame header");
-            }
-        }
-        if (headerEnd > MaxHeader) throw new FramingException(Catalog.CodeFramingHeaderTooLong, $"the frame header is longer than {MaxHeader} bytes");
-        var header = Encoding.Latin1.GetString(_buf, _start, headerEnd);
-        _start += headerEnd + 4;
+        // The header block is parsed line by line, so a stray print ("hello\n") is refused at its first line.
         long length = -1;
         var sawType = false;
-        foreach (var line in header.Split("\r\n"))
+        var total = 0;
+        while (true)
         {
+            int newline;
+            while ((newline = _buf.AsSpan(_start, _end - _start).IndexOf((byte)'\n')) < 0)
+            {
+                if (total + (_end - _start) > MaxHeader)
+                    throw new FramingException(Catalog.CodeFramingHeaderTooLong, $"the header block is longer than {MaxHeader} bytes");
+                if (await FillAsync(ct).ConfigureAwait(false) == 0)
+                {
+                    if (total == 0 && _end == _start) return null;
+                    throw new FramingException(Catalog.CodeFramingEofInFrame, "the stream ended inside a frame header");
+                }
+            }
+            total += newline + 1;
+            if (total > MaxHeader) throw new FramingException(Catalog.CodeFramingHeaderTooLong, $"the header block is longer than {MaxHeader} bytes");
+            var lineStart = _start;
+            _start += newline + 1;
+            if (newline == 0 || _buf[lineStart + newline - 1] != (byte)'\r')
+                throw new FramingException(Catalog.CodeFramingHeaderMalformed, "a header line does not end with CRLF");
+            var line = Encoding.Latin1.GetString(_buf, lineStart, newline - 1);
+            if (line.Length == 0) break;
             var m = HeaderLine().Match(line);
-            if (!m.Success) throw new FramingException(Catalog.CodeFramingHeaderMalformed, "a header line is not \"Name: value\"");
+            if (!m.Success) throw new FramingException(Catalog.CodeFramingHeaderMalformed, $"header line \"{Clip(line)}\" is not \"Name: value\"");
             var name = m.Groups[1].Value;
             var value = m.Groups[2].Value;
             if (name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
             {
                 if (length >= 0) throw new FramingException(Catalog.CodeFramingHeaderDuplicate, "Content-Length appears twice");
-                if (value.Length == 0 || value.Length > 15 || !value.All(char.IsAsciiDigit))
-                    throw new FramingException(Catalog.CodeFramingContentLengthInvalid, "Content-Length must be a decimal number");
+                if (value.Length == 0 || value.Length > 10 || !value.All(char.IsAsciiDigit))
+                    throw new FramingException(Catalog.CodeFramingContentLengthInvalid, $"Content-Length \"{Clip(value)}\" is not a decimal integer");
                 length = long.Parse(value, System.Globalization.CultureInfo.InvariantCulture);
             }
             else if (name.Equals("Content-Type", StringComparison.OrdinalIgnoreCase))
@@ -94,13 +100,13 @@ public sealed partial class FrameReader(Stream stream)
                 if (sawType) throw new FramingException(Catalog.CodeFramingHeaderDuplicate, "Content-Type appears twice");
                 sawType = true;
                 if (!ContentType().IsMatch(value))
-                    throw new FramingException(Catalog.CodeFramingContentTypeUnsupported, "Content-Type must be application/vscode-jsonrpc; charset=utf-8");
+                    throw new FramingException(Catalog.CodeFramingContentTypeUnsupported, $"Content-Type \"{Clip(value)}\" is not supported");
             }
-            else throw new FramingException(Catalog.CodeFramingHeaderUnknown, $"unknown header {name}");
+            else throw new FramingException(Catalog.CodeFramingHeaderUnknown, $"unknown header \"{Clip(name)}\"");
         }
-        if (length < 0) throw new FramingException(Catalog.CodeFramingContentLengthMissing, "the frame has no Content-Length");
-        if (length == 0) throw new FramingException(Catalog.CodeFramingPayloadEmpty, "the frame payload is empty");
-        if (length > MaxPayload) throw new FramingException(Catalog.CodeFramingPayloadTooLarge, $"the payload of {length} bytes is over the limit of {MaxPayload}");
+        if (length < 0) throw new FramingException(Catalog.CodeFramingContentLengthMissing, "the frame has no Content-Length header");
+        if (length == 0) throw new FramingException(Catalog.CodeFramingPayloadEmpty, "Content-Length is 0");
+        if (length > MaxPayload) throw new FramingException(Catalog.CodeFramingPayloadTooLarge, $"Content-Length {length} exceeds {MaxPayload} bytes");
         var payload = new byte[length];
         var have = Math.Min(_end - _start, (int)length);
         Buffer.BlockCopy(_buf, _start, payload, 0, have);
@@ -114,9 +120,23 @@ public sealed partial class FrameReader(Stream stream)
         return Decode(payload);
     }
 
-    /// <summary>Decodes one payload into a JSON-RPC message.</summary>
+    private static string Clip(string s) => s.Length <= 80 ? s : s[..80] + "...";
+
+    private static readonly UTF8Encoding StrictUtf8 = new(false, true);
+
+    private static FramingException Invalid(string message) => new(Catalog.CodeFramingMessageInvalid, message);
+
+    /// <summary>Decodes one payload into a JSON-RPC 2.0 request or response, refusing anything else.</summary>
     public static RpcMessage Decode(byte[] payload)
     {
+        try
+        {
+            StrictUtf8.GetCharCount(payload);
+        }
+        catch (DecoderFallbackException)
+        {
+            throw new FramingException(Catalog.CodeFramingUtf8Invalid, "the payload is not valid UTF-8");
+        }
         JsonElement root;
         try
         {
@@ -127,18 +147,32 @@ public sealed partial class FrameReader(Stream stream)
         {
             throw new FramingException(Catalog.CodeFramingJsonInvalid, "the payload is not JSON: " + e.Message);
         }
-        if (root.ValueKind != JsonValueKind.Object
-            || !root.TryGetProperty("jsonrpc", out var v) || v.ValueKind != JsonValueKind.String || v.GetString() != "2.0")
-            throw new FramingException(Catalog.CodeFramingMessageInvalid, "the payload is not a JSON-RPC 2.0 object");
+        if (root.ValueKind != JsonValueKind.Object) throw Invalid("the payload is not a JSON object");
+        if (!root.TryGetProperty("jsonrpc", out var version) || version.ValueKind != JsonValueKind.String || version.GetString() != "2.0")
+            throw Invalid("\"jsonrpc\" must be \"2.0\"");
         JsonElement? Get(string key) => root.TryGetProperty(key, out var p) ? p : null;
-        var method = Get("method");
-        if (method is { } m && m.ValueKind != JsonValueKind.String)
-            throw new FramingException(Catalog.CodeFramingMessageInvalid, "method must be a string");
         var id = Get("id");
-        if (id is { ValueKind: JsonValueKind.Null }) id = null;
-        if (method is null && id is null) throw new FramingException(Catalog.CodeFramingMessageInvalid, "a response needs an id");
-        return new RpcMessage { Id = id, Method = method?.GetString(), Params = Get("params"), Result = Get("result"), Error = Get("error") };
+        var idNull = id is { ValueKind: JsonValueKind.Null };
+        if (id is { } given && !idNull && !(given.ValueKind == JsonValueKind.String || (given.ValueKind == JsonValueKind.Number && IsInteger(given))))
+            throw Invalid("\"id\" must be a string or an integer");
+        if (Get("method") is { } method)
+        {
+            if (method.ValueKind != JsonValueKind.String || method.GetString()!.Length == 0) throw Invalid("\"method\" must be a non-empty string");
+            if (idNull) throw Invalid("\"id\" of a request must be a string or an integer");
+            return new RpcMessage { Id = id, Method = method.GetString(), Params = Get("params") };
+        }
+        if (id is null) throw Invalid("a response needs \"id\"");
+        var result = Get("result");
+        var error = Get("error");
+        if ((result is null) == (error is null)) throw Invalid("a response needs exactly one of \"result\" and \"error\"");
+        if (error is { } e2 && (e2.ValueKind != JsonValueKind.Object
+            || !e2.TryGetProperty("code", out var code) || code.ValueKind != JsonValueKind.Number || !IsInteger(code)
+            || !e2.TryGetProperty("message", out var text) || text.ValueKind != JsonValueKind.String))
+            throw Invalid("\"error\" must be {code: integer, message: string}");
+        return new RpcMessage { Id = id, Result = result, Error = error };
     }
+
+    private static bool IsInteger(JsonElement number) => number.TryGetDouble(out var d) && d == Math.Truncate(d) && !double.IsInfinity(d);
 }
 
 /// <summary>Writes Content-Length framed JSON-RPC messages; one frame at a time.</summary>
