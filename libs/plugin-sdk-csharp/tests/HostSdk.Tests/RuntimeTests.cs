@@ -103,6 +103,18 @@ public class RuntimeTests
     }
 
     [Fact]
+    public async Task TheTestHostRoutesTextToCommandsAsTheHostDoes()
+    {
+        await using var host = await Started(Echo());
+        host.Commands = [new Command { Name = "echo", Aliases = ["say"], Prefixes = ["/", "!"] }];
+        await host.SendMessageAsync("e1", "  !SAY   hello there");
+        var reply = await host.WaitForCallAsync(Catalog.MethodMessagesReply);
+        Assert.Equal("hello there", reply.Params.GetProperty("message").GetProperty("parts")[2].GetProperty("text").GetString());
+        var ack = await host.SendMessageAsync("e2", "/echoes");
+        Assert.False(ack.Result!.Value.GetProperty("accepted").GetBoolean());
+    }
+
+    [Fact]
     public async Task AnEventNoHandlerTakesIsDeclinedAtOnce()
     {
         await using var host = await Started(Echo());

@@ -1,5 +1,5 @@
-using System.Text.Json;
 using System.Text.Json.Nodes;
+using System.Text.Json;
 
 namespace HostSdk.Tests;
 
@@ -105,5 +105,32 @@ public class FramingVectorTests
         var expected = c["expect"]!.AsArray();
         Assert.True(JsonNode.DeepEquals(expected, new JsonArray([.. produced])),
             $"expected {expected.ToJsonString()}\nproduced {new JsonArray([.. produced.Select(p => p.DeepClone())]).ToJsonString()}");
+    }
+}
+
+public class CommandMatchVectorTests
+{
+    public static IEnumerable<object[]> Names => Vectors.Names("command-match.json");
+
+    [Theory]
+    [MemberData(nameof(Names))]
+    public void MatchesAsTheHostDoes(string name)
+    {
+        var c = Vectors.Case("command-match.json", name);
+        var commands = c["commands"]!.Deserialize(HostSdk.Wire.WireJsonContext.Default.IReadOnlyListCommand)!;
+        var (match, index) = HostSdk.Testing.CommandMatcher.Match((string)c["text"]!, commands, (string)c["conversation"]!);
+        var expect = c["expect"];
+        if (expect == null)
+        {
+            Assert.Null(match);
+            Assert.Equal(-1, index);
+            return;
+        }
+        Assert.NotNull(match);
+        Assert.Equal((string)expect["name"]!, match!.Name);
+        Assert.Equal((string)expect["word"]!, match.Word);
+        Assert.Equal((string)expect["prefix"]!, match.Prefix);
+        Assert.Equal((string)expect["args"]!, match.Args);
+        Assert.Equal((int)expect["index"]!, index);
     }
 }

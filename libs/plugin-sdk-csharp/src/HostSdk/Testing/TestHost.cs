@@ -120,7 +120,7 @@ public sealed class TestHost : IAsyncDisposable
     public Task<RpcResponse> InitializeAsync(JsonObject? parameters = null) => RequestAsync(Catalog.MethodHostInitialize, parameters ?? InitializeParams());
 
     /// <summary>A message event with the given text, in a group, from Alice; with a command match when <paramref name="command"/> is set.</summary>
-    public static JsonObject MessageEvent(string eventId, string content, string? command = null, string args = "") => new()
+    public static JsonObject MessageEvent(string eventId, string content, string? command = null, string args = "", string? word = null, string prefix = "/") => new()
     {
         ["eventId"] = eventId,
         ["eventType"] = "message.created",
@@ -131,8 +131,18 @@ public sealed class TestHost : IAsyncDisposable
         ["sender"] = new JsonObject { ["provider"] = "test", ["mentionId"] = "U-1", ["displayName"] = "Alice" },
         ["message"] = new JsonObject { ["id"] = "msg-" + eventId, ["content"] = content },
         ["messageReference"] = new JsonObject { ["messageId"] = "msg-" + eventId, ["targetType"] = "group", ["targetId"] = "G-1" },
-        ["command"] = command == null ? null : new JsonObject { ["name"] = command, ["word"] = command, ["prefix"] = "/", ["args"] = args },
+        ["command"] = command == null ? null : new JsonObject { ["name"] = command, ["word"] = word ?? command, ["prefix"] = prefix, ["args"] = args },
     };
+
+    /// <summary>The plugin's manifest commands, used by <see cref="SendMessageAsync"/> to route text as the host does.</summary>
+    public IReadOnlyList<Command> Commands { get; set; } = [];
+
+    /// <summary>Sends events.message for a group message with this text, with the command the host would match in <see cref="Commands"/>.</summary>
+    public Task<RpcResponse> SendMessageAsync(string eventId, string text)
+    {
+        var (match, _) = CommandMatcher.Match(text, Commands, "group");
+        return RequestAsync(Catalog.MethodEventsMessage, MessageEvent(eventId, text, match?.Name, match?.Args ?? "", match?.Word, match?.Prefix ?? "/"));
+    }
 
     /// <summary>Sends a request and waits for the plugin's answer (at most 10 s).</summary>
     public async Task<RpcResponse> RequestAsync(string method, JsonNode? parameters)
