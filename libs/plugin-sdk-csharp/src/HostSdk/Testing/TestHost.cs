@@ -26,10 +26,9 @@ public sealed class TestHost : IAsyncDisposable
 {
     public const string DefaultToken = "test-token-0123456789abcdef0123456789";
 
-    private readonly AnonymousPipeServerStream _toPlugin = new(PipeDirection.Out);
-    private readonly AnonymousPipeClientStream _pluginIn;
-    private readonly AnonymousPipeServerStream _fromPlugin = new(PipeDirection.In);
-    private readonly AnonymousPipeClientStream _pluginOut;
+    private readonly Stream _toPlugin;
+    private readonly Stream _fromPlugin;
+    private readonly List<IDisposable> _owned = [];
     private readonly FrameWriter _writer;
     private readonly ConcurrentDictionary<long, TaskCompletionSource<RpcResponse>> _pending = new();
     private readonly List<RecordedCall> _calls = [];
@@ -38,37 +37,80 @@ public sealed class TestHost : IAsyncDisposable
     private long _nextId;
     private long _messageIds;
 
-    private TestHost(Plugin plugin, string[] args)
+    private TestHost(string pluginId, Stream toPlugin, Stream fromPlugin)
     {
-        _pluginIn = new AnonymousPipeClientStream(PipeDirection.In, _toPlugin.ClientSafePipeHandle);
-        _pluginOut = new AnonymousPipeClientStream(PipeDirection.Out, _fromPlugin.ClientSafePipeHandle);
+        PluginId = pluginId;
+        _toPlugin = toPlugin;
+        _fromPlugin = fromPlugin;
         _writer = new FrameWriter(_toPlugin);
         _stderr = TextWriter.Synchronized(_stderrText);
-        Plugin = plugin;
-        ExitCode = Task.Run(async () =>
-        {
-            var code = await plugin.RunStdioAsync(args, _pluginIn, _pluginOut, _stderr).ConfigureAwait(false);
-            _pluginOut.Dispose(); // the process would exit here: the host sees the end of its stdout
-            return code;
-        });
-        Reader = Task.Run(ReadLoopAsync);
     }
 
-    public Plugin Plugin { get; }
+    /// <summary>Starts the plugin's runtime in protocol mode, in this process, over OS pipes.</summary>
+    public static TestHost Start(Plugin plugin, params string[] args)
+    {
+        var toPlugin = new AnonymousPipeServerStream(PipeDirection.Out);
+        var pluginIn = new AnonymousPipeClientStream(PipeDirection.In, toPlugin.ClientSafePipeHandle);
+        var fromPlugin = new AnonymousPipeServerStream(PipeDirection.In);
+        var pluginOut = new AnonymousPipeClientStream(PipeDirection.Out, fromPlugin.ClientSafePipeHandle);
+        var host = new TestHost(plugin.PluginId, toPlugin, fromPlugin);
+        host._owned.Add(pluginIn);
+        host.ExitCode = Task.Run(async () =>
+        {
+            var code = await plugin.RunStdioAsync(args.Length == 0 ? [Catalog.StdioFlag] : args, pluginIn, pluginOut, host._stderr).ConfigureAwait(false);
+            pluginOut.Dispose(); // the process would exit here: the host sees the end of its stdout
+            return code;
+        });
+        host._reader = Task.Run(host.ReadLoopAsync);
+        return host;
+    }
 
-    /// <summary>The runtime's exit code, once it ended.</summary>
-    public Task<int> ExitCode { get; }
+    /// <summary>
+    /// Starts a plugin as a child process (for example <c>dotnet Echo.dll --host-stdio</c>) and speaks the protocol on its
+    /// stdin and stdout; its stderr is collected in <see cref="Stderr"/>.
+    /// </summary>
+    public static TestHost StartProcess(string pluginId, string fileName, params string[] args)
+    {
+        var info = new System.Diagnostics.ProcessStartInfo(fileName)
+        {
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        foreach (var a in args) info.ArgumentList.Add(a);
+        var process = System.Diagnostics.Process.Start(info) ?? throw new InvalidOperationException("cannot start " + fileName);
+        var host = new TestHost(pluginId, process.StandardInput.BaseStream, process.StandardOutput.BaseStream);
+        host._owned.Add(process);
+        var stderrDone = Task.Run(async () =>
+        {
+            var buffer = new char[4096];
+            int n;
+            while ((n = await process.StandardError.ReadAsync(buffer).ConfigureAwait(false)) > 0) host._stderr.Write(buffer, 0, n);
+        });
+        host.ExitCode = Task.Run(async () =>
+        {
+            await process.WaitForExitAsync().ConfigureAwait(false);
+            await stderrDone.ConfigureAwait(false);
+            return process.ExitCode;
+        });
+        host._reader = Task.Run(host.ReadLoopAsync);
+        return host;
+    }
 
-    private Task Reader { get; }
+    /// <summary>The plugin's id (host.initialize uses it).</summary>
+    public string PluginId { get; }
+
+    /// <summary>The plugin's exit code, once it ended.</summary>
+    public Task<int> ExitCode { get; private set; } = Task.FromResult(0);
+
+    private Task _reader = Task.CompletedTask;
 
     /// <summary>What the plugin wrote to stderr so far.</summary>
     public string Stderr => _stderrText.ToString();
 
     /// <summary>Chooses the answer to a call of the plugin; null for the default answer.</summary>
     public Func<RecordedCall, HostAnswer?>? Answer { get; set; }
-
-    /// <summary>Starts the plugin's runtime in protocol mode.</summary>
-    public static TestHost Start(Plugin plugin, params string[] args) => new(plugin, args.Length == 0 ? [Catalog.StdioFlag] : args);
 
     public IReadOnlyList<RecordedCall> Calls
     {
@@ -94,12 +136,12 @@ public sealed class TestHost : IAsyncDisposable
     /// <summary>The default host.initialize params (the plugin's own id, protocol 2, a token, directories).</summary>
     public JsonObject InitializeParams(JsonObject? runtime = null, JsonObject? settings = null)
     {
-        var root = Path.Combine(Path.GetTempPath(), "host-sdk-test", Plugin.PluginId);
+        var root = Path.Combine(Path.GetTempPath(), "host-sdk-test", PluginId);
         var p = new JsonObject
         {
             ["supportedProtocolVersions"] = new JsonArray(2),
             ["instanceId"] = "inst-1",
-            ["pluginId"] = Plugin.PluginId,
+            ["pluginId"] = PluginId,
             ["hostVersion"] = "2.0.0",
             ["directories"] = new JsonObject
             {
@@ -178,7 +220,17 @@ public sealed class TestHost : IAsyncDisposable
     }
 
     /// <summary>Closes the plugin's stdin (the host went away).</summary>
-    public void CloseInput() => _toPlugin.Dispose();
+    public void CloseInput()
+    {
+        try
+        {
+            _toPlugin.Dispose();
+        }
+        catch (IOException)
+        {
+            // the plugin is gone already
+        }
+    }
 
     private async Task ReadLoopAsync()
     {
@@ -276,7 +328,18 @@ public sealed class TestHost : IAsyncDisposable
         catch (TimeoutException)
         {
         }
+        try
+        {
+            await _reader.WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+        }
         _fromPlugin.Dispose();
-        _pluginIn.Dispose();
+        foreach (var o in _owned)
+        {
+            if (o is System.Diagnostics.Process p && !p.HasExited) p.Kill();
+            o.Dispose();
+        }
     }
 }
