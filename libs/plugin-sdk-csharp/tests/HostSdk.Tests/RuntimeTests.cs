@@ -344,4 +344,68 @@ public class RuntimeTests
         var r = await host.RequestAsync("plugin.dance", new JsonObject());
         Assert.Equal(Catalog.RpcMethodNotFound, r.ErrorCode);
     }
+
+    [Fact]
+    public async Task EventsWaitForOnStartAndThenRun()
+    {
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var plugin = new PluginBuilder("sample.start")
+            .OnStart(_ => release.Task)
+            .OnMessage(ctx => ctx.ReplyAsync(Text.Of("late")))
+            .Build();
+        await using var host = await Started(plugin);
+        var pending = host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e1", "a"));
+        var ping = await host.RequestAsync(Catalog.MethodPluginPing, new JsonObject());
+        Assert.Equal(1, ping.Result!.Value.GetProperty("queuedEvents").GetInt64());
+        Assert.Equal(0, ping.Result!.Value.GetProperty("inFlightEvents").GetInt64());
+        release.SetResult();
+        Assert.True((await pending).Result!.Value.GetProperty("accepted").GetBoolean());
+        await host.WaitForCallAsync(Catalog.MethodMessagesReply);
+    }
+
+    [Fact]
+    public async Task AFailingOnStartStopsThePluginWith1()
+    {
+        var plugin = new PluginBuilder("sample.start").OnStart(_ => throw new InvalidOperationException("no database")).Build();
+        await using var host = await Started(plugin);
+        Assert.Equal(1, await host.ExitCode.WaitAsync(TimeSpan.FromSeconds(10)));
+        var log = await host.WaitForCallAsync(Catalog.MethodLogWrite);
+        Assert.Contains("no database", log.Params.GetProperty("message").GetString());
+    }
+
+    [Fact]
+    public async Task AFailingOnSettingsChangedKeepsTheOldSettings()
+    {
+        string? seen = null;
+        var plugin = new PluginBuilder("sample.settings")
+            .OnSettingsChanged(ctx => ctx.Settings.GetString("mode") == "bad" ? throw new ArgumentException("mode bad is not allowed") : Task.CompletedTask)
+            .OnMessage(ctx => { seen = ctx.Settings.GetString("mode"); return Task.CompletedTask; })
+            .Build();
+        await using var host = await Started(plugin, settings: new JsonObject { ["mode"] = "good" });
+        var r = await host.RequestAsync(Catalog.MethodSettingsChanged, new JsonObject { ["settings"] = new JsonObject { ["mode"] = "bad" } });
+        Assert.Equal(Catalog.RpcPluginError, r.ErrorCode);
+        Assert.Contains("mode bad is not allowed", r.ErrorMessage);
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e1", "a"));
+        await host.WaitForCallAsync(Catalog.MethodEventsCompleted);
+        Assert.Equal("good", seen);
+    }
+
+    [Fact]
+    public async Task ADuplicateEventIdIsRefused()
+    {
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var plugin = new PluginBuilder("sample.dup").OnMessage(_ => release.Task).Build();
+        await using var host = await Started(plugin, new JsonObject { ["maxConcurrentEvents"] = 2 });
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e1", "a"));
+        var again = await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e1", "a"));
+        Assert.Equal(Catalog.RpcInvalidParams, again.ErrorCode);
+        release.SetResult();
+    }
+
+    [Fact]
+    public void ABuilderRefusesTwoHandlersForOneCommand()
+    {
+        var e = Assert.Throws<ArgumentException>(() => new PluginBuilder("x.y").Command("a", _ => Task.CompletedTask).Command("a", _ => Task.CompletedTask));
+        Assert.Contains(Catalog.ErrSdkDefinitionInvalid, e.Message);
+    }
 }
