@@ -96,7 +96,16 @@ public sealed class StdioRuntime
                 continue;
             }
             if (msg.Id is not { } id) continue; // notifications are not part of v2
-            if (!await OnRequestAsync(msg, id).ConfigureAwait(false)) return;
+            try
+            {
+                if (!await OnRequestAsync(msg, id).ConfigureAwait(false)) return;
+            }
+            catch (Exception e)
+            {
+                // A fault of the SDK itself: answer this request and keep reading, so the host is never left waiting.
+                Error($"[error] {msg.Method} failed inside the SDK: {e}");
+                await _conn.RespondErrorAsync(id, Catalog.RpcInternalError, $"{msg.Method} failed inside the plugin's SDK: {e.Message}").ConfigureAwait(false);
+            }
         }
     }
 
@@ -395,6 +404,16 @@ public sealed class StdioRuntime
 
     private async Task OnStopAsync(RpcMessage m, JsonElement id)
     {
+        var p = new PluginStopParams();
+        if (m.Params is { ValueKind: not JsonValueKind.Null })
+        {
+            p = Decode(m, WireJsonContext.Default.PluginStopParams, out var problem);
+            if (p == null || problem != null)
+            {
+                await InvalidParamsAsync(id, m.Method!, "", problem ?? "params are missing").ConfigureAwait(false);
+                return;
+            }
+        }
         await _conn.RespondAsync(id, new PluginStopResult { Accepted = true }, WireJsonContext.Default.PluginStopResult).ConfigureAwait(false);
         lock (_lock)
         {
@@ -402,7 +421,7 @@ public sealed class StdioRuntime
             _stopping = true; // from now on events.message is answered Stopping
         }
         _root.Cancel();
-        _ = Task.Run(() => ShutdownAsync(0, orphan: false));
+        _ = Task.Run(() => ShutdownAsync(0, orphan: false, TimeSpan.FromMilliseconds(Math.Max(0, p.GraceMillisecondsOrDefault))));
     }
 
     private void OnSettingsChanged(RpcMessage m, JsonElement id)
@@ -435,7 +454,7 @@ public sealed class StdioRuntime
     }
 
     /// <summary>Ends the runtime once: refuses waiting events, waits for running handlers (not when the host is gone), runs OnStop, exits.</summary>
-    private async Task ShutdownAsync(int code, bool orphan)
+    private async Task ShutdownAsync(int code, bool orphan, TimeSpan? grace = null)
     {
         List<EventTask> waiting;
         Task? idle = null;
@@ -460,7 +479,18 @@ public sealed class StdioRuntime
             t.Cts.Dispose();
             await _conn.RespondErrorAsync(t.RequestId, Catalog.RpcStopping, "the plugin stopped before this queued event started").ConfigureAwait(false);
         }
-        if (idle != null && !orphan) await idle.ConfigureAwait(false);
+        if (idle != null && !orphan)
+        {
+            // Running handlers finish within the grace period plugin.stop gave (the host stops waiting after it too).
+            try
+            {
+                await (grace is { } g ? idle.WaitAsync(g) : idle).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                Error($"[warn] handlers still ran when the grace period of {grace!.Value.TotalMilliseconds} ms ended; exiting without them");
+            }
+        }
         if (_plugin.OnStop is { } onStop && started)
         {
             var run = Task.Run(() => onStop(new PluginContext(this, _settings, CancellationToken.None)));

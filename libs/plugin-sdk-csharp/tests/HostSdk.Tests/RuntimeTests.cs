@@ -408,4 +408,24 @@ public class RuntimeTests
         var e = Assert.Throws<ArgumentException>(() => new PluginBuilder("x.y").Command("a", _ => Task.CompletedTask).Command("a", _ => Task.CompletedTask));
         Assert.Contains(Catalog.ErrSdkDefinitionInvalid, e.Message);
     }
+
+    [Fact]
+    public async Task AHandlerIgnoringStopIsLeftBehindAfterTheGracePeriod()
+    {
+        var plugin = new PluginBuilder("sample.stubborn").OnMessage(_ => Task.Delay(Timeout.Infinite)).Build();
+        await using var host = await Started(plugin);
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e1", "a"));
+        var stop = await host.RequestAsync(Catalog.MethodPluginStop, new JsonObject { ["reason"] = "operator", ["graceMilliseconds"] = 50 });
+        Assert.False(stop.IsError);
+        Assert.Equal(0, await host.ExitCode.WaitAsync(TimeSpan.FromSeconds(10)));
+        Assert.Contains("grace period", host.Stderr);
+    }
+
+    [Fact]
+    public async Task InvalidStopParamsAreRefused()
+    {
+        await using var host = await Started(Echo());
+        var r = await host.RequestAsync(Catalog.MethodPluginStop, new JsonObject { ["graceMilliseconds"] = "soon" });
+        Assert.Equal(Catalog.RpcInvalidParams, r.ErrorCode);
+    }
 }
