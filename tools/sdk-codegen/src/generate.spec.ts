@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate, REPO_ROOT, staleFiles } from './generate';
+import { csharpEmitter, csName } from './emitters/csharp';
 import { readProtocol, SchemaModelError } from './read-protocol';
 
 const protocolDir = join(REPO_ROOT, 'libs', 'protocol');
@@ -88,5 +89,29 @@ describe('schema changes the model does not understand', () => {
   it('fail on a $ref that is not a local $defs entry', () => {
     edit('outgoing-message.schema.json', (s) => (s.properties.parts.items = { $ref: '#/$defs/Nope' }));
     expect(() => readProtocol(dir)).toThrow(/does not name a local \$defs entry/);
+  });
+});
+
+describe('the C# emitter', () => {
+  it('derives PascalCase identifiers and keeps the wire name in an attribute', () => {
+    expect(csName('pluginId')).toBe('PluginId');
+    expect(csName('$schema')).toBe('Schema');
+    expect(csName('SDK_NOT_INITIALIZED')).toBe('SdkNotInitialized');
+    expect(csName('message.mention.unsupported_format')).toBe('MessageMentionUnsupportedFormat');
+    const types = csharpEmitter.emit(readProtocol(protocolDir)).find((f) => f.path.endsWith('Types.g.cs'))?.content ?? '';
+    expect(types).toContain('[JsonPropertyName("pluginId")]');
+  });
+
+  it('refuses unknown keys only on strict types and serialises every type through the source-generated context', () => {
+    const files = csharpEmitter.emit(readProtocol(protocolDir));
+    const types = files.find((f) => f.path.endsWith('Types.g.cs'))?.content ?? '';
+    expect(types).toMatch(
+      /\[JsonUnmappedMemberHandling\(JsonUnmappedMemberHandling\.Disallow\)\]\npublic sealed partial record OutgoingMessage\n/,
+    );
+    expect(types).not.toMatch(
+      /\[JsonUnmappedMemberHandling\(JsonUnmappedMemberHandling\.Disallow\)\]\npublic sealed partial record MessageEvent\n/,
+    );
+    expect(types).toContain('[JsonSerializable(typeof(MessageEvent))]');
+    expect(types).toContain('public abstract partial record MessagePart;');
   });
 });

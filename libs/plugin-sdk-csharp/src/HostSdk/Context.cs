@@ -39,10 +39,10 @@ public class PluginContext
     public PluginLogger Log => Runtime.Logger;
 
     /// <summary>Sends a plain-text message to a target (messages.send; needs the messages.send permission).</summary>
-    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(target, "text", parts, CancellationToken);
+    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(target, "text", parts);
 
     /// <summary>Sends a Markdown message to a target.</summary>
-    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(target, "markdown", parts, CancellationToken);
+    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(target, "markdown", parts);
 }
 
 /// <summary>What a message or command handler gets: the event, replies, and everything of <see cref="PluginContext"/>.</summary>
@@ -62,8 +62,8 @@ public sealed class MessageContext : PluginContext
     public string Args => Event.Command?.Args ?? "";
 
     /// <summary>Replies in plain text where the message came from.</summary>
-    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event, "text", parts, CancellationToken);
+    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event, "text", parts);
 
     /// <summary>Replies in Markdown (needed for an everyone mention).</summary>
-    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event, "markdown", parts, CancellationToken);
+    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event, "markdown", parts);
 }

@@ -549,7 +549,7 @@ public sealed class StdioRuntime
         }
     }
 
-    internal Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts, CancellationToken ct)
+    internal Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts)
     {
         var target = new Target { Type = e.MessageReference.TargetType, Id = e.MessageReference.TargetId };
         var message = new OutgoingMessage { Format = format, Parts = PartChecks.Normalize(parts, format, target) };
@@ -559,7 +559,7 @@ public sealed class StdioRuntime
             WireJsonContext.Default.MessagesReplyParams, target);
     }
 
-    internal Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, CancellationToken ct)
+    internal Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts)
     {
         var message = new OutgoingMessage { Format = format, Parts = PartChecks.Normalize(parts, format, target) };
         var token = Token;
