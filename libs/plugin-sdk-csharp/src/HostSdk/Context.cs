@@ -1,10 +1,15 @@
 using System.Text.Json;
 using HostSdk.Wire;
+using Microsoft.Extensions.Logging;
 
 namespace HostSdk;
 
-/// <summary>Writes log lines to the host's plugin log (log.write), or to stderr before the handshake.</summary>
-public sealed class PluginLogger
+/// <summary>
+/// Writes log lines to the host's plugin log (log.write), or to stderr before the handshake. It is an
+/// <see cref="ILogger"/>: <c>ctx.Log.LogInformation("saw {User}", name)</c> sends the formatted message with the
+/// template's values as fields (as strings), and an exception's type and message.
+/// </summary>
+public sealed class PluginLogger : ILogger
 {
     private readonly Action<string, string, IReadOnlyDictionary<string, JsonElement>?> _write;
 
@@ -14,6 +19,43 @@ public sealed class PluginLogger
     public void Info(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("info", message, fields);
     public void Warn(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("warn", message, fields);
     public void Error(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("error", message, fields);
+
+    public bool IsEnabled(LogLevel logLevel) => logLevel != LogLevel.None;
+
+    public IDisposable? BeginScope<TState>(TState state) where TState : notnull => null;
+
+    public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+    {
+        if (!IsEnabled(logLevel)) return;
+        var level = logLevel switch
+        {
+            LogLevel.Trace or LogLevel.Debug => "debug",
+            LogLevel.Information => "info",
+            LogLevel.Warning => "warn",
+            _ => "error",
+        };
+        var message = formatter(state, exception);
+        if (exception != null) message += $" ({exception.GetType().Name}: {exception.Message})";
+        Dictionary<string, JsonElement>? fields = null;
+        if (state is IEnumerable<KeyValuePair<string, object?>> values)
+        {
+            foreach (var (key, value) in values)
+            {
+                if (key == "{OriginalFormat}") continue;
+                fields ??= new Dictionary<string, JsonElement>(StringComparer.Ordinal);
+                fields[key] = StringElement(Convert.ToString(value, System.Globalization.CultureInfo.InvariantCulture) ?? "");
+            }
+        }
+        _write(level, message, fields);
+    }
+
+    private static JsonElement StringElement(string text)
+    {
+        var buffer = new MemoryStream();
+        using (var w = new Utf8JsonWriter(buffer)) w.WriteStringValue(text);
+        using var doc = JsonDocument.Parse(buffer.ToArray());
+        return doc.RootElement.Clone();
+    }
 }
 
 /// <summary>What every handler gets: settings, directories, logging, sends and a CancellationToken.</summary>

@@ -3,6 +3,7 @@ using System.Text.Json;
 using System.Text.Json.Nodes;
 using HostSdk.Testing;
 using HostSdk.Wire;
+using Microsoft.Extensions.Logging;
 
 namespace HostSdk.Tests;
 
@@ -427,5 +428,24 @@ public class RuntimeTests
         await using var host = await Started(Echo());
         var r = await host.RequestAsync(Catalog.MethodPluginStop, new JsonObject { ["graceMilliseconds"] = "soon" });
         Assert.Equal(Catalog.RpcInvalidParams, r.ErrorCode);
+    }
+
+    [Fact]
+    public async Task TheLoggerIsAnILoggerWhoseTemplateValuesBecomeFields()
+    {
+        var plugin = new PluginBuilder("sample.log")
+            .OnMessage(ctx =>
+            {
+                ctx.Log.LogWarning(new InvalidOperationException("disk full"), "saw {User} in {Count} groups", ctx.Sender.DisplayName, 3);
+                return Task.CompletedTask;
+            })
+            .Build();
+        await using var host = await Started(plugin);
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e1", "a"));
+        var log = await host.WaitForCallAsync(Catalog.MethodLogWrite);
+        Assert.Equal("warn", log.Params.GetProperty("level").GetString());
+        Assert.Equal("saw Alice in 3 groups (InvalidOperationException: disk full)", log.Params.GetProperty("message").GetString());
+        Assert.Equal("Alice", log.Params.GetProperty("fields").GetProperty("User").GetString());
+        Assert.Equal("3", log.Params.GetProperty("fields").GetProperty("Count").GetString());
     }
 }
