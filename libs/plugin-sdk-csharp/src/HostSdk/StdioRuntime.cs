@@ -133,12 +133,32 @@ public sealed class StdioRuntime
         return true;
     }
 
-    private Task InvalidParamsAsync(JsonElement id, string method, string path, string message) =>
+    /// <summary>Checks the values the SDK relies on (the envelope is open: unknown fields are fine); the first fault, or null.</summary>
+    private static (string Path, string Message)? CheckEvent(MessageEvent e)
+    {
+        var required = new (string Path, string Value)[]
+        {
+            ("eventId", e.EventId), ("timestamp", e.Timestamp), ("bot.botAccountId", e.Bot.BotAccountId),
+            ("conversation.conversationId", e.Conversation.ConversationId), ("sender.mentionId", e.Sender.MentionId),
+            ("message.id", e.Message.Id), ("messageReference.messageId", e.MessageReference.MessageId),
+            ("messageReference.targetId", e.MessageReference.TargetId),
+        };
+        foreach (var (path, value) in required)
+            if (string.IsNullOrEmpty(value)) return (path, path + " must not be empty");
+        if (e.EventType != "message.created") return ("eventType", "eventType must be \"message.created\"");
+        if (e.MessageReference.TargetType is not ("group" or "channel" or "user" or "direct"))
+            return ("messageReference.targetType", "messageReference.targetType must be group, channel, user or direct");
+        if (e.Conversation.Type is not ("group" or "c2c" or "channel" or "direct"))
+            return ("conversation.type", "conversation.type must be group, c2c, channel or direct");
+        return null;
+    }
+
+    private Task InvalidParamsAsync(JsonElement id, string method, string path, string message, string code = "params.field.invalid") =>
         _conn.RespondErrorAsync(id, Catalog.RpcInvalidParams, $"{method} params are invalid: {message}", w =>
         {
             w.WriteStartArray("issues");
             w.WriteStartObject();
-            w.WriteString("code", "params.field.invalid");
+            w.WriteString("code", code);
             w.WriteString("path", path);
             w.WriteString("message", message);
             w.WriteEndObject();
@@ -250,6 +270,11 @@ public sealed class StdioRuntime
         if (e == null || problem != null)
         {
             await InvalidParamsAsync(id, m.Method!, "", problem ?? "params are missing").ConfigureAwait(false);
+            return;
+        }
+        if (CheckEvent(e) is { } fault)
+        {
+            await InvalidParamsAsync(id, m.Method!, fault.Path, fault.Message, "event.field.invalid").ConfigureAwait(false);
             return;
         }
         if (_plugin.HandlerFor(e) == null)

@@ -123,6 +123,31 @@ public class RuntimeTests
         Assert.False(ack.Result!.Value.GetProperty("accepted").GetBoolean());
     }
 
+    [Theory]
+    [InlineData("eventType", "message.deleted", "eventType")]
+    [InlineData("eventId", "", "eventId")]
+    public async Task AnEventWithBadValuesIsInvalidParamsWithThePath(string key, string value, string path)
+    {
+        await using var host = await Started(Echo());
+        var e = TestHost.MessageEvent("e1", "/echo", "echo");
+        e[key] = value;
+        var ack = await host.RequestAsync(Catalog.MethodEventsMessage, e);
+        Assert.Equal(Catalog.RpcInvalidParams, ack.ErrorCode);
+        var issue = ack.ErrorData!.Value.GetProperty("issues")[0];
+        Assert.Equal("event.field.invalid", issue.GetProperty("code").GetString());
+        Assert.Equal(path, issue.GetProperty("path").GetString());
+    }
+
+    [Fact]
+    public async Task AnEventInAnUnknownConversationTypeIsInvalidParams()
+    {
+        await using var host = await Started(Echo());
+        var e = TestHost.MessageEvent("e1", "/echo", "echo");
+        e["conversation"]!["type"] = "carrier-pigeon";
+        var ack = await host.RequestAsync(Catalog.MethodEventsMessage, e);
+        Assert.Equal("conversation.type", ack.ErrorData!.Value.GetProperty("issues")[0].GetProperty("path").GetString());
+    }
+
     [Fact]
     public async Task AnInvalidEventIsInvalidParams()
     {
