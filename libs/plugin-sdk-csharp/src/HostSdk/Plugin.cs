@@ -1,0 +1,124 @@
+using System.Text.Json;
+using HostSdk.Wire;
+
+namespace HostSdk;
+
+/// <summary>A handler of one message event.</summary>
+public delegate Task MessageHandler(MessageContext context);
+
+/// <summary>A handler of a lifecycle step (start, stop, settings change).</summary>
+public delegate Task LifecycleHandler(PluginContext context);
+
+/// <summary>Builds a <see cref="Plugin"/>: command and message handlers and lifecycle hooks.</summary>
+public sealed class PluginBuilder
+{
+    private readonly string _pluginId;
+    private readonly Dictionary<string, MessageHandler> _commands = new(StringComparer.Ordinal);
+    private MessageHandler? _onMessage;
+    private LifecycleHandler? _onStart;
+    private LifecycleHandler? _onStop;
+    private LifecycleHandler? _onSettingsChanged;
+    private string _description = "";
+
+    public PluginBuilder(string pluginId)
+    {
+        if (string.IsNullOrWhiteSpace(pluginId)) throw new ArgumentException(Catalog.ErrSdkDefinitionInvalid + ": the plugin needs a pluginId", nameof(pluginId));
+        _pluginId = pluginId;
+    }
+
+    /// <summary>Handles the command with this name (as manifest.json declares it; the host matches it).</summary>
+    public PluginBuilder Command(string name, MessageHandler handler)
+    {
+        if (string.IsNullOrWhiteSpace(name)) throw new ArgumentException(Catalog.ErrSdkDefinitionInvalid + ": a command needs a name", nameof(name));
+        if (!_commands.TryAdd(name, handler)) throw new ArgumentException(Catalog.ErrSdkDefinitionInvalid + $": command \"{name}\" has two handlers", nameof(name));
+        return this;
+    }
+
+    /// <summary>Handles every message no command handler takes.</summary>
+    public PluginBuilder OnMessage(MessageHandler handler)
+    {
+        _onMessage = handler;
+        return this;
+    }
+
+    public PluginBuilder OnStart(LifecycleHandler handler) { _onStart = handler; return this; }
+    public PluginBuilder OnStop(LifecycleHandler handler) { _onStop = handler; return this; }
+
+    /// <summary>Runs when the host changes the settings; <see cref="PluginContext.Settings"/> holds the new ones.</summary>
+    public PluginBuilder OnSettingsChanged(LifecycleHandler handler) { _onSettingsChanged = handler; return this; }
+
+    /// <summary>One line shown in the help printed without --host-stdio.</summary>
+    public PluginBuilder Description(string text) { _description = text; return this; }
+
+    public Plugin Build() => new(_pluginId, _description, new(_commands), _onMessage, _onStart, _onStop, _onSettingsChanged);
+}
+
+/// <summary>A plugin: run it with <see cref="RunAsync"/> from Main.</summary>
+public sealed class Plugin
+{
+    /// <summary>The exit status without --host-stdio (after the help on stderr).</summary>
+    public const int UsageExitCode = 2;
+    public const string SdkName = "host-sdk-csharp";
+    public const string SdkVersion = "2.0.0";
+
+    internal Plugin(string pluginId, string description, Dictionary<string, MessageHandler> commands, MessageHandler? onMessage,
+        LifecycleHandler? onStart, LifecycleHandler? onStop, LifecycleHandler? onSettingsChanged)
+    {
+        PluginId = pluginId;
+        Description = description;
+        Commands = commands;
+        OnMessage = onMessage;
+        OnStart = onStart;
+        OnStop = onStop;
+        OnSettingsChanged = onSettingsChanged;
+    }
+
+    public string PluginId { get; }
+    internal string Description { get; }
+    internal Dictionary<string, MessageHandler> Commands { get; }
+    internal MessageHandler? OnMessage { get; }
+    internal LifecycleHandler? OnStart { get; }
+    internal LifecycleHandler? OnStop { get; }
+    internal LifecycleHandler? OnSettingsChanged { get; }
+
+    internal MessageHandler? HandlerFor(MessageEvent e) =>
+        e.Command is { } c && Commands.TryGetValue(c.Name, out var h) ? h : OnMessage;
+
+    /// <summary>
+    /// Runs the plugin on the process's streams and returns the exit code for Main. With --host-stdio it speaks the
+    /// protocol on stdin/stdout and points Console.Out at stderr, so Console.WriteLine cannot break the frames;
+    /// without it, it prints a short help on stderr and returns 2.
+    /// </summary>
+    public async Task<int> RunAsync(string[] args)
+    {
+        if (!args.Contains(Catalog.StdioFlag)) return await RunStdioAsync(args, Stream.Null, Stream.Null, Console.Error).ConfigureAwait(false);
+        var stdout = Console.OpenStandardOutput();
+        Console.SetOut(Console.Error);
+        return await RunStdioAsync(args, Console.OpenStandardInput(), stdout, Console.Error).ConfigureAwait(false);
+    }
+
+    /// <summary>Runs the stdio runtime over the given streams; the exit code: 0 after plugin.stop or at the end of stdin, 1 on a broken stream or a refused handshake, 2 without --host-stdio.</summary>
+    public Task<int> RunStdioAsync(string[] args, Stream stdin, Stream stdout, TextWriter stderr)
+    {
+        if (!args.Contains(Catalog.StdioFlag))
+        {
+            var about = Description.Length > 0 ? $" ({Description})" : "";
+            stderr.WriteLine($"{PluginId}{about}: a plugin of the chat bot host (protocol v{Catalog.ProtocolVersion}, {SdkName} {SdkVersion}).");
+            stderr.WriteLine($"The host starts it with {Catalog.StdioFlag} and speaks JSON-RPC on its stdin and stdout; it is not meant to be run by hand.");
+            stderr.WriteLine("Package it with its manifest.json and install the ZIP on the host.");
+            stderr.Flush();
+            return Task.FromResult(UsageExitCode);
+        }
+        return new StdioRuntime(this, stdin, stdout, stderr).RunAsync();
+    }
+}
+
+/// <summary>The settings of a plugin: the host's JSON values by key.</summary>
+public sealed class Settings(IReadOnlyDictionary<string, JsonElement> values)
+{
+    public IReadOnlyDictionary<string, JsonElement> Values { get; } = values;
+
+    public string? GetString(string key) => Values.TryGetValue(key, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
+    public long? GetInt64(string key) => Values.TryGetValue(key, out var v) && v.ValueKind == JsonValueKind.Number && v.TryGetInt64(out var n) ? n : null;
+    public bool? GetBoolean(string key) => Values.TryGetValue(key, out var v) && v.ValueKind is JsonValueKind.True or JsonValueKind.False ? v.GetBoolean() : null;
+}
