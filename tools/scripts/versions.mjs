@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// The SDK version has one source, libs/protocol/src/versions.json ("sdkVersion"). Every other file that
+// states it is listed in STAMPS below, with a pattern whose one group is the stated version. A release
+// stamps the new version into all of them (`stamp`); the workspace check fails when any differs (`check`).
+//
+//   node tools/scripts/versions.mjs check [--root <dir>] [--json]
+//   node tools/scripts/versions.mjs stamp <version> [--root <dir>] [--dry-run]
+//
+// Code that can read the source does so instead of being listed here: the Node SDK's SDK_VERSION (and with
+// it the initialize answer, the HTTP manifest and the Node template of `host-plugin init`), the Python and
+// Go templates of `host-plugin init`, the host's /api/health and `host-plugin notes`. The release archive
+// names come from the Python and Go SDK constants listed here.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const VERSION_SOURCE = 'libs/protocol/src/versions.json';
+
+const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
+const jsonVersion = /^ {2}"version": "([^"]+)"/m;
+const manifestSdkVersion = /"sdkVersion": "([^"]+)"/;
+
+/** Every file that states the SDK version, besides the source. Adding an SDK is one line here. */
+export const STAMPS = [
+  { file: 'libs/plugin-sdk/package.json', what: 'Node SDK package version', pattern: jsonVersion },
+  { file: 'tools/host-plugin/package.json', what: 'host-plugin CLI package version', pattern: jsonVersion },
+  { file: 'examples/echo-plugin/package.json', what: 'Node example SDK dependency', pattern: /"@host\/plugin-sdk-v2": "\^([^"]+)"/ },
+  { file: 'examples/echo-plugin/manifest.json', what: 'Node example manifest sdkVersion', pattern: manifestSdkVersion },
+  { file: 'libs/plugin-sdk-python/package.json', what: 'Python SDK project version', pattern: jsonVersion },
+  { file: 'libs/plugin-sdk-python/host_sdk_v2/_version.py', what: 'Python SDK_VERSION', pattern: /^SDK_VERSION = "([^"]+)"/m },
+  { file: 'libs/plugin-sdk-python/samples/echo/manifest.json', what: 'Python sample manifest sdkVersion', pattern: manifestSdkVersion },
+  { file: 'libs/plugin-sdk-go/package.json', what: 'Go SDK project version', pattern: jsonVersion },
+  { file: 'libs/plugin-sdk-go/hostsdk/plugin.go', what: 'Go SDKVersion', pattern: /^\tSDKVersion\s*= "([^"]+)"/m },
+  { file: 'libs/plugin-sdk-go/samples/echo/manifest.json', what: 'Go sample manifest sdkVersion', pattern: manifestSdkVersion },
+];
+
+/** The release archives a release run builds, named from the Python and Go constants above. */
+export const ARCHIVES = [
+  { project: 'plugin-sdk-python', name: (v) => `SDK-V2-Python-${v}.zip`, dir: 'libs/plugin-sdk-python/dist' },
+  { project: 'plugin-sdk-go', name: (v) => `SDK-V2-Go-${v}.zip`, dir: 'libs/plugin-sdk-go/dist' },
+];
+
+export function readSourceVersion(root) {
+  const source = JSON.parse(readFileSync(join(root, VERSION_SOURCE), 'utf8'));
+  if (typeof source.sdkVersion !== 'string' || !SEMVER.test(source.sdkVersion))
+    throw new Error(`${VERSION_SOURCE}: sdkVersion must be a semantic version, got ${JSON.stringify(source.sdkVersion)}`);
+  return source.sdkVersion;
+}
+
+/** Each stamp with the version its file states (null when the pattern no longer matches). */
+export function readStamps(root) {
+  return STAMPS.map((s) => {
+    const m = s.pattern.exec(readFileSync(join(root, s.file), 'utf8'));
+    return { file: s.file, what: s.what, stated: m ? m[1] : null };
+  });
+}
+
+/** Every disagreement with the source, as sentences; empty when all agree. */
+export function checkVersions(root) {
+  const expected = readSourceVersion(root);
+  return readStamps(root)
+    .filter((s) => s.stated !== expected)
+    .map((s) =>
+      s.stated === null
+        ? `${s.file}: the ${s.what} is no longer found (update its pattern in tools/scripts/versions.mjs)`
+        : `${s.file}: the ${s.what} is ${s.stated}, ${VERSION_SOURCE} says ${expected}`,
+    );
+}
+
+/** Writes `version` into the source and every stamp; returns the files it changed (or would change). */
+export function stampVersion(root, version, { dryRun = false } = {}) {
+  if (!SEMVER.test(version)) throw new Error(`not a semantic version: ${version}`);
+  const changed = [];
+  const sourcePath = join(root, VERSION_SOURCE);
+  const source = readFileSync(sourcePath, 'utf8');
+  const nextSource = source.replace(/"sdkVersion": "[^"]+"/, `"sdkVersion": "${version}"`);
+  if (nextSource !== source) {
+    changed.push(VERSION_SOURCE);
+    if (!dryRun) writeFileSync(sourcePath, nextSource);
+  }
+  for (const s of STAMPS) {
+    const path = join(root, s.file);
+    const text = readFileSync(path, 'utf8');
+    const m = s.pattern.exec(text);
+    if (!m) throw new Error(`${s.file}: the ${s.what} is not found (update its pattern in tools/scripts/versions.mjs)`);
+    if (m[1] === version) continue;
+    const start = m.index + m[0].indexOf(m[1]);
+    changed.push(s.file);
+    if (!dryRun) writeFileSync(path, text.slice(0, start) + version + text.slice(start + m[1].length));
+  }
+  return changed;
+}
+
+function option(args, name) {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const [command, ...args] = process.argv.slice(2);
+  const root = option(args, '--root') ?? fileURLToPath(new URL('../..', import.meta.url));
+  if (command === 'check') {
+    const problems = checkVersions(root);
+    if (args.includes('--json')) console.log(JSON.stringify({ version: readSourceVersion(root), stamps: readStamps(root), problems }));
+    else if (problems.length) console.error(`SDK versions disagree:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    else console.log(`every stated SDK version is ${readSourceVersion(root)}`);
+    process.exit(problems.length ? 1 : 0);
+  } else if (command === 'stamp' && args[0] && !args[0].startsWith('--')) {
+    const changed = stampVersion(root, args[0], { dryRun: args.includes('--dry-run') });
+    console.log(`${args.includes('--dry-run') ? 'would stamp' : 'stamped'} ${args[0]} into ${changed.length} files`);
+    for (const f of changed) console.log(`  ${f}`);
+  } else {
+    console.error('usage: versions.mjs check [--root <dir>] [--json] | stamp <version> [--root <dir>] [--dry-run]');
+    process.exit(2);
+  }
+}
