@@ -10,7 +10,7 @@
 // it the initialize answer, the HTTP manifest and the Node template of `host-plugin init`), the Python and
 // Go templates of `host-plugin init`, the host's /api/health and `host-plugin notes`. The release archive
 // names come from the Python and Go SDK constants listed here.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,6 +25,7 @@ export const STAMPS = [
   { file: 'libs/plugin-sdk/package.json', what: 'Node SDK package version', pattern: jsonVersion },
   { file: 'tools/host-plugin/package.json', what: 'host-plugin CLI package version', pattern: jsonVersion },
   { file: 'examples/echo-plugin/package.json', what: 'Node example SDK dependency', pattern: /"@host\/plugin-sdk-v2": "\^([^"]+)"/ },
+  { file: 'examples/echo-plugin/package.json', what: 'Node example CLI dependency', pattern: /"@host\/host-plugin": "\^([^"]+)"/ },
   { file: 'examples/echo-plugin/manifest.json', what: 'Node example manifest sdkVersion', pattern: manifestSdkVersion },
   { file: 'libs/plugin-sdk-python/package.json', what: 'Python SDK project version', pattern: jsonVersion },
   { file: 'libs/plugin-sdk-python/host_sdk_v2/_version.py', what: 'Python SDK_VERSION', pattern: /^SDK_VERSION = "([^"]+)"/m },
@@ -55,16 +56,40 @@ export function readStamps(root) {
   });
 }
 
+const LOCKFILE = 'package-lock.json';
+const stampedManifests = () => [...new Set(STAMPS.map((s) => s.file).filter((f) => f.endsWith('/package.json')))];
+
+/** What package-lock.json must record of a stamped package.json: its version and its @host/ dependency ranges. */
+function lockFacts(manifest) {
+  const pick = (deps = {}) => Object.fromEntries(Object.entries(deps).filter(([name]) => name.startsWith('@host/')));
+  return { version: manifest.version, dependencies: pick(manifest.dependencies), devDependencies: pick(manifest.devDependencies) };
+}
+
+/** Differences between package-lock.json (when the root has one) and the stamped package.json files. */
+function lockProblems(root) {
+  if (!existsSync(join(root, LOCKFILE))) return [];
+  const lock = JSON.parse(readFileSync(join(root, LOCKFILE), 'utf8'));
+  return stampedManifests().flatMap((file) => {
+    const dir = file.slice(0, -'/package.json'.length);
+    const want = lockFacts(JSON.parse(readFileSync(join(root, file), 'utf8')));
+    const have = lockFacts(lock.packages?.[dir] ?? {});
+    return JSON.stringify(want) === JSON.stringify(have) ? [] : [`${LOCKFILE}: the entry of ${dir} differs from ${file} (run the stamp again)`];
+  });
+}
+
 /** Every disagreement with the source, as sentences; empty when all agree. */
 export function checkVersions(root) {
   const expected = readSourceVersion(root);
-  return readStamps(root)
-    .filter((s) => s.stated !== expected)
-    .map((s) =>
-      s.stated === null
-        ? `${s.file}: the ${s.what} is no longer found (update its pattern in tools/scripts/versions.mjs)`
-        : `${s.file}: the ${s.what} is ${s.stated}, ${VERSION_SOURCE} says ${expected}`,
-    );
+  return [
+    ...readStamps(root)
+      .filter((s) => s.stated !== expected)
+      .map((s) =>
+        s.stated === null
+          ? `${s.file}: the ${s.what} is no longer found (update its pattern in tools/scripts/versions.mjs)`
+          : `${s.file}: the ${s.what} is ${s.stated}, ${VERSION_SOURCE} says ${expected}`,
+      ),
+    ...lockProblems(root),
+  ];
 }
 
 /** Writes `version` into the source and every stamp; returns the files it changed (or would change). */
@@ -85,8 +110,22 @@ export function stampVersion(root, version, { dryRun = false } = {}) {
     if (!m) throw new Error(`${s.file}: the ${s.what} is not found (update its pattern in tools/scripts/versions.mjs)`);
     if (m[1] === version) continue;
     const start = m.index + m[0].indexOf(m[1]);
-    changed.push(s.file);
+    if (!changed.includes(s.file)) changed.push(s.file);
     if (!dryRun) writeFileSync(path, text.slice(0, start) + version + text.slice(start + m[1].length));
+  }
+  // npm records each workspace's version and dependency ranges in the lockfile too.
+  if (existsSync(join(root, LOCKFILE)) && (dryRun ? changed.length > 0 : lockProblems(root).length > 0)) {
+    changed.push(LOCKFILE);
+    if (!dryRun) {
+      const lock = JSON.parse(readFileSync(join(root, LOCKFILE), 'utf8'));
+      for (const file of stampedManifests()) {
+        const entry = lock.packages[file.slice(0, -'/package.json'.length)];
+        const facts = lockFacts(JSON.parse(readFileSync(join(root, file), 'utf8')));
+        entry.version = facts.version;
+        for (const kind of ['dependencies', 'devDependencies']) for (const [name, range] of Object.entries(facts[kind])) entry[kind][name] = range;
+      }
+      writeFileSync(join(root, LOCKFILE), JSON.stringify(lock, null, 2) + '\n');
+    }
   }
   return changed;
 }
