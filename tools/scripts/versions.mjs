@@ -22,6 +22,7 @@ const manifestSdkVersion = /"sdkVersion": "([^"]+)"/;
 
 /** Every file that states the SDK version, besides the source. Adding an SDK is one line here. */
 export const STAMPS = [
+  { file: 'libs/protocol/catalog/versions.json', what: 'catalogue copy for the SDK generators', pattern: /"sdkVersion": "([^"]+)"/ },
   { file: 'libs/plugin-sdk/package.json', what: 'Node SDK package version', pattern: jsonVersion },
   { file: 'tools/host-plugin/package.json', what: 'host-plugin CLI package version', pattern: jsonVersion },
   { file: 'examples/echo-plugin/package.json', what: 'Node example SDK dependency', pattern: /"@host\/plugin-sdk-v2": "\^([^"]+)"/ },
@@ -37,8 +38,8 @@ export const STAMPS = [
 
 /** The release archives a release run builds, named from the Python and Go constants above. */
 export const ARCHIVES = [
-  { project: 'plugin-sdk-python', name: (v) => `SDK-V2-Python-${v}.zip`, dir: 'libs/plugin-sdk-python/dist' },
-  { project: 'plugin-sdk-go', name: (v) => `SDK-V2-Go-${v}.zip`, dir: 'libs/plugin-sdk-go/dist' },
+  { project: 'plugin-sdk-python', name: (v) => `SDK-V2-Python-${v}.zip`, dir: 'dist' },
+  { project: 'plugin-sdk-go', name: (v) => `SDK-V2-Go-${v}.zip`, dir: 'dist' },
 ];
 
 export function readSourceVersion(root) {
@@ -73,7 +74,9 @@ function lockProblems(root) {
     const dir = file.slice(0, -'/package.json'.length);
     const want = lockFacts(JSON.parse(readFileSync(join(root, file), 'utf8')));
     const have = lockFacts(lock.packages?.[dir] ?? {});
-    return JSON.stringify(want) === JSON.stringify(have) ? [] : [`${LOCKFILE}: the entry of ${dir} differs from ${file} (run the stamp again)`];
+    return JSON.stringify(want) === JSON.stringify(have)
+      ? []
+      : [`${LOCKFILE}: the entry of ${dir} differs from ${file} (run the stamp again)`];
   });
 }
 
@@ -122,7 +125,8 @@ export function stampVersion(root, version, { dryRun = false } = {}) {
         const entry = lock.packages[file.slice(0, -'/package.json'.length)];
         const facts = lockFacts(JSON.parse(readFileSync(join(root, file), 'utf8')));
         entry.version = facts.version;
-        for (const kind of ['dependencies', 'devDependencies']) for (const [name, range] of Object.entries(facts[kind])) entry[kind][name] = range;
+        for (const kind of ['dependencies', 'devDependencies'])
+          for (const [name, range] of Object.entries(facts[kind])) entry[kind][name] = range;
       }
       writeFileSync(join(root, LOCKFILE), JSON.stringify(lock, null, 2) + '\n');
     }

@@ -26,7 +26,8 @@ function versions(...args: string[]): { code: number | null; report?: Report; ou
 }
 
 const workspace = versions('check', '--json').report!;
-const files = [SOURCE, ...workspace.stamps.map((s) => s.file)];
+const files = [SOURCE, ...new Set(workspace.stamps.map((s) => s.file))];
+const stampsIn = (file: string) => workspace.stamps.filter((s) => s.file === file).length;
 
 /** A copy of the source and every stamped file under a fresh folder. */
 function copyOfWorkspace(): string {
@@ -72,7 +73,7 @@ describe('one SDK version source', () => {
     expect(go).toMatch(/"SDK-V2-Go-" \+ hostsdk\.SDKVersion/);
   });
 
-  it.each(workspace.stamps.map((s) => [s.file]))('fails when %s is left behind by a new version', (file) => {
+  it.each(files.slice(1).map((f) => [f]))('fails when %s is left behind by a new version', (file) => {
     const dir = copy();
     const stamped = versions('stamp', '2.0.1', '--root', dir);
     expect(stamped.code).toBe(0);
@@ -80,7 +81,9 @@ describe('one SDK version source', () => {
     copyFileSync(join(ROOT, file), join(dir, file));
     const r = versions('check', '--root', dir);
     expect(r.code).toBe(1);
-    expect(r.err.trim().split('\n').slice(1)).toEqual([expect.stringContaining(`${file}: the `)]);
+    const problems = r.err.trim().split('\n').slice(1);
+    expect(problems).toHaveLength(stampsIn(file));
+    for (const p of problems) expect(p.trim().startsWith(`${file}: the `)).toBe(true);
     expect(r.err).toContain(`is ${workspace.version}, ${SOURCE} says 2.0.1`);
   });
 
@@ -104,6 +107,23 @@ describe('one SDK version source', () => {
     expect(r.err).toContain(`${target}: the Python SDK_VERSION is no longer found`);
   });
 
+  it('keeps package-lock.json in step with the stamped package.json files', () => {
+    const dir = copy();
+    copyFileSync(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
+    expect(versions('check', '--root', dir).code).toBe(0);
+    expect(versions('stamp', '2.2.0', '--root', dir).out).toContain('package-lock.json');
+    const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8'));
+    expect(lock.packages['libs/plugin-sdk-python'].version).toBe('2.2.0');
+    expect(lock.packages['examples/echo-plugin'].dependencies['@host/plugin-sdk-v2']).toBe('^2.2.0');
+    expect(versions('check', '--root', dir).code).toBe(0);
+    copyFileSync(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
+    const r = versions('check', '--root', dir, '--json');
+    expect(r.code).toBe(1);
+    expect(r.report!.problems).toContain(
+      'package-lock.json: the entry of libs/plugin-sdk-go differs from libs/plugin-sdk-go/package.json (run the stamp again)',
+    );
+  });
+
   it('stamps a new version into the source and every listed file, and nothing else changes', () => {
     const dir = copy();
     expect(versions('stamp', '2.1.0-rc.1', '--root', dir).code).toBe(0);
@@ -113,7 +133,7 @@ describe('one SDK version source', () => {
     for (const f of files) {
       const before = readFileSync(join(ROOT, f), 'utf8');
       const after = readFileSync(join(dir, f), 'utf8');
-      expect(after.length - before.length).toBe(('2.1.0-rc.1'.length - workspace.version.length) * (after === before ? 0 : 1));
+      expect(after.length - before.length).toBe(('2.1.0-rc.1'.length - workspace.version.length) * (f === SOURCE ? 1 : stampsIn(f)));
     }
     expect(versions('stamp', 'two', '--root', dir).err).toContain('not a semantic version: two');
   });
