@@ -12,11 +12,24 @@
 // archives SDK-V2-Python-<version>.zip and SDK-V2-Go-<version>.zip are built, `nx release changelog` writes
 // CHANGELOG.md files, commits everything and tags v<version>; only --publish runs `nx release publish`.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { releaseChangelog, releasePublish, releaseVersion } from 'nx/release';
+import { ReleaseClient } from 'nx/release';
 import { ARCHIVES, checkVersions, readSourceVersion, stampVersion } from './versions.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+// nx.json's "release" with its one "git" block (what `npx nx release` needs) split per step, as the steps run
+// separately here: the version step only stages, the changelog step commits everything staged and tags.
+const { git, ...release } = JSON.parse(readFileSync(new URL('../../nx.json', import.meta.url), 'utf8')).release;
+const { releaseVersion, releaseChangelog, releasePublish } = new ReleaseClient(
+  {
+    ...release,
+    version: { ...release.version, git: { commit: false, tag: false, stageChanges: true } },
+    changelog: { ...release.changelog, git: { ...git, commit: true, tag: true } },
+  },
+  true,
+);
 const args = process.argv.slice(2);
 const known = ['--dry-run', '--publish', '--publish-only', '--first-release', '--verbose'];
 const unknown = args.filter((a) => !known.includes(a));
@@ -50,9 +63,6 @@ async function main() {
     dryRun,
     firstRelease,
     verbose,
-    gitCommit: false,
-    gitTag: false,
-    stageChanges: !dryRun,
   });
   if (!workspaceVersion) {
     console.log('\nNo version plan is pending: nothing to release. Add one with `npx nx release plan`.');
@@ -77,8 +87,6 @@ async function main() {
     dryRun,
     firstRelease,
     verbose,
-    gitCommit: true,
-    gitTag: true,
   });
   if (args.includes('--publish') && !(await publish())) return 1;
   if (!dryRun && !args.includes('--publish'))
