@@ -20,7 +20,10 @@ const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 const jsonVersion = /^ {2}"version": "([^"]+)"/m;
 const manifestSdkVersion = /"sdkVersion": "([^"]+)"/;
 
-/** Every file that states the SDK version, besides the source. Adding an SDK is one line here. */
+/**
+ * Every file that states the SDK version, besides the source. Adding an SDK is one line here. A stamp
+ * covers the first match of its pattern, or with `all: true` every match.
+ */
 export const STAMPS = [
   { file: 'libs/protocol/catalog/versions.json', what: 'catalogue copy for the SDK generators', pattern: /"sdkVersion": "([^"]+)"/ },
   { file: 'libs/plugin-sdk/package.json', what: 'Node SDK package version', pattern: jsonVersion },
@@ -31,6 +34,13 @@ export const STAMPS = [
   { file: 'libs/plugin-sdk-python/package.json', what: 'Python SDK project version', pattern: jsonVersion },
   { file: 'libs/plugin-sdk-python/host_sdk_v2/_version.py', what: 'Python SDK_VERSION', pattern: /^SDK_VERSION = "([^"]+)"/m },
   { file: 'libs/plugin-sdk-python/samples/echo/manifest.json', what: 'Python sample manifest sdkVersion', pattern: manifestSdkVersion },
+  {
+    file: 'libs/plugin-sdk-python/README.md',
+    what: 'Python README archive name',
+    pattern: /SDK-V2-Python-(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)(?=\.zip|\/)/,
+    all: true,
+  },
+  { file: 'libs/plugin-sdk-python/README.md', what: 'Python README manifest sdkVersion', pattern: manifestSdkVersion },
   { file: 'libs/plugin-sdk-go/package.json', what: 'Go SDK project version', pattern: jsonVersion },
   { file: 'libs/plugin-sdk-go/hostsdk/plugin.go', what: 'Go SDKVersion', pattern: /^\tSDKVersion\s*= "([^"]+)"/m },
   { file: 'libs/plugin-sdk-go/samples/echo/manifest.json', what: 'Go sample manifest sdkVersion', pattern: manifestSdkVersion },
@@ -52,9 +62,17 @@ export function readSourceVersion(root) {
 /** Each stamp with the version its file states (null when the pattern no longer matches). */
 export function readStamps(root) {
   return STAMPS.map((s) => {
-    const m = s.pattern.exec(readFileSync(join(root, s.file), 'utf8'));
-    return { file: s.file, what: s.what, stated: m ? m[1] : null };
+    const found = matches(s, readFileSync(join(root, s.file), 'utf8'));
+    const values = [...new Set(found.map((m) => m.value))];
+    return { file: s.file, what: s.what, stated: values.length ? values.join(', ') : null, places: found.length };
   });
+}
+
+/** Where a stamp's pattern finds the version in `text`: the first match, or every match for `all`. */
+function matches(stamp, text) {
+  const pattern = new RegExp(stamp.pattern.source, stamp.pattern.flags.replace(/[gd]/g, '') + 'dg');
+  const found = [...text.matchAll(pattern)].map((m) => ({ start: m.indices[1][0], end: m.indices[1][1], value: m[1] }));
+  return stamp.all ? found : found.slice(0, 1);
 }
 
 const LOCKFILE = 'package-lock.json';
@@ -108,13 +126,13 @@ export function stampVersion(root, version, { dryRun = false } = {}) {
   }
   for (const s of STAMPS) {
     const path = join(root, s.file);
-    const text = readFileSync(path, 'utf8');
-    const m = s.pattern.exec(text);
-    if (!m) throw new Error(`${s.file}: the ${s.what} is not found (update its pattern in tools/scripts/versions.mjs)`);
-    if (m[1] === version) continue;
-    const start = m.index + m[0].indexOf(m[1]);
+    let text = readFileSync(path, 'utf8');
+    const found = matches(s, text);
+    if (!found.length) throw new Error(`${s.file}: the ${s.what} is not found (update its pattern in tools/scripts/versions.mjs)`);
+    if (found.every((m) => m.value === version)) continue;
     if (!changed.includes(s.file)) changed.push(s.file);
-    if (!dryRun) writeFileSync(path, text.slice(0, start) + version + text.slice(start + m[1].length));
+    for (const m of found.reverse()) text = text.slice(0, m.start) + version + text.slice(m.end);
+    if (!dryRun) writeFileSync(path, text);
   }
   // npm records each workspace's version and dependency ranges in the lockfile too.
   if (existsSync(join(root, LOCKFILE)) && (dryRun ? changed.length > 0 : lockProblems(root).length > 0)) {
