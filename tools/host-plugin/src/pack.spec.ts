@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FrameDecoder, encodeFrame, type JsonRpcMessage } from '@host/protocol';
+import { FrameDecoder, RELEASE_VERSIONS, encodeFrame, type JsonRpcMessage } from '@host/protocol';
 import { cli } from './__fixtures__/cli';
 
 // The whole author workflow on a generated project: init, build, test,
@@ -209,7 +209,7 @@ describe('validate findings', () => {
       version: '1.0.0',
       author: 'A',
       protocolVersion: 2,
-      sdkVersion: '2.0.0',
+      sdkVersion: RELEASE_VERSIONS.sdkVersion,
       transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'] } },
       eventSubscriptions: [{ eventType: 'message.created' }],
       ...manifestOver,
@@ -233,7 +233,7 @@ describe('validate findings', () => {
     ['absolute path', stdio(['/srv/plugin/dist/index.js', '--host-stdio']), 'error ABSOLUTE_PATH'],
     ['TypeScript entry', stdio(['src/index.ts', '--host-stdio']), 'error ENTRY_SOURCE_ONLY'],
     ['python command', stdio(['main.py', '--host-stdio'], 'python3'), 'error COMMAND_NOT_NODE'],
-    ['sdk version', { sdkVersion: '2.1.0' }, 'warn SDK_VERSION_MISMATCH'],
+    ['sdk version', { sdkVersion: '1.9.9' }, 'warn SDK_VERSION_MISMATCH'],
   ])('reports %s', async (_name, over, code) => {
     write(over);
     expect(await codes()).toContain(code);
@@ -285,7 +285,7 @@ describe('dependency closure', () => {
         version: '1.0.0',
         author: 'A',
         protocolVersion: 2,
-        sdkVersion: '2.0.0',
+        sdkVersion: RELEASE_VERSIONS.sdkVersion,
         transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'] } },
         eventSubscriptions: [{ eventType: 'message.created' }],
       }),
