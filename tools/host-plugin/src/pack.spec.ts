@@ -65,7 +65,7 @@ describe('a generated project from init to a running ZIP', () => {
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/manifest.json\s+1 file/);
     expect(first.out).toMatch(/entry folder dist\/\s+\d+ files/);
-    expect(first.out).toMatch(/@host\/plugin-sdk-v2@2\.0\.0 \(linked, published files\)/);
+    expect(first.out).toContain(`@host/plugin-sdk-v2@${RELEASE_VERSIONS.sdkVersion} (linked, published files)`);
     expect(first.out).toMatch(/total: \d+ files, .* unpacked, .* zipped/);
     const zip = join(project, 'artifacts/com.example.greeter.zip');
     const hash = sha(zip);
@@ -254,7 +254,10 @@ describe('validate findings', () => {
     rmSync(join(dir, 'node_modules/@host/plugin-sdk-v2'));
     const fake = join(dir, 'sdk-checkout');
     mkdirSync(fake);
-    writeFileSync(join(fake, 'package.json'), JSON.stringify({ name: '@host/plugin-sdk-v2', version: '2.0.0', main: './dist/index.cjs' }));
+    writeFileSync(
+      join(fake, 'package.json'),
+      JSON.stringify({ name: '@host/plugin-sdk-v2', version: RELEASE_VERSIONS.sdkVersion, main: './dist/index.cjs' }),
+    );
     symlinkSync(fake, join(dir, 'node_modules/@host/plugin-sdk-v2'), 'dir');
     expect(await codes()).toEqual(['error SDK_NOT_BUILT']);
   });
