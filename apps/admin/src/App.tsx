@@ -1,5 +1,6 @@
 import { lazy, Suspense } from 'react';
 import { NavLink, Route, Routes } from 'react-router';
+import { HostVersion } from './components/HostVersion';
 import { PluginDetailPage } from './pages/PluginDetail';
 import { PluginsPage } from './pages/Plugins';
 import { SignInPage } from './pages/SignIn';
@@ -30,6 +31,7 @@ function Shell() {
           </NavLink>
           <NavLink to="/playground">Playground</NavLink>
         </nav>
+        <HostVersion />
         <button type="button" className="secondary" onClick={() => void signOut()}>
           Sign out
         </button>

@@ -115,6 +115,8 @@ it('a wrong token is refused with the reason; the right one signs in with an Htt
   await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'v2 plugins' }).waitFor();
+  const health = (await api(host, 'GET', '/api/health')).body;
+  await page.getByText(`Host ${health.version} · protocol v${health.protocolVersion} · SDK ${health.sdkVersion}`).waitFor();
   const [cookie] = await context.cookies();
   expect(cookie).toMatchObject({ name: 'host_admin_session', httpOnly: true, sameSite: 'Strict', path: '/api' });
   expect(await page.evaluate(() => document.cookie)).toBe('');

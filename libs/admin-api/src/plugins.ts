@@ -97,7 +97,10 @@ export type PluginDetail = z.infer<typeof PluginDetailSchema>;
 
 export const HealthResponseSchema = z.object({
   status: z.literal('ok'),
-  version: z.string(),
+  version: z.string().describe("The host's own version."),
+  protocolVersion: z.number().int().describe('The plugin protocol version the host speaks.'),
+  sdkVersion: z.string().describe('The SDK version released with this host (Node, Python, Go and C# SDKs share it).'),
+  supportedSdkVersions: z.string().describe('The SDK versions (a semver range) whose plugins this host runs.'),
   startedAt: z.string(),
   uptimeSeconds: z.number(),
 });

@@ -93,6 +93,17 @@ describe('admin API', () => {
     expect(HealthResponseSchema.parse(res.body)).toMatchObject({ status: 'ok', version: '1.2.3' });
   });
 
+  it('states in health the protocol and SDK versions of the one version source', async () => {
+    const h = await harness();
+    const res = await request(h.app).get('/api/health');
+    const versions = JSON.parse(readFileSync(join(__dirname, '../../protocol/src/versions.json'), 'utf8'));
+    expect(res.body).toMatchObject({
+      protocolVersion: versions.protocolVersion,
+      sdkVersion: versions.sdkVersion,
+      supportedSdkVersions: versions.supportedSdkVersions,
+    });
+  });
+
   it.each([
     ['no Authorization header', undefined],
     ['a wrong token', 'Bearer not-the-token-at-all'],

@@ -1,6 +1,7 @@
 import { ADMIN_ROUTES, type HealthResponse } from '@host/admin-api';
 import type { HostPaths, PluginLock, PluginLogStore, PluginRuntime, RegistryStore, SettingsStore } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
+import { PROTOCOL_VERSION, RELEASE_VERSIONS } from '@host/protocol';
 import express, { Router, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './auth';
 import { buildOpenApiDocument } from './openapi';
@@ -69,6 +70,9 @@ export function createApp(deps: AppDeps): Express {
       const body: HealthResponse = {
         status: 'ok',
         version,
+        protocolVersion: PROTOCOL_VERSION,
+        sdkVersion: RELEASE_VERSIONS.sdkVersion,
+        supportedSdkVersions: RELEASE_VERSIONS.supportedSdkVersions,
         startedAt: startedAt.toISOString(),
         uptimeSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
       };

@@ -1,3 +1,4 @@
+import { RELEASE_VERSIONS } from '@host/protocol';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,7 +49,14 @@ describe('module kinds', () => {
        const schema = require('@host/plugin-sdk-v2/manifest.schema.json');
        console.log(JSON.stringify([typeof sdk.definePlugin, sdk.SDK_VERSION, typeof createTestHost, typeof createHttpHandler, schema.title, require.resolve('@host/plugin-sdk-v2').endsWith('index.cjs')]));`,
     ]);
-    expect(JSON.parse(out)).toEqual(['function', '2.0.0', 'function', 'function', 'Plugin manifest (stdio package)', true]);
+    expect(JSON.parse(out)).toEqual([
+      'function',
+      RELEASE_VERSIONS.sdkVersion,
+      'function',
+      'function',
+      'Plugin manifest (stdio package)',
+      true,
+    ]);
   });
 
   it('import loads the ES module build, sharing classes across subpaths', () => {

@@ -8,6 +8,7 @@ import { PERMISSION_NAMES, PERMISSIONS } from './permissions';
 import { RPC_ERROR_HELP, RpcErrorCode, type RpcErrorName } from './rpc-errors';
 import { SCHEMA_BASE_URI } from './json-schema';
 import { SDK_SHARED_ERRORS } from './sdk-error-codes';
+import { RELEASE_VERSIONS } from './versions';
 
 /**
  * The protocol's catalogues as plain JSON, committed under
@@ -60,6 +61,11 @@ export function buildCatalogs(): Record<string, object> {
       runtimeDefaults: RUNTIME_DEFAULTS,
       httpDefaults: HTTP_DEFAULTS,
     }),
+    ...file(
+      'versions.json',
+      'The SDK version every protocol v2 SDK carries, the protocol version, the SDK versions the host runs and the host versions this SDK runs on (source: libs/protocol/src/versions.json).',
+      { ...RELEASE_VERSIONS },
+    ),
     ...file(
       'wire.json',
       'Names on the wire: the stdio protocol-mode flag and transport, JSON-RPC methods, HTTP paths, headers and the signature version.',

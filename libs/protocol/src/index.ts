@@ -19,3 +19,4 @@ export * from './catalogs';
 export * from './command-match';
 export * from './error-docs';
 export * from './conformance';
+export * from './versions';

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
+import { RELEASE_VERSIONS } from '@host/protocol';
 import { CliError } from './errors';
 
 /**
@@ -11,8 +12,8 @@ import { CliError } from './errors';
  * go.mod at it, so its tests and the packer run offline with nothing but Go.
  */
 
-/** The SDK version the Go templates name; hostsdk.SDKVersion says the same (a test checks). */
-export const GO_SDK_VERSION = '2.0.0';
+/** The SDK version the Go templates name, from the one version source; hostsdk.SDKVersion says the same (a test checks). */
+export const GO_SDK_VERSION: string = RELEASE_VERSIONS.sdkVersion;
 
 /** The Go SDK's module path. */
 export const GO_SDK_MODULE = 'plugin-host.dev/sdk-go';

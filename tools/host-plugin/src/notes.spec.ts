@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PERMISSIONS } from '@host/protocol';
+import { PERMISSIONS, RELEASE_VERSIONS } from '@host/protocol';
 import { cli } from './__fixtures__/cli';
 
 let dir: string;
@@ -65,17 +65,33 @@ describe('host-plugin notes', () => {
     expect(md).toMatch(/\| \/weather \| w \| Weather for a city \|/);
   });
 
+  it('states the host versions of the one version source unless the plugin narrows them', async () => {
+    const r = await cli(dir, ['notes', '--stdout']);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`Supported host versions: ${RELEASE_VERSIONS.hostVersions}\n`);
+    writeFileSync(join(dir, 'notes.json'), JSON.stringify({ hostVersions: '>=0.2.0 <1.0.0' }));
+    expect((await cli(dir, ['notes', '--stdout'])).out).toContain('Supported host versions: >=0.2.0 <1.0.0\n');
+  });
+
   it('names the flag for each missing fact when nobody can be asked', async () => {
-    const r = await cli(dir, ['notes']);
+    const r = await cli(dir, ['notes', '--http']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/error NOTES_INPUT_MISSING/);
-    expect(r.err).toMatch(/pass --host-versions or set "hostVersions" in notes\.json/);
+    expect(r.err).toMatch(/pass --base-url or set "http\.baseUrl" in notes\.json/);
+    expect(r.err).not.toMatch(/host-versions/);
   });
 
   it('asks on a terminal for what it cannot know', async () => {
-    const r = await cli(dir, ['notes', '--stdout'], ['>=1.2']);
-    expect(r.asked).toEqual(['Supported host versions (e.g. ">=0.1 <1"): ']);
-    expect(r.out).toMatch(/Supported host versions: >=1\.2/);
+    const answers = ['https://bots.example.com/w', 'TLS at nginx', '4 at once', 'journald', 'blue-green'];
+    const r = await cli(dir, ['notes', '--http', '--stdout'], answers);
+    expect(r.asked).toEqual([
+      'Base URL users register (https://...): ',
+      'HTTPS, reverse proxy and authentication requirements: ',
+      'How many events the service handles at once, and what happens beyond that: ',
+      'Where the service writes its logs: ',
+      'How updates roll out, how to roll back, and availability (uptime, maintenance windows): ',
+    ]);
+    expect(r.out).toMatch(/https:\/\/bots\.example\.com\/w/);
   });
 
   it('adds the service facts for an HTTP plugin', async () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   HTTP_DEFAULTS,
   PERMISSIONS,
+  RELEASE_VERSIONS,
   RUNTIME_DEFAULTS,
   parseHttpManifest,
   parseManifestText,
@@ -55,9 +56,13 @@ export interface NotesFacts {
   http?: HttpFacts;
 }
 
-/** Facts without a sensible default: asked on a terminal, otherwise required as flags or in notes.json. */
+/**
+ * Facts without a sensible default: asked on a terminal, otherwise required as flags or in notes.json.
+ * The supported host versions have one: the host versions that run plugins of the SDK this CLI ships with,
+ * from the workspace's one version source (a plugin may narrow them with --host-versions or notes.json).
+ */
+export const DEFAULT_HOST_VERSIONS = RELEASE_VERSIONS.hostVersions;
 const REQUIRED = {
-  hostVersions: { flag: '--host-versions', question: 'Supported host versions (e.g. ">=0.1 <1")' },
   'http.baseUrl': { flag: '--base-url', question: 'Base URL users register (https://...)' },
   'http.security': { flag: '--security', question: 'HTTPS, reverse proxy and authentication requirements' },
   'http.concurrency': { flag: '--concurrency', question: 'How many events the service handles at once, and what happens beyond that' },
@@ -122,7 +127,6 @@ export async function gatherFacts(dir: string, pkg: PackageJson | undefined, fla
   const input = loadNotesJson(flags.notes, dir);
   const transport = flags.http || input.transport === 'http' || 'capabilities' in manifest ? 'http' : 'stdio';
   const values: Partial<Record<RequiredKey, string>> = {
-    hostVersions: flags.hostVersions ?? input.hostVersions,
     'http.baseUrl': flags.baseUrl ?? input.http?.baseUrl,
     'http.security': flags.security ?? input.http?.security,
     'http.concurrency': flags.concurrency ?? input.http?.concurrency,
@@ -145,7 +149,7 @@ export async function gatherFacts(dir: string, pkg: PackageJson | undefined, fla
   return {
     manifest,
     transport,
-    hostVersions: values.hostVersions as string,
+    hostVersions: flags.hostVersions ?? input.hostVersions ?? DEFAULT_HOST_VERSIONS,
     node: flags.node ?? input.node ?? pkg?.engines?.['node'] ?? '>=20.11',
     changes: typeof input.changes === 'string' ? [input.changes] : (input.changes ?? []),
     permissionReasons: input.permissions ?? {},

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FrameDecoder, encodeFrame, type JsonRpcMessage } from '@host/protocol';
+import { FrameDecoder, RELEASE_VERSIONS, encodeFrame, type JsonRpcMessage } from '@host/protocol';
 import { cli } from './__fixtures__/cli';
 
 // The whole author workflow on a generated project: init, build, test,
@@ -65,7 +65,7 @@ describe('a generated project from init to a running ZIP', () => {
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/manifest.json\s+1 file/);
     expect(first.out).toMatch(/entry folder dist\/\s+\d+ files/);
-    expect(first.out).toMatch(/@host\/plugin-sdk-v2@2\.0\.0 \(linked, published files\)/);
+    expect(first.out).toContain(`@host/plugin-sdk-v2@${RELEASE_VERSIONS.sdkVersion} (linked, published files)`);
     expect(first.out).toMatch(/total: \d+ files, .* unpacked, .* zipped/);
     const zip = join(project, 'artifacts/com.example.greeter.zip');
     const hash = sha(zip);
@@ -209,7 +209,7 @@ describe('validate findings', () => {
       version: '1.0.0',
       author: 'A',
       protocolVersion: 2,
-      sdkVersion: '2.0.0',
+      sdkVersion: RELEASE_VERSIONS.sdkVersion,
       transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'] } },
       eventSubscriptions: [{ eventType: 'message.created' }],
       ...manifestOver,
@@ -233,7 +233,7 @@ describe('validate findings', () => {
     ['absolute path', stdio(['/srv/plugin/dist/index.js', '--host-stdio']), 'error ABSOLUTE_PATH'],
     ['TypeScript entry', stdio(['src/index.ts', '--host-stdio']), 'error ENTRY_SOURCE_ONLY'],
     ['python command', stdio(['main.py', '--host-stdio'], 'python3'), 'error COMMAND_NOT_NODE'],
-    ['sdk version', { sdkVersion: '2.1.0' }, 'warn SDK_VERSION_MISMATCH'],
+    ['sdk version', { sdkVersion: '1.9.9' }, 'warn SDK_VERSION_MISMATCH'],
   ])('reports %s', async (_name, over, code) => {
     write(over);
     expect(await codes()).toContain(code);
@@ -254,7 +254,10 @@ describe('validate findings', () => {
     rmSync(join(dir, 'node_modules/@host/plugin-sdk-v2'));
     const fake = join(dir, 'sdk-checkout');
     mkdirSync(fake);
-    writeFileSync(join(fake, 'package.json'), JSON.stringify({ name: '@host/plugin-sdk-v2', version: '2.0.0', main: './dist/index.cjs' }));
+    writeFileSync(
+      join(fake, 'package.json'),
+      JSON.stringify({ name: '@host/plugin-sdk-v2', version: RELEASE_VERSIONS.sdkVersion, main: './dist/index.cjs' }),
+    );
     symlinkSync(fake, join(dir, 'node_modules/@host/plugin-sdk-v2'), 'dir');
     expect(await codes()).toEqual(['error SDK_NOT_BUILT']);
   });
@@ -285,7 +288,7 @@ describe('dependency closure', () => {
         version: '1.0.0',
         author: 'A',
         protocolVersion: 2,
-        sdkVersion: '2.0.0',
+        sdkVersion: RELEASE_VERSIONS.sdkVersion,
         transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'] } },
         eventSubscriptions: [{ eventType: 'message.created' }],
       }),

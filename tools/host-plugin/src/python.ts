@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { RELEASE_VERSIONS } from '@host/protocol';
 import { CliError } from './errors';
 
 /**
@@ -11,8 +12,8 @@ import { CliError } from './errors';
  * run with nothing but Python installed.
  */
 
-/** The SDK version the Python templates name; the SDK's own _version.py says the same (a test checks). */
-export const PYTHON_SDK_VERSION = '2.0.0';
+/** The SDK version the Python templates name, from the one version source; the SDK's own _version.py says the same (a test checks). */
+export const PYTHON_SDK_VERSION: string = RELEASE_VERSIONS.sdkVersion;
 
 export interface PythonInitOptions {
   pluginId: string;

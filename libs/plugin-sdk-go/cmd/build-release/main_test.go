@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"plugin-host.dev/sdk-go/hostsdk"
 )
 
 // The release archive, tried as a new user would: unzip it and follow its README to a packed plugin.
@@ -26,7 +28,7 @@ func TestReleaseArchiveIsReproducibleAndPacksItsSample(t *testing.T) {
 	}
 	a, _ := os.ReadFile(first)
 	b, _ := os.ReadFile(second)
-	if !bytes.Equal(a, b) || filepath.Base(first) != "SDK-V2-Go-2.0.0.zip" {
+	if !bytes.Equal(a, b) || filepath.Base(first) != "SDK-V2-Go-"+hostsdk.SDKVersion+".zip" {
 		t.Fatalf("%s: two builds differ or the name is wrong", first)
 	}
 	zr, err := zip.OpenReader(first)
@@ -48,7 +50,7 @@ func TestReleaseArchiveIsReproducibleAndPacksItsSample(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sdk := filepath.Join(out, "SDK-V2-Go-2.0.0")
+	sdk := filepath.Join(out, "SDK-V2-Go-"+hostsdk.SDKVersion)
 	for _, want := range []string{"README.md", "go.mod", "hostsdk/stdio.go", "hostsdk/wire/types.go", "cmd/host-pack/main.go", "samples/echo/main.go", "schema/manifest.schema.json"} {
 		if _, err := os.Stat(filepath.Join(sdk, want)); err != nil {
 			t.Errorf("missing %s", want)

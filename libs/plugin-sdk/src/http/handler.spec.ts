@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { MessageResponseSchema, type MessageEventInput } from '@host/protocol';
+import { MessageResponseSchema, RELEASE_VERSIONS, type MessageEventInput } from '@host/protocol';
 import { echoManifest } from '../__fixtures__/manifests';
 import { definePlugin } from '../define-plugin';
 import { HandlerError } from '../errors';
@@ -92,7 +92,12 @@ describe('createHttpHandler over real HTTP', () => {
   it('serves the HTTP manifest unsigned, with computed capabilities', async () => {
     const res = await fetch(`${base}/host/plugin/manifest`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ pluginId: 'com.example.echo', protocolVersion: 2, capabilities: 15, sdkVersion: '2.0.0' });
+    expect(await res.json()).toMatchObject({
+      pluginId: 'com.example.echo',
+      protocolVersion: 2,
+      capabilities: 15,
+      sdkVersion: RELEASE_VERSIONS.sdkVersion,
+    });
   });
 
   it('answers a signed event with replies (no target) and sends (with target) as outboundMessages', async () => {

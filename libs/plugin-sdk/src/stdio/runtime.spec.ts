@@ -1,4 +1,4 @@
-import { FrameDecoder, RpcErrorCode, encodeFrame, type JsonRpcRequest, type JsonRpcResponse } from '@host/protocol';
+import { FrameDecoder, RELEASE_VERSIONS, RpcErrorCode, encodeFrame, type JsonRpcRequest, type JsonRpcResponse } from '@host/protocol';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { StdioHost, initParams, messageEvent } from '../__fixtures__/stdio-host';
@@ -64,7 +64,7 @@ describe('stdio runtime in a real process', () => {
       protocolVersion: 2,
       pluginId: 'com.example.fixture',
       sdkName: '@host/plugin-sdk-v2',
-      sdkVersion: '2.0.0',
+      sdkVersion: RELEASE_VERSIONS.sdkVersion,
       capabilities: ['events.message', 'events.cancel', 'plugin.stop', 'plugin.ping', 'settings.changed'],
       encoding: 'json',
     });
