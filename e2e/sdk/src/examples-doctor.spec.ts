@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 
 // Every example plugin must pass the protocol conformance suite, as built and
 // packed by the documented CLI: `host-plugin pack`, then `host-plugin doctor`;
-// so must the e2e fixtures that claim to conform.
-// so must the e2e fixtures that claim to conform.
+// so must the e2e fixtures that claim to conform, and the C# SDK's sample as
+// `dotnet publish` builds it.
 const ROOT = resolve(__dirname, '../../..');
 const CLI = join(ROOT, 'tools/host-plugin/dist/cli.cjs');
 const EXAMPLES = [{ folder: 'examples/echo-plugin', pluginId: 'com.example.echo' }];
@@ -38,3 +38,20 @@ it('e2e/fixtures/misbehaving-plugin in its echo mode passes host-plugin doctor',
   if (r.status !== 0) throw new Error(`doctor failed:\n${r.stdout}\n${r.stderr}`);
   expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped in [\d.]+ s: conforms$/m);
 }, 120_000);
+
+// The C# sample as its README builds it: `dotnet publish`, whose output folder is the package.
+it('the C# SDK sample, published with dotnet, passes host-plugin doctor', () => {
+  const published = join(out, 'csharp-echo');
+  const env = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1' };
+  const build = spawnSync('dotnet', ['publish', 'samples/Echo', '-c', 'Release', '-o', published], {
+    cwd: join(ROOT, 'libs/plugin-sdk-csharp'),
+    encoding: 'utf8',
+    env,
+  });
+  if (build.status !== 0) throw new Error(`dotnet publish failed:\n${build.stdout}\n${build.stderr}`);
+  const r = spawnSync(process.execPath, [CLI, 'doctor', published], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`doctor failed:\n${r.stdout}\n${r.stderr}`);
+  expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped in [\d.]+ s: conforms$/m);
+  expect(r.stdout).toMatch(/^ {2}pass {2}ping\.while-busy:/m);
+  expect(r.stdout).toMatch(/^ {2}pass {2}stop\.graceful:/m);
+}, 300_000);

@@ -30,6 +30,8 @@ public sealed class StdioRuntime
     private bool _exiting;
     private int _running;
     private TaskCompletionSource? _idle;
+    /// <summary>events.completed requests not yet answered: a stop waits for them (within its grace) before the process exits.</summary>
+    private readonly HashSet<Task> _completions = new();
 
     private sealed class EventTask(JsonElement requestId, MessageEvent messageEvent, CancellationTokenSource cts)
     {
@@ -371,8 +373,10 @@ public sealed class StdioRuntime
         var completed = _conn.RequestAsync(Catalog.MethodEventsCompleted,
             new EventsCompletedParams { Token = Token, EventId = e.EventId, Error = error, DurationMs = Math.Round(duration, 3) },
             WireJsonContext.Default.EventsCompletedParams, RequestTimeout);
+        lock (_lock) _completions.Add(completed);
         _ = completed.ContinueWith(t =>
         {
+            lock (_lock) _completions.Remove(completed);
             if (t.Exception != null && !_conn.IsClosed) Error($"[warn] events.completed for {e.EventId} failed: {t.Exception.InnerException?.Message}");
         }, TaskScheduler.Default);
         lock (_lock)
@@ -504,6 +508,7 @@ public sealed class StdioRuntime
             t.Cts.Dispose();
             await _conn.RespondErrorAsync(t.RequestId, Catalog.RpcStopping, "the plugin stopped before this queued event started").ConfigureAwait(false);
         }
+        var stopClock = System.Diagnostics.Stopwatch.StartNew();
         if (idle != null && !orphan)
         {
             // Running handlers finish within the grace period plugin.stop gave (the host stops waiting after it too).
@@ -514,6 +519,25 @@ public sealed class StdioRuntime
             catch (TimeoutException)
             {
                 Error($"[warn] handlers still ran when the grace period of {grace!.Value.TotalMilliseconds} ms ended; exiting without them");
+            }
+        }
+        if (!orphan)
+        {
+            // The completions of the handlers that finished go out (and are answered) before the process ends,
+            // within what is left of the grace period.
+            Task[] reports;
+            lock (_lock) reports = [.. _completions];
+            if (reports.Length > 0)
+            {
+                var left = (grace ?? TimeSpan.FromSeconds(1)) - stopClock.Elapsed;
+                try
+                {
+                    await Task.WhenAll(reports).WaitAsync(left > TimeSpan.FromMilliseconds(100) ? left : TimeSpan.FromMilliseconds(100)).ConfigureAwait(false);
+                }
+                catch (Exception)
+                {
+                    // A report that failed or timed out was logged by its own continuation.
+                }
             }
         }
         if (_plugin.OnStop is { } onStop && started)
