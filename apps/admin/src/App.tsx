@@ -8,6 +8,7 @@ import { SessionProvider, useSession } from './session';
 
 // The playground brings the Markdown renderer; it loads when opened.
 const PlaygroundPage = lazy(() => import('./pages/Playground'));
+const QqBotPage = lazy(() => import('./pages/QqBot'));
 
 function Shell() {
   const { state, signOut } = useSession();
@@ -30,6 +31,7 @@ function Shell() {
             v2 plugins
           </NavLink>
           <NavLink to="/playground">Playground</NavLink>
+          <NavLink to="/qqbot">QQ Bot</NavLink>
         </nav>
         <HostVersion />
         <button type="button" className="secondary" onClick={() => void signOut()}>
@@ -42,6 +44,7 @@ function Shell() {
             <Route path="/" element={<PluginsPage />} />
             <Route path="/plugins/:pluginId" element={<PluginDetailPage />} />
             <Route path="/playground" element={<PlaygroundPage />} />
+            <Route path="/qqbot" element={<QqBotPage />} />
             <Route path="*" element={<p>No such page. Go to the plugins tab.</p>} />
           </Routes>
         </Suspense>

@@ -210,6 +210,40 @@ it('the playground shows the reply as QQ Bot would: Markdown, the mention as a c
   await expectAccessible('playground');
 });
 
+it("the QQ Bot tab shows each account's webhook URL to register, with a copy button, and its last event", async () => {
+  await page.getByRole('link', { name: 'QQ Bot' }).click();
+  await page.getByText('No QQ Bot account is configured').waitFor();
+  const added = await api(host, 'POST', '/api/qqbot/accounts', {
+    id: 'main-bot',
+    appId: '11111111',
+    secret: 'DG5g3B4j9X2KOErG',
+    displayName: 'Main bot',
+  });
+  expect(added.status).toBe(201);
+  const url = added.body.account.webhookUrl as string;
+  expect(url).toMatch(/\/api\/qqbot\/webhook\/main-bot$/);
+  const card = page.getByRole('listitem', { name: 'QQ Bot account main-bot' });
+  await card.waitFor({ timeout: 15_000 });
+  await card.getByText(url, { exact: true }).waitFor();
+  await card.getByText(/none yet/).waitFor();
+  // The platform validates the callback URL (op 13): the card shows it as the last event.
+  const validation = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ op: 13, d: { plain_token: 'Arq0D5A61EgUu4OxUvOp', event_ts: '1725442341' } }),
+  });
+  expect(validation.status).toBe(200);
+  await card.getByText(/callback URL validated/).waitFor({ timeout: 15_000 });
+  // The secret is never shown.
+  expect(await page.content()).not.toContain('DG5g3B4j9X2KOErG');
+  await card.getByRole('button', { name: 'Copy webhook URL' }).click();
+  await card.getByRole('button', { name: 'Copied' }).waitFor();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+  await expectAccessible('qqbot');
+  await screenshot(page, 'qqbot');
+  await page.getByRole('link', { name: 'v2 plugins' }).click();
+});
+
 it('registers the HTTP plugin: the fetched manifest, the signing secret once with a copy button, then enabled', async () => {
   await page.getByRole('link', { name: 'v2 plugins', exact: true }).click();
   await page.getByLabel('Base URL of the plugin service').fill(httpUrl);
