@@ -1,5 +1,6 @@
 import type { Field, NamedType, ObjectType, ProtocolModel, TypeRef } from '../model';
 import type { Emitter, GeneratedFile } from './emitter';
+import { literalFields, unionBranches, unionMembership } from './unions';
 
 const OUT_DIR = 'libs/plugin-sdk-csharp/src/HostSdk/Wire';
 const NAMESPACE = 'HostSdk.Wire';
@@ -87,21 +88,6 @@ function csLiteral(value: unknown): string {
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') return Number.isInteger(value) ? `${value}` : `${value}`;
   throw new Error(`no C# literal for ${JSON.stringify(value)}`);
-}
-
-function literalFields(type: ObjectType): { field: Field; value: string | number | boolean }[] {
-  return type.fields.flatMap((f) => (f.required && f.type.kind === 'literal' ? [{ field: f, value: f.type.value }] : []));
-}
-
-/** The branches of a union alias (named object types whose constants tell them apart). */
-function unionBranches(model: ProtocolModel, alias: NamedType): ObjectType[] {
-  if (alias.kind !== 'alias' || alias.type.kind !== 'union') throw new Error(`${alias.name} is not a union`);
-  return alias.type.options.map((o) => {
-    const t = o.kind === 'named' ? model.types.find((x) => x.name === o.name) : undefined;
-    if (!t || t.kind !== 'object' || literalFields(t).length === 0)
-      throw new Error(`${alias.name}: every branch must be a named object with constant fields`);
-    return t;
-  });
 }
 
 function propertyName(field: Field, typeName: string): string {
@@ -236,9 +222,8 @@ function emitUnion(alias: NamedType, model: ProtocolModel): string[] {
 }
 
 function typesFile(model: ProtocolModel): string {
-  const unionOf = new Map<string, string>();
+  const unionOf = unionMembership(model);
   const aliases = model.types.filter((t) => t.kind === 'alias');
-  for (const a of aliases) for (const b of unionBranches(model, a)) unionOf.set(b.name, a.name);
   const body: string[] = [];
   for (const type of model.types) body.push(...(type.kind === 'object' ? emitObject(type, unionOf) : emitUnion(type, model)));
   const objects = model.types.filter((t) => t.kind === 'object').map((t) => csName(t.name));

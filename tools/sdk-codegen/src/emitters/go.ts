@@ -1,5 +1,6 @@
 import type { Field, NamedType, ObjectType, ProtocolModel, TypeRef } from '../model';
 import type { Emitter, GeneratedFile } from './emitter';
+import { literalFields, unionBranches, unionMembership } from './unions';
 
 const OUT_DIR = 'libs/plugin-sdk-go/hostsdk/wire';
 
@@ -146,23 +147,8 @@ function fieldDoc(field: Field): string | undefined {
   return notes.length ? notes.join(' ') : undefined;
 }
 
-function literalFields(type: ObjectType): { field: Field; value: string | number | boolean }[] {
-  return type.fields.flatMap((f) => (f.required && f.type.kind === 'literal' ? [{ field: f, value: f.type.value }] : []));
-}
-
 function goLiteral(value: string | number | boolean): string {
   return typeof value === 'string' ? goString(value) : String(value);
-}
-
-/** The branches of the MessagePart union (named object types whose constants tell them apart). */
-function unionBranches(model: ProtocolModel, alias: NamedType): ObjectType[] {
-  if (alias.kind !== 'alias' || alias.type.kind !== 'union') throw new Error(`${alias.name} is not a union`);
-  return alias.type.options.map((o) => {
-    const t = o.kind === 'named' ? model.types.find((x) => x.name === o.name) : undefined;
-    if (!t || t.kind !== 'object' || literalFields(t).length === 0)
-      throw new Error(`${alias.name}: every branch must be a named object with constant fields`);
-    return t;
-  });
 }
 
 function emitObject(source: ObjectType, model: ProtocolModel, unionOf: Map<string, string>): string[] {
@@ -308,9 +294,7 @@ function emitUnion(alias: NamedType, model: ProtocolModel): string[] {
 }
 
 function typesFile(model: ProtocolModel): string {
-  const unionOf = new Map<string, string>();
-  const aliases = model.types.filter((t) => t.kind === 'alias');
-  for (const a of aliases) for (const b of unionBranches(model, a)) unionOf.set(b.name, a.name);
+  const unionOf = unionMembership(model);
   const body: string[] = [];
   for (const type of model.types) body.push(...(type.kind === 'object' ? emitObject(type, model, unionOf) : emitUnion(type, model)));
   const lines = [
