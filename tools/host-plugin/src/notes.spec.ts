@@ -134,4 +134,35 @@ describe('host-plugin notes', () => {
     const r = await cli(dir, ['notes']);
     expect(r.err).toMatch(/error NOTES_INPUT_INVALID/);
   });
+
+  it('names the runtime and SDK of a Python, Go or C# plugin, not Node.js', async () => {
+    const manifest = JSON.parse(read('manifest.json'));
+    rmSync(join(dir, 'package.json'));
+    const withCommand = (command: string, args: string[], extra: object = {}) =>
+      writeFileSync(
+        join(dir, 'manifest.json'),
+        JSON.stringify({ ...manifest, ...extra, transport: { type: 'stdio-jsonrpc', stdio: { command, args } } }),
+      );
+
+    withCommand('python3', ['plugin.py', '--host-stdio']);
+    let out = (await cli(dir, ['notes', '--stdout'])).out;
+    expect(out).toContain('built with host_sdk_v2 (Python) 2.0.0');
+    expect(out).toContain('Required runtime: Python 3.9 or newer on the host machine (the host runs `python3`)');
+    expect(out).toContain('so `python3` is on its PATH');
+    expect(out).not.toMatch(/Node\.js|node_modules|plugin-sdk-v2/);
+
+    writeFileSync(join(dir, 'go.mod'), 'module com.example.weather\n');
+    withCommand('./weather', ['--host-stdio'], { supportedPlatforms: [{ platform: 'linux', architectures: ['x64'] }] });
+    out = (await cli(dir, ['notes', '--stdout'])).out;
+    expect(out).toContain('built with hostsdk (Go) 2.0.0');
+    expect(out).toContain('Required runtime: none: the package holds a compiled executable (linux x64)');
+    expect(out).toContain('upload `com.example.weather-<goos>-<goarch>.zip`');
+    expect(out).not.toContain('Node.js');
+
+    rmSync(join(dir, 'go.mod'));
+    withCommand('dotnet', ['Weather.dll', '--host-stdio']);
+    out = (await cli(dir, ['notes', '--stdout'])).out;
+    expect(out).toContain('built with HostSdk (C#) 2.0.0');
+    expect(out).toContain('Required runtime: .NET 8 runtime or newer on the host machine (the host runs `dotnet`)');
+  });
 });

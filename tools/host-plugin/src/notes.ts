@@ -49,6 +49,8 @@ export interface NotesFacts {
   transport: 'stdio' | 'http';
   hostVersions: string;
   node: string;
+  /** The language the plugin is written in, from its start command and project files. */
+  runtime: PluginRuntime;
   changes: string[];
   permissionReasons: Record<string, string>;
   commonErrors: { error: string; fix: string }[];
@@ -70,6 +72,47 @@ const REQUIRED = {
   'http.updates': { flag: '--updates', question: 'How updates roll out, how to roll back, and availability (uptime, maintenance windows)' },
 } as const;
 type RequiredKey = keyof typeof REQUIRED;
+
+/** What the notes say about the language a plugin is written in. */
+export interface PluginRuntime {
+  /** The SDK the plugin is built with, as its authors name it. */
+  sdk: string;
+  /** The runtime the machine that runs the plugin needs, in a phrase ("Node.js >=20.11"). */
+  needs: string;
+  /** The command the host runs, when the plugin needs an installed runtime (null for a compiled executable). */
+  command: string | null;
+  /** The name of the package ZIP the packer writes. */
+  zip: string;
+}
+
+// The oldest runtimes the SDKs support (their READMEs): CPython 3.9 for host_sdk_v2, .NET 8 for HostSdk.
+const PYTHON_COMMAND = /^python(3(\.\d+)?)?$/;
+
+/**
+ * The plugin's language, from its stdio start command (`node`, `python3`, `dotnet`, or a compiled executable
+ * such as the Go packer writes) and, for an HTTP plugin, from the project's files.
+ */
+export function runtimeOf(manifest: StdioManifest | HttpManifest, dir: string, node: string): PluginRuntime {
+  const command = 'transport' in manifest ? manifest.transport.stdio.command : null;
+  const id = manifest.pluginId;
+  const has = (file: string) => existsSync(join(dir, file));
+  if (command === 'node' || (command === null && has('package.json')))
+    return { sdk: '@host/plugin-sdk-v2', needs: `Node.js ${node}`, command: 'node', zip: `${id}.zip` };
+  if ((command !== null && PYTHON_COMMAND.test(command)) || (command === null && has('requirements.txt')))
+    return { sdk: 'host_sdk_v2 (Python)', needs: 'Python 3.9 or newer', command: command ?? 'python3', zip: `${id}.zip` };
+  if (command === 'dotnet') return { sdk: 'HostSdk (C#)', needs: '.NET 8 runtime or newer', command, zip: `${id}.zip` };
+  if (has('go.mod')) {
+    const platforms = 'supportedPlatforms' in manifest ? (manifest.supportedPlatforms ?? []) : [];
+    const list = platforms.map((p) => [p.platform, ...(p.architectures ?? [])].join(' ')).join(', ');
+    return {
+      sdk: 'hostsdk (Go)',
+      needs: `none: the package holds a compiled executable${list ? ` (${list})` : ''}; upload the ZIP built for the host's system`,
+      command: null,
+      zip: `${id}-<goos>-<goarch>.zip`,
+    };
+  }
+  return { sdk: 'a protocol v2 SDK', needs: command ? `\`${command}\`` : "the service's own", command, zip: `${id}.zip` };
+}
 
 function loadManifest(dir: string): StdioManifest | HttpManifest {
   const path = join(dir, 'manifest.json');
@@ -146,11 +189,13 @@ export async function gatherFacts(dir: string, pkg: PackageJson | undefined, fla
     );
   }
   const base = values['http.baseUrl'] ?? '';
+  const node = flags.node ?? input.node ?? pkg?.engines?.['node'] ?? '>=20.11';
   return {
     manifest,
     transport,
     hostVersions: flags.hostVersions ?? input.hostVersions ?? DEFAULT_HOST_VERSIONS,
-    node: flags.node ?? input.node ?? pkg?.engines?.['node'] ?? '>=20.11',
+    node,
+    runtime: runtimeOf(manifest, dir, node),
     changes: typeof input.changes === 'string' ? [input.changes] : (input.changes ?? []),
     permissionReasons: input.permissions ?? {},
     commonErrors: input.commonErrors ?? [],
@@ -193,7 +238,7 @@ export function renderNotes(f: NotesFacts): string {
   const out: string[] = [`# ${m.name} ${m.version}`, ''];
   if (m.description) out.push(m.description, '');
   out.push(
-    `Plugin id \`${m.pluginId}\`, by ${m.author}. Protocol version ${m.protocolVersion}${m.sdkVersion ? `, built with @host/plugin-sdk-v2 ${m.sdkVersion}` : ''}.`,
+    `Plugin id \`${m.pluginId}\`, by ${m.author}. Protocol version ${m.protocolVersion}${m.sdkVersion ? `, built with ${f.runtime.sdk} ${m.sdkVersion}` : ''}.`,
     '',
   );
   if (f.changes.length) out.push("## What's new", '', ...f.changes.map((c) => `- ${c}`), '');
@@ -201,8 +246,10 @@ export function renderNotes(f: NotesFacts): string {
   out.push('## Compatibility', '', `- Supported host versions: ${f.hostVersions}`);
   out.push(
     f.transport === 'stdio'
-      ? `- Required runtime: Node.js ${f.node} on the host machine (the host runs \`node\`); every other dependency is inside the ZIP.`
-      : `- Required runtime: Node.js ${f.node} on the machine that runs the service (not on the host).`,
+      ? f.runtime.command
+        ? `- Required runtime: ${f.runtime.needs} on the host machine (the host runs \`${f.runtime.command}\`); every other dependency is inside the ZIP.`
+        : `- Required runtime: ${f.runtime.needs}.`
+      : `- Required runtime: ${f.runtime.needs} on the machine that runs the service (not on the host).`,
     '',
   );
 
@@ -210,7 +257,7 @@ export function renderNotes(f: NotesFacts): string {
   if (f.transport === 'stdio') {
     out.push(
       '- Transport: `stdio-jsonrpc` (a local process the host starts, stops and restarts).',
-      `- Install: upload \`${m.pluginId}.zip\` to the host's admin API (\`POST /api/plugins/packages\`, file field \`package\`). Uploading a newer version with the same plugin id updates it; the previous version is backed up and the plugin's data and settings are kept.`,
+      `- Install: upload \`${f.runtime.zip}\` to the host's admin API (\`POST /api/plugins/packages\`, file field \`package\`). Uploading a newer version with the same plugin id updates it; the previous version is backed up and the plugin's data and settings are kept.`,
       '',
     );
   } else {
@@ -270,7 +317,9 @@ export function renderNotes(f: NotesFacts): string {
       ? [
           {
             error: 'The plugin does not start: "PLUGIN_COMMAND_NOT_FOUND"',
-            fix: `Install Node.js ${f.node} on the host machine so \`node\` is on its PATH.`,
+            fix: f.runtime.command
+              ? `Install ${f.runtime.needs} on the host machine so \`${f.runtime.command}\` is on its PATH.`
+              : "Upload the ZIP built for the host's operating system and architecture.",
           },
           {
             error: 'The plugin stops after a while ("2 missed pings")',

@@ -1,0 +1,123 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN_TOKEN, ROOT, startHost, type RunningHost } from '@host/e2e-support';
+import { containsMismatch, quickstartScript, quickstartSteps, type QuickstartStep } from './quickstart';
+
+// Each plugin author guide's quick start, run exactly as docs/guides/<language>/README.md writes it (see
+// quickstart.ts for the markers), in an empty folder outside the repository, against a real built host of
+// its own. A guide gets a quick start by writing its Markdown: nothing here names a language's commands.
+const GUIDES = join(ROOT, 'docs/guides');
+const CLI = join(ROOT, 'tools/host-plugin/dist/cli.cjs');
+
+/** Guides whose quick start is not written yet; the test fails when one of them gets one, so the list shrinks. */
+const NO_QUICKSTART_YET = ['csharp'];
+
+const guides = readdirSync(GUIDES, { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(join(GUIDES, d.name, 'README.md')))
+  .map((d) => ({ name: d.name, steps: quickstartSteps(readFileSync(join(GUIDES, d.name, 'README.md'), 'utf8')) }));
+
+/** Folders of the language tools a guide needs that are installed outside the PATH (Debian's Go 1.23). */
+function toolDirs(): string[] {
+  const onPath = (cmd: string) => spawnSync(cmd, ['version'], { encoding: 'utf8' }).status === 0;
+  if (onPath('go')) return [];
+  return existsSync('/usr/lib')
+    ? readdirSync('/usr/lib')
+        .filter((d) => /^go-1\.\d+$/.test(d) && Number(d.slice(5)) >= 23)
+        .map((d) => `/usr/lib/${d}/bin`)
+        .slice(-1)
+    : [];
+}
+
+it('every guide but those listed as pending has a quick start that ends by chatting with the plugin', () => {
+  expect(guides.map((g) => g.name)).toEqual(expect.arrayContaining(['node', 'python', 'go', 'csharp']));
+  for (const g of guides) {
+    if (NO_QUICKSTART_YET.includes(g.name)) {
+      expect({ guide: g.name, steps: g.steps.length }).toEqual({ guide: g.name, steps: 0 });
+      continue;
+    }
+    expect({ guide: g.name, hasSteps: g.steps.length > 0 }).toEqual({ guide: g.name, hasSteps: true });
+    const chat = g.steps[g.steps.length - 1]!;
+    expect(chat.script).toContain('/api/console/messages');
+    expect(chat.expect?.json).toEqual(expect.objectContaining({ outbound: expect.any(Array) }));
+  }
+});
+
+describe.each(guides.filter((g) => g.steps.length > 0))('the $name guide quick start', ({ name, steps }) => {
+  let work: string;
+  let host: RunningHost;
+  let outDir: string;
+  let result: { code: number | null; out: string };
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npx nx run e2e-guides:test", which builds it first`);
+    work = mkdtempSync(join(tmpdir(), `guide-${name}-`));
+    outDir = join(work, 'steps');
+    const prefix = join(work, 'npm-global');
+    const cwd = join(work, 'reader');
+    for (const d of [outDir, cwd]) mkdirSync(d);
+    // The reader's "Before you start": `npm install -g ./tools/host-plugin` in the checkout (into a global
+    // folder of this run's own) puts the built CLI on the PATH as `host-plugin`.
+    const linked = spawnSync('npm', ['install', '-g', '--no-audit', '--no-fund', './tools/host-plugin'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_prefix: prefix },
+    });
+    if (linked.status !== 0) throw new Error(`npm install -g ./tools/host-plugin failed:\n${linked.stdout}\n${linked.stderr}`);
+    host = await startHost(join(work, 'data'));
+    const script = join(work, 'quickstart.sh');
+    writeFileSync(script, quickstartScript(steps, outDir));
+    const env = {
+      ...process.env,
+      PATH: [join(prefix, 'bin'), ...toolDirs(), process.env['PATH'] ?? ''].join(':'),
+      HOST_URL: host.url,
+      ADMIN_TOKEN,
+      // This machine's network: npm from the cache the workspace install filled, Go with no module proxy.
+      npm_config_prefer_offline: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      GOTOOLCHAIN: 'local',
+      GOPROXY: 'off',
+      FORCE_COLOR: '0',
+      CI: 'true',
+    };
+    for (const k of Object.keys(env)) if (k.startsWith('NX_') || k.startsWith('JEST')) delete env[k as keyof typeof env];
+    result = await new Promise((done) => {
+      const child = spawn('bash', [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('close', (code) => done({ code, out }));
+    });
+  });
+
+  afterAll(async () => {
+    await host?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const report = (n: number, step: QuickstartStep) => {
+    const read = (ext: string) => (existsSync(join(outDir, `${n}.${ext}`)) ? readFileSync(join(outDir, `${n}.${ext}`), 'utf8') : '');
+    return `docs/guides/${name}/README.md line ${step.line}:\n${step.script}\n--- stdout\n${read('out').slice(-4000)}\n--- stderr\n${read('err').slice(-4000)}\n--- host\n${host.output().slice(-2000)}`;
+  };
+
+  it.each(steps.map((step, n) => ({ n, step, first: step.script.split('\n')[0] })))('step $n: $first', ({ n, step }) => {
+    if (!existsSync(join(outDir, `${n}.done`)))
+      throw new Error(`the step failed or did not run (bash exited ${result.code}):\n${report(n, step)}`);
+    if (!step.expect) return;
+    const stdout = readFileSync(join(outDir, `${n}.out`), 'utf8').trim();
+    let json: unknown;
+    try {
+      json = JSON.parse(stdout);
+    } catch {
+      json = JSON.parse(stdout.split('\n').pop() ?? '');
+    }
+    const mismatch = containsMismatch(json, step.expect.json);
+    if (mismatch) throw new Error(`the output differs from the page's (line ${step.expect.line}): ${mismatch}\n${report(n, step)}`);
+  });
+
+  it('runs to the end', () => {
+    expect({ code: result.code, tail: result.code === 0 ? '' : result.out.slice(-3000) }).toEqual({ code: 0, tail: '' });
+  });
+});
