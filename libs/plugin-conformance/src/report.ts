@@ -33,7 +33,7 @@ export const INSTALLER_CHECK = {
   id: 'installer.package',
   title: 'The package passes the installer’s checks (archive, layout, manifest, start command, dependencies, platform)',
   section: '10-installing-stdio-packages',
-  fix: 'Fix the error the installer reports (its code is in the report and in docs/errors.md), for example with `host-plugin validate` and `host-plugin pack`.',
+  fix: 'Fix the error the installer reports (its code is in the report and in docs/troubleshooting.md), for example with `host-plugin validate` and `host-plugin pack`.',
 };
 
 const MAX_SEEN = 12;

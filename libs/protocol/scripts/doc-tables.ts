@@ -342,18 +342,18 @@ const MARKER = /<!-- BEGIN GENERATED ([\w:.-]+) -->\n[\s\S]*?<!-- END GENERATED 
  * in the document or the document has a block nobody generates, so a new
  * method or table cannot be forgotten.
  */
-export function applyBlocks(doc: string, blocks: Record<string, string>): string {
+export function applyBlocks(doc: string, blocks: Record<string, string>, docName = 'v2.md'): string {
   const seen = new Set<string>();
   const text = doc.replace(MARKER, (_all, name: string) => {
     const body = blocks[name];
-    if (body === undefined) throw new Error(`v2.md has a generated block "${name}" that nothing generates; remove its markers`);
+    if (body === undefined) throw new Error(`${docName} has a generated block "${name}" that nothing generates; remove its markers`);
     seen.add(name);
     return `<!-- BEGIN GENERATED ${name} -->\n${body}\n<!-- END GENERATED ${name} -->`;
   });
   const missing = Object.keys(blocks).filter((n) => !seen.has(n));
   if (missing.length) {
     throw new Error(
-      `v2.md lacks generated blocks ${missing.join(', ')}: add "<!-- BEGIN GENERATED name -->" and "<!-- END GENERATED name -->" lines where they belong`,
+      `${docName} lacks generated blocks ${missing.join(', ')}: add "<!-- BEGIN GENERATED name -->" and "<!-- END GENERATED name -->" lines where they belong`,
     );
   }
   return text;

@@ -2,8 +2,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildJsonSchemas } from '../src/json-schema';
 import { applyBlocks, generatedBlocks } from './doc-tables';
+import { troubleshootingBlocks } from './troubleshooting';
 
-// Rewrites the generated tables of docs/protocol/v2.md (see doc-tables.ts).
+// Rewrites the generated tables of docs/protocol/v2.md (see doc-tables.ts) and the error codes of
+// docs/troubleshooting.md (see troubleshooting.ts).
 const file = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const specPath = file('../../../docs/protocol/v2.md');
 const blocks = generatedBlocks({
@@ -13,3 +15,7 @@ const blocks = generatedBlocks({
 });
 writeFileSync(specPath, applyBlocks(readFileSync(specPath, 'utf8'), blocks));
 console.log(`wrote ${Object.keys(blocks).length} generated blocks into docs/protocol/v2.md`);
+const troubleshootingPath = file('../../../docs/troubleshooting.md');
+const codes = troubleshootingBlocks();
+writeFileSync(troubleshootingPath, applyBlocks(readFileSync(troubleshootingPath, 'utf8'), codes, 'troubleshooting.md'));
+console.log('wrote the error codes into docs/troubleshooting.md');

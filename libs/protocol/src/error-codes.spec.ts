@@ -22,12 +22,29 @@ describe('defineErrors', () => {
     expect(family.DEMO_FAILED.status).toBe(409);
   });
 
+  it('takes the likely causes and the longer fix that docs/troubleshooting.md shows', () => {
+    const family = defineErrors({
+      DEMO_FAILED: { message: 'It failed. Retry.', causes: 'A typo in the name.', fix: 'Correct the name (see the log).' },
+    });
+    expect(family.DEMO_FAILED.causes).toBe('A typo in the name.');
+  });
+
   it.each([
     ['a code of mixed style', { Demo_Failed: { message: 'It failed. Retry later.' } }, 'neither dotted lowercase'],
     ['a dotted code of one segment', { demo: { message: 'It failed. Retry later.' } }, 'neither dotted lowercase'],
     ['a message without the fix', { DEMO_FAILED: { message: 'failed' } }, 'needs a message of full sentences'],
     ['a status that is not an error', { DEMO_FAILED: { status: 200, message: 'It failed. Retry later.' } }, 'has status 200'],
-    ['an unknown entry field', { DEMO_FAILED: { message: 'It failed. Retry later.', fix: 'retry' } as never }, 'unknown entry fields fix'],
+    [
+      'an unknown entry field',
+      { DEMO_FAILED: { message: 'It failed. Retry later.', hint: 'retry' } as never },
+      'unknown entry fields hint',
+    ],
+    [
+      'causes that are not sentences',
+      { DEMO_FAILED: { message: 'It failed. Retry later.', causes: 'a typo' } },
+      'has a causes that is not',
+    ],
+    ['a fix that is not text', { DEMO_FAILED: { message: 'It failed. Retry later.', fix: 3 as never } }, 'has a fix that is not'],
   ])('refuses %s', (_name, family, error) => {
     expect(() => defineErrors(family)).toThrow(error);
   });

@@ -15,6 +15,13 @@ export interface ErrorInfo {
   readonly status?: number;
   /** What went wrong and what to do next: one or more sentences. */
   readonly message: string;
+  /**
+   * The usual reasons a user meets the code, and how to tell them apart, for docs/troubleshooting.md (full
+   * sentences). Not sent on the wire: the message is what an answer carries.
+   */
+  readonly causes?: string;
+  /** Steps of the fix beyond what the message says (full sentences), for docs/troubleshooting.md. */
+  readonly fix?: string;
 }
 
 /** `family.what[.more]`: lowercase segments; a segment after the first may be a camelCase field name. */
@@ -26,8 +33,9 @@ const SNAKE_CODE = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/;
  * Declares one family of error codes. Every family of every package (the
  * protocol's, the SDKs', the CLI's) is written with it, so all share one
  * entry format: a code that is dotted lowercase or UPPER_SNAKE, a message that
- * says what is wrong and the fix, and an HTTP status between 400 and 599 where
- * one applies. It returns the family frozen, with its codes as literal types,
+ * says what is wrong and the fix, an HTTP status between 400 and 599 where
+ * one applies, and optionally the likely causes and longer fix steps that
+ * docs/troubleshooting.md shows. It returns the family frozen, with its codes as literal types,
  * so a code type derived from it (`keyof typeof FAMILY`) admits nothing else.
  *
  * @throws Error when an entry breaks the format (at module load, so no test run passes).
@@ -43,7 +51,12 @@ export function defineErrors<const T extends Record<string, ErrorInfo>>(family: 
     if (info.status !== undefined && !(Number.isInteger(info.status) && info.status >= 400 && info.status <= 599)) {
       throw new Error(`error code "${code}" has status ${String(info.status)}; use an HTTP error status (400-599) or none`);
     }
-    const extra = Object.keys(info).filter((k) => k !== 'status' && k !== 'message');
+    for (const field of ['causes', 'fix'] as const) {
+      const text = info[field];
+      if (text !== undefined && (typeof text !== 'string' || !/^\S[\s\S]*[.)]$/.test(text)))
+        throw new Error(`error code "${code}" has a ${field} that is not full sentences`);
+    }
+    const extra = Object.keys(info).filter((k) => !['status', 'message', 'causes', 'fix'].includes(k));
     if (extra.length) throw new Error(`error code "${code}" has unknown entry fields ${extra.join(', ')}`);
   }
   return Object.freeze(family);
@@ -58,26 +71,43 @@ export const MESSAGE_ERRORS = defineErrors({
   'message.part.unsupported': { message: 'A part has an unknown type. Use text, mention or composite parts.' },
   'message.mention.invalid_id': {
     message: 'A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.',
+    causes: 'An id typed by hand, a display name used as an id, or an id with markup in it.',
+    fix: 'Take the id from the event: sender.mentionId, or the mentions of the message.',
   },
   'message.mention.unsupported_target': {
     message: 'Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.',
+    causes: 'A mention in a one-to-one chat, where there is nobody else to mention.',
   },
   'message.mention.unsupported_format': {
     message:
       'An everyone mention notifies members only in Markdown; in text format the provider shows the plain words "@everyone". Send it with format "markdown" to a group.',
+    causes: 'An @everyone part in a text reply: the provider shows the words, nobody is notified.',
+    fix: 'Send it with replyMarkdown (reply_markdown, ReplyMarkdown, ReplyMarkdownAsync) to a group.',
   },
   'message.mention.too_many': { message: 'A multi-user mention takes 1 to 20 users. Split the mention or the message.' },
   'message.format.unsupported_target': {
     message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.',
+    causes: 'Markdown was sent to a one-to-one (c2c), channel or direct chat; the same handler works in a group and fails elsewhere.',
+    fix: "Check the conversation type of the event and send text format outside groups (every SDK's scaffold does).",
   },
   'message.target.invalid': { message: 'The target type or id is not valid for this provider. Use a target taken from an event.' },
-  'message.reference.expired': { message: 'The reply window of this message has passed. Send a new message with messages.send instead.' },
+  'message.reference.expired': {
+    message: 'The reply window of this message has passed. Send a new message with messages.send instead.',
+    causes:
+      "The handler replied after the provider's passive reply window (a slow handler, a queue that held the event), or a scheduled job replies to an old event.",
+    fix: 'Reply sooner (ACK at once, do slow work after), or send a new message with messages.send, which needs the messages.send permission.',
+  },
   'message.reference.unknown': {
     message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.',
+    causes:
+      'The reply names an event the plugin did not receive (an id copied from another event or plugin), or one the host no longer remembers after a restart or a long delay.',
   },
   'message.provider.rate_limited': {
     message:
       'The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).',
+    causes:
+      'QQ Bot allows at most 5 replies to one received message and limits messages per group and per bot; a loop that replies once per item hits it quickly.',
+    fix: "Merge replies into fewer messages. error.data.providerCode is the platform's own code, and error.data.retryAfterMilliseconds says when to try again if the platform said so.",
   },
   'message.provider.rejected': {
     message:
@@ -94,6 +124,9 @@ export const MESSAGE_ERRORS = defineErrors({
   'message.permission.denied': {
     message:
       'The plugin did not declare the permission this message needs (messages.reply, messages.send or messages.mentionEveryone). Declare it in manifest.json and reinstall.',
+    causes:
+      'The manifest lacks messages.reply (replies), messages.send (messages to other conversations) or messages.mentionEveryone (@everyone); or a new version uses a permission the installed manifest does not list.',
+    fix: 'Declare the permission in permissions of manifest.json, pack and upload the package again: permissions come from the installed manifest, not from the code.',
   },
 });
 
@@ -101,23 +134,32 @@ export const MESSAGE_ERRORS = defineErrors({
 export const DELIVERY_ERRORS = defineErrors({
   'delivery.unavailable': {
     message: 'The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.',
+    causes: 'The plugin is stopped, failed after too many crashes, or was restarting when the event arrived.',
+    fix: "Open the plugin's state and reason (GET /api/plugins/{pluginId}) and its log; start it again once the cause is fixed.",
   },
   'delivery.queue_full': {
     message:
       'The plugin\'s event queue was full (overflow policy "reject"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.',
+    causes: 'More events arrive than the plugin handles: a slow handler with maxConcurrentEvents 1, or a burst in a busy group.',
+    fix: 'Handle events concurrently and raise concurrency.maxConcurrentEvents or queueCapacity, or choose overflowPolicy dropOldest when only recent messages matter.',
   },
   'delivery.dropped': { message: 'The event waited in a full queue and was dropped for a newer one (overflow policy "dropOldest").' },
   'delivery.timeout': {
     message:
       'The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.',
+    causes:
+      'A plugin that intercepts decides only after slow work, a handler that blocks the thread reading stdin, or a hand-written plugin that ACKs after its handler.',
+    fix: 'ACK at once and do the work afterwards, replying with messages.reply; the SDKs ACK before the handler runs unless the plugin intercepts.',
   },
   'delivery.deadline': {
     message:
       'The handler ran longer than its deadline (concurrency.handlerDeadlineMilliseconds, 5 minutes unless set), so the host cancelled it and freed its slot. Make the handler finish sooner, honour its cancellation signal, or raise the deadline in manifest.json.',
+    causes: 'A handler waits on a slow service without a timeout, or ignores its cancellation signal.',
   },
   'delivery.interrupted': {
     message:
       'The plugin accepted the event but exited (crash, stop or restart) before reporting its completion. Replies already sent stand; see the plugin log for why it exited.',
+    causes: 'The plugin crashed, was stopped or updated, or the host restarted while the handler ran.',
   },
   'delivery.intercept.undeclared': {
     message:
@@ -127,6 +169,7 @@ export const DELIVERY_ERRORS = defineErrors({
   'delivery.ack.invalid': {
     message:
       'The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.',
+    causes: 'A hand-written plugin returns another eventId, or leaves out accepted or intercepted.',
   },
   'delivery.plugin_error': {
     message:
@@ -144,16 +187,25 @@ export const RUNTIME_ERRORS = defineErrors({
     status: 422,
     message:
       'The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.',
+    causes:
+      'A missing dependency (ModuleNotFoundError, Cannot find module), a syntax error, a missing configuration value, an SDK definition error (a command without a handler), or a module the package does not ship that Node.js found above the package folder. The message quotes the first error line of stderr and its last lines; the full stack is in the plugin log. A Node.js plugin whose manifest lacks --host-stdio exits with code 2.',
+    fix: 'Package the dependencies (node_modules, the vendored host_sdk_v2) with the SDK\'s packer, declare every imported module in dependencies, and add "--host-stdio" to transport.stdio.args.',
   },
   PLUGIN_START_TIMEOUT: {
     status: 422,
     message:
       'The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.',
+    causes:
+      '--host-stdio is missing from transport.stdio.args, so the plugin printed its help and waits; or the plugin does not read requests from stdin; or its start is very slow (a large import, a network call before the handshake).',
+    fix: "Add the argument, use the SDK's run function, and do slow setup in the start hook, after the handshake.",
   },
   PLUGIN_COMMAND_NOT_FOUND: {
     status: 422,
     message:
       'The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.',
+    causes:
+      'The runtime (node, python3, dotnet) is not installed on the host machine or not on the PATH the host runs with, or a packaged executable lost its executable bit or was built for another system.',
+    fix: 'Install the runtime for the user the host runs as, or ship a compiled executable (Go: never go run).',
   },
   PLUGIN_WORKDIR_INVALID: {
     status: 422,
@@ -163,20 +215,36 @@ export const RUNTIME_ERRORS = defineErrors({
     status: 422,
     message:
       'The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.',
+    causes:
+      'The code and the manifest disagree on pluginId (a copied plugin with an old id), or the plugin was built with an SDK for another protocol version.',
+    fix: 'Make the ids equal and rebuild with an SDK for protocol 2.',
   },
   PLUGIN_STDOUT_POLLUTION: {
     status: 422,
     message: 'The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.',
+    causes:
+      'A print, console.log or fmt.Println that runs before the SDK redirects stdout, or a library that logs to stdout. During the handshake the plugin fails; while running it counts as a crash (restartPending, then failed when the crash budget is spent).',
+    fix: "Import the SDK first, log with the SDK's logger or to stderr.",
   },
 });
 
 export const MANIFEST_ERRORS = defineErrors({
   'manifest.json.invalid': { message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
-  'manifest.field.required': { message: 'A required field is missing. Add it to manifest.json.' },
+  'manifest.field.required': {
+    message: 'A required field is missing. Add it to manifest.json.',
+    causes: 'sdkVersion and eventSubscriptions are often forgotten in a hand-written manifest.',
+    fix: 'Add "$schema" pointing at the SDK\'s manifest.schema.json to see every problem in your editor, or run host-plugin validate.',
+  },
   'manifest.field.invalid': { message: 'A field has the wrong type or value. Correct it as the message describes.' },
-  'manifest.field.unknown': { message: 'manifest.json has a field protocol v2 does not define. Remove it or fix its spelling.' },
+  'manifest.field.unknown': {
+    message: 'manifest.json has a field protocol v2 does not define. Remove it or fix its spelling.',
+    causes: "A misspelt field (permission instead of permissions), or a field of another host's manifest format.",
+  },
   'manifest.protocolVersion.unsupported': { message: 'protocolVersion must be 2. This host loads protocol version 2 plugins only.' },
-  'manifest.pluginId.invalid': { message: 'pluginId must be a lowercase dotted identifier such as com.example.echo.' },
+  'manifest.pluginId.invalid': {
+    message: 'pluginId must be a lowercase dotted identifier such as com.example.echo.',
+    causes: 'Capitals, spaces or a single word: the id must be dotted lowercase, such as com.example.echo.',
+  },
   'manifest.transport.unsupported': {
     message: 'Local packages must use transport "stdio-jsonrpc". HTTP plugins are registered by base URL instead.',
   },
@@ -220,6 +288,8 @@ export const INSTALL_ERRORS = defineErrors({
   INSTALL_UPLOAD_TOO_LARGE: {
     status: 413,
     message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.',
+    causes: 'node_modules with dev dependencies, tests or caches in the package.',
+    fix: 'Install production dependencies only (npm ci --omit=dev) and leave out __pycache__ and build caches; the SDK packers do.',
   },
   INSTALL_UPLOADS_BUSY: {
     status: 503,
@@ -237,6 +307,7 @@ export const INSTALL_ERRORS = defineErrors({
   INSTALL_PATH_TRAVERSAL: {
     status: 422,
     message: 'An archive entry climbs out of the package with "..". Re-create the ZIP from inside the package folder.',
+    causes: 'A ZIP made by a tool that stores paths relative to a parent folder, or a crafted archive.',
   },
   INSTALL_ABSOLUTE_PATH: {
     status: 422,
@@ -247,7 +318,12 @@ export const INSTALL_ERRORS = defineErrors({
     message: 'An archive entry uses backslashes. Re-create the ZIP with a tool that writes "/" separators.',
   },
   INSTALL_INVALID_ENTRY_NAME: { status: 422, message: 'An archive entry name is empty or has control characters. Rename the file.' },
-  INSTALL_LINK_ENTRY: { status: 422, message: 'The archive holds a symbolic or hard link. Replace links with the files they point to.' },
+  INSTALL_LINK_ENTRY: {
+    status: 422,
+    message: 'The archive holds a symbolic or hard link. Replace links with the files they point to.',
+    causes: 'node_modules/.bin links, or a package folder with symbolic links, zipped with a tool that keeps links.',
+    fix: "Replace links with real files, or pack with the SDK's packer, which leaves links out.",
+  },
   INSTALL_SPECIAL_ENTRY: {
     status: 422,
     message: 'The archive holds a device, FIFO or socket entry. Package regular files and folders only.',
@@ -256,12 +332,19 @@ export const INSTALL_ERRORS = defineErrors({
   INSTALL_CASE_COLLISION: {
     status: 422,
     message: 'Two entries differ only in letter case and would collide on some systems. Rename one of them.',
+    causes: 'Two files such as README.md and readme.md, made on a case-sensitive system.',
   },
   INSTALL_TOO_MANY_ENTRIES: {
     status: 422,
     message: 'The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).',
+    causes: 'node_modules with dev dependencies, or a virtual environment zipped with the plugin.',
+    fix: "Pack with the SDK's packer, which copies the production dependencies only.",
   },
-  INSTALL_TOO_LARGE_UNPACKED: { status: 422, message: 'The unpacked package is larger than the host allows. Remove unneeded files.' },
+  INSTALL_TOO_LARGE_UNPACKED: {
+    status: 422,
+    message: 'The unpacked package is larger than the host allows. Remove unneeded files.',
+    causes: 'Dev dependencies, caches or data files in the package.',
+  },
   INSTALL_COMPRESSION_RATIO: {
     status: 422,
     message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.',
@@ -274,49 +357,71 @@ export const INSTALL_ERRORS = defineErrors({
   INSTALL_MANIFEST_MISSING: {
     status: 422,
     message: 'No manifest.json at the archive root or in a single top-level folder named by the plugin id.',
+    causes: 'The ZIP has an extra folder level (a folder of a folder), or the manifest was left out.',
+    fix: 'Zip the contents of the package folder, or one folder named exactly like the pluginId. The SDK packers do this for you.',
   },
   INSTALL_LAYOUT_AMBIGUOUS: {
     status: 422,
     message:
       'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.',
+    causes: 'Files sit beside the package folder in the ZIP, often a README or a second build folder.',
+    fix: 'Put everything inside one folder or at the root.',
   },
   INSTALL_FOLDER_MISMATCH: {
     status: 422,
     message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.',
+    causes: 'The single top-level folder is named after the project (my-plugin) instead of the pluginId.',
+    fix: 'Rename the folder to the pluginId, or zip the files at the root.',
   },
   INSTALL_MANIFEST_INVALID_JSON: {
     status: 422,
     message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.',
+    causes: 'A trailing comma, a comment or an unquoted key; the message gives the position.',
   },
   INSTALL_MANIFEST_INVALID: {
     status: 422,
     message: 'manifest.json does not follow protocol v2. details.issues lists each field and the fix.',
+    causes:
+      'Missing required fields (sdkVersion and eventSubscriptions are often forgotten), a misspelt field (unknown fields are refused), a pluginId with capitals. details.issues lists every field as {code, path, message}.',
+    fix: 'Add "$schema": "./node_modules/@host/plugin-sdk-v2/schema/manifest.schema.json" to see these in your editor, and run host-plugin validate before packing.',
   },
   INSTALL_TRANSPORT_UNSUPPORTED: {
     status: 422,
     message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.',
+    causes: "The manifest is an HTTP plugin's, or transport.type is misspelt.",
+    fix: 'HTTP plugins are not uploaded: deploy the service and register its base URL (Register HTTP plugin, POST /api/plugins/http).',
   },
   INSTALL_ENTRY_MISSING: {
     status: 422,
     message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).',
+    causes:
+      'The ZIP has the sources but not the build output (dist/index.js), or the entry path is relative to the wrong folder (paths are relative to workingDirectory).',
+    fix: 'Build first, then pack; the SDK packers refuse to pack a project without its build.',
   },
   INSTALL_DEPENDENCY_MISSING: {
     status: 422,
     message:
       'package.json of this Node package declares dependencies that are not in its node_modules. Pack with "npx host-plugin pack", or bundle them and remove them from "dependencies".',
+    causes:
+      'The ZIP was made without node_modules (zipped by hand, or node_modules left out). It may have run on a host whose data directory sits inside a checkout with its own node_modules, but it runs nowhere else.',
+    fix: 'Pack with npx host-plugin pack, or bundle the dependencies into the entry file and remove them from dependencies.',
   },
   INSTALL_PLATFORM_UNSUPPORTED: {
     status: 422,
     message:
       "The manifest's supportedPlatforms does not list the platform and architecture of this host. Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.",
+    causes: 'A Go or other native package built for another operating system or architecture.',
+    fix: "Build one ZIP per system (host-plugin pack --goos linux --goarch arm64) and upload the one for the host's machine.",
   },
   INSTALL_WORKDIR_OUTSIDE: {
     status: 422,
     message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.',
+    causes: 'workingDirectory with ".." or an absolute path.',
   },
   INSTALL_WORKDIR_MISSING: {
     status: 422,
     message: 'transport.stdio.workingDirectory names a folder that is not in the package. Include the folder or use ".".',
+    causes: 'workingDirectory names a folder that was not packed.',
   },
   INSTALL_ENTRY_CORRUPT: {
     status: 422,
@@ -326,20 +431,30 @@ export const INSTALL_ERRORS = defineErrors({
   INSTALL_PLUGIN_RUNNING: {
     status: 409,
     message: 'The plugin is running. Confirm the update (it stops and restarts the plugin) or stop it first.',
+    causes: 'An install or restore while the plugin runs, without going through the update confirmation.',
   },
   INSTALL_ID_TAKEN: {
     status: 409,
     message: 'This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.',
+    causes: 'An HTTP plugin with this pluginId is registered: one id, one plugin.',
+    fix: 'Remove the HTTP registration, or change the pluginId of the package.',
   },
   UPDATE_CONFIRMATION_REQUIRED: {
     status: 409,
     message: 'A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.',
+    causes: 'Not a failure: a plugin with this pluginId is installed, so the upload is an update.',
+    fix: "Review the differences (version, permissions, commands, settings) and confirm; the old version is backed up and the plugin's data and settings are kept.",
   },
   PENDING_UPDATE_NOT_FOUND: {
     status: 404,
     message: 'No pending update with this id. It was confirmed, cancelled or expired: upload the package again.',
   },
-  PENDING_UPDATE_STALE: { status: 409, message: 'The installed plugin changed since this update was prepared. Upload the package again.' },
+  PENDING_UPDATE_STALE: {
+    status: 409,
+    message: 'The installed plugin changed since this update was prepared. Upload the package again.',
+    causes: 'Someone installed, updated or removed the plugin after this update was prepared.',
+    fix: 'Upload the package again and confirm the new comparison.',
+  },
   INSTALL_FAILED: {
     status: 500,
     message: 'The installation failed part-way and the previous version was restored. See details and the host log.',
@@ -358,18 +473,26 @@ export const REGISTRATION_ERRORS = defineErrors({
   REGISTRATION_ADDRESS_REFUSED: {
     status: 422,
     message: 'The address is not allowed by the host address policy (link-local, metadata, multicast, or private/loopback when disabled).',
+    causes:
+      'The URL resolves to a loopback or private address, allowed only when the operator enables it (HOST_HTTP_ALLOW_LOOPBACK, HOST_HTTP_ALLOW_PRIVATE; loopback is allowed by default only for a host listening on loopback), or to a link-local or cloud metadata address, never allowed.',
   },
   REGISTRATION_UNREACHABLE: {
     status: 422,
     message: 'The host could not connect to the plugin. Check that the service runs and the URL, port and firewall are right.',
+    causes: 'The service is down, the URL or port is wrong, or a firewall blocks the host.',
+    fix: 'Try curl {baseUrl}/host/plugin/manifest from the host machine.',
   },
   REGISTRATION_TIMEOUT: {
     status: 422,
     message: 'The plugin did not answer the manifest request in time. Check the service health and its reverse proxy.',
+    causes: 'The service is overloaded or starting, or a firewall drops packets instead of refusing them.',
+    fix: 'Try curl {baseUrl}/host/plugin/manifest from the host machine.',
   },
   REGISTRATION_REDIRECT: {
     status: 422,
     message: 'The manifest request was redirected; redirects are not followed. Register the final URL.',
+    causes: 'A proxy redirects, often http to https or to a path with a trailing slash.',
+    fix: 'Register the final URL; the host follows no redirects.',
   },
   REGISTRATION_HTTP_STATUS: {
     status: 422,
@@ -384,6 +507,7 @@ export const REGISTRATION_ERRORS = defineErrors({
   REGISTRATION_CAPABILITY_MISSING: {
     status: 422,
     message: 'The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.',
+    causes: 'capabilities lacks ReceiveMessages (1) or HttpTransport (8); valid values are 9, 11, 13 or 15.',
   },
   REGISTRATION_PROTOCOL_UNSUPPORTED: { status: 422, message: 'The manifest has a protocolVersion other than 2.' },
   REGISTRATION_ID_TAKEN: {
@@ -394,6 +518,8 @@ export const REGISTRATION_ERRORS = defineErrors({
     status: 422,
     message:
       'The TLS handshake with the plugin failed (untrusted, expired or wrong-name certificate). Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.',
+    causes: 'The certificate is self-signed, expired or for another name.',
+    fix: 'Use a valid certificate, or trust its certificate authority on the host (NODE_EXTRA_CA_CERTS).',
   },
 });
 
@@ -421,27 +547,40 @@ export const HTTP_DELIVERY_ERRORS = defineErrors({
   'http.status': {
     message:
       'The plugin answered with a status other than 200. Answer 200 with a message response for every event you processed, also when accepted is false.',
+    causes:
+      'The service answered something other than 200 for an event: an exception, a route mismatch behind a proxy, an authentication layer in front of it.',
+    fix: 'Answer 200 for every event you processed, with accepted false or error set if needed.',
   },
   'http.signature_rejected': {
     message:
       'The plugin answered 401: it rejected the host signature. Configure it with the signing secret shown at registration and keep its clock in sync (NTP).',
+    causes:
+      'The service has the wrong secret (it is shown once, at registration), its clock is more than 300 s off, or it computes the HMAC over re-serialised JSON instead of the raw body.',
+    fix: 'Give the service the signing secret of the registration, keep both clocks in sync (NTP), and verify the raw body: see docs/protocol/http-signing.md.',
   },
   'http.response.invalid': {
     message:
       'The plugin response is not a valid message response (accepted, intercepted, outboundMessages, error). details.issues lists each field and the fix.',
+    causes:
+      'The response lacks one of accepted, intercepted, outboundMessages or error (use null for no error), or an outbound message is malformed.',
   },
   'http.response.too_large': { message: 'The plugin response is larger than 1 MiB. Send fewer or shorter outbound messages.' },
   'http.circuit_open': {
     message:
       'Deliveries to this plugin failed 5 times in a row, so the host stopped calling it and probes it again after 30 s. Fix the plugin; its health shows the last error.',
+    causes: '5 deliveries in a row failed; the host now probes every 30 s instead of delivering.',
+    fix: 'Fix the service; the plugin recovers by itself at the next successful probe.',
   },
   'http.outbound.send_not_allowed': {
     message:
       'An outbound message targets another conversation, which needs the SendMessages capability (2). Declare it in the manifest, or leave out target to reply.',
+    causes: 'A message targets another conversation without the SendMessages capability (2).',
+    fix: 'Leave out target to reply, or declare the capability and messages.send.',
   },
   'http.intercept.not_allowed': {
     message:
       'The plugin answered intercepted: true without the InterceptMessages capability (4); the host ignored it. Declare the capability to stop lower-priority plugins.',
+    causes: 'intercepted: true from a service that did not declare the InterceptMessages capability (4).',
   },
 });
 
@@ -454,25 +593,35 @@ export const API_ERRORS = defineErrors({
     status: 401,
     message:
       'The admin token is not the one this host accepts. Use the token printed at the first start (or the one in HOST_ADMIN_TOKEN_FILE); if it is lost, restart the host with --reset-admin-token.',
+    causes: 'A typo, a token of another data directory, or a token replaced with --reset-admin-token.',
+    fix: 'Use the token printed at the first start or the one in HOST_ADMIN_TOKEN_FILE; if it is lost, restart the host with --reset-admin-token (see docs/operator/security.md).',
   },
   SESSION_EXPIRED: {
     status: 401,
     message:
       'The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted). Sign in again with the admin token.',
+    causes:
+      '12 hours after sign-in, an hour without a request, a sign-out in another tab, a host restart (sessions live in memory), or 16 newer sessions.',
   },
   SESSION_SIGN_IN_THROTTLED: {
     status: 429,
     message: 'Too many sign-ins with a wrong token in the last minute. Wait a minute, then sign in with the right token.',
+    causes: 'Ten wrong tokens within a minute, from one address.',
   },
   CSRF_TOKEN_INVALID: {
     status: 403,
     message:
       'A request that changes something with the session cookie needs the X-CSRF-Token header of the session (GET /api/session answers it). Reload the admin app; scripts send "Authorization: Bearer <token>" instead.',
+    causes: 'A script that copied the session cookie without the X-CSRF-Token header.',
+    fix: 'Scripts send Authorization: Bearer <token> instead of a cookie.',
   },
   ORIGIN_REFUSED: {
     status: 403,
     message:
       'The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send "Authorization: Bearer <token>" from a script.',
+    causes:
+      "A reverse proxy rewrites the Host header, so the page's Origin is not the host the request reached; or a page of another site sent the request, which is refused on purpose.",
+    fix: 'Forward the original Host header (nginx: proxy_set_header Host $host;). See docs/operator/deployment.md.',
   },
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
@@ -627,14 +776,19 @@ export const QQBOT_ERRORS = defineErrors({
     status: 401,
     message:
       'The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.',
+    causes:
+      "The secret of the account is not the bot's AppSecret, the URL belongs to another account, or a proxy changes the body. Requests not from the platform are refused the same way.",
   },
   QQBOT_TIMESTAMP_STALE: {
     status: 401,
     message: 'X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.',
+    causes: "The host's clock is more than 5 minutes off.",
+    fix: 'Sync the clock with NTP.',
   },
   QQBOT_EVENT_REPLAYED: {
     status: 409,
     message: 'An event with this id was already received; it is not dispatched again.',
+    causes: 'The platform, or someone replaying its request, sent an event id again; it was dispatched the first time.',
   },
   QQBOT_PAYLOAD_INVALID: {
     status: 400,
@@ -647,6 +801,9 @@ export const QQBOT_ERRORS = defineErrors({
   QQBOT_ACCOUNT_NOT_FOUND: {
     status: 404,
     message: 'No QQ Bot account with this id. List the accounts with GET /api/qqbot/accounts.',
+    causes:
+      "The callback URL configured on the platform is not the account's webhookUrl (GET /api/qqbot/accounts), or the account was removed.",
+    fix: "Copy the webhookUrl from the admin app's QQ Bot tab; it must be reachable over HTTPS through your proxy. lastEvent of the account shows the last request the host saw.",
   },
   QQBOT_ACCOUNT_EXISTS: {
     status: 409,

@@ -13,6 +13,8 @@ import { defineErrors } from './error-codes';
 export const SDK_SHARED_ERRORS = defineErrors({
   SDK_DEFINITION_INVALID: {
     message: 'The plugin definition (definePlugin() in Node.js) is invalid. The message names the field and the fix.',
+    causes:
+      "A command of the manifest without a handler (and no message handler), a handler for a command the manifest lacks, or an alias used where the command's name belongs.",
   },
   SDK_MANIFEST_INVALID: {
     message:
@@ -25,6 +27,7 @@ export const SDK_SHARED_ERRORS = defineErrors({
   SDK_INTERCEPT_PERMISSION_MISSING: {
     message:
       'A plugin that intercepts runs over stdio only with the `messages.intercept` permission: add it to "permissions" in manifest.json.',
+    causes: 'The plugin is defined to intercept, but manifest.json lacks messages.intercept.',
   },
   SDK_DECISION_CONFLICT: {
     message: "The event's decision was already made: intercept and pass cannot both be called for one event. Decide once.",
@@ -32,6 +35,7 @@ export const SDK_SHARED_ERRORS = defineErrors({
   SDK_EVENT_CANCELLED: {
     message:
       "The event's handler was cancelled (the host sent events.cancel, or its handler deadline passed); the handler's cancellation signal carries this reason. Stop the work and return.",
+    causes: 'The operator or the host cancelled the event, the handler deadline passed, or the plugin is stopping.',
   },
   SDK_OUTBOUND_LIMIT: { message: 'An HTTP response carries at most 20 outbound messages. Merge replies into fewer messages.' },
   SDK_SEND_UNAVAILABLE: {
