@@ -606,7 +606,8 @@ export const API_ERRORS = defineErrors({
   SESSION_SIGN_IN_THROTTLED: {
     status: 429,
     message: 'Too many sign-ins with a wrong token in the last minute. Wait a minute, then sign in with the right token.',
-    causes: 'Ten wrong tokens within a minute, from one address.',
+    causes:
+      'Ten wrong tokens within a minute. The limit counts for the whole host, not per address: someone guessing locks everyone out for that minute, so a repeated SESSION_SIGN_IN_THROTTLED is worth a look at the access log of the proxy.',
   },
   CSRF_TOKEN_INVALID: {
     status: 403,
@@ -621,7 +622,7 @@ export const API_ERRORS = defineErrors({
       'The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send "Authorization: Bearer <token>" from a script.',
     causes:
       "A reverse proxy rewrites the Host header, so the page's Origin is not the host the request reached; or a page of another site sent the request, which is refused on purpose.",
-    fix: 'Forward the original Host header (nginx: proxy_set_header Host $host;). See docs/operator/deployment.md.',
+    fix: 'Forward the original Host header (nginx: proxy_set_header Host $http_host;). See docs/operator/deployment.md.',
   },
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
