@@ -93,7 +93,9 @@ const PYTHON_COMMAND = /^python(3(\.\d+)?)?$/;
  * such as the Go packer writes) and, for an HTTP plugin, from the project's files.
  */
 export function runtimeOf(manifest: StdioManifest | HttpManifest, dir: string, node: string): PluginRuntime {
-  const command = 'transport' in manifest ? manifest.transport.stdio.command : null;
+  // An HTTP manifest has capabilities and no transport (loadManifest tells them apart the same way).
+  const stdio = 'capabilities' in manifest ? undefined : (manifest as StdioManifest);
+  const command = stdio ? stdio.transport.stdio.command : null;
   const id = manifest.pluginId;
   const has = (file: string) => existsSync(join(dir, file));
   if (command === 'node' || (command === null && has('package.json')))
@@ -102,7 +104,7 @@ export function runtimeOf(manifest: StdioManifest | HttpManifest, dir: string, n
     return { sdk: 'host_sdk_v2 (Python)', needs: 'Python 3.9 or newer', command: command ?? 'python3', zip: `${id}.zip` };
   if (command === 'dotnet') return { sdk: 'HostSdk (C#)', needs: '.NET 8 runtime or newer', command, zip: `${id}.zip` };
   if (has('go.mod')) {
-    const platforms = 'supportedPlatforms' in manifest ? (manifest.supportedPlatforms ?? []) : [];
+    const platforms = stdio?.supportedPlatforms ?? [];
     const list = platforms.map((p) => [p.platform, ...(p.architectures ?? [])].join(' ')).join(', ');
     return {
       sdk: 'hostsdk (Go)',
