@@ -16,6 +16,8 @@ const versionOf = (file: string) => (JSON.parse(readFileSync(join(ROOT, file), '
 
 let output = '';
 let code: number | null = null;
+let nxOutput = '';
+let nxCode: number | null = null;
 let before = '';
 let after = '';
 const current = versionOf('libs/plugin-sdk/package.json');
@@ -37,6 +39,15 @@ beforeAll(() => {
     });
     output = `${r.stdout}\n${r.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
     code = r.status;
+    // Plain `nx release --dry-run`, as docs/releasing.md says it may be run (publishing is a release run's step).
+    const n = spawnSync(process.execPath, [require.resolve('nx/bin/nx.js', { paths: [ROOT] }), 'release', '--dry-run', '--skip-publish'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', FORCE_COLOR: '0', CI: 'true' },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    nxOutput = `${n.stdout}\n${n.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
+    nxCode = n.status;
   } finally {
     rmSync(PLAN, { force: true });
   }
@@ -75,6 +86,15 @@ describe('release dry run', () => {
       expect(entry).toMatch(new RegExp(`^\\+ #+ ${next.replace(/\./g, '\\.')} \\(`, 'm'));
       expect(entry).toContain(NOTE);
     }
+  });
+
+  it("is what plain `nx release --dry-run` shows too: each package's next version and changelog", () => {
+    if (nxCode !== 0) throw new Error(`nx release --dry-run exited ${nxCode}:\n${nxOutput}`);
+    for (const manifest of ['libs/plugin-sdk/package.json', 'tools/host-plugin/package.json'])
+      expect(nxOutput).toContain(`New version ${next} written to manifest: ${manifest}`);
+    for (const file of ['CHANGELOG.md', 'libs/plugin-sdk/CHANGELOG.md', 'tools/host-plugin/CHANGELOG.md'])
+      expect(nxOutput).toContain(`Previewing an entry in ${file} for v${next}`);
+    expect(nxOutput).toContain(NOTE);
   });
 
   it('writes nothing', () => {
