@@ -1,7 +1,6 @@
 """What handlers receive: the message context and the lifecycle context."""
 
 import asyncio
-import concurrent.futures
 import json
 import re
 import sys
@@ -11,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence
 
 from ._generated.wire import CommandMatch, MessageEvent, SendResult, UserRef
+from .answer import Answer
 from .cancellation import Cancellation
 from .errors import PluginMessageError, PluginSdkError
 from .messages import prepare_message, provider_for
@@ -28,7 +28,7 @@ class Directories:
     cache_directory: str
 
 
-def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
+def bridge(future: "Answer[Any]") -> "asyncio.Future[Any]":
     """An asyncio future of the running loop that follows ``future``. Unlike ``asyncio.wrap_future`` it
     settles directly when ``future`` is settled on the loop's own thread (a host answer read by the
     runtime), instead of waking the loop through its self-pipe for every request."""
@@ -36,7 +36,7 @@ def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
     waiter: "asyncio.Future[Any]" = loop.create_future()
     loop_thread = threading.get_ident()
 
-    def settle(done: "concurrent.futures.Future[Any]") -> None:
+    def settle(done: "Answer[Any]") -> None:
         if waiter.done():
             return
         error = done.exception()
@@ -45,7 +45,7 @@ def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
         else:
             waiter.set_result(done.result())
 
-    def on_done(done: "concurrent.futures.Future[Any]") -> None:
+    def on_done(done: "Answer[Any]") -> None:
         if threading.get_ident() == loop_thread:
             settle(done)
         else:
@@ -60,7 +60,7 @@ class Sent:
     :meth:`result` in sync ones to wait for the host's answer; a handler may also leave it: the event's
     completion waits for every message the handler started, and a failure nobody waited for is logged."""
 
-    def __init__(self, future: "concurrent.futures.Future[SendResult]") -> None:
+    def __init__(self, future: "Answer[SendResult]") -> None:
         self._future = future
         self.observed = False
 
@@ -82,10 +82,10 @@ class Transport:
 
     kind = "test"
 
-    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[SendResult]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[SendResult]":
         raise NotImplementedError
 
-    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[SendResult]":
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[SendResult]":
         raise NotImplementedError
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
@@ -300,8 +300,12 @@ class MessageContext(LifecycleContext):
                     return
                 sent = self._pending[index]
             index += 1
+            future = sent._future
             try:
-                await bridge(sent._future)
+                if future.done():
+                    future.result()  # answered already: no need to wait on the loop
+                else:
+                    await bridge(future)
             except Exception as error:
                 if not sent.observed:
                     self.log.warn(f"a message the handler did not wait for failed: {error}")

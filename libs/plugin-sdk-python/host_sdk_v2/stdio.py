@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NoRetu
 
 from ._generated.catalog import HOST_STDIO_FLAG, LIMITS, METHODS, PROTOCOL_VERSION, RUNTIME_DEFAULTS, RpcErrorCode
 from ._version import SDK_NAME, SDK_VERSION
+from .answer import Answer
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
 from .dispatch import Completion, call_handler, dispatch_event
@@ -104,10 +105,10 @@ class _StdioTransport(Transport):
     def __init__(self, runtime: "StdioRuntime") -> None:
         self._runtime = runtime
 
-    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[Any]":
         return self._runtime.call("messages.reply", {"eventId": event["eventId"], "message": message}, target)
 
-    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         return self._runtime.call("messages.send", {"target": target, "message": message}, target)
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
@@ -133,7 +134,25 @@ class _LiveEvent:
         self.event = event
         self.cancellation = cancellation
         self.started = False
-        self.deadline: Optional[asyncio.TimerHandle] = None
+        #: When the handler deadline passes (loop time); None once it passed.
+        self.deadline: Optional[float] = None
+
+
+class _Call:
+    """A request to the host waiting for its answer."""
+
+    __slots__ = ("method", "answer", "mapped", "target", "deadline")
+
+    def __init__(self, method: str, answer: "Answer[Any]", mapped: bool, target: Optional[Mapping[str, str]], deadline: float) -> None:
+        self.method = method
+        self.answer = answer
+        #: Whether refusals become PluginMessageError (requests made with ``call``), for ``target``.
+        self.mapped = mapped
+        self.target = target
+        self.deadline = deadline
+
+    def fail(self, error: BaseException) -> None:
+        self.answer.set_exception(_host_failure(error, self.target) if self.mapped else error)
 
 
 class StdioRuntime:
@@ -157,7 +176,9 @@ class StdioRuntime:
         self._decoder = FrameDecoder()
         self._transport = _StdioTransport(self)
         self._ids = itertools.count(1)
-        self._pending: Dict[int, Tuple[str, "concurrent.futures.Future[Any]", Optional[asyncio.TimerHandle]]] = {}
+        # Both in the order of their deadlines (each kind has one fixed timeout), watched by one timer.
+        self._pending: Dict[int, _Call] = {}
+        self._watchdog: Optional[asyncio.TimerHandle] = None
         self._live: Dict[str, _LiveEvent] = {}
         self._waiting: List[_LiveEvent] = []
         self._running = 0
@@ -169,9 +190,17 @@ class StdioRuntime:
         self._exit_code: Optional[int] = None
         self._idle: Optional[asyncio.Event] = None
         self._limits = {"maxConcurrentEvents": RUNTIME_DEFAULTS["maxConcurrentEvents"], "queueCapacity": RUNTIME_DEFAULTS["queueCapacity"], "requestTimeoutMilliseconds": RUNTIME_DEFAULTS["requestTimeoutMilliseconds"], "handlerDeadlineMilliseconds": RUNTIME_DEFAULTS["handlerDeadlineMilliseconds"]}
+        self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._done: Optional["asyncio.Future[int]"] = None
         self._tasks: "set[asyncio.Task[Any]]" = set()
+        self._handlers: Dict[str, Callable[[Any, Any], None]] = {
+            "events.message": self._on_event,
+            "events.cancel": self._on_cancel,
+            "plugin.ping": self._on_ping,
+            "plugin.stop": self._on_stop,
+            "settings.changed": self._on_settings_changed,
+        }
 
     # I/O ----------------------------------------------------------------------------------------------
 
@@ -290,42 +319,32 @@ class StdioRuntime:
 
     # Requests to the host -----------------------------------------------------------------------------
 
-    def call(self, method: str, params: Dict[str, Any], target: Optional[Mapping[str, str]]) -> "concurrent.futures.Future[Any]":
-        """A plugin-to-host request with the runtime token; callable from any thread."""
+    def call(self, method: str, params: Dict[str, Any], target: Optional[Mapping[str, str]]) -> "Answer[Any]":
+        """A plugin-to-host request with the runtime token; callable from any thread. A refused message
+        fails as PluginMessageError."""
         if self._init is None:
             raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
         if threading.get_ident() != self._loop_thread:
             self._writable.wait()
-        outer: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-        inner = self._request(method, {"token": self._init["token"], **params})
+        return self._request(method, {"token": self._init["token"], **params}, True, target)
 
-        def done(f: "concurrent.futures.Future[Any]") -> None:
-            error = f.exception()
-            if error is not None:
-                outer.set_exception(_host_failure(error, target))
-            else:
-                outer.set_result(f.result())
-
-        inner.add_done_callback(done)
-        return outer
-
-    def _request(self, method: str, params: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
-        future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+    def _request(self, method: str, params: Dict[str, Any], mapped: bool = False, target: Optional[Mapping[str, str]] = None) -> "Answer[Any]":
+        answer: "Answer[Any]" = Answer()
         assert self._loop is not None
 
         def send() -> None:
             if self._closed:
-                future.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
+                answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
                 return
             request_id = next(self._ids)
-            timeout = self._limits["requestTimeoutMilliseconds"] / 1000
-            timer = self._loop.call_later(timeout, self._timeout, request_id) if self._loop else None
-            self._pending[request_id] = (method, future, timer)
+            assert self._loop is not None
+            self._pending[request_id] = _Call(method, answer, mapped, target, self._loop.time() + self._request_timeout)
+            self._watch()
             self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
         if threading.get_ident() == self._loop_thread:
             send()
-            return future
+            return answer
 
         def handed_off() -> None:
             try:
@@ -342,12 +361,50 @@ class StdioRuntime:
             # The loop is closed: nothing will run the send.
             self._handoffs.release()
             raise
-        return future
+        return answer
 
-    def _timeout(self, request_id: int) -> None:
-        entry = self._pending.pop(request_id, None)
-        if entry and not entry[1].done():
-            entry[1].set_exception(HostCallError(entry[0], RpcErrorCode.RequestTimeout, f"no answer within {self._limits['requestTimeoutMilliseconds']} ms"))
+    # Deadlines ----------------------------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Arms the one timer of request timeouts and handler deadlines at the earliest of them (requests
+        and live events are each kept in the order of their deadlines)."""
+        if self._watchdog is not None or self._closed:
+            return
+        due: Optional[float] = None
+        for call in self._pending.values():
+            due = call.deadline
+            break
+        for live in self._live.values():
+            if live.deadline is not None:
+                due = live.deadline if due is None else min(due, live.deadline)
+                break
+        if due is not None:
+            assert self._loop is not None
+            self._watchdog = self._loop.call_at(due, self._on_watchdog)
+
+    def _on_watchdog(self) -> None:
+        self._watchdog = None
+        assert self._loop is not None
+        now = self._loop.time()
+        late = []
+        for request_id, call in self._pending.items():
+            if call.deadline > now:
+                break
+            late.append(request_id)
+        for request_id in late:
+            call = self._pending.pop(request_id)
+            call.fail(HostCallError(call.method, RpcErrorCode.RequestTimeout, f"no answer within {self._limits['requestTimeoutMilliseconds']} ms"))
+        passed = []
+        for event_id, live in self._live.items():
+            if live.deadline is None:
+                continue  # its deadline passed already, and its handler has not returned yet
+            if live.deadline > now:
+                break
+            live.deadline = None
+            passed.append(event_id)
+        for event_id in passed:
+            self._cancel(event_id, "deadline")
+        self._watch()
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]] = None) -> None:
         line = f"[{level}] {message}"
@@ -368,19 +425,14 @@ class StdioRuntime:
 
     def _on_message(self, message: Dict[str, Any]) -> None:
         if "method" not in message:
-            entry = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
-            if entry is None:
-                return
-            method, future, timer = entry
-            if timer:
-                timer.cancel()
-            if future.done():
+            call = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if call is None:
                 return
             if "error" in message:
                 e = message["error"]
-                future.set_exception(HostCallError(method, e["code"], e["message"], e.get("data")))
+                call.fail(HostCallError(call.method, e["code"], e["message"], e.get("data")))
             else:
-                future.set_result(message["result"])
+                call.answer.set_result(message["result"])
             return
         if "id" not in message:
             return  # notifications are not part of v2; unknown ones are ignored
@@ -391,14 +443,7 @@ class StdioRuntime:
         if self._init is None:
             self._respond_error(request_id, RpcErrorCode.NotInitialized, f"{method} arrived before host.initialize; the plugin answers nothing else until the handshake.")
             return
-        handlers: Dict[str, Callable[[Any, Any], None]] = {
-            "events.message": self._on_event,
-            "events.cancel": self._on_cancel,
-            "plugin.ping": self._on_ping,
-            "plugin.stop": self._on_stop,
-            "settings.changed": self._on_settings_changed,
-        }
-        handler = handlers.get(method)
+        handler = self._handlers.get(method)
         if handler is None:
             self._respond_error(request_id, RpcErrorCode.MethodNotFound, f'method "{method}" is not part of protocol v2 for plugins')
             return
@@ -428,6 +473,7 @@ class StdioRuntime:
         self._init = init
         runtime = init["runtime"]
         self._limits.update({k: runtime[k] for k in self._limits if k in runtime})
+        self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
         self._decoder.max_header_bytes = runtime["maxHeaderLength"]
         self._decoder.max_payload_bytes = runtime["maxPayloadLength"]
         d = init["directories"]
@@ -471,7 +517,7 @@ class StdioRuntime:
         if self._stopping:
             self._respond_error(request_id, RpcErrorCode.Stopping, "the plugin is stopping and takes no new events")
             return
-        event, issues = validate_document("message-event.schema.json", params, "event")
+        event, issues = validate_document("message-event.schema.json", params, "event", owned=True)
         if event is None:
             self._invalid(request_id, "events.message", issues)
             return
@@ -495,7 +541,8 @@ class StdioRuntime:
             return
         self._live[event_id] = live
         # Counted from admission, as the host counts from sending (6.5): the SDK cancels the handler itself.
-        live.deadline = self._loop.call_later(self._limits["handlerDeadlineMilliseconds"] / 1000, self._cancel, event_id, "deadline")
+        live.deadline = self._loop.time() + self._limits["handlerDeadlineMilliseconds"] / 1000
+        self._watch()
         self._waiting.append(live)
         self._pump()
 
@@ -544,8 +591,6 @@ class StdioRuntime:
         live = self._live.pop(event_id, None)
         if live is None:
             return
-        if live.deadline:
-            live.deadline.cancel()
         live.cancellation.detach()
 
     def _cancel(self, event_id: str, reason: str) -> bool:
@@ -646,11 +691,11 @@ class StdioRuntime:
         self._closed = True
         self._stopping = True
         self._writable.set()
-        for method, future, timer in self._pending.values():
-            if timer:
-                timer.cancel()
-            if not future.done():
-                future.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} did not finish."))
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        for call in self._pending.values():
+            call.answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{call.method} did not finish."))
         self._pending.clear()
         if self._session is not None:
             self._session.cancellation.cancel(PluginSdkError("SDK_HOST_DISCONNECTED", "the host connection closed"))
