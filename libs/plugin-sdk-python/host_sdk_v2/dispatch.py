@@ -5,7 +5,7 @@ import asyncio
 import inspect
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Optional
 
 from ._generated.wire import EventAck, MessageEvent, PluginError
 from .cancellation import Cancellation
@@ -41,14 +41,21 @@ class Completion:
         self.duration_ms = duration_ms
 
 
-async def call_handler(handler: Callable[..., Any], arg: Any, inline: bool) -> None:
+#: Runs a sync handler on a worker thread: ``runner(handler, arg)`` is awaited for its result.
+Runner = Callable[[Callable[[Any], Any], Any], "Awaitable[Any]"]
+
+
+async def call_handler(handler: Callable[..., Any], arg: Any, inline: bool, runner: Optional[Runner] = None) -> None:
     """Runs a sync or async handler. Sync handlers run in a worker thread (so the runtime keeps answering
-    pings) unless ``inline`` (HTTP and the test host, which already run on a thread of their own)."""
+    pings), by ``runner`` or else the loop's default executor, unless ``inline`` (HTTP and the test host,
+    which already run on a thread of their own)."""
     if inspect.iscoroutinefunction(handler):
         await handler(arg)
         return
     if inline:
         result = handler(arg)
+    elif runner is not None:
+        result = await runner(handler, arg)
     else:
         result = await asyncio.get_running_loop().run_in_executor(None, handler, arg)
     if inspect.isawaitable(result):
@@ -63,6 +70,7 @@ async def dispatch_event(
     on_ack: Callable[[EventAck], None],
     cancellation: Cancellation,
     inline: bool = False,
+    runner: Optional[Runner] = None,
 ) -> Optional[Completion]:
     """Decision and work are apart (docs/protocol/v2.md 4.2, 5.3): a plugin that cannot intercept ACKs
     before its handler runs; one that can ACKs on intercept()/pass_on() or when the handler ends. Returns
@@ -101,7 +109,7 @@ async def dispatch_event(
     started = time.monotonic()
     error: Optional[PluginError] = None
     try:
-        await call_handler(handler, ctx, inline)
+        await call_handler(handler, ctx, inline, runner)
     except Exception as thrown:
         error = to_plugin_error(thrown)
         what = f'command "{event["command"]["name"]}"' if event.get("command") else "message"

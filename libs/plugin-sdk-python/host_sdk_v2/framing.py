@@ -98,9 +98,9 @@ class FrameDecoder:
             if end > 16:
                 digits = bytes(buf[16:end])
                 if digits.isdigit() and len(digits) <= 10 and end + 4 <= self.max_header_bytes:
-                    length = int(digits)
-                    if 0 < length <= self.max_payload_bytes:
-                        return self._take(end + 4, length)
+                    size = int(digits)
+                    if 0 < size <= self.max_payload_bytes:
+                        return self._take(end + 4, size)
         header_end = -1
         lines: List[bytes] = []
         line_start = 0

@@ -8,6 +8,7 @@ within the grace period; the process exits when stdin closes.
 """
 
 import asyncio
+import collections
 import concurrent.futures
 import inspect
 import itertools
@@ -39,6 +40,8 @@ _READ_SIZE = 65536
 #: Bytes of unsent frames past which handler threads wait before sending more (twice the largest
 #: payload and 1 MiB, the amount the host lets a plugin leave unread the other way).
 _WRITE_HIGH_WATER = 2 * LIMITS["maxPayloadBytes"] + 1024 * 1024
+#: Threads that run sync handlers at most (events beyond them wait for a free thread).
+_HANDLER_THREADS = 64
 #: Sends from handler threads waiting for the event loop at most (see ``StdioRuntime._handoffs``).
 _MAX_HANDOFFS = 64
 
@@ -97,6 +100,92 @@ class _FrameWriter:
                 self._out.flush()
             except (OSError, ValueError):
                 self.broken = True  # the host closed the pipe; stdin's end stops the process
+
+
+class _Inbox:
+    """Work handed to the event loop from other threads, run in batches: one wake-up of the loop (a
+    write to its self-pipe) for all the items posted before it drains, instead of one per item."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._items: "collections.deque[Tuple[Callable[..., None], Tuple[Any, ...]]]" = collections.deque()
+        self._armed = False
+
+    def post(self, fn: Callable[..., None], *args: Any) -> None:
+        """Runs ``fn(*args)`` on the loop soon; raises RuntimeError when the loop is closed."""
+        self._items.append((fn, args))
+        if not self._armed:
+            self._armed = True
+            try:
+                self._loop.call_soon_threadsafe(self._drain)
+            except RuntimeError:
+                self._armed = False
+                raise
+
+    def _drain(self) -> None:
+        # Disarmed first: an item posted while this runs either is taken below or arms a new drain.
+        self._armed = False
+        items = self._items
+        while items:
+            fn, args = items.popleft()
+            fn(*args)
+
+
+class _Workers:
+    """The threads sync handlers run on: started as needed (at most ``limit``), each taking the next
+    job from one queue; a job's end reaches the loop through the inbox."""
+
+    def __init__(self, inbox: _Inbox, limit: int) -> None:
+        self._inbox = inbox
+        self._limit = limit
+        self._jobs: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+
+    def run(self, handler: Callable[[Any], Any], arg: Any) -> "asyncio.Future[Any]":
+        loop = asyncio.get_running_loop()
+        waiter: "asyncio.Future[Any]" = loop.create_future()
+
+        def settle(result: Any, error: Optional[BaseException]) -> None:
+            if waiter.done():
+                return
+            if error is not None:
+                waiter.set_exception(error)
+            else:
+                waiter.set_result(result)
+
+        def job() -> None:
+            try:
+                result = handler(arg)
+            except BaseException as error:  # handed to the awaiting coroutine, which reports it
+                self._inbox.post(settle, None, error)
+            else:
+                self._inbox.post(settle, result, None)
+
+        with self._lock:
+            start = self._idle == 0 and self._threads < self._limit
+            if start:
+                self._threads += 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._work, name="host-sdk-handler", daemon=True).start()
+        return waiter
+
+    def _work(self) -> None:
+        jobs = self._jobs
+        while True:
+            with self._lock:
+                self._idle += 1
+            job = jobs.get()
+            with self._lock:
+                self._idle -= 1
+            if job is None:
+                return
+            try:
+                job()
+            except RuntimeError:
+                return  # the loop closed while the handler ran: nothing is left to report to
 
 
 class _StdioTransport(Transport):
@@ -207,7 +296,9 @@ class StdioRuntime:
     async def run(self) -> int:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="host-sdk-handler"))
+        self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=_HANDLER_THREADS, thread_name_prefix="host-sdk-handler"))
+        self._inbox = _Inbox(self._loop)
+        self._workers = _Workers(self._inbox, _HANDLER_THREADS)
         self._done = self._loop.create_future()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -356,7 +447,7 @@ class StdioRuntime:
             if self._closed:
                 raise PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent.")
         try:
-            self._loop.call_soon_threadsafe(handed_off)
+            self._inbox.post(handed_off)
         except RuntimeError:
             # The loop is closed: nothing will run the send.
             self._handoffs.release()
@@ -505,7 +596,7 @@ class StdioRuntime:
     async def _start(self) -> None:
         if self.plugin._on_start is not None:
             try:
-                await call_handler(self.plugin._on_start, LifecycleContext(self._transport, self._session), inline=False)  # type: ignore[arg-type]
+                await call_handler(self.plugin._on_start, LifecycleContext(self._transport, self._session), inline=False, runner=self._workers.run)  # type: ignore[arg-type]
             except Exception as error:
                 self.log("error", f"on_start failed, stopping: {error!r}")
                 self._close(1, run_stop=False)
@@ -569,6 +660,7 @@ class StdioRuntime:
                 self._session,
                 lambda ack: self._respond(live.request_id, ack),
                 live.cancellation,
+                runner=self._workers.run,
             )
             if completion is not None:
                 self._complete(live.event["eventId"], completion)
@@ -653,7 +745,7 @@ class StdioRuntime:
         if self.plugin._on_stop is None or not self._started or self._session is None:
             return
         try:
-            await asyncio.wait_for(call_handler(self.plugin._on_stop, LifecycleContext(self._transport, self._session), inline=False), timeout=limit)
+            await asyncio.wait_for(call_handler(self.plugin._on_stop, LifecycleContext(self._transport, self._session), inline=False, runner=self._workers.run), timeout=limit)
         except asyncio.TimeoutError:
             self._stderr.write("[warn] on_stop did not finish in time\n")
         except Exception as error:
@@ -674,7 +766,7 @@ class StdioRuntime:
             settings_hook = hook
             try:
                 staged = _StagedSettings(self._session, settings)
-                await call_handler(lambda c: settings_hook(c, previous), LifecycleContext(self._transport, staged), inline=False)
+                await call_handler(lambda c: settings_hook(c, previous), LifecycleContext(self._transport, staged), inline=False, runner=self._workers.run)
             except Exception as error:
                 self.log("error", f"on_settings_changed failed; keeping the previous settings: {error!r}")
                 self._respond_error(request_id, RpcErrorCode.PluginError, f"on_settings_changed failed: {error}")
