@@ -112,7 +112,8 @@ async def dispatch_event(
         await call_handler(handler, ctx, inline, runner)
     except Exception as thrown:
         error = to_plugin_error(thrown)
-        what = f'command "{event["command"]["name"]}"' if event.get("command") else "message"
+        command = event.get("command")
+        what = f'command "{command["name"]}"' if command else "message"
         transport.log("error", f"handler for {what} {event['eventId']} failed: {error['message']}", {"code": error["code"], "stack": "".join(traceback.format_exception(type(thrown), thrown, thrown.__traceback__))})
     declined = not acked and error is not None
     if declined:

@@ -6,7 +6,7 @@ import { flag, parseArgs } from './args';
 import { CliError } from './errors';
 import { init } from './init';
 import { isGoProject, packGo } from './go';
-import { isPythonProject, packPython } from './python';
+import { isPythonProject, packPython, validatePython } from './python';
 import type { CliIO } from './io';
 import { gatherFacts, renderNotes } from './notes';
 import { pack } from './pack';
@@ -77,7 +77,9 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       }
       case 'validate': {
         const args = parseArgs(rest, [], []);
-        const project = loadProject(resolve(io.cwd, one(args.positional, 'validate')));
+        const dir = resolve(io.cwd, one(args.positional, 'validate'));
+        if (isPythonProject(dir)) return validatePython(dir, io.out, io.err);
+        const project = loadProject(dir);
         const m = project.manifest;
         io.out(`Validating ${m ? `${m.pluginId} ${m.version}` : 'manifest.json'} in ${project.dir}`);
         const { findings } = checkProject(project);
