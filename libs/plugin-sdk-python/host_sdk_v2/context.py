@@ -291,24 +291,54 @@ class MessageContext(LifecycleContext):
         self._decision = intercepted
         self._on_decision(intercepted)
 
+    def _sent_at(self, index: int) -> Optional[Sent]:
+        """The ``index``-th message the handler started, or None past the last one."""
+        with self._lock:
+            return self._pending[index] if index < len(self._pending) else None
+
+    def _observe(self, sent: Sent) -> None:
+        """Reads the answer of a message that has one; logs a failure nobody waited for."""
+        try:
+            sent._future.result()
+        except Exception as error:
+            if not sent.observed:
+                self.log.warn(f"a message the handler did not wait for failed: {error}")
+
     async def _settle(self) -> None:
         """Waits for every message the handler started; logs failures nobody waited for."""
         index = 0
         while True:
-            with self._lock:
-                if index >= len(self._pending):
-                    return
-                sent = self._pending[index]
+            sent = self._sent_at(index)
+            if sent is None:
+                return
             index += 1
-            future = sent._future
-            try:
-                if future.done():
-                    future.result()  # answered already: no need to wait on the loop
-                else:
-                    await bridge(future)
-            except Exception as error:
-                if not sent.observed:
-                    self.log.warn(f"a message the handler did not wait for failed: {error}")
+            if not sent._future.done():
+                try:
+                    await bridge(sent._future)
+                except Exception:
+                    pass  # reported by _observe
+            self._observe(sent)
+
+    def _when_settled(self, done: Callable[[], None], resume: Callable[[Callable[[], None]], None]) -> None:
+        """:meth:`_settle` without a coroutine: calls ``done()`` once every message the handler started
+        has its answer. ``resume(step)`` runs ``step`` on the caller's thread (answers may settle on
+        another)."""
+        index = 0
+
+        def step() -> None:
+            nonlocal index
+            while True:
+                sent = self._sent_at(index)
+                if sent is None:
+                    done()
+                    return
+                if not sent._future.done():
+                    sent._future.add_done_callback(lambda _answer: resume(step))
+                    return
+                index += 1
+                self._observe(sent)
+
+        step()
 
 
 def _parse_time(value: str) -> datetime:

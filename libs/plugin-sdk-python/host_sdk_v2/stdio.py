@@ -24,7 +24,7 @@ from ._version import SDK_NAME, SDK_VERSION
 from .answer import Answer
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
-from .dispatch import Completion, call_handler, dispatch_event
+from .dispatch import Completion, EventRun, call_handler, dispatch_event
 from .errors import ERROR_CODES, HostCallError, PluginMessageError, PluginSdkError
 from .framing import FrameDecoder, encode_frame
 from .validation import validate_document, validate_method
@@ -143,7 +143,18 @@ class _Workers:
         self._threads = 0
         self._idle = 0
 
+    def submit(self, job: Callable[[], None]) -> None:
+        """Runs ``job()`` on a worker thread."""
+        with self._lock:
+            start = self._idle == 0 and self._threads < self._limit
+            if start:
+                self._threads += 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._work, name="host-sdk-handler", daemon=True).start()
+
     def run(self, handler: Callable[[Any], Any], arg: Any) -> "asyncio.Future[Any]":
+        """Runs ``handler(arg)`` on a worker thread; the future (of the running loop) has its result."""
         loop = asyncio.get_running_loop()
         waiter: "asyncio.Future[Any]" = loop.create_future()
 
@@ -163,13 +174,7 @@ class _Workers:
             else:
                 self._inbox.post(settle, result, None)
 
-        with self._lock:
-            start = self._idle == 0 and self._threads < self._limit
-            if start:
-                self._threads += 1
-        self._jobs.put(job)
-        if start:
-            threading.Thread(target=self._work, name="host-sdk-handler", daemon=True).start()
+        self.submit(job)
         return waiter
 
     def _work(self) -> None:
@@ -648,7 +653,84 @@ class StdioRuntime:
             self._running += 1
             assert self._idle is not None
             self._idle.clear()
-            self._spawn(self._run_event(live))
+            handler = self.plugin.handler_for(live.event)  # type: ignore[arg-type]
+            if handler is not None and not inspect.iscoroutinefunction(handler):
+                self._run_sync(live, handler)
+            else:
+                self._spawn(self._run_event(live))
+
+    def _run_sync(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
+        """A sync handler: it runs on a worker thread, everything around it on the loop, driven by
+        callbacks (no task, no coroutine, no asyncio future per event)."""
+        assert self._session is not None
+        try:
+            run = EventRun(live.event, self._transport, self._session, lambda ack: self._respond(live.request_id, ack), live.cancellation)  # type: ignore[arg-type]
+        except BaseException:
+            self._end(live)
+            raise
+
+        def job() -> None:
+            try:
+                result = handler(run.ctx)
+            except BaseException as thrown:  # reported on the loop, as an awaited handler's would be
+                self._inbox.post(ended, None, thrown)
+            else:
+                self._inbox.post(ended, result, None)
+
+        def ended(result: Any, thrown: Optional[BaseException]) -> None:
+            if thrown is None and inspect.isawaitable(result):
+                self._spawn(self._finish_awaitable(live, run, result))
+                return
+            if thrown is not None and not isinstance(thrown, Exception):
+                self._end(live)
+                raise thrown
+            try:
+                error = run.finish(thrown)  # type: ignore[arg-type]
+                run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
+            except BaseException:
+                self._end(live)
+                raise
+
+        self._workers.submit(job)
+
+    async def _finish_awaitable(self, live: _LiveEvent, run: EventRun, awaitable: Any) -> None:
+        """A sync handler that returned an awaitable: awaited here, as ``call_handler`` does."""
+        try:
+            thrown: Optional[Exception] = None
+            try:
+                await awaitable
+            except Exception as raised:
+                thrown = raised
+            error = run.finish(thrown)
+            await run.ctx._settle()
+            completion = run.completion(error)
+            if completion is not None:
+                self._complete(live.event["eventId"], completion)
+        finally:
+            self._end(live)
+
+    def _finish_run(self, live: _LiveEvent, run: EventRun, error: Optional[Any]) -> None:
+        try:
+            completion = run.completion(error)
+            if completion is not None:
+                self._complete(live.event["eventId"], completion)
+        finally:
+            self._end(live)
+
+    def _on_loop(self, fn: Callable[[], None]) -> None:
+        if threading.get_ident() == self._loop_thread:
+            fn()
+        else:
+            self._inbox.post(fn)
+
+    def _end(self, live: _LiveEvent) -> None:
+        """The event's handling ended: frees its slot and starts the next waiting event."""
+        self._forget(live.event["eventId"])
+        self._running -= 1
+        if self._running == 0:
+            assert self._idle is not None
+            self._idle.set()
+        self._pump()
 
     async def _run_event(self, live: _LiveEvent) -> None:
         assert self._session is not None
@@ -665,12 +747,7 @@ class StdioRuntime:
             if completion is not None:
                 self._complete(live.event["eventId"], completion)
         finally:
-            self._forget(live.event["eventId"])
-            self._running -= 1
-            if self._running == 0:
-                assert self._idle is not None
-                self._idle.set()
-            self._pump()
+            self._end(live)
 
     def _complete(self, event_id: str, completion: Completion) -> None:
         if self._closed:
