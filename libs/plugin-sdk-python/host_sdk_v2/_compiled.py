@@ -99,6 +99,8 @@ class CompiledChecks:
             "_in_enum": _in_enum,
             "_dup": _has_duplicate,
             "_blank": _blank,
+            "_WS": JS_WHITESPACE,
+            "_control": CONTROL.search,
             "_NAMES": _NAME_KEYS,
             "_M": _MISSING,
             "_deepcopy": copy.deepcopy,
@@ -231,9 +233,16 @@ class CompiledChecks:
         minimum = schema.get("minLength")
         maximum = schema.get("maxLength")
         lines: List[str] = []
+        # Non-empty strings without a pattern must not be blank (see validation._non_blank_rule): all of
+        # them without a length limit, and with one only the manifest's name and author.
+        blank_rule = minimum == 1 and "pattern" not in schema
         if minimum is not None or maximum is not None:
             if minimum == 1 and maximum is None:
-                lines.append(f"{pad}if not {var}: return False")
+                if blank_rule:
+                    # Blank covers empty: one test for both rules.
+                    lines.append(f"{pad}if not {var}.strip(_WS) or _control({var}): return False")
+                else:
+                    lines.append(f"{pad}if not {var}: return False")
             else:
                 length = self._fresh("n")
                 lines.append(f"{pad}{length} = _utf16({var})")
@@ -243,12 +252,8 @@ class CompiledChecks:
                     lines.append(f"{pad}if {length} > {maximum!r}: return False")
         if "pattern" in schema:
             lines.append(f"{pad}if {self._constant(pattern(schema['pattern']))}.search({var}) is None: return False")
-        elif minimum == 1:
-            # Non-empty strings without a pattern must not be blank (see validation._non_blank_rule): all
-            # of them without a length limit, and with one only the manifest's name and author.
-            if maximum is None:
-                lines.append(f"{pad}if _blank({var}): return False")
-            elif maximum == 100:
+        elif blank_rule:
+            if maximum == 100:
                 lines.append(f"{pad}if {key} in _NAMES and _blank({var}): return False")
         return lines
 
@@ -291,6 +296,12 @@ class CompiledChecks:
             if _accepts_anything(self._resolve(sub)):
                 continue
             item = self._fresh("p")
+            resolved = self._resolve(sub)
+            if key in required and "anyOf" not in resolved and resolved.get("type") not in (None, "null") and not isinstance(resolved.get("type"), list):
+                # A missing key reads as None, which the type check refuses: no separate test.
+                lines.append(f"{pad}{item} = {var}.get({key!r})")
+                self._emit(sub, item, repr(key), lines, depth)
+                continue
             lines.append(f"{pad}{item} = {var}.get({key!r}, _M)")
             if key in required:
                 lines.append(f"{pad}if {item} is _M: return False")

@@ -159,9 +159,8 @@ class FrameDecoder:
             self._pending = (header_end, length)
             return None
         self._pending = None
-        payload = bytes(self._buf[header_end : header_end + length])
         try:
-            text = payload.decode("utf-8")
+            text = self._buf[header_end : header_end + length].decode("utf-8")
         except UnicodeDecodeError:
             return ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
         del self._buf[: header_end + length]
