@@ -106,8 +106,10 @@ class _Inbox:
     """Work handed to the event loop from other threads, run in batches: one wake-up of the loop (a
     write to its self-pipe) for all the items posted before it drains, instead of one per item."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, batch: Callable[[Callable[[], None]], None]) -> None:
         self._loop = loop
+        #: Runs the drain as one batch of the runtime (its frames leave in one write at the end).
+        self._batch = batch
         self._items: "collections.deque[Tuple[Callable[..., None], Tuple[Any, ...]]]" = collections.deque()
         self._armed = False
 
@@ -125,6 +127,9 @@ class _Inbox:
     def _drain(self) -> None:
         # Disarmed first: an item posted while this runs either is taken below or arms a new drain.
         self._armed = False
+        self._batch(self._run_items)
+
+    def _run_items(self) -> None:
         items = self._items
         while items:
             fn, args = items.popleft()
@@ -260,6 +265,7 @@ class StdioRuntime:
         self._writer: Optional[_FrameWriter] = None
         self._pipe_out: Optional[asyncio.WriteTransport] = None
         self._out_frames: List[bytes] = []
+        self._batch_depth = 0
         self._loop_thread = 0
         self._eof = False
         self._writable = threading.Event()
@@ -302,7 +308,7 @@ class StdioRuntime:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=_HANDLER_THREADS, thread_name_prefix="host-sdk-handler"))
-        self._inbox = _Inbox(self._loop)
+        self._inbox = _Inbox(self._loop, self._batched)
         self._workers = _Workers(self._inbox, _HANDLER_THREADS)
         self._done = self._loop.create_future()
         self._idle = asyncio.Event()
@@ -368,6 +374,21 @@ class StdioRuntime:
     def _on_data(self, chunk: bytes) -> None:
         if self._closed:
             return
+        self._batched(lambda: self._on_frames(chunk))
+
+    def _batched(self, work: Callable[[], None]) -> None:
+        """Runs ``work`` with the frames it writes held back and sent in one write when it ends (what a
+        chunk of input or a batch from the handler threads causes: ACKs, requests, completions), without
+        waiting for the next turn of the event loop."""
+        self._batch_depth += 1
+        try:
+            work()
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0 and self._out_frames:
+                self._flush_frames()
+
+    def _on_frames(self, chunk: bytes) -> None:
         for item in self._decoder.push(chunk):
             if item[0] == "error":
                 self._stderr.write(f"[error] the host stream broke ({item[1]}): {item[2]}\n")
@@ -393,7 +414,7 @@ class StdioRuntime:
             # Frames made in one turn of the event loop (an ACK and the reply request after it) leave in
             # one write: a system call per frame costs more than the rest of an exchange.
             self._out_frames.append(frame)
-            if len(self._out_frames) == 1:
+            if len(self._out_frames) == 1 and self._batch_depth == 0:
                 assert self._loop is not None
                 self._loop.call_soon(self._flush_frames)
         elif self._writer is not None:
