@@ -1,5 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { renderReport, runConformance } from '@host/plugin-conformance';
 import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { flag, parseArgs } from './args';
@@ -78,7 +78,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       case 'validate': {
         const args = parseArgs(rest, [], []);
         const dir = resolve(io.cwd, one(args.positional, 'validate'));
-        if (isPythonProject(dir)) return validatePython(dir, io.out, io.err);
+        // A Python project has no package.json; a Node project that starts python is told it must start node.
+        if (isPythonProject(dir) && !existsSync(join(dir, 'package.json'))) return validatePython(dir, io.out, io.err);
         const project = loadProject(dir);
         const m = project.manifest;
         io.out(`Validating ${m ? `${m.pluginId} ${m.version}` : 'manifest.json'} in ${project.dir}`);
