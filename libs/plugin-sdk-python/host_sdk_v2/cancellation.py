@@ -17,7 +17,9 @@ class Cancellation:
     """
 
     def __init__(self, parent: Optional["Cancellation"] = None) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
+        # Made only when a thread waits: most handlers never do, and an Event is costly to create.
+        self._waiter: Optional[threading.Event] = None
         self._lock = threading.Lock()
         self._callbacks: List[Callable[[], None]] = []
         self.reason: Optional[Exception] = None
@@ -35,16 +37,19 @@ class Cancellation:
     @property
     def cancelled(self) -> bool:
         """True once cancelled."""
-        return self._event.is_set()
+        return self._cancelled
 
     def cancel(self, reason: Optional[Exception] = None) -> None:
         """Cancels (once); ``reason`` says why (a PluginSdkError SDK_EVENT_CANCELLED for cancel or deadline)."""
         with self._lock:
-            if self._event.is_set():
+            if self._cancelled:
                 return
             self.reason = reason
-            self._event.set()
+            self._cancelled = True
+            waiter = self._waiter
             callbacks, self._callbacks = self._callbacks, []
+        if waiter is not None:
+            waiter.set()
         for callback in callbacks:
             try:
                 callback()
@@ -54,7 +59,7 @@ class Cancellation:
     def add_callback(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` when cancelled (at once if already), on the thread that cancels."""
         with self._lock:
-            if not self._event.is_set():
+            if not self._cancelled:
                 self._callbacks.append(callback)
                 return
         callback()
@@ -76,7 +81,13 @@ class Cancellation:
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Blocks until cancelled or ``timeout`` seconds passed; returns whether it was cancelled."""
-        return self._event.wait(timeout)
+        with self._lock:
+            if self._cancelled:
+                return True
+            if self._waiter is None:
+                self._waiter = threading.Event()
+            waiter = self._waiter
+        return waiter.wait(timeout)
 
     async def wait_async(self) -> None:
         """Completes when cancelled."""
@@ -95,7 +106,7 @@ class Cancellation:
 
     def raise_if_cancelled(self) -> None:
         """Raises the reason (PluginSdkError SDK_EVENT_CANCELLED) when cancelled."""
-        if self._event.is_set():
+        if self._cancelled:
             if isinstance(self.reason, PluginSdkError):
                 raise self.reason
             raise PluginSdkError("SDK_EVENT_CANCELLED", str(self.reason) if self.reason else None)

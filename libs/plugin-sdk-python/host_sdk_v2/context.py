@@ -1,7 +1,6 @@
 """What handlers receive: the message context and the lifecycle context."""
 
 import asyncio
-import concurrent.futures
 import json
 import re
 import sys
@@ -11,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence
 
 from ._generated.wire import CommandMatch, MessageEvent, SendResult, UserRef
+from .answer import Answer
 from .cancellation import Cancellation
 from .errors import PluginMessageError, PluginSdkError
 from .messages import prepare_message, provider_for
@@ -28,7 +28,7 @@ class Directories:
     cache_directory: str
 
 
-def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
+def bridge(future: "Answer[Any]") -> "asyncio.Future[Any]":
     """An asyncio future of the running loop that follows ``future``. Unlike ``asyncio.wrap_future`` it
     settles directly when ``future`` is settled on the loop's own thread (a host answer read by the
     runtime), instead of waking the loop through its self-pipe for every request."""
@@ -36,7 +36,7 @@ def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
     waiter: "asyncio.Future[Any]" = loop.create_future()
     loop_thread = threading.get_ident()
 
-    def settle(done: "concurrent.futures.Future[Any]") -> None:
+    def settle(done: "Answer[Any]") -> None:
         if waiter.done():
             return
         error = done.exception()
@@ -45,7 +45,7 @@ def bridge(future: "concurrent.futures.Future[Any]") -> "asyncio.Future[Any]":
         else:
             waiter.set_result(done.result())
 
-    def on_done(done: "concurrent.futures.Future[Any]") -> None:
+    def on_done(done: "Answer[Any]") -> None:
         if threading.get_ident() == loop_thread:
             settle(done)
         else:
@@ -60,7 +60,7 @@ class Sent:
     :meth:`result` in sync ones to wait for the host's answer; a handler may also leave it: the event's
     completion waits for every message the handler started, and a failure nobody waited for is logged."""
 
-    def __init__(self, future: "concurrent.futures.Future[SendResult]") -> None:
+    def __init__(self, future: "Answer[SendResult]") -> None:
         self._future = future
         self.observed = False
 
@@ -82,10 +82,10 @@ class Transport:
 
     kind = "test"
 
-    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[SendResult]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[SendResult]":
         raise NotImplementedError
 
-    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[SendResult]":
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[SendResult]":
         raise NotImplementedError
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
@@ -291,20 +291,54 @@ class MessageContext(LifecycleContext):
         self._decision = intercepted
         self._on_decision(intercepted)
 
+    def _sent_at(self, index: int) -> Optional[Sent]:
+        """The ``index``-th message the handler started, or None past the last one."""
+        with self._lock:
+            return self._pending[index] if index < len(self._pending) else None
+
+    def _observe(self, sent: Sent) -> None:
+        """Reads the answer of a message that has one; logs a failure nobody waited for."""
+        try:
+            sent._future.result()
+        except Exception as error:
+            if not sent.observed:
+                self.log.warn(f"a message the handler did not wait for failed: {error}")
+
     async def _settle(self) -> None:
         """Waits for every message the handler started; logs failures nobody waited for."""
         index = 0
         while True:
-            with self._lock:
-                if index >= len(self._pending):
-                    return
-                sent = self._pending[index]
+            sent = self._sent_at(index)
+            if sent is None:
+                return
             index += 1
-            try:
-                await bridge(sent._future)
-            except Exception as error:
-                if not sent.observed:
-                    self.log.warn(f"a message the handler did not wait for failed: {error}")
+            if not sent._future.done():
+                try:
+                    await bridge(sent._future)
+                except Exception:
+                    pass  # reported by _observe
+            self._observe(sent)
+
+    def _when_settled(self, done: Callable[[], None], resume: Callable[[Callable[[], None]], None]) -> None:
+        """:meth:`_settle` without a coroutine: calls ``done()`` once every message the handler started
+        has its answer. ``resume(step)`` runs ``step`` on the caller's thread (answers may settle on
+        another)."""
+        index = 0
+
+        def step() -> None:
+            nonlocal index
+            while True:
+                sent = self._sent_at(index)
+                if sent is None:
+                    done()
+                    return
+                if not sent._future.done():
+                    sent._future.add_done_callback(lambda _answer: resume(step))
+                    return
+                index += 1
+                self._observe(sent)
+
+        step()
 
 
 def _parse_time(value: str) -> datetime:

@@ -5,7 +5,7 @@ import asyncio
 import inspect
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Optional
 
 from ._generated.wire import EventAck, MessageEvent, PluginError
 from .cancellation import Cancellation
@@ -41,18 +41,91 @@ class Completion:
         self.duration_ms = duration_ms
 
 
-async def call_handler(handler: Callable[..., Any], arg: Any, inline: bool) -> None:
+#: Runs a sync handler on a worker thread: ``runner(handler, arg)`` is awaited for its result.
+Runner = Callable[[Callable[[Any], Any], Any], "Awaitable[Any]"]
+
+
+async def call_handler(handler: Callable[..., Any], arg: Any, inline: bool, runner: Optional[Runner] = None) -> None:
     """Runs a sync or async handler. Sync handlers run in a worker thread (so the runtime keeps answering
-    pings) unless ``inline`` (HTTP and the test host, which already run on a thread of their own)."""
+    pings), by ``runner`` or else the loop's default executor, unless ``inline`` (HTTP and the test host,
+    which already run on a thread of their own)."""
     if inspect.iscoroutinefunction(handler):
         await handler(arg)
         return
     if inline:
         result = handler(arg)
+    elif runner is not None:
+        result = await runner(handler, arg)
     else:
         result = await asyncio.get_running_loop().run_in_executor(None, handler, arg)
     if inspect.isawaitable(result):
         await result
+
+
+class EventRun:
+    """The handling of one event around its handler, shared by every way a handler is run (a coroutine
+    awaiting it, or the stdio runtime's worker threads). Decision and work are apart (docs/protocol/v2.md
+    4.2, 5.3): a plugin that cannot intercept ACKs before its handler runs (here, at creation); one that
+    can ACKs on intercept()/pass_on() or when the handler ends (:meth:`finish`). Create it on the event
+    loop's thread."""
+
+    def __init__(self, event: MessageEvent, transport: Transport, session: Session, on_ack: Callable[[EventAck], None], cancellation: Cancellation) -> None:
+        self.event = event
+        self._transport = transport
+        self._on_ack = on_ack
+        self._acked = False
+        self._declined = False
+        self._loop = asyncio.get_running_loop()
+        if not session.intercepts:
+            self._accept(False)
+        self.ctx = MessageContext(event, transport, session, cancellation, self._decided)
+        self._started = time.monotonic()
+
+    def _ack(self, value: EventAck) -> None:
+        if not self._acked:
+            self._acked = True
+            self._on_ack(value)
+
+    def _accept(self, intercepted: bool) -> None:
+        self._ack({"eventId": self.event["eventId"], "accepted": True, "intercepted": intercepted, "error": None})
+
+    def _decided(self, intercepted: bool) -> None:
+        # intercept() may be called from a worker thread: the ACK goes out on the loop.
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._accept(intercepted)
+        else:
+            self._loop.call_soon_threadsafe(self._accept, intercepted)
+
+    def finish(self, thrown: Optional[Exception]) -> Optional[PluginError]:
+        """The handler ended (raising ``thrown``): logs a failure, sends the ACK if it is still due (a
+        decline when the handler failed before deciding); returns the error to report."""
+        error: Optional[PluginError] = None
+        if thrown is not None:
+            error = to_plugin_error(thrown)
+            command = self.event.get("command")
+            what = f'command "{command["name"]}"' if command else "message"
+            self._transport.log(
+                "error",
+                f"handler for {what} {self.event['eventId']} failed: {error['message']}",
+                {"code": error["code"], "stack": "".join(traceback.format_exception(type(thrown), thrown, thrown.__traceback__))},
+            )
+        self._declined = not self._acked and error is not None
+        if self._declined:
+            self._ack({"eventId": self.event["eventId"], "accepted": False, "intercepted": False, "error": error})
+        else:
+            self._accept(False)
+        return error
+
+    def completion(self, error: Optional[PluginError]) -> Optional[Completion]:
+        """What ``events.completed`` reports once the handler's messages are answered; None when the
+        event was declined."""
+        if self._declined:
+            return None
+        return Completion(error, max(0.0, (time.monotonic() - self._started) * 1000))
 
 
 async def dispatch_event(
@@ -63,55 +136,20 @@ async def dispatch_event(
     on_ack: Callable[[EventAck], None],
     cancellation: Cancellation,
     inline: bool = False,
+    runner: Optional[Runner] = None,
 ) -> Optional[Completion]:
-    """Decision and work are apart (docs/protocol/v2.md 4.2, 5.3): a plugin that cannot intercept ACKs
-    before its handler runs; one that can ACKs on intercept()/pass_on() or when the handler ends. Returns
-    the completion of an accepted event, or None when nothing took it."""
+    """Runs the handler of one event (see :class:`EventRun`). Returns the completion of an accepted
+    event, or None when nothing took it."""
     handler = plugin.handler_for(event)
     if handler is None:
         on_ack({"eventId": event["eventId"], "accepted": False, "intercepted": False, "error": None})
         return None
-    acked = False
-
-    def ack(value: EventAck) -> None:
-        nonlocal acked
-        if not acked:
-            acked = True
-            on_ack(value)
-
-    def accept(intercepted: bool) -> None:
-        ack({"eventId": event["eventId"], "accepted": True, "intercepted": intercepted, "error": None})
-
-    if not session.intercepts:
-        accept(False)
-    loop = asyncio.get_running_loop()
-
-    def decided(intercepted: bool) -> None:
-        # intercept() may be called from a worker thread: the ACK goes out on the loop.
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            accept(intercepted)
-        else:
-            loop.call_soon_threadsafe(accept, intercepted)
-
-    ctx = MessageContext(event, transport, session, cancellation, decided)
-    started = time.monotonic()
-    error: Optional[PluginError] = None
+    run = EventRun(event, transport, session, on_ack, cancellation)
+    thrown: Optional[Exception] = None
     try:
-        await call_handler(handler, ctx, inline)
-    except Exception as thrown:
-        error = to_plugin_error(thrown)
-        what = f'command "{event["command"]["name"]}"' if event.get("command") else "message"
-        transport.log("error", f"handler for {what} {event['eventId']} failed: {error['message']}", {"code": error["code"], "stack": "".join(traceback.format_exception(type(thrown), thrown, thrown.__traceback__))})
-    declined = not acked and error is not None
-    if declined:
-        ack({"eventId": event["eventId"], "accepted": False, "intercepted": False, "error": error})
-    else:
-        accept(False)
-    await ctx._settle()
-    if declined:
-        return None
-    return Completion(error, max(0.0, (time.monotonic() - started) * 1000))
+        await call_handler(handler, run.ctx, inline, runner)
+    except Exception as raised:
+        thrown = raised
+    failure = run.finish(thrown)
+    await run.ctx._settle()
+    return run.completion(failure)

@@ -91,6 +91,16 @@ class FrameDecoder:
         if self._pending is not None:
             return self._take(*self._pending)
         buf = self._buf
+        if buf.startswith(b"Content-Length: "):
+            # The usual header block, a lone Content-Length, read without the general parser below; any
+            # other block, and every error, goes through it.
+            end = buf.find(b"\r\n\r\n", 16, 16 + 14)
+            if end > 16:
+                digits = bytes(buf[16:end])
+                if digits.isdigit() and len(digits) <= 10 and end + 4 <= self.max_header_bytes:
+                    size = int(digits)
+                    if 0 < size <= self.max_payload_bytes:
+                        return self._take(end + 4, size)
         header_end = -1
         lines: List[bytes] = []
         line_start = 0
@@ -149,9 +159,8 @@ class FrameDecoder:
             self._pending = (header_end, length)
             return None
         self._pending = None
-        payload = bytes(self._buf[header_end : header_end + length])
         try:
-            text = payload.decode("utf-8")
+            text = self._buf[header_end : header_end + length].decode("utf-8")
         except UnicodeDecodeError:
             return ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
         del self._buf[: header_end + length]
@@ -167,7 +176,10 @@ class FrameDecoder:
         return ("message", value)
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def encode_frame(message: Any) -> bytes:
     """One message as a frame."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return b"Content-Length: " + str(len(body)).encode("ascii") + b"\r\n\r\n" + body
+    body = _ENCODE(message).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)

@@ -2,7 +2,6 @@
 development server on the standard library. Both verify the host's signature (http-signing.md)."""
 
 import asyncio
-import concurrent.futures
 import json
 import os
 import sys
@@ -12,6 +11,7 @@ from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from .answer import Answer, settled
 from ._generated.catalog import ERROR_CODES, HTTP_DEFAULTS, HTTP_HEADERS, HTTP_PATHS, LIMITS
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
@@ -70,21 +70,19 @@ class _Outbound(Transport):
         self._log = log
         self._lock = threading.Lock()
 
-    def _push(self, item: Dict[str, Any], target: Dict[str, str]) -> "concurrent.futures.Future[Any]":
+    def _push(self, item: Dict[str, Any], target: Dict[str, str]) -> "Answer[Any]":
         with self._lock:
             if not self.open:
                 raise PluginSdkError("SDK_SEND_UNAVAILABLE", "The event was already answered; over HTTP every message must be made before the handler returns.")
             if len(self.items) >= LIMITS["maxOutboundMessages"]:
                 raise PluginSdkError("SDK_OUTBOUND_LIMIT", f"This event already has {LIMITS['maxOutboundMessages']} outbound messages.")
             self.items.append(item)
-        future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-        future.set_result({"accepted": True, "target": target})
-        return future
+        return settled({"accepted": True, "target": target})
 
-    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[Any]":
         return self._push({"format": message["format"], "parts": message["parts"]}, target)
 
-    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         return self._push({"target": target, "format": message["format"], "parts": message["parts"]}, target)
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
@@ -97,10 +95,10 @@ class _Lifecycle(Transport):
     def __init__(self, log: Callable[[str, str, Optional[Mapping[str, Any]]], None]) -> None:
         self._log = log
 
-    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[Any]":
         raise PluginSdkError("SDK_SEND_UNAVAILABLE", "An HTTP plugin cannot send outside an event: the host takes messages only in event responses.")
 
-    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         raise PluginSdkError("SDK_SEND_UNAVAILABLE", "An HTTP plugin cannot send outside an event: the host takes messages only in event responses.")
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
@@ -249,7 +247,7 @@ class HttpApp:
                 body = json.loads(raw.decode("utf-8"))
             except ValueError as error:
                 return self._error(start_response, "event.invalid", f"the body is not JSON: {error}")
-            event, issues = validate_document("message-event.schema.json", body, "event")
+            event, issues = validate_document("message-event.schema.json", body, "event", owned=True)
             if event is None:
                 return self._error(start_response, "event.invalid", "the body is not a message event", {"issues": issues})
             if not self._ensure_started():

@@ -248,8 +248,9 @@ def write_zip(path: str, files: Sequence[Tuple[str, str]]) -> None:
     os.replace(partial, path)
 
 
-def pack(project: str, out_dir: Optional[str] = None, pip_args: Sequence[str] = (), log: Any = print, check: bool = True) -> str:
-    """Packs the project; returns the path of the ZIP or raises PackError."""
+def load_project(project: str, log: Any = print) -> Dict[str, Any]:
+    """The checks that need no staging: manifest.json against the protocol schema and the start
+    command; returns the manifest with its defaults or raises PackError."""
     project = os.path.abspath(project)
     manifest_path = os.path.join(project, "manifest.json")
     if not os.path.isfile(manifest_path):
@@ -265,6 +266,21 @@ def pack(project: str, out_dir: Optional[str] = None, pip_args: Sequence[str] = 
     check_launch(project, manifest)
     if manifest["sdkVersion"] != SDK_VERSION:
         log(f"warning: manifest.json has sdkVersion {manifest['sdkVersion']} but the packed SDK is {SDK_VERSION}")
+    return manifest
+
+
+def validate(project: str, log: Any = print) -> Dict[str, Any]:
+    """What ``--check`` (and ``host-plugin validate``) runs: :func:`load_project`, writing nothing. The
+    staged start check needs the dependencies installed, so it belongs to :func:`pack`."""
+    manifest = load_project(project, log)
+    log(f"ok: {manifest['pluginId']} {manifest['version']} is ready to pack")
+    return manifest
+
+
+def pack(project: str, out_dir: Optional[str] = None, pip_args: Sequence[str] = (), log: Any = print, check: bool = True) -> str:
+    """Packs the project; returns the path of the ZIP or raises PackError."""
+    project = os.path.abspath(project)
+    manifest = load_project(project, log)
     files: Dict[str, str] = {}
     for name, path in _walk(project):
         files[name] = path
@@ -300,13 +316,14 @@ def pack(project: str, out_dir: Optional[str] = None, pip_args: Sequence[str] = 
     return zip_path
 
 
-USAGE = """python -m host_sdk_v2.pack [project] [--out <folder>] [--pip-arg <arg>]... [--no-start-check]
+USAGE = """python -m host_sdk_v2.pack [project] [--out <folder>] [--pip-arg <arg>]... [--no-start-check] [--check]
 
 Validates manifest.json, installs requirements.txt into the package (pip install --target), vendors
 host_sdk_v2, starts the staged package once to check its handshake, and writes <folder>/<pluginId>.zip
 (default artifacts/ in the project). The same inputs give the same bytes.
   --pip-arg       passed to pip install, e.g. --pip-arg=--no-index --pip-arg=--find-links=wheels
-  --no-start-check  skip the handshake check (for packages built for another system)"""
+  --no-start-check  skip the handshake check (for packages built for another system)
+  --check         only validate manifest.json and the start command; write nothing"""
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -318,6 +335,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     out: Optional[str] = None
     pip_args: List[str] = []
     check = True
+    only_validate = False
     try:
         i = 0
         while i < len(args):
@@ -330,6 +348,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 i += 0 if "=" in arg else 1
             elif arg == "--no-start-check":
                 check = False
+            elif arg == "--check":
+                only_validate = True
             elif arg.startswith("-"):
                 raise PackError("PACK_USAGE", f"unknown option {arg}")
             else:
@@ -337,7 +357,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             i += 1
         if len(positional) > 1:
             raise PackError("PACK_USAGE", "give at most one project folder")
-        pack(positional[0] if positional else ".", out, pip_args, check=check)
+        if only_validate:
+            validate(positional[0] if positional else ".")
+        else:
+            pack(positional[0] if positional else ".", out, pip_args, check=check)
         return 0
     except IndexError:
         print(PackError("PACK_USAGE", "an option lacks its value").render(), file=sys.stderr)

@@ -8,6 +8,7 @@ within the grace period; the process exits when stdin closes.
 """
 
 import asyncio
+import collections
 import concurrent.futures
 import inspect
 import itertools
@@ -20,9 +21,10 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NoRetu
 
 from ._generated.catalog import HOST_STDIO_FLAG, LIMITS, METHODS, PROTOCOL_VERSION, RUNTIME_DEFAULTS, RpcErrorCode
 from ._version import SDK_NAME, SDK_VERSION
+from .answer import Answer
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
-from .dispatch import Completion, call_handler, dispatch_event
+from .dispatch import Completion, EventRun, call_handler, dispatch_event
 from .errors import ERROR_CODES, HostCallError, PluginMessageError, PluginSdkError
 from .framing import FrameDecoder, encode_frame
 from .validation import validate_document, validate_method
@@ -38,6 +40,8 @@ _READ_SIZE = 65536
 #: Bytes of unsent frames past which handler threads wait before sending more (twice the largest
 #: payload and 1 MiB, the amount the host lets a plugin leave unread the other way).
 _WRITE_HIGH_WATER = 2 * LIMITS["maxPayloadBytes"] + 1024 * 1024
+#: Threads that run sync handlers at most (events beyond them wait for a free thread).
+_HANDLER_THREADS = 64
 #: Sends from handler threads waiting for the event loop at most (see ``StdioRuntime._handoffs``).
 _MAX_HANDOFFS = 64
 
@@ -98,16 +102,112 @@ class _FrameWriter:
                 self.broken = True  # the host closed the pipe; stdin's end stops the process
 
 
+class _Inbox:
+    """Work handed to the event loop from other threads, run in batches: one wake-up of the loop (a
+    write to its self-pipe) for all the items posted before it drains, instead of one per item."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, batch: Callable[[Callable[[], None]], None]) -> None:
+        self._loop = loop
+        #: Runs the drain as one batch of the runtime (its frames leave in one write at the end).
+        self._batch = batch
+        self._items: "collections.deque[Tuple[Callable[..., None], Tuple[Any, ...]]]" = collections.deque()
+        self._armed = False
+
+    def post(self, fn: Callable[..., None], *args: Any) -> None:
+        """Runs ``fn(*args)`` on the loop soon; raises RuntimeError when the loop is closed."""
+        self._items.append((fn, args))
+        if not self._armed:
+            self._armed = True
+            try:
+                self._loop.call_soon_threadsafe(self._drain)
+            except RuntimeError:
+                self._armed = False
+                raise
+
+    def _drain(self) -> None:
+        # Disarmed first: an item posted while this runs either is taken below or arms a new drain.
+        self._armed = False
+        self._batch(self._run_items)
+
+    def _run_items(self) -> None:
+        items = self._items
+        while items:
+            fn, args = items.popleft()
+            fn(*args)
+
+
+class _Workers:
+    """The threads sync handlers run on: started as needed (at most ``limit``), each taking the next
+    job from one queue; a job's end reaches the loop through the inbox."""
+
+    def __init__(self, inbox: _Inbox, limit: int) -> None:
+        self._inbox = inbox
+        self._limit = limit
+        self._jobs: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Runs ``job()`` on a worker thread."""
+        with self._lock:
+            start = self._idle == 0 and self._threads < self._limit
+            if start:
+                self._threads += 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._work, name="host-sdk-handler", daemon=True).start()
+
+    def run(self, handler: Callable[[Any], Any], arg: Any) -> "asyncio.Future[Any]":
+        """Runs ``handler(arg)`` on a worker thread; the future (of the running loop) has its result."""
+        loop = asyncio.get_running_loop()
+        waiter: "asyncio.Future[Any]" = loop.create_future()
+
+        def settle(result: Any, error: Optional[BaseException]) -> None:
+            if waiter.done():
+                return
+            if error is not None:
+                waiter.set_exception(error)
+            else:
+                waiter.set_result(result)
+
+        def job() -> None:
+            try:
+                result = handler(arg)
+            except BaseException as error:  # handed to the awaiting coroutine, which reports it
+                self._inbox.post(settle, None, error)
+            else:
+                self._inbox.post(settle, result, None)
+
+        self.submit(job)
+        return waiter
+
+    def _work(self) -> None:
+        jobs = self._jobs
+        while True:
+            with self._lock:
+                self._idle += 1
+            job = jobs.get()
+            with self._lock:
+                self._idle -= 1
+            if job is None:
+                return
+            try:
+                job()
+            except RuntimeError:
+                return  # the loop closed while the handler ran: nothing is left to report to
+
+
 class _StdioTransport(Transport):
     kind = "stdio"
 
     def __init__(self, runtime: "StdioRuntime") -> None:
         self._runtime = runtime
 
-    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[Any]":
         return self._runtime.call("messages.reply", {"eventId": event["eventId"], "message": message}, target)
 
-    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         return self._runtime.call("messages.send", {"target": target, "message": message}, target)
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
@@ -133,7 +233,25 @@ class _LiveEvent:
         self.event = event
         self.cancellation = cancellation
         self.started = False
-        self.deadline: Optional[asyncio.TimerHandle] = None
+        #: When the handler deadline passes (loop time); None once it passed.
+        self.deadline: Optional[float] = None
+
+
+class _Call:
+    """A request to the host waiting for its answer."""
+
+    __slots__ = ("method", "answer", "mapped", "target", "deadline")
+
+    def __init__(self, method: str, answer: "Answer[Any]", mapped: bool, target: Optional[Mapping[str, str]], deadline: float) -> None:
+        self.method = method
+        self.answer = answer
+        #: Whether refusals become PluginMessageError (requests made with ``call``), for ``target``.
+        self.mapped = mapped
+        self.target = target
+        self.deadline = deadline
+
+    def fail(self, error: BaseException) -> None:
+        self.answer.set_exception(_host_failure(error, self.target) if self.mapped else error)
 
 
 class StdioRuntime:
@@ -147,6 +265,7 @@ class StdioRuntime:
         self._writer: Optional[_FrameWriter] = None
         self._pipe_out: Optional[asyncio.WriteTransport] = None
         self._out_frames: List[bytes] = []
+        self._batch_depth = 0
         self._loop_thread = 0
         self._eof = False
         self._writable = threading.Event()
@@ -157,7 +276,9 @@ class StdioRuntime:
         self._decoder = FrameDecoder()
         self._transport = _StdioTransport(self)
         self._ids = itertools.count(1)
-        self._pending: Dict[int, Tuple[str, "concurrent.futures.Future[Any]", Optional[asyncio.TimerHandle]]] = {}
+        # Both in the order of their deadlines (each kind has one fixed timeout), watched by one timer.
+        self._pending: Dict[int, _Call] = {}
+        self._watchdog: Optional[asyncio.TimerHandle] = None
         self._live: Dict[str, _LiveEvent] = {}
         self._waiting: List[_LiveEvent] = []
         self._running = 0
@@ -169,16 +290,26 @@ class StdioRuntime:
         self._exit_code: Optional[int] = None
         self._idle: Optional[asyncio.Event] = None
         self._limits = {"maxConcurrentEvents": RUNTIME_DEFAULTS["maxConcurrentEvents"], "queueCapacity": RUNTIME_DEFAULTS["queueCapacity"], "requestTimeoutMilliseconds": RUNTIME_DEFAULTS["requestTimeoutMilliseconds"], "handlerDeadlineMilliseconds": RUNTIME_DEFAULTS["handlerDeadlineMilliseconds"]}
+        self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._done: Optional["asyncio.Future[int]"] = None
         self._tasks: "set[asyncio.Task[Any]]" = set()
+        self._handlers: Dict[str, Callable[[Any, Any], None]] = {
+            "events.message": self._on_event,
+            "events.cancel": self._on_cancel,
+            "plugin.ping": self._on_ping,
+            "plugin.stop": self._on_stop,
+            "settings.changed": self._on_settings_changed,
+        }
 
     # I/O ----------------------------------------------------------------------------------------------
 
     async def run(self) -> int:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="host-sdk-handler"))
+        self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=_HANDLER_THREADS, thread_name_prefix="host-sdk-handler"))
+        self._inbox = _Inbox(self._loop, self._batched)
+        self._workers = _Workers(self._inbox, _HANDLER_THREADS)
         self._done = self._loop.create_future()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -243,6 +374,21 @@ class StdioRuntime:
     def _on_data(self, chunk: bytes) -> None:
         if self._closed:
             return
+        self._batched(lambda: self._on_frames(chunk))
+
+    def _batched(self, work: Callable[[], None]) -> None:
+        """Runs ``work`` with the frames it writes held back and sent in one write when it ends (what a
+        chunk of input or a batch from the handler threads causes: ACKs, requests, completions), without
+        waiting for the next turn of the event loop."""
+        self._batch_depth += 1
+        try:
+            work()
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0 and self._out_frames:
+                self._flush_frames()
+
+    def _on_frames(self, chunk: bytes) -> None:
         for item in self._decoder.push(chunk):
             if item[0] == "error":
                 self._stderr.write(f"[error] the host stream broke ({item[1]}): {item[2]}\n")
@@ -268,7 +414,7 @@ class StdioRuntime:
             # Frames made in one turn of the event loop (an ACK and the reply request after it) leave in
             # one write: a system call per frame costs more than the rest of an exchange.
             self._out_frames.append(frame)
-            if len(self._out_frames) == 1:
+            if len(self._out_frames) == 1 and self._batch_depth == 0:
                 assert self._loop is not None
                 self._loop.call_soon(self._flush_frames)
         elif self._writer is not None:
@@ -290,42 +436,32 @@ class StdioRuntime:
 
     # Requests to the host -----------------------------------------------------------------------------
 
-    def call(self, method: str, params: Dict[str, Any], target: Optional[Mapping[str, str]]) -> "concurrent.futures.Future[Any]":
-        """A plugin-to-host request with the runtime token; callable from any thread."""
+    def call(self, method: str, params: Dict[str, Any], target: Optional[Mapping[str, str]]) -> "Answer[Any]":
+        """A plugin-to-host request with the runtime token; callable from any thread. A refused message
+        fails as PluginMessageError."""
         if self._init is None:
             raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
         if threading.get_ident() != self._loop_thread:
             self._writable.wait()
-        outer: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-        inner = self._request(method, {"token": self._init["token"], **params})
+        return self._request(method, {"token": self._init["token"], **params}, True, target)
 
-        def done(f: "concurrent.futures.Future[Any]") -> None:
-            error = f.exception()
-            if error is not None:
-                outer.set_exception(_host_failure(error, target))
-            else:
-                outer.set_result(f.result())
-
-        inner.add_done_callback(done)
-        return outer
-
-    def _request(self, method: str, params: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
-        future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+    def _request(self, method: str, params: Dict[str, Any], mapped: bool = False, target: Optional[Mapping[str, str]] = None) -> "Answer[Any]":
+        answer: "Answer[Any]" = Answer()
         assert self._loop is not None
 
         def send() -> None:
             if self._closed:
-                future.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
+                answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
                 return
             request_id = next(self._ids)
-            timeout = self._limits["requestTimeoutMilliseconds"] / 1000
-            timer = self._loop.call_later(timeout, self._timeout, request_id) if self._loop else None
-            self._pending[request_id] = (method, future, timer)
+            assert self._loop is not None
+            self._pending[request_id] = _Call(method, answer, mapped, target, self._loop.time() + self._request_timeout)
+            self._watch()
             self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
         if threading.get_ident() == self._loop_thread:
             send()
-            return future
+            return answer
 
         def handed_off() -> None:
             try:
@@ -337,17 +473,55 @@ class StdioRuntime:
             if self._closed:
                 raise PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent.")
         try:
-            self._loop.call_soon_threadsafe(handed_off)
+            self._inbox.post(handed_off)
         except RuntimeError:
             # The loop is closed: nothing will run the send.
             self._handoffs.release()
             raise
-        return future
+        return answer
 
-    def _timeout(self, request_id: int) -> None:
-        entry = self._pending.pop(request_id, None)
-        if entry and not entry[1].done():
-            entry[1].set_exception(HostCallError(entry[0], RpcErrorCode.RequestTimeout, f"no answer within {self._limits['requestTimeoutMilliseconds']} ms"))
+    # Deadlines ----------------------------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Arms the one timer of request timeouts and handler deadlines at the earliest of them (requests
+        and live events are each kept in the order of their deadlines)."""
+        if self._watchdog is not None or self._closed:
+            return
+        due: Optional[float] = None
+        for call in self._pending.values():
+            due = call.deadline
+            break
+        for live in self._live.values():
+            if live.deadline is not None:
+                due = live.deadline if due is None else min(due, live.deadline)
+                break
+        if due is not None:
+            assert self._loop is not None
+            self._watchdog = self._loop.call_at(due, self._on_watchdog)
+
+    def _on_watchdog(self) -> None:
+        self._watchdog = None
+        assert self._loop is not None
+        now = self._loop.time()
+        late = []
+        for request_id, call in self._pending.items():
+            if call.deadline > now:
+                break
+            late.append(request_id)
+        for request_id in late:
+            call = self._pending.pop(request_id)
+            call.fail(HostCallError(call.method, RpcErrorCode.RequestTimeout, f"no answer within {self._limits['requestTimeoutMilliseconds']} ms"))
+        passed = []
+        for event_id, live in self._live.items():
+            if live.deadline is None:
+                continue  # its deadline passed already, and its handler has not returned yet
+            if live.deadline > now:
+                break
+            live.deadline = None
+            passed.append(event_id)
+        for event_id in passed:
+            self._cancel(event_id, "deadline")
+        self._watch()
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]] = None) -> None:
         line = f"[{level}] {message}"
@@ -368,19 +542,14 @@ class StdioRuntime:
 
     def _on_message(self, message: Dict[str, Any]) -> None:
         if "method" not in message:
-            entry = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
-            if entry is None:
-                return
-            method, future, timer = entry
-            if timer:
-                timer.cancel()
-            if future.done():
+            call = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if call is None:
                 return
             if "error" in message:
                 e = message["error"]
-                future.set_exception(HostCallError(method, e["code"], e["message"], e.get("data")))
+                call.fail(HostCallError(call.method, e["code"], e["message"], e.get("data")))
             else:
-                future.set_result(message["result"])
+                call.answer.set_result(message["result"])
             return
         if "id" not in message:
             return  # notifications are not part of v2; unknown ones are ignored
@@ -391,14 +560,7 @@ class StdioRuntime:
         if self._init is None:
             self._respond_error(request_id, RpcErrorCode.NotInitialized, f"{method} arrived before host.initialize; the plugin answers nothing else until the handshake.")
             return
-        handlers: Dict[str, Callable[[Any, Any], None]] = {
-            "events.message": self._on_event,
-            "events.cancel": self._on_cancel,
-            "plugin.ping": self._on_ping,
-            "plugin.stop": self._on_stop,
-            "settings.changed": self._on_settings_changed,
-        }
-        handler = handlers.get(method)
+        handler = self._handlers.get(method)
         if handler is None:
             self._respond_error(request_id, RpcErrorCode.MethodNotFound, f'method "{method}" is not part of protocol v2 for plugins')
             return
@@ -428,6 +590,7 @@ class StdioRuntime:
         self._init = init
         runtime = init["runtime"]
         self._limits.update({k: runtime[k] for k in self._limits if k in runtime})
+        self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
         self._decoder.max_header_bytes = runtime["maxHeaderLength"]
         self._decoder.max_payload_bytes = runtime["maxPayloadLength"]
         d = init["directories"]
@@ -459,7 +622,7 @@ class StdioRuntime:
     async def _start(self) -> None:
         if self.plugin._on_start is not None:
             try:
-                await call_handler(self.plugin._on_start, LifecycleContext(self._transport, self._session), inline=False)  # type: ignore[arg-type]
+                await call_handler(self.plugin._on_start, LifecycleContext(self._transport, self._session), inline=False, runner=self._workers.run)  # type: ignore[arg-type]
             except Exception as error:
                 self.log("error", f"on_start failed, stopping: {error!r}")
                 self._close(1, run_stop=False)
@@ -471,7 +634,7 @@ class StdioRuntime:
         if self._stopping:
             self._respond_error(request_id, RpcErrorCode.Stopping, "the plugin is stopping and takes no new events")
             return
-        event, issues = validate_document("message-event.schema.json", params, "event")
+        event, issues = validate_document("message-event.schema.json", params, "event", owned=True)
         if event is None:
             self._invalid(request_id, "events.message", issues)
             return
@@ -495,7 +658,8 @@ class StdioRuntime:
             return
         self._live[event_id] = live
         # Counted from admission, as the host counts from sending (6.5): the SDK cancels the handler itself.
-        live.deadline = self._loop.call_later(self._limits["handlerDeadlineMilliseconds"] / 1000, self._cancel, event_id, "deadline")
+        live.deadline = self._loop.time() + self._limits["handlerDeadlineMilliseconds"] / 1000
+        self._watch()
         self._waiting.append(live)
         self._pump()
 
@@ -510,7 +674,84 @@ class StdioRuntime:
             self._running += 1
             assert self._idle is not None
             self._idle.clear()
-            self._spawn(self._run_event(live))
+            handler = self.plugin.handler_for(live.event)  # type: ignore[arg-type]
+            if handler is not None and not inspect.iscoroutinefunction(handler):
+                self._run_sync(live, handler)
+            else:
+                self._spawn(self._run_event(live))
+
+    def _run_sync(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
+        """A sync handler: it runs on a worker thread, everything around it on the loop, driven by
+        callbacks (no task, no coroutine, no asyncio future per event)."""
+        assert self._session is not None
+        try:
+            run = EventRun(live.event, self._transport, self._session, lambda ack: self._respond(live.request_id, ack), live.cancellation)  # type: ignore[arg-type]
+        except BaseException:
+            self._end(live)
+            raise
+
+        def job() -> None:
+            try:
+                result = handler(run.ctx)
+            except BaseException as thrown:  # reported on the loop, as an awaited handler's would be
+                self._inbox.post(ended, None, thrown)
+            else:
+                self._inbox.post(ended, result, None)
+
+        def ended(result: Any, thrown: Optional[BaseException]) -> None:
+            if thrown is None and inspect.isawaitable(result):
+                self._spawn(self._finish_awaitable(live, run, result))
+                return
+            if thrown is not None and not isinstance(thrown, Exception):
+                self._end(live)
+                raise thrown
+            try:
+                error = run.finish(thrown)  # type: ignore[arg-type]
+                run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
+            except BaseException:
+                self._end(live)
+                raise
+
+        self._workers.submit(job)
+
+    async def _finish_awaitable(self, live: _LiveEvent, run: EventRun, awaitable: Any) -> None:
+        """A sync handler that returned an awaitable: awaited here, as ``call_handler`` does."""
+        try:
+            thrown: Optional[Exception] = None
+            try:
+                await awaitable
+            except Exception as raised:
+                thrown = raised
+            error = run.finish(thrown)
+            await run.ctx._settle()
+            completion = run.completion(error)
+            if completion is not None:
+                self._complete(live.event["eventId"], completion)
+        finally:
+            self._end(live)
+
+    def _finish_run(self, live: _LiveEvent, run: EventRun, error: Optional[Any]) -> None:
+        try:
+            completion = run.completion(error)
+            if completion is not None:
+                self._complete(live.event["eventId"], completion)
+        finally:
+            self._end(live)
+
+    def _on_loop(self, fn: Callable[[], None]) -> None:
+        if threading.get_ident() == self._loop_thread:
+            fn()
+        else:
+            self._inbox.post(fn)
+
+    def _end(self, live: _LiveEvent) -> None:
+        """The event's handling ended: frees its slot and starts the next waiting event."""
+        self._forget(live.event["eventId"])
+        self._running -= 1
+        if self._running == 0:
+            assert self._idle is not None
+            self._idle.set()
+        self._pump()
 
     async def _run_event(self, live: _LiveEvent) -> None:
         assert self._session is not None
@@ -522,16 +763,12 @@ class StdioRuntime:
                 self._session,
                 lambda ack: self._respond(live.request_id, ack),
                 live.cancellation,
+                runner=self._workers.run,
             )
             if completion is not None:
                 self._complete(live.event["eventId"], completion)
         finally:
-            self._forget(live.event["eventId"])
-            self._running -= 1
-            if self._running == 0:
-                assert self._idle is not None
-                self._idle.set()
-            self._pump()
+            self._end(live)
 
     def _complete(self, event_id: str, completion: Completion) -> None:
         if self._closed:
@@ -544,8 +781,6 @@ class StdioRuntime:
         live = self._live.pop(event_id, None)
         if live is None:
             return
-        if live.deadline:
-            live.deadline.cancel()
         live.cancellation.detach()
 
     def _cancel(self, event_id: str, reason: str) -> bool:
@@ -608,7 +843,7 @@ class StdioRuntime:
         if self.plugin._on_stop is None or not self._started or self._session is None:
             return
         try:
-            await asyncio.wait_for(call_handler(self.plugin._on_stop, LifecycleContext(self._transport, self._session), inline=False), timeout=limit)
+            await asyncio.wait_for(call_handler(self.plugin._on_stop, LifecycleContext(self._transport, self._session), inline=False, runner=self._workers.run), timeout=limit)
         except asyncio.TimeoutError:
             self._stderr.write("[warn] on_stop did not finish in time\n")
         except Exception as error:
@@ -629,7 +864,7 @@ class StdioRuntime:
             settings_hook = hook
             try:
                 staged = _StagedSettings(self._session, settings)
-                await call_handler(lambda c: settings_hook(c, previous), LifecycleContext(self._transport, staged), inline=False)
+                await call_handler(lambda c: settings_hook(c, previous), LifecycleContext(self._transport, staged), inline=False, runner=self._workers.run)
             except Exception as error:
                 self.log("error", f"on_settings_changed failed; keeping the previous settings: {error!r}")
                 self._respond_error(request_id, RpcErrorCode.PluginError, f"on_settings_changed failed: {error}")
@@ -646,11 +881,11 @@ class StdioRuntime:
         self._closed = True
         self._stopping = True
         self._writable.set()
-        for method, future, timer in self._pending.values():
-            if timer:
-                timer.cancel()
-            if not future.done():
-                future.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} did not finish."))
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        for call in self._pending.values():
+            call.answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{call.method} did not finish."))
         self._pending.clear()
         if self._session is not None:
             self._session.cancellation.cancel(PluginSdkError("SDK_HOST_DISCONNECTED", "the host connection closed"))

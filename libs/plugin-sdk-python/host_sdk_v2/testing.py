@@ -9,13 +9,13 @@ as the host does, and records the decision, the completion and every message the
 """
 
 import asyncio
-import concurrent.futures
 import itertools
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
+from .answer import Answer, settled
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
 from .dispatch import call_handler, dispatch_event
@@ -89,18 +89,16 @@ class _Recorder(Transport):
         self._host = host
         self.messages: List[SentMessage] = []
 
-    def _record(self, kind: str, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def _record(self, kind: str, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[Any]":
         sent = SentMessage(kind, target, message["format"], message["parts"], body)
         self.messages.append(sent)
         self._host.sent.append(sent)
-        future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-        future.set_result({"accepted": True, "messageId": f"test-msg-{len(self._host.sent)}", "target": target})
-        return future
+        return settled({"accepted": True, "messageId": f"test-msg-{len(self._host.sent)}", "target": target})
 
-    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[Any]":
         return self._record("reply", message, target, body)
 
-    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "concurrent.futures.Future[Any]":
+    def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         return self._record("send", message, target, body)
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:

@@ -7,10 +7,10 @@ Issues are ``{"code", "path", "message"}`` with the host's codes and paths (``co
 """
 
 import copy
-import math
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ._compiled import CONTROL, JS_WHITESPACE, CompiledChecks, Filler, Predicate, is_type, pattern, type_name, utf16_length
 from ._generated.schemas import DOCUMENTS, METHODS
 
 Issue = Dict[str, str]
@@ -19,8 +19,8 @@ _Path = Any
 #: A fault found while validating: (kind, path, keyword, message).
 _Fault = Tuple[str, _Path, str, str]
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
-_CONTROL = re.compile("[\u0000-\u001f\u007f]")
-_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_CONTROL = CONTROL
+_JS_WHITESPACE = JS_WHITESPACE
 _PATTERNS: Dict[str, "re.Pattern[str]"] = {}
 
 
@@ -54,39 +54,8 @@ def _json_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def _is_type(value: Any, kind: str) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "null":
-        return value is None
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "object":
-        return isinstance(value, dict)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    if kind == "number":
-        return math.isfinite(value)
-    if kind == "integer":
-        return math.isfinite(value) and float(value).is_integer()
-    return False
-
+_type_name = type_name
+_is_type = is_type
 
 _TYPE_PREDICATES: Dict[str, Callable[[Any], bool]] = {
     "string": lambda value: isinstance(value, str),
@@ -101,8 +70,7 @@ def _pattern(source: str) -> "re.Pattern[str]":
     compiled = _PATTERNS.get(source)
     if compiled is None:
         # The schemas' patterns use the common subset of ECMAScript and Python syntax; \d means [0-9] there.
-        compiled = re.compile(source.replace(r"\d", "[0-9]"))
-        _PATTERNS[source] = compiled
+        compiled = _PATTERNS[source] = pattern(source)
     return compiled
 
 
@@ -120,6 +88,29 @@ class _Validator:
         self._defaults_below: Dict[int, bool] = {}
         # Schemas stay referenced so their ids are not reused while compiled checks exist.
         self._schemas: List[Mapping[str, Any]] = []
+        self._specialised = CompiledChecks(defs, self._has_defaults, self.defaults)
+        self._predicates: Dict[int, Predicate] = {}
+        self._fillers: Dict[int, Optional[Filler]] = {}
+
+    def is_valid(self, schema: Mapping[str, Any], value: Any) -> bool:
+        """The specialised check of ``schema`` (see ``_compiled``): the answer of :meth:`check` without
+        its issues, at a fraction of the cost."""
+        predicate = self._predicates.get(id(schema))
+        if predicate is None:
+            self._schemas.append(schema)
+            predicate = self._predicates[id(schema)] = self._specialised.predicate(schema)
+        return predicate(value, None)
+
+    def fill_defaults(self, schema: Mapping[str, Any], value: Any) -> Any:
+        """Puts the defaults into a valid value that the caller owns, in place; returns it."""
+        key = id(schema)
+        if key not in self._fillers:
+            self._schemas.append(schema)
+            self._fillers[key] = self._specialised.filler(schema)
+        fill = self._fillers[key]
+        if fill is not None:
+            fill(value)
+        return value
 
     def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         while "$ref" in schema:
@@ -234,7 +225,7 @@ class _Validator:
 
         def run(value: Any, path: _Path, out: List[_Fault]) -> None:
             # JavaScript counts UTF-16 units; only characters beyond U+FFFF count twice.
-            length = len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
+            length = utf16_length(value)
             if minimum is not None and length < minimum:
                 out.append(("invalid", path, "minLength", "must not be empty" if minimum == 1 else f"must be at least {minimum} characters"))
             elif maximum is not None and length > maximum:
@@ -400,13 +391,19 @@ _VALIDATORS: Dict[int, _Validator] = {}
 _NO_DEFS: Mapping[str, Any] = {}
 
 
-def _check_value(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any) -> Tuple[List[_Fault], _Validator]:
+def _validator(defs: Mapping[str, Any]) -> _Validator:
     # One validator per set of $defs (a document, or methods.json), compiled on first use and kept.
     validator = _VALIDATORS.get(id(defs))
     if validator is None:
         validator = _VALIDATORS[id(defs)] = _Validator(defs)
+    return validator
+
+
+def _check_value(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any) -> Tuple[List[_Fault], _Validator]:
+    validator = _validator(defs)
     found: List[_Fault] = []
-    validator.check(schema, value, (), found)
+    if not validator.is_valid(schema, value):
+        validator.check(schema, value, (), found)
     return found, validator
 
 
@@ -417,23 +414,24 @@ def _field_issues(domain: str, found: List[_Fault]) -> List[Issue]:
     ]
 
 
-def validate_document(file: str, value: Any, domain: str) -> Tuple[Optional[Any], List[Issue]]:
+def _validated(schema: Mapping[str, Any], defs: Mapping[str, Any], value: Any, domain: str, owned: bool) -> Tuple[Optional[Any], List[Issue]]:
+    found, validator = _check_value(schema, defs, value)
+    if found:
+        return None, _field_issues(domain, found)
+    return (validator.fill_defaults(schema, value) if owned else validator.defaults(schema, value)), []
+
+
+def validate_document(file: str, value: Any, domain: str, owned: bool = False) -> Tuple[Optional[Any], List[Issue]]:
     """Validates ``value`` against a document schema (``message-event.schema.json``, ...); returns
-    ``(value with defaults, [])`` or ``(None, issues)`` with ``<domain>.field.*`` codes."""
+    ``(value with defaults, [])`` or ``(None, issues)`` with ``<domain>.field.*`` codes. The defaults go
+    into a copy, or into ``value`` itself when the caller ``owned`` it (a payload it just decoded)."""
     schema = DOCUMENTS[file]
-    found, validator = _check_value(schema, schema.get("$defs", _NO_DEFS), value)
-    if found:
-        return None, _field_issues(domain, found)
-    return validator.defaults(schema, value), []
+    return _validated(schema, schema.get("$defs", _NO_DEFS), value, domain, owned)
 
 
-def validate_method(method: str, part: str, value: Any, domain: str = "params") -> Tuple[Optional[Any], List[Issue]]:
-    """Validates the params or result of a JSON-RPC method (methods.json)."""
-    schema = METHODS["methods"][method][part]
-    found, validator = _check_value(schema, METHODS["$defs"], value)
-    if found:
-        return None, _field_issues(domain, found)
-    return validator.defaults(schema, value), []
+def validate_method(method: str, part: str, value: Any, domain: str = "params", owned: bool = False) -> Tuple[Optional[Any], List[Issue]]:
+    """Validates the params or result of a JSON-RPC method (methods.json), as :func:`validate_document`."""
+    return _validated(METHODS["methods"][method][part], METHODS["$defs"], value, domain, owned)
 
 
 def _manifest_code(kind: str, path: List[Any], keyword: str) -> str:

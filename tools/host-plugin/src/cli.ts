@@ -1,12 +1,12 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { renderReport, runConformance } from '@host/plugin-conformance';
 import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { flag, parseArgs } from './args';
 import { CliError } from './errors';
 import { init } from './init';
 import { isGoProject, packGo } from './go';
-import { isPythonProject, packPython } from './python';
+import { isPythonProject, packPython, validatePython } from './python';
 import type { CliIO } from './io';
 import { gatherFacts, renderNotes } from './notes';
 import { pack } from './pack';
@@ -77,7 +77,10 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       }
       case 'validate': {
         const args = parseArgs(rest, [], []);
-        const project = loadProject(resolve(io.cwd, one(args.positional, 'validate')));
+        const dir = resolve(io.cwd, one(args.positional, 'validate'));
+        // A Python project has no package.json; a Node project that starts python is told it must start node.
+        if (isPythonProject(dir) && !existsSync(join(dir, 'package.json'))) return validatePython(dir, io.out, io.err);
+        const project = loadProject(dir);
         const m = project.manifest;
         io.out(`Validating ${m ? `${m.pluginId} ${m.version}` : 'manifest.json'} in ${project.dir}`);
         const { findings } = checkProject(project);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AdmZip from 'adm-zip';
@@ -45,12 +45,44 @@ describe('host-plugin init --lang python', () => {
     expect(tests.stderr).toMatch(/Ran 3 tests[\s\S]*OK/);
     expect(tests.status).toBe(0);
 
+    // The type hints of the project and its vendored SDK are accepted by pyright (a devDependency here).
+    const pyright = spawnSync(process.execPath, [require.resolve('pyright/index.js'), '--pythonversion', '3.9', '.'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(pyright.stdout).toMatch(/0 errors/);
+    expect(pyright.status).toBe(0);
+
     expect(await run(['pack', dir], io(root))).toBe(0);
     const zip = new AdmZip(join(dir, 'artifacts', 'com.example.pyecho.zip'));
     const names = zip.getEntries().map((e) => e.entryName);
     expect(names).toEqual([...names].sort());
     expect(names).toEqual(expect.arrayContaining(['manifest.json', 'plugin.py', 'host_sdk_v2/stdio.py']));
     expect(names.some((n) => n.startsWith('tests/') || n.includes('__pycache__'))).toBe(false);
+  }, 60_000);
+
+  it('validates a scaffolded project with the Python packer, and names what is wrong in a broken one', async () => {
+    expect(await run(['init', 'py-valid', '--lang', 'python', '--id', 'com.example.pyvalid'], io(root))).toBe(0);
+    const dir = join(root, 'py-valid');
+    const good = io(root);
+    expect(await run(['validate', dir], good)).toBe(0);
+    expect(good.lines.join('\n')).toMatch(/ok: com\.example\.pyvalid 1\.0\.0 is ready to pack/);
+    expect(existsSync(join(dir, 'artifacts'))).toBe(false);
+
+    const manifestFile = join(dir, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({ ...manifest, transport: { ...manifest.transport, stdio: { command: 'python3', args: ['plugin.py'] } } }),
+    );
+    const noFlag = io(root);
+    expect(await run(['validate', dir], noFlag)).toBe(1);
+    expect(noFlag.lines.join('\n')).toMatch(/PACK_HOST_STDIO_MISSING/);
+
+    writeFileSync(manifestFile, JSON.stringify({ ...manifest, pluginId: 'Not An Id' }));
+    const badId = io(root);
+    expect(await run(['validate', dir], badId)).toBe(1);
+    expect(badId.lines.join('\n')).toMatch(/PACK_MANIFEST_INVALID[\s\S]*manifest\.pluginId\.invalid at pluginId/);
   }, 60_000);
 
   it('refuses an unknown language and Node-only options', async () => {

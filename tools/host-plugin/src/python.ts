@@ -84,6 +84,7 @@ class EchoTest(unittest.TestCase):
     def test_echo_mentions_the_sender_in_markdown(self):
         delivery = TestHost(plugin).send("/echo hello")
         self.assertTrue(delivery.ack["accepted"])
+        assert delivery.completion is not None
         self.assertIsNone(delivery.completion["error"])
         self.assertEqual(
             delivery.replies[0].body,
@@ -171,5 +172,27 @@ export function packPython(dir: string, outDir: string | undefined, python = pro
   const args = ['-m', 'host_sdk_v2.pack', '.', ...(outDir ? ['--out', outDir] : [])];
   const result = spawnSync(python, args, { cwd: dir, stdio: 'inherit', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
   if (result.error) throw new CliError('PYTHON_NOT_FOUND', `${python} could not be started: ${result.error.message}`);
+  return result.status ?? 1;
+}
+
+/**
+ * `host-plugin validate` in a Python project: the Python packer's `--check`
+ * (manifest.json against the protocol schema and the start command; writes
+ * nothing). Its report goes to `out` and `err`; returns its exit code.
+ */
+export function validatePython(
+  dir: string,
+  out: (text: string) => void,
+  err: (text: string) => void,
+  python = process.env['HOST_PLUGIN_PYTHON'] ?? 'python3',
+): number {
+  const result = spawnSync(python, ['-m', 'host_sdk_v2.pack', '.', '--check'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  if (result.error) throw new CliError('PYTHON_NOT_FOUND', `${python} could not be started: ${result.error.message}`);
+  for (const line of result.stdout.split('\n').filter(Boolean)) out(line);
+  for (const line of result.stderr.split('\n').filter(Boolean)) err(line);
   return result.status ?? 1;
 }

@@ -11,6 +11,7 @@ class EchoTest(unittest.TestCase):
     def test_echo_mentions_the_sender_in_markdown(self):
         delivery = TestHost(plugin).send("/echo hello")
         self.assertTrue(delivery.ack["accepted"])
+        assert delivery.completion is not None
         self.assertIsNone(delivery.completion["error"])
         self.assertEqual(delivery.replies[0].body, {"msg_type": 2, "markdown": {"content": '<qqbot-at-user id="user-1" /> said: **hello**'}})
 
