@@ -206,7 +206,11 @@ export class PluginRun {
     if (this.pollution) return;
     for (const ev of this.decoder.push(chunk)) {
       if (ev.kind === 'error') {
-        const shown = JSON.stringify(chunk.subarray(0, SHOWN_BYTES).toString('utf8'));
+        const shown = JSON.stringify(
+          Buffer.from(ev.bytes ?? chunk)
+            .subarray(0, SHOWN_BYTES)
+            .toString('utf8'),
+        );
         this.pollution = { code: ev.code, message: ev.message, bytes: shown };
         this.note('stdout.frames-only', `stdout carried ${shown}, which is not a frame (${ev.code}: ${ev.message})`);
         this.wake();

@@ -137,6 +137,17 @@ describe('FrameDecoder (fuzz)', () => {
     TIMEOUT,
   );
 
+  it('an error carries the stream bytes where it was found, however they were split', () => {
+    const stream = Buffer.concat([encodeFrame({ jsonrpc: '2.0', id: 1, result: null }), Buffer.from('raw-plugin starting\n')]);
+    for (let cut = 1; cut < stream.length; cut++) {
+      const d = new FrameDecoder(LIMITS);
+      const events = [...d.push(stream.subarray(0, cut)), ...d.push(stream.subarray(cut))];
+      const error = events.find((e) => e.kind === 'error');
+      expect(error).toMatchObject({ code: 'framing.header.malformed' });
+      expect(Buffer.from((error as { bytes: Uint8Array }).bytes).toString('latin1')).toBe('raw-plugin starting\n');
+    }
+  });
+
   it(
     'decodes every valid message exactly once however the bytes are split',
     () => {

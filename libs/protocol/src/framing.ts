@@ -9,7 +9,13 @@ import { LIMITS } from './limits';
  * caught at its first line rather than hanging the pipe. After an error the
  * stream cannot be resynchronised and the decoder stays failed.
  */
-export type FrameEvent = { kind: 'message'; message: JsonRpcMessage } | { kind: 'error'; code: FramingErrorCode; message: string };
+export type FrameEvent =
+  | { kind: 'message'; message: JsonRpcMessage }
+  /** `bytes`: the start of the unconsumed stream where the error was found (at most {@link ERROR_CONTEXT_BYTES}), for reports. */
+  | { kind: 'error'; code: FramingErrorCode; message: string; bytes?: Uint8Array };
+
+/** How many bytes of the failing stream an error event carries. */
+export const ERROR_CONTEXT_BYTES = 256;
 
 export type JsonRpcId = string | number | null;
 export interface JsonRpcRequest {
@@ -85,6 +91,7 @@ export class FrameDecoder {
       out.push(ev);
       if (ev.kind === 'error') {
         this.failed = true;
+        ev.bytes = this.buf.slice(0, ERROR_CONTEXT_BYTES);
         this.start = this.end_ = 0;
         break;
       }
