@@ -125,6 +125,7 @@ const StoredAccountsSchema = z.object({ accounts: z.array(QqBotAccountInputSchem
 /** The bot accounts of one host: those of the accounts file (read-only) and those added through the admin API. */
 export class QqBotAccounts {
   private readonly byId = new Map<string, QqBotAccount>();
+  private idList: readonly string[] | undefined;
 
   constructor(private readonly o: QqBotAccountsOptions = {}) {}
 
@@ -143,6 +144,11 @@ export class QqBotAccounts {
     return [...this.byId.values()];
   }
 
+  /** The account ids, in the order they were added (kept between changes: a send asks for them). */
+  ids(): readonly string[] {
+    return (this.idList ??= [...this.byId.keys()]);
+  }
+
   get(id: string): QqBotAccount | undefined {
     return this.byId.get(id);
   }
@@ -153,6 +159,7 @@ export class QqBotAccounts {
       await this.persist();
     } catch (e) {
       this.byId.delete(account.id);
+      this.idList = undefined;
       throw e;
     }
     return account;
@@ -169,6 +176,7 @@ export class QqBotAccounts {
       );
     }
     this.byId.delete(id);
+    this.idList = undefined;
     await this.persist();
     await account.client.close();
   }
@@ -189,6 +197,7 @@ export class QqBotAccounts {
     }
     const account = new QqBotAccount(input, source, { dispatcher: this.o.dispatcher, client: this.o.client, replay: this.o.replay });
     this.byId.set(input.id, account);
+    this.idList = undefined;
     return account;
   }
 

@@ -1,6 +1,6 @@
 import { answeredDelivery, HostError, type OutboundSink, type PluginEndpoint, type PluginRouting } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
-import type { MessageEvent, OutgoingMessage, SendResult } from '@host/protocol';
+import type { MessageEvent, OutgoingMessage, SendResult, Target } from '@host/protocol';
 import { QqBotAccounts } from './accounts';
 import { QqBotProvider, messagePath, requestBody } from './provider';
 import { FakeQqPlatform, WebhookSigner } from './testing';
@@ -184,6 +184,37 @@ describe('QqBotProvider', () => {
       expect(plugin.results[0]).toBeInstanceOf(HostError);
       expect((plugin.results[0] as HostError).code).toBe('message.reference.expired');
       expect(pa.messageCount).toBe(0);
+    });
+
+    it('sends an active message (no msg_id, no msg_seq) through the account messages.send names', async () => {
+      const permitted = new ReplyingPlugin(() => ({ format: 'text', parts: [] }));
+      const sender: PluginEndpoint = { ...permitted, routing: () => ({ ...permitted.routing(), permissions: ['messages.send'] }) };
+      const withSender = new Dispatcher({ endpoints: () => [sender] });
+      withSender.providers.register(new QqBotProvider(accounts));
+      const send = (target: Target) =>
+        withSender.sink.send({
+          pluginId: permitted.pluginId,
+          kind: 'send',
+          target,
+          message: { format: 'markdown', parts: [{ type: 'text', text: 'daily **report**' }] },
+        });
+      const result = await send({ type: 'group', id: 'GROUP_9', botAccountId: 'b' });
+      expect(result).toEqual({ accepted: true, messageId: 'fake-msg-1', target: { type: 'group', id: 'GROUP_9', botAccountId: 'b' } });
+      expect(pa.messages).toHaveLength(0);
+      expect(pb.messages.map((m) => [m.path, m.body])).toEqual([
+        ['/v2/groups/GROUP_9/messages', { msg_type: 2, markdown: { content: 'daily **report**' } }],
+      ]);
+      await expect(send({ type: 'group', id: 'GROUP_9', botAccountId: 'c' })).rejects.toMatchObject({
+        code: 'message.target.bot_unknown',
+        message: 'this host has no bot account "c"; its bot accounts are "a", "b"',
+      });
+      await expect(send({ type: 'group', id: 'GROUP_9' })).rejects.toMatchObject({ code: 'message.target.bot_required' });
+      // An account removed after the host chose it: the provider says so itself.
+      await expect(
+        new QqBotProvider(accounts).send({ type: 'group', id: 'G', botAccountId: 'gone' }, { msg_type: 0, content: 'x' }),
+      ).rejects.toMatchObject({ code: 'message.target.bot_unknown', message: 'QQ Bot account "gone" is not configured' });
+      expect(pb.messageCount).toBe(1);
+      expect(withSender.providers.botAccountIds()).toEqual(['a', 'b']);
     });
 
     it('passes a platform rate limit to the plugin with the stable code and the platform code, recorded in the event log', async () => {

@@ -71,6 +71,14 @@ export const MESSAGE_ERRORS = defineErrors({
     message: 'Markdown is supported only for group targets. Send text format to this target, or reply in a group.',
   },
   'message.target.invalid': { message: 'The target type or id is not valid for this provider. Use a target taken from an event.' },
+  'message.target.bot_unknown': {
+    message:
+      'target.botAccountId names no bot account of this host. Use bot.botAccountId of an event, or ask the operator which accounts are configured.',
+  },
+  'message.target.bot_required': {
+    message:
+      'The host has several bot accounts and the message names none. Set target.botAccountId (the SDKs set it to the bot of the event a handler is working on).',
+  },
   'message.reference.expired': { message: 'The reply window of this message has passed. Send a new message with messages.send instead.' },
   'message.reference.unknown': {
     message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.',
