@@ -10,7 +10,17 @@ export {
   type SupportedEventType,
 } from './event-mapping';
 export { QqBotApiClient, retryAfterMilliseconds, type QqBotApiClientOptions, type PostResult } from './openapi-client';
-export { RATE_LIMIT_PLATFORM_CODES, TOKEN_PLATFORM_CODES, parsePlatformError, type PlatformErrorBody } from './platform-errors';
+export {
+  RATE_LIMIT_PLATFORM_CODES,
+  TOKEN_PLATFORM_CODES,
+  RETRY_ONCE_PLATFORM_CODES,
+  ACCOUNT_PLATFORM_CODES,
+  REPLY_EXPIRED_PLATFORM_CODES,
+  ACCEPTED_FOR_REVIEW_PLATFORM_CODES,
+  parsePlatformError,
+  type PlatformCode,
+  type PlatformErrorBody,
+} from './platform-errors';
 export { QqBotAccount, QqBotAccounts, readAccountsFile, type AccountSource, type QqBotAccountsOptions } from './accounts';
 export { QqBotProvider, messagePath, requestBody } from './provider';
 export { QqBotWebhook, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';

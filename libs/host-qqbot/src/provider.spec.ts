@@ -1,6 +1,6 @@
 import { answeredDelivery, HostError, type OutboundSink, type PluginEndpoint, type PluginRouting } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
-import type { MessageEvent, OutgoingMessage, SendResult, Target } from '@host/protocol';
+import type { MessageEvent, OutgoingMessage, Permission, SendResult, Target } from '@host/protocol';
 import { QqBotAccounts } from './accounts';
 import { QqBotProvider, messagePath, requestBody } from './provider';
 import { FakeQqPlatform, WebhookSigner } from './testing';
@@ -10,14 +10,17 @@ import { QqBotWebhook } from './webhook';
 class ReplyingPlugin implements PluginEndpoint {
   readonly transport = 'http' as const;
   readonly results: (SendResult | HostError)[] = [];
-  constructor(private readonly message: (e: MessageEvent) => OutgoingMessage) {}
+  constructor(
+    private readonly message: (e: MessageEvent) => OutgoingMessage,
+    private readonly permissions: Permission[] = ['messages.reply'],
+  ) {}
   readonly pluginId = 'com.example.replier';
   routing(): PluginRouting {
     return {
       pluginId: this.pluginId,
       eventSubscriptions: [{ eventType: 'message.created' }],
       commands: [],
-      permissions: ['messages.reply'],
+      permissions: this.permissions,
       canIntercept: false,
     };
   }
@@ -187,13 +190,12 @@ describe('QqBotProvider', () => {
     });
 
     it('sends an active message (no msg_id, no msg_seq) through the account messages.send names', async () => {
-      const permitted = new ReplyingPlugin(() => ({ format: 'text', parts: [] }));
-      const sender: PluginEndpoint = { ...permitted, routing: () => ({ ...permitted.routing(), permissions: ['messages.send'] }) };
+      const sender = new ReplyingPlugin(() => ({ format: 'text', parts: [] }), ['messages.send']);
       const withSender = new Dispatcher({ endpoints: () => [sender] });
       withSender.providers.register(new QqBotProvider(accounts));
       const send = (target: Target) =>
         withSender.sink.send({
-          pluginId: permitted.pluginId,
+          pluginId: sender.pluginId,
           kind: 'send',
           target,
           message: { format: 'markdown', parts: [{ type: 'text', text: 'daily **report**' }] },
