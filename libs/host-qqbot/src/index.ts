@@ -23,5 +23,5 @@ export {
 } from './platform-errors';
 export { QqBotAccount, QqBotAccounts, readAccountsFile, type AccountSource, type QqBotAccountsOptions } from './accounts';
 export { QqBotProvider, messagePath, requestBody } from './provider';
-export { QqBotWebhook, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
+export { QqBotWebhook, ACK_BODY, ACK_TEXT, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
 export { qqbotRoutes, accountView, webhookPath, readRawBody, DEFAULT_MAX_WEBHOOK_BYTES, type QqBotRoutesOptions } from './routes';
