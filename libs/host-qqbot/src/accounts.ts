@@ -118,6 +118,11 @@ export interface QqBotAccountsOptions {
   dispatcher?: Dispatcher;
   client?: Partial<QqBotApiClientOptions>;
   replay?: ReplayGuardOptions;
+  /**
+   * Bot account ids other providers of the host already use (the console bot): a QQ account may not take one,
+   * since messages.send picks the provider by the bot account id.
+   */
+  reservedIds?: readonly string[];
 }
 
 const StoredAccountsSchema = z.object({ accounts: z.array(QqBotAccountInputSchema) });
@@ -186,6 +191,12 @@ export class QqBotAccounts {
   }
 
   private insert(input: QqBotAccountInput, source: AccountSource): QqBotAccount {
+    if (this.o.reservedIds?.includes(input.id)) {
+      throw new HostError(
+        'QQBOT_ACCOUNT_EXISTS',
+        `The bot account id "${input.id}" belongs to another provider of this host (the console bot); choose another id.`,
+      );
+    }
     const clash = this.list().find((a) => a.id === input.id || a.config.appId === input.appId);
     if (clash) {
       throw new HostError(
