@@ -88,12 +88,12 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
     events: new EventLog({ store: stores.events }),
-    defaultProvider: provider.id,
   });
   dispatcher.providers.register(provider);
   // QQ Bot accounts: from the accounts file and those added through the admin API (kept in the state directory).
-  // The console stays the default provider; QQ events come in through each account's webhook.
-  const qqbotAccounts = new QqBotAccounts({ storeFile: join(paths.stateDir, 'qqbot-accounts.json') });
+  // QQ events come in through each account's webhook; messages.send goes to the bot its target names (the console
+  // bot "console-bot" is one of them), see docs/protocol/v2.md 4.7.
+  const qqbotAccounts = new QqBotAccounts({ storeFile: join(paths.stateDir, 'qqbot-accounts.json'), reservedIds: [provider.botAccountId] });
   dispatcher.providers.register(new QqBotProvider(qqbotAccounts));
   const qqbotWebhook = new QqBotWebhook({ accounts: qqbotAccounts, dispatch: (event) => dispatcher.dispatch(event), log: o.log });
   const runtime: StdioPluginRuntime = new StdioPluginRuntime({

@@ -210,18 +210,23 @@ it('the playground shows the reply as QQ Bot would: Markdown, the mention as a c
   await expectAccessible('playground');
 });
 
-it("the QQ Bot tab shows each account's webhook URL to register, with a copy button, and its last event", async () => {
+it('the QQ Bot tab adds an account, shows its webhook URL to register, with a copy button, and its last event', async () => {
   await page.getByRole('link', { name: 'QQ Bot' }).click();
   await page.getByText('No QQ Bot account is configured').waitFor();
-  const added = await api(host, 'POST', '/api/qqbot/accounts', {
-    id: 'main-bot',
-    appId: '11111111',
-    secret: 'DG5g3B4j9X2KOErG',
-    displayName: 'Main bot',
-  });
-  expect(added.status).toBe(201);
-  const url = added.body.account.webhookUrl as string;
+  const panel = page.locator('section', { has: page.getByRole('heading', { name: 'Add QQ Bot account' }) });
+  await panel.getByLabel('Account id (ends the webhook URL)').fill('main-bot');
+  await panel.getByLabel('AppID').fill('11111111');
+  await panel.getByLabel('AppSecret').fill('DG5g3B4j9X2KOErG');
+  await panel.getByLabel('Display name (optional)').fill('Main bot');
+  await panel.getByRole('button', { name: 'Add account' }).click();
+  const status = panel.getByRole('status');
+  await status.getByText(/Added Main bot/).waitFor();
+  const url = (await status.locator('code').textContent())!;
   expect(url).toMatch(/\/api\/qqbot\/webhook\/main-bot$/);
+  // The form forgot the secret once the host took it.
+  expect(await panel.getByLabel('AppSecret').inputValue()).toBe('');
+  const listed = await api(host, 'GET', '/api/qqbot/accounts');
+  expect(listed.body.accounts).toEqual([expect.objectContaining({ id: 'main-bot', appId: '11111111', source: 'api', webhookUrl: url })]);
   const card = page.getByRole('listitem', { name: 'QQ Bot account main-bot' });
   await card.waitFor({ timeout: 15_000 });
   await card.getByText(url, { exact: true }).waitFor();
@@ -241,6 +246,37 @@ it("the QQ Bot tab shows each account's webhook URL to register, with a copy but
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
   await expectAccessible('qqbot');
   await screenshot(page, 'qqbot');
+  // What the host refuses is shown in words: a second account with the same app id, a secret too short.
+  await panel.getByLabel('Account id (ends the webhook URL)').fill('second');
+  await panel.getByLabel('AppID').fill('11111111');
+  await panel.getByLabel('AppSecret').fill('another-secret-1');
+  await panel.getByRole('button', { name: 'Add account' }).click();
+  expect(await panel.getByRole('alert').textContent()).toContain('QQBOT_ACCOUNT_EXISTS');
+  await panel.getByLabel('AppID').fill('22222222');
+  await panel.getByLabel('AppSecret').fill('short');
+  await panel.getByRole('button', { name: 'Add account' }).click();
+  await panel.getByRole('alert').getByText('BAD_REQUEST').waitFor();
+  expect(await panel.getByRole('alert').textContent()).toContain('secret');
+  expect(await page.content()).not.toContain('another-secret-1');
+});
+
+it('removes a QQ Bot account only after the confirmation dialog; its webhook answers 404 then', async () => {
+  const card = page.getByRole('listitem', { name: 'QQ Bot account main-bot' });
+  const url = (await card.locator('dd code').first().textContent())!;
+  await card.getByRole('button', { name: 'Remove account' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Remove QQ Bot account main-bot?' });
+  await dialog.waitFor();
+  await expectAccessible('qqbot removal dialog');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  expect((await api(host, 'GET', '/api/qqbot/accounts')).body.accounts).toHaveLength(1);
+  await card.getByRole('button', { name: 'Remove account' }).click();
+  await dialog.getByRole('button', { name: 'Remove main-bot' }).click();
+  await card.waitFor({ state: 'detached' });
+  await page.getByText('No QQ Bot account is configured').waitFor();
+  expect((await api(host, 'GET', '/api/qqbot/accounts')).body.accounts).toEqual([]);
+  const webhook = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"op":13,"d":{}}' });
+  expect(webhook.status).toBe(404);
   await page.getByRole('link', { name: 'v2 plugins' }).click();
 });
 

@@ -23,11 +23,16 @@ import { FakeQqPlatform, WebhookSigner } from '@host/host-qqbot/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const BOT = { appId: '102030405', secret: 'benchSecretForQQBot42' };
+/** `--cpu-prof <dir>`: the host writes a V8 CPU profile of the whole run there when it stops (open it in Chrome DevTools). */
+const profileArg = process.argv.indexOf('--cpu-prof');
+const CPU_PROFILE_DIR = profileArg >= 0 ? process.argv[profileArg + 1] : undefined;
+/** `--no-build`: benchmark dist/apps/host as it is (for example a build of another commit, to compare two). */
+const BUILD = !process.argv.includes('--no-build');
 const ROUNDS = 5;
 const EVENTS: Record<number, number> = { 1: 400, 32: 4000 };
 const WARMUP = 600;
@@ -151,7 +156,7 @@ const median = (rounds: Round[]): Round =>
   [...rounds].sort((a, b) => a.eventsPerSecond - b.eventsPerSecond)[Math.floor(rounds.length / 2)]!;
 
 async function main(): Promise<void> {
-  buildHost();
+  if (BUILD) buildHost();
   const platform = await FakeQqPlatform.start({
     ...BOT,
     maxRecorded: 0,
@@ -170,7 +175,12 @@ async function main(): Promise<void> {
   let minimal: { child: ChildProcess; url: string } | undefined;
   const signers: WebhookSigner[] = [];
   try {
-    host = await startHost(dataDir, { HOST_QQBOT_ACCOUNTS_FILE: accountsFile });
+    host = await startHost(dataDir, {
+      HOST_QQBOT_ACCOUNTS_FILE: accountsFile,
+      ...(CPU_PROFILE_DIR
+        ? { NODE_OPTIONS: `--require ${join(HERE, 'cpu-profile.cjs')}`, HOST_BENCH_CPU_PROFILE_DIR: resolve(CPU_PROFILE_DIR) }
+        : {}),
+    });
     const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(echoPackage(), { startAfterInstall: 'true' }));
     if (installed.status !== 201) throw new Error(`plugin install failed: ${JSON.stringify(installed.body)}`);
     minimal = await startMinimal(platform);

@@ -17,6 +17,7 @@ const PLUGIN_ID = 'com.example.qq-echo';
 function echoPackage(): Buffer {
   const manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as Record<string, unknown>;
   manifest['pluginId'] = PLUGIN_ID;
+  manifest['permissions'] = ['messages.reply', 'messages.send'];
   return buildZip([
     { name: 'manifest.json', data: JSON.stringify(manifest, null, 2) },
     { name: 'plugin.mjs', data: readFileSync(join(FIXTURE, 'plugin.mjs')) },
@@ -187,4 +188,33 @@ it('gives a direct (C2C) message a text reply to the user', async () => {
   const sent = platform.messages.at(-1)!;
   expect(sent.path).toBe('/v2/users/USER_OPENID_E2E/messages');
   expect(sent.body).toEqual({ msg_type: 0, content: 'hi there', msg_id: (payload['d'] as { id: string }).id, msg_seq: 1 });
+});
+
+describe('messages.send through a QQ Bot account', () => {
+  // The host has two bot accounts: the console bot and "main". The fixture sends "/send <type>:<id>[@<bot>] text".
+  async function sendFromGroup(command: string): Promise<any> {
+    const payload = signer.groupAtMessage({ groupOpenId: 'G_SEND_FROM', memberOpenId: 'M_SEND', content: ` ${command}` });
+    await signer.post(payload);
+    return recordOf((payload['d'] as { id: string }).id);
+  }
+
+  it('sends an active message (no msg_id, no msg_seq) to a group through the named bot account', async () => {
+    const before = platform.messageCount;
+    const record = await sendFromGroup('/send group:GROUP_OPENID_OTHER@main daily report');
+    expect(record.deliveries[0].completion.error).toBeNull();
+    await platform.waitForMessages(before + 1);
+    const sent = platform.messages.at(-1)!;
+    expect(sent.path).toBe('/v2/groups/GROUP_OPENID_OTHER/messages');
+    expect(sent.body).toEqual({ msg_type: 0, content: 'daily report' });
+    expect(sent.authorization).toBe(`QQBot ${platform.issuedTokens.at(-1)}`);
+  });
+
+  it('refuses an unknown bot account and a send that names none, sending nothing', async () => {
+    const before = platform.messageCount;
+    const unknown = await sendFromGroup('/send group:GROUP_OPENID_OTHER@nobody hi');
+    expect(unknown.deliveries[0].completion.error).toMatchObject({ code: 'message.target.bot_unknown' });
+    const unnamed = await sendFromGroup('/send group:GROUP_OPENID_OTHER hi');
+    expect(unnamed.deliveries[0].completion.error).toMatchObject({ code: 'message.target.bot_required' });
+    expect(platform.messageCount).toBe(before);
+  });
 });

@@ -76,7 +76,7 @@ export function createTestHost(timings: Partial<RuntimeTimings> = {}): TestHost 
   const provider = new ConsoleProvider();
   // The runtime is created below; endpoints are only asked for at dispatch time.
   let runtime: StdioPluginRuntime | null = null;
-  const dispatcher = new Dispatcher({ endpoints: () => runtime?.endpoints() ?? [], defaultProvider: provider.id });
+  const dispatcher = new Dispatcher({ endpoints: () => runtime?.endpoints() ?? [] });
   dispatcher.providers.register(provider);
   runtime = new StdioPluginRuntime({
     paths,

@@ -30,7 +30,7 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
   const logs = new FilePluginLogStore(paths);
   const provider = new ConsoleProvider();
   // The dispatcher asks for endpoints only when an event comes, after the runtime exists.
-  const dispatcher: Dispatcher = new Dispatcher({ endpoints: () => runtime.endpoints(), defaultProvider: provider.id });
+  const dispatcher: Dispatcher = new Dispatcher({ endpoints: () => runtime.endpoints() });
   dispatcher.providers.register(provider);
   const runtime: StdioPluginRuntime = new StdioPluginRuntime({ paths, records: store, logs, sink: dispatcher.sink, timings: TEST_TIMINGS });
   const installer = new PluginInstaller({ paths, store, runtime });

@@ -41,6 +41,10 @@ export class ConsoleProvider implements MessageProvider {
     return this.o.botAccountId ?? 'console-bot';
   }
 
+  botAccountIds(): readonly string[] {
+    return [this.botAccountId];
+  }
+
   async send(_target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult> {
     const requestBody = replyTo ? { ...body, msg_id: replyTo.messageId, msg_seq: replyTo.sequence } : { ...body };
     return { messageId: `console-out-${++this.sent}`, requestBody };

@@ -58,7 +58,7 @@ class EchoPlugin implements PluginEndpoint {
 
 function app() {
   const provider = new ConsoleProvider();
-  const dispatcher = new Dispatcher({ endpoints: () => [new EchoPlugin()], defaultProvider: provider.id });
+  const dispatcher = new Dispatcher({ endpoints: () => [new EchoPlugin()] });
   dispatcher.providers.register(provider);
   const a = express();
   a.use('/api', createConsoleRouter({ dispatcher, provider, maxWaitMilliseconds: 1000, heartbeatMilliseconds: 50 }));
@@ -169,7 +169,7 @@ describe('console event stream and list', () => {
 describe('console routes and their contracts', () => {
   const options = () => {
     const provider = new ConsoleProvider();
-    return { dispatcher: new Dispatcher({ endpoints: () => [], defaultProvider: provider.id }), provider };
+    return { dispatcher: new Dispatcher({ endpoints: () => [] }), provider };
   };
 
   it('implement the console contracts of the admin API, nothing more', () => {

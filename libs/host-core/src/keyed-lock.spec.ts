@@ -68,4 +68,18 @@ describe('KeyedLock', () => {
     await leftover;
     expect(log).toEqual(['second:in', 'second:out', 'leftover']);
   });
+
+  it('lets re-entry through again after every hold ended (the context tracking went off in between)', async () => {
+    const lock = new KeyedLock();
+    for (let round = 0; round < 2; round++) {
+      const inner = await lock.run('a', () => lock.run('a', async () => `inner ${round}`));
+      expect(inner).toBe(`inner ${round}`);
+    }
+    // A hold of another key keeps it on for the one still working.
+    let releaseB!: () => void;
+    const b = lock.run('b', () => new Promise<void>((r) => (releaseB = r)).then(() => lock.run('b', async () => 'b again')));
+    await lock.run('a', async () => undefined);
+    releaseB();
+    expect(await b).toBe('b again');
+  });
 });

@@ -49,6 +49,10 @@ export class KeyedLock implements PluginLock {
       hold.active = false;
       // The last in the queue removes the key, so the map does not grow with every id ever seen.
       if (this.tails.get(key) === tail) this.tails.delete(key);
+      // Nothing holds or waits for any key: the async context tracking goes off until the next run (it costs
+      // every promise of the process, event traffic included, while on). Work that outlived its hold finds no
+      // holds then, which is how it is treated anyway.
+      if (this.tails.size === 0) this.held.disable();
       release();
     };
     result.then(done, done);

@@ -5,7 +5,7 @@ import { InProcessPlugin, KeepingProvider, makeEvent } from './test-support.spec
 
 function setup(plugins: PluginEndpoint[], options: { requestTimeoutMilliseconds?: number } = {}) {
   const provider = new KeepingProvider();
-  const dispatcher = new Dispatcher({ endpoints: () => plugins, defaultProvider: 'console', ...options });
+  const dispatcher = new Dispatcher({ endpoints: () => plugins, ...options });
   dispatcher.providers.register(provider);
   return { dispatcher, provider };
 }

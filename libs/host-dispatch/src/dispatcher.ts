@@ -17,8 +17,6 @@ export interface DispatcherOptions {
   replies?: ReplyReferences;
   providers?: ProviderRegistry;
   renderers?: RendererRegistry;
-  /** Provider of messages.send (targets carry no provider). */
-  defaultProvider?: string;
   /** ACK timeout when the endpoint's routing sets none. */
   requestTimeoutMilliseconds?: number;
   now?: () => number;
@@ -64,7 +62,6 @@ export class Dispatcher {
       replies: this.replies,
       providers: this.providers,
       permissionsOf: (id) => this.routingOf(id)?.permissions,
-      ...(o.defaultProvider ? { defaultProvider: o.defaultProvider } : {}),
       ...(o.renderers ? { renderers: o.renderers } : {}),
       ...(o.now ? { now: o.now } : {}),
     });

@@ -64,7 +64,7 @@ describe('EventLog in a file store', () => {
       async () => ({}),
       (event) => (event.message.content === '/slow' ? new Promise((r) => (releaseSlow = () => r({}))) : Promise.resolve({})),
     );
-    const dispatcher = new Dispatcher({ endpoints: () => [echo, slow], defaultProvider: 'console', events: new EventLog({ store }) });
+    const dispatcher = new Dispatcher({ endpoints: () => [echo, slow], events: new EventLog({ store }) });
     dispatcher.providers.register(new KeepingProvider());
     const done = await dispatcher.dispatch(makeEvent('hello'));
     await dispatcher.whenCompleted(done.eventId);

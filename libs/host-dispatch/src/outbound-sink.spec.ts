@@ -10,7 +10,7 @@ async function setup(permissions: string[], event = makeEvent('/cmd')) {
   const plugins: PluginEndpoint[] = [plugin];
   const provider = new KeepingProvider();
   let now = Date.now();
-  const dispatcher = new Dispatcher({ endpoints: () => plugins, defaultProvider: 'console', now: () => now });
+  const dispatcher = new Dispatcher({ endpoints: () => plugins, now: () => now });
   dispatcher.providers.register(provider);
   const record = await dispatcher.dispatch(event);
   const send = (req: Partial<OutboundRequest>) =>
@@ -94,11 +94,72 @@ describe('HostOutboundSink', () => {
     await expect(send({ message: text('**x**', 'markdown') })).rejects.toMatchObject({ code: 'message.format.unsupported_target' });
   });
 
-  it('sends to a target through the default provider', async () => {
+  it('sends through the only bot account of the host when the target names none', async () => {
     const { send, provider } = await setup(['messages.send']);
     const result = await send({ kind: 'send', eventId: undefined, target: { type: 'channel', id: 'c1' } });
-    expect(result.target).toEqual({ type: 'channel', id: 'c1' });
+    expect(result.target).toEqual({ type: 'channel', id: 'c1', botAccountId: 'bot-1' });
     expect(provider.sent[0]!.body).toEqual({ msg_type: 0, content: 'hi' });
+  });
+
+  describe('routing of messages.send by bot account', () => {
+    async function twoProviders() {
+      const ctx = await setup(['messages.send']);
+      const other = new KeepingProvider('qqbot', ['qq-a', 'qq-b']);
+      ctx.dispatcher.providers.register(other);
+      return { ...ctx, other };
+    }
+
+    it('sends through the provider of the named bot account and echoes it', async () => {
+      const { send, provider, other } = await twoProviders();
+      const result = await send({ kind: 'send', eventId: undefined, target: { type: 'group', id: 'g9', botAccountId: 'qq-b' } });
+      expect(result).toEqual({ accepted: true, messageId: 'out-1', target: { type: 'group', id: 'g9', botAccountId: 'qq-b' } });
+      expect(other.sent).toEqual([{ target: { type: 'group', id: 'g9', botAccountId: 'qq-b' }, body: { msg_type: 0, content: 'hi' } }]);
+      expect(provider.sent).toEqual([]);
+    });
+
+    it('refuses an unknown bot account, naming the ones the host has, and logs the refusal', async () => {
+      const { send, dispatcher } = await twoProviders();
+      const seen: unknown[] = [];
+      dispatcher.events.subscribe((change) => seen.push(change));
+      await expect(
+        send({ kind: 'send', eventId: undefined, target: { type: 'group', id: 'g9', botAccountId: 'qq-z' } }),
+      ).rejects.toMatchObject({
+        code: 'message.target.bot_unknown',
+        message: 'this host has no bot account "qq-z"; its bot accounts are "bot-1", "qq-a", "qq-b"',
+        details: { botAccountId: 'qq-z', botAccountIds: ['bot-1', 'qq-a', 'qq-b'] },
+      });
+      expect(seen).toContainEqual(
+        expect.objectContaining({
+          type: 'send',
+          outbound: expect.objectContaining({ error: expect.objectContaining({ code: 'message.target.bot_unknown' }) }),
+        }),
+      );
+    });
+
+    it('refuses a send that names no bot when several could send', async () => {
+      const { send } = await twoProviders();
+      await expect(send({ kind: 'send', eventId: undefined, target: { type: 'group', id: 'g9' } })).rejects.toMatchObject({
+        code: 'message.target.bot_required',
+        details: { botAccountIds: ['bot-1', 'qq-a', 'qq-b'] },
+      });
+    });
+
+    it('takes the bot of the event a send answers (an HTTP response) when the target names none', async () => {
+      const { send, provider, other, record } = await twoProviders();
+      const result = await send({ kind: 'send', eventId: record.eventId, target: { type: 'group', id: 'g9' } });
+      expect(result.target).toEqual({ type: 'group', id: 'g9', botAccountId: 'bot-1' });
+      expect(provider.sent).toHaveLength(1);
+      expect(other.sent).toEqual([]);
+    });
+
+    it('says so when the host has no bot account at all', async () => {
+      const plugin = new InProcessPlugin('com.a.plugin', { permissions: ['messages.send'] });
+      const dispatcher = new Dispatcher({ endpoints: () => [plugin] });
+      dispatcher.providers.register(new KeepingProvider('qqbot', []));
+      await expect(
+        dispatcher.sink.send({ pluginId: 'com.a.plugin', kind: 'send', target: { type: 'group', id: 'g' }, message: text('hi') }),
+      ).rejects.toMatchObject({ code: 'message.target.invalid', details: { botAccountIds: [] } });
+    });
   });
 
   it('says when no provider can send', async () => {
@@ -112,11 +173,12 @@ describe('HostOutboundSink', () => {
 
   it('records a message the provider refused, and passes the failure on', async () => {
     const plugin = new InProcessPlugin('com.a.plugin', { permissions: ['messages.reply'] });
-    const dispatcher = new Dispatcher({ endpoints: () => [plugin], defaultProvider: 'console' });
+    const dispatcher = new Dispatcher({ endpoints: () => [plugin] });
     // A provider whose service is down: its send rejects, as a network client would.
     dispatcher.providers.register({
       id: 'console',
       renderer: 'qqbot',
+      botAccountIds: () => ['bot-1'],
       send: async () => {
         throw new Error('provider answered 503');
       },

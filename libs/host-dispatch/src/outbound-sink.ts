@@ -13,14 +13,20 @@ export interface OutboundSinkOptions {
   providers: ProviderRegistry;
   /** Declared permissions of a plugin; undefined for an unknown plugin. */
   permissionsOf: (pluginId: string) => readonly Permission[] | undefined;
-  /** Provider of `messages.send`, whose target carries no provider. */
-  defaultProvider?: string;
   renderers?: RendererRegistry;
   now?: () => number;
 }
 
 /** Outbound messages kept per event record. */
 export const MAX_OUTBOUND_PER_EVENT = 50;
+
+/** Bot account ids named in one error's message and details, at most. */
+const MAX_NAMED_ACCOUNTS = 20;
+
+function namedAccounts(ids: readonly string[]): string {
+  const shown = ids.slice(0, MAX_NAMED_ACCOUNTS).map((id) => JSON.stringify(id));
+  return ids.length > MAX_NAMED_ACCOUNTS ? `${shown.join(', ')} and ${ids.length - MAX_NAMED_ACCOUNTS} more` : shown.join(', ');
+}
 
 function refuse(code: MessageErrorCode, message: string, details?: ErrorDetails): HostError {
   return new HostError(code, message, details);
@@ -103,10 +109,11 @@ export class HostOutboundSink implements OutboundSink {
       if (record) record.replySequence = sequence;
       replyTo = { eventId, messageId: ref.messageId, sequence, botAccountId: ref.botAccountId };
     } else {
-      target = request.target!;
-      providerId = this.o.defaultProvider;
+      const routed = this.routeSend(request);
+      target = routed.target;
+      provider = routed.provider;
     }
-    if (providerId !== undefined) provider = this.o.providers.get(providerId);
+    if (!provider && providerId !== undefined) provider = this.o.providers.get(providerId);
     if (!provider) {
       const source = providerId ?? 'none configured';
       throw this.fail(
@@ -133,6 +140,50 @@ export class HostOutboundSink implements OutboundSink {
     }
     this.note(record, request, target, { body: sent.requestBody, messageId: sent.messageId, error: null });
     return { accepted: true, messageId: sent.messageId, target };
+  }
+
+  /**
+   * Which bot sends a `messages.send` (docs/protocol/v2.md 4.7): the one
+   * `target.botAccountId` names; else the bot of the event the request answers
+   * (an HTTP plugin's response); else the host's only bot account. Refused
+   * when the named bot is unknown or when several could send.
+   */
+  private routeSend(request: OutboundRequest): { target: Target; provider: MessageProvider } {
+    const asked = request.target!;
+    const refuseSend = (code: MessageErrorCode, message: string, details: ErrorDetails): never => {
+      this.note(undefined, request, asked, { body: null, error: { code, message } });
+      throw refuse(code, message, details);
+    };
+    let botAccountId = asked.botAccountId;
+    if (botAccountId === undefined && request.eventId !== undefined) {
+      const found = this.o.replies.find(request.pluginId, request.eventId);
+      if (found.status !== 'unknown') botAccountId = found.reference.botAccountId;
+    }
+    if (botAccountId !== undefined) {
+      const provider = this.o.providers.forBotAccount(botAccountId);
+      if (!provider) {
+        const known = this.o.providers.botAccountIds();
+        refuseSend(
+          'message.target.bot_unknown',
+          `this host has no bot account ${JSON.stringify(botAccountId)}` +
+            (known.length ? `; its bot accounts are ${namedAccounts(known)}` : '; it has no bot account'),
+          { botAccountId, botAccountIds: known.slice(0, MAX_NAMED_ACCOUNTS) },
+        );
+      }
+      return { target: { type: asked.type, id: asked.id, botAccountId }, provider: provider! };
+    }
+    const all = this.o.providers.botAccountIds();
+    if (all.length !== 1) {
+      refuseSend(
+        all.length === 0 ? 'message.target.invalid' : 'message.target.bot_required',
+        all.length === 0
+          ? `no message provider with a bot account is configured in this host to send to ${asked.type} ${asked.id}`
+          : `this host has ${all.length} bot accounts (${namedAccounts(all)}); name the one that sends in target.botAccountId`,
+        { botAccountIds: all.slice(0, MAX_NAMED_ACCOUNTS) },
+      );
+    }
+    const only = all[0]!;
+    return { target: { type: asked.type, id: asked.id, botAccountId: only }, provider: this.o.providers.forBotAccount(only)! };
   }
 
   private fail(

@@ -30,6 +30,12 @@ export interface MessageProvider {
   readonly id: string;
   /** The @host/messages renderer that shapes its bodies (e.g. "qqbot"). */
   readonly renderer: string;
+  /** The bot accounts it sends as, now (`bot.botAccountId` of its events); `messages.send` is routed by these. */
+  botAccountIds(): readonly string[];
+  /**
+   * Sends `body`. A reply carries `replyTo` (its bot is `replyTo.botAccountId`);
+   * a send carries the resolved `target.botAccountId`, one of `botAccountIds()`.
+   */
   send(target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult>;
 }
 
@@ -48,5 +54,16 @@ export class ProviderRegistry {
 
   ids(): string[] {
     return [...this.providers.keys()];
+  }
+
+  /** The provider that has the bot account `botAccountId` (the first registered, should two claim it). */
+  forBotAccount(botAccountId: string): MessageProvider | undefined {
+    for (const p of this.providers.values()) if (p.botAccountIds().includes(botAccountId)) return p;
+    return undefined;
+  }
+
+  /** Every bot account of every provider, in registration order. */
+  botAccountIds(): string[] {
+    return [...this.providers.values()].flatMap((p) => p.botAccountIds());
   }
 }

@@ -75,7 +75,14 @@ export class KeepingProvider implements MessageProvider {
   readonly renderer = 'qqbot';
   readonly sent: { target: Target; body: unknown }[] = [];
 
-  constructor(readonly id = 'console') {}
+  constructor(
+    readonly id = 'console',
+    private readonly bots: readonly string[] = ['bot-1'],
+  ) {}
+
+  botAccountIds(): readonly string[] {
+    return this.bots;
+  }
 
   async send(target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult> {
     const requestBody = replyTo ? { ...body, msg_id: replyTo.messageId, msg_seq: replyTo.sequence } : body;

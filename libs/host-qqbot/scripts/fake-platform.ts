@@ -53,10 +53,28 @@ async function main(): Promise<void> {
       signer.groupAtMessage({ groupOpenId: values.group!, memberOpenId: values.member!, content: ` ${values.text}` }),
     );
     console.log(`group @-message posted: ${answer.status} ${JSON.stringify(answer.body)}`);
-    await platform.waitForMessages(1, 30_000);
+    try {
+      await platform.waitForMessages(1, 30_000);
+    } catch {
+      console.error(
+        `no reply reached the fake platform within 30 s. Check that the account's apiBaseUrl is ${platform.apiBaseUrl} and its tokenUrl ` +
+          `${platform.tokenUrl}, and that a running plugin answers "${values.text}" (the admin app's QQ Bot tab shows the last event, ` +
+          'its Events page what became of it).',
+      );
+      process.exitCode = 1;
+      return;
+    }
     const sent = platform.messages[0]!;
     console.log(
       `reply received at POST ${sent.path} with ${sent.authorization?.replace(/ .*/, ' <token>')}:\n${JSON.stringify(sent.body, null, 2)}`,
+    );
+    // What QQ clients show as a mention: the member's openid in the tag, in a Markdown message.
+    const markdown = (sent.body['markdown'] as { content?: unknown } | undefined)?.content;
+    const tag = `<qqbot-at-user id="${values.member}" />`;
+    console.log(
+      typeof markdown === 'string' && markdown.includes(tag)
+        ? `Markdown reply with a mention of the sender (${tag}): QQ shows it as @<their name>`
+        : `the reply has no Markdown mention of the sender ${values.member} (msg_type ${String(sent.body['msg_type'])})`,
     );
   } finally {
     await signer.close();

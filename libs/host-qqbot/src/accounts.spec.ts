@@ -115,10 +115,16 @@ describe('QQ Bot accounts', () => {
   });
 
   it('answers the declared errors: duplicates, unknown accounts, file accounts that cannot be removed here, invalid bodies', async () => {
-    const accounts = new QqBotAccounts();
+    const accounts = new QqBotAccounts({ reservedIds: ['console-bot'] });
     await accounts.load([{ id: 'main', appId: '1001', secret: 'file-secret-123' }]);
     const a = app(accounts);
     const cases: [() => request.Test, string, keyof typeof ADMIN_ROUTES][] = [
+      // The console bot's id: messages.send would not know which provider to use.
+      [
+        () => request(a).post('/api/qqbot/accounts').send({ id: 'console-bot', appId: '5', secret: 'another-secret' }),
+        'QQBOT_ACCOUNT_EXISTS',
+        'addQqBotAccount',
+      ],
       [
         () => request(a).post('/api/qqbot/accounts').send({ id: 'main', appId: '9', secret: 'another-secret' }),
         'QQBOT_ACCOUNT_EXISTS',

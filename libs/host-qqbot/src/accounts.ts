@@ -118,6 +118,11 @@ export interface QqBotAccountsOptions {
   dispatcher?: Dispatcher;
   client?: Partial<QqBotApiClientOptions>;
   replay?: ReplayGuardOptions;
+  /**
+   * Bot account ids other providers of the host already use (the console bot): a QQ account may not take one,
+   * since messages.send picks the provider by the bot account id.
+   */
+  reservedIds?: readonly string[];
 }
 
 const StoredAccountsSchema = z.object({ accounts: z.array(QqBotAccountInputSchema) });
@@ -125,6 +130,7 @@ const StoredAccountsSchema = z.object({ accounts: z.array(QqBotAccountInputSchem
 /** The bot accounts of one host: those of the accounts file (read-only) and those added through the admin API. */
 export class QqBotAccounts {
   private readonly byId = new Map<string, QqBotAccount>();
+  private idList: readonly string[] | undefined;
 
   constructor(private readonly o: QqBotAccountsOptions = {}) {}
 
@@ -143,6 +149,11 @@ export class QqBotAccounts {
     return [...this.byId.values()];
   }
 
+  /** The account ids, in the order they were added (kept between changes: a send asks for them). */
+  ids(): readonly string[] {
+    return (this.idList ??= [...this.byId.keys()]);
+  }
+
   get(id: string): QqBotAccount | undefined {
     return this.byId.get(id);
   }
@@ -153,6 +164,7 @@ export class QqBotAccounts {
       await this.persist();
     } catch (e) {
       this.byId.delete(account.id);
+      this.idList = undefined;
       throw e;
     }
     return account;
@@ -169,6 +181,7 @@ export class QqBotAccounts {
       );
     }
     this.byId.delete(id);
+    this.idList = undefined;
     await this.persist();
     await account.client.close();
   }
@@ -178,6 +191,12 @@ export class QqBotAccounts {
   }
 
   private insert(input: QqBotAccountInput, source: AccountSource): QqBotAccount {
+    if (this.o.reservedIds?.includes(input.id)) {
+      throw new HostError(
+        'QQBOT_ACCOUNT_EXISTS',
+        `The bot account id "${input.id}" belongs to another provider of this host (the console bot); choose another id.`,
+      );
+    }
     const clash = this.list().find((a) => a.id === input.id || a.config.appId === input.appId);
     if (clash) {
       throw new HostError(
@@ -189,6 +208,7 @@ export class QqBotAccounts {
     }
     const account = new QqBotAccount(input, source, { dispatcher: this.o.dispatcher, client: this.o.client, replay: this.o.replay });
     this.byId.set(input.id, account);
+    this.idList = undefined;
     return account;
   }
 

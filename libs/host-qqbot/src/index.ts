@@ -10,8 +10,18 @@ export {
   type SupportedEventType,
 } from './event-mapping';
 export { QqBotApiClient, retryAfterMilliseconds, type QqBotApiClientOptions, type PostResult } from './openapi-client';
-export { RATE_LIMIT_PLATFORM_CODES, TOKEN_PLATFORM_CODES, parsePlatformError, type PlatformErrorBody } from './platform-errors';
+export {
+  RATE_LIMIT_PLATFORM_CODES,
+  TOKEN_PLATFORM_CODES,
+  RETRY_ONCE_PLATFORM_CODES,
+  ACCOUNT_PLATFORM_CODES,
+  REPLY_EXPIRED_PLATFORM_CODES,
+  ACCEPTED_FOR_REVIEW_PLATFORM_CODES,
+  parsePlatformError,
+  type PlatformCode,
+  type PlatformErrorBody,
+} from './platform-errors';
 export { QqBotAccount, QqBotAccounts, readAccountsFile, type AccountSource, type QqBotAccountsOptions } from './accounts';
 export { QqBotProvider, messagePath, requestBody } from './provider';
-export { QqBotWebhook, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
+export { QqBotWebhook, ACK_BODY, ACK_TEXT, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
 export { qqbotRoutes, accountView, webhookPath, readRawBody, DEFAULT_MAX_WEBHOOK_BYTES, type QqBotRoutesOptions } from './routes';

@@ -1,5 +1,13 @@
 import { HostError } from '@host/host-core';
 import { QqBotApiClient, retryAfterMilliseconds, type QqBotApiClientOptions } from './openapi-client';
+import {
+  ACCEPTED_FOR_REVIEW_PLATFORM_CODES,
+  ACCOUNT_PLATFORM_CODES,
+  RATE_LIMIT_PLATFORM_CODES,
+  REPLY_EXPIRED_PLATFORM_CODES,
+  RETRY_ONCE_PLATFORM_CODES,
+  TOKEN_PLATFORM_CODES,
+} from './platform-errors';
 import { FakeQqPlatform } from './testing';
 
 const APP = { appId: '102000001', secret: 'fake-secret-0123' };
@@ -149,6 +157,69 @@ describe('QqBotApiClient against the fake platform', () => {
     const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
     expect(e.code).toBe('message.provider.rejected');
     expect(e.details).toMatchObject({ httpStatus: 400, providerCode: 40054005, providerMessage: 'msg_seq duplicated' });
+  });
+
+  describe('codes from the platform documentation', () => {
+    it('repeats a call once after a failed platform check, even an active message, and not twice', async () => {
+      const c = client();
+      platform.failNext({ status: 500, body: { code: 11252, message: 'check app privilege failed' } });
+      const r = await c.post('/v2/groups/G1/messages', { msg_type: 0, content: 'hi' }, false);
+      expect(r.id).toBe('fake-msg-1');
+      platform.failNext({ status: 500, body: { code: 11242, message: 'check token failed' } }, 2);
+      const e = await failure(c.post('/v2/groups/G1/messages', { msg_type: 0, content: 'again' }, false));
+      expect(e.code).toBe('message.provider.unavailable');
+      expect(e.details).toMatchObject({ providerCode: 11242, retries: 0 });
+      expect(platform.messageCount).toBe(1);
+      expect(sleeps).toEqual([]);
+    });
+
+    it('gives message.reference.expired when the platform says the answered message is too old', async () => {
+      const c = client();
+      platform.failNext({ status: 400, body: { code: 304027, message: 'msg expire' } });
+      const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+      expect(e.code).toBe('message.reference.expired');
+      expect(e.details).toMatchObject({ httpStatus: 400, providerCode: 304027 });
+    });
+
+    it('gives message.provider.auth_failed, naming the problem, when the bot account itself is refused', async () => {
+      const c = client();
+      platform.failNext({ status: 403, body: { code: 11265, message: 'robot has baned' } });
+      const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+      expect(e.code).toBe('message.provider.auth_failed');
+      expect(e.message).toContain('the bot is banned');
+      expect(e.details).toMatchObject({ providerCode: 11265 });
+      expect(platform.tokenRequests).toBe(1);
+    });
+
+    it('takes a 202 answer held for review as accepted, without a message id', async () => {
+      const c = client();
+      platform.failNext({ status: 202, body: { code: 304024, message: 'reply msg async ok, wait for audit' } });
+      expect(await c.post('/v2/groups/G1/messages', reply(1), true)).toEqual({ id: '' });
+    });
+
+    it('maps documented rate-limit codes in any 4xx answer to message.provider.rate_limited', async () => {
+      const c = client();
+      for (const code of [1100100, 304049, 20028]) {
+        platform.failNext({ status: 400, body: { code, message: 'limited' } });
+        const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+        expect([code, e.code]).toEqual([code, 'message.provider.rate_limited']);
+      }
+    });
+
+    it('says where every code of its tables comes from', () => {
+      const tables = [
+        RATE_LIMIT_PLATFORM_CODES,
+        TOKEN_PLATFORM_CODES,
+        RETRY_ONCE_PLATFORM_CODES,
+        ACCOUNT_PLATFORM_CODES,
+        REPLY_EXPIRED_PLATFORM_CODES,
+        ACCEPTED_FOR_REVIEW_PLATFORM_CODES,
+      ];
+      const all = tables.flatMap((t) => [...t.values()]);
+      // No code is in two tables, and the ones the documentation does not list are few and named.
+      expect(new Set(all.map((c) => c.code)).size).toBe(all.length);
+      expect(all.filter((c) => c.source === 'observed').map((c) => c.code)).toEqual([22009, 11244]);
+    });
   });
 
   it('reads Retry-After as seconds or a date', () => {

@@ -1,10 +1,14 @@
 import { HostError } from '@host/host-core';
 import { Agent, request, type Dispatcher } from 'undici';
 import {
+  ACCOUNT_PLATFORM_CODES,
   parsePlatformError,
   platformFailure,
   RATE_LIMIT_PLATFORM_CODES,
+  REPLY_EXPIRED_PLATFORM_CODES,
+  RETRY_ONCE_PLATFORM_CODES,
   TOKEN_PLATFORM_CODES,
+  type PlatformCode,
   type PlatformErrorBody,
 } from './platform-errors';
 
@@ -50,8 +54,10 @@ class NetworkFailure extends Error {}
  * and secret, keeps it until shortly before it expires (one fetch at a time,
  * shared by concurrent sends), and posts messages with the token header.
  *
- * Retries are limited to what cannot post a message twice:
+ * Retries are limited to what cannot post a message twice (codes and their
+ * sources in platform-errors.ts):
  * - 401 or a token error code: the token is fetched again once and the call repeated;
+ * - a code the platform documents as a failed check to retry once: repeated once;
  * - a rate limit with Retry-After within `maxRetryAfterMilliseconds`: waited out once;
  * - a server error, timeout or lost connection: retried only for passive
  *   replies (`idempotent`), which carry msg_id and msg_seq, a pair the platform
@@ -136,6 +142,7 @@ export class QqBotApiClient {
     let retries = 0;
     let refreshed = false;
     let waitedRateLimit = false;
+    let retriedCheck = false;
     for (;;) {
       const token = await this.accessToken();
       let answer: Answer;
@@ -154,6 +161,7 @@ export class QqBotApiClient {
           retryNote(idempotent, retries),
         );
       }
+      // 201 and 202 carry an error body, e.g. 304023/304024 (accepted, held for review): taken, without an id.
       if (answer.status >= 200 && answer.status < 300) {
         let id = '';
         try {
@@ -170,6 +178,10 @@ export class QqBotApiClient {
         this.invalidateToken(token);
         continue;
       }
+      if (!retriedCheck && isCode(platform, RETRY_ONCE_PLATFORM_CODES)) {
+        retriedCheck = true;
+        continue;
+      }
       if (answer.status === 429 || isCode(platform, RATE_LIMIT_PLATFORM_CODES)) {
         const retryAfter = retryAfterMilliseconds(answer.headers['retry-after']);
         if (!waitedRateLimit && retryAfter !== undefined && retryAfter <= (this.o.maxRetryAfterMilliseconds ?? 2000)) {
@@ -180,6 +192,22 @@ export class QqBotApiClient {
         throw platformFailure('message.provider.rate_limited', 'the platform refused the message: rate limit', answer.status, platform, {
           ...(retryAfter !== undefined ? { retryAfterMilliseconds: retryAfter } : {}),
         });
+      }
+      if (isCode(platform, REPLY_EXPIRED_PLATFORM_CODES)) {
+        throw platformFailure(
+          'message.reference.expired',
+          'the platform says the message being answered is too old to reply to; send a new message instead',
+          answer.status,
+          platform,
+        );
+      }
+      if (isCode(platform, ACCOUNT_PLATFORM_CODES)) {
+        throw platformFailure(
+          'message.provider.auth_failed',
+          `the platform refused bot account ${this.o.appId}: ${ACCOUNT_PLATFORM_CODES.get(platform.code!)!.meaning}`,
+          answer.status,
+          platform,
+        );
       }
       if (answer.status >= 500) {
         if (retries < maxRetries) {
@@ -237,7 +265,7 @@ export class QqBotApiClient {
   }
 }
 
-function isCode(platform: PlatformErrorBody, codes: ReadonlySet<number>): boolean {
+function isCode(platform: PlatformErrorBody, codes: ReadonlyMap<number, PlatformCode>): boolean {
   return platform.code !== undefined && codes.has(platform.code);
 }
 

@@ -2,19 +2,83 @@ import { HostError } from '@host/host-core';
 import type { MessageErrorCode } from '@host/protocol';
 
 /**
- * Platform error codes (the `code` of an OpenAPI error body) that mean "too
- * many messages": the QQ Bot platform answers some rate limits with HTTP 429
- * and others with a 4xx and one of these codes. Kept in one table so a code
- * the platform adds is one line.
+ * What the host does with a platform error code (the `code` of an OpenAPI
+ * error body). Every code is marked with where it comes from:
+ * - `documented`: the platform's public OpenAPI error table ("openapi 错误",
+ *   docs/develop/api-v2/openapi/error/error.md of the tencent-connect/bot-docs
+ *   repository, the source of https://bot.q.qq.com/wiki), with its meaning there;
+ * - `observed`: answers the platform gives that the table does not list, known
+ *   from its answers as users of its SDKs report them. Kept, but marked, so a
+ *   change of the documentation can be checked against this table line by line.
+ * The HTTP status rules (401 authentication, 429 rate limit, 500 and 504
+ * processing failures, 201 and 202 accepted with an error body) come from the
+ * same page.
  */
-export const RATE_LIMIT_PLATFORM_CODES: ReadonlySet<number> = new Set([
-  22009, // message sending frequency limit of the bot
-  20028, // channel message frequency limit
-  304045, // passive reply count of one message used up
+export interface PlatformCode {
+  code: number;
+  source: 'documented' | 'observed';
+  meaning: string;
+}
+
+function codeTable(entries: readonly PlatformCode[]): ReadonlyMap<number, PlatformCode> {
+  return new Map(entries.map((e) => [e.code, e]));
+}
+
+/** "Too many messages": message.provider.rate_limited, whatever the HTTP status. */
+export const RATE_LIMIT_PLATFORM_CODES = codeTable([
+  { code: 20028, source: 'documented', meaning: 'ChannelHitWriteRateLimit: channel message rate limit' },
+  { code: 304019, source: 'documented', meaning: 'AT_EVERYONE_TIMES: @everyone count used up' },
+  { code: 304045, source: 'documented', meaning: 'channel active message count limit' },
+  { code: 304049, source: 'documented', meaning: 'direct message active message rate limit' },
+  { code: 304050, source: 'documented', meaning: 'direct message active message total limit' },
+  { code: 1100100, source: 'documented', meaning: 'security: message rate limited' },
+  { code: 1100308, source: 'documented', meaning: 'channel rate limit hit' },
+  { code: 22009, source: 'observed', meaning: '"msg limit exceed": message rate limit of the bot in groups and c2c chats' },
 ]);
 
-/** Platform codes of a refused access token: the host fetches a new token once and tries again. */
-export const TOKEN_PLATFORM_CODES: ReadonlySet<number> = new Set([11241, 11242, 11243, 11244, 11251, 11252, 11253, 11254, 11255]);
+/** The access token was refused: the host fetches a new token once and repeats the call. */
+export const TOKEN_PLATFORM_CODES = codeTable([
+  { code: 11241, source: 'documented', meaning: 'ErrorWrongToken: no token in the request' },
+  { code: 11243, source: 'documented', meaning: 'ErrorCheckTokenNotPass: the token is wrong' },
+  { code: 11244, source: 'observed', meaning: '"token not exist or expire": the token expired' },
+]);
+
+/**
+ * A check of the platform failed before the message was handled ("system
+ * error, one retry usually works, retry at most once"): the call is repeated
+ * once, also for an active message, which these codes say was not posted.
+ */
+export const RETRY_ONCE_PLATFORM_CODES = codeTable([
+  { code: 11242, source: 'documented', meaning: 'ErrorCheckTokenFailed: the token check failed (system error)' },
+  { code: 11252, source: 'documented', meaning: 'ErrorCheckAppPrivilegeFailed: the privilege check failed (system error)' },
+  { code: 11263, source: 'documented', meaning: 'ErrorCheckGuildAuth: the guild permission check failed (system error)' },
+  { code: 11281, source: 'documented', meaning: 'ErrorCheckAdminFailed: the administrator check failed (system error)' },
+]);
+
+/** The bot account itself is refused (wrong app id, no permission, banned): message.provider.auth_failed, for the operator to fix. */
+export const ACCOUNT_PLATFORM_CODES = codeTable([
+  { code: 10001, source: 'documented', meaning: 'UnknownAccount: account problem' },
+  { code: 11251, source: 'documented', meaning: 'ErrorWrongAppid: the app id of the token is not recognised' },
+  { code: 11253, source: 'documented', meaning: 'ErrorCheckAppPrivilegeNotPass: the bot may not call this API; apply on the platform' },
+  { code: 11254, source: 'documented', meaning: 'ErrorInterfaceForbidden: this API is blocked for the bot' },
+  { code: 11261, source: 'documented', meaning: 'ErrorWrongAppid: no app id' },
+  { code: 11265, source: 'documented', meaning: 'ErrorRobotHasBaned: the bot is banned' },
+  { code: 11275, source: 'documented', meaning: 'ErrorWrongAppid: no app id' },
+]);
+
+/** The message being answered is too old for the platform: message.reference.expired, as when the host's own window check refuses it. */
+export const REPLY_EXPIRED_PLATFORM_CODES = codeTable([
+  { code: 304027, source: 'documented', meaning: 'MSG_EXPIRE: the replied message expired' },
+]);
+
+/**
+ * Codes of a 201 or 202 answer: the platform took the message and holds it for
+ * review. The send is accepted (the message may show later), without a message id.
+ */
+export const ACCEPTED_FOR_REVIEW_PLATFORM_CODES = codeTable([
+  { code: 304023, source: 'documented', meaning: 'PUSH_MSG_ASYNC_OK: active message accepted, waiting for review' },
+  { code: 304024, source: 'documented', meaning: 'REPLY_MSG_ASYNC_OK: reply accepted, waiting for review' },
+]);
 
 /** What an OpenAPI error body says: `{code, message, err_code?, trace_id?}`. */
 export interface PlatformErrorBody {
@@ -44,7 +108,7 @@ export function parsePlatformError(text: string): PlatformErrorBody {
  * `details` so nothing the platform said is lost.
  */
 export function platformFailure(
-  code: Extract<MessageErrorCode, `message.provider.${string}`>,
+  code: Extract<MessageErrorCode, `message.provider.${string}` | 'message.reference.expired'>,
   what: string,
   status: number | null,
   platform: PlatformErrorBody,

@@ -1,6 +1,6 @@
 import { answeredDelivery, HostError, type OutboundSink, type PluginEndpoint, type PluginRouting } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
-import type { MessageEvent, OutgoingMessage, SendResult } from '@host/protocol';
+import type { MessageEvent, OutgoingMessage, Permission, SendResult, Target } from '@host/protocol';
 import { QqBotAccounts } from './accounts';
 import { QqBotProvider, messagePath, requestBody } from './provider';
 import { FakeQqPlatform, WebhookSigner } from './testing';
@@ -10,14 +10,17 @@ import { QqBotWebhook } from './webhook';
 class ReplyingPlugin implements PluginEndpoint {
   readonly transport = 'http' as const;
   readonly results: (SendResult | HostError)[] = [];
-  constructor(private readonly message: (e: MessageEvent) => OutgoingMessage) {}
+  constructor(
+    private readonly message: (e: MessageEvent) => OutgoingMessage,
+    private readonly permissions: Permission[] = ['messages.reply'],
+  ) {}
   readonly pluginId = 'com.example.replier';
   routing(): PluginRouting {
     return {
       pluginId: this.pluginId,
       eventSubscriptions: [{ eventType: 'message.created' }],
       commands: [],
-      permissions: ['messages.reply'],
+      permissions: this.permissions,
       canIntercept: false,
     };
   }
@@ -184,6 +187,36 @@ describe('QqBotProvider', () => {
       expect(plugin.results[0]).toBeInstanceOf(HostError);
       expect((plugin.results[0] as HostError).code).toBe('message.reference.expired');
       expect(pa.messageCount).toBe(0);
+    });
+
+    it('sends an active message (no msg_id, no msg_seq) through the account messages.send names', async () => {
+      const sender = new ReplyingPlugin(() => ({ format: 'text', parts: [] }), ['messages.send']);
+      const withSender = new Dispatcher({ endpoints: () => [sender] });
+      withSender.providers.register(new QqBotProvider(accounts));
+      const send = (target: Target) =>
+        withSender.sink.send({
+          pluginId: sender.pluginId,
+          kind: 'send',
+          target,
+          message: { format: 'markdown', parts: [{ type: 'text', text: 'daily **report**' }] },
+        });
+      const result = await send({ type: 'group', id: 'GROUP_9', botAccountId: 'b' });
+      expect(result).toEqual({ accepted: true, messageId: 'fake-msg-1', target: { type: 'group', id: 'GROUP_9', botAccountId: 'b' } });
+      expect(pa.messages).toHaveLength(0);
+      expect(pb.messages.map((m) => [m.path, m.body])).toEqual([
+        ['/v2/groups/GROUP_9/messages', { msg_type: 2, markdown: { content: 'daily **report**' } }],
+      ]);
+      await expect(send({ type: 'group', id: 'GROUP_9', botAccountId: 'c' })).rejects.toMatchObject({
+        code: 'message.target.bot_unknown',
+        message: 'this host has no bot account "c"; its bot accounts are "a", "b"',
+      });
+      await expect(send({ type: 'group', id: 'GROUP_9' })).rejects.toMatchObject({ code: 'message.target.bot_required' });
+      // An account removed after the host chose it: the provider says so itself.
+      await expect(
+        new QqBotProvider(accounts).send({ type: 'group', id: 'G', botAccountId: 'gone' }, { msg_type: 0, content: 'x' }),
+      ).rejects.toMatchObject({ code: 'message.target.bot_unknown', message: 'QQ Bot account "gone" is not configured' });
+      expect(pb.messageCount).toBe(1);
+      expect(withSender.providers.botAccountIds()).toEqual(['a', 'b']);
     });
 
     it('passes a platform rate limit to the plugin with the stable code and the platform code, recorded in the event log', async () => {

@@ -36,9 +36,10 @@ export function requestBody(target: Target, body: ProviderBody, replyTo: ReplyCo
 }
 
 /**
- * The QQ Bot provider: sends rendered bodies through the OpenAPI of the
- * account that received the event. `messages.send` (no event) goes through
- * the only account, or is refused when there are several.
+ * The QQ Bot provider: sends rendered bodies through the OpenAPI of one
+ * account: a reply through the account that received the event, a
+ * `messages.send` through the account the host resolved into
+ * `target.botAccountId` (docs/protocol/v2.md 4.7).
  */
 export class QqBotProvider implements MessageProvider {
   readonly id = 'qqbot';
@@ -46,32 +47,31 @@ export class QqBotProvider implements MessageProvider {
 
   constructor(private readonly accounts: QqBotAccounts) {}
 
+  botAccountIds(): readonly string[] {
+    return this.accounts.ids();
+  }
+
   async send(target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult> {
-    const account = this.accountFor(replyTo);
+    const account = this.accountFor(target, replyTo);
     const path = messagePath(target);
     const sent = requestBody(target, body, replyTo);
     const result = await account.client.post(path, sent, replyTo !== undefined);
     return { messageId: result.id, requestBody: sent };
   }
 
-  private accountFor(replyTo: ReplyContext | undefined): QqBotAccount {
-    if (replyTo) {
-      const account = this.accounts.get(replyTo.botAccountId);
-      if (!account) {
-        throw new HostError(
-          'message.target.invalid',
-          `QQ Bot account "${replyTo.botAccountId}" that received event ${replyTo.eventId} is no longer configured`,
-        );
-      }
-      return account;
-    }
-    const all = this.accounts.list();
-    if (all.length === 1) return all[0]!;
+  private accountFor(target: Target, replyTo: ReplyContext | undefined): QqBotAccount {
+    const id = replyTo?.botAccountId ?? target.botAccountId;
+    const account = id === undefined ? undefined : this.accounts.get(id);
+    if (account) return account;
+    // The host resolves the account before it calls send; it can still be removed in between.
     throw new HostError(
-      'message.target.invalid',
-      all.length === 0
-        ? 'no QQ Bot account is configured'
-        : 'several QQ Bot accounts are configured; a message that answers no event cannot choose one',
+      'message.target.bot_unknown',
+      id === undefined
+        ? 'a QQ Bot message must name the bot account that sends it'
+        : replyTo
+          ? `QQ Bot account "${id}" that received event ${replyTo.eventId} is no longer configured`
+          : `QQ Bot account "${id}" is not configured`,
+      { botAccountId: id ?? null },
     );
   }
 }

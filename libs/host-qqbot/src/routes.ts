@@ -2,7 +2,7 @@ import { ADMIN_ROUTES, type QqBotAccountView, type RouteContract } from '@host/a
 import { HostError, implementRoute, type RouteDef, type RouteHandler } from '@host/host-core';
 import type { Request } from 'express';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
-import type { QqBotWebhook } from './webhook';
+import { ACK_BODY, ACK_TEXT, type QqBotWebhook } from './webhook';
 
 export interface QqBotRoutesOptions {
   accounts: QqBotAccounts;
@@ -101,10 +101,13 @@ export function qqbotRoutes(o: QqBotRoutesOptions): RouteDef[] {
     await o.accounts.remove(id);
     return { body: { removed: true, id } };
   });
-  route(ADMIN_ROUTES.qqBotWebhook, async ({ req, params }) => {
+  route(ADMIN_ROUTES.qqBotWebhook, async ({ req, res, params }) => {
     const body = await readRawBody(req, maxBytes);
     const answer = o.webhook.handle(params['accountId']!, req.headers, body, req.socket.remoteAddress ?? 'unknown');
-    return { status: answer.status, body: answer.body };
+    // Written directly: the platform waits for this answer on every event, and the framework's JSON answer
+    // (serialisation settings, an ETag hash) costs more than the answer itself. Refusals go through the error handler.
+    const text = answer.body === ACK_BODY ? ACK_TEXT : Buffer.from(JSON.stringify(answer.body));
+    res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': text.length }).end(text);
   });
   return routes;
 }

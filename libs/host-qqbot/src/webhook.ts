@@ -25,6 +25,10 @@ export interface WebhookAnswer {
   body: unknown;
 }
 
+/** The HTTP Callback ACK (op 12), one object for every answer that is one, and its bytes. */
+export const ACK_BODY: { readonly op: 12 } = Object.freeze({ op: 12 });
+export const ACK_TEXT = Buffer.from(JSON.stringify(ACK_BODY));
+
 /** `plain_token` of a validation request: the platform's are short alphanumeric strings. */
 const PLAIN_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
 const EVENT_TS = /^\d{1,20}$/;
@@ -104,7 +108,7 @@ export class QqBotWebhook {
       this.note(account, { op: payload.op, type, platformEventId, outcome: 'unsupported', eventId: null, error: null });
       account.counters.unsupported++;
       this.o.log('info', `qqbot ${account.id}: op ${payload.op} is not handled by a webhook; acknowledged`);
-      return { status: 200, body: { op: 12 } };
+      return { status: 200, body: ACK_BODY };
     }
     // Ed25519 signatures are deterministic: without an event id, the signature names the request.
     if (!account.replays.firstTime(platformEventId ?? `sig:${signature!.toLowerCase()}`)) {
@@ -124,7 +128,7 @@ export class QqBotWebhook {
       account.counters.unsupported++;
       this.note(account, { op: 0, type, platformEventId, outcome: 'unsupported', eventId: null, error: null });
       this.o.log('info', `qqbot ${account.id}: ${mapped.reason}; acknowledged without dispatch`);
-      return { status: 200, body: { op: 12 } };
+      return { status: 200, body: ACK_BODY };
     }
     const event = mapped.event;
     account.counters.dispatched++;
@@ -136,7 +140,7 @@ export class QqBotWebhook {
         `qqbot ${account.id}: event ${event.eventId} could not be dispatched: ${e instanceof Error ? e.message : String(e)}`,
       );
     });
-    return { status: 200, body: { op: 12 } };
+    return { status: 200, body: ACK_BODY };
   }
 
   private validate(account: QqBotAccount, d: unknown, remote: string): WebhookAnswer {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
@@ -142,7 +143,8 @@ func (c *Lifecycle) Channel(id string) *Sender { return c.To(wire.Target{Type: "
 // Direct is a sender to a guild direct message.
 func (c *Lifecycle) Direct(id string) *Sender { return c.To(wire.Target{Type: "direct", ID: id}) }
 
-// To is a sender to any target.
+// To is a sender to any target. Outside a handler a host with several bots needs target.BotAccountID
+// (message.target.bot_required otherwise).
 func (c *Lifecycle) To(target wire.Target) *Sender {
 	return &Sender{ctx: c.Context, s: c.s, target: target}
 }
@@ -167,11 +169,16 @@ func (x *Sender) SendMarkdown(parts ...Part) (*wire.SendResult, error) {
 }
 
 func (x *Sender) sendAs(format string, parts []Part) (*wire.SendResult, error) {
-	msg, err := prepare(x.s.plugin, format, parts, x.target, wire.PermissionMessagesSend)
+	target := x.target
+	// Inside a handler a send speaks as the bot that received the event unless the target names one (v2.md 4.7).
+	if x.event != nil && target.BotAccountID == "" {
+		target.BotAccountID = x.event.Bot.BotAccountID
+	}
+	msg, err := prepare(x.s.plugin, format, parts, target, wire.PermissionMessagesSend)
 	if err != nil {
 		return nil, err
 	}
-	return x.s.io.send(x.ctx, x.event, x.target, msg)
+	return x.s.io.send(x.ctx, x.event, target, msg)
 }
 
 // prepare checks a message the way the host will (target, permission, parts, format, mentions), so a
@@ -185,6 +192,9 @@ func prepare(p *Plugin, format string, parts []Part, target wire.Target, need st
 	}
 	if target.ID == "" {
 		return wire.OutgoingMessage{}, messageError(wire.CodeMessageTargetInvalid, &t, "the target id is empty; use a target taken from an event")
+	}
+	if utf8.RuneCountInString(target.BotAccountID) > 256 {
+		return wire.OutgoingMessage{}, messageError(wire.CodeMessageTargetInvalid, &t, "the target's botAccountId is longer than 256 characters; use bot.botAccountId of an event")
 	}
 	if !p.hasPermission(need) {
 		return wire.OutgoingMessage{}, messageError(wire.CodeMessagePermissionDenied, &t,
@@ -281,7 +291,8 @@ func (c *Context) replyAs(format string, parts []Part) (*wire.SendResult, error)
 	return c.s.io.reply(c.Context, c.event, msg, target)
 }
 
-// To is a sender to any target from this handler (needs messages.send).
+// To is a sender to any target from this handler (needs messages.send). A target without BotAccountID is
+// sent by the bot that received the event; set it to send as another bot.
 func (c *Context) To(target wire.Target) *Sender {
 	return &Sender{ctx: c.Context, s: c.s, event: c.event, target: target}
 }

@@ -352,9 +352,13 @@ func parseTarget(v any) (wire.Target, error) {
 		return wire.Target{}, messageError(wire.CodeMessageTargetInvalid, nil, `"target.id" is empty: use the conversation id from the event`)
 	}
 	for key := range obj {
-		if key != "type" && key != "id" {
+		if key != "type" && key != "id" && key != "botAccountId" {
 			return wire.Target{}, messageError(wire.CodeMessageTargetInvalid, nil, fmt.Sprintf(`the target has the unknown field "%s"`, key))
 		}
 	}
-	return wire.Target{Type: kind, ID: id}, nil
+	bot, isString := obj["botAccountId"].(string)
+	if _, named := obj["botAccountId"]; named && (!isString || bot == "") {
+		return wire.Target{}, messageError(wire.CodeMessageTargetInvalid, nil, `"target.botAccountId" must be a non-empty string: use bot.botAccountId of an event`)
+	}
+	return wire.Target{Type: kind, ID: id, BotAccountID: bot}, nil
 }

@@ -432,3 +432,40 @@ func TestHostRefusalsBecomeTypedErrors(t *testing.T) {
 		t.Fatalf("completion %+v", d.Completion)
 	}
 }
+
+func TestSendsInAHandlerSpeakAsTheEventsBot(t *testing.T) {
+	raw, err := os.ReadFile("testdata/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	granted := strings.Replace(string(raw), `["messages.reply"]`, `["messages.reply", "messages.send"]`, 1)
+	if err := os.WriteFile(path, []byte(granted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := hostsdk.MustLoad(path)
+	var results []*wire.SendResult
+	p.Command("echo", func(ctx *hostsdk.Context) error {
+		for _, s := range []*hostsdk.Sender{ctx.Group("g2"), ctx.To(wire.Target{Type: "group", ID: "g3", BotAccountID: "other-bot"})} {
+			r, err := s.Send(hostsdk.Text("x"))
+			if err != nil {
+				return err
+			}
+			results = append(results, r)
+		}
+		return nil
+	})
+	h := hostsdktest.Start(t, p, hostsdktest.Options{})
+	d := h.Send(hostsdktest.Message{Text: "/echo"})
+	if d.Completion == nil || d.Completion.Error != nil {
+		t.Fatalf("completion: %+v", d.Completion)
+	}
+	want := []wire.Target{{Type: "group", ID: "g2", BotAccountID: "bot-1"}, {Type: "group", ID: "g3", BotAccountID: "other-bot"}}
+	got := h.Replies()
+	if len(got) != 2 || got[0].Target != want[0] || got[1].Target != want[1] {
+		t.Fatalf("want sends to %+v, got %+v", want, got)
+	}
+	if results[0].Target != want[0] {
+		t.Fatalf("the result does not echo the bot: %+v", results[0])
+	}
+}

@@ -156,7 +156,10 @@ class Target:
 
 
 class MessageSender:
-    """Messages the plugin starts itself (not replies). Over HTTP only while handling an event."""
+    """Messages the plugin starts itself (not replies). Over HTTP only while handling an event.
+
+    Inside a message handler they are sent by the bot that received the event; name another with
+    ``to({"type", "id", "botAccountId"})``. Outside a handler a host with several bots needs ``botAccountId``."""
 
     def __init__(self, transport: Transport, session: Session, track: Callable[[Sent], Sent], event: Optional[Mapping[str, Any]]) -> None:
         self._transport = transport
@@ -165,8 +168,12 @@ class MessageSender:
         self._event = event
 
     def _send(self, target: Mapping[str, str], fmt: str, parts: Sequence[PartInput]) -> Sent:
+        routed = dict(target) if isinstance(target, Mapping) else target
+        # Inside a handler a send speaks as the bot that received the event unless the target names one (v2.md 4.7).
+        if self._event is not None and isinstance(routed, dict) and "botAccountId" not in routed:
+            routed["botAccountId"] = self._event["bot"]["botAccountId"]
         message, checked, body = prepare_message(
-            fmt, parts, dict(target), provider_for(self._event.get("source") if self._event else None), self._session.permissions, "messages.send"
+            fmt, parts, routed, provider_for(self._event.get("source") if self._event else None), self._session.permissions, "messages.send"
         )
         return self._track(Sent(self._transport.send(message, checked, body, self._event)))
 
@@ -184,7 +191,7 @@ class MessageSender:
         return Target(self, {"type": "direct", "id": direct_id})
 
     def to(self, target: Mapping[str, str]) -> Target:
-        """Any target ``{"type", "id"}``."""
+        """Any target ``{"type", "id", "botAccountId"?}``."""
         return Target(self, dict(target))
 
 

@@ -167,7 +167,7 @@ def normalize_message(message: Any) -> Dict[str, Any]:
 
 
 def parse_target(target: Any) -> Dict[str, str]:
-    """Checks a target ``{type, id}``; any fault is ``message.target.invalid``."""
+    """Checks a target ``{type, id, botAccountId?}``; any fault is ``message.target.invalid``."""
     if not isinstance(target, dict):
         raise _fail("message.target.invalid", f'The target must be an object {{"type", "id"}}, not {_describe(target)}.')
     if target.get("type") not in _TARGET_TYPES:
@@ -175,9 +175,15 @@ def parse_target(target: Any) -> Dict[str, str]:
     if not isinstance(target.get("id"), str) or target["id"] == "":
         raise _fail("message.target.invalid", '"target.id" is empty: use the conversation id from the event.')
     for key in target:
-        if key not in ("type", "id"):
+        if key not in ("type", "id", "botAccountId"):
             raise _fail("message.target.invalid", f'The target has the unknown field "{key}".')
-    return {"type": target["type"], "id": target["id"]}
+    checked = {"type": target["type"], "id": target["id"]}
+    if "botAccountId" in target:
+        bot = target["botAccountId"]
+        if not isinstance(bot, str) or not 1 <= len(bot) <= 256:
+            raise _fail("message.target.invalid", '"target.botAccountId" must be a string of 1 to 256 characters: use bot.botAccountId of an event.')
+        checked["botAccountId"] = bot
+    return checked
 
 
 def escape_text(value: str) -> str:

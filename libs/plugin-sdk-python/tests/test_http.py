@@ -81,7 +81,7 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(reply["format"], "markdown")
         self.assertNotIn("target", reply)
         self.assertEqual(reply["parts"][2], {"type": "text", "text": "<b>", "literal": True})
-        self.assertEqual(send["target"], {"type": "group", "id": "other-group"})
+        self.assertEqual(send["target"], {"type": "group", "id": "other-group", "botAccountId": "bot-1"})
 
     def test_a_failing_handler_is_reported_in_error(self) -> None:
         status, body, _ = self.post_event(message_event("h1", "hi", {"name": "x", "word": "x", "prefix": "", "args": "fail"}))

@@ -84,6 +84,21 @@ class TestHostTest(unittest.TestCase):
         completion = host.send("x").completion
         self.assertEqual(completion["error"]["code"], "message.permission.denied")  # type: ignore[index]
 
+    def test_sends_in_a_handler_speak_as_the_events_bot_unless_the_target_names_one(self) -> None:
+        def handler(ctx: Any) -> None:
+            ctx.messages.group("g2").send("x")
+            ctx.messages.to({"type": "group", "id": "g3", "botAccountId": "other-bot"}).send("y")
+
+        host = TestHost(plugin_with(handler, permissions=["messages.reply", "messages.send"]))
+        delivery = host.send("x")
+        bot = delivery.event["bot"]["botAccountId"]
+        self.assertEqual(
+            [m.target for m in delivery.messages],
+            [{"type": "group", "id": "g2", "botAccountId": bot}, {"type": "group", "id": "g3", "botAccountId": "other-bot"}],
+        )
+        bad = TestHost(plugin_with(lambda ctx: ctx.messages.to({"type": "group", "id": "g", "botAccountId": ""}).send("x"), permissions=["messages.send"]))
+        self.assertEqual(bad.send("x").completion["error"]["code"], "message.target.invalid")  # type: ignore[index]
+
     def test_mention_everyone_needs_its_permission_and_mentions_are_limited(self) -> None:
         host = TestHost(plugin_with(lambda ctx: ctx.reply(at.everyone())))
         self.assertEqual(host.send("x").completion["error"]["code"], "message.permission.denied")  # type: ignore[index]

@@ -50,6 +50,9 @@ export interface GroupSender extends TextSender {
 /**
  * Messages the plugin starts itself (not replies): `messages.group(id).send(...)`.
  * Each needs the `messages.send` permission; over HTTP only while handling an event.
+ * Inside a message handler they are sent by the bot that received the event;
+ * name another with `to({ type, id, botAccountId })`. Outside a handler (onStart,
+ * a timer) a host with several bots needs `botAccountId` (`message.target.bot_required`).
  */
 export interface MessageSender {
   group(id: string): GroupSender;
@@ -219,6 +222,15 @@ function makeLogger(io: TransportIO): PluginLogger {
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
 
+/**
+ * The target a send goes to: inside a handler, one that names no bot is sent
+ * by the bot that received the event (docs/protocol/v2.md 4.7).
+ */
+export function withBot(target: Target, event: MessageEvent | undefined): Target {
+  if (!event || target === null || typeof target !== 'object' || target.botAccountId !== undefined) return target;
+  return { ...target, botAccountId: event.bot.botAccountId };
+}
+
 /** Sends on behalf of one session; `event` is set inside a handler. */
 function makeSender(
   io: TransportIO,
@@ -232,7 +244,7 @@ function makeSender(
         const prepared = prepareMessage({
           format,
           parts,
-          target,
+          target: withBot(target, event),
           provider: providerFor(event?.source),
           permissions: session.permissions,
           need: 'messages.send',

@@ -91,6 +91,19 @@ export const MESSAGE_ERRORS = defineErrors({
     fix: "Check the conversation type of the event and send text format outside groups (every SDK's scaffold does).",
   },
   'message.target.invalid': { message: 'The target type or id is not valid for this provider. Use a target taken from an event.' },
+  'message.target.bot_unknown': {
+    message:
+      'target.botAccountId names no bot account of this host. Use bot.botAccountId of an event, or ask the operator which accounts are configured.',
+    causes: 'The bot account was removed or renamed by the operator, or the plugin sends with an id it made up or kept from another host.',
+    fix: 'Send with the bot.botAccountId of an event the plugin received; error.data lists the accounts the host knows.',
+  },
+  'message.target.bot_required': {
+    message:
+      'The host has several bot accounts and the message names none. Set target.botAccountId (the SDKs set it to the bot of the event a handler is working on).',
+    causes:
+      'A send made outside a message handler (a timer, start-up code) or by a plugin built with an SDK older than 2.0.0, on a host with more than one bot account (for example the console bot and a QQ Bot account).',
+    fix: 'Send from inside the handler of the event you answer, or keep the bot.botAccountId of an event and pass it as target.botAccountId.',
+  },
   'message.reference.expired': {
     message: 'The reply window of this message has passed. Send a new message with messages.send instead.',
     causes:

@@ -67,6 +67,14 @@ export const TargetSchema = z
   .strictObject({
     type: TargetType,
     id: z.string().min(1),
+    botAccountId: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe(
+        'The bot account that sends (`bot.botAccountId` of an event): picks the provider and, on QQ Bot, the account. In a messages.send result: the account that sent.',
+      ),
   })
   .meta({ id: 'Target' });
 export type Target = z.infer<typeof TargetSchema>;

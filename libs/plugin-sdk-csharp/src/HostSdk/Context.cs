@@ -80,11 +80,18 @@ public class PluginContext
 
     public PluginLogger Log => Runtime.Logger;
 
-    /// <summary>Sends a plain-text message to a target (messages.send; needs the messages.send permission).</summary>
-    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(target, "text", parts);
+    /// <summary>
+    /// Sends a plain-text message to a target (messages.send; needs the messages.send permission). In a message handler a
+    /// target without <c>BotAccountId</c> is sent by the bot that received the event; outside one, a host with several
+    /// bots needs it (message.target.bot_required).
+    /// </summary>
+    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(Route(target), "text", parts);
 
-    /// <summary>Sends a Markdown message to a target.</summary>
-    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(target, "markdown", parts);
+    /// <summary>Sends a Markdown message to a target (the bot as for <see cref="SendAsync"/>).</summary>
+    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(Route(target), "markdown", parts);
+
+    /// <summary>The target a send goes to (protocol v2 4.7): as given outside a message handler.</summary>
+    private protected virtual Target Route(Target target) => target;
 }
 
 /// <summary>What a message or command handler gets: the event, replies, and everything of <see cref="PluginContext"/>.</summary>
@@ -108,4 +115,8 @@ public sealed class MessageContext : PluginContext
 
     /// <summary>Replies in Markdown (needed for an everyone mention).</summary>
     public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event, "markdown", parts);
+
+    /// <summary>A send from this handler speaks as the bot that received the event unless the target names one.</summary>
+    private protected override Target Route(Target target) =>
+        target is { BotAccountId: null } ? target with { BotAccountId = Event.Bot.BotAccountId } : target;
 }

@@ -364,6 +364,25 @@ public class RuntimeTests
     }
 
     [Fact]
+    public async Task SendsFromAHandlerSpeakAsTheEventsBotUnlessTheTargetNamesOne()
+    {
+        var plugin = new PluginBuilder("sample.bots")
+            .OnMessage(async ctx =>
+            {
+                await ctx.SendAsync(new Target { Type = "group", Id = "G-2" }, Text.Of("a"));
+                await ctx.SendAsync(new Target { Type = "group", Id = "G-3", BotAccountId = "other-bot" }, Text.Of("b"));
+            })
+            .Build();
+        await using var host = await Started(plugin);
+        var e = TestHost.MessageEvent("e1", "a");
+        await host.RequestAsync(Catalog.MethodEventsMessage, e);
+        var first = await host.WaitForCallAsync(Catalog.MethodMessagesSend, c => c.Params.GetProperty("target").GetProperty("id").GetString() == "G-2");
+        var second = await host.WaitForCallAsync(Catalog.MethodMessagesSend, c => c.Params.GetProperty("target").GetProperty("id").GetString() == "G-3");
+        Assert.Equal(e["bot"]!["botAccountId"]!.GetValue<string>(), first.Params.GetProperty("target").GetProperty("botAccountId").GetString());
+        Assert.Equal("other-bot", second.Params.GetProperty("target").GetProperty("botAccountId").GetString());
+    }
+
+    [Fact]
     public async Task AnUnknownMethodIsMethodNotFound()
     {
         await using var host = await Started(Echo());

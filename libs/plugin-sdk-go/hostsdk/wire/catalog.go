@@ -19,6 +19,8 @@ const (
 	CodeMessageMentionTooMany              = "message.mention.too_many"
 	CodeMessageFormatUnsupportedTarget     = "message.format.unsupported_target"
 	CodeMessageTargetInvalid               = "message.target.invalid"
+	CodeMessageTargetBotUnknown            = "message.target.bot_unknown"
+	CodeMessageTargetBotRequired           = "message.target.bot_required"
 	CodeMessageReferenceExpired            = "message.reference.expired"
 	CodeMessageReferenceUnknown            = "message.reference.unknown"
 	CodeMessageProviderRateLimited         = "message.provider.rate_limited"
@@ -229,6 +231,8 @@ var ErrorCodes = []ErrorCode{
 	{"MESSAGE_ERRORS", "message.mention.too_many", "A multi-user mention takes 1 to 20 users. Split the mention or the message.", 0},
 	{"MESSAGE_ERRORS", "message.format.unsupported_target", "Markdown is supported only for group targets. Send text format to this target, or reply in a group.", 0},
 	{"MESSAGE_ERRORS", "message.target.invalid", "The target type or id is not valid for this provider. Use a target taken from an event.", 0},
+	{"MESSAGE_ERRORS", "message.target.bot_unknown", "target.botAccountId names no bot account of this host. Use bot.botAccountId of an event, or ask the operator which accounts are configured.", 0},
+	{"MESSAGE_ERRORS", "message.target.bot_required", "The host has several bot accounts and the message names none. Set target.botAccountId (the SDKs set it to the bot of the event a handler is working on).", 0},
 	{"MESSAGE_ERRORS", "message.reference.expired", "The reply window of this message has passed. Send a new message with messages.send instead.", 0},
 	{"MESSAGE_ERRORS", "message.reference.unknown", "The eventId was not delivered to this plugin or is too old. Reply only to events you received.", 0},
 	{"MESSAGE_ERRORS", "message.provider.rate_limited", "The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).", 0},

@@ -757,6 +757,8 @@ type SupportedPlatform struct {
 type Target struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
+	// The bot account that sends (`bot.botAccountId` of an event): picks the provider and, on QQ Bot, the account. In a messages.send result: the account that sent.
+	BotAccountID string `json:"botAccountId,omitempty"`
 }
 
 // UserRef of protocol v2.

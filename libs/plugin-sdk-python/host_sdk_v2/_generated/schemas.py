@@ -937,6 +937,12 @@ DOCUMENTS: Dict[str, Any] = {
                         "type": "string",
                         "minLength": 1,
                     },
+                    "botAccountId": {
+                        "description": "The bot account that sends (`bot.botAccountId` of an event): picks the provider and, on QQ Bot, the account. In a messages.send result: the account that sent.",
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 256,
+                    },
                 },
                 "required": ["type", "id"],
                 "additionalProperties": False,
@@ -1949,6 +1955,12 @@ METHODS: Dict[str, Any] = {
                 "id": {
                     "type": "string",
                     "minLength": 1,
+                },
+                "botAccountId": {
+                    "description": "The bot account that sends (`bot.botAccountId` of an event): picks the provider and, on QQ Bot, the account. In a messages.send result: the account that sent.",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 256,
                 },
             },
             "required": ["type", "id"],

@@ -774,7 +774,17 @@ class SupportedPlatform(_SupportedPlatformOptional):
     platform: Literal["windows", "linux", "osx"]
 
 
-class Target(TypedDict):
+_TargetOptional = TypedDict(
+    "_TargetOptional",
+    {
+        # The bot account that sends (`bot.botAccountId` of an event): picks the provider and, on QQ Bot, the account. In a messages.send result: the account that sent.
+        "botAccountId": str,
+    },
+    total=False,
+)
+
+
+class Target(_TargetOptional):
     """Strict: unknown keys are refused. Schema: methods.json#/$defs/Target"""
 
     type: Literal["group", "channel", "user", "direct"]

@@ -115,7 +115,7 @@ describe('createHttpHandler over real HTTP', () => {
             { type: 'text', text: ' said hello' },
           ],
         },
-        { target: { type: 'group', id: 'grp-2' }, format: 'text', parts: [{ type: 'text', text: 'copy' }] },
+        { target: { type: 'group', id: 'grp-2', botAccountId: 'bot-1' }, format: 'text', parts: [{ type: 'text', text: 'copy' }] },
       ],
       error: null,
     });

@@ -119,12 +119,19 @@ describe('createTestHost: replies', () => {
       async onMessage(ctx) {
         await ctx.messages.group('g-2').sendMarkdown(ctx.at.everyone(), ' news');
         await ctx.messages.user('u-9').send(composite('a', composite('b')), 'c');
+        await ctx.messages.to({ type: 'group', id: 'g-3', botAccountId: 'other-bot' }).send('d');
       },
     });
     const { replies } = await createTestHost(plugin).send('x');
+    // Inside a handler a send speaks as the event's bot unless the target names another.
     expect(replies.map((r) => [r.kind, r.target, r.body])).toEqual([
-      ['send', { type: 'group', id: 'g-2' }, { msg_type: 2, markdown: { content: '<qqbot-at-everyone /> news' } }],
-      ['send', { type: 'user', id: 'u-9' }, { msg_type: 0, content: 'abc' }],
+      [
+        'send',
+        { type: 'group', id: 'g-2', botAccountId: 'test-bot' },
+        { msg_type: 2, markdown: { content: '<qqbot-at-everyone /> news' } },
+      ],
+      ['send', { type: 'user', id: 'u-9', botAccountId: 'test-bot' }, { msg_type: 0, content: 'abc' }],
+      ['send', { type: 'group', id: 'g-3', botAccountId: 'other-bot' }, { msg_type: 0, content: 'd' }],
     ]);
     expect(replies[1]?.parts).toEqual([{ type: 'text', text: 'abc' }]);
   });
@@ -372,6 +379,8 @@ describe('createTestHost: outcome', () => {
       { greeting: 'hi', apiKey: 'k' },
     ]);
     expect(host.sent.map((r) => r.content)).toEqual(['started']);
+    // Outside a handler there is no event's bot to default to: the host picks (or asks for one).
+    expect(host.sent[0]!.target).toEqual({ type: 'group', id: 'g-1' });
     expect(host.logs).toEqual([{ level: 'info', message: 'bye' }]);
   });
 

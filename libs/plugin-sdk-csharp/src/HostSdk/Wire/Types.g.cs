@@ -1383,6 +1383,13 @@ public sealed partial record Target
 
     [JsonPropertyName("id")]
     public required string Id { get; init; }
+
+    /// <summary>
+    /// The bot account that sends (`bot.botAccountId` of an event): picks the provider and, on QQ Bot, the account. In a messages.send result: the account that sent.
+    /// </summary>
+    [JsonPropertyName("botAccountId")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? BotAccountId { get; init; }
 }
 
 /// <summary>
