@@ -48,6 +48,11 @@ export const STAMPS = [
   { file: 'libs/plugin-sdk-csharp/src/HostSdk/HostSdk.csproj', what: 'C# SDK package version', pattern: /<Version>([^<]+)<\/Version>/ },
   { file: 'libs/plugin-sdk-csharp/src/HostSdk/Plugin.cs', what: 'C# SdkVersion', pattern: /public const string SdkVersion = "([^"]+)";/ },
   { file: 'libs/plugin-sdk-csharp/samples/Echo/manifest.json', what: 'C# sample manifest sdkVersion', pattern: manifestSdkVersion },
+  {
+    file: 'libs/plugin-sdk-csharp/samples/Echo/Echo.csproj',
+    what: 'C# sample HostSdk package version',
+    pattern: /<PackageReference Include="HostSdk" Version="([^"]+)"/,
+  },
 ];
 
 /** The release archives a release run builds, named from the Python and Go constants above. */

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { buildFeed, dotnetEnv } from './dotnet.mjs';
 
 const args = process.argv.slice(2);
 const reportAt = args.indexOf('--report');
@@ -23,8 +24,22 @@ function finish(code) {
   process.exit(code);
 }
 
+// The sample and the packaging tests restore HostSdk from the local feed, so it is packed first.
+let fed;
+try {
+  fed = buildFeed();
+} catch (error) {
+  console.error(error.message);
+  counts.failed = 1;
+  finish(1);
+}
+if (fed !== 0) {
+  console.error('dotnet pack of the SDK failed');
+  counts.failed = 1;
+  finish(1);
+}
 const results = mkdtempSync(join(tmpdir(), 'host-sdk-csharp-tests-'));
-const env = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1' };
+const env = dotnetEnv();
 const run = spawnSync(
   'dotnet',
   ['test', 'tests/HostSdk.Tests', '--nologo', '--logger', 'trx;LogFileName=results.trx', '--results-directory', results],
