@@ -211,3 +211,41 @@ public sealed class PublishTargetsTests : IDisposable
         Assert.Contains("pack.transport_not_stdio", output);
     }
 }
+
+/// <summary>The frame writer: frames queued while a write is under way go out together, each one intact and in order.</summary>
+public class FrameWriterTests
+{
+    private sealed class SlowStream : MemoryStream
+    {
+        public int Writes;
+        public readonly ManualResetEventSlim FirstWriteStarted = new();
+        public readonly ManualResetEventSlim Release = new();
+
+        public override void Write(ReadOnlySpan<byte> buffer)
+        {
+            if (Interlocked.Increment(ref Writes) == 1)
+            {
+                FirstWriteStarted.Set();
+                Release.Wait(TimeSpan.FromSeconds(10));
+            }
+            base.Write(buffer);
+        }
+    }
+
+    [Fact]
+    public async Task FramesWrittenDuringAWriteAreCoalescedIntoOneAndReadBackInOrder()
+    {
+        var stream = new SlowStream();
+        var writer = new FrameWriter(stream);
+        var first = Task.Run(() => writer.WriteAsync(w => { w.WriteNumber("id", 0); w.WriteBoolean("result", true); }));
+        Assert.True(stream.FirstWriteStarted.Wait(TimeSpan.FromSeconds(10)));
+        var rest = Enumerable.Range(1, 50).Select(i => writer.WriteAsync(w => { w.WriteNumber("id", i); w.WriteBoolean("result", true); })).ToList();
+        Assert.All(rest, t => Assert.False(t.IsCompleted));
+        stream.Release.Set();
+        await Task.WhenAll(rest.Append(first)).WaitAsync(TimeSpan.FromSeconds(10));
+        Assert.Equal(2, stream.Writes);
+        var reader = new FrameReader(new MemoryStream(stream.ToArray()));
+        for (var i = 0; i <= 50; i++) Assert.Equal(i, (await reader.NextAsync())!.Id!.Value.GetInt32());
+        Assert.Null(await reader.NextAsync());
+    }
+}
