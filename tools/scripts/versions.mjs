@@ -55,10 +55,11 @@ export const STAMPS = [
   },
 ];
 
-/** The release archives a release run builds, named from the Python and Go constants above. */
+/** The release archives a release run builds, named from the Python, Go and C# constants above. */
 export const ARCHIVES = [
   { project: 'plugin-sdk-python', name: (v) => `SDK-V2-Python-${v}.zip`, dir: 'dist' },
   { project: 'plugin-sdk-go', name: (v) => `SDK-V2-Go-${v}.zip`, dir: 'dist' },
+  { project: 'plugin-sdk-csharp', name: (v) => `SDK-V2-CSharp-${v}.zip`, dir: 'dist' },
 ];
 
 export function readSourceVersion(root) {
