@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AdmZip from 'adm-zip';
 import { run } from './cli';
-import { csharpAssemblyName, CSHARP_SDK_VERSION, isCsharpProject } from './csharp';
+import { csharpAssemblyName, csharpSdkFeed, CSHARP_SDK_VERSION, isCsharpProject } from './csharp';
+import { CliError } from './errors';
 import type { CliIO } from './io';
 
 function io(cwd: string): CliIO & { lines: string[] } {
@@ -80,6 +81,19 @@ describe('host-plugin init --lang csharp', () => {
   it('names the same SDK version as HostSdk.csproj', () => {
     const csproj = readFileSync(join(__dirname, '../../../libs/plugin-sdk-csharp/src/HostSdk/HostSdk.csproj'), 'utf8');
     expect(/<Version>([^<]+)<\/Version>/.exec(csproj)?.[1]).toBe(CSHARP_SDK_VERSION);
+  });
+
+  it('reports a CLI without the HostSdk package beside it with its code', () => {
+    const missing = (() => {
+      try {
+        csharpSdkFeed(join(root, 'no-checkout', 'tools', 'host-plugin', 'dist'));
+        return undefined;
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(missing).toBeInstanceOf(CliError);
+    expect((missing as CliError).code).toBe('CSHARP_SDK_MISSING');
   });
 
   it('reports a missing dotnet with its code', async () => {

@@ -220,6 +220,10 @@ Upload \`artifacts/${asm}.zip\` to the host (\`POST /api/plugins/packages\`), st
 in a group. The packaged manifest launches \`dotnet ${asm}.dll --host-stdio\`, so the host's machine needs the
 .NET runtime (8 or newer). Check the package with \`host-plugin doctor artifacts/${asm}.zip\`.
 
+To serve the same plugin over HTTP (registered by URL instead of uploaded), reference the package
+\`HostSdk.AspNetCore\` (also in \`packages/\`) from a web project and map it: \`app.MapHostPlugin(EchoPlugin.Create(),
+new HttpPluginOptions { Secrets = HostSecrets.FromFile("signing-secret.txt") })\`.
+
 The ZIP is written by the HostSdk package's MSBuild targets after \`dotnet publish\`; the project properties
 \`HostPackagePluginOnPublish\` (true/false), \`HostPluginManifest\` (the manifest to pack, default
 \`manifest.json\`) and \`HostPluginPackagePath\` (the ZIP, default \`artifacts/${asm}.zip\`) change that.

@@ -13,6 +13,28 @@ public sealed class PackException(string code, string message) : Exception(messa
     public string Code { get; } = code;
 }
 
+/// <summary>
+/// The packer's error codes with what to do about each (the SDK's README lists the same; a test checks both ways).
+/// The MSBuild targets add HOSTSDK001 to HOSTSDK004 for what they check before running the packer.
+/// </summary>
+public static class PackErrors
+{
+    public const string Usage = "pack.usage";
+    public const string ManifestMissing = "pack.manifest_missing";
+    public const string ManifestInvalid = "pack.manifest_invalid";
+    public const string TransportNotStdio = "pack.transport_not_stdio";
+    public const string PublishMissing = "pack.publish_missing";
+
+    public static readonly IReadOnlyDictionary<string, string> Fixes = new Dictionary<string, string>
+    {
+        [Usage] = "The packer's command line is not valid. The targets run it for you; by hand, pass --publish-dir, --manifest, --assembly and --out.",
+        [ManifestMissing] = "No manifest.json where HostPluginManifest points. Put manifest.json beside the project file or set HostPluginManifest.",
+        [ManifestInvalid] = "manifest.json is not a JSON object with a valid pluginId (or is over 1 MiB). Fix it; host-plugin validate lists every field.",
+        [TransportNotStdio] = "The manifest is for the HTTP transport. HTTP plugins are registered by their base URL, not uploaded; set HostPackagePluginOnPublish to false.",
+        [PublishMissing] = "The publish folder lacks <AssemblyName>.dll, .deps.json or .runtimeconfig.json. Publish a framework-dependent executable (OutputType Exe).",
+    };
+}
+
 /// <summary>What to pack.</summary>
 public sealed record PackRequest(string PublishDir, string ManifestPath, string AssemblyName, string OutputPath)
 {
@@ -41,7 +63,7 @@ public static partial class PluginPacker
         string? publishDir = null, manifest = null, assembly = null, output = null;
         for (var i = 0; i < args.Length; i++)
         {
-            string Next() => i + 1 < args.Length ? args[++i] : throw new PackException("pack.usage", $"{args[i]} needs a value");
+            string Next() => i + 1 < args.Length ? args[++i] : throw new PackException(PackErrors.Usage, $"{args[i]} needs a value");
             try
             {
                 switch (args[i])
@@ -50,7 +72,7 @@ public static partial class PluginPacker
                     case "--manifest": manifest = Next(); break;
                     case "--assembly": assembly = Next(); break;
                     case "--out": output = Next(); break;
-                    default: throw new PackException("pack.usage", $"unknown argument {args[i]}");
+                    default: throw new PackException(PackErrors.Usage, $"unknown argument {args[i]}");
                 }
             }
             catch (PackException e)
@@ -72,14 +94,14 @@ public static partial class PluginPacker
         catch (PackException e)
         {
             // MSBuild's canonical error format, so `dotnet publish` shows it as a build error with its code.
-            stderr.WriteLine($"{Path.GetFullPath(manifest)}: error {e.Code}: {e.Message}");
+            stderr.WriteLine($"{Path.GetFullPath(manifest)}: error {e.Code}: {e.Message} (fix: {PackErrors.Fixes[e.Code]})");
             return 1;
         }
     }
 
     private static int Usage(TextWriter stderr, string why)
     {
-        stderr.WriteLine($"HostSdk.Pack: error pack.usage: {why}");
+        stderr.WriteLine($"HostSdk.Pack: error {PackErrors.Usage}: {why}");
         stderr.WriteLine("usage: dotnet HostSdk.Pack.dll --publish-dir <dir> --manifest <manifest.json> --assembly <name> --out <zip>");
         return 2;
     }
@@ -89,7 +111,7 @@ public static partial class PluginPacker
         var epoch = Environment.GetEnvironmentVariable("SOURCE_DATE_EPOCH");
         if (string.IsNullOrEmpty(epoch)) return DefaultEntryTime;
         if (!long.TryParse(epoch, out var seconds) || seconds < 315619200 || seconds > 4102444800)
-            throw new PackException("pack.usage", $"SOURCE_DATE_EPOCH \"{epoch}\" is not a Unix time between 1980 and 2100");
+            throw new PackException(PackErrors.Usage, $"SOURCE_DATE_EPOCH \"{epoch}\" is not a Unix time between 1980 and 2100");
         return DateTimeOffset.FromUnixTimeSeconds(seconds);
     }
 
@@ -97,10 +119,10 @@ public static partial class PluginPacker
     public static JsonObject RewriteManifest(string manifestPath, string assemblyName)
     {
         if (!File.Exists(manifestPath))
-            throw new PackException("pack.manifest_missing", $"{manifestPath} does not exist; put manifest.json in the project folder or set HostPluginManifest");
+            throw new PackException(PackErrors.ManifestMissing, $"{manifestPath} does not exist; put manifest.json in the project folder or set HostPluginManifest");
         var info = new FileInfo(manifestPath);
         if (info.Length > MaxManifestBytes)
-            throw new PackException("pack.manifest_invalid", $"{manifestPath} is {info.Length} bytes; a manifest has at most {MaxManifestBytes}");
+            throw new PackException(PackErrors.ManifestInvalid, $"{manifestPath} is {info.Length} bytes; a manifest has at most {MaxManifestBytes}");
         JsonNode? node;
         try
         {
@@ -108,16 +130,16 @@ public static partial class PluginPacker
         }
         catch (JsonException e)
         {
-            throw new PackException("pack.manifest_invalid", $"{manifestPath} is not JSON: {e.Message}");
+            throw new PackException(PackErrors.ManifestInvalid, $"{manifestPath} is not JSON: {e.Message}");
         }
-        if (node is not JsonObject manifest) throw new PackException("pack.manifest_invalid", $"{manifestPath} is not a JSON object");
+        if (node is not JsonObject manifest) throw new PackException(PackErrors.ManifestInvalid, $"{manifestPath} is not a JSON object");
         var pluginId = manifest["pluginId"] is JsonValue id && id.TryGetValue<string>(out var s) ? s : null;
         if (pluginId is null || pluginId.Length > 100 || !PluginIdPattern().IsMatch(pluginId))
-            throw new PackException("pack.manifest_invalid", $"{manifestPath}: pluginId must be a lowercase dotted identifier of at most 100 characters, such as com.example.echo");
+            throw new PackException(PackErrors.ManifestInvalid, $"{manifestPath}: pluginId must be a lowercase dotted identifier of at most 100 characters, such as com.example.echo");
         var transport = manifest["transport"] as JsonObject;
         var type = transport?["type"] is JsonValue t && t.TryGetValue<string>(out var ts) ? ts : null;
         if (type is not null && type != "stdio-jsonrpc")
-            throw new PackException("pack.transport_not_stdio", $"{manifestPath}: transport.type is \"{type}\"; only stdio plugins are uploaded as a ZIP (an HTTP plugin is registered by its URL)");
+            throw new PackException(PackErrors.TransportNotStdio, $"{manifestPath}: transport.type is \"{type}\"; only stdio plugins are uploaded as a ZIP (an HTTP plugin is registered by its URL)");
         if (transport is null)
         {
             transport = new JsonObject();
@@ -142,15 +164,15 @@ public static partial class PluginPacker
     public static PackResult Pack(PackRequest request)
     {
         if (string.IsNullOrWhiteSpace(request.AssemblyName) || request.AssemblyName.IndexOfAny(['/', '\\']) >= 0)
-            throw new PackException("pack.usage", $"\"{request.AssemblyName}\" is not an assembly name");
+            throw new PackException(PackErrors.Usage, $"\"{request.AssemblyName}\" is not an assembly name");
         var publishDir = Path.GetFullPath(request.PublishDir);
-        if (!Directory.Exists(publishDir)) throw new PackException("pack.publish_missing", $"{publishDir} does not exist; run dotnet publish first");
+        if (!Directory.Exists(publishDir)) throw new PackException(PackErrors.PublishMissing, $"{publishDir} does not exist; run dotnet publish first");
         var entry = Path.Combine(publishDir, request.AssemblyName + ".dll");
         if (!File.Exists(entry))
-            throw new PackException("pack.publish_missing", $"{entry} is missing: the plugin project must be an executable (OutputType Exe)");
+            throw new PackException(PackErrors.PublishMissing, $"{entry} is missing: the plugin project must be an executable (OutputType Exe)");
         foreach (var needed in new[] { ".deps.json", ".runtimeconfig.json" })
             if (!File.Exists(Path.Combine(publishDir, request.AssemblyName + needed)))
-                throw new PackException("pack.publish_missing", $"{request.AssemblyName}{needed} is missing from {publishDir}; publish a framework-dependent executable");
+                throw new PackException(PackErrors.PublishMissing, $"{request.AssemblyName}{needed} is missing from {publishDir}; publish a framework-dependent executable");
         var manifest = RewriteManifest(request.ManifestPath, request.AssemblyName);
         var output = Path.GetFullPath(request.OutputPath);
 

@@ -249,3 +249,23 @@ public class FrameWriterTests
         Assert.Null(await reader.NextAsync());
     }
 }
+
+/// <summary>The README's table of packaging codes and the codes the packer and the targets raise, both ways.</summary>
+public class PackagingCodesTests
+{
+    private static string SdkDir([System.Runtime.CompilerServices.CallerFilePath] string file = "") =>
+        Path.GetFullPath(Path.Combine(Path.GetDirectoryName(file)!, "..", ".."));
+
+    [Fact]
+    public void TheReadmeListsExactlyTheCodesOfThePackerAndTheTargets()
+    {
+        var readme = File.ReadAllText(Path.Combine(SdkDir(), "README.md"));
+        var targets = File.ReadAllText(Path.Combine(SdkDir(), "src", "HostSdk", "buildTransitive", "HostSdk.targets"));
+        var listed = System.Text.RegularExpressions.Regex.Matches(readme, @"^\| `((?:pack\.|HOSTSDK)[a-z0-9_]+)` \|", System.Text.RegularExpressions.RegexOptions.Multiline)
+            .Select(m => m.Groups[1].Value).Order(StringComparer.Ordinal).ToList();
+        var raised = PackErrors.Fixes.Keys
+            .Concat(System.Text.RegularExpressions.Regex.Matches(targets, "Code=\"(HOSTSDK\\d+)\"").Select(m => m.Groups[1].Value))
+            .Order(StringComparer.Ordinal).ToList();
+        Assert.Equal(raised, listed);
+    }
+}
