@@ -49,6 +49,16 @@ export const STAMPS = [
   { file: 'libs/plugin-sdk-csharp/src/HostSdk/Plugin.cs', what: 'C# SdkVersion', pattern: /public const string SdkVersion = "([^"]+)";/ },
   { file: 'libs/plugin-sdk-csharp/samples/Echo/manifest.json', what: 'C# sample manifest sdkVersion', pattern: manifestSdkVersion },
   {
+    file: 'libs/plugin-sdk-csharp/src/HostSdk.AspNetCore/HostSdk.AspNetCore.csproj',
+    what: 'C# ASP.NET Core package version',
+    pattern: /<Version>([^<]+)<\/Version>/,
+  },
+  {
+    file: 'e2e/runtime/bench/csharp-sdk-child/Bench.csproj',
+    what: 'C# bench child HostSdk package version',
+    pattern: /<PackageReference Include="HostSdk" Version="([^"]+)"/,
+  },
+  {
     file: 'libs/plugin-sdk-csharp/samples/Echo/Echo.csproj',
     what: 'C# sample HostSdk package version',
     pattern: /<PackageReference Include="HostSdk" Version="([^"]+)"/,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs `dotnet test` on the SDK's xunit project and writes the counts `npm test` sums:
-//   node libs/plugin-sdk-csharp/scripts/run-tests.mjs --report reports/counts/plugin-sdk-csharp.json
+//   node libs/plugin-sdk-csharp/scripts/run-tests.mjs [--feed-built] --report reports/counts/plugin-sdk-csharp.json
 // The counts come from the TRX report of the run; a build or restore failure, or a run without a report,
 // counts as one failure, so a broken suite is never green.
 import { spawnSync } from 'node:child_process';
@@ -24,10 +24,11 @@ function finish(code) {
   process.exit(code);
 }
 
-// The sample and the packaging tests restore HostSdk from the local feed, so it is packed first.
-let fed;
+// The sample and the packaging tests restore HostSdk from the local feed, so it is packed first (unless the
+// Nx target's dependency on plugin-sdk-csharp:feed just did: --feed-built).
+let fed = 0;
 try {
-  fed = buildFeed();
+  if (!args.includes('--feed-built')) fed = buildFeed();
 } catch (error) {
   console.error(error.message);
   counts.failed = 1;
