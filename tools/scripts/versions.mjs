@@ -48,12 +48,28 @@ export const STAMPS = [
   { file: 'libs/plugin-sdk-csharp/src/HostSdk/HostSdk.csproj', what: 'C# SDK package version', pattern: /<Version>([^<]+)<\/Version>/ },
   { file: 'libs/plugin-sdk-csharp/src/HostSdk/Plugin.cs', what: 'C# SdkVersion', pattern: /public const string SdkVersion = "([^"]+)";/ },
   { file: 'libs/plugin-sdk-csharp/samples/Echo/manifest.json', what: 'C# sample manifest sdkVersion', pattern: manifestSdkVersion },
+  {
+    file: 'libs/plugin-sdk-csharp/src/HostSdk.AspNetCore/HostSdk.AspNetCore.csproj',
+    what: 'C# ASP.NET Core package version',
+    pattern: /<Version>([^<]+)<\/Version>/,
+  },
+  {
+    file: 'e2e/runtime/bench/csharp-sdk-child/Bench.csproj',
+    what: 'C# bench child HostSdk package version',
+    pattern: /<PackageReference Include="HostSdk" Version="([^"]+)"/,
+  },
+  {
+    file: 'libs/plugin-sdk-csharp/samples/Echo/Echo.csproj',
+    what: 'C# sample HostSdk package version',
+    pattern: /<PackageReference Include="HostSdk" Version="([^"]+)"/,
+  },
 ];
 
-/** The release archives a release run builds, named from the Python and Go constants above. */
+/** The release archives a release run builds, named from the Python, Go and C# constants above. */
 export const ARCHIVES = [
   { project: 'plugin-sdk-python', name: (v) => `SDK-V2-Python-${v}.zip`, dir: 'dist' },
   { project: 'plugin-sdk-go', name: (v) => `SDK-V2-Go-${v}.zip`, dir: 'dist' },
+  { project: 'plugin-sdk-csharp', name: (v) => `SDK-V2-CSharp-${v}.zip`, dir: 'dist' },
 ];
 
 export function readSourceVersion(root) {

@@ -39,17 +39,18 @@ it('e2e/fixtures/misbehaving-plugin in its echo mode passes host-plugin doctor',
   expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped in [\d.]+ s: conforms$/m);
 }, 120_000);
 
-// The C# sample as its README builds it: `dotnet publish`, whose output folder is the package.
+// The C# sample as its README builds it: `dotnet publish -c Release`, whose HostSdk targets (from the package in
+// the local feed) write artifacts/Echo.zip.
 it('the C# SDK sample, published with dotnet, passes host-plugin doctor', () => {
-  const published = join(out, 'csharp-echo');
   const env = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1' };
-  const build = spawnSync('dotnet', ['publish', 'samples/Echo', '-c', 'Release', '-o', published], {
+  const zip = join(out, 'Echo.zip');
+  const build = spawnSync('dotnet', ['publish', 'samples/Echo', '-c', 'Release', `-p:HostPluginPackagePath=${zip}`], {
     cwd: join(ROOT, 'libs/plugin-sdk-csharp'),
     encoding: 'utf8',
     env,
   });
   if (build.status !== 0) throw new Error(`dotnet publish failed:\n${build.stdout}\n${build.stderr}`);
-  const r = spawnSync(process.execPath, [CLI, 'doctor', published], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, 'doctor', zip], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`doctor failed:\n${r.stdout}\n${r.stderr}`);
   expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped in [\d.]+ s: conforms$/m);
   expect(r.stdout).toMatch(/^ {2}pass {2}ping\.while-busy:/m);

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Runs `dotnet test` on the SDK's xunit project and writes the counts `npm test` sums:
-//   node libs/plugin-sdk-csharp/scripts/run-tests.mjs --report reports/counts/plugin-sdk-csharp.json
+//   node libs/plugin-sdk-csharp/scripts/run-tests.mjs [--feed-built] --report reports/counts/plugin-sdk-csharp.json
 // The counts come from the TRX report of the run; a build or restore failure, or a run without a report,
 // counts as one failure, so a broken suite is never green.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { buildFeed, dotnetEnv } from './dotnet.mjs';
 
 const args = process.argv.slice(2);
 const reportAt = args.indexOf('--report');
@@ -23,8 +24,23 @@ function finish(code) {
   process.exit(code);
 }
 
+// The sample and the packaging tests restore HostSdk from the local feed, so it is packed first (unless the
+// Nx target's dependency on plugin-sdk-csharp:feed just did: --feed-built).
+let fed = 0;
+try {
+  if (!args.includes('--feed-built')) fed = buildFeed();
+} catch (error) {
+  console.error(error.message);
+  counts.failed = 1;
+  finish(1);
+}
+if (fed !== 0) {
+  console.error('dotnet pack of the SDK failed');
+  counts.failed = 1;
+  finish(1);
+}
 const results = mkdtempSync(join(tmpdir(), 'host-sdk-csharp-tests-'));
-const env = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1' };
+const env = dotnetEnv();
 const run = spawnSync(
   'dotnet',
   ['test', 'tests/HostSdk.Tests', '--nologo', '--logger', 'trx;LogFileName=results.trx', '--results-directory', results],

@@ -5,6 +5,7 @@ import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { flag, parseArgs } from './args';
 import { CliError } from './errors';
 import { init } from './init';
+import { isCsharpProject, packCsharp } from './csharp';
 import { isGoProject, packGo } from './go';
 import { isPythonProject, packPython, validatePython } from './python';
 import type { CliIO } from './io';
@@ -18,10 +19,12 @@ export const CLI_VERSION = SDK_VERSION;
 export const USAGE = `host-plugin ${CLI_VERSION}: build protocol v2 Node.js plugins
 
 Usage:
-  host-plugin init <dir> [--lang node|python|go] [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--intercepts] [--force]
+  host-plugin init <dir> [--lang node|python|go|csharp] [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--intercepts] [--force]
       Create a plugin project: TypeScript by default (manifest.json, src/plugin.ts, a test with the test host, package scripts);
       --lang python: manifest.json, plugin.py, tests/ (unittest with the test host), requirements.txt and a copy of host_sdk_v2.
       --lang go: manifest.json, go.mod, main.go, main_test.go (go test with the test host) and a copy of the Go SDK in sdk-go/.
+      --lang csharp: manifest.json, <Name>.csproj, EchoPlugin.cs, Program.cs, tests/<Name>.Tests (xunit with the test host),
+      nuget.config and the HostSdk package in packages/ (a local feed).
       --intercepts: the command stops lower-priority plugins (declares messages.intercept, calls ctx.intercept()).
   host-plugin validate [dir]
       Check manifest.json with the protocol schema and the package: entry built, SDK installed, relative paths, --host-stdio.
@@ -31,6 +34,8 @@ Usage:
       In a Python project (the manifest starts python3) it runs the Python packer: python3 -m host_sdk_v2.pack.
       In a Go project (manifest.json beside go.mod) it runs the Go packer for this machine (or --goos/--goarch):
       go run plugin-host.dev/sdk-go/cmd/host-pack, writing <folder>/<pluginId>-<goos>-<goarch>.zip.
+      In a C# project (manifest.json beside one .csproj) it runs dotnet publish -c Release, whose HostSdk targets
+      write <folder>/<AssemblyName>.zip.
   host-plugin notes [dir] [--out RELEASE_NOTES.md | --stdout] [--notes notes.json] [--host-versions <range>]
                     [--node <range>] [--http --base-url <url> --security <text> --concurrency <text> --http-logs <text> --updates <text>]
       Write release notes from manifest.json; facts it cannot know come from flags, notes.json or questions.
@@ -100,6 +105,11 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         if (flag(args, 'goos') !== undefined || flag(args, 'goarch') !== undefined)
           throw new CliError('CLI_USAGE', '--goos and --goarch apply to Go projects only (manifest.json beside go.mod)');
         if (isPythonProject(dir)) return packPython(dir, flag(args, 'out'));
+        if (isCsharpProject(dir)) {
+          if ((args.flags.get('include') ?? []).length > 0)
+            throw new CliError('CLI_USAGE', '--include applies to Node.js projects; a C# package holds what dotnet publish writes');
+          return packCsharp(dir, { outDir: flag(args, 'out') });
+        }
         const project = loadProject(resolve(io.cwd, one(args.positional, 'pack')));
         pack(project, { outDir: flag(args, 'out'), include: args.flags.get('include') ?? [] }, (t) => io.out(t));
         return 0;

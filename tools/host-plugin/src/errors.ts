@@ -68,6 +68,14 @@ export const CLI_ERRORS = defineErrors({
     message:
       'No Go toolchain to run the Go packer. Install Go 1.23 or newer (Debian bookworm: golang-1.23-go from bookworm-backports), or set HOST_PLUGIN_GO to its go binary.',
   },
+  CSHARP_SDK_MISSING: {
+    message:
+      'The C# SDK package (HostSdk .nupkg) to put into a new C# project was not found beside this CLI. In a checkout of the host repository run `node libs/plugin-sdk-csharp/scripts/dotnet.mjs feed` (it runs dotnet pack); or use a complete release.',
+  },
+  DOTNET_NOT_FOUND: {
+    message:
+      'No .NET SDK to publish the C# plugin. Install the .NET 8 SDK or newer with dotnet on PATH, or set HOST_PLUGIN_DOTNET to its dotnet binary.',
+  },
   PYTHON_NOT_FOUND: {
     message:
       'No Python interpreter to run the Python packer. Install Python 3.9 or newer as python3, or set HOST_PLUGIN_PYTHON to its path.',

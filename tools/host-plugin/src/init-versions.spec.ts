@@ -19,9 +19,12 @@ function io(cwd: string): CliIO & { lines: string[] } {
   return { cwd, lines, out: (t) => void lines.push(t), err: (t) => void lines.push(t), interactive: false, ask: async () => '' };
 }
 
-it.each(['node', 'python', 'go'])('init --lang %s writes the SDK version of the version source into manifest.json', async (lang) => {
-  const out = io(root);
-  expect(await run(['init', `v-${lang}`, '--lang', lang, '--id', `com.example.v${lang}`, '--author', 'Me'], out)).toBe(0);
-  const manifest = JSON.parse(readFileSync(join(root, `v-${lang}`, 'manifest.json'), 'utf8')) as { sdkVersion: string };
-  expect(manifest.sdkVersion).toBe(SOURCE.sdkVersion);
-});
+it.each(['node', 'python', 'go', 'csharp'])(
+  'init --lang %s writes the SDK version of the version source into manifest.json',
+  async (lang) => {
+    const out = io(root);
+    expect(await run(['init', `v-${lang}`, '--lang', lang, '--id', `com.example.v${lang}`, '--author', 'Me'], out)).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(root, `v-${lang}`, 'manifest.json'), 'utf8')) as { sdkVersion: string };
+    expect(manifest.sdkVersion).toBe(SOURCE.sdkVersion);
+  },
+);

@@ -4,6 +4,7 @@ import { PluginId } from '@host/protocol';
 import { SDK_VERSION } from '@host/plugin-sdk-v2';
 import { CliError } from './errors';
 import type { CliIO } from './io';
+import { copyCsharpSdk, csharpAssemblyName, csharpProjectFiles } from './csharp';
 import { copyGoSdk, goProjectFiles } from './go';
 import { copyPythonSdk, pythonProjectFiles } from './python';
 import { projectFiles, type InitOptions } from './templates';
@@ -16,7 +17,7 @@ export interface InitFlags {
   sdk?: string;
   force?: boolean;
   intercepts?: boolean;
-  /** node (default), python or go. */
+  /** node (default), python, go or csharp. */
   lang?: string;
 }
 
@@ -64,8 +65,8 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
     throw new CliError('INIT_TARGET_NOT_EMPTY', `${target} already has files`);
   }
   const lang = flags.lang ?? 'node';
-  if (lang !== 'node' && lang !== 'python' && lang !== 'go')
-    throw new CliError('CLI_USAGE', `--lang ${lang} is not known; use node, python or go`);
+  if (lang !== 'node' && lang !== 'python' && lang !== 'go' && lang !== 'csharp')
+    throw new CliError('CLI_USAGE', `--lang ${lang} is not known; use node, python, go or csharp`);
   const d = defaults(target);
   const ask = async (question: string, given: string | undefined, fallback: string) =>
     given ?? (io.interactive ? (await io.ask(`${question} (${fallback}): `)) || fallback : fallback);
@@ -83,7 +84,15 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
   if (lang !== 'node' && (flags.sdk !== undefined || flags.intercepts)) {
     throw new CliError('CLI_USAGE', '--sdk and --intercepts apply to Node.js projects only');
   }
-  const files = lang === 'python' ? pythonProjectFiles(options) : lang === 'go' ? goProjectFiles(options) : projectFiles(options);
+  const files =
+    lang === 'python'
+      ? pythonProjectFiles(options)
+      : lang === 'go'
+        ? goProjectFiles(options)
+        : lang === 'csharp'
+          ? csharpProjectFiles(options)
+          : projectFiles(options);
+  let copied: string[] = [];
   if (lang === 'python') {
     mkdirSync(target, { recursive: true });
     copyPythonSdk(target);
@@ -92,15 +101,25 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
     mkdirSync(target, { recursive: true });
     copyGoSdk(target);
   }
+  if (lang === 'csharp') {
+    mkdirSync(target, { recursive: true });
+    copied = copyCsharpSdk(target);
+  }
   for (const [path, content] of files) {
     const file = join(target, path);
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, content);
   }
   io.out(`Created ${options.pluginId} in ${target}:`);
-  for (const path of files.keys()) io.out(`  ${path}`);
+  for (const path of [...files.keys(), ...copied]) io.out(`  ${path}`);
   io.out('\nNext:');
   io.out(`  cd ${dir}`);
+  if (lang === 'csharp') {
+    const asm = csharpAssemblyName(options.pluginId);
+    io.out(`  dotnet test tests/${asm}.Tests`);
+    io.out(`  dotnet publish -c Release     # or host-plugin pack; writes artifacts/${asm}.zip`);
+    return [...files.keys(), ...copied];
+  }
   if (lang === 'go') {
     io.out('  go test ./...');
     io.out(

@@ -58,12 +58,21 @@ public sealed class PluginLogger : ILogger
     }
 }
 
+/// <summary>What a context needs of the transport it runs on (the stdio runtime, or one HTTP event).</summary>
+internal interface IPluginTransport
+{
+    HostInitializeParamsDirectories Directories { get; }
+    PluginLogger Logger { get; }
+    Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts);
+    Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts);
+}
+
 /// <summary>What every handler gets: settings, directories, logging, sends and a CancellationToken.</summary>
 public class PluginContext
 {
-    private protected readonly StdioRuntime Runtime;
+    private protected readonly IPluginTransport Runtime;
 
-    internal PluginContext(StdioRuntime runtime, Settings settings, CancellationToken cancellationToken)
+    internal PluginContext(IPluginTransport runtime, Settings settings, CancellationToken cancellationToken)
     {
         Runtime = runtime;
         Settings = settings;
@@ -97,7 +106,7 @@ public class PluginContext
 /// <summary>What a message or command handler gets: the event, replies, and everything of <see cref="PluginContext"/>.</summary>
 public sealed class MessageContext : PluginContext
 {
-    internal MessageContext(StdioRuntime runtime, Settings settings, MessageEvent messageEvent, CancellationToken cancellationToken)
+    internal MessageContext(IPluginTransport runtime, Settings settings, MessageEvent messageEvent, CancellationToken cancellationToken)
         : base(runtime, settings, cancellationToken) => Event = messageEvent;
 
     public MessageEvent Event { get; }

@@ -179,41 +179,86 @@ public sealed partial class FrameReader(Stream stream)
 public sealed class FrameWriter(Stream stream)
 {
     private readonly Stream _stream = stream;
-    private readonly SemaphoreSlim _lock = new(1, 1);
+    private readonly object _gate = new();
+    private List<(byte[] Frame, TaskCompletionSource Done)> _queue = [];
+    private bool _draining;
     private volatile bool _closed;
 
     public bool IsClosed => _closed;
 
-    public async Task WriteAsync(Action<Utf8JsonWriter> body)
+    /// <summary>
+    /// Writes one frame. Frames written while another write is under way are queued and go out together in one write
+    /// (header and payload of every frame in one buffer), so a burst of replies, ACKs and completions costs one system
+    /// call instead of two per frame. The task completes when the frame was handed to the stream (or the stream broke).
+    /// </summary>
+    public Task WriteAsync(Action<Utf8JsonWriter> body)
     {
-        var buffer = new MemoryStream();
-        using (var w = new Utf8JsonWriter(buffer))
+        var json = new System.Buffers.ArrayBufferWriter<byte>(512);
+        using (var w = new Utf8JsonWriter(json))
         {
             w.WriteStartObject();
             w.WriteString("jsonrpc", "2.0");
             body(w);
             w.WriteEndObject();
         }
-        var header = Encoding.ASCII.GetBytes($"Content-Length: {buffer.Length}\r\n\r\n");
-        await _lock.WaitAsync().ConfigureAwait(false);
-        try
+        var header = Encoding.ASCII.GetBytes($"Content-Length: {json.WrittenCount}\r\n\r\n");
+        var frame = new byte[header.Length + json.WrittenCount];
+        header.CopyTo(frame, 0);
+        json.WrittenSpan.CopyTo(frame.AsSpan(header.Length));
+
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        lock (_gate)
         {
-            if (_closed) return;
-            await _stream.WriteAsync(header).ConfigureAwait(false);
-            await _stream.WriteAsync(buffer.GetBuffer().AsMemory(0, (int)buffer.Length)).ConfigureAwait(false);
-            await _stream.FlushAsync().ConfigureAwait(false);
+            if (_closed) return Task.CompletedTask;
+            _queue.Add((frame, done));
+            if (_draining) return done.Task;
+            _draining = true;
         }
-        catch (IOException)
+        Drain();
+        return done.Task;
+    }
+
+    /// <summary>Writes queued frames until the queue is empty; only one caller drains at a time.</summary>
+    private void Drain()
+    {
+        while (true)
         {
-            _closed = true;
-        }
-        catch (ObjectDisposedException)
-        {
-            _closed = true;
-        }
-        finally
-        {
-            _lock.Release();
+            List<(byte[] Frame, TaskCompletionSource Done)> batch;
+            lock (_gate)
+            {
+                if (_queue.Count == 0 || _closed)
+                {
+                    _draining = false;
+                    foreach (var (_, d) in _queue) d.TrySetResult();
+                    _queue.Clear();
+                    return;
+                }
+                batch = _queue;
+                _queue = [];
+            }
+            try
+            {
+                if (batch.Count == 1) _stream.Write(batch[0].Frame);
+                else
+                {
+                    var total = 0;
+                    foreach (var (f, _) in batch) total += f.Length;
+                    var all = new byte[total];
+                    var at = 0;
+                    foreach (var (f, _) in batch)
+                    {
+                        f.CopyTo(all, at);
+                        at += f.Length;
+                    }
+                    _stream.Write(all);
+                }
+                _stream.Flush();
+            }
+            catch (Exception e) when (e is IOException or ObjectDisposedException or NotSupportedException)
+            {
+                _closed = true;
+            }
+            foreach (var (_, d) in batch) d.TrySetResult();
         }
     }
 }

@@ -4,7 +4,7 @@ using HostSdk.Wire;
 namespace HostSdk;
 
 /// <summary>The stdio runtime of protocol v2 (docs/protocol/v2.md 3-6): one reader, handlers on the thread pool.</summary>
-public sealed class StdioRuntime
+public sealed class StdioRuntime : IPluginTransport
 {
     private const int MaxPendingLogs = 64;
 
@@ -51,6 +51,11 @@ public sealed class StdioRuntime
     }
 
     internal PluginLogger Logger { get; }
+
+    PluginLogger IPluginTransport.Logger => Logger;
+    HostInitializeParamsDirectories IPluginTransport.Directories => Directories;
+    Task<SendResult> IPluginTransport.ReplyAsync(MessageEvent e, string format, MessagePart[] parts) => ReplyAsync(e, format, parts);
+    Task<SendResult> IPluginTransport.SendAsync(Target target, string format, MessagePart[] parts) => SendAsync(target, format, parts);
 
     internal HostInitializeParamsDirectories Directories =>
         _init?.Directories ?? throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": directories are known after host.initialize");
@@ -136,7 +141,17 @@ public sealed class StdioRuntime
     }
 
     /// <summary>Checks the values the SDK relies on (the envelope is open: unknown fields are fine); the first fault, or null.</summary>
-    private static (string Path, string Message)? CheckEvent(MessageEvent e)
+    /// <summary>What a handler's exception reports in its completion.</summary>
+    internal static PluginError ErrorOf(Exception ex, bool cancelled, string eventId) => ex switch
+    {
+        HandlerException h => new PluginError { Code = h.Code, Message = Clip(h.Message) },
+        MessageException me => new PluginError { Code = me.Code, Message = Clip(me.Message) },
+        OperationCanceledException when cancelled =>
+            new PluginError { Code = Catalog.ErrSdkEventCancelled, Message = $"the handler of event {eventId} was cancelled" },
+        _ => new PluginError { Code = Catalog.CodePluginHandlerFailed, Message = Clip(ex.GetType().Name + ": " + ex.Message) },
+    };
+
+    internal static (string Path, string Message)? CheckEvent(MessageEvent e)
     {
         var required = new (string Path, string Value)[]
         {
@@ -351,14 +366,7 @@ public sealed class StdioRuntime
         }
         catch (Exception ex)
         {
-            error = ex switch
-            {
-                HandlerException h => new PluginError { Code = h.Code, Message = Clip(h.Message) },
-                MessageException me => new PluginError { Code = me.Code, Message = Clip(me.Message) },
-                OperationCanceledException when task.Cts.IsCancellationRequested =>
-                    new PluginError { Code = Catalog.ErrSdkEventCancelled, Message = $"the handler of event {e.EventId} was cancelled" },
-                _ => new PluginError { Code = Catalog.CodePluginHandlerFailed, Message = Clip(ex.GetType().Name + ": " + ex.Message) },
-            };
+            error = ErrorOf(ex, task.Cts.IsCancellationRequested, e.EventId);
             var what = e.Command != null ? $"command \"{e.Command.Name}\"" : "message";
             Log("error", $"handler for {what} {e.EventId} failed: {error.Message}", null);
         }
