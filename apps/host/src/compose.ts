@@ -17,7 +17,7 @@ import type { QqBotAccountInput } from '@host/admin-api';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
-import { DEFAULT_STORE, openStores } from './stores';
+import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
 
 /** The conformance worker the build writes beside the host's main (apps/host/tsup.config.ts); absent when run from sources. */
 const DOCTOR_WORKER = join(__dirname, 'doctor-worker.cjs');
@@ -26,6 +26,8 @@ export interface HostOptions {
   paths: HostPaths;
   /** Which stores keep the registry, settings, pending updates and the event log (HOST_STORE); default `file`. */
   store?: string;
+  /** The SQL store's database server, password, host key and replica name (HOST_DATABASE_URL, ...). */
+  storeOptions?: Omit<StoreOptions, 'onError'>;
   adminToken?: string;
   resetAdminToken?: boolean;
   maxUploadBytes?: number;
@@ -74,8 +76,17 @@ export interface Host {
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
   const stores = await openStores(o.store ?? DEFAULT_STORE, paths, {
+    ...o.storeOptions,
     onError: (e) => o.log('warn', `could not write the event log: ${e.message}`),
   });
+  o.log('info', `store: ${stores.description}`);
+  if (stores.imported) {
+    const i = stores.imported;
+    o.log(
+      'info',
+      `imported the data directory's files into the store: ${i.plugins} plugins, ${i.settings} settings, ${i.pendingUpdates} pending updates, ${i.events} events (the files are left as they were)`,
+    );
+  }
   const { registry: store, settings } = stores;
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
