@@ -121,11 +121,20 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     store,
     locks,
     pendingUpdates: stores.pendingUpdates,
+    archives: stores.archives,
     runtime,
     log: o.log,
     onStep: o.onInstallStep,
   });
   const recovery = await installer.init();
+  if (stores.archives) {
+    // Packages installed or updated through another host sharing the store are unpacked here before anything starts.
+    for (const [id, done] of Object.entries(await installer.syncPackages())) {
+      if (done === 'unpacked') o.log('info', `unpacked ${id} from the package store`);
+      if (done === 'removed') o.log('info', `removed ${id}, uninstalled through another host`);
+      if (done === 'missing') o.log('warn', `the package of ${id} is not in the package store; install it again`);
+    }
+  }
   await qqbotAccounts.load(o.qqbot?.accounts ?? []);
   for (const a of qqbotAccounts.list())
     o.log(
@@ -133,6 +142,23 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       `QQ Bot account ${a.id} (app id ${a.config.appId}, ${a.source === 'file' ? 'accounts file' : 'added through the admin API'})`,
     );
   await httpPlugins.load();
+  // Hosts sharing a database: what another host changes reaches this one within a second (PostgreSQL
+  // notifications). The registry and settings are read from the database on every request already;
+  // HTTP plugins' endpoints (who gets events) are brought in line here.
+  const stopWatching = stores.shared
+    ? await stores.watch?.((change) => {
+        const follow = (pluginId: string) =>
+          Promise.all([httpPlugins.sync(pluginId), installer.syncPackage(pluginId)]).catch((e: Error) =>
+            o.log('warn', `could not follow a change of ${pluginId}: ${e.message}`),
+          );
+        if (change.kind === 'plugin') void follow(change.pluginId);
+        if (change.kind === 'all') {
+          o.log('warn', "the connection that follows other hosts' changes was lost and made again; reading every plugin again");
+          const known = httpPlugins.liveEndpoints().map((e) => e.pluginId);
+          void store.list().then((records) => new Set([...known, ...records.map((r) => r.pluginId)]).forEach((id) => void follow(id)));
+        }
+      })
+    : undefined;
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
   if (healthEvery > 0) httpPlugins.startHealthChecks(healthEvery);
   const token = await ensureAdminToken(store, { token: o.adminToken, reset: o.resetAdminToken });
@@ -186,6 +212,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       );
     },
     async close() {
+      await stopWatching?.();
       await runtime.dispose();
       await httpPlugins.close();
       await qqbotAccounts.close();

@@ -1,12 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import request from 'supertest';
 import { hostPaths } from '@host/host-core';
 import { ServerDatabase } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { composeHost, type Host } from './compose';
+import { buildZip } from '@host/host-installer/testing';
+import AdmZip from 'adm-zip';
 import { startBareHttpPlugin, stdioFixturePackage } from './fixture-plugins.spec-helper';
 
 // The composed host on the SQL store: embedded in the data directory, and two hosts on one PostgreSQL server.
@@ -19,6 +21,16 @@ const say = (host: Host, text: string) =>
     .post('/api/console/messages')
     .set(auth)
     .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ann' }, text });
+
+/** Polls `read` until `done` holds or `ms` passed; answers the last value read. */
+async function within<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > until) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 describe('composed host on the embedded SQL store', () => {
   let dataDir: string;
@@ -71,7 +83,7 @@ describe('two composed hosts on one PostgreSQL server', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it('share the registry: a plugin registered through one is listed by the other, its secret sealed with the shared key', async () => {
+  it('share the registry: a plugin registered through one is listed and delivered to by the other within a second, also after a lost connection', async () => {
     const keyDir = mkdtempSync(join(tmpdir(), 'compose-pg-key-'));
     dirs.push(keyDir);
     const hostKeyFile = join(keyDir, 'host.key');
@@ -105,6 +117,37 @@ describe('two composed hosts on one PostgreSQL server', () => {
         const rows = JSON.stringify(await db.query('SELECT record FROM host_plugins'));
         expect(rows).toContain('com.example.bare-echo');
         expect(rows).not.toContain(registered.body.signingSecret);
+        writeFileSync(secretFile, registered.body.signingSecret);
+
+        // B delivers to the plugin registered through A within a second, and stops within a second of A disabling it.
+        const deliveredBy = async (host: Host) =>
+          ((await say(host, '/echo hi')).body.deliveries as { pluginId: string }[]).map((d) => d.pluginId);
+        expect(
+          await within(
+            1000,
+            () => deliveredBy(b),
+            (ids) => ids.includes('com.example.bare-echo'),
+          ),
+        ).toEqual(['com.example.bare-echo']);
+        expect((await request(a.app).post('/api/plugins/com.example.bare-echo/stop').set(auth)).status).toBe(200);
+        expect(
+          await within(
+            1000,
+            () => deliveredBy(b),
+            (ids) => ids.length === 0,
+          ),
+        ).toEqual([]);
+
+        // B's listening connection is cut: once it is made again, B reads everything again and misses nothing.
+        await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'");
+        expect((await request(a.app).post('/api/plugins/com.example.bare-echo/start').set(auth)).status).toBe(200);
+        expect(
+          await within(
+            10_000,
+            () => deliveredBy(b),
+            (ids) => ids.length === 1,
+          ),
+        ).toEqual(['com.example.bare-echo']);
       } finally {
         await db.close();
       }
@@ -113,4 +156,94 @@ describe('two composed hosts on one PostgreSQL server', () => {
       await b.close();
     }
   }, 120_000);
+
+  it('unpack a stdio package installed, updated or uninstalled through another host from the package store', async () => {
+    const hostKeyFile = join(mkdtempSync(join(tmpdir(), 'compose-pg-key-')), 'host.key');
+    dirs.push(dirname(hostKeyFile));
+    writeFileSync(hostKeyFile, 'ef'.repeat(32) + '\n', { mode: 0o600 });
+    const open = (replica: string) => {
+      const dir = mkdtempSync(join(tmpdir(), `compose-pg-pkg-${replica}-`));
+      dirs.push(dir);
+      return composeHost({
+        paths: hostPaths(dir),
+        store: 'sql',
+        storeOptions: { databaseUrl: url.replace(/two_hosts$/, 'packages'), hostKeyFile, replica },
+        adminToken: TOKEN,
+        version: '0.0.0-test',
+        ...quiet,
+      });
+    };
+    await server.createDatabase('packages');
+    const a = await open('a');
+    const b = await open('b');
+    const id = 'com.example.shared-echo';
+    const packageDirOfB = join(dirs.at(-1)!, 'plugins-v2', id);
+    const versionOnB = () =>
+      existsSync(join(packageDirOfB, 'manifest.json'))
+        ? JSON.parse(readFileSync(join(packageDirOfB, 'manifest.json'), 'utf8')).version
+        : undefined;
+    try {
+      const installed = await request(a.app).post('/api/plugins/packages').set(auth).attach('package', stdioFixturePackage(id), 'echo.zip');
+      expect(installed.status).toBe(201);
+      expect(
+        await within(
+          1000,
+          async () => versionOnB(),
+          (v) => v === '1.0.0',
+        ),
+      ).toBe('1.0.0');
+      // B runs the package it unpacked, and answers.
+      expect((await request(b.app).post(`/api/plugins/${id}/start`).set(auth)).body.plugin.state).toBe('running');
+      expect((await say(b, '/echo from b')).body.outbound).toEqual([expect.objectContaining({ pluginId: id })]);
+
+      const upload = await request(a.app)
+        .post('/api/plugins/packages')
+        .set(auth)
+        .attach('package', withVersion(stdioFixturePackage(id), '1.1.0'), 'echo.zip');
+      expect(upload.status).toBe(409);
+      const confirmed = await request(a.app)
+        .post(`/api/plugins/packages/pending/${upload.body.error.details.pendingUpdate.id}/confirm`)
+        .set(auth)
+        .send({});
+      expect(confirmed.status).toBe(200);
+      expect(
+        await within(
+          2000,
+          async () => versionOnB(),
+          (v) => v === '1.1.0',
+        ),
+      ).toBe('1.1.0');
+      // B was running the old version: it runs the new one now.
+      expect(
+        await within(
+          2000,
+          async () => b.runtime.status(id)?.state,
+          (s) => s === 'running',
+        ),
+      ).toBe('running');
+
+      expect((await request(a.app).delete(`/api/plugins/${id}`).set(auth)).status).toBe(200);
+      expect(
+        await within(
+          2000,
+          async () => existsSync(packageDirOfB),
+          (there) => !there,
+        ),
+      ).toBe(false);
+      expect(b.runtime.isRunning(id)).toBe(false);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
 });
+
+/** The same package with another version in its manifest. */
+function withVersion(zip: Buffer, version: string): Buffer {
+  const entries = new AdmZip(zip).getEntries().map((e) => ({ name: e.entryName, data: e.getData() }));
+  return buildZip(
+    entries.map((e) =>
+      e.name === 'manifest.json' ? { name: e.name, data: JSON.stringify({ ...JSON.parse(e.data.toString('utf8')), version }) } : e,
+    ),
+  );
+}

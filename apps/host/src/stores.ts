@@ -24,6 +24,8 @@ export const DEFAULT_STORE: StoreKind = 'file';
 /** Everything the host keeps outside plugin packages, logs and the install journal. */
 export interface HostStores {
   kind: StoreKind;
+  /** Whether other hosts may share these stores (a PostgreSQL server), so their changes must be watched. */
+  shared: boolean;
   /** Where the stores are, for the start-up log (never a password). */
   description: string;
   registry: RegistryStore;
@@ -68,6 +70,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
       }
       return {
         kind,
+        shared: false,
         description: `files in ${paths.stateDir}`,
         registry,
         settings: new FileSettingsStore(paths),
@@ -89,6 +92,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
       });
       return {
         kind,
+        shared: stores.db.kind === 'postgres',
         description: stores.description,
         registry: stores.registry,
         settings: stores.settings,

@@ -4,7 +4,12 @@ import type { SqlDatabase, SqlQueryable } from './database';
 export const CHANGES_CHANNEL = 'host_changes';
 
 /** What changed: a plugin's record, its settings, or a host metadata key. Payloads name ids, never values. */
-export type StoreChange = { kind: 'plugin'; pluginId: string } | { kind: 'settings'; pluginId: string } | { kind: 'meta'; key: string };
+export type StoreChange =
+  | { kind: 'plugin'; pluginId: string }
+  | { kind: 'settings'; pluginId: string }
+  | { kind: 'meta'; key: string }
+  /** Changes may have been missed (the listening connection was lost and made again): read everything again. */
+  | { kind: 'all' };
 
 /**
  * Announces `change` to every host listening on the database. Called inside
@@ -28,8 +33,12 @@ function parseChange(payload: string): StoreChange | undefined {
 
 /** Calls `onChange` for every change any host announces; answers the function that stops listening. */
 export function watchChanges(db: SqlDatabase, onChange: (change: StoreChange) => void): Promise<() => Promise<void>> {
-  return db.listen(CHANGES_CHANNEL, (payload) => {
-    const change = parseChange(payload);
-    if (change) onChange(change);
-  });
+  return db.listen(
+    CHANGES_CHANNEL,
+    (payload) => {
+      const change = parseChange(payload);
+      if (change) onChange(change);
+    },
+    () => onChange({ kind: 'all' }),
+  );
 }

@@ -1,4 +1,5 @@
-import type { PGlite } from '@electric-sql/pglite';
+import { Worker } from 'node:worker_threads';
+import { EMBEDDED_WORKER_SOURCE } from './embedded-worker';
 import { Client, Pool, type PoolClient } from 'pg';
 
 /** Runs statements: the database itself, or one transaction of it. */
@@ -17,8 +18,12 @@ export interface SqlDatabase extends SqlQueryable {
   readonly kind: 'embedded' | 'postgres';
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T>;
-  /** Calls `onPayload` for every notification on `channel` (PostgreSQL LISTEN); answers the function that stops it. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `onPayload` for every notification on `channel` (PostgreSQL LISTEN);
+   * answers the function that stops it. `onReconnect` is called after the
+   * listening connection was lost and made again (notifications of the gap are lost).
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -40,31 +45,67 @@ export function describeDatabaseUrl(url: string): string {
   }
 }
 
-/**
- * PGlite, loaded when first needed: hosts on a server or on files never load
- * it. It loads its parts with `import()`, so Jest runs the suites that use it
- * with --experimental-vm-modules (the test target's NODE_OPTIONS).
- */
-function loadPGlite(): typeof PGlite {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('@electric-sql/pglite') as typeof import('@electric-sql/pglite')).PGlite;
+/** A query of the embedded database failed; `code` is PostgreSQL's SQLSTATE where there is one. */
+export class EmbeddedQueryError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'EmbeddedQueryError';
+  }
 }
 
-/** PostgreSQL compiled to WebAssembly, running in this process on `<dir>`. */
+type WorkerAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { message: string; code?: string } };
+
+/**
+ * PostgreSQL in-process (PGlite, compiled to WebAssembly) on `<dir>`, run on
+ * a worker thread of its own (see embedded-worker.ts): the host's event loop
+ * never waits for the database. PGlite is loaded only when an embedded
+ * database is opened.
+ */
 export class EmbeddedDatabase implements SqlDatabase {
   readonly kind = 'embedded' as const;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
 
   private constructor(
-    private readonly db: PGlite,
+    private readonly worker: Worker,
     readonly dir: string,
-  ) {}
+  ) {
+    worker.on('message', (m: WorkerAnswer | { notify: string; payload: string }) => {
+      if ('notify' in m) {
+        for (const l of this.listeners.get(m.notify) ?? []) l(m.payload);
+        return;
+      }
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (m.ok) w?.resolve(m.value);
+      else w?.reject(new EmbeddedQueryError(m.error.message, m.error.code));
+    });
+    worker.on('error', (e) => this.failAll(e));
+    worker.on('exit', () => this.failAll(new Error('The embedded database stopped.')));
+  }
 
   /** Opens (creating on first use) the database in `dir`. */
   static async open(dir: string): Promise<EmbeddedDatabase> {
+    const worker = new Worker(EMBEDDED_WORKER_SOURCE, {
+      eval: true,
+      workerData: { dir, pglite: require.resolve('@electric-sql/pglite') },
+    });
+    const db = new EmbeddedDatabase(worker, dir);
+    const openFailed = new Promise<never>((_, reject) =>
+      worker.on('message', (m: { openFailed?: { message: string } }) => {
+        if (m.openFailed) reject(new Error(m.openFailed.message));
+      }),
+    );
     try {
-      const db = await loadPGlite().create(dir);
-      return new EmbeddedDatabase(db, dir);
+      await Promise.race([db.query('SELECT 1'), openFailed]);
+      return db;
     } catch (e) {
+      await worker.terminate();
       throw new DatabaseUnavailableError(
         dir,
         `${(e as Error).message}. Another process may be using it, or it was damaged; restore the data directory from a backup.`,
@@ -73,28 +114,64 @@ export class EmbeddedDatabase implements SqlDatabase {
   }
 
   async query<T>(text: string, params?: unknown[]): Promise<T[]> {
-    return (await this.db.query<T>(text, params)).rows;
+    return (await this.call({ op: 'query', sql: text, params })) as T[];
   }
 
-  transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
-    return this.db.transaction((tx) =>
-      work({ query: async <R>(text: string, params?: unknown[]) => (await tx.query<R>(text, params)).rows }),
-    );
+  async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    const tx = (await this.call({ op: 'begin' })) as number;
+    let result: T;
+    try {
+      result = await work({
+        query: async <R>(text: string, params?: unknown[]) => (await this.call({ op: 'query', sql: text, params, tx })) as R[],
+      });
+    } catch (e) {
+      await this.call({ op: 'end', tx, commit: false }).catch(() => undefined);
+      throw e;
+    }
+    await this.call({ op: 'end', tx, commit: true });
+    return result;
   }
 
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
-    return this.db.listen(channel, onPayload);
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+      await this.call({ op: 'listen', channel });
+    }
+    set.add(onPayload);
+    return async () => {
+      set.delete(onPayload);
+    };
   }
 
   async close(): Promise<void> {
-    if (!this.db.closed) await this.db.close();
+    if (this.closed) return;
+    await this.call({ op: 'close' }).catch(() => undefined);
+    this.closed = true;
+    await this.worker.terminate();
+  }
+
+  private call(message: Record<string, unknown>): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('The embedded database is closed.'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
+
+  private failAll(e: Error): void {
+    this.closed = true;
+    for (const w of this.waiting.values()) w.reject(e);
+    this.waiting.clear();
   }
 }
 
 /** A PostgreSQL server reached through a small connection pool. */
 export class ServerDatabase implements SqlDatabase {
   readonly kind = 'postgres' as const;
-  private readonly listeners: Client[] = [];
+  private readonly listeners = new Set<Client>();
 
   private constructor(
     private readonly pool: Pool,
@@ -136,25 +213,58 @@ export class ServerDatabase implements SqlDatabase {
     }
   }
 
-  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
-    // LISTEN holds a session: one connection of its own, outside the pool.
-    const client = new Client(this.config);
-    client.on('error', () => {});
-    await client.connect();
-    client.on('notification', (n) => {
-      if (n.channel === channel) onPayload(n.payload ?? '');
-    });
-    await client.query(`LISTEN ${quoteIdentifier(channel)}`);
-    this.listeners.push(client);
+  /**
+   * LISTEN on a connection of its own (outside the pool). When that
+   * connection is lost (server restart, network), it connects again, backing
+   * off up to 5 s, and calls `onReconnect`: notifications sent meanwhile are
+   * lost, so the listener reads again what it follows.
+   */
+  async listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>> {
+    let stopped = false;
+    let client: Client | undefined;
+    const connect = async (): Promise<void> => {
+      const c = new Client(this.config);
+      c.on('notification', (n) => {
+        if (n.channel === channel) onPayload(n.payload ?? '');
+      });
+      c.on('error', () => {});
+      c.on('end', () => {
+        if (client === c) client = undefined;
+        if (!stopped) void reconnect();
+      });
+      await c.connect();
+      await c.query(`LISTEN ${quoteIdentifier(channel)}`);
+      client = c;
+      this.listeners.add(c);
+    };
+    const reconnect = async (): Promise<void> => {
+      for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5000)) {
+        await new Promise((r) => setTimeout(r, delay).unref());
+        if (stopped) return;
+        try {
+          await connect();
+          onReconnect?.();
+          return;
+        } catch {
+          // The server is not back yet.
+        }
+      }
+    };
+    await connect();
     return async () => {
-      const i = this.listeners.indexOf(client);
-      if (i >= 0) this.listeners.splice(i, 1);
-      await client.end().catch(() => {});
+      stopped = true;
+      const c = client;
+      client = undefined;
+      if (c) {
+        this.listeners.delete(c);
+        await c.end().catch(() => {});
+      }
     };
   }
 
   async close(): Promise<void> {
-    for (const c of this.listeners.splice(0)) await c.end().catch(() => {});
+    for (const c of [...this.listeners]) await c.end().catch(() => {});
+    this.listeners.clear();
     await this.pool.end();
   }
 }
