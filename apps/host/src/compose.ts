@@ -134,6 +134,10 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       if (done === 'removed') o.log('info', `removed ${id}, uninstalled through another host`);
       if (done === 'missing') o.log('warn', `the package of ${id} is not in the package store; install it again`);
     }
+    // Archives no installed version names go (an hour's grace spares one another host stored for an install under way).
+    const installed = new Set((await store.list()).flatMap((r) => (r.transport === 'stdio-jsonrpc' ? [r.packageSha256] : [])));
+    const removed = await stores.archives.retainOnly(installed, 60 * 60_000);
+    if (removed) o.log('info', `removed ${removed} package archives no installed version uses from the package store`);
   }
   await qqbotAccounts.load(o.qqbot?.accounts ?? []);
   for (const a of qqbotAccounts.list())

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
 import { hostPaths } from '@host/host-core';
-import { ServerDatabase } from '@host/host-store';
+import { DatabaseUnavailableError, ServerDatabase } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { composeHost, type Host } from './compose';
 import { buildZip } from '@host/host-installer/testing';
@@ -66,6 +66,28 @@ describe('composed host on the embedded SQL store', () => {
       await again.close();
     }
   }, 120_000);
+});
+
+describe('composed host on a PostgreSQL server it cannot use', () => {
+  it('does not start, naming the server without the password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'compose-pg-down-'));
+    try {
+      const started = composeHost({
+        paths: hostPaths(dir),
+        store: 'sql',
+        // Port 1 on loopback: nothing listens there.
+        storeOptions: { databaseUrl: 'postgres://host@127.0.0.1:1/host', databasePassword: 'pw-not-shown' },
+        adminToken: TOKEN,
+        version: '0.0.0-test',
+        ...quiet,
+      });
+      await expect(started).rejects.toThrow(DatabaseUnavailableError);
+      await expect(started).rejects.toThrow(/^The host's database \(postgres:\/\/host@127\.0\.0\.1:1\/host\) cannot be used: /);
+      await expect(started.catch((e: Error) => e.message)).resolves.not.toContain('pw-not-shown');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('two composed hosts on one PostgreSQL server', () => {

@@ -12,8 +12,12 @@ export interface PackageArchiveStore {
   /** The archive whose SHA-256 is `sha256`; undefined when none is kept. The bytes are checked against the digest. */
   get(sha256: string): Promise<Uint8Array | undefined>;
   has(sha256: string): Promise<boolean>;
-  /** Forgets every archive whose digest is not in `keep`; answers how many were removed. */
-  retainOnly(keep: ReadonlySet<string>): Promise<number>;
+  /**
+   * Forgets every archive whose digest is not in `keep` and that was stored
+   * at least `graceMilliseconds` ago (default 0): an archive another host
+   * has just stored, before its record names it, is spared. Answers how many were removed.
+   */
+  retainOnly(keep: ReadonlySet<string>, graceMilliseconds?: number): Promise<number>;
 }
 
 /** A kept archive no longer matches its digest: the storage was damaged or changed behind the host's back. */
@@ -57,10 +61,13 @@ export class SqlPackageArchiveStore implements PackageArchiveStore {
     return (await this.db.query('SELECT 1 FROM host_package_archives WHERE sha256 = $1', [sha256])).length > 0;
   }
 
-  async retainOnly(keep: ReadonlySet<string>): Promise<number> {
-    const gone = await this.db.query('DELETE FROM host_package_archives WHERE NOT (sha256 = ANY($1::text[])) RETURNING sha256', [
-      [...keep],
-    ]);
+  async retainOnly(keep: ReadonlySet<string>, graceMilliseconds = 0): Promise<number> {
+    const gone = await this.db.query(
+      `DELETE FROM host_package_archives
+       WHERE NOT (sha256 = ANY($1::text[])) AND saved_at <= now() - make_interval(secs => $2::double precision / 1000)
+       RETURNING sha256`,
+      [[...keep], graceMilliseconds],
+    );
     return gone.length;
   }
 }
