@@ -183,8 +183,7 @@ describe('two composed hosts on one PostgreSQL server', () => {
     const hostKeyFile = join(mkdtempSync(join(tmpdir(), 'compose-pg-key-')), 'host.key');
     dirs.push(dirname(hostKeyFile));
     writeFileSync(hostKeyFile, 'ef'.repeat(32) + '\n', { mode: 0o600 });
-    const open = (replica: string) => {
-      const dir = mkdtempSync(join(tmpdir(), `compose-pg-pkg-${replica}-`));
+    const open = (replica: string, dir = mkdtempSync(join(tmpdir(), `compose-pg-pkg-${replica}-`))) => {
       dirs.push(dir);
       return composeHost({
         paths: hostPaths(dir),
@@ -197,7 +196,7 @@ describe('two composed hosts on one PostgreSQL server', () => {
     };
     await server.createDatabase('packages');
     const a = await open('a');
-    const b = await open('b');
+    let b = await open('b');
     const id = 'com.example.shared-echo';
     const packageDirOfB = join(dirs.at(-1)!, 'plugins-v2', id);
     const versionOnB = () =>
@@ -253,6 +252,33 @@ describe('two composed hosts on one PostgreSQL server', () => {
         ),
       ).toBe(false);
       expect(b.runtime.isRunning(id)).toBe(false);
+
+      // B is down while A installs, updates and uninstalls another plugin: B's next start neither brings the
+      // uninstalled one back from its folder nor undoes the update with its old folder's manifest.
+      const other = 'com.example.shared-two';
+      expect(
+        (await request(a.app).post('/api/plugins/packages').set(auth).attach('package', stdioFixturePackage(other), 'two.zip')).status,
+      ).toBe(201);
+      const dirOfB = dirname(dirname(packageDirOfB));
+      await within(
+        2000,
+        async () => existsSync(join(dirOfB, 'plugins-v2', other)),
+        (there) => there,
+      );
+      await b.close();
+      const upload2 = await request(a.app)
+        .post('/api/plugins/packages')
+        .set(auth)
+        .attach('package', withVersion(stdioFixturePackage(other), '2.0.0'), 'two.zip');
+      await request(a.app).post(`/api/plugins/packages/pending/${upload2.body.error.details.pendingUpdate.id}/confirm`).set(auth).send({});
+      b = await open('b', dirOfB);
+      expect((await request(b.app).get(`/api/plugins/${other}`).set(auth)).body.plugin.version).toBe('2.0.0');
+      expect(JSON.parse(readFileSync(join(dirOfB, 'plugins-v2', other, 'manifest.json'), 'utf8')).version).toBe('2.0.0');
+      await b.close();
+      expect((await request(a.app).delete(`/api/plugins/${other}`).set(auth)).status).toBe(200);
+      b = await open('b', dirOfB);
+      expect((await request(b.app).get(`/api/plugins/${other}`).set(auth)).status).toBe(404);
+      expect(existsSync(join(dirOfB, 'plugins-v2', other))).toBe(false);
     } finally {
       await a.close();
       await b.close();

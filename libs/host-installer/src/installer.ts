@@ -383,6 +383,14 @@ export class PluginInstaller {
     for (const [id, manifest] of valid) {
       await this.locks.run(id, async () => {
         const now = this.now().toISOString();
+        // A folder this host unpacked from the package store follows the store, not the other way round:
+        // when another host uninstalled or updated the plugin meanwhile, syncPackage removes or replaces
+        // the folder; adopting it would bring the plugin back, and its manifest would undo the update.
+        const fromStore = this.opts.archives ? await this.unpackedSha256(id) : undefined;
+        if (fromStore !== undefined) {
+          const current = await this.opts.store.get(id);
+          if (current?.transport !== 'stdio-jsonrpc' || current.packageSha256 !== fromStore) return;
+        }
         // A package copied into plugins-v2/ by hand: register it, stopped.
         const existing = await this.opts.store.putIfAbsent({
           pluginId: id,
@@ -494,7 +502,8 @@ export class PluginInstaller {
     await fs.mkdir(this.paths.cacheDirOf(id), { recursive: true });
     this.invalid.delete(id);
     if (backup) await pruneBackups(this.paths.backupsDir(id));
-    await this.markUnpacked(id, plan.sha256);
+    // Only hosts with a package store follow it (syncPackage); the marker says which archive this folder came from.
+    if (this.opts.archives) await this.markUnpacked(id, plan.sha256);
     return { record: written, started: false, ...(backup ? { backup } : {}) };
   }
 
