@@ -17,7 +17,7 @@ import type { QqBotAccountInput } from '@host/admin-api';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
-import { DEFAULT_STORE, openStores } from './stores';
+import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
 
 /** The conformance worker the build writes beside the host's main (apps/host/tsup.config.ts); absent when run from sources. */
 const DOCTOR_WORKER = join(__dirname, 'doctor-worker.cjs');
@@ -26,6 +26,8 @@ export interface HostOptions {
   paths: HostPaths;
   /** Which stores keep the registry, settings, pending updates and the event log (HOST_STORE); default `file`. */
   store?: string;
+  /** The SQL store's database server, password, host key and replica name (HOST_DATABASE_URL, ...). */
+  storeOptions?: Omit<StoreOptions, 'onError'>;
   adminToken?: string;
   resetAdminToken?: boolean;
   maxUploadBytes?: number;
@@ -74,8 +76,17 @@ export interface Host {
 export async function composeHost(o: HostOptions): Promise<Host> {
   const { paths } = o;
   const stores = await openStores(o.store ?? DEFAULT_STORE, paths, {
+    ...o.storeOptions,
     onError: (e) => o.log('warn', `could not write the event log: ${e.message}`),
   });
+  o.log('info', `store: ${stores.description}`);
+  if (stores.imported) {
+    const i = stores.imported;
+    o.log(
+      'info',
+      `imported the data directory's files into the store: ${i.plugins} plugins, ${i.settings} settings, ${i.pendingUpdates} pending updates, ${i.events} events (the files are left as they were)`,
+    );
+  }
   const { registry: store, settings } = stores;
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
@@ -110,11 +121,24 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     store,
     locks,
     pendingUpdates: stores.pendingUpdates,
+    archives: stores.archives,
     runtime,
     log: o.log,
     onStep: o.onInstallStep,
   });
   const recovery = await installer.init();
+  if (stores.archives) {
+    // Packages installed or updated through another host sharing the store are unpacked here before anything starts.
+    for (const [id, done] of Object.entries(await installer.syncPackages())) {
+      if (done === 'unpacked') o.log('info', `unpacked ${id} from the package store`);
+      if (done === 'removed') o.log('info', `removed ${id}, uninstalled through another host`);
+      if (done === 'missing') o.log('warn', `the package of ${id} is not in the package store; install it again`);
+    }
+    // Archives no installed version names go (an hour's grace spares one another host stored for an install under way).
+    const installed = new Set((await store.list()).flatMap((r) => (r.transport === 'stdio-jsonrpc' ? [r.packageSha256] : [])));
+    const removed = await stores.archives.retainOnly(installed, 60 * 60_000);
+    if (removed) o.log('info', `removed ${removed} package archives no installed version uses from the package store`);
+  }
   await qqbotAccounts.load(o.qqbot?.accounts ?? []);
   for (const a of qqbotAccounts.list())
     o.log(
@@ -122,6 +146,23 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       `QQ Bot account ${a.id} (app id ${a.config.appId}, ${a.source === 'file' ? 'accounts file' : 'added through the admin API'})`,
     );
   await httpPlugins.load();
+  // Hosts sharing a database: what another host changes reaches this one within a second (PostgreSQL
+  // notifications). The registry and settings are read from the database on every request already;
+  // HTTP plugins' endpoints (who gets events) are brought in line here.
+  const stopWatching = stores.shared
+    ? await stores.watch?.((change) => {
+        const follow = (pluginId: string) =>
+          Promise.all([httpPlugins.sync(pluginId), installer.syncPackage(pluginId)]).catch((e: Error) =>
+            o.log('warn', `could not follow a change of ${pluginId}: ${e.message}`),
+          );
+        if (change.kind === 'plugin') void follow(change.pluginId);
+        if (change.kind === 'all') {
+          o.log('warn', "the connection that follows other hosts' changes was lost and made again; reading every plugin again");
+          const known = httpPlugins.liveEndpoints().map((e) => e.pluginId);
+          void store.list().then((records) => new Set([...known, ...records.map((r) => r.pluginId)]).forEach((id) => void follow(id)));
+        }
+      })
+    : undefined;
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
   if (healthEvery > 0) httpPlugins.startHealthChecks(healthEvery);
   const token = await ensureAdminToken(store, { token: o.adminToken, reset: o.resetAdminToken });
@@ -175,6 +216,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       );
     },
     async close() {
+      await stopWatching?.();
       await runtime.dispose();
       await httpPlugins.close();
       await qqbotAccounts.close();

@@ -72,12 +72,47 @@ describe('parseConfig', () => {
     expect(parseConfig([], { HOST_STORE: 'file' })).toMatchObject({ ok: true, config: { store: 'file' } });
     expect(parseConfig(['--store', 'postgres'], {})).toEqual({
       ok: false,
-      errors: ['--store must be "file" (the only store so far; leave it unset for the default) (got "postgres")'],
+      errors: ['--store must be "file" or "sql" (leave it unset for the default) (got "postgres")'],
     });
     expect(parseConfig([], { HOST_STORE: 'sqlite' })).toMatchObject({
       ok: false,
       errors: [expect.stringMatching(/^HOST_STORE must be "file"/)],
     });
+  });
+
+  it('takes the sql store, embedded or on the PostgreSQL server a database URL names', () => {
+    expect(parseConfig(['--store', 'sql'], {})).toMatchObject({ ok: true, config: { store: 'sql' } });
+    const url = 'postgres://host@db.example.com:5432/host';
+    expect(parseConfig([], { HOST_DATABASE_URL: url, HOST_DATABASE_PASSWORD_FILE: '/run/secrets/db' })).toMatchObject({
+      ok: true,
+      config: { store: 'sql', databaseUrl: url, databasePasswordFile: '/run/secrets/db' },
+    });
+    expect(parseConfig(['--key-file', '/etc/host/key', '--replica-name', 'host-2'], {})).toMatchObject({
+      ok: true,
+      config: { keyFile: '/etc/host/key', replicaName: 'host-2' },
+    });
+  });
+
+  it('refuses a database URL with a password, of another scheme, or beside HOST_STORE=file', () => {
+    const withPassword = parseConfig([], { HOST_DATABASE_URL: 'postgres://host:hunter2@db:5432/host' });
+    expect(withPassword).toEqual({
+      ok: false,
+      errors: [expect.stringMatching(/^HOST_DATABASE_URL must not hold a password .* HOST_DATABASE_PASSWORD_FILE/)],
+    });
+    expect(JSON.stringify(withPassword)).not.toContain('hunter2');
+    expect(parseConfig(['--database-url', 'mysql://db/host'], {})).toEqual({
+      ok: false,
+      errors: [expect.stringMatching(/^--database-url must be a postgres:\/\/ URL/)],
+    });
+    expect(parseConfig(['--store', 'file'], { HOST_DATABASE_URL: 'postgres://db/host' })).toEqual({
+      ok: false,
+      errors: ['--store is "file", but HOST_DATABASE_URL is set: a database URL needs the sql store'],
+    });
+    expect(parseConfig([], { HOST_DATABASE_PASSWORD_FILE: '/x' })).toEqual({
+      ok: false,
+      errors: ['HOST_DATABASE_PASSWORD_FILE is set without HOST_DATABASE_URL / --database-url'],
+    });
+    expect(parseConfig(['--replica-name', 'a b'], {})).toMatchObject({ ok: false });
   });
 });
 

@@ -41,8 +41,21 @@ export const HostConfigSchema = z.object({
     .refine((u) => !/[?#]/.test(u), { message: 'must not have a query or fragment' })
     .optional(),
   store: z.enum(STORE_KINDS, {
-    message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the only store so far; leave it unset for the default)`,
+    message: `must be ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (leave it unset for the default)`,
   }),
+  databaseUrl: z
+    .url({ protocol: /^postgres(ql)?$/, message: 'must be a postgres:// URL, e.g. postgres://host@db.example.com:5432/host' })
+    .refine((u) => !URL.canParse(u) || new URL(u).password === '', {
+      message:
+        'must not hold a password (any process of the same user can read the environment): write it to a file and set HOST_DATABASE_PASSWORD_FILE',
+    })
+    .optional(),
+  databasePasswordFile: z.string().min(1, { message: 'must not be empty' }).optional(),
+  keyFile: z.string().min(1, { message: 'must not be empty' }).optional(),
+  replicaName: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, dots, dashes or underscores' })
+    .optional(),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -54,6 +67,10 @@ const SOURCES = {
   adminTokenFile: { env: 'HOST_ADMIN_TOKEN_FILE', flag: '--admin-token-file' },
   maxUploadBytes: { env: 'HOST_MAX_UPLOAD_BYTES', flag: '--max-upload-bytes' },
   store: { env: 'HOST_STORE', flag: '--store' },
+  databaseUrl: { env: 'HOST_DATABASE_URL', flag: '--database-url' },
+  databasePasswordFile: { env: 'HOST_DATABASE_PASSWORD_FILE', flag: '--database-password-file' },
+  keyFile: { env: 'HOST_KEY_FILE', flag: '--key-file' },
+  replicaName: { env: 'HOST_REPLICA_NAME', flag: '--replica-name' },
   httpAllowLoopback: { env: 'HOST_HTTP_ALLOW_LOOPBACK', flag: '--http-allow-loopback' },
   httpAllowPrivate: { env: 'HOST_HTTP_ALLOW_PRIVATE', flag: '--http-allow-private' },
   qqbotAccountsFile: { env: 'HOST_QQBOT_ACCOUNTS_FILE', flag: '--qqbot-accounts-file' },
@@ -67,7 +84,14 @@ Options (each also set by an environment variable; flags win):
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
-  --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: file (default, in the data directory)
+  --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: file (default,
+                              files in the data directory) or sql (a database: embedded in the data directory, or the
+                              PostgreSQL server of --database-url); see docs/operator/storage.md
+  --database-url <url>        HOST_DATABASE_URL      PostgreSQL server of the sql store, without a password (implies --store sql)
+  --database-password-file <f>  HOST_DATABASE_PASSWORD_FILE  file holding that server's password
+  --key-file <file>           HOST_KEY_FILE          key sealing secrets in the sql store (default <data>/state/host.key, made on
+                              first start); every host sharing a database needs the same one
+  --replica-name <name>       HOST_REPLICA_NAME      this host's name among those sharing a database (default: its host name)
   --admin-token-file <file>   HOST_ADMIN_TOKEN_FILE  file holding the admin token (default: generated on first start, printed once)
   --http-allow-loopback <b>   HOST_HTTP_ALLOW_LOOPBACK  whether HTTP plugins may be on loopback addresses: true or false
                               (default true when --bind is a loopback address, false otherwise)
@@ -183,8 +207,19 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
       const key = String(issue.path[0]);
       const src = SOURCES[key as keyof typeof SOURCES];
       const where = origin[key] ?? (src ? `${src.env}${src.flag ? ` / ${src.flag}` : ''}` : key);
-      errors.push(`${where} ${issue.message} (got ${JSON.stringify(raw[key])})`);
+      // A password in a database URL is never repeated.
+      const got = key === 'databaseUrl' ? String(raw[key]).replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@') : raw[key];
+      errors.push(`${where} ${issue.message} (got ${JSON.stringify(got)})`);
     }
+  }
+  if (parsed.success && parsed.data.databaseUrl !== undefined) {
+    // A database URL means the SQL store unless the store was chosen explicitly, and then it must be that one.
+    if (origin['store'] === undefined) parsed.data.store = 'sql';
+    else if (parsed.data.store !== 'sql')
+      errors.push(`${origin['store']} is "${parsed.data.store}", but HOST_DATABASE_URL is set: a database URL needs the sql store`);
+  }
+  if (parsed.success && parsed.data.databasePasswordFile !== undefined && parsed.data.databaseUrl === undefined) {
+    errors.push(`${origin['databasePasswordFile']} is set without HOST_DATABASE_URL / --database-url`);
   }
   if (errors.length || !parsed.success) return { ok: false, errors };
   return { ok: true, config: parsed.data };

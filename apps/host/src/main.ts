@@ -1,7 +1,8 @@
 import { hostPaths } from '@host/host-core';
 import { acquireDataDirLock } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { QqBotAccountInput } from '@host/admin-api';
 import { readAccountsFile } from '@host/host-qqbot';
@@ -51,11 +52,29 @@ async function main(): Promise<void> {
     }
     qqbotAccounts = read.accounts;
   }
+  let databasePassword: string | undefined;
+  if (config.databasePasswordFile !== undefined) {
+    try {
+      databasePassword = readFileSync(resolve(config.databasePasswordFile), 'utf8').replace(/\r?\n$/, '');
+    } catch (e) {
+      console.error(
+        `configuration error: database password file ${config.databasePasswordFile} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
+      );
+      console.error('The host did not start. Fix the settings above (see --help).');
+      process.exit(2);
+    }
+  }
   const paths = hostPaths(resolve(config.dataDir));
   const releaseLock = await acquireDataDirLock(paths.stateDir);
   const host = await composeHost({
     paths,
     store: config.store,
+    storeOptions: {
+      databaseUrl: config.databaseUrl,
+      databasePassword,
+      hostKeyFile: config.keyFile === undefined ? undefined : resolve(config.keyFile),
+      replica: config.replicaName ?? hostname(),
+    },
     adminToken,
     resetAdminToken: config.resetAdminToken,
     maxUploadBytes: config.maxUploadBytes,

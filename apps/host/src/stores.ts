@@ -1,19 +1,44 @@
 import type { EventLogStore, HostPaths, PendingUpdateStore, RegistryStore, SettingsStore } from '@host/host-core';
-import { FileEventLogStore, FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import {
+  FileEventLogStore,
+  FilePendingUpdateStore,
+  FileSettingsStore,
+  JsonRegistryStore,
+  openSqlStores,
+  type FileImportSummary,
+  type PackageArchiveStore,
+  type StoreChange,
+} from '@host/host-store';
 import { join } from 'node:path';
 
-/** Values of HOST_STORE. `file` keeps everything in the data directory; a shared store (PostgreSQL) would be added here. */
-export const STORE_KINDS = ['file'] as const;
+/**
+ * Values of HOST_STORE. `file` keeps everything as files in the data
+ * directory; `sql` keeps it in one SQL database: embedded (PostgreSQL
+ * in-process, in `<data>/state/db`) or the PostgreSQL server of
+ * HOST_DATABASE_URL. See docs/operator/storage.md for the choice.
+ */
+export const STORE_KINDS = ['file', 'sql'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 export const DEFAULT_STORE: StoreKind = 'file';
 
 /** Everything the host keeps outside plugin packages, logs and the install journal. */
 export interface HostStores {
+  kind: StoreKind;
+  /** Whether other hosts may share these stores (a PostgreSQL server), so their changes must be watched. */
+  shared: boolean;
+  /** Where the stores are, for the start-up log (never a password). */
+  description: string;
   registry: RegistryStore;
   settings: SettingsStore;
   pendingUpdates: PendingUpdateStore;
   /** The newest events with their deliveries and outbound messages (bounded). */
   events: EventLogStore;
+  /** Package archives by SHA-256, where every host sharing the store finds them; only the SQL store has them. */
+  archives?: PackageArchiveStore;
+  /** What this start imported from the file store's files (SQL store, first start on an existing data directory). */
+  imported?: FileImportSummary;
+  /** Changes any host sharing the store makes (SQL store); answers the function that stops watching. */
+  watch?(onChange: (change: StoreChange) => void): Promise<() => Promise<void>>;
   /** Waits for pending writes and closes what needs closing. */
   close(): Promise<void>;
 }
@@ -21,6 +46,14 @@ export interface HostStores {
 export interface StoreOptions {
   /** Where a store that fails to write in the background reports it. */
   onError?: (error: Error) => void;
+  /** The PostgreSQL server of the SQL store (HOST_DATABASE_URL); without it the SQL store is embedded. */
+  databaseUrl?: string;
+  /** The password for `databaseUrl`, read from HOST_DATABASE_PASSWORD_FILE. */
+  databasePassword?: string;
+  /** The key that seals secrets in the SQL store (HOST_KEY_FILE); default `<state>/host.key`. */
+  hostKeyFile?: string;
+  /** This host's name among the hosts sharing a database (HOST_REPLICA_NAME). */
+  replica?: string;
 }
 
 /** Opens the stores HOST_STORE names. */
@@ -36,6 +69,9 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         throw e;
       }
       return {
+        kind,
+        shared: false,
+        description: `files in ${paths.stateDir}`,
         registry,
         settings: new FileSettingsStore(paths),
         pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
@@ -46,9 +82,31 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         },
       };
     }
+    case 'sql': {
+      const stores = await openSqlStores(paths, {
+        databaseUrl: options.databaseUrl,
+        databasePassword: options.databasePassword,
+        hostKeyFile: options.hostKeyFile,
+        replica: options.replica,
+        onError: options.onError,
+      });
+      return {
+        kind,
+        shared: stores.db.kind === 'postgres',
+        description: stores.description,
+        registry: stores.registry,
+        settings: stores.settings,
+        pendingUpdates: stores.pendingUpdates,
+        events: stores.events,
+        archives: stores.archives,
+        imported: stores.imported,
+        watch: stores.watch,
+        close: stores.close,
+      };
+    }
     default:
       throw new Error(
-        `HOST_STORE is "${kind}", which is not a store this host has. Use ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')} (the default), or leave HOST_STORE unset.`,
+        `HOST_STORE is "${kind}", which is not a store this host has. Use ${STORE_KINDS.map((k) => `"${k}"`).join(' or ')}, or leave HOST_STORE unset.`,
       );
   }
 }

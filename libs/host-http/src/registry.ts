@@ -307,6 +307,25 @@ export class HttpPluginRegistry {
     this.healthTimer = undefined;
   }
 
+  /**
+   * Brings this host's endpoint of `pluginId` in line with the stored record
+   * after another host sharing the store changed it (registered, refreshed,
+   * enabled, disabled or removed the plugin): attaches, updates or detaches.
+   */
+  async sync(pluginId: string): Promise<void> {
+    await this.locks.run(pluginId, async () => {
+      const record = await this.deps.store.get(pluginId);
+      const endpoint = this.live.get(pluginId);
+      if (!record || record.transport !== 'http' || !record.enabled) return this.detach(pluginId);
+      if (!endpoint) return this.attach(record);
+      const was = endpoint.current;
+      if (was.baseUrl === record.baseUrl && was.signingSecret === record.signingSecret) return endpoint.update(record);
+      // Another service or another secret: a new endpoint with its own connections.
+      await this.detach(pluginId);
+      this.attach(record);
+    });
+  }
+
   /** Stops health checks and closes every connection pool (host shutdown). */
   async close(): Promise<void> {
     this.stopHealthChecks();

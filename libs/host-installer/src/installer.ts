@@ -11,7 +11,7 @@ import {
   type StdioPluginRecord,
 } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
-import { FilePendingUpdateStore, fsyncDir } from '@host/host-store';
+import { FilePendingUpdateStore, fsyncDir, writeFileAtomic, type PackageArchiveStore } from '@host/host-store';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -37,6 +37,12 @@ export interface InstallerOptions {
    * update and a start, never interleave. Default: a lock of this installer's own.
    */
   locks?: PluginLock;
+  /**
+   * Package archives by SHA-256 where every host sharing the store finds them
+   * (the SQL store). Every installed or updated archive is kept there before
+   * its record names it, and `syncPackage` unpacks it on the other hosts.
+   */
+  archives?: PackageArchiveStore;
   /** Where uploaded updates wait for confirmation. Default: files in `<state>/pending/`. */
   pendingUpdates?: PendingUpdateStore;
   limits?: Partial<InstallLimits>;
@@ -166,6 +172,7 @@ export class PluginInstaller {
         );
         throw new HostError('UPDATE_CONFIRMATION_REQUIRED', undefined, { pendingUpdate });
       }
+      await this.opts.archives?.put(archive);
       const result = await this.replace(plan, undefined);
       return this.startIfAsked(result, options.startAfterInstall === true);
     });
@@ -208,6 +215,7 @@ export class PluginInstaller {
       throw new HostError('PENDING_UPDATE_STALE', undefined, { id, pluginId: pending.pluginId });
     }
     const plan = inspectPackage(archive, this.limits);
+    await this.opts.archives?.put(archive);
     const runtime = this.opts.runtime;
     const wasRunning = runtime.isRunning(pending.pluginId);
     if (wasRunning) {
@@ -280,6 +288,75 @@ export class PluginInstaller {
     return listBackups(this.paths.backupsDir(pluginId));
   }
 
+  /**
+   * Brings this host's folder of `pluginId` in line with its registry record
+   * when another host sharing the store installed, updated or uninstalled it:
+   * fetches the archive the record names from `archives` (checked against its
+   * SHA-256), unpacks it and swaps it in (journalled, the previous folder
+   * kept as a backup), restarting the plugin if it ran here. A plugin whose
+   * record is gone loses the folder this host unpacked for it (to a backup).
+   * Answers what it did; `missing` when the archive is not in the store.
+   */
+  syncPackage(pluginId: string): Promise<'current' | 'unpacked' | 'removed' | 'missing'> {
+    if (!PLUGIN_ID_PATTERN.test(pluginId)) return Promise.resolve('current');
+    return this.exclusiveFor(pluginId, async () => {
+      const archives = this.opts.archives;
+      const record = await this.opts.store.get(pluginId);
+      const local = await this.unpackedSha256(pluginId);
+      if (!record || record.transport !== 'stdio-jsonrpc') {
+        // Only a folder this host unpacked from the store goes: one an operator put there stays for discovery.
+        if (!local || record) return 'current';
+        if (this.opts.runtime.isRunning(pluginId)) await this.opts.runtime.stop(pluginId, 'operator');
+        const pkg = this.paths.packageDir(pluginId);
+        if (await exists(pkg)) await fs.rename(pkg, await newBackupPath(this.paths.backupsDir(pluginId), 'removed-elsewhere', this.now()));
+        await fs.rm(this.unpackedMarker(pluginId), { force: true });
+        return 'removed';
+      }
+      if (!archives || (local === record.packageSha256 && (await exists(this.paths.packageDir(pluginId))))) return 'current';
+      const archive = await archives.get(record.packageSha256);
+      if (!archive) return 'missing';
+      const plan = inspectPackage(Buffer.from(archive), this.limits);
+      if (plan.sha256 !== record.packageSha256 || plan.manifest.pluginId !== pluginId) {
+        throw new Error(`The archive stored for ${pluginId} is not the package its record names; reinstall the plugin.`);
+      }
+      const runtime = this.opts.runtime;
+      const wasRunning = runtime.isRunning(pluginId);
+      if (wasRunning) await runtime.stop(pluginId, 'update');
+      await this.replace(plan, (await exists(this.paths.packageDir(pluginId))) ? record : undefined, record);
+      if (wasRunning)
+        await runtime
+          .start(pluginId)
+          .catch((e: Error) => this.opts.log?.('warn', `${pluginId} did not start again after its update: ${e.message}`));
+      return 'unpacked';
+    });
+  }
+
+  /** `syncPackage` for every plugin the store or this host's folders name. */
+  async syncPackages(): Promise<Record<string, 'current' | 'unpacked' | 'removed' | 'missing'>> {
+    const ids = new Set((await this.opts.store.list()).map((r) => r.pluginId));
+    for (const name of await fs.readdir(join(this.paths.stateDir, 'unpacked')).catch(() => [] as string[])) {
+      if (name.endsWith('.sha256')) ids.add(name.slice(0, -'.sha256'.length));
+    }
+    const out: Record<string, 'current' | 'unpacked' | 'removed' | 'missing'> = {};
+    for (const id of [...ids].sort()) out[id] = await this.syncPackage(id);
+    return out;
+  }
+
+  private unpackedMarker(pluginId: string): string {
+    return join(this.paths.stateDir, 'unpacked', `${pluginId}.sha256`);
+  }
+
+  /** The SHA-256 of the archive this host's folder of `pluginId` was unpacked from, when it knows it. */
+  private async unpackedSha256(pluginId: string): Promise<string | undefined> {
+    const text = await fs.readFile(this.unpackedMarker(pluginId), 'utf8').catch(() => undefined);
+    return text?.trim() || undefined;
+  }
+
+  private async markUnpacked(pluginId: string, sha256: string): Promise<void> {
+    await fs.mkdir(join(this.paths.stateDir, 'unpacked'), { recursive: true });
+    await writeFileAtomic(this.unpackedMarker(pluginId), `${sha256}\n`, { mode: 0o600 });
+  }
+
   /** Re-reads every package manifest; adopts valid packages that are not registered. */
   rediscover(): Promise<{ adopted: string[] }> {
     return this.exclusive(() => this.discover());
@@ -306,6 +383,14 @@ export class PluginInstaller {
     for (const [id, manifest] of valid) {
       await this.locks.run(id, async () => {
         const now = this.now().toISOString();
+        // A folder this host unpacked from the package store follows the store, not the other way round:
+        // when another host uninstalled or updated the plugin meanwhile, syncPackage removes or replaces
+        // the folder; adopting it would bring the plugin back, and its manifest would undo the update.
+        const fromStore = this.opts.archives ? await this.unpackedSha256(id) : undefined;
+        if (fromStore !== undefined) {
+          const current = await this.opts.store.get(id);
+          if (current?.transport !== 'stdio-jsonrpc' || current.packageSha256 !== fromStore) return;
+        }
         // A package copied into plugins-v2/ by hand: register it, stopped.
         const existing = await this.opts.store.putIfAbsent({
           pluginId: id,
@@ -336,7 +421,12 @@ export class PluginInstaller {
    * its backup, staging into place, registry entry. On any failure before the
    * registry write, the swap is undone and INSTALL_FAILED is thrown.
    */
-  private async replace(plan: PackagePlan, previous: StdioPluginRecord | undefined): Promise<InstallResult> {
+  /**
+   * Swaps the package folder of `plan` in, journalled, and writes its
+   * registry record; with `stored` (a sync), writes no record: the folder is
+   * brought in line with the record another host stored.
+   */
+  private async replace(plan: PackagePlan, previous: StdioPluginRecord | undefined, stored?: StdioPluginRecord): Promise<InstallResult> {
     const id = plan.manifest.pluginId;
     const pkg = this.paths.packageDir(id);
     const staging = join(this.paths.stagingRoot, `${id}.${randomBytes(6).toString('hex')}`);
@@ -355,7 +445,7 @@ export class PluginInstaller {
       });
     }
     const now = this.now().toISOString();
-    const record: StdioPluginRecord = {
+    const record: StdioPluginRecord = stored ?? {
       pluginId: id,
       transport: 'stdio-jsonrpc',
       manifest: plan.manifest,
@@ -373,9 +463,10 @@ export class PluginInstaller {
       backup: backup && this.rel(backup),
       record,
       startedAt: now,
+      ...(stored ? { writesRecord: false } : {}),
     };
     let registryWritten = false;
-    let stored: StdioPluginRecord = record;
+    let written: StdioPluginRecord = record;
     try {
       await writeJournal(this.paths.stateDir, journal);
       await step('journal-written');
@@ -386,7 +477,7 @@ export class PluginInstaller {
       await fs.rename(staging, pkg);
       await fsyncDir(this.paths.packagesRoot);
       await step('new-moved');
-      stored = await this.writeRecord(record, previous !== undefined);
+      if (!stored) written = await this.writeRecord(record, previous !== undefined);
       registryWritten = true;
       await step('registry-written');
     } catch (e) {
@@ -411,7 +502,9 @@ export class PluginInstaller {
     await fs.mkdir(this.paths.cacheDirOf(id), { recursive: true });
     this.invalid.delete(id);
     if (backup) await pruneBackups(this.paths.backupsDir(id));
-    return { record: stored, started: false, ...(backup ? { backup } : {}) };
+    // Only hosts with a package store follow it (syncPackage); the marker says which archive this folder came from.
+    if (this.opts.archives) await this.markUnpacked(id, plan.sha256);
+    return { record: written, started: false, ...(backup ? { backup } : {}) };
   }
 
   /**
@@ -482,7 +575,7 @@ export class PluginInstaller {
     }
     // Staging still present means the new folder never reached its place (or was moved back): roll back.
     if (!(await exists(join(this.paths.dataDir, j.staging))) && (await exists(pkg))) {
-      await this.opts.store.put(j.record);
+      if (j.writesRecord !== false) await this.opts.store.put(j.record);
       await clearJournal(this.paths.stateDir);
       this.opts.log?.('warn', `completed the install of ${j.pluginId} ${j.record.manifest.version} that a crash interrupted`);
       return { journal: 'completed', pluginId: j.pluginId };

@@ -20,6 +20,11 @@ export type Journal =
       backup: string | null;
       record: StdioPluginRecord;
       startedAt: string;
+      /**
+       * False when the swap only brings this host's folder in line with a
+       * record another host stored (`syncPackage`): recovery then writes no record.
+       */
+      writesRecord?: boolean;
     }
   | { op: 'uninstall'; pluginId: string; backup: string | null; startedAt: string };
 

@@ -5,3 +5,4 @@ export * from './file-settings-store';
 export * from './file-pending-update-store';
 export * from './memory-event-log-store';
 export * from './file-event-log-store';
+export * from './sql';

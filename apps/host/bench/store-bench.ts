@@ -1,0 +1,229 @@
+// Benchmark of the console path on each store, measured in the same run. Not a test: it reports
+// numbers and ratios (target: the embedded SQL store at least 90% of the file store's events/s).
+//
+//   file        HOST_STORE=file: registry.json, the event log written behind to events.jsonl.
+//   sql         HOST_STORE=sql, embedded (PGlite in the data directory): the event log written behind in batches.
+//   postgres    HOST_STORE=sql on a PostgreSQL server this benchmark starts (initdb into a temporary
+//               directory, loopback): a single host on a server, the store a cluster uses. Left out with --no-postgres.
+//
+// One exchange is POST /api/console/messages "/echo <b>hi</b>" over loopback HTTP (keep-alive) to the composed
+// host, which routes it to the bare stdio fixture plugin (e2e/fixtures/misbehaving-plugin: ACK, reply,
+// events.completed) and answers when the delivery completed, with the rendered reply. The systems take turns
+// round by round, so a busy moment of the shared machine hits them alike; the table shows medians.
+//
+// Usage: node tools/scripts/ts-run.mjs apps/host/bench/store-bench.ts [--rounds=5] [--events=1000] [--no-postgres]
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Agent, request } from 'undici';
+import { hostPaths } from '@host/host-core';
+import { buildZip } from '@host/host-installer/testing';
+import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
+import { composeHost, type Host } from '../src/compose';
+import { createHostServer } from '../src/http-server';
+
+const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
+const ROUNDS = Number(args['rounds'] ?? 5);
+const EVENTS = Number(args['events'] ?? 1000);
+const CONCURRENCY = [1, 32];
+const TOKEN = 'store-bench-token-0123456789abcdef0123456';
+
+function workspaceRoot(): string {
+  for (let dir = process.cwd(); ; dir = resolve(dir, '..')) {
+    if (existsSync(join(dir, 'e2e/fixtures/misbehaving-plugin/manifest.json'))) return dir;
+    if (resolve(dir, '..') === dir) throw new Error('run from inside the workspace');
+  }
+}
+
+function fixturePackage(root: string): Buffer {
+  const dir = join(root, 'e2e/fixtures/misbehaving-plugin');
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+  manifest.pluginId = 'com.example.echo';
+  return buildZip([
+    { name: 'manifest.json', data: JSON.stringify(manifest) },
+    { name: 'plugin.mjs', data: readFileSync(join(dir, 'plugin.mjs')) },
+  ]);
+}
+
+interface System {
+  name: string;
+  host: Host;
+  url: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+
+/** The parts of an admin API answer the benchmark reads. */
+interface Answer {
+  completed?: boolean;
+  outbound?: { error: unknown }[];
+  [key: string]: unknown;
+}
+
+async function post(url: string, path: string, body: unknown, contentType = 'application/json'): Promise<{ status: number; json: Answer }> {
+  const r = await request(url + path, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': contentType },
+    body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+  });
+  return { status: r.statusCode, json: (await r.body.json()) as Answer };
+}
+
+async function start(name: string, root: string, store: string, databaseUrl?: string): Promise<System> {
+  const dataDir = mkdtempSync(join(tmpdir(), `store-bench-${name}-`));
+  const host = await composeHost({
+    paths: hostPaths(dataDir),
+    store,
+    storeOptions: databaseUrl ? { databaseUrl, replica: name } : { replica: name },
+    adminToken: TOKEN,
+    version: '0.0.0-bench',
+    log: () => undefined,
+    httpHealthCheckMilliseconds: 0,
+  });
+  const server = createHostServer(host.app).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Installed through the admin API as an operator would: multipart upload, started at once.
+  const boundary = '----store-bench';
+  const zip = fixturePackage(root);
+  const multipart = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="startAfterInstall"\r\n\r\ntrue\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="package"; filename="echo.zip"\r\nContent-Type: application/zip\r\n\r\n`,
+    ),
+    zip,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const installed = await post(url, '/api/plugins/packages', multipart, `multipart/form-data; boundary=${boundary}`);
+  if (installed.status !== 201) throw new Error(`${name}: install failed: ${JSON.stringify(installed.json)}`);
+  return {
+    name,
+    host,
+    url,
+    dataDir,
+    async close() {
+      server.close();
+      server.closeAllConnections();
+      await host.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Result {
+  eps: number;
+  p50: number;
+  p99: number;
+  /** CPU time of this process (all its threads: the host, the embedded database's worker, the load) per event, ms. */
+  cpuMs: number;
+  failures: number;
+}
+
+async function load(system: System, concurrency: number, total: number): Promise<Result> {
+  const latencies = new Float64Array(total);
+  let next = 0;
+  let failures = 0;
+  const started = performance.now();
+  const cpu0 = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = performance.now();
+        const r = await post(system.url, '/api/console/messages', {
+          conversation: { type: 'group', id: 'g1' },
+          sender: { id: 'u1', displayName: 'Ann' },
+          text: '/echo <b>hi</b>',
+        });
+        latencies[i] = performance.now() - t0;
+        if (r.status !== 200 || r.json.completed !== true || r.json.outbound?.length !== 1 || r.json.outbound[0]!.error) failures++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  latencies.sort();
+  return {
+    eps: total / elapsed,
+    p50: latencies[Math.floor(total * 0.5)]!,
+    p99: latencies[Math.floor(total * 0.99)]!,
+    cpuMs: (cpu.user + cpu.system) / 1000 / total,
+    failures,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const root = workspaceRoot();
+  let pg: TestPostgres | undefined;
+  const systems: System[] = [];
+  try {
+    systems.push(await start('file', root, 'file'));
+    const t0 = performance.now();
+    systems.push(await start('sql', root, 'sql'));
+    const embeddedStart = performance.now() - t0;
+    if (args['no-postgres'] === undefined) {
+      pg = await startTestPostgres();
+      systems.push(await start('postgres', root, 'sql', await pg.createDatabase('bench')));
+    }
+    // Warm-up: JIT, connections, the plugin's first events.
+    for (const s of systems) await load(s, 8, 200);
+    const results = new Map<string, Result[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const c of CONCURRENCY) {
+        for (const s of round % 2 ? [...systems].reverse() : systems) {
+          const r = await load(s, c, c === 1 ? EVENTS : EVENTS * 3);
+          const key = `${s.name}|${c}`;
+          results.set(key, [...(results.get(key) ?? []), r]);
+        }
+      }
+    }
+    const med = (name: string, c: number, k: keyof Result) => median(results.get(`${name}|${c}`)!.map((r) => r[k]));
+    const fails = (name: string) =>
+      [...results].filter(([k]) => k.startsWith(`${name}|`)).reduce((n, [, rs]) => n + rs.reduce((m, r) => m + r.failures, 0), 0);
+    const lines = [
+      `Console path per store: medians of ${ROUNDS} rounds (${EVENTS} events at c=1, ${EVENTS * 3} at c=32), node ${process.version}`,
+      '',
+      '| store | c | events/s | p50 ms | p99 ms | host CPU ms/event |',
+      '|---|---|---|---|---|---|',
+      ...systems.flatMap((s) =>
+        CONCURRENCY.map(
+          (c) =>
+            `| ${s.name} | ${c} | ${med(s.name, c, 'eps').toFixed(0)} | ${med(s.name, c, 'p50').toFixed(3)} | ${med(s.name, c, 'p99').toFixed(3)} | ${med(s.name, c, 'cpuMs').toFixed(3)} |`,
+        ),
+      ),
+      '',
+      ...systems
+        .filter((s) => s.name !== 'file')
+        .map(
+          (s) =>
+            `${s.name}/file events/s: c=1 ${((100 * med(s.name, 1, 'eps')) / med('file', 1, 'eps')).toFixed(1)}%, c=32 ${((100 * med(s.name, 32, 'eps')) / med('file', 32, 'eps')).toFixed(1)}%` +
+            `; p50 added at c=1 ${(med(s.name, 1, 'p50') - med('file', 1, 'p50')).toFixed(3)} ms, p99 added at c=1 ${(med(s.name, 1, 'p99') - med('file', 1, 'p99')).toFixed(3)} ms`,
+        ),
+      ...systems
+        .filter((s) => s.name !== 'file')
+        .map(
+          (s) =>
+            `${s.name}/file host CPU per event: c=1 ${((100 * med(s.name, 1, 'cpuMs')) / med('file', 1, 'cpuMs')).toFixed(1)}%, c=32 ${((100 * med(s.name, 32, 'cpuMs')) / med('file', 32, 'cpuMs')).toFixed(1)}%`,
+        ),
+      `target: sql/file events/s at least 90% at both concurrencies`,
+      `embedded database start with install (first start of a data directory): ${embeddedStart.toFixed(0)} ms; RSS now ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`,
+      `exchanges that failed: ${JSON.stringify(Object.fromEntries(systems.map((s) => [s.name, fails(s.name)])))}`,
+    ];
+    console.log(lines.join('\n'));
+  } finally {
+    for (const s of systems) await s.close().catch(() => undefined);
+    await pg?.stop();
+    await agent.close();
+  }
+}
+
+void main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

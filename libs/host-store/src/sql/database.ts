@@ -1,0 +1,275 @@
+import { Worker } from 'node:worker_threads';
+import { EMBEDDED_WORKER_SOURCE } from './embedded-worker';
+import { Client, Pool, type PoolClient } from 'pg';
+
+/** Runs statements: the database itself, or one transaction of it. */
+export interface SqlQueryable {
+  /** Runs one statement with `$1`-style parameters; answers its rows. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+}
+
+/**
+ * One SQL database the host's stores share: PostgreSQL in-process (PGlite,
+ * the embedded default, in the data directory) or a PostgreSQL server
+ * (`HOST_DATABASE_URL`). Both speak the same SQL, so one schema and one set
+ * of migrations serve both.
+ */
+export interface SqlDatabase extends SqlQueryable {
+  readonly kind: 'embedded' | 'postgres';
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onPayload` for every notification on `channel` (PostgreSQL LISTEN);
+   * answers the function that stops it. `onReconnect` is called after the
+   * listening connection was lost and made again (notifications of the gap are lost).
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** The database cannot be opened or reached; the host does not start. */
+export class DatabaseUnavailableError extends Error {
+  constructor(where: string, reason: string) {
+    super(`The host's database (${where}) cannot be used: ${reason}`);
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** Where a database URL points, without its password, for messages. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.username ? `${u.username}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return 'HOST_DATABASE_URL (not a URL)';
+  }
+}
+
+/** A query of the embedded database failed; `code` is PostgreSQL's SQLSTATE where there is one. */
+export class EmbeddedQueryError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'EmbeddedQueryError';
+  }
+}
+
+type WorkerAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { message: string; code?: string } };
+
+/**
+ * PostgreSQL in-process (PGlite, compiled to WebAssembly) on `<dir>`, run on
+ * a worker thread of its own (see embedded-worker.ts): the host's event loop
+ * never waits for the database. PGlite is loaded only when an embedded
+ * database is opened.
+ */
+export class EmbeddedDatabase implements SqlDatabase {
+  readonly kind = 'embedded' as const;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly dir: string,
+  ) {
+    worker.on('message', (m: WorkerAnswer | { notify: string; payload: string }) => {
+      if ('notify' in m) {
+        for (const l of this.listeners.get(m.notify) ?? []) l(m.payload);
+        return;
+      }
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (m.ok) w?.resolve(m.value);
+      else w?.reject(new EmbeddedQueryError(m.error.message, m.error.code));
+    });
+    worker.on('error', (e) => this.failAll(e));
+    worker.on('exit', () => this.failAll(new Error('The embedded database stopped.')));
+  }
+
+  /** Opens (creating on first use) the database in `dir`. */
+  static async open(dir: string): Promise<EmbeddedDatabase> {
+    const worker = new Worker(EMBEDDED_WORKER_SOURCE, {
+      eval: true,
+      workerData: { dir, pglite: require.resolve('@electric-sql/pglite') },
+    });
+    const db = new EmbeddedDatabase(worker, dir);
+    const openFailed = new Promise<never>((_, reject) =>
+      worker.on('message', (m: { openFailed?: { message: string } }) => {
+        if (m.openFailed) reject(new Error(m.openFailed.message));
+      }),
+    );
+    try {
+      await Promise.race([db.query('SELECT 1'), openFailed]);
+      return db;
+    } catch (e) {
+      await worker.terminate();
+      throw new DatabaseUnavailableError(
+        dir,
+        `${(e as Error).message}. Another process may be using it, or it was damaged; restore the data directory from a backup.`,
+      );
+    }
+  }
+
+  async query<T>(text: string, params?: unknown[]): Promise<T[]> {
+    return (await this.call({ op: 'query', sql: text, params })) as T[];
+  }
+
+  async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    const tx = (await this.call({ op: 'begin' })) as number;
+    let result: T;
+    try {
+      result = await work({
+        query: async <R>(text: string, params?: unknown[]) => (await this.call({ op: 'query', sql: text, params, tx })) as R[],
+      });
+    } catch (e) {
+      await this.call({ op: 'end', tx, commit: false }).catch(() => undefined);
+      throw e;
+    }
+    await this.call({ op: 'end', tx, commit: true });
+    return result;
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+      await this.call({ op: 'listen', channel });
+    }
+    set.add(onPayload);
+    return async () => {
+      set.delete(onPayload);
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.call({ op: 'close' }).catch(() => undefined);
+    this.closed = true;
+    await this.worker.terminate();
+  }
+
+  private call(message: Record<string, unknown>): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('The embedded database is closed.'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
+
+  private failAll(e: Error): void {
+    this.closed = true;
+    for (const w of this.waiting.values()) w.reject(e);
+    this.waiting.clear();
+  }
+}
+
+/** A PostgreSQL server reached through a small connection pool. */
+export class ServerDatabase implements SqlDatabase {
+  readonly kind = 'postgres' as const;
+  private readonly listeners = new Set<Client>();
+
+  private constructor(
+    private readonly pool: Pool,
+    private readonly config: { connectionString: string; password?: string },
+  ) {}
+
+  /** Connects to `url` (a `postgres://` URL) and checks that the server answers. */
+  static async open(url: string, options: { maxConnections?: number; password?: string } = {}): Promise<ServerDatabase> {
+    const config = { connectionString: url, ...(options.password !== undefined ? { password: options.password } : {}) };
+    const pool = new Pool({ ...config, max: options.maxConnections ?? 8, connectionTimeoutMillis: 10_000 });
+    // An idle connection the server ended (restart, failover) is dropped and replaced on next use.
+    pool.on('error', () => {});
+    try {
+      await pool.query('SELECT 1');
+    } catch (e) {
+      await pool.end().catch(() => {});
+      throw new DatabaseUnavailableError(describeDatabaseUrl(url), (e as Error).message);
+    }
+    return new ServerDatabase(pool, config);
+  }
+
+  async query<T>(text: string, params?: unknown[]): Promise<T[]> {
+    return (await this.pool.query(text, params as unknown[])).rows as T[];
+  }
+
+  async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    const client: PoolClient = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work({ query: async <R>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as R[] });
+      await client.query('COMMIT');
+      return result;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
+   * LISTEN on a connection of its own (outside the pool). When that
+   * connection is lost (server restart, network), it connects again, backing
+   * off up to 5 s, and calls `onReconnect`: notifications sent meanwhile are
+   * lost, so the listener reads again what it follows.
+   */
+  async listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>> {
+    let stopped = false;
+    let client: Client | undefined;
+    const connect = async (): Promise<void> => {
+      const c = new Client(this.config);
+      c.on('notification', (n) => {
+        if (n.channel === channel) onPayload(n.payload ?? '');
+      });
+      c.on('error', () => {});
+      c.on('end', () => {
+        if (client === c) client = undefined;
+        if (!stopped) void reconnect();
+      });
+      await c.connect();
+      await c.query(`LISTEN ${quoteIdentifier(channel)}`);
+      client = c;
+      this.listeners.add(c);
+    };
+    const reconnect = async (): Promise<void> => {
+      for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5000)) {
+        await new Promise((r) => setTimeout(r, delay).unref());
+        if (stopped) return;
+        try {
+          await connect();
+          onReconnect?.();
+          return;
+        } catch {
+          // The server is not back yet.
+        }
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      const c = client;
+      client = undefined;
+      if (c) {
+        this.listeners.delete(c);
+        await c.end().catch(() => {});
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const c of [...this.listeners]) await c.end().catch(() => {});
+    this.listeners.clear();
+    await this.pool.end();
+  }
+}
+
+/** A channel or table name as SQL needs it quoted. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

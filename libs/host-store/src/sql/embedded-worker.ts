@@ -1,0 +1,64 @@
+/**
+ * The embedded database's thread. PGlite (PostgreSQL compiled to
+ * WebAssembly) runs its queries on the thread that calls it; here that is a
+ * worker thread of its own, so the host's event loop (the event path, the
+ * admin API) never waits while the database parses, plans or writes.
+ *
+ * The worker's code is a string run with `eval`, so it needs no file beside
+ * the host's bundle; it loads PGlite from the path the host resolved.
+ *
+ * Messages to the worker: `{ id, op: 'query', sql, params, tx? }`, `{ id, op: 'begin' }`
+ * (answers a transaction id), `{ id, op: 'end', tx, commit }`, `{ id, op: 'listen', channel }`,
+ * `{ id, op: 'close' }`. Answers: `{ id, ok: true, value }` or `{ id, ok: false, error: { message, code } }`;
+ * notifications: `{ notify: channel, payload }`.
+ */
+export const EMBEDDED_WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { PGlite } = require(workerData.pglite);
+let db;
+const txs = new Map();
+let nextTx = 1;
+const answer = (id, value) => parentPort.postMessage({ id, ok: true, value });
+const fail = (id, e) => parentPort.postMessage({ id, ok: false, error: { message: String((e && e.message) || e), code: e && e.code } });
+const opened = PGlite.create(workerData.dir).then((d) => (db = d));
+parentPort.on('message', async (m) => {
+  try {
+    await opened;
+    switch (m.op) {
+      case 'query': {
+        const on = m.tx ? txs.get(m.tx).tx : db;
+        return answer(m.id, (await on.query(m.sql, m.params)).rows);
+      }
+      case 'begin': {
+        const tx = nextTx++;
+        const entry = {};
+        entry.done = db.transaction((t) => new Promise((resolve, reject) => {
+          entry.tx = t;
+          entry.resolve = resolve;
+          entry.reject = reject;
+          txs.set(tx, entry);
+          answer(m.id, tx);
+        }));
+        entry.done.catch((e) => { if (!txs.has(tx) && !entry.tx) fail(m.id, e); });
+        return;
+      }
+      case 'end': {
+        const entry = txs.get(m.tx);
+        txs.delete(m.tx);
+        if (m.commit) entry.resolve(); else entry.reject(new Error('rolled back'));
+        try { await entry.done; } catch (e) { if (m.commit) return fail(m.id, e); }
+        return answer(m.id, null);
+      }
+      case 'listen':
+        await db.listen(m.channel, (payload) => parentPort.postMessage({ notify: m.channel, payload }));
+        return answer(m.id, null);
+      case 'close':
+        await db.close();
+        return answer(m.id, null);
+    }
+  } catch (e) {
+    fail(m.id, e);
+  }
+});
+opened.catch((e) => parentPort.postMessage({ openFailed: { message: String((e && e.message) || e) } }));
+`;

@@ -1,0 +1,120 @@
+import type { SqlDatabase, SqlQueryable } from './database';
+
+/** One step of the schema. Steps are applied in order, each once, in one transaction with its bookkeeping. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  /**
+   * Whether hosts that do not know this step can no longer use the database
+   * (a column they write was dropped, say). Additive steps leave it false, so
+   * replicas can be upgraded one at a time (docs/operator/cluster.md).
+   */
+  breaksOlderHosts?: boolean;
+}
+
+/** The schema, as the host of this version knows it. Never edit a step once released: add one. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'registry, settings, pending updates, event log, package archives',
+    sql: `
+      CREATE TABLE host_plugins (
+        plugin_id  text PRIMARY KEY,
+        transport  text NOT NULL CHECK (transport IN ('stdio-jsonrpc', 'http')),
+        record     jsonb NOT NULL,
+        version    bigint NOT NULL DEFAULT 1,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE host_meta (
+        key   text PRIMARY KEY,
+        value text NOT NULL
+      );
+      CREATE TABLE host_plugin_settings (
+        plugin_id text PRIMARY KEY,
+        sealed    text NOT NULL,
+        version   bigint NOT NULL DEFAULT 1
+      );
+      CREATE TABLE host_pending_updates (
+        id          text PRIMARY KEY,
+        archive     bytea NOT NULL,
+        description jsonb NOT NULL,
+        saved_at    timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE SEQUENCE host_events_seq;
+      CREATE TABLE host_events (
+        event_id text PRIMARY KEY,
+        seq      bigint NOT NULL DEFAULT nextval('host_events_seq'),
+        replica  text NOT NULL,
+        record   jsonb NOT NULL
+      );
+      CREATE INDEX host_events_by_seq ON host_events (seq);
+      CREATE TABLE host_package_archives (
+        sha256   text PRIMARY KEY CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+        bytes    bytea NOT NULL,
+        size     bigint NOT NULL,
+        saved_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
+];
+
+/** The database was changed by a newer host in a way this one cannot work with. */
+export class SchemaTooNewError extends Error {
+  constructor(readonly versions: number[]) {
+    super(
+      `The database has schema steps ${versions.join(', ')} that this host does not know and that older hosts cannot work with. ` +
+        'Run a host of the version that applied them (or newer).',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+// Any constant: every host takes the same transaction-scoped advisory lock, so two starting at once migrate one after the other.
+const MIGRATION_LOCK = 7_310_019;
+
+/** Applies the steps of `migrations` the database lacks; answers the versions applied now. */
+export async function migrate(db: SqlDatabase, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.query(`
+      CREATE TABLE IF NOT EXISTS host_schema_migrations (
+        version        integer PRIMARY KEY,
+        name           text NOT NULL,
+        breaks_older   boolean NOT NULL DEFAULT false,
+        applied_at     timestamptz NOT NULL DEFAULT now()
+      )`);
+    const rows = await tx.query<{ version: number; breaks_older: boolean }>('SELECT version, breaks_older FROM host_schema_migrations');
+    const known = new Set(migrations.map((m) => m.version));
+    const unknownBreaking = rows.filter((r) => !known.has(r.version) && r.breaks_older).map((r) => r.version);
+    if (unknownBreaking.length) throw new SchemaTooNewError(unknownBreaking.sort((a, b) => a - b));
+    const applied = new Set(rows.map((r) => r.version));
+    const now: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(m.version)) continue;
+      await applyStep(tx, m);
+      now.push(m.version);
+    }
+    return now;
+  });
+}
+
+async function applyStep(tx: SqlQueryable, m: Migration): Promise<void> {
+  // Statements of one step go one at a time: the extended protocol takes one statement per query.
+  for (const statement of m.sql
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter(Boolean))
+    await tx.query(statement);
+  await tx.query('INSERT INTO host_schema_migrations (version, name, breaks_older) VALUES ($1, $2, $3)', [
+    m.version,
+    m.name,
+    m.breaksOlderHosts ?? false,
+  ]);
+}
+
+/** The versions the database has applied, ascending. */
+export async function appliedMigrations(db: SqlQueryable): Promise<number[]> {
+  const rows = await db.query<{ version: number }>('SELECT version FROM host_schema_migrations ORDER BY version');
+  return rows.map((r) => r.version);
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import type { SqlDatabase } from './database';
+import { SecretBox } from './secret-box';
+import { SqlEventLogStore } from './sql-event-log-store';
+import { SqlPendingUpdateStore } from './sql-pending-update-store';
+import { SqlRegistryStore } from './sql-registry-store';
+import { SqlSettingsStore } from './sql-settings-store';
+import { SqlPackageArchiveStore, sha256Hex, ArchiveDigestMismatchError } from './package-archive-store';
+import { describeEventLogStoreContract } from '../testing/event-log-store-contract';
+import { describePendingUpdateStoreContract } from '../testing/pending-update-store-contract';
+import { describeRegistryStoreContract } from '../testing/registry-store-contract';
+import { describeSettingsStoreContract } from '../testing/settings-store-contract';
+
+const TABLES = 'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives';
+
+/** Empties every table, so each contract test starts from an empty store on the shared database. */
+export async function emptyTables(db: SqlDatabase): Promise<void> {
+  await db.query(`TRUNCATE ${TABLES}`);
+}
+
+/**
+ * The store contracts against one database (embedded or a server): `open`
+ * empties the tables and makes a store, `reopen` makes a new store on what
+ * they hold, as a restarted host would.
+ */
+export function describeSqlStoreContracts(name: string, database: () => SqlDatabase): void {
+  const box = new SecretBox(randomBytes(32));
+  describeRegistryStoreContract(`SqlRegistryStore (${name})`, {
+    open: async () => {
+      await emptyTables(database());
+      return new SqlRegistryStore(database(), box);
+    },
+    reopen: async () => new SqlRegistryStore(database(), box),
+  });
+  describeSettingsStoreContract(`SqlSettingsStore (${name})`, {
+    open: async () => {
+      await emptyTables(database());
+      return new SqlSettingsStore(database(), box);
+    },
+    reopen: async () => new SqlSettingsStore(database(), box),
+  });
+  describePendingUpdateStoreContract(`SqlPendingUpdateStore (${name})`, {
+    open: async () => {
+      await emptyTables(database());
+      return new SqlPendingUpdateStore(database());
+    },
+    reopen: async () => new SqlPendingUpdateStore(database()),
+  });
+  describeEventLogStoreContract(`SqlEventLogStore (${name})`, {
+    open: async (capacity) => {
+      await emptyTables(database());
+      return SqlEventLogStore.open(database(), { capacity });
+    },
+    reopen: async (capacity) => SqlEventLogStore.open(database(), { capacity }),
+  });
+
+  describe(`SqlPackageArchiveStore (${name})`, () => {
+    beforeEach(() => emptyTables(database()));
+
+    it('keeps an archive once under its SHA-256 and answers the same bytes', async () => {
+      const archives = new SqlPackageArchiveStore(database());
+      const bytes = randomBytes(100_000);
+      const digest = await archives.put(bytes);
+      expect(digest).toBe(sha256Hex(bytes));
+      expect(await archives.put(bytes)).toBe(digest);
+      expect(Buffer.from((await archives.get(digest))!)).toEqual(bytes);
+      expect(await archives.has(digest)).toBe(true);
+      expect(await archives.get('0'.repeat(64))).toBeUndefined();
+      expect(await archives.get('../not-a-digest')).toBeUndefined();
+      expect((await database().query<{ n: number }>('SELECT count(*)::int AS n FROM host_package_archives'))[0]!.n).toBe(1);
+    });
+
+    it('refuses bytes that no longer match their digest', async () => {
+      const archives = new SqlPackageArchiveStore(database());
+      const digest = await archives.put(Buffer.from('first'));
+      await database().query('UPDATE host_package_archives SET bytes = $1', [Buffer.from('changed')]);
+      await expect(archives.get(digest)).rejects.toThrow(ArchiveDigestMismatchError);
+    });
+
+    it('forgets every archive not in the set it is told to keep, except those stored within the grace period', async () => {
+      const archives = new SqlPackageArchiveStore(database());
+      const a = await archives.put(Buffer.from('a'));
+      const b = await archives.put(Buffer.from('b'));
+      expect(await archives.retainOnly(new Set([a]), 60_000)).toBe(0);
+      expect(await archives.has(b)).toBe(true);
+      expect(await archives.retainOnly(new Set([a]))).toBe(1);
+      expect(await archives.has(a)).toBe(true);
+      expect(await archives.has(b)).toBe(false);
+    });
+  });
+
+  describe(`sealed secrets (${name})`, () => {
+    beforeEach(() => emptyTables(database()));
+
+    it('stores signing secrets and settings only sealed, and opens them with the same key only', async () => {
+      const registry = new SqlRegistryStore(database(), box);
+      await registry.put({
+        pluginId: 'com.example.web',
+        transport: 'http',
+        installedAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:00:00.000Z',
+        enabled: true,
+        baseUrl: 'http://127.0.0.1:9/',
+        signingSecret: 'the-signing-secret',
+        manifest: { pluginId: 'com.example.web', version: '1.0.0' } as never,
+      });
+      const settings = new SqlSettingsStore(database(), box);
+      await settings.update('com.example.web', () => ({ apiKey: 'the-api-key' }));
+      const raw = JSON.stringify(await database().query(`SELECT * FROM host_plugins, host_plugin_settings`));
+      expect(raw).not.toContain('the-signing-secret');
+      expect(raw).not.toContain('the-api-key');
+      expect(await registry.get('com.example.web')).toMatchObject({ signingSecret: 'the-signing-secret' });
+      expect(await settings.get('com.example.web')).toEqual({ apiKey: 'the-api-key' });
+      const otherKey = new SecretBox(randomBytes(32));
+      await expect(new SqlRegistryStore(database(), otherKey).get('com.example.web')).rejects.toThrow(/sealed with another host key/);
+      await expect(new SqlSettingsStore(database(), otherKey).get('com.example.web')).rejects.toThrow(/sealed with another host key/);
+    });
+  });
+}

@@ -1,0 +1,96 @@
+import { DatabaseUnavailableError, ServerDatabase } from './database';
+import { appliedMigrations, migrate, MIGRATIONS, SchemaTooNewError, type Migration } from './migrations';
+import { describeSqlStoreContracts } from './sql-contracts.spec-helper';
+import { startTestPostgres, type TestPostgres } from '../testing/postgres-server';
+
+// The store contracts against a real PostgreSQL server this suite starts (initdb into a temporary directory).
+let server: TestPostgres;
+let db: ServerDatabase;
+beforeAll(async () => {
+  server = await startTestPostgres();
+  db = await ServerDatabase.open(await server.createDatabase('contracts'));
+  await migrate(db);
+}, 120_000);
+afterAll(async () => {
+  await db?.close();
+  await server?.stop();
+});
+
+describeSqlStoreContracts('PostgreSQL server', () => db);
+
+describe('migrate', () => {
+  const open = async (name: string) => ServerDatabase.open(await server.createDatabase(name));
+
+  it('applies every step once, also when two hosts start at once', async () => {
+    const first = await open('migrate_twice');
+    const second = await ServerDatabase.open(server.url.replace(/\/postgres$/, '/migrate_twice'));
+    try {
+      const [a, b] = await Promise.all([migrate(first), migrate(second)]);
+      expect([...a, ...b].sort()).toEqual(MIGRATIONS.map((m) => m.version));
+      expect(await migrate(first)).toEqual([]);
+      expect(await appliedMigrations(first)).toEqual(MIGRATIONS.map((m) => m.version));
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('works on with additive steps of a newer host, and refuses a database a newer host changed incompatibly', async () => {
+    const db = await open('migrate_newer');
+    try {
+      const additive: Migration = { version: 1000, name: 'a column older hosts ignore', sql: 'ALTER TABLE host_meta ADD COLUMN note text' };
+      await migrate(db, [...MIGRATIONS, additive]);
+      expect(await migrate(db)).toEqual([]);
+      const breaking: Migration = { version: 1001, name: 'a dropped column', sql: 'SELECT 1', breaksOlderHosts: true };
+      await migrate(db, [...MIGRATIONS, additive, breaking]);
+      await expect(migrate(db)).rejects.toThrow(SchemaTooNewError);
+      await expect(migrate(db)).rejects.toThrow(/schema steps 1001 that this host does not know/);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('rolls a failing step back whole', async () => {
+    const db = await open('migrate_failing');
+    try {
+      const failing: Migration = {
+        version: 1002,
+        name: 'fails halfway',
+        sql: 'CREATE TABLE half_done (x int);\nSELECT * FROM no_such_table',
+      };
+      await expect(migrate(db, [...MIGRATIONS, failing])).rejects.toThrow(/no_such_table/);
+      expect(await db.query("SELECT to_regclass('host_plugins') AS t")).toEqual([{ t: null }]);
+      expect(await migrate(db)).toEqual(MIGRATIONS.map((m) => m.version));
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('ServerDatabase', () => {
+  it('names the server it cannot reach, without the password', async () => {
+    const url = `postgres://host:pw-secret@127.0.0.1:${server.port}/no_such_database`;
+    const failed = ServerDatabase.open(url);
+    await expect(failed).rejects.toThrow(DatabaseUnavailableError);
+    await expect(failed).rejects.toThrow(/postgres:\/\/host@127\.0\.0\.1:\d+\/no_such_database/);
+    await expect(failed.catch((e: Error) => e.message)).resolves.not.toContain('pw-secret');
+  });
+
+  it('delivers notifications of committed transactions only', async () => {
+    const got: string[] = [];
+    const stop = await db.listen('host_test_channel', (p) => got.push(p));
+    await db.transaction(async (tx) => {
+      await tx.query("SELECT pg_notify('host_test_channel', 'kept')");
+    });
+    await db
+      .transaction(async (tx) => {
+        await tx.query("SELECT pg_notify('host_test_channel', 'rolled back')");
+        throw new Error('undo');
+      })
+      .catch(() => undefined);
+    await db.query("SELECT pg_notify('host_test_channel', 'last')");
+    for (let i = 0; i < 100 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await stop();
+    expect(got).toEqual(['kept', 'last']);
+  });
+});
