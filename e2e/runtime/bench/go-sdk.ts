@@ -14,9 +14,10 @@
 //
 // Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/go-sdk.ts [--rounds=3] [--events=3000] [--starts=20]
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findGo, goEnv } from '@host/plugin-sdk-go/toolchain';
 import { measureRounds, median, sdkPeer, workspaceRoot } from './sdk-peer';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
@@ -26,18 +27,6 @@ const STARTS = Number(args['starts'] ?? 20);
 const CONCURRENCY = [1, 32];
 const ROOT = workspaceRoot('libs/plugin-sdk-go/go.mod');
 const BENCH = join(ROOT, 'e2e/runtime/bench');
-
-/** Go 1.23+: $GO, `go` on PATH, or Debian's /usr/lib/go-1.NN (what .ci/run installs). */
-function findGo(): string {
-  const debian = readdirSync('/usr/lib')
-    .filter((d) => /^go-1\.\d+$/.test(d))
-    .map((d) => `/usr/lib/${d}/bin/go`);
-  for (const c of [process.env['GO'], 'go', ...debian].filter((c): c is string => !!c)) {
-    const m = /go1\.(\d+)/.exec(spawnSync(c, ['version'], { encoding: 'utf8' }).stdout ?? '');
-    if (m && Number(m[1]) >= 23) return c;
-  }
-  throw new Error('Go 1.23+ is needed (bash .ci/run installs golang-1.23-go)');
-}
 
 /** Milliseconds from spawn to the answer of host.initialize, median of STARTS starts. */
 async function coldStart(command: string, argv: string[], cwd: string): Promise<number> {
@@ -59,7 +48,7 @@ async function main(): Promise<void> {
   const built = spawnSync(go, ['build', '-trimpath', '-o', exe, '.'], {
     cwd: join(BENCH, 'go-sdk-child'),
     encoding: 'utf8',
-    env: { ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod' },
+    env: goEnv(go),
   });
   if (built.status !== 0) throw new Error(`go build failed:\n${built.stderr}`);
   const childDir = join(BENCH, 'go-sdk-child');
