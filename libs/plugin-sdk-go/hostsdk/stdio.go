@@ -209,14 +209,51 @@ func (rt *stdioRuntime) invalidParams(m *rpcMessage, issues []Issue) {
 	rt.conn.respondError(m.ID, wire.RPCInvalidParams, fmt.Sprintf("%s params are invalid: %s", m.Method, strings.Join(msgs, "; ")), map[string]any{"issues": issues})
 }
 
+// decodeParams checks the params of a host request against its method's schema (the message event
+// against message-event.schema.json, with event.* codes), then decodes them into v. Omitted params are {}.
 func decodeParams(m *rpcMessage, v any) []Issue {
-	if len(m.Params) == 0 || string(m.Params) == "null" {
-		return []Issue{{"params.field.required", "", "params are missing"}}
+	raw := m.Params
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
 	}
-	if err := json.Unmarshal(m.Params, v); err != nil {
+	if m.Method == wire.MethodEventsMessage {
+		return decodeEvent(raw, v)
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return []Issue{{"params.field.invalid", "", err.Error()}}
+	}
+	if _, issues := validateMethod(m.Method, "params", tree, "params"); issues != nil {
+		return issues
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
 		return []Issue{{"params.field.invalid", "", err.Error()}}
 	}
 	return nil
+}
+
+// decodeEvent checks a message event (stdio params or HTTP body) against its schema and decodes it.
+func decodeEvent(raw []byte, v any) []Issue {
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return []Issue{{"event.field.invalid", "", "the event is not JSON: " + err.Error()}}
+	}
+	if _, issues := validateDocument("message-event.schema.json", tree, "event"); issues != nil {
+		return issues
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return []Issue{{"event.field.invalid", "", err.Error()}}
+	}
+	return nil
+}
+
+// describeIssues is the issues on one line, for error messages and logs.
+func describeIssues(issues []Issue) string {
+	lines := make([]string, len(issues))
+	for i, is := range issues {
+		lines[i] = is.Message
+	}
+	return strings.Join(lines, "; ")
 }
 
 func (rt *stdioRuntime) initialize(m *rpcMessage) bool {
@@ -338,11 +375,7 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		return
 	}
 	var event wire.MessageEvent
-	issues := decodeParams(m, &event)
-	if issues == nil {
-		issues = checkEvent(&event)
-	}
-	if issues != nil {
+	if issues := decodeParams(m, &event); issues != nil {
 		rt.invalidParams(m, issues)
 		return
 	}
@@ -389,38 +422,6 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 	}
 	rt.queue = append(rt.queue, task)
 	rt.mu.Unlock()
-}
-
-// checkEvent checks the fields the SDK relies on; the envelope is open, so unknown fields are fine.
-func checkEvent(e *wire.MessageEvent) []Issue {
-	var issues []Issue
-	req := func(path, v string) {
-		if v == "" {
-			issues = append(issues, Issue{"event.field.required", path, path + " is required"})
-		}
-	}
-	req("eventId", e.EventID)
-	req("timestamp", e.Timestamp)
-	req("bot.botAccountId", e.Bot.BotAccountID)
-	req("conversation.conversationId", e.Conversation.ConversationID)
-	req("sender.mentionId", e.Sender.MentionID)
-	req("message.id", e.Message.ID)
-	req("messageReference.messageId", e.MessageReference.MessageID)
-	req("messageReference.targetId", e.MessageReference.TargetID)
-	if e.EventType != "message.created" {
-		issues = append(issues, Issue{"event.field.invalid", "eventType", `eventType must be "message.created"`})
-	}
-	switch e.MessageReference.TargetType {
-	case "group", "channel", "user", "direct":
-	default:
-		issues = append(issues, Issue{"event.field.invalid", "messageReference.targetType", "messageReference.targetType must be group, channel, user or direct"})
-	}
-	switch e.Conversation.Type {
-	case "group", "c2c", "channel", "direct":
-	default:
-		issues = append(issues, Issue{"event.field.invalid", "conversation.type", "conversation.type must be group, c2c, channel or direct"})
-	}
-	return issues
 }
 
 // pump starts the events that waited for OnStart.
@@ -539,14 +540,7 @@ func (rt *stdioRuntime) cancel(eventID, reason string) bool {
 
 func (rt *stdioRuntime) onCancel(m *rpcMessage) {
 	var params wire.EventsCancelParams
-	issues := decodeParams(m, &params)
-	if issues == nil && params.EventID == "" {
-		issues = []Issue{{"params.field.required", "eventId", "eventId is required"}}
-	}
-	if issues == nil && params.Reason != "ackTimeout" && params.Reason != "deadline" {
-		issues = []Issue{{"params.field.invalid", "reason", `reason must be "ackTimeout" or "deadline"`}}
-	}
-	if issues != nil {
+	if issues := decodeParams(m, &params); issues != nil {
 		rt.invalidParams(m, issues)
 		return
 	}
@@ -555,7 +549,10 @@ func (rt *stdioRuntime) onCancel(m *rpcMessage) {
 
 func (rt *stdioRuntime) onPing(m *rpcMessage) {
 	var params wire.PluginPingParams
-	_ = json.Unmarshal(m.Params, &params)
+	if issues := decodeParams(m, &params); issues != nil {
+		rt.invalidParams(m, issues)
+		return
+	}
 	rt.mu.Lock()
 	inFlight, queued := int64(rt.running), int64(len(rt.queue))
 	rt.mu.Unlock()
@@ -566,8 +563,8 @@ func (rt *stdioRuntime) onPing(m *rpcMessage) {
 // running handlers finish (their replies and completions still go out), OnStop runs, and the exit is 0.
 func (rt *stdioRuntime) onStop(m *rpcMessage) {
 	var params wire.PluginStopParams
-	if len(m.Params) > 0 && json.Unmarshal(m.Params, &params) != nil {
-		rt.conn.respondError(m.ID, wire.RPCInvalidParams, "plugin.stop params are invalid", nil)
+	if issues := decodeParams(m, &params); issues != nil {
+		rt.invalidParams(m, issues)
 		return
 	}
 	rt.conn.respond(m.ID, wire.PluginStopResult{Accepted: true})
@@ -585,11 +582,7 @@ func (rt *stdioRuntime) onStop(m *rpcMessage) {
 
 func (rt *stdioRuntime) onSettingsChanged(m *rpcMessage) {
 	var params wire.SettingsChangedParams
-	issues := decodeParams(m, &params)
-	if issues == nil && params.Settings == nil {
-		issues = []Issue{{"params.field.required", "settings", "settings is required"}}
-	}
-	if issues != nil {
+	if issues := decodeParams(m, &params); issues != nil {
 		rt.invalidParams(m, issues)
 		return
 	}
