@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
@@ -109,6 +110,11 @@ type stdioRuntime struct {
 	queue         []*eventTask
 	live          map[string]*eventTask
 	idle          chan struct{}
+
+	// work hands an admitted event to a handler goroutine that waits for one: a goroutine stays for the
+	// next event instead of ending (its stack has grown already), and a new one starts only when none
+	// waits, so there are about as many as events ever ran at once (maxConcurrentEvents).
+	work chan *eventTask
 }
 
 func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdioRuntime {
@@ -127,6 +133,7 @@ func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdi
 		maxConcurrent: wire.RuntimeDefaultMaxConcurrentEvents,
 		queueCapacity: wire.RuntimeDefaultQueueCapacity,
 		live:          map[string]*eventTask{},
+		work:          make(chan *eventTask),
 	}
 	rt.s = &session{plugin: p, io: rt, settings: Settings{}}
 	return rt
@@ -210,38 +217,42 @@ func (rt *stdioRuntime) invalidParams(m *rpcMessage, issues []Issue) {
 }
 
 // decodeParams checks the params of a host request against its method's schema (the message event
-// against message-event.schema.json, with event.* codes), then decodes them into v. Omitted params are {}.
+// against message-event.schema.json, with event.* codes), then fills v from the parsed tree. Omitted
+// params are {}.
 func decodeParams(m *rpcMessage, v any) []Issue {
-	raw := m.Params
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
+	tree := m.Params
+	if !m.HasParams || tree == nil {
+		tree = map[string]any{}
 	}
 	if m.Method == wire.MethodEventsMessage {
-		return decodeEvent(raw, v)
+		return eventFromTree(tree, v)
 	}
-	var tree any
-	if err := json.Unmarshal(raw, &tree); err != nil {
-		return []Issue{{"params.field.invalid", "", err.Error()}}
-	}
-	if _, issues := validateMethod(m.Method, "params", tree, "params"); issues != nil {
+	if issues := checkMethod(m.Method, "params", tree, "params"); issues != nil {
 		return issues
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := treeInto(tree, v); err != nil {
 		return []Issue{{"params.field.invalid", "", err.Error()}}
 	}
 	return nil
 }
 
-// decodeEvent checks a message event (stdio params or HTTP body) against its schema and decodes it.
+// decodeEvent checks a message event (an HTTP body) against its schema and decodes it.
 func decodeEvent(raw []byte, v any) []Issue {
-	var tree any
-	if err := json.Unmarshal(raw, &tree); err != nil {
+	if !utf8.Valid(raw) {
+		return []Issue{{"event.field.invalid", "", "the event is not valid UTF-8"}}
+	}
+	tree, err := parseTree(raw)
+	if err != nil {
 		return []Issue{{"event.field.invalid", "", "the event is not JSON: " + err.Error()}}
 	}
-	if _, issues := validateDocument("message-event.schema.json", tree, "event"); issues != nil {
+	return eventFromTree(tree, v)
+}
+
+func eventFromTree(tree any, v any) []Issue {
+	if issues := checkDocument("message-event.schema.json", tree, "event"); issues != nil {
 		return issues
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := treeInto(tree, v); err != nil {
 		return []Issue{{"event.field.invalid", "", err.Error()}}
 	}
 	return nil
@@ -417,7 +428,7 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		rt.running++
 		task.started = true
 		rt.mu.Unlock()
-		go rt.runEvent(task)
+		rt.dispatch(task)
 		return
 	}
 	rt.queue = append(rt.queue, task)
@@ -437,7 +448,28 @@ func (rt *stdioRuntime) pump() {
 		rt.running++
 		task.started = true
 		rt.mu.Unlock()
-		go rt.runEvent(task)
+		rt.dispatch(task)
+	}
+}
+
+// dispatch runs an admitted event on a waiting handler goroutine, or on a new one when none waits.
+func (rt *stdioRuntime) dispatch(task *eventTask) {
+	select {
+	case rt.work <- task:
+	default:
+		go rt.handlerLoop(task)
+	}
+}
+
+// handlerLoop runs events until the plugin stops.
+func (rt *stdioRuntime) handlerLoop(task *eventTask) {
+	for {
+		rt.runEvent(task)
+		select {
+		case task = <-rt.work:
+		case <-rt.root.Done():
+			return
+		}
 	}
 }
 
@@ -484,12 +516,11 @@ func (rt *stdioRuntime) runEvent(task *eventTask) {
 func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, durationMs float64) {
 	token := rt.token()
 	params := wire.EventsCompletedParams{Token: token, EventID: eventID, Error: perr, DurationMs: &durationMs}
-	wait := rt.conn.start(wire.MethodEventsCompleted, params, rt.requestTimeout())
-	go func() {
-		if _, err := wait(); err != nil && !rt.conn.isClosed() {
+	rt.conn.notify(wire.MethodEventsCompleted, params, rt.requestTimeout(), func(_ any, err error) {
+		if err != nil && !rt.conn.isClosed() {
 			rt.errorf("[warn] events.completed for %s failed: %v", eventID, err)
 		}
-	}()
+	})
 }
 
 // finish frees the event's slot, then runs report (the completion), then tells a waiting stop that no
@@ -691,7 +722,7 @@ func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*w
 		return nil, err
 	}
 	var result wire.SendResult
-	if err := json.Unmarshal(raw, &result); err != nil {
+	if err := treeInto(raw, &result); err != nil {
 		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
 	}
 	return &result, nil
@@ -732,11 +763,14 @@ func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]an
 		return
 	}
 	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields}
-	wait := rt.conn.start(wire.MethodLogWrite, params, rt.requestTimeout())
-	go func() {
-		defer func() { <-rt.logSlots }()
-		if _, err := wait(); err != nil {
+	sent := rt.conn.notify(wire.MethodLogWrite, params, rt.requestTimeout(), func(_ any, err error) {
+		<-rt.logSlots
+		if err != nil {
 			rt.errorf("%s", line)
 		}
-	}()
+	})
+	if !sent {
+		<-rt.logSlots
+		rt.errorf("%s", line)
+	}
 }

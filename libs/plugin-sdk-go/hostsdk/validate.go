@@ -23,8 +23,7 @@ import (
 //
 // Values are what encoding/json decodes into `any`: nil, bool, float64, string, []any, map[string]any.
 
-// vpath is a path while validating: built as a linked list (no slice per property), formatted only for
-// the faults found.
+// vpath is the path of a fault (a linked list from the last key), formatted only for the issues.
 type vpath struct {
 	parent *vpath
 	key    string
@@ -32,15 +31,6 @@ type vpath struct {
 }
 
 func (p *vpath) child(key string) *vpath { return &vpath{parent: p, key: key, index: -1} }
-func (p *vpath) item(i int) *vpath       { return &vpath{parent: p, index: i} }
-
-// last is the final key of the path ("" at the root or after an index).
-func (p *vpath) last() string {
-	if p == nil || p.index >= 0 {
-		return ""
-	}
-	return p.key
-}
 
 var identifierPattern = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
@@ -322,11 +312,61 @@ func (n *node) resolve() *node {
 	return n
 }
 
-// check appends every fault of v against n.
-func (n *node) check(v any, path *vpath, out *[]fault) {
+// walk is one validation: the path of the value being checked, as a stack of steps (no allocation per
+// property; a fault copies it), and where the faults go.
+type walk struct {
+	steps []step
+	out   *[]fault
+}
+
+type step struct {
+	key   string
+	index int // -1 for an object key
+}
+
+func newWalk(out *[]fault) *walk { return &walk{steps: make([]step, 0, 16), out: out} }
+
+// here is the current path, copied for a fault.
+func (w *walk) here() *vpath {
+	var p *vpath
+	for _, s := range w.steps {
+		p = &vpath{parent: p, key: s.key, index: s.index}
+	}
+	return p
+}
+
+func (w *walk) fault(kind, keyword, message string) {
+	*w.out = append(*w.out, fault{kind, w.here(), keyword, message})
+}
+
+// at reports whether p is the current path.
+func (w *walk) at(p *vpath) bool {
+	i := len(w.steps) - 1
+	for ; p != nil && i >= 0; p, i = p.parent, i-1 {
+		if p.index != w.steps[i].index || p.key != w.steps[i].key {
+			return false
+		}
+	}
+	return p == nil && i < 0
+}
+
+// last is the final key of the current path ("" at the root or after an index).
+func (w *walk) last() string {
+	if len(w.steps) == 0 || w.steps[len(w.steps)-1].index >= 0 {
+		return ""
+	}
+	return w.steps[len(w.steps)-1].key
+}
+
+// check appends every fault of v against n (at the root of a new walk).
+func (n *node) check(v any, _ *vpath, out *[]fault) {
+	n.walk(v, newWalk(out))
+}
+
+func (n *node) walk(v any, w *walk) {
 	n = n.resolve()
 	if n.anyOf != nil {
-		n.checkAnyOf(v, path, out)
+		n.walkAnyOf(v, w)
 		return
 	}
 	if n.types != nil {
@@ -338,7 +378,7 @@ func (n *node) check(v any, path *vpath, out *[]fault) {
 			}
 		}
 		if !ok {
-			*out = append(*out, fault{"invalid", path, "type", n.typeMsg + ", not " + typeName(v)})
+			w.fault("invalid", "type", n.typeMsg+", not "+typeName(v))
 			return
 		}
 		if n.onlyType {
@@ -346,7 +386,7 @@ func (n *node) check(v any, path *vpath, out *[]fault) {
 		}
 	}
 	if n.hasConst && !sameValue(v, n.constValue) {
-		*out = append(*out, fault{"invalid", path, "const", "must be " + literal(n.constValue)})
+		w.fault("invalid", "const", "must be "+literal(n.constValue))
 		return
 	}
 	if n.hasEnum {
@@ -362,33 +402,36 @@ func (n *node) check(v any, path *vpath, out *[]fault) {
 			for i, e := range n.enum {
 				options[i] = literal(e)
 			}
-			*out = append(*out, fault{"invalid", path, "enum", "must be " + strings.Join(options, " or ")})
+			w.fault("invalid", "enum", "must be "+strings.Join(options, " or "))
 			return
 		}
 	}
 	switch x := v.(type) {
 	case string:
-		n.checkString(x, path, out)
+		n.walkString(x, w)
 	case float64:
 		if n.minimum != nil && x < *n.minimum {
-			*out = append(*out, fault{"invalid", path, "minimum", "must be at least " + number(*n.minimum)})
+			w.fault("invalid", "minimum", "must be at least "+number(*n.minimum))
 		} else if n.maximum != nil && x > *n.maximum {
-			*out = append(*out, fault{"invalid", path, "maximum", "must be at most " + number(*n.maximum)})
+			w.fault("invalid", "maximum", "must be at most "+number(*n.maximum))
 		}
 	case []any:
-		n.checkArray(x, path, out)
+		n.walkArray(x, w)
 	case map[string]any:
-		n.checkObject(x, path, out)
+		n.walkObject(x, w)
 	}
 }
 
 func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-func (n *node) checkAnyOf(v any, path *vpath, out *[]fault) {
+func (n *node) walkAnyOf(v any, w *walk) {
+	out := w.out
+	defer func() { w.out = out }()
 	var first []fault
 	for _, b := range n.anyOf {
 		var found []fault
-		b.check(v, path, &found)
+		w.out = &found
+		b.walk(v, w)
 		if len(found) == 0 {
 			return
 		}
@@ -398,7 +441,7 @@ func (n *node) checkAnyOf(v any, path *vpath, out *[]fault) {
 		// A branch whose type or discriminating constant does not match is not the one the sender meant.
 		meant := true
 		for _, f := range found {
-			if (f.keyword == "type" && f.path == path) || (f.keyword == "const" && f.path != nil && f.path.parent == path) {
+			if (f.keyword == "type" && w.at(f.path)) || (f.keyword == "const" && f.path != nil && w.at(f.path.parent)) {
 				meant = false
 				break
 			}
@@ -407,10 +450,11 @@ func (n *node) checkAnyOf(v any, path *vpath, out *[]fault) {
 			first = found
 		}
 	}
+	w.out = out
 	if first != nil {
 		*out = append(*out, first...)
 	} else {
-		*out = append(*out, fault{"invalid", path, "anyOf", "matches none of the allowed shapes"})
+		w.fault("invalid", "anyOf", "matches none of the allowed shapes")
 	}
 }
 
@@ -432,7 +476,7 @@ func utf16Length(s string) int {
 	return n
 }
 
-func (n *node) checkString(s string, path *vpath, out *[]fault) {
+func (n *node) walkString(s string, w *walk) {
 	length := -1
 	if n.minLength >= 0 || n.maxLength >= 0 {
 		length = utf16Length(s)
@@ -443,46 +487,49 @@ func (n *node) checkString(s string, path *vpath, out *[]fault) {
 		if n.minLength == 1 {
 			msg = "must not be empty"
 		}
-		*out = append(*out, fault{"invalid", path, "minLength", msg})
+		w.fault("invalid", "minLength", msg)
 	case n.maxLength >= 0 && length > n.maxLength:
-		*out = append(*out, fault{"invalid", path, "maxLength", fmt.Sprintf("must be at most %d characters", n.maxLength)})
+		w.fault("invalid", "maxLength", fmt.Sprintf("must be at most %d characters", n.maxLength))
 	case n.pattern != nil && !n.pattern.MatchString(s):
-		*out = append(*out, fault{"invalid", path, "pattern", "must match " + n.patternSource})
-	case n.nonBlank && n.nonBlankApplies(path):
+		w.fault("invalid", "pattern", "must match "+n.patternSource)
+	case n.nonBlank && n.nonBlankApplies(w.last()):
 		if strings.TrimFunc(s, jsWhitespace) == "" {
-			*out = append(*out, fault{"invalid", path, "blank", "must not be blank"})
+			w.fault("invalid", "blank", "must not be blank")
 		} else if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			*out = append(*out, fault{"invalid", path, "blank", "must not contain control characters"})
+			w.fault("invalid", "blank", "must not contain control characters")
 		}
 	}
 }
 
 // nonBlankApplies: the non-blank rule (left out of the JSON Schema because regex dialects differ) holds
 // for non-empty strings without a length limit, and for the manifest's name and author (at most 100).
-func (n *node) nonBlankApplies(path *vpath) bool {
+func (n *node) nonBlankApplies(last string) bool {
 	if n.maxLength < 0 {
 		return true
 	}
-	k := path.last()
-	return n.maxLength == 100 && (k == "name" || k == "author")
+	return n.maxLength == 100 && (last == "name" || last == "author")
 }
 
-func (n *node) checkArray(a []any, path *vpath, out *[]fault) {
+func (n *node) walkArray(a []any, w *walk) {
 	if n.minItems >= 0 && len(a) < n.minItems {
-		*out = append(*out, fault{"invalid", path, "minItems", fmt.Sprintf("must have at least %d item(s)", n.minItems)})
+		w.fault("invalid", "minItems", fmt.Sprintf("must have at least %d item(s)", n.minItems))
 	} else if n.maxItems >= 0 && len(a) > n.maxItems {
-		*out = append(*out, fault{"invalid", path, "maxItems", fmt.Sprintf("must have at most %d items", n.maxItems)})
+		w.fault("invalid", "maxItems", fmt.Sprintf("must have at most %d items", n.maxItems))
 	}
 	if n.items != nil {
 		for i, item := range a {
-			n.items.check(item, path.item(i), out)
+			w.steps = append(w.steps, step{index: i})
+			n.items.walk(item, w)
+			w.steps = w.steps[:len(w.steps)-1]
 		}
 	}
 	if n.unique {
 		for i, item := range a {
 			for _, earlier := range a[:i] {
 				if sameValue(item, earlier) {
-					*out = append(*out, fault{"invalid", path.item(i), "uniqueItems", literal(item) + " is listed twice; list each once"})
+					w.steps = append(w.steps, step{index: i})
+					w.fault("invalid", "uniqueItems", literal(item)+" is listed twice; list each once")
+					w.steps = w.steps[:len(w.steps)-1]
 					break
 				}
 			}
@@ -490,31 +537,41 @@ func (n *node) checkArray(a []any, path *vpath, out *[]fault) {
 	}
 }
 
-func (n *node) checkObject(o map[string]any, path *vpath, out *[]fault) {
+func (n *node) walkObject(o map[string]any, w *walk) {
 	for _, key := range n.required {
 		if _, ok := o[key]; !ok {
-			*out = append(*out, fault{"required", path.child(key), "required", "is required"})
+			w.steps = append(w.steps, step{key: key, index: -1})
+			w.fault("required", "required", "is required")
+			w.steps = w.steps[:len(w.steps)-1]
 		}
 	}
 	for key, item := range o {
-		if sub, ok := n.properties[key]; ok {
-			sub.check(item, path.child(key), out)
-			continue
+		w.steps = append(w.steps, step{key: key, index: -1})
+		switch sub := n.properties[key]; {
+		case sub != nil:
+			sub.walk(item, w)
+		case n.propertyNames != nil && n.badPropertyName(key, w):
+		case n.closed:
+			w.fault("unknown", "additionalProperties", "is not a known field; remove it or check its spelling")
+		case n.additional != nil:
+			n.additional.walk(item, w)
 		}
-		if n.propertyNames != nil {
-			var found []fault
-			n.propertyNames.check(key, path.child(key), &found)
-			if len(found) > 0 {
-				*out = append(*out, fault{"invalid", path.child(key), "propertyNames", "the key " + jsonString(key) + " " + found[0].message})
-				continue
-			}
-		}
-		if n.closed {
-			*out = append(*out, fault{"unknown", path.child(key), "additionalProperties", "is not a known field; remove it or check its spelling"})
-		} else if n.additional != nil {
-			n.additional.check(item, path.child(key), out)
-		}
+		w.steps = w.steps[:len(w.steps)-1]
 	}
+}
+
+// badPropertyName reports a key that propertyNames refuses (true), as one fault at the key.
+func (n *node) badPropertyName(key string, w *walk) bool {
+	out := w.out
+	var found []fault
+	w.out = &found
+	n.propertyNames.walk(key, w)
+	w.out = out
+	if len(found) == 0 {
+		return false
+	}
+	w.fault("invalid", "propertyNames", "the key "+jsonString(key)+" "+found[0].message)
+	return true
 }
 
 // hasDefaults: whether a default applies anywhere under n (cached; recursion through $refs ends).
@@ -705,6 +762,31 @@ func validateDocument(file string, v any, domain string) (any, []Issue) {
 		return nil, fieldIssues(domain, found)
 	}
 	return n.withDefaults(v), nil
+}
+
+// checkDocument is validateDocument without the defaults: the verdict only (the hot path; the generated
+// types apply the defaults through their Get methods).
+func checkDocument(file string, v any, domain string) []Issue {
+	var found []fault
+	documentSchema(file).check(v, nil, &found)
+	if len(found) > 0 {
+		return fieldIssues(domain, found)
+	}
+	return nil
+}
+
+// checkMethod is validateMethod without the defaults.
+func checkMethod(method, part string, v any, domain string) []Issue {
+	n := methodSchema(method, part)
+	if n == nil {
+		return []Issue{{Code: domain + ".field.invalid", Path: "", Message: fmt.Sprintf("%s has no %s in protocol v2", method, part)}}
+	}
+	var found []fault
+	n.check(v, nil, &found)
+	if len(found) > 0 {
+		return fieldIssues(domain, found)
+	}
+	return nil
 }
 
 // validateMethod checks the params or result of a JSON-RPC method of the method table.

@@ -191,7 +191,7 @@ func reencode(m *rpcMessage) []byte {
 	}
 	if m.Method != "" {
 		out["method"] = m.Method
-		if m.Params != nil {
+		if m.HasParams {
 			out["params"] = m.Params
 		}
 	} else if m.Error != nil {
