@@ -59,7 +59,10 @@ func (p *Plugin) Run() {
 		}
 		os.Exit(0)
 	}
-	os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
+	if !slices.Contains(args, wire.StdioFlag) {
+		os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
+	}
+	os.Exit(p.RunStdio(args, pollable(os.Stdin), pollable(frameOut), os.Stderr))
 }
 
 // RunStdio runs the stdio runtime over the given streams and returns the exit code when it ends:
