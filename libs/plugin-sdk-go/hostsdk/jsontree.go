@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
 
 // The hot path's JSON reading: every frame is parsed once, in one pass, into the generic tree encoding/json
@@ -113,7 +115,7 @@ func (p *treeParser) object() (any, error) {
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
 			return nil, p.fail("expected a string for an object key")
 		}
-		key, err := p.str()
+		key, err := p.key()
 		if err != nil {
 			return nil, err
 		}
@@ -247,6 +249,56 @@ func (p *treeParser) number() (any, error) {
 	}
 	return f, nil
 }
+
+// key reads an object key: the protocol's own field names are shared strings instead of a new one per
+// key (most keys of a frame are among them).
+func (p *treeParser) key() (string, error) {
+	start := p.i + 1
+	for j := start; j < len(p.data); j++ {
+		c := p.data[j]
+		if c == '"' {
+			if k, ok := knownKeys()[string(p.data[start:j])]; ok {
+				p.i = j + 1
+				return k, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return p.str()
+}
+
+var knownKeys = sync.OnceValue(func() map[string]string {
+	keys := map[string]string{}
+	for _, k := range []string{"jsonrpc", "id", "method", "params", "result", "error", "code", "message", "data"} {
+		keys[k] = k
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if props, ok := x["properties"].(map[string]any); ok {
+				for k := range props {
+					keys[k] = k
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	var all any
+	if json.Unmarshal(wire.SchemasJSON, &all) == nil {
+		walk(all)
+	}
+	return keys
+})
 
 // str reads a string at p.i (the opening quote). The bytes are valid UTF-8 (checked before parsing).
 func (p *treeParser) str() (string, error) {
