@@ -34,7 +34,7 @@ var (
 type rpcMessage struct {
 	ID        json.RawMessage // nil for a notification; the id's JSON text, echoed in the answer as it came
 	Method    string
-	Params    any // the parsed tree (see jsontree.go); HasParams tells an absent "params" from null
+	Params    []byte // the JSON text of "params", nil when absent; decodeParams reads it with the method's schema
 	HasParams bool
 	Result    any
 	Error     *rpcError
@@ -220,7 +220,9 @@ func decodePayload(payload []byte) (*rpcMessage, error) {
 		if idNull {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"id" of a request must be a string or an integer`)
 		}
-		msg.Params, msg.HasParams = env["params"]
+		if _, msg.HasParams = env["params"]; msg.HasParams {
+			msg.Params = payload[p.paramsStart:p.paramsEnd]
+		}
 		return msg, nil
 	}
 	if !hasID {

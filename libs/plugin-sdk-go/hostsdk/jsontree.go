@@ -33,8 +33,11 @@ type treeParser struct {
 	// depth bounds nesting, so a hostile payload cannot exhaust the stack (encoding/json allows 10000).
 	depth int
 	// idStart, idEnd: where the value of the top-level "id" is; idStart is 0 when not wanted, -1 when
-	// wanted and not (yet) seen.
-	idStart, idEnd int
+	// wanted and not (yet) seen. paramsStart, paramsEnd: the same for "params", which is then only
+	// checked for syntax here (discard), not built: decodeChecked reads it with the method's schema.
+	idStart, idEnd         int
+	paramsStart, paramsEnd int
+	discard                bool
 }
 
 const maxJSONDepth = 10000
@@ -52,6 +55,20 @@ func parseTree(data []byte) (any, error) {
 		return nil, p.fail("invalid character after the top-level value")
 	}
 	return v, nil
+}
+
+// checkSyntax checks that data is one JSON document without building anything.
+func checkSyntax(data []byte) error {
+	p := treeParser{data: data, discard: true}
+	p.space()
+	if _, err := p.value(); err != nil {
+		return err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return p.fail("invalid character after the top-level value")
+	}
+	return nil
 }
 
 func (p *treeParser) fail(msg string) error { return &jsonSyntaxError{offset: p.i, msg: msg} }
@@ -103,7 +120,10 @@ func (p *treeParser) object() (any, error) {
 		return nil, p.fail("exceeded max depth")
 	}
 	p.i++ // {
-	m := make(map[string]any, 8)
+	var m map[string]any
+	if !p.discard {
+		m = make(map[string]any, 8)
+	}
 	p.space()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
@@ -126,14 +146,25 @@ func (p *treeParser) object() (any, error) {
 		p.i++
 		p.space()
 		at := p.i
+		top := p.depth == 1 && p.idStart != 0
+		skip := top && key == "params"
+		if skip {
+			p.discard = true
+		}
 		v, err := p.value()
+		if skip {
+			p.discard = false
+			p.paramsStart, p.paramsEnd = at, p.i
+		}
 		if err != nil {
 			return nil, err
 		}
-		if p.depth == 1 && p.idStart != 0 && key == "id" {
+		if top && key == "id" {
 			p.idStart, p.idEnd = at, p.i
 		}
-		m[key] = v
+		if m != nil {
+			m[key] = v
+		}
 		p.space()
 		if p.i >= len(p.data) {
 			return nil, p.fail("unexpected end of JSON input")
@@ -156,7 +187,10 @@ func (p *treeParser) array() (any, error) {
 		return nil, p.fail("exceeded max depth")
 	}
 	p.i++ // [
-	a := make([]any, 0, 4)
+	var a []any
+	if !p.discard {
+		a = make([]any, 0, 4)
+	}
 	p.space()
 	if p.i < len(p.data) && p.data[p.i] == ']' {
 		p.i++
@@ -169,7 +203,9 @@ func (p *treeParser) array() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		a = append(a, v)
+		if !p.discard {
+			a = append(a, v)
+		}
 		p.space()
 		if p.i >= len(p.data) {
 			return nil, p.fail("unexpected end of JSON input")
@@ -309,7 +345,10 @@ func (p *treeParser) str() (string, error) {
 	for p.i < len(d) {
 		c := d[p.i]
 		if c == '"' {
-			s := string(d[start:p.i])
+			s := ""
+			if !p.discard {
+				s = string(d[start:p.i])
+			}
 			p.i++
 			return s, nil
 		}

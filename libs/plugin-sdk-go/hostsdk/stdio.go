@@ -220,23 +220,21 @@ func (rt *stdioRuntime) invalidParams(m *rpcMessage, issues []Issue) {
 }
 
 // decodeParams checks the params of a host request against its method's schema (the message event
-// against message-event.schema.json, with event.* codes), then fills v from the parsed tree. Omitted
-// params are {}.
+// against message-event.schema.json, with event.* codes) while it fills v from them, in one pass
+// (decode.go). Omitted or null params are {}.
 func decodeParams(m *rpcMessage, v any) []Issue {
-	tree := m.Params
-	if !m.HasParams || tree == nil {
-		tree = map[string]any{}
+	raw := m.Params
+	if !m.HasParams || string(raw) == "null" {
+		raw = []byte("{}")
 	}
 	if m.Method == wire.MethodEventsMessage {
-		return eventFromTree(tree, v)
+		return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
 	}
-	if issues := checkMethod(m.Method, "params", tree, "params"); issues != nil {
-		return issues
+	n := methodSchema(m.Method, "params")
+	if n == nil {
+		return []Issue{{"params.field.invalid", "", m.Method + " has no params in protocol v2"}}
 	}
-	if err := treeInto(tree, v); err != nil {
-		return []Issue{{"params.field.invalid", "", err.Error()}}
-	}
-	return nil
+	return decodeChecked(raw, n, v, "params")
 }
 
 // decodeEvent checks a message event (an HTTP body) against its schema and decodes it.
@@ -244,21 +242,10 @@ func decodeEvent(raw []byte, v any) []Issue {
 	if !utf8.Valid(raw) {
 		return []Issue{{"event.field.invalid", "", "the event is not valid UTF-8"}}
 	}
-	tree, err := parseTree(raw)
-	if err != nil {
+	if err := checkSyntax(raw); err != nil {
 		return []Issue{{"event.field.invalid", "", "the event is not JSON: " + err.Error()}}
 	}
-	return eventFromTree(tree, v)
-}
-
-func eventFromTree(tree any, v any) []Issue {
-	if issues := checkDocument("message-event.schema.json", tree, "event"); issues != nil {
-		return issues
-	}
-	if err := treeInto(tree, v); err != nil {
-		return []Issue{{"event.field.invalid", "", err.Error()}}
-	}
-	return nil
+	return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
 }
 
 // describeIssues is the issues on one line, for error messages and logs.

@@ -192,7 +192,7 @@ func reencode(m *rpcMessage) []byte {
 	if m.Method != "" {
 		out["method"] = m.Method
 		if m.HasParams {
-			out["params"] = m.Params
+			out["params"] = json.RawMessage(m.Params)
 		}
 	} else if m.Error != nil {
 		e := map[string]any{"code": m.Error.Code, "message": m.Error.Message}
