@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { findGo, goEnv } from '../toolchain';
+import { findGo, goEnv, goVersion, MIN_GO } from '../toolchain';
 
 const args = process.argv.slice(2);
 const reportAt = args.indexOf('--report');
@@ -25,7 +25,9 @@ function finish(code: number): never {
 
 let go = '';
 try {
-  go = findGo();
+  // The oldest toolchain installed that the SDK supports: the claim of go.mod is what is tested.
+  go = findGo({ oldest: true });
+  console.log(`go test with ${go} (go${goVersion(go)?.join('.')}; the SDK claims Go ${MIN_GO.join('.')} or newer)`);
 } catch (error) {
   console.error((error as Error).message);
   counts.failed = 1;

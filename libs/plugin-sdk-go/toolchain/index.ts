@@ -9,7 +9,8 @@ import { existsSync, readdirSync } from 'node:fs';
  * Order: an explicit choice (`HOST_PLUGIN_GO`, then `GO`: used if it runs and is new enough, an
  * error otherwise), then `go` on PATH, Debian's versioned installs (/usr/lib/go-1.NN/bin/go,
  * newest first; bookworm-backports has golang-1.23-go) and /usr/local/go/bin/go. The first that
- * is at least MIN_GO wins.
+ * is at least MIN_GO wins, or with `oldest` the oldest of them (the SDK's own tests use that, so
+ * the oldest version the SDK claims is the one tested wherever it is installed).
  */
 
 /** The oldest Go the SDK supports: the `go` line of libs/plugin-sdk-go/go.mod says the same (a test checks). */
@@ -47,6 +48,8 @@ export interface FindGoOptions {
   env?: Env;
   /** The oldest acceptable version; MIN_GO by default. */
   min?: readonly [number, number];
+  /** Take the oldest acceptable toolchain found instead of the first (explicit choices still win). */
+  oldest?: boolean;
 }
 
 /** The go command to run (a path or `go`); throws GoToolchainError when there is none. */
@@ -64,12 +67,18 @@ export function findGo(options: FindGoOptions = {}): string {
     return given;
   }
   const seen: string[] = [];
+  let best: { bin: string; v: [number, number] } | undefined;
   for (const bin of ['go', ...debianInstalls(), '/usr/local/go/bin/go']) {
     const v = goVersion(bin, env);
     if (!v) continue;
-    if (atLeast(v, min)) return bin;
-    seen.push(`${bin} (${show(v)})`);
+    if (!atLeast(v, min)) {
+      seen.push(`${bin} (${show(v)})`);
+      continue;
+    }
+    if (!options.oldest) return bin;
+    if (!best || atLeast(best.v, v)) best = { bin, v };
   }
+  if (best) return best.bin;
   const found = seen.length ? ` Found only ${seen.join(', ')}.` : '';
   throw new GoToolchainError(`Go ${min.join('.')} or newer is needed for the Go SDK and was not found.${found} ${hint}`);
 }

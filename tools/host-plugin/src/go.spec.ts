@@ -133,5 +133,11 @@ describe('the Go toolchain lookup (@host/plugin-sdk-go/toolchain)', () => {
       expect((error as Error).message).toContain('go (go1.19)');
     }
     expect(findGoToolchain({ env: { PATH: bin }, min: [1, 19] })).toBe('go');
+    // With `oldest`, the oldest acceptable one is taken even when a newer one comes first.
+    const newer = join(root, 'newer');
+    mkdirSync(newer, { recursive: true });
+    copyFileSync(fakeGo('1.99.1'), join(newer, 'go'));
+    expect(findGoToolchain({ env: { PATH: newer }, min: [1, 19] })).toBe('go');
+    expect(findGoToolchain({ env: { PATH: newer }, min: [1, 19], oldest: true })).not.toBe('go');
   });
 });
