@@ -112,7 +112,7 @@ func (c *conn) send(message any) bool {
 			}
 		}
 		c.wmu.Lock()
-		if cap(batch) <= 4*maxQueuedBytes {
+		if cap(batch) <= 2*maxQueuedBytes {
 			c.spare = batch[:0]
 		} else {
 			c.spare = nil

@@ -359,7 +359,7 @@ func (w *walk) last() string {
 }
 
 // check appends every fault of v against n (at the root of a new walk).
-func (n *node) check(v any, _ *vpath, out *[]fault) {
+func (n *node) check(v any, out *[]fault) {
 	n.walk(v, newWalk(out))
 }
 
@@ -638,7 +638,7 @@ func (n *node) withDefaults(v any) any {
 	if n.anyOf != nil {
 		for _, b := range n.anyOf {
 			var found []fault
-			b.check(v, nil, &found)
+			b.check(v, &found)
 			if len(found) == 0 {
 				return b.withDefaults(v)
 			}
@@ -757,7 +757,7 @@ func fieldIssues(domain string, found []fault) []Issue {
 func validateDocument(file string, v any, domain string) (any, []Issue) {
 	n := documentSchema(file)
 	var found []fault
-	n.check(v, nil, &found)
+	n.check(v, &found)
 	if len(found) > 0 {
 		return nil, fieldIssues(domain, found)
 	}
@@ -768,7 +768,7 @@ func validateDocument(file string, v any, domain string) (any, []Issue) {
 // types apply the defaults through their Get methods).
 func checkDocument(file string, v any, domain string) []Issue {
 	var found []fault
-	documentSchema(file).check(v, nil, &found)
+	documentSchema(file).check(v, &found)
 	if len(found) > 0 {
 		return fieldIssues(domain, found)
 	}
@@ -782,7 +782,7 @@ func checkMethod(method, part string, v any, domain string) []Issue {
 		return []Issue{{Code: domain + ".field.invalid", Path: "", Message: fmt.Sprintf("%s has no %s in protocol v2", method, part)}}
 	}
 	var found []fault
-	n.check(v, nil, &found)
+	n.check(v, &found)
 	if len(found) > 0 {
 		return fieldIssues(domain, found)
 	}
@@ -796,7 +796,7 @@ func validateMethod(method, part string, v any, domain string) (any, []Issue) {
 		return nil, []Issue{{Code: domain + ".field.invalid", Path: "", Message: fmt.Sprintf("%s has no %s in protocol v2", method, part)}}
 	}
 	var found []fault
-	n.check(v, nil, &found)
+	n.check(v, &found)
 	if len(found) > 0 {
 		return nil, fieldIssues(domain, found)
 	}
@@ -834,7 +834,7 @@ func validateManifest(v any, http bool) (map[string]any, []Issue) {
 	}
 	n := documentSchema(file)
 	var found []fault
-	n.check(v, nil, &found)
+	n.check(v, &found)
 	var issues []Issue
 	transportType := false
 	for _, f := range found {
