@@ -80,8 +80,8 @@ async function main(): Promise<void> {
   const baseline = BASELINE ? `go-sdk@${BASELINE}` : undefined;
   const env = PROFILE ? { ...process.env, GO_SDK_BENCH_CPUPROFILE: resolve(PROFILE) } : process.env;
   const systems: Record<string, SdkPeer> = { 'go-sdk': sdkPeer(exe, ['--host-stdio'], childDir, env) };
+  const old = join(build, 'baseline-bin');
   if (baseline) {
-    const old = join(build, 'baseline-bin');
     buildChild(go, checkout(BASELINE!, join(build, 'baseline')), old);
     systems[baseline] = sdkPeer(old, ['--host-stdio'], childDir);
   }
@@ -89,6 +89,7 @@ async function main(): Promise<void> {
   for (const [name, system] of Object.entries(systems)) if (name !== 'node-raw') await system.initialize(); // raw-child.mjs has no handshake
   const { med, cpu, failures, table } = await measureRounds(systems, { rounds: ROUNDS, events: EVENTS, concurrency: CONCURRENCY });
   const goStart = await coldStart(exe, ['--host-stdio'], childDir);
+  const baselineStart = baseline ? await coldStart(old, ['--host-stdio'], childDir) : NaN;
   const nodeSdk = join(ROOT, 'libs/plugin-sdk/dist/index.cjs');
   const nodeStart = existsSync(nodeSdk)
     ? await coldStart(process.execPath, [join(BENCH, 'node-sdk-child.cjs'), '--host-stdio'], BENCH)
@@ -112,7 +113,9 @@ async function main(): Promise<void> {
           `go-sdk/${baseline} events/s: c=1 ${((100 * med('go-sdk', 1, 'eps')) / med(baseline, 1, 'eps')).toFixed(1)}%, c=32 ${((100 * med('go-sdk', 32, 'eps')) / med(baseline, 32, 'eps')).toFixed(1)}%`,
         ]
       : []),
-    `cold start (spawn to handshake answered), median of ${STARTS}: go-sdk ${goStart.toFixed(1)} ms, node-sdk ${
+    `cold start (spawn to handshake answered), median of ${STARTS}: go-sdk ${goStart.toFixed(1)} ms${
+      baseline ? `, ${baseline} ${baselineStart.toFixed(1)} ms` : ''
+    }, node-sdk ${
       Number.isNaN(nodeStart)
         ? 'not measured (build libs/plugin-sdk first)'
         : `${nodeStart.toFixed(1)} ms (go/node ${((100 * goStart) / nodeStart).toFixed(1)}%)`

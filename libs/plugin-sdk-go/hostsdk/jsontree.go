@@ -10,8 +10,6 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
 
 // The hot path's JSON reading: every frame is parsed once, in one pass, into the generic tree encoding/json
@@ -38,6 +36,7 @@ type treeParser struct {
 	idStart, idEnd         int
 	paramsStart, paramsEnd int
 	discard                bool
+	plainKeys              bool // no shared key strings (for parsing the schemas they come from)
 }
 
 const maxJSONDepth = 10000
@@ -289,6 +288,9 @@ func (p *treeParser) number() (any, error) {
 // key reads an object key: the protocol's own field names are shared strings instead of a new one per
 // key (most keys of a frame are among them).
 func (p *treeParser) key() (string, error) {
+	if p.plainKeys {
+		return p.str()
+	}
 	start := p.i + 1
 	for j := start; j < len(p.data); j++ {
 		c := p.data[j]
@@ -306,35 +308,40 @@ func (p *treeParser) key() (string, error) {
 	return p.str()
 }
 
-var knownKeys = sync.OnceValue(func() map[string]string {
-	keys := map[string]string{}
-	for _, k := range []string{"jsonrpc", "id", "method", "params", "result", "error", "code", "message", "data"} {
-		keys[k] = k
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if props, ok := x["properties"].(map[string]any); ok {
-				for k := range props {
-					keys[k] = k
+func knownKeys() map[string]string {
+	knownKeysOnce.Do(func() {
+		keys := map[string]string{}
+		for _, k := range []string{"jsonrpc", "id", "method", "params", "result", "error", "code", "message", "data"} {
+			keys[k] = k
+		}
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				if props, ok := x["properties"].(map[string]any); ok {
+					for k := range props {
+						keys[k] = k
+					}
+				}
+				for _, e := range x {
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
 				}
 			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
 		}
-	}
-	var all any
-	if json.Unmarshal(wire.SchemasJSON, &all) == nil {
-		walk(all)
-	}
-	return keys
-})
+		walk(schemaTree())
+		knownKeysValue = keys
+	})
+	return knownKeysValue
+}
+
+var (
+	knownKeysOnce  sync.Once
+	knownKeysValue map[string]string
+)
 
 // str reads a string at p.i (the opening quote). The bytes are valid UTF-8 (checked before parsing).
 func (p *treeParser) str() (string, error) {

@@ -686,57 +686,79 @@ func (n *node) withDefaults(v any) any {
 	return v
 }
 
-// The compiled schemas, built on first use from wire.SchemasJSON.
+// The compiled schemas: each document and each method's params and result is compiled from
+// wire.SchemasJSON the first time it is needed (a plugin's start pays only for its manifest's schema).
 var schemas struct {
-	once      sync.Once
+	mu        sync.Mutex
 	documents map[string]*node
-	methods   map[string]map[string]*node // method -> "params" | "result" -> schema
+	methods   map[methodPart]*node
+	methodSet *schemaSet // methods.json: one set, its $defs shared by every method
 }
 
-func loadSchemas() {
-	schemas.once.Do(func() {
-		var raw struct {
-			Documents map[string]map[string]any `json:"documents"`
-			Methods   struct {
-				Methods map[string]map[string]any `json:"methods"`
-				Defs    map[string]any            `json:"$defs"`
-			} `json:"methods"`
+// schemaTree is wire.SchemasJSON parsed once (with plain keys: the shared key strings come from it).
+func schemaTree() map[string]any {
+	schemaTreeOnce.Do(func() {
+		p := treeParser{data: wire.SchemasJSON, plainKeys: true}
+		p.space()
+		v, err := p.value()
+		tree, ok := v.(map[string]any)
+		if err != nil || !ok {
+			panic(fmt.Sprintf("hostsdk: the embedded protocol schemas are not a JSON object: %v", err))
 		}
-		if err := json.Unmarshal(wire.SchemasJSON, &raw); err != nil {
-			panic("hostsdk: the embedded protocol schemas are not valid JSON: " + err.Error())
-		}
-		schemas.documents = map[string]*node{}
-		for file, doc := range raw.Documents {
-			defs, _ := doc["$defs"].(map[string]any)
-			set := &schemaSet{defs: defs, compiled: map[uintptr]*node{}}
-			schemas.documents[file] = set.compile(doc)
-		}
-		set := &schemaSet{defs: raw.Methods.Defs, compiled: map[uintptr]*node{}}
-		schemas.methods = map[string]map[string]*node{}
-		for method, m := range raw.Methods.Methods {
-			parts := map[string]*node{}
-			for _, part := range []string{"params", "result"} {
-				if s, ok := m[part].(map[string]any); ok {
-					parts[part] = set.compile(s)
-				}
-			}
-			schemas.methods[method] = parts
-		}
+		schemaTreeValue = tree
 	})
+	return schemaTreeValue
 }
+
+var (
+	schemaTreeOnce  sync.Once
+	schemaTreeValue map[string]any
+)
 
 func documentSchema(file string) *node {
-	loadSchemas()
-	n := schemas.documents[file]
-	if n == nil {
+	schemas.mu.Lock()
+	defer schemas.mu.Unlock()
+	if n, ok := schemas.documents[file]; ok {
+		return n
+	}
+	documents, _ := schemaTree()["documents"].(map[string]any)
+	doc, ok := documents[file].(map[string]any)
+	if !ok {
 		panic("hostsdk: no protocol schema " + file)
 	}
+	defs, _ := doc["$defs"].(map[string]any)
+	n := (&schemaSet{defs: defs, compiled: map[uintptr]*node{}}).compile(doc)
+	if schemas.documents == nil {
+		schemas.documents = map[string]*node{}
+	}
+	schemas.documents[file] = n
 	return n
 }
 
+type methodPart struct{ method, part string }
+
+// methodSchema is the schema of a method's "params" or "result", nil when the method table has none.
 func methodSchema(method, part string) *node {
-	loadSchemas()
-	return schemas.methods[method][part]
+	schemas.mu.Lock()
+	defer schemas.mu.Unlock()
+	key := methodPart{method, part}
+	if n, ok := schemas.methods[key]; ok {
+		return n
+	}
+	file, _ := schemaTree()["methods"].(map[string]any)
+	if schemas.methodSet == nil {
+		defs, _ := file["$defs"].(map[string]any)
+		schemas.methodSet = &schemaSet{defs: defs, compiled: map[uintptr]*node{}}
+		schemas.methods = map[methodPart]*node{}
+	}
+	methods, _ := file["methods"].(map[string]any)
+	m, _ := methods[method].(map[string]any)
+	var n *node
+	if s, ok := m[part].(map[string]any); ok {
+		n = schemas.methodSet.compile(s)
+	}
+	schemas.methods[key] = n
+	return n
 }
 
 func fieldIssues(domain string, found []fault) []Issue {
