@@ -12,32 +12,28 @@
 // The parent is one minimal Content-Length peer for all of them (it plays the host: answers replies and
 // completions); an exchange ends when the parent has the events.completed request.
 //
-// Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/go-sdk.ts [--rounds=3] [--events=3000] [--starts=20]
+//   go-sdk@REF with --baseline=REF: the same child built from the Go SDK of a git commit (git archive of
+//              libs/plugin-sdk-go and go-sdk-child at REF), so a change is measured against the code before
+//              it in the same run.
+//
+// Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/go-sdk.ts [--rounds=3] [--events=3000] [--starts=20] [--baseline=main]
+//        [--cpuprofile=go-sdk.pprof]   a CPU profile of the go-sdk child (go tool pprof -top <profile>)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { measureRounds, median, sdkPeer, workspaceRoot } from './sdk-peer';
+import { join, resolve } from 'node:path';
+import { findGo, goEnv } from '@host/plugin-sdk-go/toolchain';
+import { measureRounds, median, sdkPeer, workspaceRoot, type SdkPeer } from './sdk-peer';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const ROUNDS = Number(args['rounds'] ?? 3);
 const EVENTS = Number(args['events'] ?? 3000);
 const STARTS = Number(args['starts'] ?? 20);
+const BASELINE = args['baseline'];
+const PROFILE = args['cpuprofile'];
 const CONCURRENCY = [1, 32];
 const ROOT = workspaceRoot('libs/plugin-sdk-go/go.mod');
 const BENCH = join(ROOT, 'e2e/runtime/bench');
-
-/** Go 1.23+: $GO, `go` on PATH, or Debian's /usr/lib/go-1.NN (what .ci/run installs). */
-function findGo(): string {
-  const debian = readdirSync('/usr/lib')
-    .filter((d) => /^go-1\.\d+$/.test(d))
-    .map((d) => `/usr/lib/${d}/bin/go`);
-  for (const c of [process.env['GO'], 'go', ...debian].filter((c): c is string => !!c)) {
-    const m = /go1\.(\d+)/.exec(spawnSync(c, ['version'], { encoding: 'utf8' }).stdout ?? '');
-    if (m && Number(m[1]) >= 23) return c;
-  }
-  throw new Error('Go 1.23+ is needed (bash .ci/run installs golang-1.23-go)');
-}
 
 /** Milliseconds from spawn to the answer of host.initialize, median of STARTS starts. */
 async function coldStart(command: string, argv: string[], cwd: string): Promise<number> {
@@ -52,24 +48,48 @@ async function coldStart(command: string, argv: string[], cwd: string): Promise<
   return median(times);
 }
 
+/** Builds the benchmark child of the workspace at `root` into `exe`. */
+function buildChild(go: string, root: string, exe: string): void {
+  const built = spawnSync(go, ['build', '-trimpath', '-o', exe, '.'], {
+    cwd: join(root, 'e2e/runtime/bench/go-sdk-child'),
+    encoding: 'utf8',
+    env: goEnv(go),
+  });
+  if (built.status !== 0) throw new Error(`go build failed:\n${built.stderr}`);
+}
+
+/** The Go SDK and the benchmark child as they were at a git commit, unpacked under `dir`. */
+function checkout(ref: string, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const archive = spawnSync('git', ['archive', '--format=tar', ref, 'libs/plugin-sdk-go', 'e2e/runtime/bench/go-sdk-child'], {
+    cwd: ROOT,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr.toString()}`);
+  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
+  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr.toString()}`);
+  return dir;
+}
+
 async function main(): Promise<void> {
   const go = findGo();
   const build = mkdtempSync(join(tmpdir(), 'go-sdk-bench-'));
   const exe = join(build, 'bench');
-  const built = spawnSync(go, ['build', '-trimpath', '-o', exe, '.'], {
-    cwd: join(BENCH, 'go-sdk-child'),
-    encoding: 'utf8',
-    env: { ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod' },
-  });
-  if (built.status !== 0) throw new Error(`go build failed:\n${built.stderr}`);
+  buildChild(go, ROOT, exe);
   const childDir = join(BENCH, 'go-sdk-child');
-  const systems = {
-    'go-sdk': sdkPeer(exe, ['--host-stdio'], childDir),
-    'node-raw': sdkPeer(process.execPath, [join(BENCH, 'raw-child.mjs')], BENCH),
-  };
-  await systems['go-sdk'].initialize(); // raw-child.mjs has no handshake
+  const baseline = BASELINE ? `go-sdk@${BASELINE}` : undefined;
+  const env = PROFILE ? { ...process.env, GO_SDK_BENCH_CPUPROFILE: resolve(PROFILE) } : process.env;
+  const systems: Record<string, SdkPeer> = { 'go-sdk': sdkPeer(exe, ['--host-stdio'], childDir, env) };
+  const old = join(build, 'baseline-bin');
+  if (baseline) {
+    buildChild(go, checkout(BASELINE!, join(build, 'baseline')), old);
+    systems[baseline] = sdkPeer(old, ['--host-stdio'], childDir);
+  }
+  systems['node-raw'] = sdkPeer(process.execPath, [join(BENCH, 'raw-child.mjs')], BENCH);
+  for (const [name, system] of Object.entries(systems)) if (name !== 'node-raw') await system.initialize(); // raw-child.mjs has no handshake
   const { med, cpu, failures, table } = await measureRounds(systems, { rounds: ROUNDS, events: EVENTS, concurrency: CONCURRENCY });
   const goStart = await coldStart(exe, ['--host-stdio'], childDir);
+  const baselineStart = baseline ? await coldStart(old, ['--host-stdio'], childDir) : NaN;
   const nodeSdk = join(ROOT, 'libs/plugin-sdk/dist/index.cjs');
   const nodeStart = existsSync(nodeSdk)
     ? await coldStart(process.execPath, [join(BENCH, 'node-sdk-child.cjs'), '--host-stdio'], BENCH)
@@ -81,12 +101,21 @@ async function main(): Promise<void> {
     '',
     ...table,
   ];
-  const ratio = (c: number) => ((100 * med('go-sdk', c, 'eps')) / med('node-raw', c, 'eps')).toFixed(1);
+  const ratio = (name: string, c: number) => ((100 * med(name, c, 'eps')) / med('node-raw', c, 'eps')).toFixed(1);
+  const cpuRatio = (name: string) => ((100 * cpu(name, 32)) / cpu('node-raw', 32)).toFixed(1);
   lines.push(
     '',
-    `go-sdk/node-raw events/s: c=1 ${ratio(1)}%, c=32 ${ratio(32)}% (target at c=32: at least 100%)`,
-    `go-sdk/node-raw child CPU per exchange: c=32 ${((100 * cpu('go-sdk', 32)) / cpu('node-raw', 32)).toFixed(1)}%`,
-    `cold start (spawn to handshake answered), median of ${STARTS}: go-sdk ${goStart.toFixed(1)} ms, node-sdk ${
+    `go-sdk/node-raw events/s: c=1 ${ratio('go-sdk', 1)}%, c=32 ${ratio('go-sdk', 32)}% (target at c=32: at least 100%)`,
+    `go-sdk/node-raw child CPU per exchange: c=32 ${cpuRatio('go-sdk')}%`,
+    ...(baseline
+      ? [
+          `${baseline}/node-raw events/s: c=1 ${ratio(baseline, 1)}%, c=32 ${ratio(baseline, 32)}%; child CPU per exchange c=32 ${cpuRatio(baseline)}%`,
+          `go-sdk/${baseline} events/s: c=1 ${((100 * med('go-sdk', 1, 'eps')) / med(baseline, 1, 'eps')).toFixed(1)}%, c=32 ${((100 * med('go-sdk', 32, 'eps')) / med(baseline, 32, 'eps')).toFixed(1)}%`,
+        ]
+      : []),
+    `cold start (spawn to handshake answered), median of ${STARTS}: go-sdk ${goStart.toFixed(1)} ms${
+      baseline ? `, ${baseline} ${baselineStart.toFixed(1)} ms` : ''
+    }, node-sdk ${
       Number.isNaN(nodeStart)
         ? 'not measured (build libs/plugin-sdk first)'
         : `${nodeStart.toFixed(1)} ms (go/node ${((100 * goStart) / nodeStart).toFixed(1)}%)`

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   api,
@@ -15,6 +15,7 @@ import {
   startHost,
   type RunningHost,
 } from '@host/e2e-support';
+import { findGo, goEnv as goToolchainEnv } from '@host/plugin-sdk-go/toolchain';
 
 // What a new Go plugin author does, against the real built host process:
 // `host-plugin init --lang go`, the project's own `go test`, `host-plugin pack`
@@ -32,28 +33,12 @@ let project: string;
 let host: RunningHost;
 let go: string;
 
-const goEnv = () => ({ ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod', HOST_PLUGIN_GO: go });
+const goEnv = () => ({ ...goToolchainEnv(go), HOST_PLUGIN_GO: go });
 
 function run(cmd: string, args: string[], cwd: string): string {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: goEnv() });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
   return `${r.stdout}${r.stderr}`;
-}
-
-/** Go 1.23+: on PATH or Debian's /usr/lib/go-1.NN (what .ci/run installs). */
-function findGo(): string {
-  const candidates = [
-    process.env['HOST_PLUGIN_GO'],
-    'go',
-    ...readdirSync('/usr/lib')
-      .filter((d) => /^go-1\.\d+$/.test(d))
-      .map((d) => `/usr/lib/${d}/bin/go`),
-  ].filter((c): c is string => !!c);
-  for (const c of candidates) {
-    const m = /go1\.(\d+)/.exec(spawnSync(c, ['version'], { encoding: 'utf8' }).stdout ?? '');
-    if (m && Number(m[1]) >= 23) return c;
-  }
-  throw new Error('Go 1.23+ is needed for this test (bash .ci/run installs golang-1.23-go)');
 }
 
 const artifact = (goos = GOOS, goarch = GOARCH) => join(project, 'artifacts', `${ID}-${goos}-${goarch}.zip`);

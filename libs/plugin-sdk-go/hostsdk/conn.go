@@ -3,6 +3,7 @@ package hostsdk
 import (
 	"encoding/json"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,63 +12,98 @@ import (
 	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
 
-// outboxFrames bounds the frames waiting for the writer; a plugin that writes faster than the host reads
-// blocks instead of buffering without limit (docs/protocol/v2.md 3.6.1).
-const outboxFrames = 256
+// maxQueuedBytes bounds the frames waiting to be written: a plugin that writes faster than the host reads
+// waits instead of buffering without limit (docs/protocol/v2.md 3.6.1). A single larger frame (up to the
+// payload limit) still goes out, alone.
+const maxQueuedBytes = 1 << 20
 
 type response struct {
-	result json.RawMessage
+	result any
 	err    *rpcError
 }
 
-// conn is one JSON-RPC connection over a frame stream: a single writer goroutine owns the output, so
-// frames never interleave; requests of both sides are multiplexed by id.
+// waiter is a request waiting for the host's answer: a channel for a caller that blocks, or a callback
+// run on the reader goroutine for one that does not (events.completed, log.write), so no goroutine is
+// parked per request.
+type waiter struct {
+	ch    chan response
+	cb    func(response)
+	timer *time.Timer
+}
+
+// conn is one JSON-RPC connection over a frame stream. Writing has one writer at a time: a sender appends
+// its frame to the queue and, when nobody is writing, becomes the writer and writes everything queued in
+// one Write per round, so frames never interleave, a burst costs one system call, and an idle connection
+// writes at once without handing the frame to another goroutine. Requests of both sides are multiplexed
+// by id.
 type conn struct {
-	out        io.Writer
-	outbox     chan []byte
-	writerDone chan struct{}
-	stopWriter chan struct{}
+	out io.Writer
 
-	stopOnce sync.Once
-
-	// wmu guards the output: writing is true while one goroutine writes, queued counts frames in the
-	// outbox not yet written.
+	// wmu guards the queue: queued holds whole frames in order, writing is true while one goroutine
+	// writes, stopped when no more frames are taken.
 	wmu     sync.Mutex
 	wcond   *sync.Cond
+	queued  []byte
+	spare   []byte
 	writing bool
-	queued  int
+	stopped bool // flushed: nothing more is written
+	closing bool // closed: senders waiting for room give up
 	broken  atomic.Bool
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[string]chan response
+	pending map[int64]*waiter
 	closed  bool
 	done    chan struct{}
 }
 
 func newConn(out io.Writer) *conn {
 	c := &conn{
-		out:        out,
-		outbox:     make(chan []byte, outboxFrames),
-		writerDone: make(chan struct{}),
-		stopWriter: make(chan struct{}),
-		pending:    map[string]chan response{},
-		done:       make(chan struct{}),
+		out:     out,
+		pending: map[int64]*waiter{},
+		done:    make(chan struct{}),
 	}
 	c.wcond = sync.NewCond(&c.wmu)
-	go c.writer()
 	return c
 }
 
-func (c *conn) writer() {
-	defer close(c.writerDone)
-	var batch []byte
-	flush := func(n int) {
-		c.wmu.Lock()
-		for c.writing {
-			c.wcond.Wait()
-		}
-		c.writing = true
+// send queues one frame and, when nobody is writing, writes the queue. False when the connection is
+// closed or the frame cannot be encoded.
+func (c *conn) send(message any) bool {
+	body, err := json.Marshal(message)
+	if err != nil {
+		return false
+	}
+	var header [32]byte
+	h := append(append(append(header[:0], "Content-Length: "...), strconv.Itoa(len(body))...), "\r\n\r\n"...)
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return false
+	}
+	c.wmu.Lock()
+	for len(c.queued) > 0 && len(c.queued)+len(h)+len(body) > maxQueuedBytes && !c.stopped && !c.closing {
+		c.wcond.Wait()
+	}
+	if c.stopped || (c.closing && len(c.queued) > 0 && len(c.queued)+len(h)+len(body) > maxQueuedBytes) {
+		c.wmu.Unlock()
+		return false
+	}
+	c.queued = append(append(c.queued, h...), body...)
+	if c.writing {
+		c.wmu.Unlock()
+		return true
+	}
+	c.writing = true
+	// Let goroutines that are ready to run go first: the frames they send meanwhile join this write
+	// (with nothing else runnable this returns at once, so an idle connection loses no time).
+	c.wmu.Unlock()
+	runtime.Gosched()
+	c.wmu.Lock()
+	for len(c.queued) > 0 {
+		batch := c.queued
+		c.queued = c.spare[:0]
 		c.wmu.Unlock()
 		if !c.broken.Load() {
 			if _, err := c.out.Write(batch); err != nil {
@@ -76,83 +112,17 @@ func (c *conn) writer() {
 			}
 		}
 		c.wmu.Lock()
-		c.writing = false
-		c.queued -= n
+		if cap(batch) <= 2*maxQueuedBytes {
+			c.spare = batch[:0]
+		} else {
+			c.spare = nil
+		}
 		c.wcond.Broadcast()
-		c.wmu.Unlock()
 	}
-	// take adds the frames already waiting to the batch, so a burst costs one write.
-	take := func(frame []byte) int {
-		batch = append(batch[:0], frame...)
-		n := 1
-		for n < 64 {
-			select {
-			case more := <-c.outbox:
-				batch = append(batch, more...)
-				n++
-			default:
-				return n
-			}
-		}
-		return n
-	}
-	for {
-		select {
-		case frame := <-c.outbox:
-			flush(take(frame))
-		case <-c.stopWriter:
-			for {
-				select {
-				case frame := <-c.outbox:
-					flush(take(frame))
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-// send writes one frame: at once from the calling goroutine when nothing is queued or being written
-// (the common case, saving a hand-off), else through the writer's queue, so frames keep their order
-// and never interleave. False when the connection is closed.
-func (c *conn) send(message any) bool {
-	frame, err := encodeFrame(message)
-	if err != nil {
-		return false
-	}
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return false
-	}
-	c.wmu.Lock()
-	if c.queued == 0 && !c.writing {
-		c.writing = true
-		c.wmu.Unlock()
-		if !c.broken.Load() {
-			if _, err := c.out.Write(frame); err != nil {
-				c.broken.Store(true)
-			}
-		}
-		c.wmu.Lock()
-		c.writing = false
-		c.wcond.Broadcast()
-		c.wmu.Unlock()
-		return true
-	}
-	c.queued++
+	c.writing = false
+	c.wcond.Broadcast()
 	c.wmu.Unlock()
-	select {
-	case c.outbox <- frame:
-		return true
-	case <-c.done:
-		c.wmu.Lock()
-		c.queued--
-		c.wmu.Unlock()
-		return false
-	}
+	return true
 }
 
 type rpcResponseOut struct {
@@ -192,47 +162,59 @@ func (c *conn) respondError(id json.RawMessage, code int, message string, data a
 }
 
 // request sends a request and waits for its answer, the timeout, or the connection's end.
-func (c *conn) request(method string, params any, timeout time.Duration) (json.RawMessage, error) {
+func (c *conn) request(method string, params any, timeout time.Duration) (any, error) {
 	return c.start(method, params, timeout)()
 }
 
-// start queues the request frame now and returns a function that waits for its answer. Callers that
-// must not lose the frame to a shutdown that follows (events.completed) queue it before going on.
-func (c *conn) start(method string, params any, timeout time.Duration) func() (json.RawMessage, error) {
-	disconnected := func() (json.RawMessage, error) {
-		return nil, sdkError(wire.ErrSDKHostDisconnected, "%s cannot be sent: the connection to the host is closed", method)
+func disconnectedError(method string) error {
+	return sdkError(wire.ErrSDKHostDisconnected, "%s cannot be sent: the connection to the host is closed", method)
+}
+
+func answerOf(method string, r response) (any, error) {
+	if r.err != nil {
+		return nil, &HostCallError{Method: method, Code: r.err.Code, Message: r.err.Message, Data: r.err.Data}
 	}
+	return r.result, nil
+}
+
+// register adds a waiter and returns its id; false when the connection is closed.
+func (c *conn) register(w *waiter) (int64, bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed {
-		c.mu.Unlock()
-		return disconnected
+		return 0, false
 	}
 	c.nextID++
-	id := c.nextID
-	key := strconv.FormatInt(id, 10)
-	ch := make(chan response, 1)
-	c.pending[key] = ch
-	c.mu.Unlock()
-	forget := func() {
-		c.mu.Lock()
-		delete(c.pending, key)
-		c.mu.Unlock()
+	c.pending[c.nextID] = w
+	return c.nextID, true
+}
+
+// take removes and returns the waiter of id (nil when it was answered, timed out or closed already).
+func (c *conn) take(id int64) *waiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.pending[id]
+	delete(c.pending, id)
+	return w
+}
+
+// start queues the request frame now and returns a function that waits for its answer. Callers that
+// must not lose the frame to a shutdown that follows queue it before going on.
+func (c *conn) start(method string, params any, timeout time.Duration) func() (any, error) {
+	w := &waiter{ch: make(chan response, 1)}
+	id, ok := c.register(w)
+	if !ok || !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
+		c.take(id)
+		return func() (any, error) { return nil, disconnectedError(method) }
 	}
-	if !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
-		forget()
-		return disconnected
-	}
-	return func() (json.RawMessage, error) {
+	return func() (any, error) {
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		select {
-		case r := <-ch:
-			if r.err != nil {
-				return nil, &HostCallError{Method: method, Code: r.err.Code, Message: r.err.Message, Data: r.err.Data}
-			}
-			return r.result, nil
+		case r := <-w.ch:
+			return answerOf(method, r)
 		case <-timer.C:
-			forget()
+			c.take(id)
 			return nil, &HostCallError{Method: method, Code: wire.RPCRequestTimeout, Message: "the host did not answer within " + timeout.String()}
 		case <-c.done:
 			return nil, sdkError(wire.ErrSDKHostDisconnected, "%s did not finish: the connection to the host closed", method)
@@ -240,22 +222,51 @@ func (c *conn) start(method string, params any, timeout time.Duration) func() (j
 	}
 }
 
-// deliver routes a response from the host to its waiting request; unknown ids are ignored.
-func (c *conn) deliver(m *rpcMessage) {
-	var key string
-	var n int64
-	if json.Unmarshal(m.ID, &n) == nil {
-		key = strconv.FormatInt(n, 10)
-	} else {
-		return
+// notify sends a request whose answer only matters when it fails: done runs once, on the reader goroutine
+// with the answer, on a timer at the timeout, or not at all when the connection closes first. Nothing
+// waits in between.
+func (c *conn) notify(method string, params any, timeout time.Duration, done func(any, error)) bool {
+	w := &waiter{cb: func(r response) { done(answerOf(method, r)) }}
+	id, ok := c.register(w)
+	if !ok {
+		return false
 	}
 	c.mu.Lock()
-	ch := c.pending[key]
-	delete(c.pending, key)
+	w.timer = time.AfterFunc(timeout, func() {
+		if c.take(id) != nil {
+			done(nil, &HostCallError{Method: method, Code: wire.RPCRequestTimeout, Message: "the host did not answer within " + timeout.String()})
+		}
+	})
 	c.mu.Unlock()
-	if ch != nil {
-		ch <- response{result: m.Result, err: m.Error}
+	if !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
+		if c.take(id) != nil {
+			w.timer.Stop()
+		}
+		return false
 	}
+	return true
+}
+
+// deliver routes a response from the host to its waiting request; unknown ids are ignored.
+func (c *conn) deliver(m *rpcMessage) {
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		return
+	}
+	w := c.take(id)
+	if w == nil {
+		return
+	}
+	r := response{result: m.Result, err: m.Error}
+	if w.cb != nil {
+		c.mu.Lock()
+		timer := w.timer
+		c.mu.Unlock()
+		timer.Stop()
+		w.cb(r)
+		return
+	}
+	w.ch <- r
 }
 
 func (c *conn) isClosed() bool {
@@ -264,7 +275,7 @@ func (c *conn) isClosed() bool {
 	return c.closed
 }
 
-// close fails every pending request and lets the writer finish the frames already queued.
+// close fails every pending request (waiting callers and callbacks); frames already queued are still written (flush waits for them).
 func (c *conn) close() {
 	c.mu.Lock()
 	if c.closed {
@@ -272,17 +283,49 @@ func (c *conn) close() {
 		return
 	}
 	c.closed = true
-	c.pending = map[string]chan response{}
+	var callbacks []func(response)
+	for _, w := range c.pending {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		if w.cb != nil {
+			callbacks = append(callbacks, w.cb)
+		}
+	}
+	c.pending = map[int64]*waiter{}
 	close(c.done)
 	c.mu.Unlock()
+	// Requests nobody waits for learn of the end too (a log line then goes to stderr).
+	gone := response{err: &rpcError{Code: wire.RPCInternalError, Message: "the connection to the host closed before the answer"}}
+	for _, cb := range callbacks {
+		cb(gone)
+	}
+	c.wmu.Lock()
+	c.closing = true
+	c.wcond.Broadcast()
+	c.wmu.Unlock()
 }
 
-// flush waits (bounded) until queued frames are written, then stops the writer.
+// flush closes the connection and waits (bounded) until the queued frames are written.
 func (c *conn) flush(limit time.Duration) {
 	c.close()
-	c.stopOnce.Do(func() { close(c.stopWriter) })
+	written := make(chan struct{})
+	go func() {
+		c.wmu.Lock()
+		for c.writing || len(c.queued) > 0 {
+			c.wcond.Wait()
+		}
+		c.stopped = true
+		c.wcond.Broadcast()
+		c.wmu.Unlock()
+		close(written)
+	}()
 	select {
-	case <-c.writerDone:
+	case <-written:
 	case <-time.After(limit):
+		c.wmu.Lock()
+		c.stopped = true
+		c.wcond.Broadcast()
+		c.wmu.Unlock()
 	}
 }

@@ -32,11 +32,12 @@ var (
 
 // rpcMessage is one decoded JSON-RPC 2.0 object: a request (Method set), or a response.
 type rpcMessage struct {
-	ID     json.RawMessage // nil for a notification
-	Method string
-	Params json.RawMessage
-	Result json.RawMessage
-	Error  *rpcError
+	ID        json.RawMessage // nil for a notification; the id's JSON text, echoed in the answer as it came
+	Method    string
+	Params    []byte // the JSON text of "params", nil when absent; decodeParams reads it with the method's schema
+	HasParams bool
+	Result    any
+	Error     *rpcError
 }
 
 type rpcError struct {
@@ -180,51 +181,48 @@ func (f *frameReader) payload(length int) (*rpcMessage, error) {
 	return decodePayload(payload)
 }
 
-// envelope is a JSON-RPC object decoded in one pass: a nil field was absent, "null" was null.
-type envelope struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 func decodePayload(payload []byte) (*rpcMessage, error) {
 	if !utf8.Valid(payload) {
 		return nil, fail(wire.CodeFramingUTF8Invalid, "payload is not valid UTF-8")
 	}
-	var env envelope
-	if err := json.Unmarshal(payload, &env); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return nil, fail(wire.CodeFramingMessageInvalid, "payload is not a JSON object")
+	p := treeParser{data: payload, idStart: -1}
+	p.space()
+	tree, err := p.value()
+	if err == nil {
+		p.space()
+		if p.i != len(payload) {
+			err = p.fail("invalid character after the top-level value")
 		}
+	}
+	if err != nil {
 		return nil, fail(wire.CodeFramingJSONInvalid, "payload is not JSON: %v", err)
 	}
-	if env.JSONRPC == nil && bytes.Equal(bytes.TrimSpace(payload), []byte("null")) {
+	env, ok := tree.(map[string]any)
+	if !ok {
 		return nil, fail(wire.CodeFramingMessageInvalid, "payload is not a JSON object")
 	}
-	if string(env.JSONRPC) != `"2.0"` {
+	if v, ok := env["jsonrpc"].(string); !ok || v != "2.0" {
 		return nil, fail(wire.CodeFramingMessageInvalid, `"jsonrpc" must be "2.0"`)
 	}
 	msg := &rpcMessage{}
-	hasID := env.ID != nil
-	idNull := hasID && string(env.ID) == "null"
+	id, hasID := env["id"]
+	idNull := hasID && id == nil
 	if hasID && !idNull {
-		if !validID(env.ID) {
+		if !validID(id) {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"id" must be a string or an integer`)
 		}
-		msg.ID = env.ID
+		msg.ID = json.RawMessage(payload[p.idStart:p.idEnd])
 	}
-	if env.Method != nil {
-		if err := json.Unmarshal(env.Method, &msg.Method); err != nil || msg.Method == "" {
+	if method, ok := env["method"]; ok {
+		if msg.Method, _ = method.(string); msg.Method == "" {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"method" must be a non-empty string`)
 		}
 		if idNull {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"id" of a request must be a string or an integer`)
 		}
-		msg.Params = env.Params
+		if _, msg.HasParams = env["params"]; msg.HasParams {
+			msg.Params = payload[p.paramsStart:p.paramsEnd]
+		}
 		return msg, nil
 	}
 	if !hasID {
@@ -233,32 +231,37 @@ func decodePayload(payload []byte) (*rpcMessage, error) {
 	if idNull {
 		msg.ID = json.RawMessage("null")
 	}
-	if (env.Result != nil) == (env.Error != nil) {
+	result, hasResult := env["result"]
+	errValue, hasError := env["error"]
+	if hasResult == hasError {
 		return nil, fail(wire.CodeFramingMessageInvalid, `a response needs exactly one of "result" and "error"`)
 	}
-	if env.Error != nil {
-		var shape struct {
-			Code    *float64        `json:"code"`
-			Message *string         `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		}
-		if json.Unmarshal(env.Error, &shape) != nil || shape.Code == nil || *shape.Code != math.Trunc(*shape.Code) || shape.Message == nil {
+	if hasError {
+		shape, _ := errValue.(map[string]any)
+		code, codeOK := shape["code"].(float64)
+		message, messageOK := shape["message"].(string)
+		if !codeOK || code != math.Trunc(code) || !messageOK {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"error" must be {code: integer, message: string}`)
 		}
-		msg.Error = &rpcError{Code: int(*shape.Code), Message: *shape.Message, Data: shape.Data}
+		msg.Error = &rpcError{Code: int(code), Message: message}
+		if data, ok := shape["data"]; ok {
+			msg.Error.Data, _ = json.Marshal(data)
+		}
 		return msg, nil
 	}
-	msg.Result = env.Result
+	msg.Result = result
 	return msg, nil
 }
 
-func validID(raw json.RawMessage) bool {
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		return json.Unmarshal(raw, &s) == nil
+// validID: a JSON-RPC id is a string or an integer.
+func validID(id any) bool {
+	switch v := id.(type) {
+	case string:
+		return true
+	case float64:
+		return v == math.Trunc(v)
 	}
-	var n float64
-	return json.Unmarshal(raw, &n) == nil && n == math.Trunc(n)
+	return false
 }
 
 // encodeFrame writes one message as a frame: header and payload in one buffer, so one Write sends it.

@@ -138,6 +138,12 @@ func (p *Plugin) HTTPHandler(opts HTTPOptions) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The served manifest is checked as the host will check it at registration.
+	var served any
+	_ = json.Unmarshal(manifest, &served)
+	if _, issues := validateManifest(served, true); issues != nil {
+		return nil, &SDKError{Code: wire.ErrSDKHTTPConfigInvalid, Detail: "the HTTP manifest derived from manifest.json is invalid: " + describeIssues(issues), Issues: issues}
+	}
 	settings := Settings{}
 	if p.manifest.Settings != nil {
 		for k, f := range p.manifest.Settings.ConfigSchema {
@@ -355,12 +361,8 @@ func (h *HTTPServer) serveEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var event wire.MessageEvent
-	if err := json.Unmarshal(raw, &event); err != nil {
-		writeError(w, wire.CodeEventInvalid, "the body is not a message event: "+err.Error(), nil, nil)
-		return
-	}
-	if issues := checkEvent(&event); issues != nil {
-		writeError(w, wire.CodeEventInvalid, "the body is not a message event", map[string]any{"issues": issues}, nil)
+	if issues := decodeEvent(raw, &event); issues != nil {
+		writeError(w, wire.CodeEventInvalid, "the body is not a message event: "+describeIssues(issues), map[string]any{"issues": issues}, nil)
 		return
 	}
 	<-h.ready

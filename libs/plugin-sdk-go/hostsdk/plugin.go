@@ -105,8 +105,8 @@ func readManifestFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// ParseManifest decodes and checks a stdio manifest: unknown fields are refused at every level, and the
-// fields the SDK relies on are checked. The host's install check is the complete one.
+// ParseManifest decodes and checks a stdio manifest as the host's install check does (the protocol's
+// JSON Schema plus the rules it cannot express): every fault is reported with the host's code and path.
 func ParseManifest(data []byte) (*wire.StdioManifest, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	invalid := func(issues ...Issue) error {
@@ -116,74 +116,18 @@ func ParseManifest(data []byte) (*wire.StdioManifest, error) {
 		}
 		return &SDKError{Code: wire.ErrSDKManifestInvalid, Detail: "manifest.json is invalid: " + strings.Join(lines, "; "), Issues: issues}
 	}
-	if !json.Valid(data) {
-		return nil, invalid(Issue{wire.CodeManifestJSONInvalid, "", "manifest.json is not valid JSON"})
+	var tree any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		return nil, invalid(Issue{wire.CodeManifestJSONInvalid, "", "manifest.json is not valid JSON: " + err.Error()})
+	}
+	if _, issues := validateManifest(tree, false); issues != nil {
+		return nil, invalid(issues...)
 	}
 	var m wire.StdioManifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		msg := err.Error()
-		if strings.HasPrefix(msg, "json: unknown field ") {
-			field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-			return nil, invalid(Issue{wire.CodeManifestFieldUnknown, field, fmt.Sprintf("%q is not a field of a protocol v2 manifest; remove it or fix its spelling", field)})
-		}
-		return nil, invalid(Issue{wire.CodeManifestFieldInvalid, "", msg})
-	}
-	var issues []Issue
-	required := func(path, value string) {
-		if strings.TrimSpace(value) == "" {
-			issues = append(issues, Issue{wire.CodeManifestFieldRequired, path, path + " is required"})
-		}
-	}
-	required("pluginId", m.PluginID)
-	required("name", m.Name)
-	required("version", m.Version)
-	required("author", m.Author)
-	required("sdkVersion", m.SDKVersion)
-	if m.PluginID != "" && (len(m.PluginID) > wire.LimitMaxPluginIDLength || !pluginIDPattern.MatchString(m.PluginID)) {
-		issues = append(issues, Issue{wire.CodeManifestPluginIDInvalid, "pluginId", fmt.Sprintf("pluginId %q must be a lowercase dotted identifier such as com.example.echo", m.PluginID)})
-	}
-	if m.ProtocolVersion != wire.ProtocolVersion {
-		issues = append(issues, Issue{wire.CodeManifestProtocolVersionUnsupported, "protocolVersion", "protocolVersion must be 2"})
-	}
-	if m.Transport.Type != wire.StdioTransport {
-		issues = append(issues, Issue{wire.CodeManifestTransportUnsupported, "transport.type", `transport.type must be "stdio-jsonrpc"`})
-	}
-	required("transport.stdio.command", m.Transport.Stdio.Command)
-	if len(m.EventSubscriptions) == 0 {
-		issues = append(issues, Issue{wire.CodeManifestFieldInvalid, "eventSubscriptions", "eventSubscriptions needs at least one entry"})
-	}
-	seen := map[string]bool{}
-	for i, p := range m.Permissions {
-		if seen[p] {
-			issues = append(issues, Issue{wire.CodeManifestPermissionsDuplicate, fmt.Sprintf("permissions[%d]", i), fmt.Sprintf("%q is listed twice", p)})
-		}
-		seen[p] = true
-		known := false
-		for _, k := range wire.Permissions {
-			known = known || k.Name == p
-		}
-		if !known {
-			issues = append(issues, Issue{wire.CodeManifestPermissionsUnknown, fmt.Sprintf("permissions[%d]", i), fmt.Sprintf("%q is not a protocol v2 permission", p)})
-		}
-	}
-	words := map[string]bool{}
-	for i, c := range m.Commands {
-		for j, w := range append([]string{c.Name}, c.Aliases...) {
-			key := strings.ToLower(w)
-			if words[key] {
-				path := fmt.Sprintf("commands[%d].name", i)
-				if j > 0 {
-					path = fmt.Sprintf("commands[%d].aliases[%d]", i, j-1)
-				}
-				issues = append(issues, Issue{wire.CodeManifestCommandsDuplicate, path, fmt.Sprintf("command word %q is used twice (ignoring case)", w)})
-			}
-			words[key] = true
-		}
-	}
-	if len(issues) > 0 {
-		return nil, invalid(issues...)
+		return nil, invalid(Issue{wire.CodeManifestFieldInvalid, "", err.Error()})
 	}
 	return &m, nil
 }

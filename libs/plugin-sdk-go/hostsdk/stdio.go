@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
@@ -58,7 +59,10 @@ func (p *Plugin) Run() {
 		}
 		os.Exit(0)
 	}
-	os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
+	if !slices.Contains(args, wire.StdioFlag) {
+		os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
+	}
+	os.Exit(p.RunStdio(args, pollable(os.Stdin), pollable(frameOut), os.Stderr))
 }
 
 // RunStdio runs the stdio runtime over the given streams and returns the exit code when it ends:
@@ -109,6 +113,11 @@ type stdioRuntime struct {
 	queue         []*eventTask
 	live          map[string]*eventTask
 	idle          chan struct{}
+
+	// work hands an admitted event to a handler goroutine that waits for one: a goroutine stays for the
+	// next event instead of ending (its stack has grown already), and a new one starts only when none
+	// waits, so there are about as many as events ever ran at once (maxConcurrentEvents).
+	work chan *eventTask
 }
 
 func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdioRuntime {
@@ -127,6 +136,7 @@ func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdi
 		maxConcurrent: wire.RuntimeDefaultMaxConcurrentEvents,
 		queueCapacity: wire.RuntimeDefaultQueueCapacity,
 		live:          map[string]*eventTask{},
+		work:          make(chan *eventTask),
 	}
 	rt.s = &session{plugin: p, io: rt, settings: Settings{}}
 	return rt
@@ -209,14 +219,42 @@ func (rt *stdioRuntime) invalidParams(m *rpcMessage, issues []Issue) {
 	rt.conn.respondError(m.ID, wire.RPCInvalidParams, fmt.Sprintf("%s params are invalid: %s", m.Method, strings.Join(msgs, "; ")), map[string]any{"issues": issues})
 }
 
+// decodeParams checks the params of a host request against its method's schema (the message event
+// against message-event.schema.json, with event.* codes) while it fills v from them, in one pass
+// (decode.go). Omitted or null params are {}.
 func decodeParams(m *rpcMessage, v any) []Issue {
-	if len(m.Params) == 0 || string(m.Params) == "null" {
-		return []Issue{{"params.field.required", "", "params are missing"}}
+	raw := m.Params
+	if !m.HasParams || string(raw) == "null" {
+		raw = []byte("{}")
 	}
-	if err := json.Unmarshal(m.Params, v); err != nil {
-		return []Issue{{"params.field.invalid", "", err.Error()}}
+	if m.Method == wire.MethodEventsMessage {
+		return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
 	}
-	return nil
+	n := methodSchema(m.Method, "params")
+	if n == nil {
+		return []Issue{{"params.field.invalid", "", m.Method + " has no params in protocol v2"}}
+	}
+	return decodeChecked(raw, n, v, "params")
+}
+
+// decodeEvent checks a message event (an HTTP body) against its schema and decodes it.
+func decodeEvent(raw []byte, v any) []Issue {
+	if !utf8.Valid(raw) {
+		return []Issue{{"event.field.invalid", "", "the event is not valid UTF-8"}}
+	}
+	if err := checkSyntax(raw); err != nil {
+		return []Issue{{"event.field.invalid", "", "the event is not JSON: " + err.Error()}}
+	}
+	return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
+}
+
+// describeIssues is the issues on one line, for error messages and logs.
+func describeIssues(issues []Issue) string {
+	lines := make([]string, len(issues))
+	for i, is := range issues {
+		lines[i] = is.Message
+	}
+	return strings.Join(lines, "; ")
 }
 
 func (rt *stdioRuntime) initialize(m *rpcMessage) bool {
@@ -338,11 +376,7 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		return
 	}
 	var event wire.MessageEvent
-	issues := decodeParams(m, &event)
-	if issues == nil {
-		issues = checkEvent(&event)
-	}
-	if issues != nil {
+	if issues := decodeParams(m, &event); issues != nil {
 		rt.invalidParams(m, issues)
 		return
 	}
@@ -384,43 +418,11 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		rt.running++
 		task.started = true
 		rt.mu.Unlock()
-		go rt.runEvent(task)
+		rt.dispatch(task)
 		return
 	}
 	rt.queue = append(rt.queue, task)
 	rt.mu.Unlock()
-}
-
-// checkEvent checks the fields the SDK relies on; the envelope is open, so unknown fields are fine.
-func checkEvent(e *wire.MessageEvent) []Issue {
-	var issues []Issue
-	req := func(path, v string) {
-		if v == "" {
-			issues = append(issues, Issue{"event.field.required", path, path + " is required"})
-		}
-	}
-	req("eventId", e.EventID)
-	req("timestamp", e.Timestamp)
-	req("bot.botAccountId", e.Bot.BotAccountID)
-	req("conversation.conversationId", e.Conversation.ConversationID)
-	req("sender.mentionId", e.Sender.MentionID)
-	req("message.id", e.Message.ID)
-	req("messageReference.messageId", e.MessageReference.MessageID)
-	req("messageReference.targetId", e.MessageReference.TargetID)
-	if e.EventType != "message.created" {
-		issues = append(issues, Issue{"event.field.invalid", "eventType", `eventType must be "message.created"`})
-	}
-	switch e.MessageReference.TargetType {
-	case "group", "channel", "user", "direct":
-	default:
-		issues = append(issues, Issue{"event.field.invalid", "messageReference.targetType", "messageReference.targetType must be group, channel, user or direct"})
-	}
-	switch e.Conversation.Type {
-	case "group", "c2c", "channel", "direct":
-	default:
-		issues = append(issues, Issue{"event.field.invalid", "conversation.type", "conversation.type must be group, c2c, channel or direct"})
-	}
-	return issues
 }
 
 // pump starts the events that waited for OnStart.
@@ -436,7 +438,28 @@ func (rt *stdioRuntime) pump() {
 		rt.running++
 		task.started = true
 		rt.mu.Unlock()
-		go rt.runEvent(task)
+		rt.dispatch(task)
+	}
+}
+
+// dispatch runs an admitted event on a waiting handler goroutine, or on a new one when none waits.
+func (rt *stdioRuntime) dispatch(task *eventTask) {
+	select {
+	case rt.work <- task:
+	default:
+		go rt.handlerLoop(task)
+	}
+}
+
+// handlerLoop runs events until the plugin stops.
+func (rt *stdioRuntime) handlerLoop(task *eventTask) {
+	for {
+		rt.runEvent(task)
+		select {
+		case task = <-rt.work:
+		case <-rt.root.Done():
+			return
+		}
 	}
 }
 
@@ -483,12 +506,11 @@ func (rt *stdioRuntime) runEvent(task *eventTask) {
 func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, durationMs float64) {
 	token := rt.token()
 	params := wire.EventsCompletedParams{Token: token, EventID: eventID, Error: perr, DurationMs: &durationMs}
-	wait := rt.conn.start(wire.MethodEventsCompleted, params, rt.requestTimeout())
-	go func() {
-		if _, err := wait(); err != nil && !rt.conn.isClosed() {
+	rt.conn.notify(wire.MethodEventsCompleted, params, rt.requestTimeout(), func(_ any, err error) {
+		if err != nil && !rt.conn.isClosed() {
 			rt.errorf("[warn] events.completed for %s failed: %v", eventID, err)
 		}
-	}()
+	})
 }
 
 // finish frees the event's slot, then runs report (the completion), then tells a waiting stop that no
@@ -539,14 +561,7 @@ func (rt *stdioRuntime) cancel(eventID, reason string) bool {
 
 func (rt *stdioRuntime) onCancel(m *rpcMessage) {
 	var params wire.EventsCancelParams
-	issues := decodeParams(m, &params)
-	if issues == nil && params.EventID == "" {
-		issues = []Issue{{"params.field.required", "eventId", "eventId is required"}}
-	}
-	if issues == nil && params.Reason != "ackTimeout" && params.Reason != "deadline" {
-		issues = []Issue{{"params.field.invalid", "reason", `reason must be "ackTimeout" or "deadline"`}}
-	}
-	if issues != nil {
+	if issues := decodeParams(m, &params); issues != nil {
 		rt.invalidParams(m, issues)
 		return
 	}
@@ -555,7 +570,10 @@ func (rt *stdioRuntime) onCancel(m *rpcMessage) {
 
 func (rt *stdioRuntime) onPing(m *rpcMessage) {
 	var params wire.PluginPingParams
-	_ = json.Unmarshal(m.Params, &params)
+	if issues := decodeParams(m, &params); issues != nil {
+		rt.invalidParams(m, issues)
+		return
+	}
 	rt.mu.Lock()
 	inFlight, queued := int64(rt.running), int64(len(rt.queue))
 	rt.mu.Unlock()
@@ -566,8 +584,8 @@ func (rt *stdioRuntime) onPing(m *rpcMessage) {
 // running handlers finish (their replies and completions still go out), OnStop runs, and the exit is 0.
 func (rt *stdioRuntime) onStop(m *rpcMessage) {
 	var params wire.PluginStopParams
-	if len(m.Params) > 0 && json.Unmarshal(m.Params, &params) != nil {
-		rt.conn.respondError(m.ID, wire.RPCInvalidParams, "plugin.stop params are invalid", nil)
+	if issues := decodeParams(m, &params); issues != nil {
+		rt.invalidParams(m, issues)
 		return
 	}
 	rt.conn.respond(m.ID, wire.PluginStopResult{Accepted: true})
@@ -585,11 +603,7 @@ func (rt *stdioRuntime) onStop(m *rpcMessage) {
 
 func (rt *stdioRuntime) onSettingsChanged(m *rpcMessage) {
 	var params wire.SettingsChangedParams
-	issues := decodeParams(m, &params)
-	if issues == nil && params.Settings == nil {
-		issues = []Issue{{"params.field.required", "settings", "settings is required"}}
-	}
-	if issues != nil {
+	if issues := decodeParams(m, &params); issues != nil {
 		rt.invalidParams(m, issues)
 		return
 	}
@@ -698,7 +712,7 @@ func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*w
 		return nil, err
 	}
 	var result wire.SendResult
-	if err := json.Unmarshal(raw, &result); err != nil {
+	if err := treeInto(raw, &result); err != nil {
 		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
 	}
 	return &result, nil
@@ -739,11 +753,14 @@ func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]an
 		return
 	}
 	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields}
-	wait := rt.conn.start(wire.MethodLogWrite, params, rt.requestTimeout())
-	go func() {
-		defer func() { <-rt.logSlots }()
-		if _, err := wait(); err != nil {
+	sent := rt.conn.notify(wire.MethodLogWrite, params, rt.requestTimeout(), func(_ any, err error) {
+		<-rt.logSlots
+		if err != nil {
 			rt.errorf("%s", line)
 		}
-	}()
+	})
+	if !sent {
+		<-rt.logSlots
+		rt.errorf("%s", line)
+	}
 }

@@ -9,22 +9,24 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
+
+	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
 
 // The shared protocol vectors (libs/protocol/vectors, format in its README), read the way every SDK reads
-// them. Kinds run here or in hostsdktest, and why the others are skipped on purpose:
+// them: every kind is run, here or in hostsdktest (a kind not listed fails the suite).
 var vectorKinds = map[string]string{
-	"framing":       "run: through the stdio frame reader (TestFramingVectors)",
-	"command-match": "run: through the test host's matcher (hostsdktest TestCommandMatchVectors)",
-	"stdio-manifest": "skipped: the SDK checks only the manifest fields it relies on (ParseManifest); the host's " +
-		"install check and `host-plugin validate` are the complete validators",
-	"http-manifest":    "skipped: the SDK serves an HTTP manifest derived from the stdio one and never reads one",
-	"message-event":    "skipped: events are open envelopes; the SDK checks the fields it relies on (checkEvent)",
-	"event-ack":        "skipped: the SDK writes ACKs but never reads one",
-	"message-response": "skipped: the SDK writes HTTP responses but never reads one",
-	"rpc-method":       "skipped: the SDK decodes params into the generated types; the host validates them",
+	"framing":          "run: through the stdio frame reader (TestFramingVectors)",
+	"command-match":    "run: through the test host's matcher (hostsdktest TestCommandMatchVectors)",
+	"stdio-manifest":   "run: through validateManifest, the check behind Load, ParseManifest and the packer (TestManifestVectors)",
+	"http-manifest":    "run: through validateManifest(http), the check of the HTTP handler's manifest (TestManifestVectors)",
+	"message-event":    "run: through validateDocument, the check of every stdio and HTTP event (TestEnvelopeVectors)",
+	"event-ack":        "run: through validateDocument; the SDK writes ACKs, checked against the same schema (TestEnvelopeVectors)",
+	"message-response": "run: through validateDocument; the SDK writes HTTP responses (TestEnvelopeVectors)",
+	"rpc-method":       "run: through validateMethod, the check of every JSON-RPC params and result (TestRPCMethodVectors)",
 	"normalization":    "run: through the SDK's local normalisation (TestNormalizationVectors)",
 	"rendering":        "run: through the SDK's local normalisation and QQ Bot rendering (TestRenderingVectors)",
 }
@@ -189,8 +191,8 @@ func reencode(m *rpcMessage) []byte {
 	}
 	if m.Method != "" {
 		out["method"] = m.Method
-		if m.Params != nil {
-			out["params"] = m.Params
+		if m.HasParams {
+			out["params"] = json.RawMessage(m.Params)
 		}
 	} else if m.Error != nil {
 		e := map[string]any{"code": m.Error.Code, "message": m.Error.Message}
@@ -303,5 +305,142 @@ func TestRenderingVectors(t *testing.T) {
 			}
 		}
 		sameJSON(t, c["name"].(string), messageOutcome(body, err, "body"), c["expect"])
+	}
+}
+
+// contains is the README's rule for `output`: expected objects are contained, arrays match element-wise,
+// an expected {} or [] requires an empty one, other values compare exactly.
+func outputContains(actual, expected any) bool {
+	switch e := expected.(type) {
+	case map[string]any:
+		a, ok := actual.(map[string]any)
+		if !ok {
+			return false
+		}
+		if len(e) == 0 {
+			return len(a) == 0
+		}
+		for k, v := range e {
+			if av, ok := a[k]; !ok || !outputContains(av, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		a, ok := actual.([]any)
+		if !ok || len(a) != len(e) {
+			return false
+		}
+		for i := range e {
+			if !outputContains(a[i], e[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return sameValue(actual, expected)
+}
+
+type pair struct{ Code, Path string }
+
+func sortedPairs(ps []pair) []pair {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Code+"\x00"+ps[i].Path < ps[j].Code+"\x00"+ps[j].Path })
+	return ps
+}
+
+func TestManifestVectors(t *testing.T) {
+	for kind, http := range map[string]bool{"stdio-manifest": false, "http-manifest": true} {
+		for _, c := range casesOf(t, kind) {
+			name := c["name"].(string)
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				value, issues := validateManifest(c["input"], http)
+				expect := c["expect"].(map[string]any)
+				if errs, ok := expect["errors"].([]any); ok {
+					var want, got []pair
+					for _, e := range errs {
+						m := e.(map[string]any)
+						want = append(want, pair{m["code"].(string), m["path"].(string)})
+					}
+					for _, is := range issues {
+						got = append(got, pair{is.Code, is.Path})
+						if is.Message == "" {
+							t.Errorf("issue %+v has no message", is)
+						}
+					}
+					if !reflect.DeepEqual(sortedPairs(got), sortedPairs(want)) {
+						t.Fatalf("issues %v\nwant %v", sortedPairs(got), sortedPairs(want))
+					}
+					return
+				}
+				if len(issues) > 0 {
+					t.Fatalf("a valid manifest was refused: %+v", issues)
+				}
+				if out, ok := expect["output"]; ok && !outputContains(value, out) {
+					b, _ := json.Marshal(value)
+					t.Fatalf("output %s does not contain the expected one", b)
+				}
+			})
+		}
+	}
+}
+
+// checkEnvelope compares a verdict with an envelope case's expect: valid (and output), or refused with
+// exactly the expected set of paths.
+func checkEnvelope(t *testing.T, c map[string]any, value any, issues []Issue) {
+	t.Helper()
+	expect := c["expect"].(map[string]any)
+	if expect["valid"] == true {
+		if len(issues) > 0 {
+			t.Fatalf("refused: %+v", issues)
+		}
+		if out, ok := expect["output"]; ok && !outputContains(value, out) {
+			b, _ := json.Marshal(value)
+			t.Fatalf("output %s does not contain the expected one", b)
+		}
+		return
+	}
+	if len(issues) == 0 {
+		t.Fatal("accepted an invalid document")
+	}
+	if paths, ok := expect["paths"].([]any); ok {
+		want, got := map[string]bool{}, map[string]bool{}
+		for _, p := range paths {
+			want[p.(string)] = true
+		}
+		for _, is := range issues {
+			got[is.Path] = true
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("paths %v, want %v (issues %+v)", got, want, issues)
+		}
+	}
+}
+
+func TestEnvelopeVectors(t *testing.T) {
+	files := map[string]string{"message-event": "message-event.schema.json", "event-ack": "event-ack.schema.json", "message-response": "message-response.schema.json"}
+	for kind, file := range files {
+		for _, c := range casesOf(t, kind) {
+			t.Run(kind+"/"+c["name"].(string), func(t *testing.T) {
+				value, issues := validateDocument(file, c["input"], "event")
+				checkEnvelope(t, c, value, issues)
+			})
+		}
+	}
+}
+
+func TestRPCMethodVectors(t *testing.T) {
+	covered := map[string]bool{}
+	for _, c := range casesOf(t, "rpc-method") {
+		method, part := c["method"].(string), c["part"].(string)
+		covered[method] = true
+		t.Run(c["name"].(string), func(t *testing.T) {
+			value, issues := validateMethod(method, part, c["input"], part)
+			checkEnvelope(t, c, value, issues)
+		})
+	}
+	for _, m := range wire.Methods {
+		if !covered[m.Method] {
+			t.Errorf("no rpc-method vector for %s", m.Method)
+		}
 	}
 }

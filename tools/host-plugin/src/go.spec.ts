@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AdmZip from 'adm-zip';
+import { findGo as findGoToolchain, goEnv as goToolchainEnv, GoToolchainError, MIN_GO } from '@host/plugin-sdk-go/toolchain';
 import { run } from './cli';
 import { findGo, GO_SDK_VERSION, goSdkSourceVersion, isGoProject } from './go';
 import type { CliIO } from './io';
@@ -12,7 +13,7 @@ function io(cwd: string): CliIO & { lines: string[] } {
   return { cwd, lines, out: (t) => void lines.push(t), err: (t) => void lines.push(t), interactive: false, ask: async () => '' };
 }
 
-const goEnv = { ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod' };
+const goEnv = goToolchainEnv();
 
 describe('host-plugin init --lang go', () => {
   let root: string;
@@ -79,5 +80,64 @@ describe('host-plugin init --lang go', () => {
       if (previous === undefined) delete process.env['HOST_PLUGIN_GO'];
       else process.env['HOST_PLUGIN_GO'] = previous;
     }
+  });
+});
+
+describe('the Go toolchain lookup (@host/plugin-sdk-go/toolchain)', () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'go-toolchain-'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  /** A stand-in `go` that only answers `go version` with the given version (a shell script). */
+  function fakeGo(version: string): string {
+    const file = join(root, `go-${version}`);
+    writeFileSync(file, `#!/bin/sh\necho "go version go${version} linux/amd64"\n`);
+    chmodSync(file, 0o755);
+    return file;
+  }
+
+  it('claims the same oldest Go as the go line of the SDK module', () => {
+    const goMod = readFileSync(join(__dirname, '../../../libs/plugin-sdk-go/go.mod'), 'utf8');
+    expect(/^go (\d+)\.(\d+)/m.exec(goMod)?.slice(1).map(Number)).toEqual([...MIN_GO]);
+  });
+
+  it('finds a Go at least that old on this machine', () => {
+    const version = spawnSync(findGoToolchain(), ['version'], { encoding: 'utf8', env: goEnv }).stdout;
+    const [major, minor] = /go(\d+)\.(\d+)/.exec(version)!.slice(1).map(Number);
+    expect(major! > MIN_GO[0] || (major === MIN_GO[0] && minor! >= MIN_GO[1])).toBe(true);
+  });
+
+  it('uses an explicit choice, and refuses one that is too old or does not run, naming it', () => {
+    const ok = fakeGo(`${MIN_GO[0]}.${MIN_GO[1]}.4`);
+    expect(findGoToolchain({ env: { PATH: '', HOST_PLUGIN_GO: ok } })).toBe(ok);
+    expect(findGoToolchain({ env: { PATH: '', GO: ok } })).toBe(ok);
+    const old = fakeGo('1.19.8');
+    expect(() => findGoToolchain({ env: { PATH: '', GO: old } })).toThrow(GoToolchainError);
+    expect(() => findGoToolchain({ env: { PATH: '', GO: old } })).toThrow(/is go1\.19; the Go SDK needs go1\.\d+ or newer/);
+    expect(() => findGoToolchain({ env: { PATH: '', HOST_PLUGIN_GO: join(root, 'none') } })).toThrow(/does not run as a Go toolchain/);
+  });
+
+  it('skips an old go on PATH and says what it found when nothing is new enough', () => {
+    const old = fakeGo('1.19.8');
+    const bin = join(root, 'bin');
+    mkdirSync(bin, { recursive: true });
+    copyFileSync(old, join(bin, 'go'));
+    try {
+      const found = findGoToolchain({ env: { PATH: bin }, min: [1, 99] });
+      throw new Error(`found ${found}`);
+    } catch (error) {
+      expect(error).toBeInstanceOf(GoToolchainError);
+      expect((error as Error).message).toMatch(/Go 1\.99 or newer is needed/);
+      expect((error as Error).message).toContain('go (go1.19)');
+    }
+    expect(findGoToolchain({ env: { PATH: bin }, min: [1, 19] })).toBe('go');
+    // With `oldest`, the oldest acceptable one is taken even when a newer one comes first.
+    const newer = join(root, 'newer');
+    mkdirSync(newer, { recursive: true });
+    copyFileSync(fakeGo('1.99.1'), join(newer, 'go'));
+    expect(findGoToolchain({ env: { PATH: newer }, min: [1, 19] })).toBe('go');
+    expect(findGoToolchain({ env: { PATH: newer }, min: [1, 19], oldest: true })).not.toBe('go');
   });
 });

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
+import { findGo as findGoToolchain, goEnv, GoToolchainError, MIN_GO } from '@host/plugin-sdk-go/toolchain';
 import { CliError } from './errors';
 
 /**
@@ -18,8 +19,8 @@ export const GO_SDK_VERSION: string = RELEASE_VERSIONS.sdkVersion;
 /** The Go SDK's module path. */
 export const GO_SDK_MODULE = 'plugin-host.dev/sdk-go';
 
-/** The oldest Go the SDK supports (its go.mod says the same). */
-export const MIN_GO: readonly [number, number] = [1, 23];
+/** The oldest Go the SDK supports (its go.mod says the same); from the SDK's toolchain lookup. */
+export { MIN_GO };
 
 export interface GoInitOptions {
   pluginId: string;
@@ -190,31 +191,17 @@ export function isGoProject(dir: string): boolean {
   return existsSync(join(dir, 'go.mod')) && existsSync(join(dir, 'manifest.json'));
 }
 
-function goVersion(bin: string): [number, number] | undefined {
-  const r = spawnSync(bin, ['version'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } });
-  const m = r.status === 0 ? /go(\d+)\.(\d+)/.exec(r.stdout) : null;
-  return m ? [Number(m[1]), Number(m[2])] : undefined;
-}
-
 /**
- * The go command: HOST_PLUGIN_GO when set (used as given), else the first of
- * `go` on PATH and Debian's /usr/lib/go-1.NN/bin/go (newest first) that is at
- * least MIN_GO.
+ * The go command, found by the Go SDK's toolchain lookup (HOST_PLUGIN_GO or GO when set, else `go`
+ * on PATH or Debian's /usr/lib/go-1.NN, at least MIN_GO); GO_NOT_FOUND when there is none.
  */
 export function findGo(): string {
-  const given = process.env['HOST_PLUGIN_GO'];
-  if (given) return given;
-  const debian = existsSync('/usr/lib')
-    ? readdirSync('/usr/lib')
-        .filter((d) => /^go-\d+\.\d+$/.test(d))
-        .sort((a, b) => Number(b.split('.')[1]) - Number(a.split('.')[1]))
-        .map((d) => `/usr/lib/${d}/bin/go`)
-    : [];
-  for (const bin of ['go', ...debian]) {
-    const v = goVersion(bin);
-    if (v && (v[0] > MIN_GO[0] || (v[0] === MIN_GO[0] && v[1] >= MIN_GO[1]))) return bin;
+  try {
+    return findGoToolchain();
+  } catch (error) {
+    if (error instanceof GoToolchainError) throw new CliError('GO_NOT_FOUND', error.message);
+    throw error;
   }
-  throw new CliError('GO_NOT_FOUND', `no go ${MIN_GO.join('.')}+ on PATH or in /usr/lib/go-*`);
 }
 
 /**
@@ -231,7 +218,7 @@ export function packGo(dir: string, options: { outDir?: string; goos?: string; g
   const result = spawnSync(go, args, {
     cwd: dir,
     stdio: 'inherit',
-    env: { ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod', GO: go },
+    env: goEnv(go),
   });
   if (result.error) throw new CliError('GO_NOT_FOUND', `${go} could not be started: ${result.error.message}`);
   return result.status ?? 1;

@@ -1,0 +1,610 @@
+package hostsdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The hot path's JSON reading: every frame is parsed once, in one pass, into the generic tree encoding/json
+// would produce for `any` (nil, bool, float64, string, []any, map[string]any); the schemas check that tree,
+// and treeInto fills the generated wire types from it with a cached plan per type instead of decoding the
+// bytes again. Syntax is RFC 8259 exactly as encoding/json accepts it (the framing vectors pin it); invalid
+// UTF-8 is refused before parsing (framing.utf8_invalid).
+
+type jsonSyntaxError struct {
+	offset int
+	msg    string
+}
+
+func (e *jsonSyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.offset) }
+
+type treeParser struct {
+	data []byte
+	i    int
+	// depth bounds nesting, so a hostile payload cannot exhaust the stack (encoding/json allows 10000).
+	depth int
+	// idStart, idEnd: where the value of the top-level "id" is; idStart is 0 when not wanted, -1 when
+	// wanted and not (yet) seen. paramsStart, paramsEnd: the same for "params", which is then only
+	// checked for syntax here (discard), not built: decodeChecked reads it with the method's schema.
+	idStart, idEnd         int
+	paramsStart, paramsEnd int
+	discard                bool
+	plainKeys              bool // no shared key strings (for parsing the schemas they come from)
+}
+
+const maxJSONDepth = 10000
+
+// parseTree parses one JSON document (surrounding white space allowed).
+func parseTree(data []byte) (any, error) {
+	p := treeParser{data: data}
+	p.space()
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, p.fail("invalid character after the top-level value")
+	}
+	return v, nil
+}
+
+// checkSyntax checks that data is one JSON document without building anything.
+func checkSyntax(data []byte) error {
+	p := treeParser{data: data, discard: true}
+	p.space()
+	if _, err := p.value(); err != nil {
+		return err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return p.fail("invalid character after the top-level value")
+	}
+	return nil
+}
+
+func (p *treeParser) fail(msg string) error { return &jsonSyntaxError{offset: p.i, msg: msg} }
+
+func (p *treeParser) space() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *treeParser) value() (any, error) {
+	if p.i >= len(p.data) {
+		return nil, p.fail("unexpected end of JSON input")
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == 't':
+		return true, p.word("true")
+	case c == 'f':
+		return false, p.word("false")
+	case c == 'n':
+		return nil, p.word("null")
+	}
+	return nil, p.fail("invalid character looking for the beginning of a value")
+}
+
+func (p *treeParser) word(w string) error {
+	if len(p.data)-p.i < len(w) || string(p.data[p.i:p.i+len(w)]) != w {
+		return p.fail("invalid literal")
+	}
+	p.i += len(w)
+	return nil
+}
+
+func (p *treeParser) object() (any, error) {
+	if p.depth++; p.depth > maxJSONDepth {
+		return nil, p.fail("exceeded max depth")
+	}
+	p.i++ // {
+	var m map[string]any
+	if !p.discard {
+		m = make(map[string]any, 8)
+	}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		p.depth--
+		return m, nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return nil, p.fail("expected a string for an object key")
+		}
+		key, err := p.key()
+		if err != nil {
+			return nil, err
+		}
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return nil, p.fail("expected ':' after an object key")
+		}
+		p.i++
+		p.space()
+		at := p.i
+		top := p.depth == 1 && p.idStart != 0
+		skip := top && key == "params"
+		if skip {
+			p.discard = true
+		}
+		v, err := p.value()
+		if skip {
+			p.discard = false
+			p.paramsStart, p.paramsEnd = at, p.i
+		}
+		if err != nil {
+			return nil, err
+		}
+		if top && key == "id" {
+			p.idStart, p.idEnd = at, p.i
+		}
+		if m != nil {
+			m[key] = v
+		}
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, p.fail("unexpected end of JSON input")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			p.depth--
+			return m, nil
+		default:
+			return nil, p.fail("expected ',' or '}' after an object value")
+		}
+	}
+}
+
+func (p *treeParser) array() (any, error) {
+	if p.depth++; p.depth > maxJSONDepth {
+		return nil, p.fail("exceeded max depth")
+	}
+	p.i++ // [
+	var a []any
+	if !p.discard {
+		a = make([]any, 0, 4)
+	}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		p.depth--
+		return a, nil
+	}
+	for {
+		p.space()
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		if !p.discard {
+			a = append(a, v)
+		}
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, p.fail("unexpected end of JSON input")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			p.depth--
+			return a, nil
+		default:
+			return nil, p.fail("expected ',' or ']' after an array element")
+		}
+	}
+}
+
+func (p *treeParser) number() (any, error) {
+	start := p.i
+	d := p.data
+	if p.i < len(d) && d[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(d) && d[p.i] == '0':
+		p.i++
+	case p.i < len(d) && d[p.i] >= '1' && d[p.i] <= '9':
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	default:
+		return nil, p.fail("invalid character in numeric literal")
+	}
+	integer := true
+	if p.i < len(d) && d[p.i] == '.' {
+		integer = false
+		p.i++
+		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+			return nil, p.fail("invalid character after decimal point in numeric literal")
+		}
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	}
+	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
+		integer = false
+		p.i++
+		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
+			p.i++
+		}
+		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+			return nil, p.fail("invalid character in exponent of numeric literal")
+		}
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	}
+	lit := d[start:p.i]
+	if integer && len(lit) <= 15 {
+		// Small integers exactly, without strconv's general path.
+		n, neg := 0.0, lit[0] == '-'
+		digits := lit
+		if neg {
+			digits = lit[1:]
+		}
+		for _, c := range digits {
+			n = n*10 + float64(c-'0')
+		}
+		if neg {
+			n = -n
+		}
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		return nil, &jsonSyntaxError{offset: start, msg: "number " + string(lit) + " is out of range"}
+	}
+	return f, nil
+}
+
+// key reads an object key: the protocol's own field names are shared strings instead of a new one per
+// key (most keys of a frame are among them).
+func (p *treeParser) key() (string, error) {
+	if p.plainKeys {
+		return p.str()
+	}
+	start := p.i + 1
+	for j := start; j < len(p.data); j++ {
+		c := p.data[j]
+		if c == '"' {
+			if k, ok := knownKeys()[string(p.data[start:j])]; ok {
+				p.i = j + 1
+				return k, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return p.str()
+}
+
+func knownKeys() map[string]string {
+	knownKeysOnce.Do(func() {
+		keys := map[string]string{}
+		for _, k := range []string{"jsonrpc", "id", "method", "params", "result", "error", "code", "message", "data"} {
+			keys[k] = k
+		}
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				if props, ok := x["properties"].(map[string]any); ok {
+					for k := range props {
+						keys[k] = k
+					}
+				}
+				for _, e := range x {
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			}
+		}
+		walk(schemaTree())
+		knownKeysValue = keys
+	})
+	return knownKeysValue
+}
+
+var (
+	knownKeysOnce  sync.Once
+	knownKeysValue map[string]string
+)
+
+// str reads a string at p.i (the opening quote). The bytes are valid UTF-8 (checked before parsing).
+func (p *treeParser) str() (string, error) {
+	p.i++ // "
+	start := p.i
+	d := p.data
+	// Fast path: no escapes.
+	for p.i < len(d) {
+		c := d[p.i]
+		if c == '"' {
+			s := ""
+			if !p.discard {
+				s = string(d[start:p.i])
+			}
+			p.i++
+			return s, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", p.fail("invalid control character in string literal")
+		}
+		p.i++
+	}
+	buf := make([]byte, 0, p.i-start+16)
+	buf = append(buf, d[start:p.i]...)
+	for p.i < len(d) {
+		c := d[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.fail("invalid control character in string literal")
+		case c != '\\':
+			buf = append(buf, c)
+			p.i++
+			continue
+		}
+		p.i++
+		if p.i >= len(d) {
+			break
+		}
+		e := d[p.i]
+		p.i++
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return "", p.fail("invalid \\u escape in string literal")
+			}
+			if utf16.IsSurrogate(r) {
+				// A pair makes one character; a lone half becomes U+FFFD, as encoding/json does.
+				r2 := rune(-1)
+				if p.i+1 < len(d) && d[p.i] == '\\' && d[p.i+1] == 'u' {
+					save := p.i
+					p.i += 2
+					if r2, ok = p.hex4(); !ok {
+						return "", p.fail("invalid \\u escape in string literal")
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						r = dec
+					} else {
+						p.i = save
+						r = utf8.RuneError
+					}
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", p.fail("invalid escape in string literal")
+		}
+	}
+	return "", p.fail("unexpected end of JSON input")
+}
+
+func (p *treeParser) hex4() (rune, bool) {
+	if len(p.data)-p.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[p.i : p.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r*16 + rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r*16 + rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r*16 + rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}
+
+// treeInto fills v (a pointer) from a parsed tree the way json.Unmarshal fills it from the bytes: struct
+// fields by their json names (unknown keys ignored), json.Unmarshaler types (the generated unions) through
+// their own decoder. The schema has checked the tree, so a mismatch is a bug, reported as an error.
+func treeInto(tree any, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errors.New("treeInto needs a non-nil pointer")
+	}
+	return fill(rv.Elem(), tree)
+}
+
+type structPlan struct {
+	fields map[string]int
+}
+
+var plans sync.Map // reflect.Type -> *structPlan
+
+func planOf(t reflect.Type) *structPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*structPlan)
+	}
+	p := &structPlan{fields: map[string]int{}}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			if tag == "-" {
+				continue
+			}
+			for j := 0; j < len(tag); j++ {
+				if tag[j] == ',' {
+					tag = tag[:j]
+					break
+				}
+			}
+			if tag != "" {
+				name = tag
+			}
+		}
+		p.fields[name] = i
+	}
+	plans.Store(t, p)
+	return p
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+func fill(v reflect.Value, tree any) error {
+	if v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
+		raw, err := json.Marshal(tree)
+		if err != nil {
+			return err
+		}
+		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw)
+	}
+	if tree == nil {
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
+			v.SetZero()
+		}
+		return nil
+	}
+	mismatch := func() error {
+		return fmt.Errorf("cannot put a JSON %s into %s", typeName(tree), v.Type())
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.NumMethod() != 0 {
+			return mismatch()
+		}
+		v.Set(reflect.ValueOf(tree))
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return fill(v.Elem(), tree)
+	case reflect.Struct:
+		m, ok := tree.(map[string]any)
+		if !ok {
+			return mismatch()
+		}
+		plan := planOf(v.Type())
+		for key, item := range m {
+			if i, ok := plan.fields[key]; ok {
+				if err := fill(v.Field(i), item); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		m, ok := tree.(map[string]any)
+		if !ok || v.Type().Key().Kind() != reflect.String {
+			return mismatch()
+		}
+		out := reflect.MakeMapWithSize(v.Type(), len(m))
+		elem := v.Type().Elem()
+		for key, item := range m {
+			e := reflect.New(elem).Elem()
+			if err := fill(e, item); err != nil {
+				return err
+			}
+			out.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
+		}
+		v.Set(out)
+	case reflect.Slice:
+		a, ok := tree.([]any)
+		if !ok {
+			return mismatch()
+		}
+		out := reflect.MakeSlice(v.Type(), len(a), len(a))
+		for i, item := range a {
+			if err := fill(out.Index(i), item); err != nil {
+				return err
+			}
+		}
+		v.Set(out)
+	case reflect.String:
+		s, ok := tree.(string)
+		if !ok {
+			return mismatch()
+		}
+		v.SetString(s)
+	case reflect.Bool:
+		b, ok := tree.(bool)
+		if !ok {
+			return mismatch()
+		}
+		v.SetBool(b)
+	case reflect.Float32, reflect.Float64:
+		f, ok := tree.(float64)
+		if !ok {
+			return mismatch()
+		}
+		v.SetFloat(f)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		f, ok := tree.(float64)
+		if !ok || f != math.Trunc(f) || v.OverflowInt(int64(f)) {
+			return mismatch()
+		}
+		v.SetInt(int64(f))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		f, ok := tree.(float64)
+		if !ok || f < 0 || f != math.Trunc(f) || v.OverflowUint(uint64(f)) {
+			return mismatch()
+		}
+		v.SetUint(uint64(f))
+	default:
+		return mismatch()
+	}
+	return nil
+}
