@@ -103,11 +103,100 @@ public class PluginContext
     private protected virtual Target Route(Target target) => target;
 }
 
+/// <summary>
+/// The decision of one event (docs/protocol/v2.md 4.2, 5.3, 6.4): taken once, by the handler of a plugin that
+/// intercepts (<see cref="MessageContext.Intercept"/>, <see cref="MessageContext.Pass"/>), otherwise by the runtime
+/// before the handler runs. <c>onDecided</c> sends it (the stdio ACK); the HTTP transport reads it at the end.
+/// </summary>
+internal sealed class EventDecision(string eventId, bool intercepts, Action<bool>? onDecided = null)
+{
+    private readonly object _gate = new();
+    private bool? _intercepted;
+
+    public bool Intercepts { get; } = intercepts;
+
+    /// <summary>True once the decision was taken (and sent, on stdio).</summary>
+    public bool Decided
+    {
+        get { lock (_gate) return _intercepted.HasValue; }
+    }
+
+    public bool Intercepted
+    {
+        get { lock (_gate) return _intercepted ?? false; }
+    }
+
+    /// <summary>The handler's decision; the same one again is a no-op, the other one is SDK_DECISION_CONFLICT.</summary>
+    public void Decide(bool intercepted)
+    {
+        if (intercepted && !Intercepts)
+            throw new PluginSdkException(Catalog.ErrSdkInterceptUndeclared,
+                $"the handler of event {eventId} called Intercept(), but the plugin does not declare that it intercepts; call .Intercepts() on the PluginBuilder and declare \"{Catalog.PermissionMessagesIntercept}\" in manifest.json");
+        if (!intercepted && !Intercepts) return; // a plugin that cannot intercept passed when it was admitted
+        lock (_gate)
+        {
+            if (_intercepted == intercepted) return;
+            if (_intercepted.HasValue)
+                throw new PluginSdkException(Catalog.ErrSdkDecisionConflict,
+                    $"{(intercepted ? "Intercept()" : "Pass()")} was called after {(_intercepted.Value ? "Intercept()" : "Pass()")} for event {eventId}; decide once");
+            _intercepted = intercepted;
+        }
+        onDecided?.Invoke(intercepted);
+    }
+
+    /// <summary>Takes the decision if nobody has (the runtime: at admission, or when the handler ends); false when it was taken already.</summary>
+    public bool TrySettle(bool intercepted)
+    {
+        lock (_gate)
+        {
+            if (_intercepted.HasValue) return false;
+            _intercepted = intercepted;
+        }
+        onDecided?.Invoke(intercepted);
+        return true;
+    }
+
+    /// <summary>Marks the event declined (the handler failed before deciding; the caller sends the decline); false when it was decided already.</summary>
+    public bool TrySettleDeclined()
+    {
+        lock (_gate)
+        {
+            if (_intercepted.HasValue) return false;
+            _intercepted = false;
+        }
+        return true;
+    }
+}
+
 /// <summary>What a message or command handler gets: the event, replies, and everything of <see cref="PluginContext"/>.</summary>
 public sealed class MessageContext : PluginContext
 {
-    internal MessageContext(IPluginTransport runtime, Settings settings, MessageEvent messageEvent, CancellationToken cancellationToken)
-        : base(runtime, settings, cancellationToken) => Event = messageEvent;
+    private readonly EventDecision _decision;
+
+    internal MessageContext(IPluginTransport runtime, Settings settings, MessageEvent messageEvent, CancellationToken cancellationToken, EventDecision decision)
+        : base(runtime, settings, cancellationToken)
+    {
+        Event = messageEvent;
+        _decision = decision;
+    }
+
+    /// <summary>
+    /// Stops the plugins after this one from getting the message (docs/protocol/v2.md 6.4). Needs
+    /// <see cref="PluginBuilder.Intercepts"/> (and, over stdio, the <c>messages.intercept</c> permission in manifest.json);
+    /// without it this throws <see cref="PluginSdkException"/> <c>SDK_INTERCEPT_UNDECLARED</c>. Over stdio the decision
+    /// goes to the host at once, so call it as early as the handler knows, before slow work.
+    /// </summary>
+    public void Intercept() => _decision.Decide(true);
+
+    /// <summary>
+    /// Lets the message go on to the plugins after this one, as early as the handler knows it (a plugin that intercepts
+    /// holds them up until it decides; the end of its handler passes). A no-op for a plugin that does not intercept.
+    /// Calling it after <see cref="Intercept"/> (or the reverse) throws <c>SDK_DECISION_CONFLICT</c>.
+    /// </summary>
+    public void Pass() => _decision.Decide(false);
+
+    /// <summary>True when this handler intercepted the message.</summary>
+    public bool Intercepted => _decision.Intercepted;
 
     public MessageEvent Event { get; }
     public MessageEventMessage Message => Event.Message;

@@ -82,7 +82,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         var manifest = LoadManifest(options.ManifestPath);
         if (manifest.PluginId != plugin.PluginId)
             throw Config($"{options.ManifestPath} is plugin \"{manifest.PluginId}\" but the plugin is \"{plugin.PluginId}\"; use the same pluginId");
-        Manifest = ToHttpManifest(manifest);
+        Manifest = ToHttpManifest(manifest, plugin.Intercepts);
         _manifest = JsonSerializer.SerializeToUtf8Bytes(Manifest, WireJsonContext.Default.HttpManifest);
         var settings = new Dictionary<string, JsonElement>(StringComparer.Ordinal);
         foreach (var (key, field) in manifest.Settings?.ConfigSchema ?? new Dictionary<string, ConfigField>())
@@ -135,11 +135,15 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         }
     }
 
-    /// <summary>The HTTP manifest of a stdio manifest: capabilities from its permissions, without messages.intercept.</summary>
-    public static HttpManifest ToHttpManifest(StdioManifest m)
+    /// <summary>
+    /// The HTTP manifest of a stdio manifest: capabilities from its permissions, without messages.intercept (an HTTP
+    /// plugin declares interception as the InterceptMessages capability, set when <paramref name="intercepts"/>).
+    /// </summary>
+    public static HttpManifest ToHttpManifest(StdioManifest m, bool intercepts = false)
     {
         var permissions = (m.Permissions ?? []).Where(p => p != Catalog.PermissionMessagesIntercept).ToList();
         long capabilities = Catalog.CapabilityReceiveMessages | Catalog.CapabilityHttpTransport;
+        if (intercepts) capabilities |= Catalog.CapabilityInterceptMessages;
         if (permissions.Contains(Catalog.PermissionMessagesSend)) capabilities |= Catalog.CapabilitySendMessages;
         return new HttpManifest
         {
@@ -269,10 +273,12 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         using var cts = CancellationTokenSource.CreateLinkedTokenSource(_root.Token, requestAborted);
         cts.CancelAfter(_options.HandlerDeadline);
         var transport = new EventTransport(this);
+        // Over HTTP the decision travels in the response, at the end: Intercept() or Pass() only set it.
+        var decision = new EventDecision(e.EventId, _plugin.Intercepts);
         PluginError? error = null;
         try
         {
-            await handler(new MessageContext(transport, _settings, e, cts.Token)).ConfigureAwait(false);
+            await handler(new MessageContext(transport, _settings, e, cts.Token, decision)).ConfigureAwait(false);
         }
         catch (Exception ex)
         {
@@ -280,7 +286,8 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
             var what = e.Command != null ? $"command \"{e.Command.Name}\"" : "message";
             _log("error", $"handler for {what} {e.EventId} failed: {error.Message} ({error.Code})");
         }
-        return new MessageResponse { Accepted = error is null, Intercepted = false, OutboundMessages = transport.Close(), Error = error };
+        // A handler that failed still intercepted if it had decided so (as over stdio, where the ACK went out first).
+        return new MessageResponse { Accepted = error is null, Intercepted = decision.Intercepted, OutboundMessages = transport.Close(), Error = error };
     }
 
     /// <summary>Refuses new events (503), cancels running handlers' tokens, waits for them and runs OnStop.</summary>

@@ -45,6 +45,15 @@ public sealed class HandlerException(string code, string message) : Exception(me
     public string Code { get; } = code;
 }
 
+/// <summary>
+/// A use of the SDK it refuses, with a code of the SDK catalogue (docs/protocol/v2.md 11), for example
+/// <c>SDK_DECISION_CONFLICT</c>; thrown out of a handler, the code is what events.completed reports.
+/// </summary>
+public sealed class PluginSdkException(string code, string message) : Exception(code + ": " + message)
+{
+    public string Code { get; } = code;
+}
+
 internal static class PartChecks
 {
     private const int MaxDepth = 8;

@@ -19,6 +19,8 @@ public sealed class PluginBuilder
     private LifecycleHandler? _onStop;
     private LifecycleHandler? _onSettingsChanged;
     private string _description = "";
+    private bool _intercepts;
+    private string? _manifestPath;
 
     public PluginBuilder(string pluginId)
     {
@@ -50,7 +52,27 @@ public sealed class PluginBuilder
     /// <summary>One line shown in the help printed without --host-stdio.</summary>
     public PluginBuilder Description(string text) { _description = text; return this; }
 
-    public Plugin Build() => new(_pluginId, _description, new(_commands), _onMessage, _onStart, _onStop, _onSettingsChanged);
+    /// <summary>
+    /// Lets handlers call <see cref="MessageContext.Intercept"/> to stop the plugins after this one from getting the
+    /// message (docs/protocol/v2.md 6.4). Over stdio the manifest must declare the <c>messages.intercept</c> permission
+    /// (the handshake is refused otherwise, <c>SDK_INTERCEPT_PERMISSION_MISSING</c>); over HTTP the manifest served
+    /// declares InterceptMessages. The host waits for the decision of a plugin that intercepts before it delivers to
+    /// the plugins after it, so decide early (<see cref="MessageContext.Intercept"/> or <see cref="MessageContext.Pass"/>);
+    /// without this the SDK sends the decision before the handler even runs.
+    /// </summary>
+    public PluginBuilder Intercepts(bool intercepts = true) { _intercepts = intercepts; return this; }
+
+    /// <summary>
+    /// The manifest.json the stdio runtime checks the plugin against at the handshake (today: the messages.intercept
+    /// permission of a plugin that intercepts). Default: manifest.json in the working directory, else beside the program.
+    /// </summary>
+    public PluginBuilder Manifest(string path) { _manifestPath = path; return this; }
+
+    public Plugin Build() => new(_pluginId, _description, new(_commands), _onMessage, _onStart, _onStop, _onSettingsChanged)
+    {
+        Intercepts = _intercepts,
+        ManifestPath = _manifestPath,
+    };
 }
 
 /// <summary>A plugin: run it with <see cref="RunAsync"/> from Main.</summary>
@@ -80,6 +102,39 @@ public sealed class Plugin
     internal LifecycleHandler? OnStart { get; }
     internal LifecycleHandler? OnStop { get; }
     internal LifecycleHandler? OnSettingsChanged { get; }
+
+    /// <summary>True when handlers may intercept (<see cref="PluginBuilder.Intercepts"/>).</summary>
+    public bool Intercepts { get; internal init; }
+
+    internal string? ManifestPath { get; init; }
+
+    /// <summary>
+    /// Why this plugin cannot run over stdio: it intercepts but the manifest it runs with lacks messages.intercept, so
+    /// the host would ignore every interception. Null when it may run (or no manifest is found to check).
+    /// </summary>
+    internal string? InterceptRefusal()
+    {
+        if (!Intercepts) return null;
+        var candidates = ManifestPath is { } p ? [p] : new[] { "manifest.json", Path.Combine(AppContext.BaseDirectory, "manifest.json") };
+        foreach (var path in candidates)
+        {
+            StdioManifest? manifest;
+            try
+            {
+                var info = new FileInfo(path);
+                if (!info.Exists || info.Length > Catalog.LimitMaxPayloadBytes) continue;
+                manifest = JsonSerializer.Deserialize(File.ReadAllBytes(path), WireJsonContext.Default.StdioManifest);
+            }
+            catch (Exception e) when (e is JsonException or IOException or UnauthorizedAccessException)
+            {
+                continue; // not a manifest this check can read; the host validated the one it started the plugin with
+            }
+            if (manifest is null || manifest.PluginId != PluginId) continue;
+            if ((manifest.Permissions ?? []).Contains(Catalog.PermissionMessagesIntercept)) return null;
+            return $"{Catalog.ErrSdkInterceptPermissionMissing}: plugin \"{PluginId}\" calls .Intercepts() but {path} does not declare the \"{Catalog.PermissionMessagesIntercept}\" permission, so the host would ignore every interception; add it to \"permissions\" (or drop .Intercepts())";
+        }
+        return null;
+    }
 
     internal MessageHandler? HandlerFor(MessageEvent e) =>
         e.Command is { } c && Commands.TryGetValue(c.Name, out var h) ? h : OnMessage;

@@ -145,6 +145,7 @@ public sealed class StdioRuntime : IPluginTransport
     internal static PluginError ErrorOf(Exception ex, bool cancelled, string eventId) => ex switch
     {
         HandlerException h => new PluginError { Code = h.Code, Message = Clip(h.Message) },
+        PluginSdkException s => new PluginError { Code = s.Code, Message = Clip(s.Message) },
         MessageException me => new PluginError { Code = me.Code, Message = Clip(me.Message) },
         OperationCanceledException when cancelled =>
             new PluginError { Code = Catalog.ErrSdkEventCancelled, Message = $"the handler of event {eventId} was cancelled" },
@@ -224,6 +225,8 @@ public sealed class StdioRuntime : IPluginTransport
             refusal = $"the host supports protocol versions [{string.Join(", ", init.SupportedProtocolVersions)}] but this plugin speaks {Catalog.ProtocolVersion}; update the host or rebuild the plugin with a matching SDK";
         else if (init.PluginId != _plugin.PluginId)
             refusal = $"host.initialize is for plugin \"{init.PluginId}\" but this process is plugin \"{_plugin.PluginId}\"; make manifest.json and the plugin use the same pluginId, rebuild and reinstall";
+        else
+            refusal = _plugin.InterceptRefusal();
         if (refusal != null)
         {
             await _conn.RespondErrorAsync(id, Catalog.RpcPluginError, refusal).ConfigureAwait(false);
@@ -356,12 +359,16 @@ public sealed class StdioRuntime : IPluginTransport
     private async Task RunEventAsync(EventTask task)
     {
         var e = task.Event;
-        await _conn.RespondAsync(task.RequestId, new EventAck { EventId = e.EventId, Accepted = true }, WireJsonContext.Default.EventAck).ConfigureAwait(false);
+        // The ACK is the decision (4.2): a plugin that cannot intercept sends it before its handler runs; one that can,
+        // when the handler calls Intercept() or Pass(), or when the handler ends.
+        var decision = new EventDecision(e.EventId, _plugin.Intercepts, intercepted =>
+            _ = _conn.RespondAsync(task.RequestId, new EventAck { EventId = e.EventId, Accepted = true, Intercepted = intercepted }, WireJsonContext.Default.EventAck));
+        if (!_plugin.Intercepts) decision.TrySettle(false);
         var clock = System.Diagnostics.Stopwatch.StartNew();
         PluginError? error = null;
         try
         {
-            var context = new MessageContext(this, _settings, e, task.Cts.Token);
+            var context = new MessageContext(this, _settings, e, task.Cts.Token, decision);
             await _plugin.HandlerFor(e)!(context).ConfigureAwait(false);
         }
         catch (Exception ex)
@@ -370,12 +377,34 @@ public sealed class StdioRuntime : IPluginTransport
             var what = e.Command != null ? $"command \"{e.Command.Name}\"" : "message";
             Log("error", $"handler for {what} {e.EventId} failed: {error.Message}", null);
         }
+        // A handler that failed before deciding declines the event (with its error, and no events.completed follows);
+        // one that ended without deciding passes.
+        var declined = false;
+        if (!decision.Decided)
+        {
+            if (error != null)
+            {
+                declined = decision.TrySettleDeclined();
+                if (declined)
+                    _ = _conn.RespondAsync(task.RequestId, new EventAck { EventId = e.EventId, Accepted = false, Intercepted = false, Error = error }, WireJsonContext.Default.EventAck);
+            }
+            else decision.TrySettle(false);
+        }
         var duration = clock.Elapsed.TotalMilliseconds;
         task.Cts.Dispose();
         lock (_lock)
         {
             _live.Remove(e.EventId);
             _running--;
+        }
+        if (declined)
+        {
+            lock (_lock)
+            {
+                if (_running == 0) _idle?.TrySetResult();
+            }
+            Pump();
+            return;
         }
         // The slot is free before events.completed goes out: the host may send the next event at once.
         var completed = _conn.RequestAsync(Catalog.MethodEventsCompleted,
