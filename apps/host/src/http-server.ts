@@ -13,7 +13,11 @@ export interface ServerLimits {
   headersTimeoutMilliseconds: number;
   /** Time to receive a whole request, body included (a package upload). */
   requestTimeoutMilliseconds: number;
-  /** How long an idle keep-alive connection stays open. */
+  /**
+   * How long an idle keep-alive connection stays open. Longer than the 60 s idle timeout of common reverse
+   * proxies and load balancers, so the client side closes idle connections first: when the host closes one just
+   * as a client reuses it, that client's request fails (EPIPE or a reset) without reaching the host.
+   */
   keepAliveTimeoutMilliseconds: number;
   /** How often the server looks for connections past these timeouts. */
   checkIntervalMilliseconds: number;
@@ -26,7 +30,7 @@ export interface ServerLimits {
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   headersTimeoutMilliseconds: 10_000,
   requestTimeoutMilliseconds: 300_000,
-  keepAliveTimeoutMilliseconds: 5_000,
+  keepAliveTimeoutMilliseconds: 65_000,
   checkIntervalMilliseconds: 1_000,
   maxConnections: 4_096,
   maxConnectionsPerAddress: 256,
