@@ -3,6 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from '
 import { join, resolve } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
 import { CliError } from './errors';
+import { starterManifest } from './templates';
 
 /**
  * C# plugin projects: `init --lang csharp` writes one, and `pack` inside one
@@ -26,8 +27,6 @@ export interface CsharpInitOptions {
   description: string;
 }
 
-const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-
 /** The assembly name: the last segment of the plugin id in PascalCase ("com.example.csharp-echo" gives CsharpEcho). */
 export function csharpAssemblyName(pluginId: string): string {
   const last = pluginId.slice(pluginId.lastIndexOf('.') + 1);
@@ -43,22 +42,7 @@ export function csharpAssemblyName(pluginId: string): string {
 export function csharpProjectFiles(o: CsharpInitOptions): Map<string, string> {
   const asm = csharpAssemblyName(o.pluginId);
   const files = new Map<string, string>();
-  files.set(
-    'manifest.json',
-    json({
-      pluginId: o.pluginId,
-      name: o.name,
-      version: '1.0.0',
-      author: o.author,
-      description: o.description,
-      protocolVersion: 2,
-      sdkVersion: CSHARP_SDK_VERSION,
-      transport: { type: 'stdio-jsonrpc', stdio: { command: 'dotnet', args: [`${asm}.dll`, '--host-stdio'], workingDirectory: '.' } },
-      eventSubscriptions: [{ eventType: 'message.created' }],
-      permissions: ['messages.reply'],
-      commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
-    }),
-  );
+  files.set('manifest.json', starterManifest({ ...o, sdkVersion: CSHARP_SDK_VERSION, start: { command: 'dotnet', args: [`${asm}.dll`] } }));
   files.set(
     `${asm}.csproj`,
     `<Project Sdk="Microsoft.NET.Sdk">

@@ -4,6 +4,7 @@ import { join, resolve, sep } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
 import { findGo as findGoToolchain, goEnv, GoToolchainError, MIN_GO } from '@host/plugin-sdk-go/toolchain';
 import { CliError } from './errors';
+import { starterManifest } from './templates';
 
 /**
  * Go plugin projects: `init --lang go` writes one, and `pack` inside one runs
@@ -29,8 +30,6 @@ export interface GoInitOptions {
   description: string;
 }
 
-const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-
 /** The executable name: the last segment of the plugin id. */
 export function goExecutableName(pluginId: string): string {
   return pluginId.slice(pluginId.lastIndexOf('.') + 1);
@@ -40,22 +39,7 @@ export function goExecutableName(pluginId: string): string {
 export function goProjectFiles(o: GoInitOptions): Map<string, string> {
   const exe = goExecutableName(o.pluginId);
   const files = new Map<string, string>();
-  files.set(
-    'manifest.json',
-    json({
-      pluginId: o.pluginId,
-      name: o.name,
-      version: '1.0.0',
-      author: o.author,
-      description: o.description,
-      protocolVersion: 2,
-      sdkVersion: GO_SDK_VERSION,
-      transport: { type: 'stdio-jsonrpc', stdio: { command: `./${exe}`, args: ['--host-stdio'], workingDirectory: '.' } },
-      eventSubscriptions: [{ eventType: 'message.created' }],
-      permissions: ['messages.reply'],
-      commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
-    }),
-  );
+  files.set('manifest.json', starterManifest({ ...o, sdkVersion: GO_SDK_VERSION, start: { command: `./${exe}`, args: [] } }));
   files.set(
     'go.mod',
     `module ${o.pluginId}

@@ -3,6 +3,7 @@ import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
 import { CliError } from './errors';
+import { starterManifest } from './templates';
 
 /**
  * Python plugin projects: `init --lang python` writes one, and `pack` inside
@@ -22,27 +23,10 @@ export interface PythonInitOptions {
   description: string;
 }
 
-const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-
 /** The files of a new Python plugin project, by path (the SDK copy is added by copyPythonSdk). */
 export function pythonProjectFiles(o: PythonInitOptions): Map<string, string> {
   const files = new Map<string, string>();
-  files.set(
-    'manifest.json',
-    json({
-      pluginId: o.pluginId,
-      name: o.name,
-      version: '1.0.0',
-      author: o.author,
-      description: o.description,
-      protocolVersion: 2,
-      sdkVersion: PYTHON_SDK_VERSION,
-      transport: { type: 'stdio-jsonrpc', stdio: { command: 'python3', args: ['plugin.py', '--host-stdio'], workingDirectory: '.' } },
-      eventSubscriptions: [{ eventType: 'message.created' }],
-      permissions: ['messages.reply'],
-      commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
-    }),
-  );
+  files.set('manifest.json', starterManifest({ ...o, sdkVersion: PYTHON_SDK_VERSION, start: { command: 'python3', args: ['plugin.py'] } }));
   files.set(
     'plugin.py',
     `"""${o.name}: a protocol v2 chat-bot plugin."""

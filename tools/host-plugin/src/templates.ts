@@ -18,7 +18,43 @@ export interface InitOptions {
   intercepts?: boolean;
 }
 
-const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+/** A JSON file as every template writes it: two-space indent, final newline. */
+export const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+/** What every language's starter manifest is made of; only the SDK version and the start command differ. */
+export interface StarterManifest {
+  pluginId: string;
+  name: string;
+  author: string;
+  description: string;
+  sdkVersion: string;
+  /** How the host starts the plugin; `--host-stdio` is added. */
+  start: { command: string; args: string[] };
+  intercepts?: boolean;
+  /** A `$schema` for editors, where the project has the schema file. */
+  schema?: string;
+}
+
+/** manifest.json of a new project in any language: an `echo` command that replies. */
+export function starterManifest(m: StarterManifest): string {
+  return json({
+    ...(m.schema ? { $schema: m.schema } : {}),
+    pluginId: m.pluginId,
+    name: m.name,
+    version: '1.0.0',
+    author: m.author,
+    description: m.description,
+    protocolVersion: 2,
+    sdkVersion: m.sdkVersion,
+    transport: {
+      type: 'stdio-jsonrpc',
+      stdio: { command: m.start.command, args: [...m.start.args, '--host-stdio'], workingDirectory: '.' },
+    },
+    eventSubscriptions: [{ eventType: 'message.created' }],
+    permissions: m.intercepts ? ['messages.reply', 'messages.intercept'] : ['messages.reply'],
+    commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
+  });
+}
 
 /**
  * The files of a new plugin project, by path: a pure function of the
@@ -58,19 +94,11 @@ export function projectFiles(o: InitOptions): Map<string, string> {
   );
   files.set(
     'manifest.json',
-    json({
-      $schema: './node_modules/@host/plugin-sdk-v2/schema/manifest.schema.json',
-      pluginId: o.pluginId,
-      name: o.name,
-      version: '1.0.0',
-      author: o.author,
-      description: o.description,
-      protocolVersion: 2,
+    starterManifest({
+      ...o,
       sdkVersion: SDK_VERSION,
-      transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['dist/index.js', '--host-stdio'], workingDirectory: '.' } },
-      eventSubscriptions: [{ eventType: 'message.created' }],
-      permissions: o.intercepts ? ['messages.reply', 'messages.intercept'] : ['messages.reply'],
-      commands: [{ name: 'echo', aliases: [], prefixes: ['/'], description: 'Repeats your text, mentioning you', priority: 0 }],
+      start: { command: 'node', args: ['dist/index.js'] },
+      schema: './node_modules/@host/plugin-sdk-v2/schema/manifest.schema.json',
     }),
   );
   files.set(
