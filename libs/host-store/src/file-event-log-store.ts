@@ -1,24 +1,20 @@
-import { interruptDeliveries, SerialQueue, type EventLogQuery, type EventLogStore, type EventRecord } from '@host/host-core';
+import { interruptDeliveries, type EventRecord } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { isAtomicTempName, writeFileAtomic } from './atomic-write';
-import { MemoryEventLogStore, type EventLogStoreOptions } from './memory-event-log-store';
+import { MemoryEventLogStore } from './memory-event-log-store';
+import { WriteBehindEventLog, type ChangedRecord, type WriteBehindOptions } from './write-behind-event-log';
 
 /** The event log's file in its directory. */
 export const EVENT_LOG_FILE_NAME = 'events.jsonl';
 
-export interface FileEventLogStoreOptions extends EventLogStoreOptions {
-  /** How long changes wait to be written together (default 200 ms). */
-  flushIntervalMilliseconds?: number;
+export interface FileEventLogStoreOptions extends WriteBehindOptions {
   /**
    * The file is rewritten as a snapshot of the kept records once this many
    * bytes were appended since the last snapshot (default 8 MiB), or more
    * lines than four times the capacity.
    */
   maxAppendedBytes?: number;
-  /** Called when writing fails; the records stay in memory and the next flush tries again. */
-  onError?: (error: Error) => void;
-  now?: () => number;
 }
 
 /**
@@ -56,24 +52,18 @@ function isRecord(value: unknown): value is EventRecord {
  * earlier ones, only the newest `capacity` events are kept, and deliveries
  * that were not final are marked `interrupted`; then a fresh snapshot is written.
  */
-export class FileEventLogStore implements EventLogStore {
-  readonly capacity: number;
+export class FileEventLogStore extends WriteBehindEventLog {
   readonly file: string;
-  /** Records not yet written, in the order their lines must go, with the line they need. */
-  private dirty = new Map<string, { record: EventRecord; op: 'event' | 'update' }>();
-  private readonly writes = new SerialQueue();
-  private timer: NodeJS.Timeout | undefined;
   private handle: fs.FileHandle | undefined;
   private appendedBytes = 0;
   private appendedLines = 0;
-  private closed = false;
 
   private constructor(
     readonly dir: string,
-    private readonly window: MemoryEventLogStore,
+    window: MemoryEventLogStore,
     private readonly o: FileEventLogStoreOptions,
   ) {
-    this.capacity = window.capacity;
+    super(window, o);
     this.file = join(dir, EVENT_LOG_FILE_NAME);
   }
 
@@ -92,97 +82,22 @@ export class FileEventLogStore implements EventLogStore {
     return store;
   }
 
-  append(record: EventRecord): void {
-    const forgotten = this.window.append(record);
-    if (forgotten) this.dirty.delete(forgotten.eventId);
-    if (this.closed) return;
-    // The line goes after those of every record appended before it.
-    this.dirty.delete(record.eventId);
-    this.dirty.set(record.eventId, { record, op: 'event' });
-    this.schedule();
-  }
-
-  update(record: EventRecord): void {
-    if (this.closed || !this.window.keeps(record) || this.dirty.has(record.eventId)) return;
-    this.dirty.set(record.eventId, { record, op: 'update' });
-    this.schedule();
-  }
-
-  get(eventId: string): EventRecord | undefined {
-    return this.window.get(eventId);
-  }
-
-  list(query?: EventLogQuery): EventRecord[] {
-    return this.window.list(query);
-  }
-
-  flush(): Promise<void> {
-    this.cancelTimer();
-    return this.writes.run(() => this.writeDirty());
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return this.writes.idle();
-    await this.flush().catch((e: Error) => this.o.onError?.(e));
-    this.closed = true;
-    this.dirty.clear();
-    await this.writes.run(async () => {
-      await this.handle?.close();
-      this.handle = undefined;
-    });
-  }
-
-  private now(): number {
-    return (this.o.now ?? Date.now)();
-  }
-
-  private schedule(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.writes.run(() => this.writeDirty()).catch((e: Error) => this.o.onError?.(e));
-    }, this.o.flushIntervalMilliseconds ?? 200);
-    // Pending writes must not keep the process alive; close() flushes them.
-    this.timer.unref();
-  }
-
-  private cancelTimer(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
   /** Appends a line per changed record, or rewrites the file when it has grown enough. */
-  private async writeDirty(): Promise<void> {
-    if (this.dirty.size === 0) return;
-    const batch = this.dirty;
-    this.dirty = new Map();
-    try {
-      const maxBytes = this.o.maxAppendedBytes ?? 8 * 1024 * 1024;
-      if (this.appendedBytes >= maxBytes || this.appendedLines >= 4 * this.capacity) return await this.rewrite();
-      let text = '';
-      let lines = 0;
-      for (const { record, op } of batch.values()) {
-        // A record forgotten since it changed needs no line.
-        if (!this.window.keeps(record)) continue;
-        text += lineOf({ op, record });
-        lines++;
-      }
-      if (!text) return;
-      this.handle ??= await fs.open(this.file, 'a', 0o600);
-      await this.handle.write(text);
-      await this.handle.datasync();
-      this.appendedBytes += Buffer.byteLength(text);
-      this.appendedLines += lines;
-    } catch (e) {
-      // Written with the next batch, in front of what changed since.
-      const merged = new Map(batch);
-      for (const [id, entry] of this.dirty) {
-        if (entry.op === 'event') merged.delete(id);
-        if (entry.op === 'event' || !merged.has(id)) merged.set(id, entry);
-      }
-      this.dirty = merged;
-      throw e;
-    }
+  protected async write(batch: ChangedRecord[]): Promise<void> {
+    const maxBytes = this.o.maxAppendedBytes ?? 8 * 1024 * 1024;
+    if (this.appendedBytes >= maxBytes || this.appendedLines >= 4 * this.capacity) return this.rewrite();
+    if (batch.length === 0) return;
+    const text = batch.map(lineOf).join('');
+    this.handle ??= await fs.open(this.file, 'a', 0o600);
+    await this.handle.write(text);
+    await this.handle.datasync();
+    this.appendedBytes += Buffer.byteLength(text);
+    this.appendedLines += batch.length;
+  }
+
+  protected override async release(): Promise<void> {
+    await this.handle?.close();
+    this.handle = undefined;
   }
 
   /** Replaces the file by a snapshot of the kept records, oldest first. */
