@@ -12,7 +12,8 @@
 // archives SDK-V2-Python-<version>.zip and SDK-V2-Go-<version>.zip are built, `nx release changelog` writes
 // CHANGELOG.md files, commits everything and tags v<version>; only --publish runs `nx release publish`.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReleaseClient } from 'nx/release';
 import { ARCHIVES, checkVersions, readSourceVersion, stampVersion } from './versions.mjs';
@@ -48,9 +49,40 @@ function run(cmd, cmdArgs) {
   if (r.status !== 0) throw new Error(`${cmd} ${cmdArgs.join(' ')} failed (exit ${r.status ?? r.signal})`);
 }
 
-function publish() {
-  const results = releasePublish({ dryRun, firstRelease, verbose });
-  return results.then((r) => Object.values(r).every((p) => p.code === 0));
+/**
+ * The C# SDK's NuGet packages that the release run wrote to dist/, pushed with `dotnet nuget push` to
+ * NUGET_SOURCE (default nuget.org) with NUGET_API_KEY; without a key they are left for a manual push.
+ */
+function publishNuget() {
+  const packages = existsSync(join(root, 'dist'))
+    ? readdirSync(join(root, 'dist')).filter((f) => /^HostSdk(\.AspNetCore)?\.[0-9].*\.nupkg$/.test(f))
+    : [];
+  if (packages.length === 0) {
+    console.error('no HostSdk .nupkg in dist/: run the release (it builds them) before publishing');
+    return false;
+  }
+  const key = process.env['NUGET_API_KEY'];
+  if (!key) {
+    console.log(`NUGET_API_KEY is not set: push ${packages.map((p) => `dist/${p}`).join(' and ')} by hand.`);
+    return true;
+  }
+  const source = process.env['NUGET_SOURCE'] ?? 'https://api.nuget.org/v3/index.json';
+  for (const pkg of packages) {
+    if (dryRun) {
+      console.log(`would run: dotnet nuget push dist/${pkg} --source ${source}`);
+      continue;
+    }
+    const pushArgs = ['nuget', 'push', join('dist', pkg), '--source', source, '--api-key', key, '--skip-duplicate'];
+    const r = spawnSync('dotnet', pushArgs, { cwd: root, stdio: 'inherit' });
+    // The message leaves out the arguments: they hold the key.
+    if (r.status !== 0) throw new Error(`dotnet nuget push dist/${pkg} failed (exit ${r.status ?? r.signal})`);
+  }
+  return true;
+}
+
+async function publish() {
+  const results = await releasePublish({ dryRun, firstRelease, verbose });
+  return Object.values(results).every((p) => p.code === 0) && publishNuget();
 }
 
 async function main() {

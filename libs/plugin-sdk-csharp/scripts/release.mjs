@@ -95,3 +95,8 @@ mkdirSync(dirname(file), { recursive: true });
 writeFileSync(file, zip.toBuffer());
 console.log(`wrote ${relative(process.cwd(), file) || file} (${entries.size} files)`);
 if (!existsSync(file)) process.exit(1);
+// The NuGet packages also go beside the archive, as the release publishes them (`dotnet nuget push`).
+for (const pkg of feedPackages()) {
+  writeFileSync(join(out, basename(pkg)), readFileSync(pkg));
+  console.log(`wrote ${relative(process.cwd(), join(out, basename(pkg)))}`);
+}
