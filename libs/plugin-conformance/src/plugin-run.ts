@@ -206,11 +206,7 @@ export class PluginRun {
     if (this.pollution) return;
     for (const ev of this.decoder.push(chunk)) {
       if (ev.kind === 'error') {
-        const shown = JSON.stringify(
-          Buffer.from(ev.bytes ?? chunk)
-            .subarray(0, SHOWN_BYTES)
-            .toString('utf8'),
-        );
+        const shown = JSON.stringify(firstLine(Buffer.from(ev.bytes ?? chunk)).toString('utf8'));
         this.pollution = { code: ev.code, message: ev.message, bytes: shown };
         this.note('stdout.frames-only', `stdout carried ${shown}, which is not a frame (${ev.code}: ${ev.message})`);
         this.wake();
@@ -409,4 +405,10 @@ export class PluginRun {
     this.groups.dispose();
     this.waiters.clear();
   }
+}
+
+/** What a report shows of stdout that is not a frame: its first line (a stray print), at most SHOWN_BYTES. */
+function firstLine(bytes: Buffer): Buffer {
+  const end = bytes.indexOf(0x0a);
+  return bytes.subarray(0, end >= 0 && end < SHOWN_BYTES ? end + 1 : SHOWN_BYTES);
 }
