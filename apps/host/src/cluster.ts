@@ -160,6 +160,7 @@ export class Cluster {
     await this.round.catch(() => undefined);
     await this.stopWatching?.();
     await this.rt.stopAll('hostShutdown');
+    // Given up at once: another replica takes the plugins over at its next round.
     for (const id of this.held) await this.o.leases.release(id).catch(() => undefined);
     this.held.clear();
   }
@@ -297,7 +298,10 @@ export class Cluster {
     return {
       start: async (id) => {
         if (!this.held.has(id)) {
-          const got = await this.o.leases.acquire([id]);
+          // Taken unless another replica runs it: then it stays there.
+          const lease = this.leases.get(id) ?? (await this.readLease(id));
+          const elsewhere = lease?.live && lease.holder !== '' && lease.holder !== this.o.replica;
+          const got = await this.o.leases.acquire([id], !elsewhere);
           if (!got.includes(id)) return this.status(id) ?? { state: 'starting', crashCount: 0 };
           this.held.add(id);
           this.o.log('info', `cluster: took the lease of ${id}; starting it on ${this.o.replica}`);
@@ -308,19 +312,24 @@ export class Cluster {
         return status;
       },
       stop: async (id, reason?: StopReason) => {
-        if (!this.held.has(id)) return this.status(id) ?? { state: 'stopped', crashCount: 0 };
-        const status = await rt.stop(id, reason);
-        // An operator's stop gives the lease up; an update's stop keeps it (the plugin starts again here).
-        if (reason === undefined || reason === 'operator') {
-          this.held.delete(id);
-          await this.o.leases.release(id);
+        if (!this.held.has(id)) {
+          // The replica running it stops it; answered once it did (or after its stop grace).
+          const lease = await this.readLease(id);
+          if (!lease?.live || lease.holder === '' || (reason !== undefined && reason !== 'operator'))
+            return this.status(id) ?? rt.stop(id, reason);
+          await this.o.queue.control(id, lease.holder, 'stop');
+          const deadline = Date.now() + RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000;
+          while (Date.now() < deadline && (await this.readLease(id))?.holder === lease.holder) await sleep(100);
+          return this.status(id) ?? { state: 'stopped', crashCount: 0 };
         }
-        return this.withReplica(status);
+        // An operator's stop gives the lease up; an update's stop keeps it (the plugin starts again here).
+        if (reason === undefined || reason === 'operator') return this.stopHere(id);
+        return this.withReplica(await rt.stop(id, reason));
       },
       restart: async (id) => {
         if (this.held.has(id)) return this.withReplica(await rt.restart(id));
         const lease = this.leases.get(id);
-        if (lease?.live) await this.o.queue.control(id, lease.holder, 'restart');
+        if (lease?.live && lease.holder !== '') await this.o.queue.control(id, lease.holder, 'restart');
         else return this.runtimeFacade().start(id);
         return this.status(id) ?? { state: 'starting', crashCount: 0 };
       },
@@ -329,7 +338,7 @@ export class Cluster {
       applySettings: async (id): Promise<SettingsDelivery> => {
         if (this.held.has(id)) return rt.applySettings(id);
         const lease = this.leases.get(id);
-        if (!lease?.live) return rt.applySettings(id);
+        if (!lease?.live || lease.holder === '') return rt.applySettings(id);
         await this.o.queue.control(id, lease.holder, 'settings');
         return { status: 'live', message: `${id} runs on replica ${lease.holder}, which was told to give it the new settings.` };
       },
@@ -337,17 +346,44 @@ export class Cluster {
     };
   }
 
-  /** The plugin's runtime status: this replica's when it holds the lease, else the holder's as it published it. */
+  /** An operator's stop of a plugin this replica runs: stopped, and the lease given up with a hold (see SqlLeases.release). */
+  private async stopHere(id: string): Promise<RuntimeStatus> {
+    const status = await this.rt.stop(id, 'operator');
+    this.held.delete(id);
+    this.startedHere.delete(id);
+    await this.o.leases.release(id, status as Record<string, unknown>, this.ttlMs);
+    await this.readLease(id);
+    return status;
+  }
+
+  /** Reads one plugin's lease into the cache. */
+  private async readLease(pluginId: string): Promise<PluginLease | undefined> {
+    const lease = (await this.o.leases.list()).find((l) => l.pluginId === pluginId);
+    if (lease) this.leases.set(pluginId, lease);
+    else this.leases.delete(pluginId);
+    return lease;
+  }
+
+  /**
+   * The plugin's runtime status, the same on every replica: this replica's
+   * when it holds the lease, else the holder's as it published it with the lease.
+   */
   status(pluginId: string): RuntimeStatus | undefined {
     if (this.held.has(pluginId)) {
       const local = this.rt.status(pluginId);
       return local && this.withReplica(local);
     }
     const lease = this.leases.get(pluginId);
-    if (lease?.live && lease.status) return { ...(lease.status as RuntimeStatus), replica: lease.holder } as RuntimeStatus;
-    if (lease?.live) return { state: 'starting', crashCount: 0, replica: lease.holder } as RuntimeStatus;
-    const local = this.rt.status(pluginId);
-    return local && local.state !== 'running' ? local : undefined;
+    const published = lease?.status as RuntimeStatus | null | undefined;
+    if (!lease) return this.rt.status(pluginId);
+    if (lease.holder === '') return published ?? this.rt.status(pluginId);
+    if (lease.live) return { ...(published ?? { state: 'starting', crashCount: 0 }), replica: lease.holder } as RuntimeStatus;
+    // Its replica stopped renewing the lease (it died or lost the database): another one takes the plugin over.
+    return {
+      ...(published ?? { crashCount: 0 }),
+      state: 'restartPending',
+      stateReason: `replica ${lease.holder} stopped renewing the lease of ${pluginId}; another replica takes it over`,
+    } as RuntimeStatus;
   }
 
   /** The runtime reports a status change of a plugin: published with its lease for the other replicas. */
@@ -410,9 +446,7 @@ export class Cluster {
     // Disabled or removed plugins: stopped and their leases given up.
     for (const id of [...this.held]) {
       if (records.has(id)) continue;
-      this.held.delete(id);
-      if (rt.isRunning(id)) await rt.stop(id, 'operator').catch(() => undefined);
-      await this.o.leases.release(id);
+      await this.stopHere(id).catch((e: Error) => this.o.log('warn', `could not stop ${id}: ${e.message}`));
     }
     // Take what nobody holds (or whose holder stopped renewing) and start it.
     const free = this.takeOver ? [...records.keys()].filter((id) => !this.held.has(id)) : [];
@@ -483,9 +517,8 @@ export class Cluster {
       );
     } else if (n.k === 'control' && n.to === this.o.replica && this.held.has(n.p)) {
       const rt = this.rt;
-      void (n.action === 'restart' ? rt.restart(n.p) : rt.applySettings(n.p)).catch((e: Error) =>
-        this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`),
-      );
+      const act = { stop: () => this.stopHere(n.p), restart: () => rt.restart(n.p), settings: () => rt.applySettings(n.p) }[n.action];
+      void act().catch((e: Error) => this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`));
     }
   }
 
@@ -561,6 +594,8 @@ export class Cluster {
     if (row.decision) w.decide(row.decision as DeliveryOutcome);
     if (row.state !== 'done' || !row.decision || w.finishing) return;
     w.finishing = true;
+    // Delivered by this process after all (it took the lease meanwhile): the host's sink noted its replies on the record.
+    if (row.claimedBy === this.o.queue.claimer) return w.complete((row.completion as CompletionOutcome | null) ?? { error: null });
     void this.o.queue.replies(w.eventId, w.pluginId).then(
       (replies) => {
         const record = this.o.dispatcher().events.get(w.eventId);
@@ -574,6 +609,8 @@ export class Cluster {
     );
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function outcomeOf(d: DeliveryRecord): DeliveryOutcome {
   return {

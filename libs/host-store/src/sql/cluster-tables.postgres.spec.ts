@@ -31,8 +31,15 @@ describe('leases', () => {
     expect(await other.acquire(['p.race'])).toEqual([]);
     expect(await holder.renew()).toEqual(['p.race']);
     expect(await holder.acquire(['p.race'])).toEqual(['p.race']); // its own lease: kept
-    await holder.release('p.race');
-    expect(await other.acquire(['p.race'])).toEqual(['p.race']);
+    // Given up with a hold (an operator's stop): nobody takes it meanwhile, except by force.
+    await holder.release('p.race', { state: 'stopped', crashCount: 0 }, 60_000);
+    expect(await other.acquire(['p.race'])).toEqual([]);
+    expect((await other.list()).find((l) => l.pluginId === 'p.race')).toMatchObject({
+      holder: '',
+      status: { state: 'stopped' },
+      live: true,
+    });
+    expect(await other.acquire(['p.race'], true)).toEqual(['p.race']);
     // The holder stops renewing: once the lease expired, the other takes it, and the first no longer renews it.
     await new Promise((r) => setTimeout(r, 400));
     expect(await holder.acquire(['p.race'])).toEqual(['p.race']);

@@ -15,6 +15,7 @@ export const QUEUE_CHANNEL = 'host_queue';
 /** One plugin's lease as every replica reads it. */
 export interface PluginLease {
   pluginId: string;
+  /** The replica holding it; empty after it was given up. */
   holder: string;
   /** The holder's runtime status of the plugin as it last published it (the admin API's RuntimeStatus). */
   status: Record<string, unknown> | null;
@@ -34,17 +35,21 @@ export class SqlLeases {
     private readonly ttlMilliseconds: number = LEASE_TIMINGS.ttlMilliseconds,
   ) {}
 
-  /** Takes the lease of each of `pluginIds` that is free or expired (or already ours); answers those now held. */
-  async acquire(pluginIds: readonly string[]): Promise<string[]> {
+  /**
+   * Takes the lease of each of `pluginIds` that is free or expired (or
+   * already ours); answers those now held. `force`: whoever holds it (an
+   * operator starts the plugin here after stopping it).
+   */
+  async acquire(pluginIds: readonly string[], force = false): Promise<string[]> {
     if (pluginIds.length === 0) return [];
     const rows = await this.db.query<{ plugin_id: string }>(
       `INSERT INTO host_plugin_leases (plugin_id, holder, expires_at)
          SELECT id, $2, now() + make_interval(secs => $3::double precision / 1000) FROM unnest($1::text[]) AS id
        ON CONFLICT (plugin_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, updated_at = now(),
          status = CASE WHEN host_plugin_leases.holder = EXCLUDED.holder THEN host_plugin_leases.status ELSE NULL END
-       WHERE host_plugin_leases.holder = EXCLUDED.holder OR host_plugin_leases.expires_at < now()
+       WHERE $4 OR host_plugin_leases.holder = EXCLUDED.holder OR host_plugin_leases.expires_at < now()
        RETURNING plugin_id`,
-      [pluginIds, this.replica, this.ttlMilliseconds],
+      [pluginIds, this.replica, this.ttlMilliseconds, force],
     );
     return rows.map((r) => r.plugin_id);
   }
@@ -59,9 +64,22 @@ export class SqlLeases {
     return rows.map((r) => r.plugin_id);
   }
 
-  /** Gives up the lease of `pluginId` if this replica holds it. */
-  async release(pluginId: string): Promise<void> {
-    await this.db.query('DELETE FROM host_plugin_leases WHERE plugin_id = $1 AND holder = $2', [pluginId, this.replica]);
+  /**
+   * Gives up the lease of `pluginId` if this replica holds it, leaving the
+   * plugin's last `status` for every replica to show. `holdMilliseconds`:
+   * nobody takes it (except by force) for that long — an operator's stop, so
+   * no replica starts the plugin again before its record says it is disabled.
+   */
+  async release(pluginId: string, status?: Record<string, unknown>, holdMilliseconds = 0): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const rows = await tx.query(
+        `UPDATE host_plugin_leases SET holder = '', expires_at = now() + make_interval(secs => $4::double precision / 1000),
+                status = coalesce($3::jsonb, status), updated_at = now()
+          WHERE plugin_id = $1 AND holder = $2 RETURNING plugin_id`,
+        [pluginId, this.replica, status === undefined ? null : JSON.stringify(status), holdMilliseconds],
+      );
+      if (rows.length) await tx.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify({ k: 'lease', p: pluginId })]);
+    });
   }
 
   /** Records the holder's runtime status of `pluginId` and tells the other replicas. */
@@ -114,7 +132,10 @@ export type QueueNotice =
   | { k: 'new'; p: string }
   | { k: 'decided' | 'done'; e: string; p: string; o: string }
   | { k: 'lease'; p: string }
-  | { k: 'control'; p: string; to: string; action: 'restart' | 'settings' };
+  | { k: 'control'; p: string; to: string; action: ControlAction };
+
+/** What one replica asks of the replica holding a plugin's lease. */
+export type ControlAction = 'stop' | 'restart' | 'settings';
 
 type Row = {
   event_id: string;
@@ -310,7 +331,7 @@ export class SqlDeliveryQueue {
   }
 
   /** Sends a control request (restart, settings) to the replica holding `pluginId`'s lease. */
-  async control(pluginId: string, to: string, action: 'restart' | 'settings'): Promise<void> {
+  async control(pluginId: string, to: string, action: ControlAction): Promise<void> {
     await this.db.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify({ k: 'control', p: pluginId, to, action })]);
   }
 
