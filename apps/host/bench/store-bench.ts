@@ -16,7 +16,7 @@
 // round by round, so a busy moment of the shared machine hits them alike; the table shows medians.
 //
 // Usage: node tools/scripts/ts-run.mjs apps/host/bench/store-bench.ts [--rounds=5] [--events=1000] [--no-postgres]
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -77,12 +77,18 @@ async function post(url: string, path: string, body: unknown, contentType = 'app
   return { status: r.statusCode, json: (await r.body.json()) as Answer };
 }
 
-async function start(name: string, root: string, store: string, databaseUrl?: string, install = true): Promise<System> {
+async function start(
+  name: string,
+  root: string,
+  store: string,
+  database?: { url: string; hostKeyFile: string },
+  install = true,
+): Promise<System> {
   const dataDir = mkdtempSync(join(tmpdir(), `store-bench-${name}-`));
   const host = await composeHost({
     paths: hostPaths(dataDir),
     store,
-    storeOptions: databaseUrl ? { databaseUrl, replica: name } : { replica: name },
+    storeOptions: database ? { databaseUrl: database.url, hostKeyFile: database.hostKeyFile, replica: name } : { replica: name },
     adminToken: TOKEN,
     version: '0.0.0-bench',
     log: () => undefined,
@@ -168,6 +174,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const root = workspaceRoot();
   let pg: TestPostgres | undefined;
+  let keyDir: string | undefined;
   const systems: System[] = [];
   try {
     systems.push(await start('file', root, 'file'));
@@ -176,10 +183,13 @@ async function main(): Promise<void> {
     const embeddedStart = performance.now() - t0;
     if (args['no-postgres'] === undefined) {
       pg = await startTestPostgres();
-      const url = await pg.createDatabase('bench');
-      systems.push(await start('postgres', root, 'sql', url));
+      // Both replicas seal with one host key, as docs/operator/cluster.md sets them up.
+      keyDir = mkdtempSync(join(tmpdir(), 'store-bench-key-'));
+      writeFileSync(join(keyDir, 'host.key'), '6b'.repeat(32) + '\n', { mode: 0o600 });
+      const database = { url: await pg.createDatabase('bench'), hostKeyFile: join(keyDir, 'host.key') };
+      systems.push(await start('postgres', root, 'sql', database));
       // Joins after the install: the package comes from the package store; the plugin stays where its lease is.
-      systems.push(await start('replica', root, 'sql', url, false));
+      systems.push(await start('replica', root, 'sql', database, false));
     }
     // Warm-up: JIT, connections, the plugin's first events.
     for (const s of systems) await load(s, 8, 200);
@@ -240,6 +250,7 @@ async function main(): Promise<void> {
   } finally {
     for (const s of systems) await s.close().catch(() => undefined);
     await pg?.stop();
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
     await agent.close();
   }
 }

@@ -183,5 +183,17 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
       ),
     ).toBe('running on a');
     expect((await say(a, '/echo after b')).body.outbound).toEqual([expect.objectContaining({ pluginId: ID })]);
+
+    // The database is gone: an event cannot be queued, and its delivery says so (nothing is delivered unrecorded).
+    await server.stop();
+    const lost = await say(a, '/echo no database');
+    expect(lost.status).toBe(200);
+    expect(lost.body.deliveries).toEqual([
+      expect.objectContaining({
+        pluginId: ID,
+        accepted: false,
+        error: { code: 'delivery.failed', message: expect.stringMatching(/^the event could not be queued for com\.example\.leased: /) },
+      }),
+    ]);
   }, 60_000);
 });

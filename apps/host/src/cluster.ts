@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   HostError,
   type CompletionOutcome,
@@ -92,8 +93,11 @@ export class Cluster {
   private readonly waiters = new Map<string, Waiter>();
   private readonly inflight = new Map<string, number>();
   private readonly pumping = new Set<string>();
+  private readonly pumpAgain = new Set<string>();
   private readonly replyCounts = new Map<string, number>();
   private readonly observed = new WeakMap<OutboundRequest, OutboundRecord>();
+  /** Control requests this replica waits for an answer to, by id. */
+  private readonly answers = new Map<string, (answer: unknown) => void>();
   private timer: NodeJS.Timeout | undefined;
   private stopWatching: (() => Promise<void>) | undefined;
   private round: Promise<void> = Promise.resolve();
@@ -339,8 +343,23 @@ export class Cluster {
         if (this.held.has(id)) return rt.applySettings(id);
         const lease = this.leases.get(id);
         if (!lease?.live || lease.holder === '') return rt.applySettings(id);
-        await this.o.queue.control(id, lease.holder, 'settings');
-        return { status: 'live', message: `${id} runs on replica ${lease.holder}, which was told to give it the new settings.` };
+        // The replica running it gives the plugin its settings and answers what became of them.
+        const answerId = randomUUID();
+        const answered = new Promise<SettingsDelivery | undefined>((resolve) => {
+          const timer = setTimeout(() => resolve(undefined), RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000);
+          this.answers.set(answerId, (a) => {
+            clearTimeout(timer);
+            resolve(a as SettingsDelivery);
+          });
+        });
+        await this.o.queue.control(id, lease.holder, 'settings', { id: answerId, from: this.o.replica });
+        const delivery = await answered.finally(() => this.answers.delete(answerId));
+        return (
+          delivery ?? {
+            status: 'restartRequired',
+            message: `${id} runs on replica ${lease.holder}, which did not say whether it took the new settings; restart ${id} (POST /api/plugins/${id}/restart) to apply them.`,
+          }
+        );
       },
       stopAll: (reason) => rt.stopAll(reason),
     };
@@ -515,19 +534,36 @@ export class Cluster {
         (all) => (this.leases = new Map(all.map((l) => [l.pluginId, l]))),
         () => undefined,
       );
+    } else if (n.k === 'answer') {
+      if (n.to === this.o.replica) this.answers.get(n.id)?.(n.answer);
     } else if (n.k === 'control' && n.to === this.o.replica && this.held.has(n.p)) {
       const rt = this.rt;
-      const act = { stop: () => this.stopHere(n.p), restart: () => rt.restart(n.p), settings: () => rt.applySettings(n.p) }[n.action];
-      void act().catch((e: Error) => this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`));
+      const act: () => Promise<unknown> = {
+        stop: () => this.stopHere(n.p),
+        restart: () => rt.restart(n.p),
+        settings: () => rt.applySettings(n.p),
+      }[n.action];
+      const answerTo = n.id !== undefined && n.from !== undefined ? { id: n.id, from: n.from } : undefined;
+      void act()
+        .then(async (result) => {
+          if (answerTo && n.action === 'settings') await this.o.queue.answer(n.p, answerTo.from, answerTo.id, result);
+        })
+        .catch((e: Error) => this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`));
     }
   }
 
   /** Claims and delivers the waiting rows of a held plugin, as many as its queue takes. */
   private async pump(pluginId: string): Promise<void> {
-    if (this.pumping.has(pluginId) || this.stopped) return;
+    if (this.stopped) return;
+    if (this.pumping.has(pluginId)) {
+      // A row may have come after this pump's last claim: it claims once more before it ends.
+      this.pumpAgain.add(pluginId);
+      return;
+    }
     this.pumping.add(pluginId);
     try {
       for (;;) {
+        this.pumpAgain.delete(pluginId);
         const endpoint = this.localEndpoint(pluginId);
         if (!endpoint) return;
         const c = endpoint.routing().concurrency;
@@ -536,7 +572,7 @@ export class Cluster {
           (c?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity) -
           (this.inflight.get(pluginId) ?? 0);
         const rows = await this.o.queue.claim(pluginId, Math.min(room, 100), true);
-        if (rows.length === 0) return;
+        if (rows.length === 0 && !this.pumpAgain.has(pluginId)) return;
         for (const row of rows) this.deliverRow(endpoint, row as QueuedDelivery & { event: MessageEvent });
       }
     } catch (e) {
@@ -554,8 +590,11 @@ export class Cluster {
     const { eventId, pluginId, origin } = row;
     this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 0) + 1);
     const handed = this.o.dispatcher().deliverDirect(endpoint, row.event as MessageEvent);
+    // The event's origin waiting in this process is told directly; another replica through the row.
+    const here = () => waiter ?? (origin === this.o.replica ? this.waiters.get(`${eventId}\u0000${pluginId}`) : undefined);
     handed.decided.then((decision) => {
-      if (waiter) waiter.decide(decision);
+      const w = here();
+      if (w) w.decide(decision);
       else if (decision.accepted) void this.o.queue.decide(eventId, pluginId, origin, decision).catch(() => undefined);
     });
     void handed.finished
@@ -567,7 +606,9 @@ export class Cluster {
         await this.o.queue
           .finish(eventId, pluginId, origin, decision, completion)
           .catch((e: Error) => this.o.log('warn', `cluster: could not record the outcome of ${eventId} for ${pluginId}: ${e.message}`));
-        waiter?.complete(completion);
+        const w = here();
+        w?.decide(decision);
+        w?.complete(completion);
       })
       .finally(() => {
         this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 1) - 1);

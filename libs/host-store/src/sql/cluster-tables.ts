@@ -132,7 +132,9 @@ export type QueueNotice =
   | { k: 'new'; p: string }
   | { k: 'decided' | 'done'; e: string; p: string; o: string }
   | { k: 'lease'; p: string }
-  | { k: 'control'; p: string; to: string; action: ControlAction };
+  | { k: 'control'; p: string; to: string; action: ControlAction; id?: string; from?: string }
+  /** The answer to a control request that asked for one (`id`). */
+  | { k: 'answer'; p: string; to: string; id: string; answer: unknown };
 
 /** What one replica asks of the replica holding a plugin's lease. */
 export type ControlAction = 'stop' | 'restart' | 'settings';
@@ -186,15 +188,25 @@ export class SqlDeliveryQueue {
    * `claim` queues it claimed by this replica (it holds the lease and delivers it now).
    */
   async enqueue(eventId: string, pluginId: string, event: unknown, claim = false): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const rows = await tx.query(
-        `INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id`,
-        [eventId, pluginId, this.replica, JSON.stringify(event), claim ? 'claimed' : 'pending', claim ? this.claimer : null, claim ? 1 : 0],
-      );
-      if (rows.length && !claim) await notify(tx, { k: 'new', p: pluginId });
-      return rows.length > 0;
-    });
+    // One statement (one round trip): the row, and its notification when another replica is to claim it.
+    const rows = await this.db.query(
+      `WITH added AS (
+         INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id)
+       SELECT event_id, CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($9, $8) END FROM added`,
+      [
+        eventId,
+        pluginId,
+        this.replica,
+        JSON.stringify(event),
+        claim ? 'claimed' : 'pending',
+        claim ? this.claimer : null,
+        claim ? 1 : 0,
+        claim ? null : JSON.stringify({ k: 'new', p: pluginId } satisfies QueueNotice),
+        QUEUE_CHANNEL,
+      ],
+    );
+    return rows.length > 0;
   }
 
   /**
@@ -218,14 +230,20 @@ export class SqlDeliveryQueue {
 
   /** Records the plugin's decision (once); tells the origin. */
   async decide(eventId: string, pluginId: string, origin: string, decision: unknown): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      const rows = await tx.query(
-        `UPDATE host_event_queue SET state = 'decided', decision = $3
-          WHERE event_id = $1 AND plugin_id = $2 AND state = 'claimed' AND claimed_by = $4 RETURNING event_id`,
-        [eventId, pluginId, JSON.stringify(decision), this.claimer],
-      );
-      if (rows.length) await notify(tx, { k: 'decided', e: eventId, p: pluginId, o: origin });
-    });
+    await this.db.query(
+      `WITH decided AS (
+         UPDATE host_event_queue SET state = 'decided', decision = $3
+          WHERE event_id = $1 AND plugin_id = $2 AND state = 'claimed' AND claimed_by = $4 RETURNING event_id)
+       SELECT pg_notify($5, $6) FROM decided`,
+      [
+        eventId,
+        pluginId,
+        JSON.stringify(decision),
+        this.claimer,
+        QUEUE_CHANNEL,
+        JSON.stringify({ k: 'decided', e: eventId, p: pluginId, o: origin }),
+      ],
+    );
   }
 
   /**
@@ -241,15 +259,26 @@ export class SqlDeliveryQueue {
     completion: unknown,
     anyHolder = false,
   ): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const rows = await tx.query(
-        `UPDATE host_event_queue SET state = 'done', decision = coalesce(decision, $3), completion = $4, done_at = now()
-          WHERE event_id = $1 AND plugin_id = $2 AND state <> 'done' AND ($6 OR claimed_by = $5) RETURNING event_id`,
-        [eventId, pluginId, JSON.stringify(decision), JSON.stringify(completion), this.claimer, anyHolder],
-      );
-      if (rows.length) await notify(tx, { k: 'done', e: eventId, p: pluginId, o: origin });
-      return rows.length > 0;
-    });
+    // One statement: the outcome, and the origin told (unless this process is the origin: it settles its own waiters).
+    const rows = await this.db.query(
+      `WITH finished AS (
+         UPDATE host_event_queue SET state = 'done', decision = coalesce(decision, $3), completion = $4, done_at = now()
+          WHERE event_id = $1 AND plugin_id = $2 AND state <> 'done' AND ($6 OR claimed_by = $5) RETURNING event_id)
+       SELECT event_id, CASE WHEN $7::text IS NULL THEN NULL ELSE pg_notify($8, $7) END FROM finished`,
+      [
+        eventId,
+        pluginId,
+        JSON.stringify(decision),
+        JSON.stringify(completion),
+        this.claimer,
+        anyHolder,
+        origin === this.replica && !anyHolder
+          ? null
+          : JSON.stringify({ k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice),
+        QUEUE_CHANNEL,
+      ],
+    );
+    return rows.length > 0;
   }
 
   async get(eventId: string, pluginId: string): Promise<QueuedDelivery | undefined> {
@@ -331,8 +360,16 @@ export class SqlDeliveryQueue {
   }
 
   /** Sends a control request (restart, settings) to the replica holding `pluginId`'s lease. */
-  async control(pluginId: string, to: string, action: ControlAction): Promise<void> {
-    await this.db.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify({ k: 'control', p: pluginId, to, action })]);
+  async control(pluginId: string, to: string, action: ControlAction, answerTo?: { id: string; from: string }): Promise<void> {
+    await this.db.query('SELECT pg_notify($1, $2)', [
+      QUEUE_CHANNEL,
+      JSON.stringify({ k: 'control', p: pluginId, to, action, ...answerTo }),
+    ]);
+  }
+
+  /** Answers a control request (a small JSON value: notifications carry at most 8000 bytes). */
+  async answer(pluginId: string, to: string, id: string, answer: unknown): Promise<void> {
+    await this.db.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify({ k: 'answer', p: pluginId, to, id, answer })]);
   }
 
   /** Forgets final rows beyond the newest `keep` (and their replies): the queue stays bounded. */
@@ -363,8 +400,4 @@ export class SqlDeliveryQueue {
       onReconnect,
     );
   }
-}
-
-async function notify(tx: { query(text: string, params?: unknown[]): Promise<unknown[]> }, n: QueueNotice): Promise<void> {
-  await tx.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify(n)]);
 }
