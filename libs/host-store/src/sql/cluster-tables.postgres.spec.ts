@@ -145,7 +145,13 @@ describe('the delivery queue', () => {
       await q.recordReply(`pr${i}`, 'p.prune', 1);
       if (i < 4) await q.finish(`pr${i}`, 'p.prune', 'one', { accepted: true }, { error: null });
     }
+    // Replies of an HTTP plugin (no queue row): kept while reply windows may be open, then pruned too.
+    await q.recordReply('http-old', 'p.http', 1);
+    await q.recordReply('http-new', 'p.http', 1);
+    await a.query("UPDATE host_event_replies SET at = now() - interval '3 hours' WHERE event_id = 'http-old'");
     await q.prune(0);
+    expect(await q.replies('http-old', 'p.http')).toEqual([]);
+    expect((await q.replies('http-new', 'p.http')).length).toBe(1);
     const left = await a.query<{ event_id: string }>("SELECT event_id FROM host_event_queue WHERE plugin_id = 'p.prune' ORDER BY event_id");
     expect(left.map((r) => r.event_id)).toEqual(['pr4']);
     expect(await q.replies('pr0', 'p.prune')).toEqual([]);

@@ -378,10 +378,13 @@ export class SqlDeliveryQueue {
       `DELETE FROM host_event_queue WHERE state = 'done' AND seq < (SELECT coalesce(max(seq), 0) - $1 FROM host_event_queue) RETURNING event_id`,
       [keep],
     );
-    if (rows.length)
-      await this.db.query(
-        'DELETE FROM host_event_replies r WHERE NOT EXISTS (SELECT 1 FROM host_event_queue q WHERE q.event_id = r.event_id AND q.plugin_id = r.plugin_id)',
-      );
+    // The replies of the rows pruned; and those of HTTP plugins (no queue row), once reply windows are long closed.
+    await this.db.query(
+      `DELETE FROM host_event_replies r WHERE r.event_id = ANY($1::text[])
+          OR (r.at < now() - interval '2 hours'
+              AND NOT EXISTS (SELECT 1 FROM host_event_queue q WHERE q.event_id = r.event_id AND q.plugin_id = r.plugin_id))`,
+      [rows.map((r) => r.event_id)],
+    );
     return rows.length;
   }
 
