@@ -184,6 +184,17 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     ).toBe('running on a');
     expect((await say(a, '/echo after b')).body.outbound).toEqual([expect.objectContaining({ pluginId: ID })]);
 
+    // A reply to an event the plugin was not handed is refused as on one host, and nothing is recorded for it.
+    await expect(
+      a.dispatcher.outbound.send({
+        pluginId: ID,
+        kind: 'reply',
+        eventId: 'not-an-event-of-this-plugin',
+        message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] },
+      }),
+    ).rejects.toMatchObject({ code: 'message.reference.unknown' });
+    expect(await db.query("SELECT 1 FROM host_event_replies WHERE event_id = 'not-an-event-of-this-plugin'")).toEqual([]);
+
     // The database is gone: an event cannot be queued, and its delivery says so (nothing is delivered unrecorded).
     await server.stop();
     const lost = await say(a, '/echo no database');

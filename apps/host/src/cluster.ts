@@ -189,6 +189,8 @@ export class Cluster {
   private async sendRecorded(inner: OutboundSink, request: OutboundRequest): Promise<SendResult> {
     if (request.kind !== 'reply' || request.eventId === undefined) return inner.send(request);
     const { eventId, pluginId } = request;
+    // A reply the host's sink refuses anyway (not this plugin's event, or its window closed) is neither numbered nor recorded.
+    if (this.o.dispatcher().replies.find(pluginId, eventId).status !== 'open') return inner.send(request);
     const key = `${eventId}\u0000${pluginId}`;
     const n = (this.replyCounts.get(key) ?? 0) + 1;
     this.replyCounts.delete(key);
@@ -196,17 +198,15 @@ export class Cluster {
     if (this.replyCounts.size > MAX_REPLY_COUNTERS) this.replyCounts.delete(this.replyCounts.keys().next().value!);
     // Recorded before it is sent: after a takeover, a reply recorded already is not sent again.
     const { fresh, reply } = await this.o.queue.recordReply(eventId, pluginId, n);
+    const found = this.o.dispatcher().replies.find(pluginId, eventId);
     if (!fresh) {
+      // Sent before (or being sent when its replica died): answered as it was recorded, not sent again.
       const before = reply.outbound as OutboundRecord | null;
       if (before?.error) throw new HostError(before.error.code as never, before.error.message);
-      return {
-        accepted: true,
-        ...(before?.messageId ? { messageId: before.messageId } : {}),
-        target: before?.target ?? { type: 'user', id: '' },
-      };
+      const target = before?.target ?? (found.status !== 'unknown' ? { ...found.reference.target } : { type: 'group' as const, id: '' });
+      return { accepted: true, ...(before?.messageId ? { messageId: before.messageId } : {}), target };
     }
     // The provider's sequence number of this reply is the one the database gave it, whichever replica sends.
-    const found = this.o.dispatcher().replies.find(pluginId, eventId);
     if (found.status !== 'unknown') found.reference.sequence = reply.sequence - 1;
     try {
       const result = await inner.send(request);
