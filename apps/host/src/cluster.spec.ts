@@ -6,7 +6,17 @@ import { hostPaths } from '@host/host-core';
 import { ServerDatabase } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { composeHost, type Host } from './compose';
+import AdmZip from 'adm-zip';
 import { stdioFixturePackage } from './fixture-plugins.spec-helper';
+
+/** The fixture plugin with a settings form (it does not take settings.changed: it answers "unknown method"). */
+function withSettings(zip: Buffer): Buffer {
+  const archive = new AdmZip(zip);
+  const manifest = JSON.parse(archive.readAsText('manifest.json'));
+  manifest.settings = { configSchema: { greeting: { type: 'string', label: 'Greeting', defaultValue: 'hi' } } };
+  archive.updateFile('manifest.json', Buffer.from(JSON.stringify(manifest)));
+  return archive.toBuffer();
+}
 
 // Two composed hosts on one PostgreSQL server, with leases renewed every 200 ms for 800 ms: a stdio plugin runs
 // on the replica holding its lease, events taken by the other reach it through the durable queue, stop, start
@@ -90,7 +100,7 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
       .post('/api/plugins/packages')
       .set(auth)
       .field('startAfterInstall', 'true')
-      .attach('package', stdioFixturePackage(ID), 'echo.zip');
+      .attach('package', withSettings(stdioFixturePackage(ID)), 'echo.zip');
     expect(installed.status).toBe(201);
     // a took the lease; b shows the same state and where it runs, and does not run it.
     expect(
@@ -158,6 +168,16 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
         (s) => s === 'running on b',
       ),
     ).toBe('running on b');
+    // Settings saved through a reach the plugin on b, and a answers with what b's plugin made of them.
+    const saved = await request(a.app)
+      .put(`/api/plugins/${ID}/settings`)
+      .set(auth)
+      .send({ values: { greeting: 'hello' } });
+    expect(saved.status).toBe(200);
+    expect(saved.body.delivery).toMatchObject({
+      status: 'restartRequired',
+      message: expect.stringContaining(`${ID} did not take the new settings while running`),
+    });
     // Restarted through a: b restarts it (a new process).
     const pid = b.runtime.status(ID)?.pid;
     expect((await request(a.app).post(`/api/plugins/${ID}/restart`).set(auth)).status).toBe(200);
