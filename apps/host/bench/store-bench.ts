@@ -4,7 +4,11 @@
 //   file        HOST_STORE=file: registry.json, the event log written behind to events.jsonl.
 //   sql         HOST_STORE=sql, embedded (PGlite in the data directory): the event log written behind in batches.
 //   postgres    HOST_STORE=sql on a PostgreSQL server this benchmark starts (initdb into a temporary
-//               directory, loopback): a single host on a server, the store a cluster uses. Left out with --no-postgres.
+//               directory, loopback): cluster mode (docs/operator/cluster.md), this host holding the plugin's
+//               lease, so each event is written to the durable queue and delivered here. Left out with --no-postgres.
+//   replica     a second host on the same database: it does not run the plugin, so each event goes through
+//               the queue to the "postgres" host (notification, claim, delivery, outcome and reply recorded)
+//               and back. postgres and replica against sql give cluster mode's added latency per event.
 //
 // One exchange is POST /api/console/messages "/echo <b>hi</b>" over loopback HTTP (keep-alive) to the composed
 // host, which routes it to the bare stdio fixture plugin (e2e/fixtures/misbehaving-plugin: ACK, reply,
@@ -12,7 +16,7 @@
 // round by round, so a busy moment of the shared machine hits them alike; the table shows medians.
 //
 // Usage: node tools/scripts/ts-run.mjs apps/host/bench/store-bench.ts [--rounds=5] [--events=1000] [--no-postgres]
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -73,17 +77,24 @@ async function post(url: string, path: string, body: unknown, contentType = 'app
   return { status: r.statusCode, json: (await r.body.json()) as Answer };
 }
 
-async function start(name: string, root: string, store: string, databaseUrl?: string): Promise<System> {
+async function start(
+  name: string,
+  root: string,
+  store: string,
+  database?: { url: string; hostKeyFile: string },
+  install = true,
+): Promise<System> {
   const dataDir = mkdtempSync(join(tmpdir(), `store-bench-${name}-`));
   const host = await composeHost({
     paths: hostPaths(dataDir),
     store,
-    storeOptions: databaseUrl ? { databaseUrl, replica: name } : { replica: name },
+    storeOptions: database ? { databaseUrl: database.url, hostKeyFile: database.hostKeyFile, replica: name } : { replica: name },
     adminToken: TOKEN,
     version: '0.0.0-bench',
     log: () => undefined,
     httpHealthCheckMilliseconds: 0,
   });
+  await host.startEnabledPlugins();
   const server = createHostServer(host.app).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -98,8 +109,10 @@ async function start(name: string, root: string, store: string, databaseUrl?: st
     zip,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const installed = await post(url, '/api/plugins/packages', multipart, `multipart/form-data; boundary=${boundary}`);
-  if (installed.status !== 201) throw new Error(`${name}: install failed: ${JSON.stringify(installed.json)}`);
+  if (install) {
+    const installed = await post(url, '/api/plugins/packages', multipart, `multipart/form-data; boundary=${boundary}`);
+    if (installed.status !== 201) throw new Error(`${name}: install failed: ${JSON.stringify(installed.json)}`);
+  }
   return {
     name,
     host,
@@ -161,6 +174,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const root = workspaceRoot();
   let pg: TestPostgres | undefined;
+  let keyDir: string | undefined;
   const systems: System[] = [];
   try {
     systems.push(await start('file', root, 'file'));
@@ -169,7 +183,13 @@ async function main(): Promise<void> {
     const embeddedStart = performance.now() - t0;
     if (args['no-postgres'] === undefined) {
       pg = await startTestPostgres();
-      systems.push(await start('postgres', root, 'sql', await pg.createDatabase('bench')));
+      // Both replicas seal with one host key, as docs/operator/cluster.md sets them up.
+      keyDir = mkdtempSync(join(tmpdir(), 'store-bench-key-'));
+      writeFileSync(join(keyDir, 'host.key'), '6b'.repeat(32) + '\n', { mode: 0o600 });
+      const database = { url: await pg.createDatabase('bench'), hostKeyFile: join(keyDir, 'host.key') };
+      systems.push(await start('postgres', root, 'sql', database));
+      // Joins after the install: the package comes from the package store; the plugin stays where its lease is.
+      systems.push(await start('replica', root, 'sql', database, false));
     }
     // Warm-up: JIT, connections, the plugin's first events.
     for (const s of systems) await load(s, 8, 200);
@@ -211,6 +231,17 @@ async function main(): Promise<void> {
           (s) =>
             `${s.name}/file host CPU per event: c=1 ${((100 * med(s.name, 1, 'cpuMs')) / med('file', 1, 'cpuMs')).toFixed(1)}%, c=32 ${((100 * med(s.name, 32, 'cpuMs')) / med('file', 32, 'cpuMs')).toFixed(1)}%`,
         ),
+      ...systems
+        .filter((s) => s.name === 'postgres' || s.name === 'replica')
+        .map(
+          (s) =>
+            `cluster mode (${s.name === 'postgres' ? 'event taken by the replica running the plugin' : 'event taken by another replica'}) vs single host (sql): ` +
+            CONCURRENCY.map(
+              (c) =>
+                `c=${c} p50 ${med(s.name, c, 'p50').toFixed(3)} vs ${med('sql', c, 'p50').toFixed(3)} ms (+${(med(s.name, c, 'p50') - med('sql', c, 'p50')).toFixed(3)} ms, x${(med(s.name, c, 'p50') / med('sql', c, 'p50')).toFixed(2)}),` +
+                ` p99 ${med(s.name, c, 'p99').toFixed(3)} vs ${med('sql', c, 'p99').toFixed(3)} ms (+${(med(s.name, c, 'p99') - med('sql', c, 'p99')).toFixed(3)} ms, x${(med(s.name, c, 'p99') / med('sql', c, 'p99')).toFixed(2)})`,
+            ).join('; '),
+        ),
       `target: sql/file events/s at least 90% at both concurrencies`,
       `embedded database start with install (first start of a data directory): ${embeddedStart.toFixed(0)} ms; RSS now ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`,
       `exchanges that failed: ${JSON.stringify(Object.fromEntries(systems.map((s) => [s.name, fails(s.name)])))}`,
@@ -219,6 +250,7 @@ async function main(): Promise<void> {
   } finally {
     for (const s of systems) await s.close().catch(() => undefined);
     await pg?.stop();
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
     await agent.close();
   }
 }

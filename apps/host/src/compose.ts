@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Express } from 'express';
-import { KeyedLock, type HostPaths, type PluginLock, type PluginRecord, type RegistryStore } from '@host/host-core';
+import {
+  KeyedLock,
+  type HostPaths,
+  type InvalidPackage,
+  type PluginLock,
+  type PluginRecord,
+  type PluginRuntime,
+  type RegistryStore,
+} from '@host/host-core';
 import {
   adminAppRouter,
   createApp,
@@ -18,6 +26,7 @@ import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } 
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
 import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
+import { Cluster } from './cluster';
 
 /** The conformance worker the build writes beside the host's main (apps/host/tsup.config.ts); absent when run from sources. */
 const DOCTOR_WORKER = join(__dirname, 'doctor-worker.cjs');
@@ -39,6 +48,8 @@ export interface HostOptions {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Test seam: shorter restart delays and deadlines. */
   runtimeTimings?: Partial<RuntimeTimings>;
+  /** Test seam: shorter lease renewal and expiry (several hosts on one PostgreSQL server). */
+  leaseTimings?: { renewMilliseconds?: number; ttlMilliseconds?: number };
   /** Address policy and delivery options of HTTP plugins. */
   http?: Pick<HttpEndpointOptions, 'policy'>;
   /** Interval of HTTP plugin health checks; 0 turns them off. */
@@ -60,6 +71,8 @@ export interface Host {
   dispatcher: Dispatcher;
   qqbotAccounts: QqBotAccounts;
   recovery: RecoveryReport;
+  /** Leases and the durable queue of stdio plugins, when several hosts share a PostgreSQL server. */
+  cluster?: Cluster;
   /** The admin token when this start generated it (print it once). */
   generatedToken?: string;
   /** Starts the stdio plugins the operator left enabled (except those the boot guard holds back). */
@@ -95,10 +108,25 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   const logs = new FollowableLogStore(new FilePluginLogStore(paths));
   const provider = new ConsoleProvider();
   const httpPlugins = new HttpPluginRegistry({ store, locks, logs, ...o.http });
+  // Several hosts on one PostgreSQL server: each stdio plugin runs on the replica holding its lease, and events
+  // reach it through the durable queue wherever they were taken (docs/operator/cluster.md).
+  const cluster: Cluster | undefined = stores.cluster
+    ? new Cluster({
+        ...stores.cluster,
+        store,
+        dispatcher: () => dispatcher,
+        invalid: (): string[] => installer.invalidPackages().map((i: InvalidPackage) => i.pluginId),
+        log: o.log,
+        timings: o.leaseTimings,
+      })
+    : undefined;
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
-    endpoints: () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
+    endpoints: cluster
+      ? () => [...cluster.endpoints(), ...httpPlugins.liveEndpoints()]
+      : () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
     events: new EventLog({ store: stores.events }),
+    ...(cluster ? { outbound: (sink) => cluster.outbound(sink), observeOutbound: (r, out) => cluster.observe(r, out) } : {}),
   });
   dispatcher.providers.register(provider);
   // QQ Bot accounts: from the accounts file and those added through the admin API (kept in the state directory).
@@ -111,18 +139,22 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     paths,
     records: store,
     logs,
-    sink: dispatcher.sink,
+    sink: dispatcher.outbound,
     settings: settingsForInitialize(store, settings),
     hostVersion: o.version,
     timings: o.runtimeTimings,
+    ...(cluster ? { onStatusChange: (id, status) => cluster.statusChanged(id, status) } : {}),
   });
+  if (cluster) cluster.attach(runtime);
+  // What the installer and the admin API start and stop: in a cluster, through the plugin's lease.
+  const lifecycle: PluginRuntime = cluster ? cluster.runtimeFacade() : runtime;
   const installer = new PluginInstaller({
     paths,
     store,
     locks,
     pendingUpdates: stores.pendingUpdates,
     archives: stores.archives,
-    runtime,
+    runtime: lifecycle,
     log: o.log,
     onStep: o.onInstallStep,
   });
@@ -156,6 +188,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
             o.log('warn', `could not follow a change of ${pluginId}: ${e.message}`),
           );
         if (change.kind === 'plugin') void follow(change.pluginId);
+        if (change.kind === 'plugin' || change.kind === 'all') cluster?.pluginChanged();
         if (change.kind === 'all') {
           o.log('warn', "the connection that follows other hosts' changes was lost and made again; reading every plugin again");
           const known = httpPlugins.liveEndpoints().map((e) => e.pluginId);
@@ -163,6 +196,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         }
       })
     : undefined;
+  await cluster?.open();
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
   if (healthEvery > 0) httpPlugins.startHealthChecks(healthEvery);
   const token = await ensureAdminToken(store, { token: o.adminToken, reset: o.resetAdminToken });
@@ -173,7 +207,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     settings,
     installer,
     locks,
-    runtime,
+    runtime: lifecycle,
     logs,
     http: httpPlugins,
     adminTokenHash: token.hash,
@@ -198,11 +232,14 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     dispatcher,
     qqbotAccounts,
     recovery,
+    ...(cluster ? { cluster } : {}),
     generatedToken: token.generated,
     async startEnabledPlugins() {
       // A host killed outright leaves its plugins running; end them before starting them again.
       for (const pid of runtime.reapLeftovers())
         o.log('warn', `ended a plugin process group left running by a previous host process (pid ${pid})`);
+      // In a cluster, a plugin starts on the replica that takes its lease.
+      if (cluster) return cluster.start();
       const enabled = (await store.list()).filter((r: PluginRecord) => r.transport === 'stdio-jsonrpc' && r.enabled);
       await Promise.all(
         enabled.map((r) =>
@@ -217,6 +254,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     },
     async close() {
       await stopWatching?.();
+      await cluster?.close();
       await runtime.dispose();
       await httpPlugins.close();
       await qqbotAccounts.close();

@@ -7,6 +7,8 @@ import {
   openSqlStores,
   type FileImportSummary,
   type PackageArchiveStore,
+  type SqlDeliveryQueue,
+  type SqlLeases,
   type StoreChange,
 } from '@host/host-store';
 import { join } from 'node:path';
@@ -35,6 +37,8 @@ export interface HostStores {
   events: EventLogStore;
   /** Package archives by SHA-256, where every host sharing the store finds them; only the SQL store has them. */
   archives?: PackageArchiveStore;
+  /** Leases and the durable delivery queue of stdio plugins: present when other hosts may share the store. */
+  cluster?: { replica: string; leases: SqlLeases; queue: SqlDeliveryQueue };
   /** What this start imported from the file store's files (SQL store, first start on an existing data directory). */
   imported?: FileImportSummary;
   /** Changes any host sharing the store makes (SQL store); answers the function that stops watching. */
@@ -99,6 +103,9 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         pendingUpdates: stores.pendingUpdates,
         events: stores.events,
         archives: stores.archives,
+        ...(stores.db.kind === 'postgres'
+          ? { cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue } }
+          : {}),
         imported: stores.imported,
         watch: stores.watch,
         close: stores.close,

@@ -33,6 +33,10 @@ export const RuntimeStatusSchema = z.object({
   nextRestartAt: z.string().optional(),
   lastError: z.string().optional(),
   health: z.enum(['healthy', 'degraded', 'unreachable']).optional().describe('HTTP plugins: healthy, degraded or unreachable.'),
+  replica: z
+    .string()
+    .optional()
+    .describe('Several hosts on one PostgreSQL server: the replica (HOST_REPLICA_NAME) that runs this stdio plugin, holding its lease.'),
 });
 export type RuntimeStatusView = z.infer<typeof RuntimeStatusSchema>;
 

@@ -1,9 +1,9 @@
-import type { CompletionOutcome, Delivery, DeliveryOutcome, PluginEndpoint, PluginRouting } from '@host/host-core';
+import type { CompletionOutcome, Delivery, DeliveryOutcome, OutboundSink, PluginEndpoint, PluginRouting } from '@host/host-core';
 import { DELIVERY_ERRORS, RUNTIME_DEFAULTS, type DeliveryErrorCode, type MessageEvent } from '@host/protocol';
 import type { RendererRegistry } from '@host/messages';
 import { EventLog, type DeliveryRecord, type EventRecord } from './event-log';
 import { IsoTimeCache } from './iso-time';
-import { HostOutboundSink } from './outbound-sink';
+import { HostOutboundSink, type OutboundSinkOptions } from './outbound-sink';
 import { DEFAULT_CONCURRENCY, PluginQueue } from './plugin-queue';
 import { ProviderRegistry } from './provider';
 import { ReplyReferences } from './reply-references';
@@ -20,6 +20,13 @@ export interface DispatcherOptions {
   /** ACK timeout when the endpoint's routing sets none. */
   requestTimeoutMilliseconds?: number;
   now?: () => number;
+  /**
+   * What endpoints get to send replies through: the host's sink as is
+   * (default), or a wrapper of it (replicas record each reply before it is sent).
+   */
+  outbound?: (sink: HostOutboundSink) => OutboundSink;
+  /** See OutboundSinkOptions.observe. */
+  observeOutbound?: OutboundSinkOptions['observe'];
 }
 
 type Failure = { code: DeliveryErrorCode; message: string };
@@ -46,6 +53,8 @@ export class Dispatcher {
   readonly replies: ReplyReferences;
   readonly providers: ProviderRegistry;
   readonly sink: HostOutboundSink;
+  /** The sink endpoints send through: `sink`, or the wrapper of `DispatcherOptions.outbound`. */
+  readonly outbound: OutboundSink;
   private readonly queues = new Map<string, PluginQueue>();
   private readonly timeout: number;
   private readonly clock = new IsoTimeCache();
@@ -64,7 +73,9 @@ export class Dispatcher {
       permissionsOf: (id) => this.routingOf(id)?.permissions,
       ...(o.renderers ? { renderers: o.renderers } : {}),
       ...(o.now ? { now: o.now } : {}),
+      ...(o.observeOutbound ? { observe: o.observeOutbound } : {}),
     });
+    this.outbound = o.outbound ? o.outbound(this.sink) : this.sink;
   }
 
   routingOf(pluginId: string): PluginRouting | undefined {
@@ -137,7 +148,42 @@ export class Dispatcher {
     return this.incomplete.get(eventId) ?? Promise.resolve(this.events.get(eventId));
   }
 
-  private deliverTo(record: EventRecord, r: Recipient, base: MessageEvent): Handed {
+  /**
+   * Delivers one event to one endpoint outside routing: a delivery the replica
+   * holding a stdio plugin's lease took from the durable queue (another
+   * replica routed the event and keeps its record). The plugin's queue limits,
+   * reply permission, ACK timeout and handler deadline apply as in routing;
+   * the event is not added to this host's event log. `finished` resolves with
+   * the delivery's record once the plugin's slot is free.
+   */
+  deliverDirect(endpoint: PluginEndpoint, event: MessageEvent): { decided: Promise<DeliveryOutcome>; finished: Promise<DeliveryRecord> } {
+    const base = event.command === undefined ? event : withoutCommand(event);
+    const record: EventRecord = {
+      eventId: event.eventId,
+      source: event.source,
+      receivedAt: this.clock.at(Date.now()),
+      routedAt: null,
+      completedAt: null,
+      event: base,
+      recipients: [endpoint.pluginId],
+      deliveries: [],
+      outbound: [],
+      interceptedBy: null,
+      replySequence: 0,
+    };
+    const recipient: Recipient = {
+      endpoint,
+      routing: endpoint.routing(),
+      ...(event.command ? { command: event.command } : {}),
+      priority: 0,
+    };
+    // Its own queue key: the routing side of this host may hold a slot of the plugin's queued endpoint meanwhile.
+    const handed = this.deliverTo(record, recipient, base, { queueKey: `\u0000direct:${endpoint.pluginId}`, detached: true });
+    return { decided: handed.decided, finished: handed.finished.then(() => record.deliveries[0]!) };
+  }
+
+  private deliverTo(record: EventRecord, r: Recipient, base: MessageEvent, how: { queueKey?: string; detached?: boolean } = {}): Handed {
+    const publish = how.detached ? () => undefined : () => this.events.publish({ type: 'delivery', record });
     const { endpoint, routing } = r;
     const pluginId = endpoint.pluginId;
     const delivery: DeliveryRecord = {
@@ -170,7 +216,7 @@ export class Dispatcher {
       if (outcome.notice) delivery.notice = outcome.notice;
       delivery.durationMs = performance.now() - started;
       delivery.state = outcome.accepted ? 'running' : outcome.error ? 'failed' : 'declined';
-      this.events.publish({ type: 'delivery', record });
+      publish();
       resolveDecided(intercepted === outcome.intercepted ? outcome : { ...outcome, intercepted });
     };
     const fail = (f: Failure): DeliveryOutcome => ({
@@ -181,13 +227,13 @@ export class Dispatcher {
       durationMs: performance.now() - started,
     });
     const event: MessageEvent = r.command ? { ...base, command: r.command } : base;
-    const finished = this.queueOf(pluginId, routing).submit(
+    const finished = this.queueOf(how.queueKey ?? pluginId, routing).submit(
       () => {
         delivery.sent = true;
         delivery.state = 'sent';
         // From here on the plugin may answer the event, for as long as the provider allows.
         this.replies.allow(base, pluginId);
-        return this.run(endpoint, routing, event, record, delivery, decide, fail);
+        return this.run(endpoint, routing, event, delivery, decide, fail, publish);
       },
       (why) => decide(fail(failure(why))),
     );
@@ -204,14 +250,14 @@ export class Dispatcher {
     endpoint: PluginEndpoint,
     routing: PluginRouting,
     event: MessageEvent,
-    record: EventRecord,
     delivery: DeliveryRecord,
     decide: (outcome: DeliveryOutcome) => void,
     fail: (f: Failure) => DeliveryOutcome,
+    publish: () => void,
   ): Promise<void> {
     let handle: Delivery;
     try {
-      handle = endpoint.deliver(event, this.sink);
+      handle = endpoint.deliver(event, this.outbound);
     } catch (e) {
       decide(fail(failure('delivery.failed', e instanceof Error ? e.message : String(e))));
       return Promise.resolve();
@@ -234,7 +280,7 @@ export class Dispatcher {
             durationMs: completion.durationMs ?? performance.now() - sentAt,
           };
           if (delivery.state === 'running') delivery.state = completion.error ? 'failed' : 'completed';
-          this.events.publish({ type: 'delivery', record });
+          publish();
         }
         release();
       };

@@ -15,6 +15,8 @@ export interface OutboundSinkOptions {
   permissionsOf: (pluginId: string) => readonly Permission[] | undefined;
   renderers?: RendererRegistry;
   now?: () => number;
+  /** Called with what became of each request as it is recorded (replicas keep it with the reply). */
+  observe?: (request: OutboundRequest, outbound: OutboundRecord) => void;
 }
 
 /** Outbound messages kept per event record. */
@@ -228,6 +230,7 @@ export class HostOutboundSink implements OutboundSink {
       at: this.clock.at(this.now()),
       error: result.error,
     };
+    this.o.observe?.(request, outbound);
     if (record) {
       // Bounded like the rest of the event log, whatever a plugin sends.
       if (record.outbound.length < MAX_OUTBOUND_PER_EVENT) record.outbound.push(outbound);

@@ -7,4 +7,5 @@ export * from './sql-settings-store';
 export * from './sql-pending-update-store';
 export * from './sql-event-log-store';
 export * from './package-archive-store';
+export * from './cluster-tables';
 export * from './open-sql-stores';

@@ -57,6 +57,47 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'plugin leases, the delivery queue and recorded replies (replicas)',
+    sql: `
+      CREATE TABLE host_plugin_leases (
+        plugin_id  text PRIMARY KEY,
+        holder     text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        status     jsonb,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE SEQUENCE host_event_queue_seq;
+      CREATE TABLE host_event_queue (
+        event_id   text NOT NULL,
+        plugin_id  text NOT NULL,
+        seq        bigint NOT NULL DEFAULT nextval('host_event_queue_seq'),
+        origin     text NOT NULL,
+        event      jsonb NOT NULL,
+        state      text NOT NULL CHECK (state IN ('pending', 'claimed', 'decided', 'done')),
+        claimed_by text,
+        attempts   integer NOT NULL DEFAULT 0,
+        decision   jsonb,
+        completion jsonb,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        done_at    timestamptz,
+        PRIMARY KEY (event_id, plugin_id)
+      );
+      CREATE INDEX host_event_queue_open ON host_event_queue (plugin_id, seq) WHERE state <> 'done';
+      CREATE INDEX host_event_queue_by_seq ON host_event_queue (seq);
+      CREATE TABLE host_event_replies (
+        event_id  text NOT NULL,
+        plugin_id text NOT NULL,
+        n         integer NOT NULL,
+        sequence  integer NOT NULL,
+        outbound  jsonb,
+        at        timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (event_id, plugin_id, n),
+        UNIQUE (event_id, sequence)
+      );
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */

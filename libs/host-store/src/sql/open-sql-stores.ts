@@ -10,6 +10,7 @@ import { watchChanges, type StoreChange } from './changes';
 import { describeDatabaseUrl, EmbeddedDatabase, ServerDatabase, type SqlDatabase } from './database';
 import { migrate } from './migrations';
 import { SqlPackageArchiveStore } from './package-archive-store';
+import { SqlDeliveryQueue, SqlLeases } from './cluster-tables';
 import { HostKeyMismatchError, loadHostKey, type SecretBox } from './secret-box';
 import { SqlEventLogStore } from './sql-event-log-store';
 import { SqlPendingUpdateStore } from './sql-pending-update-store';
@@ -61,6 +62,10 @@ export interface SqlStores {
   pendingUpdates: SqlPendingUpdateStore;
   events: SqlEventLogStore;
   archives: SqlPackageArchiveStore;
+  /** Which replica runs each stdio plugin (used when several hosts share a PostgreSQL server). */
+  leases: SqlLeases;
+  /** The durable delivery queue of stdio plugins (idem). */
+  queue: SqlDeliveryQueue;
   /** What this start imported from the data directory's files, if it did. */
   imported: FileImportSummary | undefined;
   /** Calls `onChange` for every change any host sharing the database makes; answers the function that stops it. */
@@ -104,6 +109,8 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       pendingUpdates,
       events,
       archives: new SqlPackageArchiveStore(db),
+      leases: new SqlLeases(db, o.replica ?? 'host'),
+      queue: new SqlDeliveryQueue(db, o.replica ?? 'host'),
       imported,
       watch: (onChange) => watchChanges(db, onChange),
       close: async () => {

@@ -1,0 +1,230 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { hostPaths } from '@host/host-core';
+import { ServerDatabase } from '@host/host-store';
+import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
+import { composeHost, type Host } from './compose';
+import AdmZip from 'adm-zip';
+import { stdioFixturePackage } from './fixture-plugins.spec-helper';
+
+/** The fixture plugin with a settings form (it does not take settings.changed: it answers "unknown method"). */
+function withSettings(zip: Buffer): Buffer {
+  const archive = new AdmZip(zip);
+  const manifest = JSON.parse(archive.readAsText('manifest.json'));
+  manifest.settings = { configSchema: { greeting: { type: 'string', label: 'Greeting', defaultValue: 'hi' } } };
+  archive.updateFile('manifest.json', Buffer.from(JSON.stringify(manifest)));
+  return archive.toBuffer();
+}
+
+// Two composed hosts on one PostgreSQL server, with leases renewed every 200 ms for 800 ms: a stdio plugin runs
+// on the replica holding its lease, events taken by the other reach it through the durable queue, stop, start
+// and restart go to the replica that runs it, and a replica that stops hands its plugins to the other.
+const TOKEN = 'cluster-test-token-0123456789abcdef0123456';
+const auth = { Authorization: `Bearer ${TOKEN}` };
+const ID = 'com.example.leased';
+const quiet = { log: () => undefined, httpHealthCheckMilliseconds: 0, runtimeTimings: { pingIntervalMilliseconds: 0 } };
+
+const say = (host: Host, text: string) =>
+  request(host.app)
+    .post('/api/console/messages')
+    .set(auth)
+    .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ann' }, text });
+
+async function within<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > until) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const pluginOf = async (host: Host) =>
+  (await request(host.app).get(`/api/plugins/${ID}`).set(auth)).body.plugin as {
+    state: string;
+    enabled: boolean;
+    runtime?: { replica?: string; pid?: number };
+  };
+const whereRunning = async (host: Host) => {
+  const p = await pluginOf(host);
+  return `${p.state}${p.runtime?.replica ? ` on ${p.runtime.replica}` : ''}`;
+};
+
+describe('two composed hosts on one PostgreSQL server, with leases', () => {
+  let server: TestPostgres;
+  let db: ServerDatabase;
+  let url: string;
+  const dirs: string[] = [];
+  const hosts: Host[] = [];
+  let keyFile: string;
+
+  const open = async (replica: string) => {
+    const dir = mkdtempSync(join(tmpdir(), `cluster-${replica}-`));
+    dirs.push(dir);
+    const host = await composeHost({
+      paths: hostPaths(dir),
+      store: 'sql',
+      storeOptions: { databaseUrl: url, hostKeyFile: keyFile, replica },
+      adminToken: TOKEN,
+      version: '0.0.0-test',
+      leaseTimings: { renewMilliseconds: 200, ttlMilliseconds: 800 },
+      ...quiet,
+    });
+    hosts.push(host);
+    await host.startEnabledPlugins();
+    return host;
+  };
+
+  beforeAll(async () => {
+    server = await startTestPostgres();
+    url = await server.createDatabase('leases');
+    keyFile = join(mkdtempSync(join(tmpdir(), 'cluster-key-')), 'host.key');
+    dirs.push(join(keyFile, '..'));
+    writeFileSync(keyFile, 'cd'.repeat(32) + '\n', { mode: 0o600 });
+    db = await ServerDatabase.open(url);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const h of hosts) await h.close().catch(() => undefined);
+    await db?.close();
+    await server?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('run a plugin on one replica, deliver to it from the other, and move it when its replica stops', async () => {
+    const a = await open('a');
+    const b = await open('b');
+    const installed = await request(a.app)
+      .post('/api/plugins/packages')
+      .set(auth)
+      .field('startAfterInstall', 'true')
+      .attach('package', withSettings(stdioFixturePackage(ID)), 'echo.zip');
+    expect(installed.status).toBe(201);
+    // a took the lease; b shows the same state and where it runs, and does not run it.
+    expect(
+      await within(
+        2000,
+        () => whereRunning(b),
+        (s) => s === 'running on a',
+      ),
+    ).toBe('running on a');
+    expect(await whereRunning(a)).toBe('running on a');
+    expect(b.runtime.isRunning(ID)).toBe(false);
+
+    // An event taken by b: queued, delivered on a, answered through b with the plugin's one reply.
+    const fromB = await say(b, '/echo via b');
+    expect(fromB.body.deliveries).toEqual([expect.objectContaining({ pluginId: ID, accepted: true, state: 'completed' })]);
+    expect(fromB.body.outbound).toEqual([
+      expect.objectContaining({
+        pluginId: ID,
+        body: expect.objectContaining({ markdown: { content: '<qqbot-at-user id="u1" /> via b' } }),
+      }),
+    ]);
+    const row = await db.query<{ state: string; origin: string; claimed_by: string }>(
+      'SELECT state, origin, claimed_by FROM host_event_queue WHERE event_id = $1',
+      [fromB.body.eventId],
+    );
+    expect(row).toEqual([{ state: 'done', origin: 'b', claimed_by: expect.stringMatching(/^a\//) }]);
+    // An event taken by a itself is queued too (claimed at once) and answered as on one host.
+    expect((await say(a, '/echo on a')).body.outbound).toEqual([expect.objectContaining({ pluginId: ID })]);
+
+    // The same event taken by both (a provider retrying through another replica): delivered once, one reply.
+    const consoleEvent = (await say(b, '/echo twice')).body.eventId as string;
+    const same = b.dispatcher.events.get(consoleEvent)!.event;
+    const again = await a.dispatcher.dispatch({ ...same });
+    await a.dispatcher.whenCompleted(again.eventId);
+    const rows = await db.query<{ attempts: number }>('SELECT attempts FROM host_event_queue WHERE event_id = $1', [consoleEvent]);
+    expect(rows).toEqual([{ attempts: 1 }]);
+    const replies = await db.query<{ n: number }>('SELECT n FROM host_event_replies WHERE event_id = $1', [consoleEvent]);
+    expect(replies).toEqual([{ n: 1 }]);
+
+    // Stopped through b: a stops it and gives the lease up; both agree; it is disabled.
+    const stopped = await request(b.app).post(`/api/plugins/${ID}/stop`).set(auth);
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.plugin).toMatchObject({ state: 'stopped', enabled: false });
+    expect(a.runtime.isRunning(ID)).toBe(false);
+    expect(
+      await within(
+        1000,
+        () => whereRunning(a),
+        (s) => s === 'stopped',
+      ),
+    ).toBe('stopped');
+    // Nobody takes it while it is disabled.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect([a.runtime.isRunning(ID), b.runtime.isRunning(ID)]).toEqual([false, false]);
+
+    // Started through b: b runs it now.
+    expect((await request(b.app).post(`/api/plugins/${ID}/start`).set(auth)).body.plugin).toMatchObject({
+      state: 'running',
+      runtime: { replica: 'b' },
+    });
+    expect(
+      await within(
+        1000,
+        () => whereRunning(a),
+        (s) => s === 'running on b',
+      ),
+    ).toBe('running on b');
+    // Settings saved through a reach the plugin on b, and a answers with what b's plugin made of them.
+    const saved = await request(a.app)
+      .put(`/api/plugins/${ID}/settings`)
+      .set(auth)
+      .send({ values: { greeting: 'hello' } });
+    expect(saved.status).toBe(200);
+    expect(saved.body.delivery).toMatchObject({
+      status: 'restartRequired',
+      message: expect.stringContaining(`${ID} did not take the new settings while running`),
+    });
+    // Restarted through a: b restarts it (a new process).
+    const pid = b.runtime.status(ID)?.pid;
+    expect((await request(a.app).post(`/api/plugins/${ID}/restart`).set(auth)).status).toBe(200);
+    expect(
+      await within(
+        3000,
+        async () => b.runtime.status(ID),
+        (s) => s?.state === 'running' && s.pid !== pid,
+      ),
+    ).toMatchObject({
+      state: 'running',
+    });
+    expect(a.runtime.isRunning(ID)).toBe(false);
+
+    // b stops (as on SIGTERM): it gives its leases up and a takes the plugin over, then answers a's events.
+    await b.close();
+    hosts.splice(hosts.indexOf(b), 1);
+    expect(
+      await within(
+        3000,
+        () => whereRunning(a),
+        (s) => s === 'running on a',
+      ),
+    ).toBe('running on a');
+    expect((await say(a, '/echo after b')).body.outbound).toEqual([expect.objectContaining({ pluginId: ID })]);
+
+    // A reply to an event the plugin was not handed is refused as on one host, and nothing is recorded for it.
+    await expect(
+      a.dispatcher.outbound.send({
+        pluginId: ID,
+        kind: 'reply',
+        eventId: 'not-an-event-of-this-plugin',
+        message: { format: 'text', parts: [{ type: 'text', text: 'hi' }] },
+      }),
+    ).rejects.toMatchObject({ code: 'message.reference.unknown' });
+    expect(await db.query("SELECT 1 FROM host_event_replies WHERE event_id = 'not-an-event-of-this-plugin'")).toEqual([]);
+
+    // The database is gone: an event cannot be queued, and its delivery says so (nothing is delivered unrecorded).
+    await server.stop();
+    const lost = await say(a, '/echo no database');
+    expect(lost.status).toBe(200);
+    expect(lost.body.deliveries).toEqual([
+      expect.objectContaining({
+        pluginId: ID,
+        accepted: false,
+        error: { code: 'delivery.failed', message: expect.stringMatching(/^the event could not be queued for com\.example\.leased: /) },
+      }),
+    ]);
+  }, 60_000);
+});

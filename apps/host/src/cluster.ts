@@ -1,0 +1,718 @@
+import { randomUUID } from 'node:crypto';
+import {
+  HostError,
+  type CompletionOutcome,
+  type Delivery,
+  type DeliveryOutcome,
+  type OutboundRequest,
+  type OutboundSink,
+  type PluginEndpoint,
+  type PluginRouting,
+  type PluginRuntime,
+  type RegistryStore,
+  type RuntimeStatus,
+  type SettingsDelivery,
+  type StdioPluginRecord,
+  type StopReason,
+} from '@host/host-core';
+import type { DeliveryRecord, Dispatcher, OutboundRecord } from '@host/host-dispatch';
+import {
+  LEASE_TIMINGS,
+  type PluginLease,
+  type QueuedDelivery,
+  type QueueNotice,
+  type SqlDeliveryQueue,
+  type SqlLeases,
+} from '@host/host-store';
+import type { StdioPluginRuntime } from '@host/host-runtime';
+import { RUNTIME_DEFAULTS, type MessageEvent, type SendResult } from '@host/protocol';
+
+export interface ClusterOptions {
+  replica: string;
+  leases: SqlLeases;
+  queue: SqlDeliveryQueue;
+  store: RegistryStore;
+  /** The local runtime; given with {@link Cluster.attach} when it is made after the cluster. */
+  runtime?: StdioPluginRuntime;
+  /** Set once the dispatcher exists (it needs the cluster's endpoints and sink first). */
+  dispatcher: () => Dispatcher;
+  /** Plugins whose package does not validate here: never started. */
+  invalid: () => readonly string[];
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  timings?: { renewMilliseconds?: number; ttlMilliseconds?: number };
+  /** Final queue rows kept (older ones are pruned with their replies). */
+  keepFinished?: number;
+}
+
+/** Replies of one (event, plugin) counted at most, to number them; oldest dropped beyond it. */
+const MAX_REPLY_COUNTERS = 10_000;
+/** How long an origin waits for a queued delivery's row before it reads it again (lost notifications). */
+const RECHECK_MILLISECONDS = 2_000;
+
+interface Waiter {
+  eventId: string;
+  pluginId: string;
+  since: number;
+  decided: boolean;
+  decide: (o: DeliveryOutcome) => void;
+  complete: (c: CompletionOutcome) => void;
+  /** Whether this process delivered it itself (its replies are in the event's record already). */
+  local: boolean;
+  /** The final row was read: its replies are being copied (a notice and a re-read may both find it). */
+  finishing?: boolean;
+}
+
+/**
+ * Several hosts on one PostgreSQL server (docs/operator/cluster.md): each
+ * enabled stdio plugin runs on the one replica that holds its lease, and
+ * every event for it goes through the durable queue, whichever replica took
+ * it. This class is the replica's part of that:
+ * - the lease round (every 3 s): takes free or expired leases of enabled
+ *   plugins and starts them, renews its own, stops plugins whose lease it lost
+ *   or which were disabled or removed, and releases those leases;
+ * - the queued endpoints the dispatcher routes to: one per enabled stdio
+ *   plugin, wherever it runs; delivering writes the (event, plugin) row and
+ *   waits for its decision and completion;
+ * - the worker: claims rows of the plugins it holds and delivers them to the
+ *   local process, recording decision and completion;
+ * - the reply recorder: each reply is recorded before it is sent, so a
+ *   delivery repeated after a takeover does not send it again;
+ * - the runtime the admin API acts on: start takes the lease, stop, restart
+ *   and settings go to the replica that holds it; the status shows it.
+ */
+export class Cluster {
+  private readonly renewMs: number;
+  private readonly ttlMs: number;
+  /** Plugins whose lease this replica holds (as of its last round). */
+  private readonly held = new Set<string>();
+  /** Every lease as last read, by plugin. */
+  private leases = new Map<string, PluginLease>();
+  /** Enabled stdio plugins as last read, by plugin. */
+  private records = new Map<string, StdioPluginRecord>();
+  private readonly endpointsById = new Map<string, QueuedEndpoint>();
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly inflight = new Map<string, number>();
+  private readonly pumping = new Set<string>();
+  private readonly pumpAgain = new Set<string>();
+  private readonly replyCounts = new Map<string, number>();
+  private readonly observed = new WeakMap<OutboundRequest, OutboundRecord>();
+  /** Control requests this replica waits for an answer to, by id. */
+  private readonly answers = new Map<string, (answer: unknown) => void>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopWatching: (() => Promise<void>) | undefined;
+  private round: Promise<void> = Promise.resolve();
+  private roundAgain = false;
+  private firstRound = true;
+  private stopped = false;
+  private rounds = 0;
+  private takeOver = false;
+  /** Plugins an operator started here just now, by when: kept while the record says `enabled` (written right after). */
+  private readonly startedHere = new Map<string, number>();
+
+  private rtValue: StdioPluginRuntime | undefined;
+
+  constructor(private readonly o: ClusterOptions) {
+    this.rtValue = o.runtime;
+    this.renewMs = o.timings?.renewMilliseconds ?? LEASE_TIMINGS.renewMilliseconds;
+    this.ttlMs = o.timings?.ttlMilliseconds ?? LEASE_TIMINGS.ttlMilliseconds;
+  }
+
+  /** Gives the local runtime (made after the dispatcher, which needs the cluster first). */
+  attach(runtime: StdioPluginRuntime): void {
+    this.rtValue = runtime;
+  }
+
+  private get rt(): StdioPluginRuntime {
+    if (!this.rtValue) throw new Error('The cluster has no runtime attached.');
+    return this.rtValue;
+  }
+
+  get replica(): string {
+    return this.o.replica;
+  }
+
+  /**
+   * Reads the plugins and leases, listens to the queue and starts the lease
+   * rounds: from here on, events are routed and the leases this replica takes
+   * (an operator's start) are renewed.
+   */
+  async open(): Promise<void> {
+    this.stopWatching = await this.o.queue.watch(
+      (n) => this.onNotice(n),
+      () => void this.recheck(0),
+    );
+    await this.runRound();
+    this.timer = setInterval(() => void this.runRound(), this.renewMs);
+    this.timer.unref();
+  }
+
+  /** Lets the rounds take free and expired leases of enabled plugins (the host's start of its plugins). */
+  async start(): Promise<void> {
+    this.takeOver = true;
+    await this.runRound();
+  }
+
+  /** A change of a plugin's record (any replica): a lease round soon, so enable, disable and removal act at once. */
+  pluginChanged(): void {
+    void this.runRound();
+  }
+
+  /** Stops the rounds, the plugins it runs, and gives their leases up for another replica to take at once. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.round.catch(() => undefined);
+    await this.stopWatching?.();
+    await this.rt.stopAll('hostShutdown');
+    // Given up at once: another replica takes the plugins over at its next round.
+    for (const id of this.held) await this.o.leases.release(id).catch(() => undefined);
+    this.held.clear();
+  }
+
+  // ---- the dispatcher's side ----
+
+  /** One endpoint per enabled stdio plugin, wherever it runs. */
+  endpoints(): Iterable<PluginEndpoint> {
+    return this.endpointsById.values();
+  }
+
+  /** Wraps the host's sink: replies are numbered and recorded before they are sent. */
+  outbound(inner: OutboundSink): OutboundSink {
+    return { send: (request) => this.sendRecorded(inner, request) };
+  }
+
+  /** Keeps what the host's sink recorded of a request, for the reply's row. */
+  observe(request: OutboundRequest, outbound: OutboundRecord): void {
+    this.observed.set(request, outbound);
+  }
+
+  private async sendRecorded(inner: OutboundSink, request: OutboundRequest): Promise<SendResult> {
+    if (request.kind !== 'reply' || request.eventId === undefined) return inner.send(request);
+    const { eventId, pluginId } = request;
+    // A reply the host's sink refuses anyway (not this plugin's event, or its window closed) is neither numbered nor recorded.
+    if (this.o.dispatcher().replies.find(pluginId, eventId).status !== 'open') return inner.send(request);
+    const key = `${eventId}\u0000${pluginId}`;
+    const n = (this.replyCounts.get(key) ?? 0) + 1;
+    this.replyCounts.delete(key);
+    this.replyCounts.set(key, n);
+    if (this.replyCounts.size > MAX_REPLY_COUNTERS) this.replyCounts.delete(this.replyCounts.keys().next().value!);
+    // Recorded before it is sent: after a takeover, a reply recorded already is not sent again.
+    const { fresh, reply } = await this.o.queue.recordReply(eventId, pluginId, n);
+    const found = this.o.dispatcher().replies.find(pluginId, eventId);
+    if (!fresh) {
+      // Sent before (or being sent when its replica died): answered as it was recorded, not sent again.
+      const before = reply.outbound as OutboundRecord | null;
+      if (before?.error) throw new HostError(before.error.code as never, before.error.message);
+      const target = before?.target ?? (found.status !== 'unknown' ? { ...found.reference.target } : { type: 'group' as const, id: '' });
+      return { accepted: true, ...(before?.messageId ? { messageId: before.messageId } : {}), target };
+    }
+    // The provider's sequence number of this reply is the one the database gave it, whichever replica sends.
+    if (found.status !== 'unknown') found.reference.sequence = reply.sequence - 1;
+    try {
+      const result = await inner.send(request);
+      await this.o.queue.noteReply(eventId, pluginId, n, this.observed.get(request) ?? null).catch(() => undefined);
+      return result;
+    } catch (e) {
+      await this.o.queue.noteReply(eventId, pluginId, n, this.observed.get(request) ?? null).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Queues `event` for `pluginId` and follows the row to its decision and completion. */
+  deliverQueued(pluginId: string, event: MessageEvent): Delivery {
+    let decide!: (o: DeliveryOutcome) => void;
+    let complete!: (c: CompletionOutcome) => void;
+    const decision = new Promise<DeliveryOutcome>((r) => (decide = r));
+    const completion = new Promise<CompletionOutcome>((r) => (complete = r));
+    const started = performance.now();
+    const key = `${event.eventId}\u0000${pluginId}`;
+    const fail = (message: string): void => {
+      this.waiters.delete(key);
+      decide({
+        pluginId,
+        accepted: false,
+        intercepted: false,
+        error: { code: 'delivery.failed', message },
+        durationMs: performance.now() - started,
+      });
+      complete({ error: null });
+    };
+    const waiter: Waiter = {
+      eventId: event.eventId,
+      pluginId,
+      since: Date.now(),
+      decided: false,
+      local: false,
+      decide: (o) => {
+        if (waiter.decided) return;
+        waiter.decided = true;
+        decide(o);
+      },
+      complete: (c) => {
+        this.waiters.delete(key);
+        complete(c);
+      },
+    };
+    this.waiters.set(key, waiter);
+    const local = this.localEndpoint(pluginId);
+    void (async () => {
+      try {
+        if (local) {
+          // This replica runs the plugin: the row is written claimed by it, and delivered here at once.
+          if (await this.o.queue.enqueue(event.eventId, pluginId, event, true)) {
+            waiter.local = true;
+            this.deliverRow(local, { eventId: event.eventId, pluginId, origin: this.o.replica, event }, waiter);
+          }
+        } else {
+          await this.o.queue.enqueue(event.eventId, pluginId, event);
+        }
+      } catch (e) {
+        fail(`the event could not be queued for ${pluginId}: ${(e as Error).message}`);
+      }
+    })();
+    return {
+      decision,
+      completion,
+      cancel: (reason) => {
+        // The origin stopped waiting: a row nobody has claimed yet is made final with that outcome.
+        if (waiter.local || !this.waiters.has(key)) return;
+        const error = {
+          code: reason === 'ackTimeout' ? 'delivery.timeout' : 'delivery.deadline',
+          message: `no replica delivered the event to ${pluginId} in time (${reason})`,
+        };
+        void this.o.queue
+          .finish(
+            event.eventId,
+            pluginId,
+            this.o.replica,
+            { pluginId, accepted: false, intercepted: false, error, durationMs: 0 },
+            { error },
+            true,
+          )
+          .catch(() => undefined);
+      },
+    };
+  }
+
+  // ---- the admin API's side ----
+
+  /** The runtime the admin API and the installer act on. */
+  runtimeFacade(): PluginRuntime {
+    const rt = this.rt;
+    return {
+      start: async (id) => {
+        if (!this.held.has(id)) {
+          // Taken unless another replica runs it: then it stays there.
+          const lease = this.leases.get(id) ?? (await this.readLease(id));
+          const elsewhere = lease?.live && lease.holder !== '' && lease.holder !== this.o.replica;
+          const got = await this.o.leases.acquire([id], !elsewhere);
+          if (!got.includes(id)) return this.status(id) ?? { state: 'starting', crashCount: 0 };
+          this.held.add(id);
+          this.o.log('info', `cluster: took the lease of ${id}; starting it on ${this.o.replica}`);
+        }
+        this.startedHere.set(id, Date.now());
+        const status = this.withReplica(await rt.start(id));
+        await this.refreshEndpoints().catch(() => undefined);
+        return status;
+      },
+      stop: async (id, reason?: StopReason) => {
+        if (!this.held.has(id)) {
+          // The replica running it stops it; answered once it did (or after its stop grace).
+          const lease = await this.readLease(id);
+          if (!lease?.live || lease.holder === '' || (reason !== undefined && reason !== 'operator'))
+            return this.status(id) ?? rt.stop(id, reason);
+          await this.o.queue.control(id, lease.holder, 'stop');
+          const deadline = Date.now() + RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000;
+          while (Date.now() < deadline && (await this.readLease(id))?.holder === lease.holder) await sleep(100);
+          return this.status(id) ?? { state: 'stopped', crashCount: 0 };
+        }
+        // An operator's stop gives the lease up; an update's stop keeps it (the plugin starts again here).
+        if (reason === undefined || reason === 'operator') return this.stopHere(id);
+        return this.withReplica(await rt.stop(id, reason));
+      },
+      restart: async (id) => {
+        if (this.held.has(id)) return this.withReplica(await rt.restart(id));
+        const lease = this.leases.get(id);
+        if (lease?.live && lease.holder !== '') await this.o.queue.control(id, lease.holder, 'restart');
+        else return this.runtimeFacade().start(id);
+        return this.status(id) ?? { state: 'starting', crashCount: 0 };
+      },
+      status: (id) => this.status(id),
+      isRunning: (id) => this.held.has(id) && rt.isRunning(id),
+      applySettings: async (id): Promise<SettingsDelivery> => {
+        if (this.held.has(id)) return rt.applySettings(id);
+        const lease = this.leases.get(id);
+        if (!lease?.live || lease.holder === '') return rt.applySettings(id);
+        // The replica running it gives the plugin its settings and answers what became of them.
+        const answerId = randomUUID();
+        const answered = new Promise<SettingsDelivery | undefined>((resolve) => {
+          const timer = setTimeout(() => resolve(undefined), RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000);
+          this.answers.set(answerId, (a) => {
+            clearTimeout(timer);
+            resolve(a as SettingsDelivery);
+          });
+        });
+        await this.o.queue.control(id, lease.holder, 'settings', { id: answerId, from: this.o.replica });
+        const delivery = await answered.finally(() => this.answers.delete(answerId));
+        return (
+          delivery ?? {
+            status: 'restartRequired',
+            message: `${id} runs on replica ${lease.holder}, which did not say whether it took the new settings; restart ${id} (POST /api/plugins/${id}/restart) to apply them.`,
+          }
+        );
+      },
+      stopAll: (reason) => rt.stopAll(reason),
+    };
+  }
+
+  /** An operator's stop of a plugin this replica runs: stopped, and the lease given up with a hold (see SqlLeases.release). */
+  private async stopHere(id: string): Promise<RuntimeStatus> {
+    const status = await this.rt.stop(id, 'operator');
+    this.held.delete(id);
+    this.startedHere.delete(id);
+    await this.o.leases.release(id, status as Record<string, unknown>, this.ttlMs);
+    await this.readLease(id);
+    return status;
+  }
+
+  /** Reads one plugin's lease into the cache. */
+  private async readLease(pluginId: string): Promise<PluginLease | undefined> {
+    const lease = (await this.o.leases.list()).find((l) => l.pluginId === pluginId);
+    if (lease) this.leases.set(pluginId, lease);
+    else this.leases.delete(pluginId);
+    return lease;
+  }
+
+  /**
+   * The plugin's runtime status, the same on every replica: this replica's
+   * when it holds the lease, else the holder's as it published it with the lease.
+   */
+  status(pluginId: string): RuntimeStatus | undefined {
+    if (this.held.has(pluginId)) {
+      const local = this.rt.status(pluginId);
+      return local && this.withReplica(local);
+    }
+    const lease = this.leases.get(pluginId);
+    const published = lease?.status as RuntimeStatus | null | undefined;
+    if (!lease) return this.rt.status(pluginId);
+    if (lease.holder === '') return published ?? this.rt.status(pluginId);
+    if (lease.live) return { ...(published ?? { state: 'starting', crashCount: 0 }), replica: lease.holder } as RuntimeStatus;
+    // Its replica stopped renewing the lease (it died or lost the database): another one takes the plugin over.
+    return {
+      ...(published ?? { crashCount: 0 }),
+      state: 'restartPending',
+      stateReason: `replica ${lease.holder} stopped renewing the lease of ${pluginId}; another replica takes it over`,
+    } as RuntimeStatus;
+  }
+
+  /** The runtime reports a status change of a plugin: published with its lease for the other replicas. */
+  statusChanged(pluginId: string, status: RuntimeStatus): void {
+    if (this.stopped || !this.held.has(pluginId)) return;
+    void this.o.leases.publishStatus(pluginId, status as Record<string, unknown>).catch(() => undefined);
+    if (status.state === 'running') void this.pump(pluginId);
+  }
+
+  private withReplica(status: RuntimeStatus): RuntimeStatus {
+    return { ...status, replica: this.o.replica } as RuntimeStatus;
+  }
+
+  // ---- the lease round ----
+
+  /** One round at a time; a round asked for during one runs right after it. */
+  private runRound(): Promise<void> {
+    if (this.stopped) return this.round;
+    if (this.roundAgain) return this.round;
+    this.roundAgain = true;
+    this.round = this.round.then(async () => {
+      this.roundAgain = false;
+      if (this.stopped) return;
+      try {
+        await this.leaseRound();
+      } catch (e) {
+        this.o.log('warn', `cluster: the lease round failed: ${(e as Error).message}`);
+      }
+    });
+    return this.round;
+  }
+
+  /** Reads the enabled stdio plugins (and those an operator started here just now) and makes their endpoints. */
+  private async refreshEndpoints(): Promise<Map<string, StdioPluginRecord>> {
+    const invalid = new Set(this.o.invalid());
+    const records = new Map<string, StdioPluginRecord>();
+    const now = Date.now();
+    for (const [id, at] of this.startedHere) if (now - at > 2 * this.renewMs) this.startedHere.delete(id);
+    for (const r of await this.o.store.list())
+      if (r.transport === 'stdio-jsonrpc' && (r.enabled || this.startedHere.has(r.pluginId)) && !invalid.has(r.pluginId))
+        records.set(r.pluginId, r);
+    this.records = records;
+    this.syncEndpoints();
+    return records;
+  }
+
+  private async leaseRound(): Promise<void> {
+    const rt = this.rt;
+    const records = await this.refreshEndpoints();
+
+    // Renew what this replica holds; a plugin whose lease was lost (this replica was cut off too long) stops here.
+    const renewed = new Set(await this.o.leases.renew());
+    for (const id of [...this.held]) {
+      if (renewed.has(id)) continue;
+      this.held.delete(id);
+      this.o.log('warn', `cluster: lost the lease of ${id}; stopping it here (another replica runs it)`);
+      await rt.stop(id, 'hostShutdown').catch(() => undefined);
+    }
+    for (const id of renewed) this.held.add(id);
+    // Disabled or removed plugins: stopped and their leases given up.
+    for (const id of [...this.held]) {
+      if (records.has(id)) continue;
+      await this.stopHere(id).catch((e: Error) => this.o.log('warn', `could not stop ${id}: ${e.message}`));
+    }
+    // Take what nobody holds (or whose holder stopped renewing) and start it.
+    const free = this.takeOver ? [...records.keys()].filter((id) => !this.held.has(id)) : [];
+    const taken = await this.o.leases.acquire(free);
+    const boot = this.firstRound && this.takeOver;
+    if (this.takeOver) this.firstRound = false;
+    for (const id of taken) {
+      this.held.add(id);
+      this.o.log('info', `cluster: took the lease of ${id}; starting it on ${this.o.replica}`);
+      void (boot ? rt.startOnBoot(id) : rt.start(id)).then(
+        (status) => {
+          this.statusChanged(id, status);
+          if (status.state === 'failed' && status.stateReason) this.o.log('warn', `${id} ${status.stateReason}`);
+        },
+        (e: Error) => this.o.log('warn', `could not start ${id}: ${e.message}`),
+      );
+    }
+    this.leases = new Map((await this.o.leases.list()).map((l) => [l.pluginId, l]));
+    // Rows of held plugins waiting (a missed notification, a takeover), and origins' rows whose notice was lost.
+    for (const id of this.held) void this.pump(id);
+    await this.recheck(RECHECK_MILLISECONDS);
+    if (++this.rounds % 20 === 0) await this.o.queue.prune(this.o.keepFinished ?? 10_000);
+  }
+
+  private syncEndpoints(): void {
+    for (const [id, record] of this.records) {
+      const e = this.endpointsById.get(id);
+      if (!e || e.record !== record) this.endpointsById.set(id, new QueuedEndpoint(this, record, this.ttlMs + this.renewMs));
+    }
+    for (const id of [...this.endpointsById.keys()]) if (!this.records.has(id)) this.endpointsById.delete(id);
+  }
+
+  /** Whether a queued event for `pluginId` can be taken now by someone: it is enabled, and its holder (if any) runs it. */
+  isAvailable(pluginId: string): boolean {
+    if (this.held.has(pluginId)) {
+      const s = this.rt.status(pluginId)?.state;
+      return s === 'running' || s === 'starting' || s === 'restartPending';
+    }
+    const lease = this.leases.get(pluginId);
+    if (!lease?.live) return true; // nobody holds it now: the next holder takes the rows
+    const s = (lease.status as RuntimeStatus | null)?.state;
+    return s === undefined || s === 'running' || s === 'starting' || s === 'restartPending';
+  }
+
+  private localEndpoint(pluginId: string): PluginEndpoint | undefined {
+    if (!this.held.has(pluginId)) return undefined;
+    const e = this.rt.endpoint(pluginId);
+    return e?.isAvailable() ? e : undefined;
+  }
+
+  // ---- the worker ----
+
+  private onNotice(n: QueueNotice): void {
+    if (n.k === 'new') {
+      if (this.held.has(n.p)) void this.pump(n.p);
+    } else if (n.k === 'decided' || n.k === 'done') {
+      if (n.o !== this.o.replica) return;
+      const w = this.waiters.get(`${n.e}\u0000${n.p}`);
+      if (w && !w.local)
+        void this.o.queue.get(n.e, n.p).then(
+          (row) => row && this.settle(w, row),
+          () => undefined,
+        );
+    } else if (n.k === 'lease') {
+      void this.o.leases.list().then(
+        (all) => (this.leases = new Map(all.map((l) => [l.pluginId, l]))),
+        () => undefined,
+      );
+    } else if (n.k === 'answer') {
+      if (n.to === this.o.replica) this.answers.get(n.id)?.(n.answer);
+    } else if (n.k === 'control' && n.to === this.o.replica && this.held.has(n.p)) {
+      const rt = this.rt;
+      const act: () => Promise<unknown> = {
+        stop: () => this.stopHere(n.p),
+        restart: () => rt.restart(n.p),
+        settings: () => rt.applySettings(n.p),
+      }[n.action];
+      const answerTo = n.id !== undefined && n.from !== undefined ? { id: n.id, from: n.from } : undefined;
+      void act()
+        .then(async (result) => {
+          if (answerTo && n.action === 'settings') await this.o.queue.answer(n.p, answerTo.from, answerTo.id, result);
+        })
+        .catch((e: Error) => this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`));
+    }
+  }
+
+  /** Claims and delivers the waiting rows of a held plugin, as many as its queue takes. */
+  private async pump(pluginId: string): Promise<void> {
+    if (this.stopped) return;
+    if (this.pumping.has(pluginId)) {
+      // A row may have come after this pump's last claim: it claims once more before it ends.
+      this.pumpAgain.add(pluginId);
+      return;
+    }
+    this.pumping.add(pluginId);
+    try {
+      for (;;) {
+        this.pumpAgain.delete(pluginId);
+        const endpoint = this.localEndpoint(pluginId);
+        if (!endpoint) return;
+        const c = endpoint.routing().concurrency;
+        const room =
+          (c?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents) +
+          (c?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity) -
+          (this.inflight.get(pluginId) ?? 0);
+        const rows = await this.o.queue.claim(pluginId, Math.min(room, 100), true);
+        if (rows.length === 0 && !this.pumpAgain.has(pluginId)) return;
+        for (const row of rows) this.deliverRow(endpoint, row as QueuedDelivery & { event: MessageEvent });
+      }
+    } catch (e) {
+      this.o.log('warn', `cluster: could not claim queued events of ${pluginId}: ${(e as Error).message}`);
+    } finally {
+      this.pumping.delete(pluginId);
+    }
+  }
+
+  private deliverRow(
+    endpoint: PluginEndpoint,
+    row: { eventId: string; pluginId: string; origin: string; event: unknown },
+    waiter?: Waiter,
+  ): void {
+    const { eventId, pluginId, origin } = row;
+    this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 0) + 1);
+    const handed = this.o.dispatcher().deliverDirect(endpoint, row.event as MessageEvent);
+    // The event's origin waiting in this process is told directly; another replica through the row.
+    const here = () => waiter ?? (origin === this.o.replica ? this.waiters.get(`${eventId}\u0000${pluginId}`) : undefined);
+    handed.decided.then((decision) => {
+      const w = here();
+      if (w) w.decide(decision);
+      else if (decision.accepted) void this.o.queue.decide(eventId, pluginId, origin, decision).catch(() => undefined);
+    });
+    void handed.finished
+      .then(async (d: DeliveryRecord) => {
+        const decision = outcomeOf(d);
+        const completion: CompletionOutcome = d.completion
+          ? { error: d.completion.error, ...(d.completion.durationMs !== null ? { durationMs: d.completion.durationMs } : {}) }
+          : { error: null };
+        await this.o.queue
+          .finish(eventId, pluginId, origin, decision, completion)
+          .catch((e: Error) => this.o.log('warn', `cluster: could not record the outcome of ${eventId} for ${pluginId}: ${e.message}`));
+        const w = here();
+        w?.decide(decision);
+        w?.complete(completion);
+      })
+      .finally(() => {
+        this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 1) - 1);
+        void this.pump(pluginId);
+      });
+  }
+
+  /** Reads the rows of deliveries this replica waits for longer than `olderThan` ms (notifications may be lost). */
+  private async recheck(olderThan: number): Promise<void> {
+    const now = Date.now();
+    const waiting = [...this.waiters.values()].filter((w) => !w.local && now - w.since >= olderThan);
+    for (let i = 0; i < waiting.length; i += 500) {
+      const part = waiting.slice(i, i + 500);
+      const rows = await this.o.queue.settled(part).catch(() => []);
+      for (const row of rows) {
+        const w = this.waiters.get(`${row.eventId}\u0000${row.pluginId}`);
+        if (w) this.settle(w, row);
+      }
+    }
+  }
+
+  /** Brings a recorded row's decision, completion and replies to the waiting origin. */
+  private settle(w: Waiter, row: QueuedDelivery): void {
+    if (row.decision) w.decide(row.decision as DeliveryOutcome);
+    if (row.state !== 'done' || !row.decision || w.finishing) return;
+    w.finishing = true;
+    // Delivered by this process after all (it took the lease meanwhile): the host's sink noted its replies on the record.
+    if (row.claimedBy === this.o.queue.claimer) return w.complete((row.completion as CompletionOutcome | null) ?? { error: null });
+    void this.o.queue.replies(w.eventId, w.pluginId).then(
+      (replies) => {
+        const record = this.o.dispatcher().events.get(w.eventId);
+        if (record) {
+          for (const r of replies) if (r.outbound) record.outbound.push(r.outbound as OutboundRecord);
+          if (replies.length) this.o.dispatcher().events.publish({ type: 'outbound', record });
+        }
+        w.complete((row.completion as CompletionOutcome | null) ?? { error: null });
+      },
+      () => w.complete((row.completion as CompletionOutcome | null) ?? { error: null }),
+    );
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function outcomeOf(d: DeliveryRecord): DeliveryOutcome {
+  return {
+    pluginId: d.pluginId,
+    accepted: d.accepted,
+    intercepted: d.intercepted,
+    error: d.error,
+    ...(d.notice ? { notice: d.notice } : {}),
+    durationMs: d.durationMs ?? 0,
+  };
+}
+
+/**
+ * A stdio plugin as the dispatcher of every replica sees it in a cluster:
+ * routed by its manifest, delivered through the durable queue. Its waits are
+ * longer than the plugin's own by the takeover bound, so an event queued
+ * while the plugin moves is not given up at the origin (the holder applies the
+ * plugin's own ACK timeout and deadline).
+ */
+class QueuedEndpoint implements PluginEndpoint {
+  readonly transport = 'stdio-jsonrpc' as const;
+  readonly pluginId: string;
+  private readonly routingValue: PluginRouting;
+
+  constructor(
+    private readonly cluster: Cluster,
+    readonly record: StdioPluginRecord,
+    takeoverMilliseconds: number,
+  ) {
+    this.pluginId = record.pluginId;
+    const m = record.manifest;
+    const c = m.concurrency;
+    const max = c?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents;
+    const capacity = c?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity;
+    this.routingValue = {
+      pluginId: this.pluginId,
+      eventSubscriptions: m.eventSubscriptions ?? [],
+      commands: m.commands ?? [],
+      permissions: m.permissions ?? [],
+      // The plugin's own limits apply where it runs; here, events wait for its queue there.
+      concurrency: {
+        maxConcurrentEvents: max + capacity,
+        queueCapacity: capacity,
+        overflowPolicy: c?.overflowPolicy ?? 'reject',
+        handlerDeadlineMilliseconds:
+          (c?.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds) + takeoverMilliseconds,
+      },
+      requestTimeoutMilliseconds: RUNTIME_DEFAULTS.requestTimeoutMilliseconds + takeoverMilliseconds,
+      canIntercept: m.permissions?.includes('messages.intercept') ?? false,
+    };
+  }
+
+  routing(): PluginRouting {
+    return this.routingValue;
+  }
+
+  isAvailable(): boolean {
+    return this.cluster.isAvailable(this.pluginId);
+  }
+
+  deliver(event: MessageEvent): Delivery {
+    return this.cluster.deliverQueued(this.pluginId, event);
+  }
+}

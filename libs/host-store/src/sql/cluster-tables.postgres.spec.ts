@@ -1,0 +1,160 @@
+import { SqlDeliveryQueue, SqlLeases, type QueueNotice } from './cluster-tables';
+import { ServerDatabase } from './database';
+import { migrate } from './migrations';
+import { startTestPostgres, type TestPostgres } from '../testing/postgres-server';
+
+// Leases and the durable delivery queue against a real PostgreSQL server (two connections pools stand for two replicas).
+let server: TestPostgres;
+let a: ServerDatabase;
+let b: ServerDatabase;
+beforeAll(async () => {
+  server = await startTestPostgres();
+  const url = await server.createDatabase('cluster_tables');
+  a = await ServerDatabase.open(url);
+  b = await ServerDatabase.open(url);
+  await migrate(a);
+}, 120_000);
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await server?.stop();
+});
+
+describe('leases', () => {
+  it('let one replica hold a plugin until it releases it or stops renewing', async () => {
+    const one = new SqlLeases(a, 'one', 300);
+    const two = new SqlLeases(b, 'two', 300);
+    const [x, y] = await Promise.all([one.acquire(['p.race']), two.acquire(['p.race'])]);
+    expect([...x, ...y]).toEqual(['p.race']); // exactly one of them got it
+    const holder = x.length ? one : two;
+    const other = x.length ? two : one;
+    expect(await other.acquire(['p.race'])).toEqual([]);
+    expect(await holder.renew()).toEqual(['p.race']);
+    expect(await holder.acquire(['p.race'])).toEqual(['p.race']); // its own lease: kept
+    // Given up with a hold (an operator's stop): nobody takes it meanwhile, except by force.
+    await holder.release('p.race', { state: 'stopped', crashCount: 0 }, 60_000);
+    expect(await other.acquire(['p.race'])).toEqual([]);
+    expect((await other.list()).find((l) => l.pluginId === 'p.race')).toMatchObject({
+      holder: '',
+      status: { state: 'stopped' },
+      live: true,
+    });
+    expect(await other.acquire(['p.race'], true)).toEqual(['p.race']);
+    // The holder stops renewing: once the lease expired, the other takes it, and the first no longer renews it.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await holder.acquire(['p.race'])).toEqual(['p.race']);
+    expect(await other.renew()).toEqual([]);
+  });
+
+  it('carry the status the holder publishes, and only the holder can publish it', async () => {
+    const one = new SqlLeases(a, 'one');
+    const two = new SqlLeases(b, 'two');
+    await one.acquire(['p.status']);
+    await one.publishStatus('p.status', { state: 'running', crashCount: 0 });
+    await two.publishStatus('p.status', { state: 'stopped', crashCount: 0 });
+    expect((await two.list()).find((l) => l.pluginId === 'p.status')).toEqual({
+      pluginId: 'p.status',
+      holder: 'one',
+      status: { state: 'running', crashCount: 0 },
+      live: true,
+    });
+  });
+});
+
+describe('the delivery queue', () => {
+  const event = (id: string) => ({ eventId: id, text: 'hi' });
+
+  it('keeps one row per (event, plugin), claimed by one replica, with one final outcome', async () => {
+    const origin = new SqlDeliveryQueue(a, 'one');
+    const holder = new SqlDeliveryQueue(b, 'two');
+    expect(await origin.enqueue('e1', 'p.q', event('e1'))).toBe(true);
+    expect(await holder.enqueue('e1', 'p.q', event('e1'))).toBe(false); // the same event taken again elsewhere
+    expect(await origin.enqueue('e2', 'p.q', event('e2'))).toBe(true);
+    const [c1, c2] = await Promise.all([holder.claim('p.q', 1, false), origin.claim('p.q', 1, false)]);
+    expect([...c1, ...c2].map((r) => r.eventId).sort()).toEqual(['e1', 'e2']); // SKIP LOCKED: no row twice
+    expect(c1[0]).toMatchObject({ origin: 'one', state: 'claimed', claimedBy: holder.claimer, event: event(c1[0]!.eventId) });
+    const id = c1[0]!.eventId;
+    // Only the claimer records the outcome, once.
+    expect(await origin.finish(id, 'p.q', 'one', { accepted: false }, { error: null })).toBe(false);
+    await holder.decide(id, 'p.q', 'one', { accepted: true });
+    expect(await holder.finish(id, 'p.q', 'one', { accepted: false }, { error: null })).toBe(true);
+    expect(await holder.finish(id, 'p.q', 'one', { accepted: false }, { error: { code: 'x' } })).toBe(false);
+    expect(await origin.get(id, 'p.q')).toMatchObject({ state: 'done', decision: { accepted: true }, completion: { error: null } });
+    expect((await origin.settled([{ eventId: id, pluginId: 'p.q' }])).map((r) => r.eventId)).toEqual([id]);
+  });
+
+  it('gives rows a dead claimer left to the replica taking over, oldest first', async () => {
+    const dead = new SqlDeliveryQueue(a, 'one');
+    const next = new SqlDeliveryQueue(b, 'two');
+    for (const id of ['o1', 'o2', 'o3']) await dead.enqueue(id, 'p.orphan', event(id));
+    expect((await dead.claim('p.orphan', 2, false)).map((r) => r.eventId)).toEqual(['o1', 'o2']);
+    expect((await next.claim('p.orphan', 10, false)).map((r) => r.eventId)).toEqual(['o3']);
+    const taken = await next.claim('p.orphan', 10, true);
+    expect(taken.map((r) => [r.eventId, r.attempts])).toEqual([
+      ['o1', 2],
+      ['o2', 2],
+    ]);
+    // The same replica restarted is another claimer: what its previous run left is taken over too.
+    const again = new SqlDeliveryQueue(b, 'two');
+    expect((await again.claim('p.orphan', 10, true)).map((r) => r.eventId)).toEqual(['o1', 'o2', 'o3']);
+  });
+
+  it('records each reply once before it is sent, numbering the provider sequence across plugins and replicas', async () => {
+    const one = new SqlDeliveryQueue(a, 'one');
+    const two = new SqlDeliveryQueue(b, 'two');
+    const [r1, r2] = await Promise.all([one.recordReply('e.r', 'p.a', 1), two.recordReply('e.r', 'p.b', 1)]);
+    expect([r1.fresh, r2.fresh]).toEqual([true, true]);
+    expect([r1.reply.sequence, r2.reply.sequence].sort()).toEqual([1, 2]);
+    await one.noteReply('e.r', 'p.a', 1, { messageId: 'm1' });
+    // The delivery again after a takeover: the first reply is recorded, so it is not sent again; the next is new.
+    expect(await two.recordReply('e.r', 'p.a', 1)).toEqual({
+      fresh: false,
+      reply: { n: 1, sequence: r1.reply.sequence, outbound: { messageId: 'm1' } },
+    });
+    expect((await two.recordReply('e.r', 'p.a', 2)).reply.sequence).toBe(3);
+    expect((await one.replies('e.r', 'p.a')).map((r) => r.n)).toEqual([1, 2]);
+  });
+
+  it('announces new rows and outcomes to every replica', async () => {
+    const one = new SqlDeliveryQueue(a, 'one');
+    const two = new SqlDeliveryQueue(b, 'two');
+    const seen: QueueNotice[] = [];
+    const stop = await one.watch(
+      (n) => seen.push(n),
+      () => undefined,
+    );
+    try {
+      await two.enqueue('e.n', 'p.n', event('e.n'));
+      await two.claim('p.n', 1, false);
+      await two.finish('e.n', 'p.n', 'one', { accepted: true }, { error: null });
+      const deadline = Date.now() + 2000;
+      while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(seen).toEqual([
+        { k: 'new', p: 'p.n' },
+        { k: 'done', e: 'e.n', p: 'p.n', o: 'one' },
+      ]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('prunes final rows beyond the newest it keeps, with their replies, never open ones', async () => {
+    const q = new SqlDeliveryQueue(a, 'one');
+    for (let i = 0; i < 5; i++) {
+      await q.enqueue(`pr${i}`, 'p.prune', event(`pr${i}`), true);
+      await q.recordReply(`pr${i}`, 'p.prune', 1);
+      if (i < 4) await q.finish(`pr${i}`, 'p.prune', 'one', { accepted: true }, { error: null });
+    }
+    // Replies of an HTTP plugin (no queue row): kept while reply windows may be open, then pruned too.
+    await q.recordReply('http-old', 'p.http', 1);
+    await q.recordReply('http-new', 'p.http', 1);
+    await a.query("UPDATE host_event_replies SET at = now() - interval '3 hours' WHERE event_id = 'http-old'");
+    await q.prune(0);
+    expect(await q.replies('http-old', 'p.http')).toEqual([]);
+    expect((await q.replies('http-new', 'p.http')).length).toBe(1);
+    const left = await a.query<{ event_id: string }>("SELECT event_id FROM host_event_queue WHERE plugin_id = 'p.prune' ORDER BY event_id");
+    expect(left.map((r) => r.event_id)).toEqual(['pr4']);
+    expect(await q.replies('pr0', 'p.prune')).toEqual([]);
+    expect((await q.replies('pr4', 'p.prune')).length).toBe(1);
+  });
+});

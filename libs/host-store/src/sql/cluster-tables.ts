@@ -1,0 +1,406 @@
+import { randomUUID } from 'node:crypto';
+import type { SqlDatabase } from './database';
+
+/**
+ * The lease timings of docs/operator/cluster.md: a holder renews its leases
+ * every `renewMilliseconds` for `ttlMilliseconds`; a lease not renewed in that
+ * time may be taken by another replica at its next round. Takeover after a
+ * holder dies: at most ttl + renew, plus the plugin's start.
+ */
+export const LEASE_TIMINGS = { renewMilliseconds: 3_000, ttlMilliseconds: 10_000 } as const;
+
+/** The channel the delivery queue announces itself on (rows to claim, outcomes recorded). */
+export const QUEUE_CHANNEL = 'host_queue';
+
+/** One plugin's lease as every replica reads it. */
+export interface PluginLease {
+  pluginId: string;
+  /** The replica holding it; empty after it was given up. */
+  holder: string;
+  /** The holder's runtime status of the plugin as it last published it (the admin API's RuntimeStatus). */
+  status: Record<string, unknown> | null;
+  /** Whether the lease is still valid by the database's clock. */
+  live: boolean;
+}
+
+/**
+ * Leases of stdio plugins in `host_plugin_leases`: which replica runs each
+ * one. A replica takes a lease only when nobody holds it or it expired, so at
+ * most one replica holds a live lease of a plugin at a time.
+ */
+export class SqlLeases {
+  constructor(
+    private readonly db: SqlDatabase,
+    readonly replica: string,
+    private readonly ttlMilliseconds: number = LEASE_TIMINGS.ttlMilliseconds,
+  ) {}
+
+  /**
+   * Takes the lease of each of `pluginIds` that is free or expired (or
+   * already ours); answers those now held. `force`: whoever holds it (an
+   * operator starts the plugin here after stopping it).
+   */
+  async acquire(pluginIds: readonly string[], force = false): Promise<string[]> {
+    if (pluginIds.length === 0) return [];
+    const rows = await this.db.query<{ plugin_id: string }>(
+      `INSERT INTO host_plugin_leases (plugin_id, holder, expires_at)
+         SELECT id, $2, now() + make_interval(secs => $3::double precision / 1000) FROM unnest($1::text[]) AS id
+       ON CONFLICT (plugin_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, updated_at = now(),
+         status = CASE WHEN host_plugin_leases.holder = EXCLUDED.holder THEN host_plugin_leases.status ELSE NULL END
+       WHERE $4 OR host_plugin_leases.holder = EXCLUDED.holder OR host_plugin_leases.expires_at < now()
+       RETURNING plugin_id`,
+      [pluginIds, this.replica, this.ttlMilliseconds, force],
+    );
+    return rows.map((r) => r.plugin_id);
+  }
+
+  /** Extends every lease this replica holds; answers the plugins whose lease it still holds. */
+  async renew(): Promise<string[]> {
+    const rows = await this.db.query<{ plugin_id: string }>(
+      `UPDATE host_plugin_leases SET expires_at = now() + make_interval(secs => $2::double precision / 1000)
+        WHERE holder = $1 RETURNING plugin_id`,
+      [this.replica, this.ttlMilliseconds],
+    );
+    return rows.map((r) => r.plugin_id);
+  }
+
+  /**
+   * Gives up the lease of `pluginId` if this replica holds it, leaving the
+   * plugin's last `status` for every replica to show. `holdMilliseconds`:
+   * nobody takes it (except by force) for that long — an operator's stop, so
+   * no replica starts the plugin again before its record says it is disabled.
+   */
+  async release(pluginId: string, status?: Record<string, unknown>, holdMilliseconds = 0): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const rows = await tx.query(
+        `UPDATE host_plugin_leases SET holder = '', expires_at = now() + make_interval(secs => $4::double precision / 1000),
+                status = coalesce($3::jsonb, status), updated_at = now()
+          WHERE plugin_id = $1 AND holder = $2 RETURNING plugin_id`,
+        [pluginId, this.replica, status === undefined ? null : JSON.stringify(status), holdMilliseconds],
+      );
+      if (rows.length) await tx.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify({ k: 'lease', p: pluginId })]);
+    });
+  }
+
+  /** Records the holder's runtime status of `pluginId` and tells the other replicas. */
+  async publishStatus(pluginId: string, status: Record<string, unknown>): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const rows = await tx.query('UPDATE host_plugin_leases SET status = $3 WHERE plugin_id = $1 AND holder = $2 RETURNING plugin_id', [
+        pluginId,
+        this.replica,
+        JSON.stringify(status),
+      ]);
+      if (rows.length) await tx.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify({ k: 'lease', p: pluginId })]);
+    });
+  }
+
+  /** Every lease, live or expired. */
+  async list(): Promise<PluginLease[]> {
+    const rows = await this.db.query<{ plugin_id: string; holder: string; status: Record<string, unknown> | null; live: boolean }>(
+      'SELECT plugin_id, holder, status, expires_at >= now() AS live FROM host_plugin_leases',
+    );
+    return rows.map((r) => ({ pluginId: r.plugin_id, holder: r.holder, status: r.status, live: r.live }));
+  }
+}
+
+/** What a queued delivery is at: waiting, being delivered, decided (ACKed), or final. */
+export type QueueState = 'pending' | 'claimed' | 'decided' | 'done';
+
+/** One event for one plugin in the durable queue. */
+export interface QueuedDelivery {
+  eventId: string;
+  pluginId: string;
+  origin: string;
+  /** The event as the plugin gets it (with its command match). */
+  event: unknown;
+  state: QueueState;
+  claimedBy: string | null;
+  attempts: number;
+  decision: unknown;
+  completion: unknown;
+}
+
+/** A recorded reply: its place among the plugin's replies to the event, the provider's sequence number, and what became of it. */
+export interface RecordedReply {
+  n: number;
+  sequence: number;
+  outbound: unknown;
+}
+
+/** Notifications of the queue channel. */
+export type QueueNotice =
+  | { k: 'new'; p: string }
+  | { k: 'decided' | 'done'; e: string; p: string; o: string }
+  | { k: 'lease'; p: string }
+  | { k: 'control'; p: string; to: string; action: ControlAction; id?: string; from?: string }
+  /** The answer to a control request that asked for one (`id`). */
+  | { k: 'answer'; p: string; to: string; id: string; answer: unknown };
+
+/** What one replica asks of the replica holding a plugin's lease. */
+export type ControlAction = 'stop' | 'restart' | 'settings';
+
+type Row = {
+  event_id: string;
+  plugin_id: string;
+  origin: string;
+  event: unknown;
+  state: QueueState;
+  claimed_by: string | null;
+  attempts: number;
+  decision: unknown;
+  completion: unknown;
+};
+const fromRow = (r: Row): QueuedDelivery => ({
+  eventId: r.event_id,
+  pluginId: r.plugin_id,
+  origin: r.origin,
+  event: r.event,
+  state: r.state,
+  claimedBy: r.claimed_by,
+  attempts: r.attempts,
+  decision: r.decision,
+  completion: r.completion,
+});
+
+/**
+ * The durable delivery queue of stdio plugins (`host_event_queue`), keyed by
+ * (event, plugin): a row is written when a replica accepts the event, claimed
+ * by the replica holding the plugin's lease (`FOR UPDATE SKIP LOCKED`), and
+ * carries the decision and the completion back. Each state change is
+ * announced on {@link QUEUE_CHANNEL} in its transaction.
+ */
+export class SqlDeliveryQueue {
+  /**
+   * @param replica this host's name: the origin of the events it queues.
+   * @param claimer names this process in the rows it claims: the replica's name
+   *   and a mark of this start, so rows a previous run of the same replica left
+   *   claimed are taken over like those of any replica that died.
+   */
+  constructor(
+    private readonly db: SqlDatabase,
+    readonly replica: string,
+    readonly claimer: string = `${replica}/${randomUUID().slice(0, 8)}`,
+  ) {}
+
+  /**
+   * Queues `event` for `pluginId` unless the pair is queued already (a
+   * provider's retry through another replica); answers whether it was new.
+   * `claim` queues it claimed by this replica (it holds the lease and delivers it now).
+   */
+  async enqueue(eventId: string, pluginId: string, event: unknown, claim = false): Promise<boolean> {
+    // One statement (one round trip): the row, and its notification when another replica is to claim it.
+    const rows = await this.db.query(
+      `WITH added AS (
+         INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id)
+       SELECT event_id, CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($9, $8) END FROM added`,
+      [
+        eventId,
+        pluginId,
+        this.replica,
+        JSON.stringify(event),
+        claim ? 'claimed' : 'pending',
+        claim ? this.claimer : null,
+        claim ? 1 : 0,
+        claim ? null : JSON.stringify({ k: 'new', p: pluginId } satisfies QueueNotice),
+        QUEUE_CHANNEL,
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Claims up to `limit` waiting rows of `pluginId` (oldest first) for this
+   * replica, with rows another replica claimed and left unfinished when
+   * `takeOrphans` (this replica took the lease over from it).
+   */
+  async claim(pluginId: string, limit: number, takeOrphans: boolean): Promise<QueuedDelivery[]> {
+    if (limit <= 0) return [];
+    const rows = await this.db.query<Row>(
+      `UPDATE host_event_queue q SET state = 'claimed', claimed_by = $2, attempts = q.attempts + 1
+         FROM (SELECT event_id, plugin_id FROM host_event_queue
+                WHERE plugin_id = $1 AND (state = 'pending' OR ($4 AND state IN ('claimed', 'decided') AND claimed_by <> $2))
+                ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED) c
+        WHERE q.event_id = c.event_id AND q.plugin_id = c.plugin_id
+        RETURNING q.event_id, q.plugin_id, q.origin, q.event, q.state, q.claimed_by, q.attempts, q.decision, q.completion`,
+      [pluginId, this.claimer, limit, takeOrphans],
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Records the plugin's decision (once); tells the origin. */
+  async decide(eventId: string, pluginId: string, origin: string, decision: unknown): Promise<void> {
+    await this.db.query(
+      `WITH decided AS (
+         UPDATE host_event_queue SET state = 'decided', decision = $3
+          WHERE event_id = $1 AND plugin_id = $2 AND state = 'claimed' AND claimed_by = $4 RETURNING event_id)
+       SELECT pg_notify($5, $6) FROM decided`,
+      [
+        eventId,
+        pluginId,
+        JSON.stringify(decision),
+        this.claimer,
+        QUEUE_CHANNEL,
+        JSON.stringify({ k: 'decided', e: eventId, p: pluginId, o: origin }),
+      ],
+    );
+  }
+
+  /**
+   * Records the final outcome (once: a row already final is left as it is),
+   * with the decision when none was recorded; answers whether this call made it final.
+   * `anyHolder`: the origin gives up on a row nobody delivered (its own deadline).
+   */
+  async finish(
+    eventId: string,
+    pluginId: string,
+    origin: string,
+    decision: unknown,
+    completion: unknown,
+    anyHolder = false,
+  ): Promise<boolean> {
+    // One statement: the outcome, and the origin told (unless this process is the origin: it settles its own waiters).
+    const rows = await this.db.query(
+      `WITH finished AS (
+         UPDATE host_event_queue SET state = 'done', decision = coalesce(decision, $3), completion = $4, done_at = now()
+          WHERE event_id = $1 AND plugin_id = $2 AND state <> 'done' AND ($6 OR claimed_by = $5) RETURNING event_id)
+       SELECT event_id, CASE WHEN $7::text IS NULL THEN NULL ELSE pg_notify($8, $7) END FROM finished`,
+      [
+        eventId,
+        pluginId,
+        JSON.stringify(decision),
+        JSON.stringify(completion),
+        this.claimer,
+        anyHolder,
+        origin === this.replica && !anyHolder
+          ? null
+          : JSON.stringify({ k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice),
+        QUEUE_CHANNEL,
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  async get(eventId: string, pluginId: string): Promise<QueuedDelivery | undefined> {
+    const rows = await this.db.query<Row>(
+      'SELECT event_id, plugin_id, origin, event, state, claimed_by, attempts, decision, completion FROM host_event_queue WHERE event_id = $1 AND plugin_id = $2',
+      [eventId, pluginId],
+    );
+    return rows[0] && fromRow(rows[0]);
+  }
+
+  /** Rows of `pairs` that are decided or final (an origin catching up after lost notifications). */
+  async settled(pairs: readonly { eventId: string; pluginId: string }[]): Promise<QueuedDelivery[]> {
+    if (pairs.length === 0) return [];
+    const rows = await this.db.query<Row>(
+      `SELECT q.event_id, q.plugin_id, q.origin, q.event, q.state, q.claimed_by, q.attempts, q.decision, q.completion
+         FROM host_event_queue q JOIN unnest($1::text[], $2::text[]) AS w(e, p) ON q.event_id = w.e AND q.plugin_id = w.p
+        WHERE q.state IN ('decided', 'done')`,
+      [pairs.map((p) => p.eventId), pairs.map((p) => p.pluginId)],
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Plugins with rows waiting to be claimed (or claimed by another replica and unfinished). */
+  async waitingPlugins(): Promise<string[]> {
+    const rows = await this.db.query<{ plugin_id: string }>(
+      `SELECT DISTINCT plugin_id FROM host_event_queue WHERE state <> 'done' AND (state = 'pending' OR claimed_by <> $1)`,
+      [this.claimer],
+    );
+    return rows.map((r) => r.plugin_id);
+  }
+
+  /**
+   * Records the `n`-th reply of `pluginId` to `eventId` before it is sent,
+   * with the provider sequence number it gets (the next free one of the event,
+   * whichever replica answers). Answers the recorded reply when the `n`-th
+   * reply was recorded before (a delivery again after a takeover): then it is
+   * not sent again.
+   */
+  async recordReply(eventId: string, pluginId: string, n: number): Promise<{ fresh: boolean; reply: RecordedReply }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.db.transaction(async (tx) => {
+          const known = await tx.query<{ n: number; sequence: number; outbound: unknown }>(
+            'SELECT n, sequence, outbound FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
+            [eventId, pluginId, n],
+          );
+          if (known[0]) return { fresh: false, reply: known[0] };
+          const made = await tx.query<{ sequence: number }>(
+            `INSERT INTO host_event_replies (event_id, plugin_id, n, sequence)
+               SELECT $1, $2, $3, coalesce(max(sequence), 0) + 1 FROM host_event_replies WHERE event_id = $1
+             RETURNING sequence`,
+            [eventId, pluginId, n],
+          );
+          return { fresh: true, reply: { n, sequence: made[0]!.sequence, outbound: null } };
+        });
+      } catch (e) {
+        // Two replicas took the same next sequence number at once: the loser takes the next one.
+        if ((e as { code?: string }).code !== '23505' || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  /** What became of a recorded reply (the outbound record the host shows). */
+  async noteReply(eventId: string, pluginId: string, n: number, outbound: unknown): Promise<void> {
+    await this.db.query('UPDATE host_event_replies SET outbound = $4 WHERE event_id = $1 AND plugin_id = $2 AND n = $3', [
+      eventId,
+      pluginId,
+      n,
+      JSON.stringify(outbound),
+    ]);
+  }
+
+  /** The recorded replies of `pluginId` to `eventId`, in order. */
+  async replies(eventId: string, pluginId: string): Promise<RecordedReply[]> {
+    return this.db.query<RecordedReply>(
+      'SELECT n, sequence, outbound FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 ORDER BY n',
+      [eventId, pluginId],
+    );
+  }
+
+  /** Sends a control request (restart, settings) to the replica holding `pluginId`'s lease. */
+  async control(pluginId: string, to: string, action: ControlAction, answerTo?: { id: string; from: string }): Promise<void> {
+    await this.db.query('SELECT pg_notify($1, $2)', [
+      QUEUE_CHANNEL,
+      JSON.stringify({ k: 'control', p: pluginId, to, action, ...answerTo }),
+    ]);
+  }
+
+  /** Answers a control request (a small JSON value: notifications carry at most 8000 bytes). */
+  async answer(pluginId: string, to: string, id: string, answer: unknown): Promise<void> {
+    await this.db.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, JSON.stringify({ k: 'answer', p: pluginId, to, id, answer })]);
+  }
+
+  /** Forgets final rows beyond the newest `keep` (and their replies): the queue stays bounded. */
+  async prune(keep: number): Promise<number> {
+    const rows = await this.db.query<{ event_id: string }>(
+      `DELETE FROM host_event_queue WHERE state = 'done' AND seq < (SELECT coalesce(max(seq), 0) - $1 FROM host_event_queue) RETURNING event_id`,
+      [keep],
+    );
+    // The replies of the rows pruned; and those of HTTP plugins (no queue row), once reply windows are long closed.
+    await this.db.query(
+      `DELETE FROM host_event_replies r WHERE r.event_id = ANY($1::text[])
+          OR (r.at < now() - interval '2 hours'
+              AND NOT EXISTS (SELECT 1 FROM host_event_queue q WHERE q.event_id = r.event_id AND q.plugin_id = r.plugin_id))`,
+      [rows.map((r) => r.event_id)],
+    );
+    return rows.length;
+  }
+
+  /** Calls `onNotice` for every notification of the queue; `onReconnect` after notifications may have been lost. */
+  watch(onNotice: (n: QueueNotice) => void, onReconnect: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(
+      QUEUE_CHANNEL,
+      (payload) => {
+        try {
+          const n = JSON.parse(payload) as QueueNotice;
+          if (n && typeof n.k === 'string' && typeof n.p === 'string') onNotice(n);
+        } catch {
+          // Not one of ours.
+        }
+      },
+      onReconnect,
+    );
+  }
+}
