@@ -6,6 +6,7 @@ import { hostPaths } from '@host/host-core';
 import { ServerDatabase } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { composeHost, type Host } from './compose';
+import { sayAs, within } from './console.spec-helper';
 import AdmZip from 'adm-zip';
 import { stdioFixturePackage } from './fixture-plugins.spec-helper';
 
@@ -26,20 +27,7 @@ const auth = { Authorization: `Bearer ${TOKEN}` };
 const ID = 'com.example.leased';
 const quiet = { log: () => undefined, httpHealthCheckMilliseconds: 0, runtimeTimings: { pingIntervalMilliseconds: 0 } };
 
-const say = (host: Host, text: string) =>
-  request(host.app)
-    .post('/api/console/messages')
-    .set(auth)
-    .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ann' }, text });
-
-async function within<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const say = sayAs(TOKEN);
 
 const pluginOf = async (host: Host) =>
   (await request(host.app).get(`/api/plugins/${ID}`).set(auth)).body.plugin as {

@@ -7,6 +7,7 @@ import { hostPaths } from '@host/host-core';
 import { DatabaseUnavailableError, ServerDatabase } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { composeHost, type Host } from './compose';
+import { sayAs, within } from './console.spec-helper';
 import { buildZip } from '@host/host-installer/testing';
 import AdmZip from 'adm-zip';
 import { startBareHttpPlugin, stdioFixturePackage } from './fixture-plugins.spec-helper';
@@ -16,21 +17,7 @@ const TOKEN = 'sql-store-test-token-0123456789abcdef012';
 const auth = { Authorization: `Bearer ${TOKEN}` };
 const quiet = { log: () => undefined, httpHealthCheckMilliseconds: 0, runtimeTimings: { pingIntervalMilliseconds: 0 } };
 
-const say = (host: Host, text: string) =>
-  request(host.app)
-    .post('/api/console/messages')
-    .set(auth)
-    .send({ conversation: { type: 'group', id: 'g1' }, sender: { id: 'u1', displayName: 'Ann' }, text });
-
-/** Polls `read` until `done` holds or `ms` passed; answers the last value read. */
-async function within<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const say = sayAs(TOKEN);
 
 describe('composed host on the embedded SQL store', () => {
   let dataDir: string;

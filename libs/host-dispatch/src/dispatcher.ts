@@ -97,19 +97,10 @@ export class Dispatcher {
     // The event as received, without any command a caller left on it (each recipient gets its own).
     const base = event.command === undefined ? event : withoutCommand(event);
     const recipients = selectRecipients(base, this.o.endpoints());
-    const record: EventRecord = {
-      eventId: event.eventId,
-      source: event.source,
-      receivedAt: this.clock.at(Date.now()),
-      routedAt: null,
-      completedAt: null,
-      event: base,
-      recipients: recipients.map((r) => r.endpoint.pluginId),
-      deliveries: [],
-      outbound: [],
-      interceptedBy: null,
-      replySequence: 0,
-    };
+    const record = this.newRecord(
+      base,
+      recipients.map((r) => r.endpoint.pluginId),
+    );
     this.events.add(record);
     const decisions: Promise<DeliveryOutcome>[] = [];
     const finishing: Promise<void>[] = [];
@@ -148,6 +139,23 @@ export class Dispatcher {
     return this.incomplete.get(eventId) ?? Promise.resolve(this.events.get(eventId));
   }
 
+  /** The record of an event just received, before any delivery. */
+  private newRecord(event: MessageEvent, recipients: string[]): EventRecord {
+    return {
+      eventId: event.eventId,
+      source: event.source,
+      receivedAt: this.clock.at(Date.now()),
+      routedAt: null,
+      completedAt: null,
+      event,
+      recipients,
+      deliveries: [],
+      outbound: [],
+      interceptedBy: null,
+      replySequence: 0,
+    };
+  }
+
   /**
    * Delivers one event to one endpoint outside routing: a delivery the replica
    * holding a stdio plugin's lease took from the durable queue (another
@@ -158,19 +166,7 @@ export class Dispatcher {
    */
   deliverDirect(endpoint: PluginEndpoint, event: MessageEvent): { decided: Promise<DeliveryOutcome>; finished: Promise<DeliveryRecord> } {
     const base = event.command === undefined ? event : withoutCommand(event);
-    const record: EventRecord = {
-      eventId: event.eventId,
-      source: event.source,
-      receivedAt: this.clock.at(Date.now()),
-      routedAt: null,
-      completedAt: null,
-      event: base,
-      recipients: [endpoint.pluginId],
-      deliveries: [],
-      outbound: [],
-      interceptedBy: null,
-      replySequence: 0,
-    };
+    const record = this.newRecord(base, [endpoint.pluginId]);
     const recipient: Recipient = {
       endpoint,
       routing: endpoint.routing(),
