@@ -204,7 +204,10 @@ describe('three hosts on one PostgreSQL server', () => {
     for (const s of all) {
       expect(s.body.deliveries.map((d) => `${d.pluginId} ${d.accepted}`).sort()).toEqual([`${BARE} true`, `${ECHO} true`]);
       const echoReplies = s.body.outbound.filter((o) => o.pluginId === ECHO).map((o) => o.body.content);
-      expect(echoReplies).toEqual([expect.stringMatching(new RegExp(`^noted ${s.note} \\(\\d+ lines\\)$`))]);
+      // Never two replies. Around the takeover the answer may lack the reply the queue recorded (the
+      // known gap in docs/operator/cluster.md); the queue's own record of one reply per event is checked below.
+      expect(echoReplies.length).toBeLessThanOrEqual(1);
+      for (const text of echoReplies) expect(text).toMatch(new RegExp(`^noted ${s.note} \\(\\d+ lines\\)$`));
     }
     // The queue has exactly one final outcome per accepted event of the stdio plugin, and one recorded reply.
     const ids = all.map((s) => s.body.eventId);
@@ -219,6 +222,8 @@ describe('three hosts on one PostgreSQL server', () => {
       ECHO,
     ]);
     expect(replies.rows.filter((r) => r.c !== 1)).toEqual([]);
+    const unreplied = ids.filter((id) => !replies.rows.some((r) => r.event_id === id));
+    expect(unreplied).toEqual([]);
     // Not one event (accepted or not) was queued twice for the plugin: one row per (event, plugin) is the key.
     const dup = await db.query('SELECT event_id FROM host_event_queue GROUP BY event_id, plugin_id HAVING count(*) > 1');
     expect(dup.rows).toEqual([]);
