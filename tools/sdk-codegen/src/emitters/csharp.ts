@@ -1,5 +1,6 @@
 import type { Field, NamedType, ObjectType, ProtocolModel, TypeRef } from '../model';
 import type { Emitter, GeneratedFile } from './emitter';
+import { words } from './names';
 import { literalFields, unionBranches, unionMembership } from './unions';
 
 const OUT_DIR = 'libs/plugin-sdk-csharp/src/HostSdk/Wire';
@@ -12,15 +13,6 @@ const HEADER = [
   '// Regenerate with `npx nx run sdk-codegen:generate`; a test fails when this file is stale.',
   '#nullable enable',
 ];
-
-/** Splits `pluginId`, `msg_type`, `message.format.unsupported_target`, `SDK_NOT_INITIALIZED` into lowercase words. */
-function words(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
-}
 
 /** A PascalCase C# identifier for a wire name: `pluginId` -> `PluginId`, `$schema` -> `Schema`, `HttpManifest` -> `HttpManifest`. */
 export function csName(name: string): string {

@@ -1,5 +1,6 @@
 import type { Field, NamedType, ObjectType, ProtocolModel, TypeRef } from '../model';
 import type { Emitter, GeneratedFile } from './emitter';
+import { words } from './names';
 import { literalFields, unionBranches, unionMembership } from './unions';
 
 const OUT_DIR = 'libs/plugin-sdk-go/hostsdk/wire';
@@ -24,15 +25,6 @@ const INITIALISMS: Record<string, string> = {
   api: 'API',
   tls: 'TLS',
 };
-
-/** Splits `pluginId`, `msg_type`, `message.format.unsupported_target`, `SDK_NOT_INITIALIZED` into lowercase words. */
-function words(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
-}
 
 /** An exported Go identifier for a wire name: `pluginId` -> `PluginID`, `$schema` -> `Schema`. */
 export function goName(name: string): string {
