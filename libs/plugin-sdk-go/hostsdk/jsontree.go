@@ -164,19 +164,12 @@ func (p *treeParser) object() (any, error) {
 		if m != nil {
 			m[key] = v
 		}
-		p.space()
-		if p.i >= len(p.data) {
-			return nil, p.fail("unexpected end of JSON input")
+		done, err := p.afterElement('}', "expected ',' or '}' after an object value")
+		if err != nil {
+			return nil, err
 		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
+		if done {
 			return m, nil
-		default:
-			return nil, p.fail("expected ',' or '}' after an object value")
 		}
 	}
 }
@@ -205,21 +198,33 @@ func (p *treeParser) array() (any, error) {
 		if !p.discard {
 			a = append(a, v)
 		}
-		p.space()
-		if p.i >= len(p.data) {
-			return nil, p.fail("unexpected end of JSON input")
+		done, err := p.afterElement(']', "expected ',' or ']' after an array element")
+		if err != nil {
+			return nil, err
 		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			p.depth--
+		if done {
 			return a, nil
-		default:
-			return nil, p.fail("expected ',' or ']' after an array element")
 		}
 	}
+}
+
+// afterElement reads what follows a member or element: a comma (more follow) or `end` (the container is
+// done, one level up); anything else is the error `expected`.
+func (p *treeParser) afterElement(end byte, expected string) (done bool, err error) {
+	p.space()
+	if p.i >= len(p.data) {
+		return false, p.fail("unexpected end of JSON input")
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		return false, nil
+	case end:
+		p.i++
+		p.depth--
+		return true, nil
+	}
+	return false, p.fail(expected)
 }
 
 func (p *treeParser) number() (any, error) {
