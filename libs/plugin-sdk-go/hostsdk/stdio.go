@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +34,24 @@ var frameOut = os.Stdout
 func init() {
 	if slices.Contains(os.Args[1:], wire.StdioFlag) {
 		os.Stdout = os.Stderr
+		oneProcessor(os.Getenv)
 	}
+}
+
+// oneProcessor sets GOMAXPROCS to 1 for a stdio plugin unless the GOMAXPROCS environment variable says
+// otherwise. The stdio runtime is a message pump: every event hands work between the reader and a
+// handler goroutine, and with a second processor idle each hand-off wakes another OS thread, which spins,
+// steals the goroutine or goes back to sleep (futex and context switches cost more per event than the
+// handler itself). On one processor the hand-offs stay on one thread. Handlers still run concurrently
+// (goroutines, preempted every 10 ms at most), and pings, cancels and deadlines are answered while one
+// computes; a plugin that computes in parallel sets GOMAXPROCS in its environment (manifest) or calls
+// runtime.GOMAXPROCS in main, which runs after this. Run with --http keeps the Go default.
+func oneProcessor(getenv func(string) string) bool {
+	if getenv("GOMAXPROCS") != "" {
+		return false
+	}
+	runtime.GOMAXPROCS(1)
+	return true
 }
 
 // Run serves the plugin over stdio and exits the process: with --host-stdio among the arguments it
