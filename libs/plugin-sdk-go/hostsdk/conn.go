@@ -57,6 +57,9 @@ type conn struct {
 	done    chan struct{}
 }
 
+// bodies are scratch buffers for encoding one frame before it joins the queue.
+var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 func newConn(out io.Writer) *conn {
 	c := &conn{
 		out:     out,
@@ -70,7 +73,14 @@ func newConn(out io.Writer) *conn {
 // send queues one frame and, when nobody is writing, writes the queue. False when the connection is
 // closed or the frame cannot be encoded.
 func (c *conn) send(message any) bool {
-	body, err := json.Marshal(message)
+	scratch := bodies.Get().(*[]byte)
+	defer func() {
+		if cap(*scratch) <= 64<<10 {
+			bodies.Put(scratch)
+		}
+	}()
+	body, err := marshalMessage((*scratch)[:0], message)
+	*scratch = body[:0]
 	if err != nil {
 		return false
 	}

@@ -14,12 +14,44 @@ import (
 // same rules before it sends, so a mistake fails the handler that made it instead of a later refusal.
 
 var (
-	mentionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,128}$`)
 	qqTargetPattern  = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,128}$`)
 	bidiControls     = regexp.MustCompile("[\u202a-\u202e\u2066-\u2069]")
-	invisible        = regexp.MustCompile("[\u200b-\u200d\u2060\ufeff]")
 	asciiPunctuation = regexp.MustCompile("[!-/:-@\\[-`{-~]")
 )
+
+// isBidiControl: the characters bidiControls matches.
+func isBidiControl(r rune) bool {
+	return (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// isInvisible: zero-width characters, which do not make a message non-blank.
+func isInvisible(r rune) bool {
+	return (r >= '\u200b' && r <= '\u200d') || r == '\u2060' || r == '\ufeff'
+}
+
+// blankText: nothing but white space and invisible characters.
+func blankText(s string) bool {
+	for _, r := range s {
+		if !jsWhitespace(r) && !isInvisible(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// validMentionID: 1 to 128 of A-Z a-z 0-9 _ . : @ - (checked on every mention sent).
+func validMentionID(id string) bool {
+	if len(id) < 1 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == ':' || c == '@' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // jsWhitespace is what JavaScript's String.prototype.trim removes, the host's meaning of "blank".
 func jsWhitespace(r rune) bool {
@@ -205,9 +237,13 @@ func (f *flattener) add(parts []Part, depth int) error {
 				f.flush()
 			}
 			f.pendingLiteral = literal
-			f.pending.WriteString(bidiControls.ReplaceAllString(v.Text, ""))
+			text := v.Text
+			if strings.ContainsFunc(text, isBidiControl) {
+				text = bidiControls.ReplaceAllString(text, "")
+			}
+			f.pending.WriteString(text)
 		case wire.MessagePartMentionUser:
-			if !mentionIDPattern.MatchString(v.ID) {
+			if !validMentionID(v.ID) {
 				return messageError(wire.CodeMessageMentionInvalidID, f.target,
 					fmt.Sprintf("the mention id %q is not 1 to 128 letters, digits or _ . : @ -; use sender.mentionId from the event", v.ID))
 			}
@@ -257,7 +293,7 @@ func normalize(format string, parts []Part, target *wire.Target) (wire.MessagePa
 	if !f.hasMention {
 		blank := true
 		for _, p := range f.out {
-			if t, ok := p.(wire.MessagePartText); ok && strings.TrimFunc(invisible.ReplaceAllString(t.Text, ""), jsWhitespace) != "" {
+			if t, ok := p.(wire.MessagePartText); ok && !blankText(t.Text) {
 				blank = false
 			}
 		}
