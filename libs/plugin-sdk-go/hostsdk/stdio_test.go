@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -467,5 +468,34 @@ func TestSendsInAHandlerSpeakAsTheEventsBot(t *testing.T) {
 	}
 	if results[0].Target != want[0] {
 		t.Fatalf("the result does not echo the bot: %+v", results[0])
+	}
+}
+
+// On one processor (the default of a stdio plugin) a handler that computes without pausing does not hold
+// up the runtime: the ping is answered while it runs, and events.cancel reaches its context.
+func TestOneProcessorAnswersPingAndCancelWhileAHandlerComputes(t *testing.T) {
+	before := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	started := make(chan struct{}, 1)
+	p := hostsdk.MustLoad("testdata/manifest.json")
+	p.Command("slow", func(ctx *hostsdk.Context) error {
+		started <- struct{}{}
+		n := 0
+		for ctx.Err() == nil {
+			n++ // no call that parks the goroutine: only preemption lets others run
+		}
+		return context.Cause(ctx)
+	})
+	h := hostsdktest.Start(t, p, hostsdktest.Options{MaxConcurrentEvents: 2})
+	d := h.Deliver(h.Event(hostsdktest.Message{Text: "/slow"}))
+	<-started
+	if ping := h.Ping("busy"); ping.Nonce != "busy" || ping.InFlightEvents != 1 {
+		t.Fatalf("ping %+v", ping)
+	}
+	if !h.Cancel(d.Event.EventID, "ackTimeout") {
+		t.Fatal("cancel of the computing handler answered false")
+	}
+	if h.WaitCompleted(d); d.Completion == nil || d.Completion.Error == nil || d.Completion.Error.Code != wire.ErrSDKEventCancelled {
+		t.Fatalf("completion %+v", d.Completion)
 	}
 }
