@@ -18,7 +18,7 @@ import (
 const maxQueuedBytes = 1 << 20
 
 type response struct {
-	result any
+	result []byte // the JSON text of the result
 	err    *rpcError
 }
 
@@ -172,7 +172,7 @@ func (c *conn) respondError(id json.RawMessage, code int, message string, data a
 }
 
 // request sends a request and waits for its answer, the timeout, or the connection's end.
-func (c *conn) request(method string, params any, timeout time.Duration) (any, error) {
+func (c *conn) request(method string, params any, timeout time.Duration) ([]byte, error) {
 	return c.start(method, params, timeout)()
 }
 
@@ -180,7 +180,7 @@ func disconnectedError(method string) error {
 	return sdkError(wire.ErrSDKHostDisconnected, "%s cannot be sent: the connection to the host is closed", method)
 }
 
-func answerOf(method string, r response) (any, error) {
+func answerOf(method string, r response) ([]byte, error) {
 	if r.err != nil {
 		return nil, &HostCallError{Method: method, Code: r.err.Code, Message: r.err.Message, Data: r.err.Data}
 	}
@@ -210,14 +210,14 @@ func (c *conn) take(id int64) *waiter {
 
 // start queues the request frame now and returns a function that waits for its answer. Callers that
 // must not lose the frame to a shutdown that follows queue it before going on.
-func (c *conn) start(method string, params any, timeout time.Duration) func() (any, error) {
+func (c *conn) start(method string, params any, timeout time.Duration) func() ([]byte, error) {
 	w := &waiter{ch: make(chan response, 1)}
 	id, ok := c.register(w)
 	if !ok || !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
 		c.take(id)
-		return func() (any, error) { return nil, disconnectedError(method) }
+		return func() ([]byte, error) { return nil, disconnectedError(method) }
 	}
-	return func() (any, error) {
+	return func() ([]byte, error) {
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		select {
@@ -235,7 +235,7 @@ func (c *conn) start(method string, params any, timeout time.Duration) func() (a
 // notify sends a request whose answer only matters when it fails: done runs once, on the reader goroutine
 // with the answer, on a timer at the timeout, or not at all when the connection closes first. Nothing
 // waits in between.
-func (c *conn) notify(method string, params any, timeout time.Duration, done func(any, error)) bool {
+func (c *conn) notify(method string, params any, timeout time.Duration, done func([]byte, error)) bool {
 	w := &waiter{cb: func(r response) { done(answerOf(method, r)) }}
 	id, ok := c.register(w)
 	if !ok {

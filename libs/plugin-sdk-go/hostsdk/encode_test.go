@@ -2,6 +2,7 @@ package hostsdk
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"regexp"
 	"strings"
@@ -96,6 +97,52 @@ func TestMentionIDAndBlankChecksAgreeWithTheirPatterns(t *testing.T) {
 		}
 		if got, want := strings.ContainsFunc(s+"\u202a\u2069", isBidiControl), bidiControls.MatchString(s+"\u202a\u2069"); got != want {
 			t.Errorf("isBidiControl on %q", s)
+		}
+	}
+}
+
+// The envelope scan reads members as encoding/json does: escaped names, the last of a repeated member,
+// other members skipped; the result stays JSON text.
+func TestEnvelopeScanReadsMembersLikeEncodingJSON(t *testing.T) {
+	cases := []struct {
+		payload string
+		method  string
+		id      string
+		params  string
+		result  string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"plugin.ping","params":{"nonce":"a"}}`, "plugin.ping", "1", `{"nonce":"a"}`, ""},
+		{`{"jsonrpc":"2\u002e0","\u0069d":"x","meth\u006fd":"plugin.p\u0069ng","x":[1,{"y":2}]}`, "plugin.ping", `"x"`, "", ""},
+		{`{"id":1,"id":2,"jsonrpc":"1.0","jsonrpc":"2.0","result":{"a":[true]}}`, "", "2", "", `{"a":[true]}`},
+		{` { "result" : null , "id" : -3 , "jsonrpc" : "2.0" } `, "", "-3", "", "null"},
+		{`{"jsonrpc":"2.0","id":1.0,"result":1}`, "", "1.0", "", "1"},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":{"k":1}}}`, "", "null", "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"some.other"}`, "some.other", "1", "", ""},
+	}
+	for _, c := range cases {
+		m, err := decodePayload([]byte(c.payload))
+		if err != nil {
+			t.Fatalf("%s: %v", c.payload, err)
+		}
+		if m.Method != c.method || string(m.ID) != c.id || string(m.Params) != c.params || string(m.Result) != c.result {
+			t.Fatalf("%s: method %q id %s params %s result %s", c.payload, m.Method, m.ID, m.Params, m.Result)
+		}
+	}
+	refused := map[string]string{
+		`{"jsonrpc":"2.0","id":1.5,"result":1}`:          wire.CodeFramingMessageInvalid,
+		`{"jsonrpc":"2.0","id":1,"result":1,"error":{}}`: wire.CodeFramingMessageInvalid,
+		`{"jsonrpc":"2.0","id":1,"method":""}`:           wire.CodeFramingMessageInvalid,
+		`{"jsonrpc":"2.0","id":1,"method":"a","x":[1,}`:  wire.CodeFramingJSONInvalid,
+		`{"jsonrpc":"2.0","id":1,"method":"a"} {}`:       wire.CodeFramingJSONInvalid,
+		`["jsonrpc"]`: wire.CodeFramingMessageInvalid,
+		`[1,]`:        wire.CodeFramingJSONInvalid,
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"a"}`:        wire.CodeFramingMessageInvalid,
+		`{"jsonrpc":"2.0","id":null,"method":"plugin.ping"}`: wire.CodeFramingMessageInvalid,
+	}
+	for payload, code := range refused {
+		var fe *FramingError
+		if _, err := decodePayload([]byte(payload)); !errors.As(err, &fe) || fe.Code != code {
+			t.Fatalf("%s: %v, want %s", payload, err, code)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
@@ -36,7 +37,7 @@ type rpcMessage struct {
 	Method    string
 	Params    []byte // the JSON text of "params", nil when absent; decodeParams reads it with the method's schema
 	HasParams bool
-	Result    any
+	Result    []byte // the JSON text of "result" (responses)
 	Error     *rpcError
 }
 
@@ -185,44 +186,33 @@ func decodePayload(payload []byte) (*rpcMessage, error) {
 	if !utf8.Valid(payload) {
 		return nil, fail(wire.CodeFramingUTF8Invalid, "payload is not valid UTF-8")
 	}
-	p := treeParser{data: payload, idStart: -1}
-	p.space()
-	tree, err := p.value()
-	if err == nil {
-		p.space()
-		if p.i != len(payload) {
-			err = p.fail("invalid character after the top-level value")
-		}
-	}
+	env, err := scanEnvelope(payload)
 	if err != nil {
 		return nil, fail(wire.CodeFramingJSONInvalid, "payload is not JSON: %v", err)
 	}
-	env, ok := tree.(map[string]any)
-	if !ok {
+	if env == nil {
 		return nil, fail(wire.CodeFramingMessageInvalid, "payload is not a JSON object")
 	}
-	if v, ok := env["jsonrpc"].(string); !ok || v != "2.0" {
+	if v, ok := env.get(payload, fieldJSONRPC); !ok || !isString(v, "2.0") {
 		return nil, fail(wire.CodeFramingMessageInvalid, `"jsonrpc" must be "2.0"`)
 	}
 	msg := &rpcMessage{}
-	id, hasID := env["id"]
-	idNull := hasID && id == nil
+	id, hasID := env.get(payload, fieldID)
+	idNull := hasID && string(id) == "null"
 	if hasID && !idNull {
 		if !validID(id) {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"id" must be a string or an integer`)
 		}
-		msg.ID = json.RawMessage(payload[p.idStart:p.idEnd])
+		msg.ID = json.RawMessage(id)
 	}
-	if method, ok := env["method"]; ok {
-		if msg.Method, _ = method.(string); msg.Method == "" {
+	if method, ok := env.get(payload, fieldMethod); ok {
+		if msg.Method = methodName(method); msg.Method == "" {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"method" must be a non-empty string`)
 		}
 		if idNull {
 			return nil, fail(wire.CodeFramingMessageInvalid, `"id" of a request must be a string or an integer`)
 		}
-		if _, msg.HasParams = env["params"]; msg.HasParams {
-			msg.Params = payload[p.paramsStart:p.paramsEnd]
-		}
+		msg.Params, msg.HasParams = env.get(payload, fieldParams)
 		return msg, nil
 	}
 	if !hasID {
@@ -231,12 +221,13 @@ func decodePayload(payload []byte) (*rpcMessage, error) {
 	if idNull {
 		msg.ID = json.RawMessage("null")
 	}
-	result, hasResult := env["result"]
-	errValue, hasError := env["error"]
+	result, hasResult := env.get(payload, fieldResult)
+	errText, hasError := env.get(payload, fieldError)
 	if hasResult == hasError {
 		return nil, fail(wire.CodeFramingMessageInvalid, `a response needs exactly one of "result" and "error"`)
 	}
 	if hasError {
+		errValue, _ := parseTree(errText)
 		shape, _ := errValue.(map[string]any)
 		code, codeOK := shape["code"].(float64)
 		message, messageOK := shape["message"].(string)
@@ -253,8 +244,164 @@ func decodePayload(payload []byte) (*rpcMessage, error) {
 	return msg, nil
 }
 
+// The members of the JSON-RPC envelope.
+const (
+	fieldJSONRPC = iota
+	fieldID
+	fieldMethod
+	fieldParams
+	fieldResult
+	fieldError
+	envelopeFields
+)
+
+var envelopeNames = [envelopeFields]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// envelope is where the value of each JSON-RPC member is in the payload (the last one when a member
+// repeats, as encoding/json keeps it); other members are checked for syntax and skipped.
+type envelope struct {
+	start, end [envelopeFields]int
+	has        [envelopeFields]bool
+}
+
+func (e *envelope) get(payload []byte, field int) ([]byte, bool) {
+	if !e.has[field] {
+		return nil, false
+	}
+	return payload[e.start[field]:e.end[field]], true
+}
+
+// scanEnvelope checks that payload is one JSON document and, when it is an object, where its JSON-RPC
+// members are, without building any value (nil, nil when it is JSON but not an object).
+func scanEnvelope(payload []byte) (*envelope, error) {
+	p := treeParser{data: payload, discard: true}
+	p.space()
+	if p.i >= len(payload) || payload[p.i] != '{' {
+		if err := checkSyntax(payload); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	env := &envelope{}
+	p.depth = 1
+	p.i++ // {
+	p.space()
+	if p.i < len(payload) && payload[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			p.space()
+			if p.i >= len(payload) || payload[p.i] != '"' {
+				return nil, p.fail("expected a string for an object key")
+			}
+			keyStart := p.i + 1
+			if _, err := p.str(); err != nil {
+				return nil, err
+			}
+			key := payload[keyStart : p.i-1]
+			p.space()
+			if p.i >= len(payload) || payload[p.i] != ':' {
+				return nil, p.fail("expected ':' after an object key")
+			}
+			p.i++
+			p.space()
+			at := p.i
+			if _, err := p.value(); err != nil {
+				return nil, err
+			}
+			if field := envelopeField(key); field >= 0 {
+				env.start[field], env.end[field], env.has[field] = at, p.i, true
+			}
+			done, err := p.afterElement('}', "expected ',' or '}' after an object value")
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				break
+			}
+		}
+	}
+	p.space()
+	if p.i != len(payload) {
+		return nil, p.fail("invalid character after the top-level value")
+	}
+	return env, nil
+}
+
+// envelopeField is the member a key names, or -1. A key with escapes is decoded first ("\u0069d" is "id").
+func envelopeField(key []byte) int {
+	for i, name := range envelopeNames {
+		if string(key) == name {
+			return i
+		}
+	}
+	if bytes.IndexByte(key, '\\') >= 0 {
+		quoted := make([]byte, 0, len(key)+2)
+		quoted = append(append(append(quoted, '"'), key...), '"')
+		if s, err := parseTree(quoted); err == nil {
+			for i, name := range envelopeNames {
+				if s == name {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// isString: the JSON value v is the string want.
+func isString(v []byte, want string) bool {
+	if len(v) == len(want)+2 && v[0] == '"' && string(v[1:len(v)-1]) == want {
+		return true
+	}
+	s, err := parseTree(v)
+	return err == nil && s == want
+}
+
+// methodName is the string of a "method" value ("" when it is not a string): the protocol's method
+// names are shared strings.
+func methodName(v []byte) string {
+	if len(v) >= 2 && v[0] == '"' {
+		if m, ok := knownMethods()[string(v[1:len(v)-1])]; ok {
+			return m
+		}
+	}
+	s, _ := parseTree(v)
+	name, _ := s.(string)
+	return name
+}
+
+func knownMethods() map[string]string {
+	knownMethodsOnce.Do(func() {
+		knownMethodsValue = map[string]string{}
+		for _, m := range wire.Methods {
+			knownMethodsValue[m.Method] = m.Method
+		}
+	})
+	return knownMethodsValue
+}
+
+var (
+	knownMethodsOnce  sync.Once
+	knownMethodsValue map[string]string
+)
+
 // validID: a JSON-RPC id is a string or an integer.
-func validID(id any) bool {
+func validID(raw []byte) bool {
+	if raw[0] == '"' {
+		return true
+	}
+	digits := true
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			digits = false
+			break
+		}
+	}
+	if digits {
+		return true
+	}
+	id, _ := parseTree(raw)
 	switch v := id.(type) {
 	case string:
 		return true

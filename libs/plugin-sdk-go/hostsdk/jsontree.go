@@ -29,14 +29,9 @@ type treeParser struct {
 	data []byte
 	i    int
 	// depth bounds nesting, so a hostile payload cannot exhaust the stack (encoding/json allows 10000).
-	depth int
-	// idStart, idEnd: where the value of the top-level "id" is; idStart is 0 when not wanted, -1 when
-	// wanted and not (yet) seen. paramsStart, paramsEnd: the same for "params", which is then only
-	// checked for syntax here (discard), not built: decodeChecked reads it with the method's schema.
-	idStart, idEnd         int
-	paramsStart, paramsEnd int
-	discard                bool
-	plainKeys              bool // no shared key strings (for parsing the schemas they come from)
+	depth     int
+	discard   bool // only check the syntax, build nothing
+	plainKeys bool // no shared key strings (for parsing the schemas they come from)
 }
 
 const maxJSONDepth = 10000
@@ -144,22 +139,9 @@ func (p *treeParser) object() (any, error) {
 		}
 		p.i++
 		p.space()
-		at := p.i
-		top := p.depth == 1 && p.idStart != 0
-		skip := top && key == "params"
-		if skip {
-			p.discard = true
-		}
 		v, err := p.value()
-		if skip {
-			p.discard = false
-			p.paramsStart, p.paramsEnd = at, p.i
-		}
 		if err != nil {
 			return nil, err
-		}
-		if top && key == "id" {
-			p.idStart, p.idEnd = at, p.i
 		}
 		if m != nil {
 			m[key] = v

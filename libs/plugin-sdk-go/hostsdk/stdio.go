@@ -524,7 +524,7 @@ func (rt *stdioRuntime) runEvent(task *eventTask) {
 func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, durationMs float64) {
 	token := rt.token()
 	params := wire.EventsCompletedParams{Token: token, EventID: eventID, Error: perr, DurationMs: &durationMs}
-	rt.conn.notify(wire.MethodEventsCompleted, params, rt.requestTimeout(), func(_ any, err error) {
+	rt.conn.notify(wire.MethodEventsCompleted, params, rt.requestTimeout(), func(_ []byte, err error) {
 		if err != nil && !rt.conn.isClosed() {
 			rt.errorf("[warn] events.completed for %s failed: %v", eventID, err)
 		}
@@ -730,7 +730,11 @@ func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*w
 		return nil, err
 	}
 	var result wire.SendResult
-	if err := treeInto(raw, &result); err != nil {
+	tree, err := parseTree(raw)
+	if err == nil {
+		err = treeInto(tree, &result)
+	}
+	if err != nil {
 		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
 	}
 	return &result, nil
@@ -771,7 +775,7 @@ func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]an
 		return
 	}
 	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields}
-	sent := rt.conn.notify(wire.MethodLogWrite, params, rt.requestTimeout(), func(_ any, err error) {
+	sent := rt.conn.notify(wire.MethodLogWrite, params, rt.requestTimeout(), func(_ []byte, err error) {
 		<-rt.logSlots
 		if err != nil {
 			rt.errorf("%s", line)

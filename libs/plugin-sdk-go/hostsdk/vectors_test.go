@@ -201,7 +201,7 @@ func reencode(m *rpcMessage) []byte {
 		}
 		out["error"] = e
 	} else {
-		out["result"] = m.Result
+		out["result"] = json.RawMessage(m.Result)
 	}
 	b, _ := json.Marshal(out)
 	return b
