@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,6 +81,47 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     await server?.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
+
+  it('share admin app sessions: signed in through one replica, used through another, signed out everywhere at once', async () => {
+    const one = await open('s1');
+    const two = await open('s2');
+    try {
+      const signIn = async (host: Host) => {
+        const res = await request(host.app).post('/api/session').send({ token: TOKEN });
+        expect(res.status).toBe(201);
+        const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+        return { cookie, csrf: res.body.session.csrfToken as string };
+      };
+      const s = await signIn(one);
+      // Only the digest of the secret is in the database.
+      const secret = s.cookie.split('=')[1]!;
+      const rows = await db.query<{ token_sha256: string }>('SELECT token_sha256 FROM host_admin_sessions');
+      expect(rows).toEqual([{ token_sha256: createHash('sha256').update(secret).digest('hex') }]);
+      // The other replica answers it, reads and writes (with the CSRF token) alike.
+      expect((await request(two.app).get('/api/session').set('Cookie', s.cookie)).body).toMatchObject({
+        authenticatedBy: 'session',
+        session: { csrfToken: s.csrf },
+      });
+      await request(two.app).get('/api/plugins').set('Cookie', s.cookie).expect(200);
+      const put = await request(two.app).put(`/api/plugins/${ID}/settings`).set('Cookie', s.cookie).send({ values: {} });
+      expect(put.body.error?.code).toBe('CSRF_TOKEN_INVALID');
+      // Signed out through the second: the first refuses it at once.
+      expect((await request(two.app).delete('/api/session').set('Cookie', s.cookie).set('X-CSRF-Token', s.csrf)).body).toEqual({
+        signedOut: true,
+      });
+      const after = await request(one.app).get('/api/plugins').set('Cookie', s.cookie);
+      expect({ status: after.status, code: after.body.error?.code }).toEqual({ status: 401, code: 'SESSION_EXPIRED' });
+      expect(await db.query('SELECT 1 FROM host_admin_sessions')).toEqual([]);
+      // A session outlives the replica that began it.
+      const kept = await signIn(two);
+      await two.close();
+      hosts.splice(hosts.indexOf(two), 1);
+      await request(one.app).get('/api/plugins').set('Cookie', kept.cookie).expect(200);
+    } finally {
+      for (const h of [one, two]) if (hosts.includes(h)) await h.close();
+      hosts.splice(0, hosts.length, ...hosts.filter((h) => h !== one && h !== two));
+    }
+  }, 30_000);
 
   it('run a plugin on one replica, deliver to it from the other, and move it when its replica stops', async () => {
     const a = await open('a');
