@@ -47,6 +47,7 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
   let url: string;
   const dirs: string[] = [];
   const hosts: Host[] = [];
+  const logLines: string[] = [];
   let keyFile: string;
 
   const open = async (replica: string) => {
@@ -60,6 +61,7 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
       version: '0.0.0-test',
       leaseTimings: { renewMilliseconds: 200, ttlMilliseconds: 800 },
       ...quiet,
+      log: (_level, message) => logLines.push(`${replica}: ${message}`),
     });
     hosts.push(host);
     await host.startEnabledPlugins();
@@ -174,6 +176,8 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     const stopped = await request(b.app).post(`/api/plugins/${ID}/stop`).set(auth);
     expect(stopped.status).toBe(200);
     expect(stopped.body.plugin).toMatchObject({ state: 'stopped', enabled: false });
+    // b was answered by a through a notification once a had stopped it (not by reading the lease until it changed).
+    expect(logLines).toContain(`b: cluster: replica a answered the stop of ${ID}`);
     expect(a.runtime.isRunning(ID)).toBe(false);
     expect(
       await within(
@@ -210,7 +214,12 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     });
     // Restarted through a: b restarts it (a new process).
     const pid = b.runtime.status(ID)?.pid;
-    expect((await request(a.app).post(`/api/plugins/${ID}/restart`).set(auth)).status).toBe(200);
+    const restarted = await request(a.app).post(`/api/plugins/${ID}/restart`).set(auth);
+    expect(restarted.status).toBe(200);
+    // a answers with the state b reported once it had restarted the plugin: a new process, on b.
+    expect(restarted.body.plugin).toMatchObject({ state: 'running', runtime: { replica: 'b' } });
+    expect(restarted.body.plugin.runtime.pid).not.toBe(pid);
+    expect(logLines).toContain(`a: cluster: replica b answered the restart of ${ID}`);
     expect(
       await within(
         3000,

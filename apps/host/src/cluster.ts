@@ -20,6 +20,7 @@ import {
   LEASE_TIMINGS,
   type PluginLease,
   type QueuedDelivery,
+  type ControlAction,
   type QueueNotice,
   type SqlDeliveryQueue,
   type SqlLeases,
@@ -317,14 +318,13 @@ export class Cluster {
       },
       stop: async (id, reason?: StopReason) => {
         if (!this.held.has(id)) {
-          // The replica running it stops it; answered once it did (or after its stop grace).
+          // The replica running it stops it and answers with the plugin's state (NOTIFY both ways, no polling).
           const lease = await this.readLease(id);
           if (!lease?.live || lease.holder === '' || (reason !== undefined && reason !== 'operator'))
             return this.status(id) ?? rt.stop(id, reason);
-          await this.o.queue.control(id, lease.holder, 'stop');
-          const deadline = Date.now() + RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000;
-          while (Date.now() < deadline && (await this.readLease(id))?.holder === lease.holder) await sleep(100);
-          return this.status(id) ?? { state: 'stopped', crashCount: 0 };
+          const answered = await this.ask(id, lease.holder, 'stop', RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000);
+          await this.readLease(id).catch(() => undefined);
+          return (answered as RuntimeStatus | undefined) ?? this.status(id) ?? { state: 'stopped', crashCount: 0 };
         }
         // An operator's stop gives the lease up; an update's stop keeps it (the plugin starts again here).
         if (reason === undefined || reason === 'operator') return this.stopHere(id);
@@ -333,9 +333,17 @@ export class Cluster {
       restart: async (id) => {
         if (this.held.has(id)) return this.withReplica(await rt.restart(id));
         const lease = this.leases.get(id);
-        if (lease?.live && lease.holder !== '') await this.o.queue.control(id, lease.holder, 'restart');
-        else return this.runtimeFacade().start(id);
-        return this.status(id) ?? { state: 'starting', crashCount: 0 };
+        if (!lease?.live || lease.holder === '') return this.runtimeFacade().start(id);
+        // Answered once the replica running it has restarted it (its stop grace and the new start).
+        const answered = (await this.ask(
+          id,
+          lease.holder,
+          'restart',
+          RUNTIME_DEFAULTS.stopGraceMilliseconds + RUNTIME_DEFAULTS.initializeTimeoutMilliseconds + 3_000,
+        )) as RuntimeStatus | undefined;
+        // The holder's state as it answered is the newest (its publication with the lease may still be on its way).
+        if (answered) this.leases.set(id, { ...lease, status: answered as Record<string, unknown> });
+        return answered ?? this.status(id) ?? { state: 'starting', crashCount: 0 };
       },
       status: (id) => this.status(id),
       isRunning: (id) => this.held.has(id) && rt.isRunning(id),
@@ -344,16 +352,8 @@ export class Cluster {
         const lease = this.leases.get(id);
         if (!lease?.live || lease.holder === '') return rt.applySettings(id);
         // The replica running it gives the plugin its settings and answers what became of them.
-        const answerId = randomUUID();
-        const answered = new Promise<SettingsDelivery | undefined>((resolve) => {
-          const timer = setTimeout(() => resolve(undefined), RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000);
-          this.answers.set(answerId, (a) => {
-            clearTimeout(timer);
-            resolve(a as SettingsDelivery);
-          });
-        });
-        await this.o.queue.control(id, lease.holder, 'settings', { id: answerId, from: this.o.replica });
-        const delivery = await answered.finally(() => this.answers.delete(answerId));
+        const delivery = (await this.ask(id, lease.holder, 'settings', RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000)) as
+          SettingsDelivery | undefined;
         return (
           delivery ?? {
             status: 'restartRequired',
@@ -363,6 +363,36 @@ export class Cluster {
       },
       stopAll: (reason) => rt.stopAll(reason),
     };
+  }
+
+  /**
+   * Asks the replica holding `pluginId`'s lease to act on it (NOTIFY) and waits
+   * for its answer (NOTIFY back, sent once it acted); undefined when none came
+   * within `timeoutMs` (the holder died, or its answer was lost).
+   */
+  private async ask(pluginId: string, holder: string, action: ControlAction, timeoutMs: number): Promise<unknown> {
+    const answerId = randomUUID();
+    const answered = new Promise<{ answer: unknown } | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), timeoutMs);
+      timer.unref();
+      this.answers.set(answerId, (answer) => {
+        clearTimeout(timer);
+        resolve({ answer });
+      });
+    });
+    try {
+      await this.o.queue.control(pluginId, holder, action, { id: answerId, from: this.o.replica });
+      const got = await answered;
+      this.o.log(
+        got ? 'info' : 'warn',
+        got
+          ? `cluster: replica ${holder} answered the ${action} of ${pluginId}`
+          : `cluster: replica ${holder} did not answer the ${action} of ${pluginId} in ${timeoutMs} ms`,
+      );
+      return got?.answer ?? undefined;
+    } finally {
+      this.answers.delete(answerId);
+    }
   }
 
   /** An operator's stop of a plugin this replica runs: stopped, and the lease given up with a hold (see SqlLeases.release). */
@@ -545,10 +575,18 @@ export class Cluster {
       }[n.action];
       const answerTo = n.id !== undefined && n.from !== undefined ? { id: n.id, from: n.from } : undefined;
       void act()
+        .then(
+          (result) => (n.action === 'settings' ? result : this.withReplica(result as RuntimeStatus)),
+          (e: Error) => {
+            this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`);
+            return undefined;
+          },
+        )
         .then(async (result) => {
-          if (answerTo && n.action === 'settings') await this.o.queue.answer(n.p, answerTo.from, answerTo.id, result);
+          // Answered at once: the asking replica's request returns as soon as this one acted.
+          if (answerTo) await this.o.queue.answer(n.p, answerTo.from, answerTo.id, result ?? null);
         })
-        .catch((e: Error) => this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`));
+        .catch((e: Error) => this.o.log('warn', `could not answer the ${n.action} of ${n.p}: ${e.message}`));
     }
   }
 
@@ -650,8 +688,6 @@ export class Cluster {
     );
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function outcomeOf(d: DeliveryRecord): DeliveryOutcome {
   return {
