@@ -6,16 +6,18 @@ import request from 'supertest';
 import { hostPaths } from '@host/host-core';
 import { ServerDatabase } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
+import { ConsoleProvider } from '@host/host-console';
 import { composeHost, type Host } from './compose';
 import { sayAs, within } from './console.spec-helper';
 import AdmZip from 'adm-zip';
 import { stdioFixturePackage } from './fixture-plugins.spec-helper';
 
-/** The fixture plugin with a settings form (it does not take settings.changed: it answers "unknown method"). */
+/** The fixture plugin with messages.send and a settings form (it does not take settings.changed: it answers "unknown method"). */
 function withSettings(zip: Buffer): Buffer {
   const archive = new AdmZip(zip);
   const manifest = JSON.parse(archive.readAsText('manifest.json'));
   manifest.settings = { configSchema: { greeting: { type: 'string', label: 'Greeting', defaultValue: 'hi' } } };
+  manifest.permissions = [...manifest.permissions, 'messages.send'];
   archive.updateFile('manifest.json', Buffer.from(JSON.stringify(manifest)));
   return archive.toBuffer();
 }
@@ -242,6 +244,79 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
       ),
     ).toBe('running on a');
     expect((await say(a, '/echo after b')).body.outbound).toEqual([expect.objectContaining({ pluginId: ID })]);
+
+    // A replica died while the plugin handled two events (simulated: rows claimed by a process that is gone). For one, the
+    // plugin's messages.send had gone out and was recorded; for the other, its reply was recorded but never marked sent.
+    const sent = jest.spyOn(ConsoleProvider.prototype, 'send');
+    try {
+      const first = (await say(a, '/send group:g2 only once')).body.eventId as string;
+      const [recorded] = await db.query<{ digest: string; request: unknown; result: unknown }>(
+        'SELECT digest, request, result FROM host_event_sends WHERE event_id = $1',
+        [first],
+      );
+      expect(recorded).toMatchObject({ result: { accepted: true, target: { type: 'group', id: 'g2' } } });
+      const [template] = await db.query<{ event: Record<string, unknown> }>('SELECT event FROM host_event_queue WHERE event_id = $1', [
+        first,
+      ]);
+      const ghostEvent = (eventId: string, command: { name: string; args: string }) => ({
+        ...template!.event,
+        eventId,
+        message: { ...(template!.event['message'] as object), text: `/${command.name} ${command.args}` },
+        command: { ...(template!.event['command'] as object), ...command },
+      });
+      const ghost = 'gone/00000000';
+      const enqueueGhost = (eventId: string, command: { name: string; args: string }) =>
+        db.query(
+          `INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts) VALUES ($1, $2, 'gone', $3, 'claimed', $4, 1)`,
+          [eventId, ID, JSON.stringify(ghostEvent(eventId, command)), ghost],
+        );
+      await enqueueGhost('ghost-send', { name: 'send', args: 'group:g2 only once' });
+      await db.query(
+        `INSERT INTO host_event_sends (event_id, plugin_id, n, digest, request, claimed_by, result, sent_at) VALUES ('ghost-send', $1, 1, $2, $3, $4, $5, now())`,
+        [ID, recorded!.digest, JSON.stringify(recorded!.request), ghost, JSON.stringify(recorded!.result)],
+      );
+      sent.mockClear();
+      // One at a time: a send is keyed by the one event its plugin handles when it sends (docs/operator/cluster.md).
+      await within(
+        5000,
+        () => db.query<{ state: string }>("SELECT state FROM host_event_queue WHERE event_id = 'ghost-send'"),
+        (rows) => rows[0]?.state === 'done',
+      );
+      await enqueueGhost('ghost-reply', { name: 'echo', args: 'handled again' });
+      await db.query(
+        `INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by) VALUES ('ghost-reply', $1, 1, 1, $2, $3)`,
+        [ID, JSON.stringify({ message: { format: 'text', parts: [{ type: 'text', text: 'recorded before the crash' }] } }), ghost],
+      );
+      // a, holding the lease, takes both rows over and delivers them again.
+      const done = await within(
+        5000,
+        () =>
+          db.query<{ event_id: string; state: string; attempts: number }>(
+            "SELECT event_id, state, attempts FROM host_event_queue WHERE event_id LIKE 'ghost-%' ORDER BY event_id",
+          ),
+        (rows) => rows.every((r) => r.state === 'done'),
+      );
+      expect(done).toEqual([
+        { event_id: 'ghost-reply', state: 'done', attempts: 2 },
+        { event_id: 'ghost-send', state: 'done', attempts: 2 },
+      ]);
+      const texts = sent.mock.calls.map(([, body]) => JSON.stringify(body));
+      // The send went out once (before the crash): the plugin's repeat got the recorded answer.
+      expect(texts.filter((t) => t.includes('only once'))).toEqual([]);
+      // The reply recorded before the crash went out now, once; the plugin's repeat reply was not sent again.
+      expect(texts.filter((t) => t.includes('recorded before the crash'))).toHaveLength(1);
+      expect(texts.filter((t) => t.includes('handled again'))).toEqual([]);
+      expect(
+        await db.query("SELECT n, sent_at IS NOT NULL AS sent, claimed_by FROM host_event_replies WHERE event_id = 'ghost-reply'"),
+      ).toEqual([{ n: 1, sent: true, claimed_by: expect.stringMatching(/^a\//) }]);
+      const completions = await db.query<{ completion: unknown }>("SELECT completion FROM host_event_queue WHERE event_id LIKE 'ghost-%'");
+      expect(completions).toEqual([
+        { completion: { error: null, durationMs: expect.any(Number) } },
+        { completion: { error: null, durationMs: expect.any(Number) } },
+      ]);
+    } finally {
+      sent.mockRestore();
+    }
 
     // A reply to an event the plugin was not handed is refused as on one host, and nothing is recorded for it.
     await expect(
