@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,16 +6,18 @@ import request from 'supertest';
 import { hostPaths } from '@host/host-core';
 import { ServerDatabase } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
+import { ConsoleProvider } from '@host/host-console';
 import { composeHost, type Host } from './compose';
 import { sayAs, within } from './console.spec-helper';
 import AdmZip from 'adm-zip';
 import { stdioFixturePackage } from './fixture-plugins.spec-helper';
 
-/** The fixture plugin with a settings form (it does not take settings.changed: it answers "unknown method"). */
+/** The fixture plugin with messages.send and a settings form (it does not take settings.changed: it answers "unknown method"). */
 function withSettings(zip: Buffer): Buffer {
   const archive = new AdmZip(zip);
   const manifest = JSON.parse(archive.readAsText('manifest.json'));
   manifest.settings = { configSchema: { greeting: { type: 'string', label: 'Greeting', defaultValue: 'hi' } } };
+  manifest.permissions = [...manifest.permissions, 'messages.send'];
   archive.updateFile('manifest.json', Buffer.from(JSON.stringify(manifest)));
   return archive.toBuffer();
 }
@@ -46,6 +49,7 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
   let url: string;
   const dirs: string[] = [];
   const hosts: Host[] = [];
+  const logLines: string[] = [];
   let keyFile: string;
 
   const open = async (replica: string) => {
@@ -59,6 +63,7 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
       version: '0.0.0-test',
       leaseTimings: { renewMilliseconds: 200, ttlMilliseconds: 800 },
       ...quiet,
+      log: (_level, message) => logLines.push(`${replica}: ${message}`),
     });
     hosts.push(host);
     await host.startEnabledPlugins();
@@ -80,6 +85,47 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     await server?.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
+
+  it('share admin app sessions: signed in through one replica, used through another, signed out everywhere at once', async () => {
+    const one = await open('s1');
+    const two = await open('s2');
+    try {
+      const signIn = async (host: Host) => {
+        const res = await request(host.app).post('/api/session').send({ token: TOKEN });
+        expect(res.status).toBe(201);
+        const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+        return { cookie, csrf: res.body.session.csrfToken as string };
+      };
+      const s = await signIn(one);
+      // Only the digest of the secret is in the database.
+      const secret = s.cookie.split('=')[1]!;
+      const rows = await db.query<{ token_sha256: string }>('SELECT token_sha256 FROM host_admin_sessions');
+      expect(rows).toEqual([{ token_sha256: createHash('sha256').update(secret).digest('hex') }]);
+      // The other replica answers it, reads and writes (with the CSRF token) alike.
+      expect((await request(two.app).get('/api/session').set('Cookie', s.cookie)).body).toMatchObject({
+        authenticatedBy: 'session',
+        session: { csrfToken: s.csrf },
+      });
+      await request(two.app).get('/api/plugins').set('Cookie', s.cookie).expect(200);
+      const put = await request(two.app).put(`/api/plugins/${ID}/settings`).set('Cookie', s.cookie).send({ values: {} });
+      expect(put.body.error?.code).toBe('CSRF_TOKEN_INVALID');
+      // Signed out through the second: the first refuses it at once.
+      expect((await request(two.app).delete('/api/session').set('Cookie', s.cookie).set('X-CSRF-Token', s.csrf)).body).toEqual({
+        signedOut: true,
+      });
+      const after = await request(one.app).get('/api/plugins').set('Cookie', s.cookie);
+      expect({ status: after.status, code: after.body.error?.code }).toEqual({ status: 401, code: 'SESSION_EXPIRED' });
+      expect(await db.query('SELECT 1 FROM host_admin_sessions')).toEqual([]);
+      // A session outlives the replica that began it.
+      const kept = await signIn(two);
+      await two.close();
+      hosts.splice(hosts.indexOf(two), 1);
+      await request(one.app).get('/api/plugins').set('Cookie', kept.cookie).expect(200);
+    } finally {
+      for (const h of [one, two]) if (hosts.includes(h)) await h.close();
+      hosts.splice(0, hosts.length, ...hosts.filter((h) => h !== one && h !== two));
+    }
+  }, 30_000);
 
   it('run a plugin on one replica, deliver to it from the other, and move it when its replica stops', async () => {
     const a = await open('a');
@@ -132,6 +178,8 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     const stopped = await request(b.app).post(`/api/plugins/${ID}/stop`).set(auth);
     expect(stopped.status).toBe(200);
     expect(stopped.body.plugin).toMatchObject({ state: 'stopped', enabled: false });
+    // b was answered by a through a notification once a had stopped it (not by reading the lease until it changed).
+    expect(logLines).toContain(`b: cluster: replica a answered the stop of ${ID}`);
     expect(a.runtime.isRunning(ID)).toBe(false);
     expect(
       await within(
@@ -168,7 +216,12 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     });
     // Restarted through a: b restarts it (a new process).
     const pid = b.runtime.status(ID)?.pid;
-    expect((await request(a.app).post(`/api/plugins/${ID}/restart`).set(auth)).status).toBe(200);
+    const restarted = await request(a.app).post(`/api/plugins/${ID}/restart`).set(auth);
+    expect(restarted.status).toBe(200);
+    // a answers with the state b reported once it had restarted the plugin: a new process, on b.
+    expect(restarted.body.plugin).toMatchObject({ state: 'running', runtime: { replica: 'b' } });
+    expect(restarted.body.plugin.runtime.pid).not.toBe(pid);
+    expect(logLines).toContain(`a: cluster: replica b answered the restart of ${ID}`);
     expect(
       await within(
         3000,
@@ -191,6 +244,79 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
       ),
     ).toBe('running on a');
     expect((await say(a, '/echo after b')).body.outbound).toEqual([expect.objectContaining({ pluginId: ID })]);
+
+    // A replica died while the plugin handled two events (simulated: rows claimed by a process that is gone). For one, the
+    // plugin's messages.send had gone out and was recorded; for the other, its reply was recorded but never marked sent.
+    const sent = jest.spyOn(ConsoleProvider.prototype, 'send');
+    try {
+      const first = (await say(a, '/send group:g2 only once')).body.eventId as string;
+      const [recorded] = await db.query<{ digest: string; request: unknown; result: unknown }>(
+        'SELECT digest, request, result FROM host_event_sends WHERE event_id = $1',
+        [first],
+      );
+      expect(recorded).toMatchObject({ result: { accepted: true, target: { type: 'group', id: 'g2' } } });
+      const [template] = await db.query<{ event: Record<string, unknown> }>('SELECT event FROM host_event_queue WHERE event_id = $1', [
+        first,
+      ]);
+      const ghostEvent = (eventId: string, command: { name: string; args: string }) => ({
+        ...template!.event,
+        eventId,
+        message: { ...(template!.event['message'] as object), text: `/${command.name} ${command.args}` },
+        command: { ...(template!.event['command'] as object), ...command },
+      });
+      const ghost = 'gone/00000000';
+      const enqueueGhost = (eventId: string, command: { name: string; args: string }) =>
+        db.query(
+          `INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts) VALUES ($1, $2, 'gone', $3, 'claimed', $4, 1)`,
+          [eventId, ID, JSON.stringify(ghostEvent(eventId, command)), ghost],
+        );
+      await enqueueGhost('ghost-send', { name: 'send', args: 'group:g2 only once' });
+      await db.query(
+        `INSERT INTO host_event_sends (event_id, plugin_id, n, digest, request, claimed_by, result, sent_at) VALUES ('ghost-send', $1, 1, $2, $3, $4, $5, now())`,
+        [ID, recorded!.digest, JSON.stringify(recorded!.request), ghost, JSON.stringify(recorded!.result)],
+      );
+      sent.mockClear();
+      // One at a time: a send is keyed by the one event its plugin handles when it sends (docs/operator/cluster.md).
+      await within(
+        5000,
+        () => db.query<{ state: string }>("SELECT state FROM host_event_queue WHERE event_id = 'ghost-send'"),
+        (rows) => rows[0]?.state === 'done',
+      );
+      await enqueueGhost('ghost-reply', { name: 'echo', args: 'handled again' });
+      await db.query(
+        `INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by) VALUES ('ghost-reply', $1, 1, 1, $2, $3)`,
+        [ID, JSON.stringify({ message: { format: 'text', parts: [{ type: 'text', text: 'recorded before the crash' }] } }), ghost],
+      );
+      // a, holding the lease, takes both rows over and delivers them again.
+      const done = await within(
+        5000,
+        () =>
+          db.query<{ event_id: string; state: string; attempts: number }>(
+            "SELECT event_id, state, attempts FROM host_event_queue WHERE event_id LIKE 'ghost-%' ORDER BY event_id",
+          ),
+        (rows) => rows.every((r) => r.state === 'done'),
+      );
+      expect(done).toEqual([
+        { event_id: 'ghost-reply', state: 'done', attempts: 2 },
+        { event_id: 'ghost-send', state: 'done', attempts: 2 },
+      ]);
+      const texts = sent.mock.calls.map(([, body]) => JSON.stringify(body));
+      // The send went out once (before the crash): the plugin's repeat got the recorded answer.
+      expect(texts.filter((t) => t.includes('only once'))).toEqual([]);
+      // The reply recorded before the crash went out now, once; the plugin's repeat reply was not sent again.
+      expect(texts.filter((t) => t.includes('recorded before the crash'))).toHaveLength(1);
+      expect(texts.filter((t) => t.includes('handled again'))).toEqual([]);
+      expect(
+        await db.query("SELECT n, sent_at IS NOT NULL AS sent, claimed_by FROM host_event_replies WHERE event_id = 'ghost-reply'"),
+      ).toEqual([{ n: 1, sent: true, claimed_by: expect.stringMatching(/^a\//) }]);
+      const completions = await db.query<{ completion: unknown }>("SELECT completion FROM host_event_queue WHERE event_id LIKE 'ghost-%'");
+      expect(completions).toEqual([
+        { completion: { error: null, durationMs: expect.any(Number) } },
+        { completion: { error: null, durationMs: expect.any(Number) } },
+      ]);
+    } finally {
+      sent.mockRestore();
+    }
 
     // A reply to an event the plugin was not handed is refused as on one host, and nothing is recorded for it.
     await expect(

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   HostError,
   type CompletionOutcome,
@@ -20,6 +20,7 @@ import {
   LEASE_TIMINGS,
   type PluginLease,
   type QueuedDelivery,
+  type ControlAction,
   type QueueNotice,
   type SqlDeliveryQueue,
   type SqlLeases,
@@ -96,6 +97,9 @@ export class Cluster {
   private readonly pumpAgain = new Set<string>();
   private readonly replyCounts = new Map<string, number>();
   private readonly observed = new WeakMap<OutboundRequest, OutboundRecord>();
+  /** Events each local plugin handles now (handed to it, not completed), with the sends made meanwhile. */
+  private readonly handling = new Map<string, Map<string, { sends: number }>>();
+  private inner: OutboundSink | undefined;
   /** Control requests this replica waits for an answer to, by id. */
   private readonly answers = new Map<string, (answer: unknown) => void>();
   private timer: NodeJS.Timeout | undefined;
@@ -176,9 +180,10 @@ export class Cluster {
     return this.endpointsById.values();
   }
 
-  /** Wraps the host's sink: replies are numbered and recorded before they are sent. */
+  /** Wraps the host's sink: replies, and sends made while handling an event, are numbered and recorded before they are sent. */
   outbound(inner: OutboundSink): OutboundSink {
-    return { send: (request) => this.sendRecorded(inner, request) };
+    this.inner = inner;
+    return { send: (request) => (request.kind === 'reply' ? this.sendRecorded(inner, request) : this.sendKeyed(inner, request)) };
   }
 
   /** Keeps what the host's sink recorded of a request, for the reply's row. */
@@ -187,7 +192,7 @@ export class Cluster {
   }
 
   private async sendRecorded(inner: OutboundSink, request: OutboundRequest): Promise<SendResult> {
-    if (request.kind !== 'reply' || request.eventId === undefined) return inner.send(request);
+    if (request.eventId === undefined) return inner.send(request);
     const { eventId, pluginId } = request;
     // A reply the host's sink refuses anyway (not this plugin's event, or its window closed) is neither numbered nor recorded.
     if (this.o.dispatcher().replies.find(pluginId, eventId).status !== 'open') return inner.send(request);
@@ -197,24 +202,112 @@ export class Cluster {
     this.replyCounts.set(key, n);
     if (this.replyCounts.size > MAX_REPLY_COUNTERS) this.replyCounts.delete(this.replyCounts.keys().next().value!);
     // Recorded before it is sent: after a takeover, a reply recorded already is not sent again.
-    const { fresh, reply } = await this.o.queue.recordReply(eventId, pluginId, n);
-    const found = this.o.dispatcher().replies.find(pluginId, eventId);
+    const { fresh, reply } = await this.o.queue.recordReply(eventId, pluginId, n, { message: request.message });
     if (!fresh) {
-      // Sent before (or being sent when its replica died): answered as it was recorded, not sent again.
+      // Recorded by a replica that died before marking it sent: sent now, by the one process that claims it.
+      if (!reply.sent) {
+        const [claimed] = await this.o.queue.claimUnsent('reply', eventId, pluginId, n);
+        if (claimed) return this.sendReplyNow(inner, request, n, reply.sequence);
+      }
+      // Sent before (or being sent by the process that claimed it): answered as it was recorded, not sent again.
+      const found = this.o.dispatcher().replies.find(pluginId, eventId);
       const before = reply.outbound as OutboundRecord | null;
       if (before?.error) throw new HostError(before.error.code as never, before.error.message);
       const target = before?.target ?? (found.status !== 'unknown' ? { ...found.reference.target } : { type: 'group' as const, id: '' });
       return { accepted: true, ...(before?.messageId ? { messageId: before.messageId } : {}), target };
     }
-    // The provider's sequence number of this reply is the one the database gave it, whichever replica sends.
-    if (found.status !== 'unknown') found.reference.sequence = reply.sequence - 1;
+    return this.sendReplyNow(inner, request, n, reply.sequence);
+  }
+
+  /** Sends a recorded reply with the sequence number the database gave it (whichever replica sends) and marks it sent. */
+  private async sendReplyNow(inner: OutboundSink, request: OutboundRequest, n: number, sequence: number): Promise<SendResult> {
+    const { eventId, pluginId } = request as OutboundRequest & { eventId: string };
+    const found = this.o.dispatcher().replies.find(pluginId, eventId);
+    if (found.status !== 'unknown') found.reference.sequence = sequence - 1;
     try {
-      const result = await inner.send(request);
+      return await inner.send(request);
+    } finally {
       await this.o.queue.noteReply(eventId, pluginId, n, this.observed.get(request) ?? null).catch(() => undefined);
-      return result;
+    }
+  }
+
+  /**
+   * messages.send: made while the plugin handles exactly one event on this
+   * replica, it is the n-th send of that handling, recorded before it is sent;
+   * the plugin handling the event again after a takeover gets the recorded
+   * answer instead of a second message. Sends outside any handling (timers)
+   * or while several events are handled at once go out unrecorded.
+   */
+  private async sendKeyed(inner: OutboundSink, request: OutboundRequest): Promise<SendResult> {
+    const handling = this.handling.get(request.pluginId);
+    if (!handling || handling.size !== 1) return inner.send(request);
+    const [eventId, h] = [...handling][0]!;
+    const n = ++h.sends;
+    const digest = createHash('sha256')
+      .update(JSON.stringify({ target: request.target ?? null, message: request.message }))
+      .digest('hex');
+    const { fresh, send } = await this.o.queue.recordSend(eventId, request.pluginId, n, digest, {
+      target: request.target ?? null,
+      message: request.message,
+    });
+    if (!fresh) {
+      if (send.digest !== digest) {
+        // Not the message sent the first time (the handler took another path): sent, unrecorded.
+        this.o.log('warn', `cluster: ${request.pluginId} sent another message as send ${n} of ${eventId} than before; sent unrecorded`);
+        return inner.send(request);
+      }
+      if (!send.sent) {
+        const [claimed] = await this.o.queue.claimUnsent('send', eventId, request.pluginId, n);
+        if (claimed) return this.sendNow(inner, request, eventId, n);
+      }
+      const result = send.result as (SendResult & { error?: undefined }) | { error: { code: string; message: string } } | null;
+      if (result?.error) throw new HostError(result.error.code as never, result.error.message);
+      return (result as SendResult | null) ?? { accepted: true, target: request.target! };
+    }
+    return this.sendNow(inner, request, eventId, n);
+  }
+
+  /** Sends a recorded send and marks it sent with the provider's answer (or its refusal). */
+  private async sendNow(inner: OutboundSink, request: OutboundRequest, eventId: string, n: number): Promise<SendResult> {
+    let result: unknown;
+    try {
+      const sent = await inner.send(request);
+      result = sent;
+      return sent;
     } catch (e) {
-      await this.o.queue.noteReply(eventId, pluginId, n, this.observed.get(request) ?? null).catch(() => undefined);
+      const err = e as { code?: unknown; message?: unknown };
+      result = { error: { code: typeof err.code === 'string' ? err.code : 'message.provider.failed', message: String(err.message ?? e) } };
       throw e;
+    } finally {
+      await this.o.queue.noteSend(eventId, request.pluginId, n, result ?? null, this.observed.get(request) ?? null).catch(() => undefined);
+    }
+  }
+
+  /**
+   * A delivery again after a takeover: replies and sends of the event that the
+   * replica before recorded and never marked sent are sent now, once (claimed
+   * row by row), before the plugin's own repeat could find them.
+   */
+  private async sendLeftOver(eventId: string, pluginId: string): Promise<void> {
+    const inner = this.inner;
+    if (!inner) return;
+    for (const kind of ['reply', 'send'] as const) {
+      for (const row of await this.o.queue.claimUnsent(kind, eventId, pluginId)) {
+        const recorded = row.request as { message: OutboundRequest['message']; target?: OutboundRequest['target'] | null };
+        const request: OutboundRequest =
+          kind === 'reply'
+            ? { pluginId, kind, eventId, message: recorded.message }
+            : { pluginId, kind, message: recorded.message, ...(recorded.target ? { target: recorded.target } : {}) };
+        this.o.log(
+          'info',
+          `cluster: sending ${kind} ${row.n} of ${pluginId} to ${eventId}, recorded by a replica that stopped before sending it`,
+        );
+        await (
+          kind === 'reply' ? this.sendReplyNow(inner, request, row.n, row.sequence!) : this.sendNow(inner, request, eventId, row.n)
+        ).catch((e: Error) =>
+          this.o.log('warn', `cluster: the left-over ${kind} ${row.n} of ${pluginId} to ${eventId} failed: ${e.message}`),
+        );
+      }
     }
   }
 
@@ -317,14 +410,13 @@ export class Cluster {
       },
       stop: async (id, reason?: StopReason) => {
         if (!this.held.has(id)) {
-          // The replica running it stops it; answered once it did (or after its stop grace).
+          // The replica running it stops it and answers with the plugin's state (NOTIFY both ways, no polling).
           const lease = await this.readLease(id);
           if (!lease?.live || lease.holder === '' || (reason !== undefined && reason !== 'operator'))
             return this.status(id) ?? rt.stop(id, reason);
-          await this.o.queue.control(id, lease.holder, 'stop');
-          const deadline = Date.now() + RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000;
-          while (Date.now() < deadline && (await this.readLease(id))?.holder === lease.holder) await sleep(100);
-          return this.status(id) ?? { state: 'stopped', crashCount: 0 };
+          const answered = await this.ask(id, lease.holder, 'stop', RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000);
+          await this.readLease(id).catch(() => undefined);
+          return (answered as RuntimeStatus | undefined) ?? this.status(id) ?? { state: 'stopped', crashCount: 0 };
         }
         // An operator's stop gives the lease up; an update's stop keeps it (the plugin starts again here).
         if (reason === undefined || reason === 'operator') return this.stopHere(id);
@@ -333,9 +425,17 @@ export class Cluster {
       restart: async (id) => {
         if (this.held.has(id)) return this.withReplica(await rt.restart(id));
         const lease = this.leases.get(id);
-        if (lease?.live && lease.holder !== '') await this.o.queue.control(id, lease.holder, 'restart');
-        else return this.runtimeFacade().start(id);
-        return this.status(id) ?? { state: 'starting', crashCount: 0 };
+        if (!lease?.live || lease.holder === '') return this.runtimeFacade().start(id);
+        // Answered once the replica running it has restarted it (its stop grace and the new start).
+        const answered = (await this.ask(
+          id,
+          lease.holder,
+          'restart',
+          RUNTIME_DEFAULTS.stopGraceMilliseconds + RUNTIME_DEFAULTS.initializeTimeoutMilliseconds + 3_000,
+        )) as RuntimeStatus | undefined;
+        // The holder's state as it answered is the newest (its publication with the lease may still be on its way).
+        if (answered) this.leases.set(id, { ...lease, status: answered as Record<string, unknown> });
+        return answered ?? this.status(id) ?? { state: 'starting', crashCount: 0 };
       },
       status: (id) => this.status(id),
       isRunning: (id) => this.held.has(id) && rt.isRunning(id),
@@ -344,16 +444,8 @@ export class Cluster {
         const lease = this.leases.get(id);
         if (!lease?.live || lease.holder === '') return rt.applySettings(id);
         // The replica running it gives the plugin its settings and answers what became of them.
-        const answerId = randomUUID();
-        const answered = new Promise<SettingsDelivery | undefined>((resolve) => {
-          const timer = setTimeout(() => resolve(undefined), RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000);
-          this.answers.set(answerId, (a) => {
-            clearTimeout(timer);
-            resolve(a as SettingsDelivery);
-          });
-        });
-        await this.o.queue.control(id, lease.holder, 'settings', { id: answerId, from: this.o.replica });
-        const delivery = await answered.finally(() => this.answers.delete(answerId));
+        const delivery = (await this.ask(id, lease.holder, 'settings', RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000)) as
+          SettingsDelivery | undefined;
         return (
           delivery ?? {
             status: 'restartRequired',
@@ -363,6 +455,36 @@ export class Cluster {
       },
       stopAll: (reason) => rt.stopAll(reason),
     };
+  }
+
+  /**
+   * Asks the replica holding `pluginId`'s lease to act on it (NOTIFY) and waits
+   * for its answer (NOTIFY back, sent once it acted); undefined when none came
+   * within `timeoutMs` (the holder died, or its answer was lost).
+   */
+  private async ask(pluginId: string, holder: string, action: ControlAction, timeoutMs: number): Promise<unknown> {
+    const answerId = randomUUID();
+    const answered = new Promise<{ answer: unknown } | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), timeoutMs);
+      timer.unref();
+      this.answers.set(answerId, (answer) => {
+        clearTimeout(timer);
+        resolve({ answer });
+      });
+    });
+    try {
+      await this.o.queue.control(pluginId, holder, action, { id: answerId, from: this.o.replica });
+      const got = await answered;
+      this.o.log(
+        got ? 'info' : 'warn',
+        got
+          ? `cluster: replica ${holder} answered the ${action} of ${pluginId}`
+          : `cluster: replica ${holder} did not answer the ${action} of ${pluginId} in ${timeoutMs} ms`,
+      );
+      return got?.answer ?? undefined;
+    } finally {
+      this.answers.delete(answerId);
+    }
   }
 
   /** An operator's stop of a plugin this replica runs: stopped, and the lease given up with a hold (see SqlLeases.release). */
@@ -545,10 +667,18 @@ export class Cluster {
       }[n.action];
       const answerTo = n.id !== undefined && n.from !== undefined ? { id: n.id, from: n.from } : undefined;
       void act()
+        .then(
+          (result) => (n.action === 'settings' ? result : this.withReplica(result as RuntimeStatus)),
+          (e: Error) => {
+            this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`);
+            return undefined;
+          },
+        )
         .then(async (result) => {
-          if (answerTo && n.action === 'settings') await this.o.queue.answer(n.p, answerTo.from, answerTo.id, result);
+          // Answered at once: the asking replica's request returns as soon as this one acted.
+          if (answerTo) await this.o.queue.answer(n.p, answerTo.from, answerTo.id, result ?? null);
         })
-        .catch((e: Error) => this.o.log('warn', `could not ${n.action} ${n.p} as another replica asked: ${e.message}`));
+        .catch((e: Error) => this.o.log('warn', `could not answer the ${n.action} of ${n.p}: ${e.message}`));
     }
   }
 
@@ -584,12 +714,32 @@ export class Cluster {
 
   private deliverRow(
     endpoint: PluginEndpoint,
-    row: { eventId: string; pluginId: string; origin: string; event: unknown },
+    row: { eventId: string; pluginId: string; origin: string; event: unknown; attempts?: number },
     waiter?: Waiter,
   ): void {
     const { eventId, pluginId, origin } = row;
     this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 0) + 1);
-    const handed = this.o.dispatcher().deliverDirect(endpoint, row.event as MessageEvent);
+    const handled = () => {
+      const h = this.handling.get(pluginId);
+      h?.delete(eventId);
+      if (h?.size === 0) this.handling.delete(pluginId);
+    };
+    // Handed to the plugin (its queue slot taken, its reply reference open): sends from here on are this handling's.
+    const tracked: PluginEndpoint = {
+      pluginId,
+      transport: endpoint.transport,
+      routing: () => endpoint.routing(),
+      isAvailable: () => endpoint.isAvailable(),
+      deliver: (event, sink) => {
+        const h = this.handling.get(pluginId) ?? new Map<string, { sends: number }>();
+        this.handling.set(pluginId, h.set(eventId, { sends: 0 }));
+        if ((row.attempts ?? 1) > 1) void this.sendLeftOver(eventId, pluginId).catch(() => undefined);
+        const d = endpoint.deliver(event, sink);
+        void d.completion.finally(handled);
+        return d;
+      },
+    };
+    const handed = this.o.dispatcher().deliverDirect(tracked, row.event as MessageEvent);
     // The event's origin waiting in this process is told directly; another replica through the row.
     const here = () => waiter ?? (origin === this.o.replica ? this.waiters.get(`${eventId}\u0000${pluginId}`) : undefined);
     handed.decided.then((decision) => {
@@ -611,6 +761,7 @@ export class Cluster {
         w?.complete(completion);
       })
       .finally(() => {
+        handled();
         this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 1) - 1);
         void this.pump(pluginId);
       });
@@ -650,8 +801,6 @@ export class Cluster {
     );
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function outcomeOf(d: DeliveryRecord): DeliveryOutcome {
   return {

@@ -212,7 +212,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     http: httpPlugins,
     adminTokenHash: token.hash,
     maxUploadBytes: o.maxUploadBytes,
-    sessions: o.sessions,
+    sessions: { ...o.sessions, ...(stores.sessions ? { store: stores.sessions } : {}) },
     rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
     version: o.version,
     doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,

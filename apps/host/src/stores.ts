@@ -1,10 +1,11 @@
-import type { EventLogStore, HostPaths, PendingUpdateStore, RegistryStore, SettingsStore } from '@host/host-core';
+import type { AdminSessionStore, EventLogStore, HostPaths, PendingUpdateStore, RegistryStore, SettingsStore } from '@host/host-core';
 import {
   FileEventLogStore,
   FilePendingUpdateStore,
   FileSettingsStore,
   JsonRegistryStore,
   openSqlStores,
+  SqlAdminSessionStore,
   type FileImportSummary,
   type PackageArchiveStore,
   type SqlDeliveryQueue,
@@ -37,6 +38,8 @@ export interface HostStores {
   events: EventLogStore;
   /** Package archives by SHA-256, where every host sharing the store finds them; only the SQL store has them. */
   archives?: PackageArchiveStore;
+  /** Admin app sessions, shared by every host on the database (SQL store); the file store keeps them in memory. */
+  sessions?: AdminSessionStore;
   /** Leases and the durable delivery queue of stdio plugins: present when other hosts may share the store. */
   cluster?: { replica: string; leases: SqlLeases; queue: SqlDeliveryQueue };
   /** What this start imported from the file store's files (SQL store, first start on an existing data directory). */
@@ -103,6 +106,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         pendingUpdates: stores.pendingUpdates,
         events: stores.events,
         archives: stores.archives,
+        sessions: new SqlAdminSessionStore(stores.db),
         ...(stores.db.kind === 'postgres'
           ? { cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue } }
           : {}),

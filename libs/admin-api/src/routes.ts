@@ -152,7 +152,7 @@ export const ADMIN_ROUTES = {
     path: '/session',
     summary: 'Sign in: exchange the admin token for a session cookie',
     description:
-      'Answers 201 with the session and sets it as an HttpOnly, SameSite=Strict cookie (host_admin_session, path /api), so page script never holds the token. Requests with the cookie that change something must send the X-CSRF-Token header. Sessions end after their lifetime, when idle, at sign-out, when newer sessions push them out (a bounded number is kept) and when the host restarts. Scripts keep sending "Authorization: Bearer <token>" instead.',
+      'Answers 201 with the session and sets it as an HttpOnly, SameSite=Strict cookie (host_admin_session, path /api), so page script never holds the token. Requests with the cookie that change something must send the X-CSRF-Token header. Sessions end after their lifetime, when idle, at sign-out, when newer sessions push them out (a bounded number is kept) and, with the file store, when the host restarts (the SQL store keeps them in the database, shared by every replica). Scripts keep sending "Authorization: Bearer <token>" instead.',
     tags: ['session'],
     auth: false,
     body: SignInBodySchema,

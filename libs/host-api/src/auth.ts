@@ -75,11 +75,12 @@ export function requireAdmin(tokenHash: string, sessions?: SessionStore): Reques
       next(new HostError('UNAUTHORIZED'));
       return;
     }
-    try {
-      res.locals['adminSession'] = { id, view: checkSessionRequest(req, sessions, id) };
-      next();
-    } catch (e) {
-      next(e);
-    }
+    checkSessionRequest(req, sessions, id).then(
+      (view) => {
+        res.locals['adminSession'] = { id, view };
+        next();
+      },
+      (e: unknown) => next(e),
+    );
   };
 }

@@ -196,8 +196,8 @@ describe('admin app sessions', () => {
     expectError(await request(app).get('/api/plugins').set('Cookie', s[1]!.cookie), 401, 'SESSION_EXPIRED');
     for (const live of [s[0]!, s[2]!, d]) await request(app).get('/api/plugins').set('Cookie', live.cookie).expect(200);
     const store = new SessionStore({ maxSessions: 3 });
-    for (let i = 0; i < 50; i++) store.create();
-    expect(store.size).toBe(3);
+    for (let i = 0; i < 50; i++) await store.create();
+    expect(await store.size()).toBe(3);
   });
 
   it('serves the built app at / with a strict Content-Security-Policy, client routes included, and says how to build a missing one', async () => {

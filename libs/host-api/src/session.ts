@@ -1,5 +1,5 @@
 import { CSRF_HEADER, isSafeMethod, SESSION_COOKIE, type SessionView } from '@host/admin-api';
-import { HostError } from '@host/host-core';
+import { HostError, MemoryAdminSessionStore, type AdminSessionStore, type StoredAdminSession } from '@host/host-core';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 
@@ -12,6 +12,8 @@ export interface SessionOptions {
   idleMs?: number;
   /** Wrong tokens accepted per minute at sign-in before it answers 429 (default 10). */
   maxFailedSignInsPerMinute?: number;
+  /** Where sessions live: default in memory (a restart ends them); the SQL store shares them between replicas. */
+  store?: AdminSessionStore;
   now?: () => number;
 }
 
@@ -22,69 +24,68 @@ export const DEFAULT_SESSION_OPTIONS = {
   maxFailedSignInsPerMinute: 10,
 } as const;
 
-interface Session {
-  csrfToken: string;
-  createdAt: number;
-  lastUsedAt: number;
-}
+/** A session's last use is written again only after this long (idle time is counted to within it). */
+const TOUCH_EVERY_MS = 15_000;
 
 function digest(id: string): string {
   return createHash('sha256').update(id, 'utf8').digest('hex');
 }
 
 /**
- * Admin sessions of the web app, in memory: a host restart ends them all.
- * Bounded in number (the least recently used goes first), in lifetime and
- * in idle time. Only a digest of each session id is kept as the key, so a
- * lookup reveals nothing about the ids through timing.
+ * Admin sessions of the web app, bounded in number (the least recently used
+ * goes first), in lifetime and in idle time. Kept in an {@link AdminSessionStore}:
+ * in memory by default, in the SQL store when replicas share one (any replica
+ * answers any session; a sign-out ends it everywhere). Only a digest of each
+ * session id is kept, so neither a lookup's timing nor the store reveals the ids.
  */
 export class SessionStore {
-  private readonly sessions = new Map<string, Session>();
-  private readonly o: Required<Omit<SessionOptions, 'now'>> & { now: () => number };
+  private readonly store: AdminSessionStore;
+  private readonly o: Required<Omit<SessionOptions, 'now' | 'store'>> & { now: () => number };
   private failedSignIns: number[] = [];
 
   constructor(options: SessionOptions = {}) {
-    this.o = { ...DEFAULT_SESSION_OPTIONS, now: Date.now, ...options };
+    const { store, ...rest } = options;
+    this.store = store ?? new MemoryAdminSessionStore();
+    this.o = { ...DEFAULT_SESSION_OPTIONS, now: Date.now, ...rest };
   }
 
-  get size(): number {
-    return this.sessions.size;
+  /** How many sessions are kept. */
+  size(): Promise<number> {
+    return this.store.count();
   }
 
   /** Starts a session; answers its secret id (for the cookie) and its view. */
-  create(): { id: string; view: SessionView } {
+  async create(): Promise<{ id: string; view: SessionView }> {
     const now = this.o.now();
-    this.prune(now);
-    while (this.sessions.size >= this.o.maxSessions) {
-      // Map order is insertion order and `touch` re-inserts: the first is the least recently used.
-      const oldest = this.sessions.keys().next().value as string;
-      this.sessions.delete(oldest);
-    }
     const id = randomBytes(32).toString('base64url');
-    const session: Session = { csrfToken: randomBytes(32).toString('base64url'), createdAt: now, lastUsedAt: now };
-    this.sessions.set(digest(id), session);
+    const session: StoredAdminSession = {
+      tokenSha256: digest(id),
+      csrfToken: randomBytes(32).toString('base64url'),
+      createdMs: now,
+      lastUsedMs: now,
+    };
+    await this.store.add(session, { maxSessions: this.o.maxSessions, lifetimeMs: this.o.lifetimeMs, idleMs: this.o.idleMs, now });
     return { id, view: this.view(session) };
   }
 
   /** The live session of an id, marked as used now; undefined when it has ended or never was. */
-  use(id: string): { view: SessionView; csrfToken: string } | undefined {
+  async use(id: string): Promise<{ view: SessionView; csrfToken: string } | undefined> {
     const key = digest(id);
-    const s = this.sessions.get(key);
+    const s = await this.store.get(key);
     if (!s) return undefined;
     const now = this.o.now();
     if (this.ended(s, now)) {
-      this.sessions.delete(key);
+      await this.store.remove(key);
       return undefined;
     }
-    s.lastUsedAt = now;
-    this.sessions.delete(key);
-    this.sessions.set(key, s);
+    if (now - s.lastUsedMs >= Math.min(TOUCH_EVERY_MS, this.o.idleMs / 4) || this.store instanceof MemoryAdminSessionStore)
+      await this.store.touch(key, now);
     return { view: this.view(s), csrfToken: s.csrfToken };
   }
 
   /** Ends a session; whether there was one. */
-  end(id: string): boolean {
-    return this.sessions.delete(digest(id));
+  end(id: string): Promise<boolean> {
+    return this.store.remove(digest(id));
   }
 
   /** Records a wrong token at sign-in (only the newest few are kept). */
@@ -104,19 +105,15 @@ export class SessionStore {
     return Math.floor(this.o.lifetimeMs / 1000);
   }
 
-  private ended(s: Session, now: number): boolean {
-    return now - s.createdAt >= this.o.lifetimeMs || now - s.lastUsedAt >= this.o.idleMs;
+  private ended(s: StoredAdminSession, now: number): boolean {
+    return now - s.createdMs >= this.o.lifetimeMs || now - s.lastUsedMs >= this.o.idleMs;
   }
 
-  private prune(now: number): void {
-    for (const [k, s] of this.sessions) if (this.ended(s, now)) this.sessions.delete(k);
-  }
-
-  private view(s: Session): SessionView {
+  private view(s: StoredAdminSession): SessionView {
     return {
       csrfToken: s.csrfToken,
-      createdAt: new Date(s.createdAt).toISOString(),
-      expiresAt: new Date(s.createdAt + this.o.lifetimeMs).toISOString(),
+      createdAt: new Date(s.createdMs).toISOString(),
+      expiresAt: new Date(s.createdMs + this.o.lifetimeMs).toISOString(),
       idleTimeoutSeconds: Math.floor(this.o.idleMs / 1000),
     };
   }
@@ -176,8 +173,8 @@ function sameSecret(given: string | undefined, expected: string): boolean {
  * session must be live, and a request that changes something must come from
  * this host's pages and carry the session's CSRF token.
  */
-export function checkSessionRequest(req: Request, sessions: SessionStore, id: string): SessionView {
-  const s = sessions.use(id);
+export async function checkSessionRequest(req: Request, sessions: SessionStore, id: string): Promise<SessionView> {
+  const s = await sessions.use(id);
   if (!s) throw new HostError('SESSION_EXPIRED');
   if (!isSafeMethod(req.method)) {
     checkSameOrigin(req);

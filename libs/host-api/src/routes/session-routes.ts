@@ -18,7 +18,7 @@ export function sessionRoutes(deps: { sessions: SessionStore; adminTokenHash: st
           sessions.signInFailed();
           throw new HostError('SESSION_TOKEN_INVALID');
         }
-        const { id, view } = sessions.create();
+        const { id, view } = await sessions.create();
         setSessionCookie(req, res, id, sessions.lifetimeSeconds);
         const answer: SignInResponse = { session: view };
         return { status: 201, body: answer };
@@ -34,7 +34,7 @@ export function sessionRoutes(deps: { sessions: SessionStore; adminTokenHash: st
     }),
     implementRoute(ADMIN_ROUTES.signOut, async ({ req, res }) => {
       const current = res.locals['adminSession'] as { id: string } | undefined;
-      const answer: SignOutResponse = { signedOut: current ? sessions.end(current.id) : false };
+      const answer: SignOutResponse = { signedOut: current ? await sessions.end(current.id) : false };
       if (current) setSessionCookie(req, res, '', 0);
       return { body: answer };
     }),

@@ -109,10 +109,36 @@ describe('the delivery queue', () => {
     // The delivery again after a takeover: the first reply is recorded, so it is not sent again; the next is new.
     expect(await two.recordReply('e.r', 'p.a', 1)).toEqual({
       fresh: false,
-      reply: { n: 1, sequence: r1.reply.sequence, outbound: { messageId: 'm1' } },
+      reply: { n: 1, sequence: r1.reply.sequence, outbound: { messageId: 'm1' }, sent: true },
     });
     expect((await two.recordReply('e.r', 'p.a', 2)).reply.sequence).toBe(3);
     expect((await one.replies('e.r', 'p.a')).map((r) => r.n)).toEqual([1, 2]);
+  });
+
+  it('lets one process only send a reply or send recorded but never marked sent, and only the one holding the event now', async () => {
+    const dead = new SqlDeliveryQueue(a, 'one');
+    const [next, other] = [new SqlDeliveryQueue(b, 'two'), new SqlDeliveryQueue(b, 'three')];
+    await dead.enqueue('e.u', 'p.u', event('e.u'), true);
+    await dead.recordReply('e.u', 'p.u', 1, { message: { parts: [] } });
+    expect((await dead.recordSend('e.u', 'p.u', 1, 'd1', { target: { type: 'group', id: 'g' } })).fresh).toBe(true);
+    expect(await dead.recordSend('e.u', 'p.u', 1, 'd1', {})).toEqual({
+      fresh: false,
+      send: { n: 1, digest: 'd1', result: null, sent: false },
+    });
+    // Nobody else may claim them while the event's row is the recorder's.
+    expect(await next.claimUnsent('reply', 'e.u', 'p.u')).toEqual([]);
+    // Taken over: the new holder claims them, once, and a third process never does.
+    await next.claim('p.u', 10, true);
+    const [r1, r2] = await Promise.all([next.claimUnsent('reply', 'e.u', 'p.u'), other.claimUnsent('reply', 'e.u', 'p.u')]);
+    expect([...r1, ...r2]).toEqual([{ n: 1, sequence: 1, request: { message: { parts: [] } } }]);
+    expect(await next.claimUnsent('reply', 'e.u', 'p.u')).toEqual([]);
+    expect(await next.claimUnsent('send', 'e.u', 'p.u', 1)).toEqual([
+      { n: 1, sequence: null, request: { target: { type: 'group', id: 'g' } } },
+    ]);
+    await next.noteSend('e.u', 'p.u', 1, { accepted: true }, null);
+    await next.noteReply('e.u', 'p.u', 1, { messageId: 'm' });
+    expect((await next.recordSend('e.u', 'p.u', 1, 'd1', {})).send).toEqual({ n: 1, digest: 'd1', result: { accepted: true }, sent: true });
+    expect((await next.replies('e.u', 'p.u'))[0]).toMatchObject({ sent: true });
   });
 
   it('announces new rows and outcomes to every replica', async () => {

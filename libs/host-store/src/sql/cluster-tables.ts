@@ -125,6 +125,24 @@ export interface RecordedReply {
   n: number;
   sequence: number;
   outbound: unknown;
+  /** Whether it was marked sent (the provider answered, or refused it). */
+  sent: boolean;
+}
+
+/** A recorded send of a plugin while it handled an event: its place, the digest of its target and message, the provider's answer. */
+export interface RecordedSend {
+  n: number;
+  digest: string;
+  result: unknown;
+  sent: boolean;
+}
+
+/** A recorded reply or send that was never marked sent, claimed by this process to send it. */
+export interface UnsentMessage {
+  n: number;
+  /** The reply's provider sequence number (null for a send). */
+  sequence: number | null;
+  request: unknown;
 }
 
 /** Notifications of the queue channel. */
@@ -313,26 +331,33 @@ export class SqlDeliveryQueue {
   /**
    * Records the `n`-th reply of `pluginId` to `eventId` before it is sent,
    * with the provider sequence number it gets (the next free one of the event,
-   * whichever replica answers). Answers the recorded reply when the `n`-th
-   * reply was recorded before (a delivery again after a takeover): then it is
-   * not sent again.
+   * whichever replica answers) and the request (so another replica can send it
+   * if this one dies first). Answers the recorded reply when the `n`-th reply
+   * was recorded before (a delivery again after a takeover): then it is not
+   * sent again, unless it was never marked sent and this replica claims it
+   * ({@link claimUnsent}).
    */
-  async recordReply(eventId: string, pluginId: string, n: number): Promise<{ fresh: boolean; reply: RecordedReply }> {
+  async recordReply(
+    eventId: string,
+    pluginId: string,
+    n: number,
+    request: unknown = null,
+  ): Promise<{ fresh: boolean; reply: RecordedReply }> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.db.transaction(async (tx) => {
-          const known = await tx.query<{ n: number; sequence: number; outbound: unknown }>(
-            'SELECT n, sequence, outbound FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
+          const known = await tx.query<{ n: number; sequence: number; outbound: unknown; sent: boolean }>(
+            'SELECT n, sequence, outbound, sent_at IS NOT NULL AS sent FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
             [eventId, pluginId, n],
           );
           if (known[0]) return { fresh: false, reply: known[0] };
           const made = await tx.query<{ sequence: number }>(
-            `INSERT INTO host_event_replies (event_id, plugin_id, n, sequence)
-               SELECT $1, $2, $3, coalesce(max(sequence), 0) + 1 FROM host_event_replies WHERE event_id = $1
+            `INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
+               SELECT $1, $2, $3, coalesce(max(sequence), 0) + 1, $4, $5 FROM host_event_replies WHERE event_id = $1
              RETURNING sequence`,
-            [eventId, pluginId, n],
+            [eventId, pluginId, n, JSON.stringify(request), this.claimer],
           );
-          return { fresh: true, reply: { n, sequence: made[0]!.sequence, outbound: null } };
+          return { fresh: true, reply: { n, sequence: made[0]!.sequence, outbound: null, sent: false } };
         });
       } catch (e) {
         // Two replicas took the same next sequence number at once: the loser takes the next one.
@@ -341,9 +366,9 @@ export class SqlDeliveryQueue {
     }
   }
 
-  /** What became of a recorded reply (the outbound record the host shows). */
+  /** What became of a recorded reply (the outbound record the host shows); marks it sent. */
   async noteReply(eventId: string, pluginId: string, n: number, outbound: unknown): Promise<void> {
-    await this.db.query('UPDATE host_event_replies SET outbound = $4 WHERE event_id = $1 AND plugin_id = $2 AND n = $3', [
+    await this.db.query('UPDATE host_event_replies SET outbound = $4, sent_at = now() WHERE event_id = $1 AND plugin_id = $2 AND n = $3', [
       eventId,
       pluginId,
       n,
@@ -351,10 +376,65 @@ export class SqlDeliveryQueue {
     ]);
   }
 
+  /**
+   * Records the `n`-th send (messages.send) of `pluginId` while it handles
+   * `eventId`, before it is sent. Answers the earlier record when there is one
+   * (the plugin handles the event again after a takeover): its digest says
+   * whether it is the same message, `result` what the provider answered.
+   */
+  async recordSend(
+    eventId: string,
+    pluginId: string,
+    n: number,
+    digest: string,
+    request: unknown,
+  ): Promise<{ fresh: boolean; send: RecordedSend }> {
+    const made = await this.db.query(
+      `INSERT INTO host_event_sends (event_id, plugin_id, n, digest, request, claimed_by) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (event_id, plugin_id, n) DO NOTHING RETURNING n`,
+      [eventId, pluginId, n, digest, JSON.stringify(request), this.claimer],
+    );
+    if (made.length) return { fresh: true, send: { n, digest, result: null, sent: false } };
+    const known = await this.db.query<RecordedSend>(
+      'SELECT n, digest, result, sent_at IS NOT NULL AS sent FROM host_event_sends WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
+      [eventId, pluginId, n],
+    );
+    return { fresh: false, send: known[0]! };
+  }
+
+  /** What the provider answered a recorded send (or its refusal), and the outbound record; marks it sent. */
+  async noteSend(eventId: string, pluginId: string, n: number, result: unknown, outbound: unknown): Promise<void> {
+    await this.db.query(
+      'UPDATE host_event_sends SET result = $4, outbound = $5, sent_at = now() WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
+      [eventId, pluginId, n, JSON.stringify(result), JSON.stringify(outbound)],
+    );
+  }
+
+  /**
+   * Claims recorded replies or sends of (`eventId`, `pluginId`) that were
+   * never marked sent and that another process recorded (a replica that died
+   * between recording and sending), for this process to send: only while this
+   * process has the event's queue row claimed (it took the plugin over), and
+   * each row by one process only (the update is conditional on the claimer it
+   * read). `n`: only that one.
+   */
+  async claimUnsent(kind: 'reply' | 'send', eventId: string, pluginId: string, n?: number): Promise<UnsentMessage[]> {
+    const table = kind === 'reply' ? 'host_event_replies' : 'host_event_sends';
+    const sequence = kind === 'reply' ? 'r.sequence' : 'NULL::integer';
+    return this.db.query<UnsentMessage>(
+      `UPDATE ${table} r SET claimed_by = $3
+        WHERE r.event_id = $1 AND r.plugin_id = $2 AND ($4::integer IS NULL OR r.n = $4) AND r.sent_at IS NULL
+          AND r.claimed_by IS DISTINCT FROM $3 AND r.request IS NOT NULL
+          AND EXISTS (SELECT 1 FROM host_event_queue q WHERE q.event_id = r.event_id AND q.plugin_id = r.plugin_id AND q.claimed_by = $3)
+        RETURNING r.n, ${sequence} AS sequence, r.request`,
+      [eventId, pluginId, this.claimer, n ?? null],
+    );
+  }
+
   /** The recorded replies of `pluginId` to `eventId`, in order. */
   async replies(eventId: string, pluginId: string): Promise<RecordedReply[]> {
     return this.db.query<RecordedReply>(
-      'SELECT n, sequence, outbound FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 ORDER BY n',
+      'SELECT n, sequence, outbound, sent_at IS NOT NULL AS sent FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 ORDER BY n',
       [eventId, pluginId],
     );
   }
@@ -379,6 +459,9 @@ export class SqlDeliveryQueue {
       [keep],
     );
     // The replies of the rows pruned; and those of HTTP plugins (no queue row), once reply windows are long closed.
+    await this.db.query("DELETE FROM host_event_sends s WHERE s.event_id = ANY($1::text[]) OR s.at < now() - interval '2 hours'", [
+      rows.map((r) => r.event_id),
+    ]);
     await this.db.query(
       `DELETE FROM host_event_replies r WHERE r.event_id = ANY($1::text[])
           OR (r.at < now() - interval '2 hours'

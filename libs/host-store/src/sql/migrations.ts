@@ -98,6 +98,38 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'admin sessions, sends recorded per handling, replies marked sent (replicas)',
+    sql: `
+      CREATE TABLE host_admin_sessions (
+        token_sha256 text PRIMARY KEY CHECK (token_sha256 ~ '^[0-9a-f]{64}$'),
+        csrf_token   text NOT NULL,
+        created_ms   bigint NOT NULL,
+        last_used_ms bigint NOT NULL
+      );
+      CREATE INDEX host_admin_sessions_by_use ON host_admin_sessions (last_used_ms);
+      ALTER TABLE host_event_replies ADD COLUMN request jsonb;
+      ALTER TABLE host_event_replies ADD COLUMN claimed_by text;
+      ALTER TABLE host_event_replies ADD COLUMN sent_at timestamptz;
+      UPDATE host_event_replies SET sent_at = at;
+      CREATE INDEX host_event_replies_unsent ON host_event_replies (plugin_id) WHERE sent_at IS NULL;
+      CREATE TABLE host_event_sends (
+        event_id   text NOT NULL,
+        plugin_id  text NOT NULL,
+        n          integer NOT NULL,
+        digest     text NOT NULL,
+        request    jsonb,
+        claimed_by text,
+        result     jsonb,
+        outbound   jsonb,
+        sent_at    timestamptz,
+        at         timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (event_id, plugin_id, n)
+      );
+      CREATE INDEX host_event_sends_unsent ON host_event_sends (plugin_id) WHERE sent_at IS NULL;
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */
