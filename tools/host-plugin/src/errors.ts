@@ -14,11 +14,11 @@ export const CLI_ERRORS = defineErrors({
   INIT_PLUGIN_ID_INVALID: { message: 'The plugin id is not a lowercase dotted identifier such as com.example.echo. Pass a valid --id.' },
   PYTHON_SDK_MISSING: {
     message:
-      'The Python SDK (host_sdk_v2) to copy into a new Python project was not found beside this CLI. Run the CLI from a checkout of the host repository or a complete release.',
+      'The Python SDK (host_sdk_v2) to copy into a new Python project was not found beside this CLI. Run the CLI from a checkout of the host repository, or install the published @host/host-plugin package (it carries the SDK in dist/sdk).',
   },
   GO_SDK_MISSING: {
     message:
-      'The Go SDK (libs/plugin-sdk-go) to copy into a new Go project was not found beside this CLI. Run the CLI from a checkout of the host repository or a complete release.',
+      'The Go SDK (libs/plugin-sdk-go) to copy into a new Go project was not found beside this CLI. Run the CLI from a checkout of the host repository, or install the published @host/host-plugin package (it carries the SDK in dist/sdk).',
   },
   GO_NOT_FOUND: {
     message:
@@ -26,7 +26,7 @@ export const CLI_ERRORS = defineErrors({
   },
   CSHARP_SDK_MISSING: {
     message:
-      'The C# SDK package (HostSdk .nupkg) to put into a new C# project was not found beside this CLI. In a checkout of the host repository run `node libs/plugin-sdk-csharp/scripts/dotnet.mjs feed` (it runs dotnet pack); or use a complete release.',
+      'The C# SDK package (HostSdk .nupkg) to put into a new C# project was not found beside this CLI. In a checkout of the host repository run `npx nx run plugin-sdk-csharp:feed` (dotnet pack); or install the published @host/host-plugin package (it carries the .nupkg in dist/sdk).',
   },
   DOTNET_NOT_FOUND: {
     message:
