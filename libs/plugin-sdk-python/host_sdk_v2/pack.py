@@ -16,27 +16,35 @@ import sys
 import tempfile
 import time
 import zipfile
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ._generated.catalog import HOST_STDIO_FLAG
+from ._generated.catalog import HOST_STDIO_FLAG, PACK_ERROR_CODES
 from ._version import SDK_VERSION
 from .framing import FrameDecoder, encode_frame
 from .validation import validate_manifest
 
-#: Stable codes of the packer, each with the fix (README.md lists them; a test checks both ways).
-PACK_ERRORS: Dict[str, str] = {
-    "PACK_USAGE": "The command line is not valid. Run `python -m host_sdk_v2.pack --help`.",
-    "PACK_MANIFEST_MISSING": "No manifest.json in the project folder. Run the packer in the plugin project or pass its folder.",
-    "PACK_MANIFEST_INVALID": "manifest.json does not follow protocol v2. Fix each listed field.",
-    "PACK_HOST_STDIO_MISSING": 'transport.stdio.args lacks --host-stdio, so the plugin would print help and exit. Add "--host-stdio".',
-    "PACK_ENTRY_MISSING": "The script or program the start command runs is not in the project. Fix transport.stdio.args (or command).",
-    "PACK_ABSOLUTE_PATH": "A path in transport.stdio is absolute, so the package only works on this machine. Use a path relative to the package.",
-    "PACK_WORKDIR_OUTSIDE": 'transport.stdio.workingDirectory leaves the package or does not exist. Use "." or a folder inside the package.',
-    "PACK_PIP_MISSING": "requirements.txt lists dependencies but this Python has no pip. Install it (Debian: apt-get install python3-pip) and pack again.",
-    "PACK_REQUIREMENTS_FAILED": "pip could not install requirements.txt into the package. Read pip's output above; pass index options with --pip-arg.",
-    "PACK_DEPENDENCY_IMPORT": "An installed dependency does not import from the package (a compiled module for another system, or a missing dependency of it). Fix requirements.txt.",
-    "PACK_START_FAILED": "The staged package did not answer the host's handshake. Run it with --host-stdio and read its stderr (shown above).",
-}
+#: The packaging error codes every packer reports (docs/protocol/v2.md section 11.5): code -> the fix printed
+#: with it. Generated from the protocol's catalogue, so the Node.js, Go and C# packers use the same codes.
+PACK_ERRORS: Mapping[str, str] = PACK_ERROR_CODES
+
+#: The codes this packer reports (README.md lists them; a test checks both ways and that each is catalogued).
+PYTHON_PACK_CODES = (
+    "PACK_USAGE",
+    "PACK_MANIFEST_MISSING",
+    "PACK_MANIFEST_INVALID",
+    "PACK_TRANSPORT_NOT_STDIO",
+    "PACK_HOST_STDIO_MISSING",
+    "PACK_ENTRY_MISSING",
+    "PACK_ABSOLUTE_PATH",
+    "PACK_WORKDIR_OUTSIDE",
+    "PACK_WORKDIR_MISSING",
+    "PACK_SDK_VERSION_MISMATCH",
+    "PACK_TOOL_MISSING",
+    "PACK_DEPENDENCY_INSTALL_FAILED",
+    "PACK_DEPENDENCY_UNRESOLVED",
+    "PACK_START_FAILED",
+    "PACK_OUTPUT_NOT_WRITABLE",
+)
 
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 EXCLUDED_DIRS = {"artifacts", ".git", "__pycache__", ".venv", "venv", "env", "node_modules", "tests", ".mypy_cache", ".pytest_cache", "build", "dist", ".idea", ".vscode"}
@@ -49,6 +57,8 @@ class PackError(Exception):
     """A failure the author can fix: ``error CODE: what happened`` then the fix."""
 
     def __init__(self, code: str, detail: str, details: Sequence[str] = ()) -> None:
+        if code not in PACK_ERRORS:
+            raise ValueError(f"{code} is not a packaging error code of the catalogue")
         super().__init__(detail)
         self.code = code
         self.details = list(details)
@@ -81,8 +91,10 @@ def check_launch(project: str, manifest: Dict[str, Any]) -> None:
     if os.path.isabs(workdir):
         raise PackError("PACK_ABSOLUTE_PATH", f"workingDirectory is {workdir}")
     cwd = os.path.join(project, workdir)
-    if not _inside(project, cwd) or not os.path.isdir(cwd):
+    if not _inside(project, cwd):
         raise PackError("PACK_WORKDIR_OUTSIDE", f"workingDirectory is {workdir!r}")
+    if not os.path.isdir(cwd):
+        raise PackError("PACK_WORKDIR_MISSING", f"{workdir!r} is not a folder of {project}")
     command = stdio["command"]
     if _is_interpreter(command):
         script = next((a for a in args if not a.startswith("-")), None)
@@ -121,10 +133,10 @@ def _requirements(project: str) -> Optional[str]:
 
 
 def install_requirements(requirements: str, target: str, pip_args: Sequence[str], log: Any) -> None:
-    """``pip install --target`` into ``target``; PACK_PIP_MISSING when this Python has no pip."""
+    """``pip install --target`` into ``target``; PACK_TOOL_MISSING when this Python has no pip."""
     probe = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, text=True)
     if probe.returncode != 0:
-        raise PackError("PACK_PIP_MISSING", f"{sys.executable} -m pip does not run: {(probe.stderr or probe.stdout).strip()[:300]}")
+        raise PackError("PACK_TOOL_MISSING", f"requirements.txt lists dependencies, but {sys.executable} -m pip does not run: {(probe.stderr or probe.stdout).strip()[:300]}")
     command = [
         sys.executable, "-m", "pip", "install", "--target", target, "--no-compile", "--disable-pip-version-check",
         "--no-input", "--no-warn-script-location", "-r", requirements, *pip_args,
@@ -132,7 +144,7 @@ def install_requirements(requirements: str, target: str, pip_args: Sequence[str]
     log(f"installing dependencies: pip install --target <package> -r {os.path.basename(requirements)} {' '.join(pip_args)}".rstrip())
     run = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     if run.returncode != 0:
-        raise PackError("PACK_REQUIREMENTS_FAILED", f"pip exited with {run.returncode}", [line for line in (run.stdout + run.stderr).strip().splitlines()[-15:]])
+        raise PackError("PACK_DEPENDENCY_INSTALL_FAILED", f"pip install -r requirements.txt exited with {run.returncode}", [line for line in (run.stdout + run.stderr).strip().splitlines()[-15:]])
 
 
 def _top_level_modules(site: str) -> List[str]:
@@ -162,7 +174,7 @@ def check_imports(stage: str, modules: Sequence[str]) -> None:
             capture_output=True, text=True, cwd=stage, env={"PATH": os.environ.get("PATH", ""), "PYTHONDONTWRITEBYTECODE": "1"},
         )
         if run.returncode != 0:
-            raise PackError("PACK_DEPENDENCY_IMPORT", f"import {module} failed", (run.stderr.strip().splitlines() or ["(no output)"])[-5:])
+            raise PackError("PACK_DEPENDENCY_UNRESOLVED", f"import {module} failed from the staged package", (run.stderr.strip().splitlines() or ["(no output)"])[-5:])
 
 
 def check_start(stage: str, manifest: Dict[str, Any]) -> None:
@@ -234,9 +246,13 @@ def check_start(stage: str, manifest: Dict[str, Any]) -> None:
 
 def write_zip(path: str, files: Sequence[Tuple[str, str]]) -> None:
     """Sorted entries with a fixed time and permissions: the same files give the same bytes."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     partial = path + ".partial"
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        output = open(partial, "wb")
+    except OSError as error:
+        raise PackError("PACK_OUTPUT_NOT_WRITABLE", f"cannot write {path}: {error.strerror or error}") from error
+    with output, zipfile.ZipFile(output, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for name, source in sorted(files):
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -245,7 +261,21 @@ def write_zip(path: str, files: Sequence[Tuple[str, str]]) -> None:
             info.external_attr = (0o100000 | mode) << 16
             with open(source, "rb") as handle:
                 archive.writestr(info, handle.read(), compresslevel=9)
-    os.replace(partial, path)
+    try:
+        os.replace(partial, path)
+    except OSError as error:
+        os.unlink(partial)
+        raise PackError("PACK_OUTPUT_NOT_WRITABLE", f"cannot write {path}: {error.strerror or error}") from error
+
+
+def _describes_http_plugin(raw: Any) -> bool:
+    """An HTTP plugin manifest (capabilities and no transport), or a transport other than stdio."""
+    if not isinstance(raw, dict):
+        return False
+    transport = raw.get("transport")
+    if transport is None:
+        return "capabilities" in raw
+    return isinstance(transport, dict) and transport.get("type") not in (None, "stdio-jsonrpc")
 
 
 def load_project(project: str, log: Any = print) -> Dict[str, Any]:
@@ -260,12 +290,15 @@ def load_project(project: str, log: Any = print) -> Dict[str, Any]:
             raw = json.load(handle)
     except ValueError as error:
         raise PackError("PACK_MANIFEST_INVALID", f"manifest.json is not JSON: {error}") from error
+    if _describes_http_plugin(raw):
+        raise PackError("PACK_TRANSPORT_NOT_STDIO", "manifest.json has no stdio transport (it is an HTTP plugin manifest)")
     manifest, issues = validate_manifest(raw, "stdio")
     if manifest is None:
         raise PackError("PACK_MANIFEST_INVALID", f"{len(issues)} problem(s) in manifest.json", [f"{i['code']} at {i['path'] or '(document)'}: {i['message']}" for i in issues])
     check_launch(project, manifest)
     if manifest["sdkVersion"] != SDK_VERSION:
-        log(f"warning: manifest.json has sdkVersion {manifest['sdkVersion']} but the packed SDK is {SDK_VERSION}")
+        log(f"warning PACK_SDK_VERSION_MISMATCH: manifest.json has sdkVersion {manifest['sdkVersion']} but the packed SDK is {SDK_VERSION}")
+        log(f"  fix: {PACK_ERRORS['PACK_SDK_VERSION_MISMATCH']}")
     return manifest
 
 

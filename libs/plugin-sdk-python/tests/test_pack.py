@@ -13,7 +13,7 @@ import unittest
 import zipfile
 from typing import Dict, List
 
-from host_sdk_v2.pack import PACK_ERRORS, PackError, pack
+from host_sdk_v2.pack import PACK_ERRORS, PYTHON_PACK_CODES, PackError, pack, validate
 
 from .support import FIXTURES, SDK_ROOT, fixture_env
 
@@ -110,13 +110,13 @@ class PackTest(unittest.TestCase):
         with open(os.path.join(self.project, "requirements.txt"), "w", encoding="utf-8") as handle:
             handle.write("brokenlib\n")
         error = self.refused(pip_args=["--no-index", f"--find-links={wheels}"])
-        self.assertEqual(error.code, "PACK_DEPENDENCY_IMPORT")
+        self.assertEqual(error.code, "PACK_DEPENDENCY_UNRESOLVED")
         self.assertIn("not_installed_anywhere", "\n".join(error.details))
 
     def test_a_requirement_pip_cannot_install_is_refused(self) -> None:
         with open(os.path.join(self.project, "requirements.txt"), "w", encoding="utf-8") as handle:
             handle.write("no-such-package-anywhere==9.9.9\n")
-        self.assertEqual(self.refused(pip_args=["--no-index"]).code, "PACK_REQUIREMENTS_FAILED")
+        self.assertEqual(self.refused(pip_args=["--no-index"]).code, "PACK_DEPENDENCY_INSTALL_FAILED")
 
     def test_args_without_host_stdio_are_refused(self) -> None:
         self.manifest(lambda m: m["transport"]["stdio"].update(args=["plugin.py"]))
@@ -149,17 +149,58 @@ class PackTest(unittest.TestCase):
             handle.write("anything\n")
         run = subprocess.run([python, "-m", "host_sdk_v2.pack", self.project], capture_output=True, text=True, env=fixture_env())
         self.assertEqual(run.returncode, 1)
-        self.assertIn("error PACK_PIP_MISSING", run.stderr)
+        self.assertIn("error PACK_TOOL_MISSING", run.stderr)
 
     def test_the_command_line_reports_usage_errors(self) -> None:
         run = subprocess.run([sys.executable, "-m", "host_sdk_v2.pack", "--bogus"], capture_output=True, text=True, env=fixture_env())
         self.assertEqual(run.returncode, 2)
         self.assertIn("error PACK_USAGE", run.stderr)
 
+    def test_a_missing_manifest_is_refused(self) -> None:
+        os.unlink(os.path.join(self.project, "manifest.json"))
+        self.assertEqual(self.refused().code, "PACK_MANIFEST_MISSING")
+
+    def test_a_manifest_that_is_not_json_is_refused(self) -> None:
+        with open(os.path.join(self.project, "manifest.json"), "w", encoding="utf-8") as handle:
+            handle.write('{"pluginId": "com.example.echo",}')
+        self.assertEqual(self.refused().code, "PACK_MANIFEST_INVALID")
+
+    def test_an_http_plugin_manifest_is_refused(self) -> None:
+        self.manifest(lambda m: (m.pop("transport"), m.update(capabilities=1)))
+        self.assertEqual(self.refused().code, "PACK_TRANSPORT_NOT_STDIO")
+
+    def test_absolute_paths_are_refused(self) -> None:
+        self.manifest(lambda m: m["transport"]["stdio"].update(args=[os.path.join(self.project, "plugin.py"), "--host-stdio"]))
+        self.assertEqual(self.refused().code, "PACK_ABSOLUTE_PATH")
+
+    def test_a_working_directory_outside_the_package_is_refused(self) -> None:
+        self.manifest(lambda m: m["transport"]["stdio"].update(workingDirectory=".."))
+        self.assertEqual(self.refused().code, "PACK_WORKDIR_OUTSIDE")
+
+    def test_a_working_directory_that_does_not_exist_is_refused(self) -> None:
+        self.manifest(lambda m: m["transport"]["stdio"].update(workingDirectory="build"))
+        self.assertEqual(self.refused().code, "PACK_WORKDIR_MISSING")
+
+    def test_an_sdk_version_other_than_the_packed_one_is_a_warning(self) -> None:
+        self.manifest(lambda m: m.update(sdkVersion="0.0.1"))
+        validate(self.project, log=self.logs.append)
+        self.assertTrue(any(line.startswith("warning PACK_SDK_VERSION_MISMATCH:") for line in self.logs), self.logs)
+
+    def test_an_output_folder_that_cannot_be_written_is_refused(self) -> None:
+        with open(os.path.join(self.root, "a-file"), "w", encoding="utf-8") as handle:
+            handle.write("not a folder")
+        error = self.refused(out_dir=os.path.join(self.root, "a-file", "out"), check=False)
+        self.assertEqual(error.code, "PACK_OUTPUT_NOT_WRITABLE")
+
+    def test_every_code_is_a_packaging_code_of_the_catalogue(self) -> None:
+        self.assertEqual([c for c in PYTHON_PACK_CODES if c not in PACK_ERRORS], [])
+        with self.assertRaises(ValueError):
+            PackError("PACK_PIP_MISSING", "an old code")
+
     def test_the_readme_lists_every_packer_error_and_no_other(self) -> None:
         with open(os.path.join(SDK_ROOT, "README.md"), encoding="utf-8") as handle:
             listed = {line.split("`")[1] for line in handle if line.startswith("| `PACK_")}
-        self.assertEqual(listed, set(PACK_ERRORS))
+        self.assertEqual(listed, set(PYTHON_PACK_CODES))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import {
   RPC_ERROR_HELP,
   RpcErrorCode,
   SDK_SHARED_ERRORS,
+  PACK_ERRORS,
   SemVer,
   type ErrorInfo,
 } from '../src/index';
@@ -325,6 +326,7 @@ export function generatedBlocks(src: DocSources): Record<string, string> {
     ),
     'error-catalog': errorTables(),
     'sdk-error-catalog': errorTable(SDK_SHARED_ERRORS),
+    'pack-error-catalog': errorTable(PACK_ERRORS),
     limits: [
       constantsTable('LIMITS', protocol.LIMITS, src.limitsSource),
       constantsTable('RUNTIME_DEFAULTS', protocol.RUNTIME_DEFAULTS, src.limitsSource),

@@ -1,9 +1,9 @@
-import { RPC_ERROR_HELP, RpcErrorCode, SDK_SHARED_ERRORS, type ErrorInfo } from '../src/index';
+import { PACK_ERRORS, RPC_ERROR_HELP, RpcErrorCode, SDK_SHARED_ERRORS, type ErrorInfo } from '../src/index';
 import { errorGroups } from './doc-tables';
 
 /**
  * The generated part of docs/troubleshooting.md: every code of the error catalogue (ERROR_CATALOG by
- * family, then SDK_SHARED_ERRORS) with what it means and what to do (its message), its likely causes and
+ * family, then SDK_SHARED_ERRORS and PACK_ERRORS) with what it means and what to do (its message), its likely causes and
  * the longer fix where the catalogue has them, and the JSON-RPC codes. The catalogue is the one source:
  * a cause or fix is written in the code's entry (`causes`, `fix` of defineErrors), never only here.
  * `npx nx run protocol:docs` rewrites it and a test fails when the committed page is stale.
@@ -12,6 +12,7 @@ export function troubleshootingBlocks(): Record<string, string> {
   const families: [string, Record<string, ErrorInfo>][] = [
     ...errorGroups(),
     ['SDK errors, raised inside a plugin by its SDK (`SDK_*`)', SDK_SHARED_ERRORS],
+    ['Packaging errors, reported by every packer (`PACK_*`)', PACK_ERRORS],
   ];
   const entry = (code: string, info: ErrorInfo): string => {
     const out = [`#### \`${code}\``, '', `${info.status !== undefined ? `HTTP ${info.status}. ` : ''}${info.message}`];

@@ -1,6 +1,15 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCatalogs, ERROR_CATALOG, LIMITS, PERMISSION_NAMES, RpcErrorCode, SDK_SHARED_ERRORS, serializeSchema } from './index';
+import {
+  buildCatalogs,
+  ERROR_CATALOG,
+  LIMITS,
+  PERMISSION_NAMES,
+  PACK_ERRORS,
+  RpcErrorCode,
+  SDK_SHARED_ERRORS,
+  serializeSchema,
+} from './index';
 
 const CATALOG_DIR = join(__dirname, '..', 'catalog');
 
@@ -23,6 +32,10 @@ describe('committed catalogue files', () => {
     // The catalogue files carry what the SDKs use (code and message); causes and fixes are for docs/troubleshooting.md.
     expect(Object.fromEntries(sdk.codes.map((c) => [c.code, c.message]))).toEqual(
       Object.fromEntries(Object.entries(SDK_SHARED_ERRORS).map(([c, info]) => [c, info.message])),
+    );
+    const pack = generated['pack-error-codes.json'] as { codes: { code: string; message: string }[] };
+    expect(Object.fromEntries(pack.codes.map((c) => [c.code, c.message]))).toEqual(
+      Object.fromEntries(Object.entries(PACK_ERRORS).map(([c, info]) => [c, info.message])),
     );
     const rpc = generated['rpc-error-codes.json'] as { codes: { name: string; code: number }[] };
     expect(Object.fromEntries(rpc.codes.map((c) => [c.name, c.code]))).toEqual(RpcErrorCode);

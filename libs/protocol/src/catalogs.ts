@@ -1,5 +1,5 @@
 import { Capability } from './capabilities';
-import { ERROR_FAMILIES, type ErrorInfo } from './error-codes';
+import { ERROR_FAMILIES, PACK_ERRORS, type ErrorInfo } from './error-codes';
 import { HTTP_HEADERS, HTTP_PATHS, SIGNATURE_VERSION } from './http';
 import { HTTP_DEFAULTS, LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
 import { HOST_STDIO_FLAG, STDIO_TRANSPORT } from './manifest';
@@ -42,6 +42,13 @@ export function buildCatalogs(): Record<string, object> {
       'Local error codes every protocol v2 SDK raises for mistakes in how a plugin uses it; they never cross the wire. An SDK uses these codes with these meanings, words its messages in its own API names, and keeps codes only it has in a family of its own.',
       {
         codes: entries(SDK_SHARED_ERRORS),
+      },
+    ),
+    ...file(
+      'pack-error-codes.json',
+      'Error codes every plugin packer (host-plugin pack, the Python, Go and C# SDK packers) reports for the same failure; they never cross the wire.',
+      {
+        codes: entries(PACK_ERRORS),
       },
     ),
     ...file('rpc-error-codes.json', 'Numeric JSON-RPC error codes of the stdio transport.', {

@@ -7,6 +7,7 @@ import {
   isErrorCode,
   issueParams,
   SDK_SHARED_ERRORS,
+  PACK_ERRORS,
   toValidationIssues,
   VALIDATION_DOMAINS,
   type ValidationDomain,
@@ -59,6 +60,11 @@ describe('ERROR_CATALOG', () => {
 
   it('shares no code with the SDK catalogue', () => {
     expect(Object.keys(SDK_SHARED_ERRORS).filter(isErrorCode)).toEqual([]);
+  });
+
+  it('shares no code with the packaging catalogue, whose codes all start with PACK_', () => {
+    expect(Object.keys(PACK_ERRORS).filter((c) => isErrorCode(c) || c in SDK_SHARED_ERRORS)).toEqual([]);
+    expect(Object.keys(PACK_ERRORS).filter((c) => !c.startsWith('PACK_'))).toEqual([]);
   });
 
   it('has the three field issue codes of every domain', () => {

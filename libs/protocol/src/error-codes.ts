@@ -830,6 +830,127 @@ export const QQBOT_ERRORS = defineErrors({
 });
 
 /**
+ * What a packer reports when it refuses to write a plugin package, or warns about one: the same codes from
+ * every packer (`host-plugin pack`, `python3 -m host_sdk_v2.pack`, Go's `cmd/host-pack`, the C# SDK's
+ * MSBuild targets and HostSdk.Pack), so a failure reads the same whatever language the plugin is written in.
+ * They never cross the wire (a packer runs on the author's machine), so they are not in ERROR_CATALOG; they
+ * are published in catalog/pack-error-codes.json, and the SDK code generator gives every language the
+ * constants. A packer prints `error CODE: what happened` with the message as the fix. A check that only
+ * one language's packer can make still has its code here, and the message says which packer it is about.
+ */
+export const PACK_ERRORS = defineErrors({
+  PACK_USAGE: {
+    message:
+      "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).",
+  },
+  PACK_MANIFEST_MISSING: {
+    message:
+      'No manifest.json in the project folder. Run the packer in the plugin project (or pass its folder), or create one with `host-plugin init`.',
+    causes: 'The packer ran in another folder than the project, or the C# project sets HostPluginManifest to a file that does not exist.',
+  },
+  PACK_MANIFEST_INVALID: {
+    message:
+      'manifest.json is not valid JSON or does not follow protocol v2. Fix each listed field; `host-plugin validate` lists them all.',
+    causes: 'A field is missing or has the wrong type, the file is not JSON (a trailing comma, a comment), or it is larger than 1 MiB.',
+  },
+  PACK_TRANSPORT_NOT_STDIO: {
+    message:
+      'manifest.json describes an HTTP plugin. Only stdio plugins are uploaded as a package; register an HTTP plugin by its base URL (POST /api/plugins/http) instead.',
+  },
+  PACK_HOST_STDIO_MISSING: {
+    message:
+      'transport.stdio.args lacks --host-stdio, so the plugin would print help and exit instead of speaking the protocol. Add "--host-stdio" to args.',
+    causes:
+      'The Node.js and Python packers keep the start command as written. The Go and C# packers write the start command themselves and always add the flag, so they never report this code.',
+  },
+  PACK_ENTRY_MISSING: {
+    message:
+      'The program the start command runs is not in the project (the built script, the Python script, the Go main package, or the published .NET assembly). Build or publish first, or fix transport.stdio.',
+    causes:
+      'Node.js: dist/ was not built (npm run build). Python: args names another script. Go: -pkg names a folder without Go files. C#: the publish folder lacks <AssemblyName>.dll, .deps.json or .runtimeconfig.json.',
+  },
+  PACK_ENTRY_SOURCE_ONLY: {
+    message:
+      'The start command runs source code (TypeScript) instead of the built JavaScript. Point transport.stdio.args at the build output, e.g. dist/index.js.',
+  },
+  PACK_COMMAND_UNSUPPORTED: {
+    message:
+      'The start command is not one this packer can find the entry of (the Node.js packer needs "command": "node" with the built script in args). Use the packer of the language the plugin is written in.',
+  },
+  PACK_ABSOLUTE_PATH: {
+    message: 'A path in transport.stdio is absolute, so the package only works on this machine. Use a path relative to the package.',
+  },
+  PACK_WORKDIR_OUTSIDE: { message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.' },
+  PACK_WORKDIR_MISSING: {
+    message: 'transport.stdio.workingDirectory names a folder that does not exist in the project. Create it (build first) or use ".".',
+  },
+  PACK_INCLUDE_INVALID: {
+    message:
+      'An extra file to include is not a file or folder inside the project, or would replace a file the packer writes. Pass a relative path of an existing file.',
+  },
+  PACK_PACKAGE_JSON_MISSING: {
+    message: 'No readable package.json in the project folder. A Node.js plugin needs one (npm init, or host-plugin init).',
+  },
+  PACK_SDK_NOT_A_DEPENDENCY: {
+    message:
+      '@host/plugin-sdk-v2 is not in "dependencies" of package.json, so it would not be packed. Move it there (npm install @host/plugin-sdk-v2).',
+  },
+  PACK_SDK_NOT_INSTALLED: { message: '@host/plugin-sdk-v2 is not installed in node_modules. Run npm install.' },
+  PACK_SDK_NOT_BUILT: {
+    message:
+      'The installed @host/plugin-sdk-v2 has no built files (a linked SDK checkout that was not built). Build the SDK, then pack again.',
+  },
+  PACK_SDK_VERSION_MISMATCH: {
+    message:
+      '(A warning.) manifest.json sdkVersion differs from the version of the SDK the package carries. Set sdkVersion to the packed SDK version.',
+  },
+  PACK_DEPENDENCY_UNRESOLVED: {
+    message:
+      'A dependency the plugin needs is not installed or cannot be loaded from the package. Install it (npm install, requirements.txt, go get, dotnet restore) and pack again.',
+    causes:
+      'Node.js: a production dependency is not in node_modules. Python: a module pip installed does not import from the package (a compiled module built for another system, or a dependency of it missing). Go: a module of go.mod cannot be found (no network, no go.sum entry, a wrong replace path). C#: an assembly .deps.json names is missing from the publish folder.',
+  },
+  PACK_DEPENDENCY_INSTALL_FAILED: {
+    message:
+      "The packer could not install the plugin's dependencies into the package (pip install -r requirements.txt failed). Read the installer's output shown with the error; pass index options with --pip-arg.",
+  },
+  PACK_TOOL_MISSING: {
+    message:
+      'A tool the packer runs is not installed: pip for the dependencies of a Python plugin, the go command for a Go plugin, or the HostSdk packer of the C# package. Install it (Debian: apt-get install python3-pip; golang-1.23-go; restore the HostSdk package again).',
+  },
+  PACK_BUILD_FAILED: {
+    message: 'The plugin did not compile. Fix the errors the compiler printed (shown with the error) and pack again.',
+  },
+  PACK_START_FAILED: {
+    message: "The staged package did not answer the host's handshake. Run it with --host-stdio and read its stderr (shown with the error).",
+    causes:
+      'The plugin raises while it loads, prints something other than protocol frames to stdout, or waits for input before it reads the handshake.',
+  },
+  PACK_PLATFORM_UNSUPPORTED: {
+    message:
+      'The target platform is not one the host runs plugins on. Choose linux, windows or darwin with amd64, arm64 or 386 (osx, x64, arm64, x86 in the manifest).',
+  },
+  PACK_PROJECT_NOT_EXECUTABLE: {
+    message: 'A plugin package needs an executable project; this one builds a library. Set <OutputType>Exe</OutputType>.',
+  },
+  PACK_PUBLISH_SELF_CONTAINED: {
+    message:
+      'The package launches `dotnet <AssemblyName>.dll`, so it must be published framework-dependent. Set <SelfContained>false</SelfContained>.',
+  },
+  PACK_LINK_SKIPPED: {
+    message:
+      '(A warning.) A dependency contains symbolic links; they are left out because the host refuses links in a package. Make sure the plugin does not need them.',
+  },
+  PACK_FILE_TOO_LARGE: { message: 'A file is larger than a ZIP without ZIP64 can hold (4 GiB). Leave it out of the package.' },
+  PACK_OUTPUT_NOT_WRITABLE: {
+    message:
+      "The package file could not be written: the output folder cannot be created or written, or a folder has the archive's name. Choose another --out folder or fix its permissions.",
+  },
+});
+
+export type PackErrorCode = keyof typeof PACK_ERRORS;
+
+/**
  * Every family of ERROR_CATALOG by name, in the order the spec lists them:
  * what catalog/error-codes.json and the tables of docs/protocol/v2.md are
  * generated from.

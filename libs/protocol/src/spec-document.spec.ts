@@ -15,6 +15,7 @@ import {
   RpcErrorCode,
   RUNTIME_DEFAULTS,
   SDK_SHARED_ERRORS,
+  PACK_ERRORS,
   signingPayload,
   type ErrorInfo,
 } from './index';
@@ -37,12 +38,17 @@ describe('docs/protocol/v2.md', () => {
   });
 
   it('lists every code of the error catalogue and the SDK catalogue in section 11, and no other', () => {
-    const codes = [...Object.keys(ERROR_CATALOG), ...Object.keys(SDK_SHARED_ERRORS)];
+    const codes = [...Object.keys(ERROR_CATALOG), ...Object.keys(SDK_SHARED_ERRORS), ...Object.keys(PACK_ERRORS)];
     expect(errorDocDrift(markdownSection(doc, '11. Errors'), codes)).toEqual({ undocumented: [], stale: [] });
   });
 
   it('names only existing codes in the code column of any table', () => {
-    const known = [...Object.keys(ERROR_CATALOG), ...Object.keys(SDK_SHARED_ERRORS), ...Object.keys(RpcErrorCode)];
+    const known = [
+      ...Object.keys(ERROR_CATALOG),
+      ...Object.keys(SDK_SHARED_ERRORS),
+      ...Object.keys(PACK_ERRORS),
+      ...Object.keys(RpcErrorCode),
+    ];
     const family = (token: string) => token.endsWith('.*') && known.some((c) => c.startsWith(token.slice(0, -1)));
     expect(documentedErrorCodes(doc).filter((token) => !known.includes(token) && !family(token))).toEqual([]);
   });
@@ -122,7 +128,7 @@ describe('docs/troubleshooting.md', () => {
     const entries = [...page.matchAll(/^#### `([^`]+)`\n\n([\s\S]*?)(?=\n#{2,4} |\n<!-- END)/gm)].map(
       (m) => [m[1] as string, m[2] as string] as const,
     );
-    const catalogue: Record<string, ErrorInfo> = { ...ERROR_CATALOG, ...SDK_SHARED_ERRORS };
+    const catalogue: Record<string, ErrorInfo> = { ...ERROR_CATALOG, ...SDK_SHARED_ERRORS, ...PACK_ERRORS };
     expect(entries.map(([c]) => c).sort()).toEqual(Object.keys(catalogue).sort());
     for (const [c, text] of entries) {
       const info = catalogue[c]!;

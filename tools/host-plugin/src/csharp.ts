@@ -218,12 +218,13 @@ The ZIP is written by the HostSdk package's MSBuild targets after \`dotnet publi
 
 /**
  * The HostSdk packages to put into new projects: libs/plugin-sdk-csharp/artifacts/feed (built by dotnet pack)
- * beside this CLI in a checkout of the host repository, or the copy a release ships next to the CLI's dist.
+ * beside this CLI in a checkout of the host repository, or the copy the build puts into dist/sdk/csharp/packages,
+ * which the published package carries (scripts/bundle-sdks.ts).
  */
 export function csharpSdkFeed(cliDir: string = __dirname): string {
   const candidates = [
     resolve(cliDir, '..', '..', '..', 'libs', 'plugin-sdk-csharp', 'artifacts', 'feed'),
-    resolve(cliDir, '..', 'csharp', 'packages'),
+    resolve(cliDir, 'sdk', 'csharp', 'packages'),
   ];
   const found = candidates.find((dir) => existsSync(join(dir, `HostSdk.${CSHARP_SDK_VERSION}.nupkg`)));
   if (!found) throw new CliError('CSHARP_SDK_MISSING', `no HostSdk.${CSHARP_SDK_VERSION}.nupkg in ${candidates.join(', ')}`);

@@ -159,7 +159,7 @@ export function resolveClosure(projectDir: string, pkg: PackageJson): { packages
   }
   if (missing.length > 0)
     throw new CliError(
-      'DEPENDENCY_MISSING',
+      'PACK_DEPENDENCY_UNRESOLVED',
       `${missing.length} production dependenc${missing.length === 1 ? 'y is' : 'ies are'} not installed`,
       missing,
     );

@@ -147,11 +147,11 @@ platform it was built for, so a host on another platform refuses it at install.
 
 /**
  * The SDK module to copy into new projects: libs/plugin-sdk-go beside this
- * CLI in a checkout of the host repository, or the copy a release ships next
- * to the CLI's dist folder.
+ * CLI in a checkout of the host repository, or the copy the build puts into
+ * dist/sdk/go/sdk-go, which the published package carries (scripts/bundle-sdks.ts).
  */
 export function goSdkSource(cliDir: string = __dirname): string {
-  const candidates = [resolve(cliDir, '..', '..', '..', 'libs', 'plugin-sdk-go'), resolve(cliDir, '..', 'go', 'sdk-go')];
+  const candidates = [resolve(cliDir, '..', '..', '..', 'libs', 'plugin-sdk-go'), resolve(cliDir, 'sdk', 'go', 'sdk-go')];
   const found = candidates.find((dir) => existsSync(join(dir, 'go.mod')) && existsSync(join(dir, 'hostsdk')));
   if (!found) throw new CliError('GO_SDK_MISSING', `looked in ${candidates.join(', ')}`);
   return found;

@@ -118,14 +118,14 @@ export function runtimeOf(manifest: StdioManifest | HttpManifest, dir: string, n
 
 function loadManifest(dir: string): StdioManifest | HttpManifest {
   const path = join(dir, 'manifest.json');
-  if (!existsSync(path)) throw new CliError('PROJECT_MANIFEST_MISSING', `${path} does not exist`);
+  if (!existsSync(path)) throw new CliError('PACK_MANIFEST_MISSING', `${path} does not exist`);
   const text = parseManifestText(readFileSync(path, 'utf8'));
-  if (!text.ok) throw new CliError('PROJECT_MANIFEST_INVALID', text.issues[0]?.message ?? 'invalid JSON');
+  if (!text.ok) throw new CliError('PACK_MANIFEST_INVALID', text.issues[0]?.message ?? 'invalid JSON');
   const isHttp = typeof text.value === 'object' && text.value !== null && 'capabilities' in text.value;
   const parsed = isHttp ? parseHttpManifest(text.value) : parseStdioManifest(text.value);
   if (!parsed.ok)
     throw new CliError(
-      'PROJECT_MANIFEST_INVALID',
+      'PACK_MANIFEST_INVALID',
       'manifest.json has problems',
       parsed.issues.map((i) => `${i.code} ${i.path}: ${i.message}`),
     );

@@ -44,10 +44,10 @@ describe('a generated project from init to a running ZIP', () => {
   it('refuses to pack before the build (source only)', async () => {
     const v = await cli(project, ['validate']);
     expect(v.code).toBe(1);
-    expect(v.out).toMatch(/error ENTRY_MISSING: dist\/index.js does not exist/);
+    expect(v.out).toMatch(/error PACK_ENTRY_MISSING: dist\/index.js does not exist/);
     const p = await cli(project, ['pack']);
     expect(p.code).toBe(1);
-    expect(p.err).toMatch(/error PACK_REFUSED/);
+    expect(p.err).toMatch(/^error PACK_ENTRY_MISSING: \d+ problems? above, so no package was written/);
   });
 
   it('builds, and its own tests pass against the test host', () => {
@@ -229,14 +229,50 @@ describe('validate findings', () => {
   });
 
   it.each([
-    ['missing --host-stdio', stdio(['dist/index.js']), 'error HOST_STDIO_MISSING'],
-    ['absolute path', stdio(['/srv/plugin/dist/index.js', '--host-stdio']), 'error ABSOLUTE_PATH'],
-    ['TypeScript entry', stdio(['src/index.ts', '--host-stdio']), 'error ENTRY_SOURCE_ONLY'],
-    ['python command', stdio(['main.py', '--host-stdio'], 'python3'), 'error COMMAND_NOT_NODE'],
-    ['sdk version', { sdkVersion: '1.9.9' }, 'warn SDK_VERSION_MISMATCH'],
+    ['missing --host-stdio', stdio(['dist/index.js']), 'error PACK_HOST_STDIO_MISSING'],
+    ['absolute path', stdio(['/srv/plugin/dist/index.js', '--host-stdio']), 'error PACK_ABSOLUTE_PATH'],
+    ['TypeScript entry', stdio(['src/index.ts', '--host-stdio']), 'error PACK_ENTRY_SOURCE_ONLY'],
+    ['python command', stdio(['main.py', '--host-stdio'], 'python3'), 'error PACK_COMMAND_UNSUPPORTED'],
+    [
+      'working directory outside',
+      { transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js', '--host-stdio'], workingDirectory: '../x' } } },
+      'error PACK_WORKDIR_OUTSIDE',
+    ],
+    [
+      'missing working directory',
+      { transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['index.js', '--host-stdio'], workingDirectory: 'build' } } },
+      'error PACK_WORKDIR_MISSING',
+    ],
+    ['sdk version', { sdkVersion: '1.9.9' }, 'warn PACK_SDK_VERSION_MISMATCH'],
   ])('reports %s', async (_name, over, code) => {
     write(over);
     expect(await codes()).toContain(code);
+  });
+
+  it('refuses to pack with the code of the first problem, and a schema problem as PACK_MANIFEST_INVALID', async () => {
+    write(stdio(['dist/index.js']));
+    const r = await cli(dir, ['pack']);
+    expect([r.code, r.err.split('\n')[0]]).toEqual([1, 'error PACK_HOST_STDIO_MISSING: 1 problem above, so no package was written']);
+    write({ protocolVersion: 1 });
+    expect((await cli(dir, ['pack'])).err).toMatch(/^error PACK_MANIFEST_INVALID: /);
+  });
+
+  it('reports a missing manifest, an HTTP plugin manifest and a missing package.json', async () => {
+    expect((await cli(dir, ['validate'])).err).toMatch(/^error PACK_MANIFEST_MISSING: /);
+    write({ transport: undefined, capabilities: 1 });
+    expect((await cli(dir, ['pack'])).err).toMatch(/^error PACK_TRANSPORT_NOT_STDIO: /);
+    write({});
+    rmSync(join(dir, 'package.json'));
+    expect((await cli(dir, ['pack'])).err).toMatch(/^error PACK_PACKAGE_JSON_MISSING: /);
+  });
+
+  it('refuses an include outside the project or missing, and an output folder it cannot write', async () => {
+    write({});
+    expect((await cli(dir, ['pack', '--include', '../elsewhere'])).err).toMatch(/^error PACK_INCLUDE_INVALID: /);
+    expect((await cli(dir, ['pack', '--include', 'assets'])).err).toMatch(/^error PACK_INCLUDE_INVALID: /);
+    writeFileSync(join(dir, 'a-file'), 'not a folder');
+    const r = await cli(dir, ['pack', '--out', 'a-file/out']);
+    expect([r.code, r.err.split('\n')[0]]).toEqual([1, expect.stringMatching(/^error PACK_OUTPUT_NOT_WRITABLE: cannot write /)]);
   });
 
   it('lists manifest schema problems with their protocol codes', async () => {
@@ -246,7 +282,7 @@ describe('validate findings', () => {
 
   it('reports an SDK that is only a dev dependency, and production dependencies that are not installed', async () => {
     write({}, { devDependencies: { '@host/plugin-sdk-v2': '^2.0.0' }, dependencies: { 'not-installed': '^1.0.0' } });
-    expect(await codes()).toEqual(['error SDK_NOT_A_DEPENDENCY', 'error DEPENDENCY_MISSING']);
+    expect(await codes()).toEqual(['error PACK_SDK_NOT_A_DEPENDENCY', 'error PACK_DEPENDENCY_UNRESOLVED']);
   });
 
   it('reports a linked SDK checkout that was not built', async () => {
@@ -259,7 +295,7 @@ describe('validate findings', () => {
       JSON.stringify({ name: '@host/plugin-sdk-v2', version: RELEASE_VERSIONS.sdkVersion, main: './dist/index.cjs' }),
     );
     symlinkSync(fake, join(dir, 'node_modules/@host/plugin-sdk-v2'), 'dir');
-    expect(await codes()).toEqual(['error SDK_NOT_BUILT']);
+    expect(await codes()).toEqual(['error PACK_SDK_NOT_BUILT']);
   });
 });
 
@@ -303,7 +339,7 @@ describe('dependency closure', () => {
     );
     const r = await cli(dir, ['pack', '--out', 'out']);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/warn  LINK_SKIPPED: .*node_modules\/b\/alias.js/);
+    expect(r.out).toMatch(/warn  PACK_LINK_SKIPPED: .*node_modules\/b\/alias.js/);
     const zip = new AdmZip(join(dir, 'out/com.example.deps.zip'));
     const text = (n: string) => zip.getEntry(n)?.getData().toString();
     expect([text('node_modules/a/index.js'), text('node_modules/b/index.js'), text('node_modules/a/node_modules/b/index.js')]).toEqual([

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
 import { packagePath } from '@host/protocol/node';
 import { walkFiles, type PackFile } from './deps';
-import { CliError } from './errors';
+import { CliError, NODE_PACK_CODES, type CliErrorCode } from './errors';
 import { isDirectory, isFile, type PluginProject } from './project';
 import { checkProject, reportFindings } from './validate';
 import { writeZip } from './zip';
@@ -32,7 +32,8 @@ function fileOf(project: PluginProject, path: string): PackFile {
 /** A file or every file of a folder, by package-relative path. */
 function collect(project: PluginProject, path: string, what: string): PackFile[] {
   const rel = packagePath(path);
-  if (rel === undefined || rel === '') throw new CliError('CLI_USAGE', `${what} "${path}" must be a file or folder inside the project`);
+  if (rel === undefined || rel === '')
+    throw new CliError('PACK_INCLUDE_INVALID', `${what} "${path}" must be a file or folder inside the project`);
   const abs = join(project.dir, rel);
   if (isFile(abs)) return [fileOf(project, rel)];
   if (isDirectory(abs)) {
@@ -41,7 +42,11 @@ function collect(project: PluginProject, path: string, what: string): PackFile[]
       .filter((f) => !f.endsWith('.tsbuildinfo'))
       .map((f) => fileOf(project, `${rel}/${f}`));
   }
-  throw new CliError('CLI_USAGE', `${what} "${path}" does not exist in the project`);
+  throw new CliError('PACK_INCLUDE_INVALID', `${what} "${path}" does not exist in the project`);
+}
+
+function isNodePackCode(code: string): code is (typeof NODE_PACK_CODES)[number] {
+  return (NODE_PACK_CODES as readonly string[]).includes(code);
 }
 
 function formatBytes(n: number): string {
@@ -60,9 +65,12 @@ export function pack(project: PluginProject, options: PackOptions, out: (text: s
   if (errors.length > 0 || !project.manifest || !check.packages || !check.entry || check.entry.kind === 'unknown') {
     out(`Refusing to pack ${project.dir}:`);
     reportFindings(check.findings, out);
+    // The first problem's code (every packer reports a refusal by its code); a schema issue is PACK_MANIFEST_INVALID.
+    const first = errors[0]?.code;
+    const code: CliErrorCode = first === undefined || !isNodePackCode(first) ? 'PACK_MANIFEST_INVALID' : first;
     throw new CliError(
-      'PACK_REFUSED',
-      `${errors.length} problem${errors.length === 1 ? '' : 's'} above`,
+      code,
+      `${errors.length} problem${errors.length === 1 ? '' : 's'} above, so no package was written`,
       errors.map((e) => e.code),
     );
   }
@@ -91,8 +99,12 @@ export function pack(project: PluginProject, options: PackOptions, out: (text: s
   for (const g of groups) for (const f of g.files) if (!entries.has(f.path)) entries.set(f.path, f);
   const zip = writeZip([...entries.values()].map((f) => ({ path: f.path, data: readFileSync(f.source), mode: f.mode })));
   const file = join(resolve(project.dir, options.outDir ?? 'artifacts'), `${manifest.pluginId}.zip`);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, zip);
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, zip);
+  } catch (error) {
+    throw new CliError('PACK_OUTPUT_NOT_WRITABLE', `cannot write ${file}: ${(error as Error).message}`);
+  }
   const sha256 = createHash('sha256').update(zip).digest('hex');
 
   const summary = groups.map((g) => ({ name: g.name, files: g.files.length, bytes: g.files.reduce((n, f) => n + f.size, 0) }));

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, posix } from 'node:path';
-import { parseManifestText, parseStdioManifest, type StdioManifest, type ValidationIssue } from '@host/protocol';
+import { parseManifestText, parseStdioManifest, STDIO_TRANSPORT, type StdioManifest, type ValidationIssue } from '@host/protocol';
 import { packagePath } from '@host/protocol/node';
 import { CliError } from './errors';
 
@@ -40,11 +40,13 @@ export function readJson(file: string): unknown {
 /** Reads manifest.json and package.json; a missing or unreadable file is a CliError. */
 export function loadProject(dir: string): PluginProject {
   const manifestPath = join(dir, 'manifest.json');
-  if (!existsSync(manifestPath)) throw new CliError('PROJECT_MANIFEST_MISSING', `${manifestPath} does not exist`);
+  if (!existsSync(manifestPath)) throw new CliError('PACK_MANIFEST_MISSING', `${manifestPath} does not exist`);
   const text = parseManifestText(readFileSync(manifestPath, 'utf8'));
   let manifest: StdioManifest | undefined;
   let manifestIssues: ValidationIssue[];
   if (!text.ok) manifestIssues = text.issues;
+  else if (describesHttpPlugin(text.value))
+    throw new CliError('PACK_TRANSPORT_NOT_STDIO', `${manifestPath} has no stdio transport (it is an HTTP plugin manifest)`);
   else {
     const parsed = parseStdioManifest(text.value);
     manifest = parsed.ok ? parsed.value : undefined;
@@ -55,9 +57,18 @@ export function loadProject(dir: string): PluginProject {
   try {
     packageJson = readJson(pkgPath) as PackageJson;
   } catch (error) {
-    throw new CliError('PROJECT_PACKAGE_JSON_MISSING', `${pkgPath}: ${(error as Error).message}`);
+    throw new CliError('PACK_PACKAGE_JSON_MISSING', `${pkgPath}: ${(error as Error).message}`);
   }
   return { dir, manifestPath, manifest, manifestIssues, packageJson };
+}
+
+/** An HTTP plugin manifest (capabilities and no transport), or a transport other than stdio. */
+export function describesHttpPlugin(doc: unknown): boolean {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return false;
+  const transport = (doc as Record<string, unknown>)['transport'];
+  if (transport === undefined) return 'capabilities' in doc;
+  const type = transport && typeof transport === 'object' ? (transport as Record<string, unknown>)['type'] : undefined;
+  return type !== undefined && type !== STDIO_TRANSPORT;
 }
 
 /** Absolute on any platform: `/x`, `\\x`, `C:\x`, `C:/x`. */

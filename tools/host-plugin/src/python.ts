@@ -114,12 +114,12 @@ The SDK guide is \`host_sdk_v2\`'s README in the SDK release archive.
 /**
  * The host_sdk_v2 package to copy into new projects: the one beside this CLI
  * in a checkout of the host repository (libs/plugin-sdk-python), or the copy
- * a release ships next to the CLI's dist folder.
+ * the build puts into dist/sdk/python, which the published package carries.
  */
 export function pythonSdkSource(cliDir: string = __dirname): string {
   const candidates = [
     resolve(cliDir, '..', '..', '..', 'libs', 'plugin-sdk-python', 'host_sdk_v2'),
-    resolve(cliDir, '..', 'python', 'host_sdk_v2'),
+    resolve(cliDir, 'sdk', 'python', 'host_sdk_v2'),
   ];
   const found = candidates.find((dir) => existsSync(join(dir, '__init__.py')));
   if (!found) throw new CliError('PYTHON_SDK_MISSING', `looked in ${candidates.join(', ')}`);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { packagePath } from '@host/protocol/node';
 import { resolveClosure, findPackageDir, type ResolvedPackage } from './deps';
-import { CliError, CLI_ERRORS, type CliErrorCode } from './errors';
+import { CliError, cliErrorInfo, type CliErrorCode } from './errors';
 import {
   HOST_STDIO_FLAG,
   SDK_PACKAGE,
@@ -17,7 +17,7 @@ import {
 
 export interface Finding {
   level: 'error' | 'warning';
-  /** A CLI code, or a `manifest.*` code for schema issues. */
+  /** A packaging code, or a `manifest.*` code for schema issues. */
   code: string;
   message: string;
   fix?: string;
@@ -32,7 +32,7 @@ export interface ProjectCheck {
 }
 
 function finding(level: Finding['level'], code: CliErrorCode, message: string): Finding {
-  return { level, code, message, fix: CLI_ERRORS[code].message };
+  return { level, code, message, fix: cliErrorInfo(code).message };
 }
 
 /** Files a package must contain to be loadable: its `main` and the targets of `exports`. */
@@ -66,47 +66,51 @@ export function checkProject(project: PluginProject): ProjectCheck {
   if (m) {
     const launch = m.transport.stdio;
     if (isAbsoluteAnywhere(launch.command))
-      findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.command is "${launch.command}"`));
+      findings.push(finding('error', 'PACK_ABSOLUTE_PATH', `transport.stdio.command is "${launch.command}"`));
     launch.args.forEach((a, i) => {
-      if (isAbsoluteAnywhere(a)) findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.args[${i}] is "${a}"`));
+      if (isAbsoluteAnywhere(a)) findings.push(finding('error', 'PACK_ABSOLUTE_PATH', `transport.stdio.args[${i}] is "${a}"`));
     });
     if (isAbsoluteAnywhere(launch.workingDirectory))
-      findings.push(finding('error', 'ABSOLUTE_PATH', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
+      findings.push(finding('error', 'PACK_ABSOLUTE_PATH', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
     else if (packagePath(launch.workingDirectory) === undefined)
-      findings.push(finding('error', 'WORKDIR_OUTSIDE', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
+      findings.push(finding('error', 'PACK_WORKDIR_OUTSIDE', `transport.stdio.workingDirectory is "${launch.workingDirectory}"`));
     else if (!isDirectory(join(project.dir, launch.workingDirectory)))
-      findings.push(finding('error', 'WORKDIR_MISSING', `${launch.workingDirectory} is not a folder of the project`));
+      findings.push(finding('error', 'PACK_WORKDIR_MISSING', `${launch.workingDirectory} is not a folder of the project`));
     for (const [k, v] of Object.entries(launch.environment)) {
       if (isAbsoluteAnywhere(v))
         findings.push(
-          finding('warning', 'ABSOLUTE_PATH', `transport.stdio.environment.${k} is "${v}", which may not exist on the host machine`),
+          finding('warning', 'PACK_ABSOLUTE_PATH', `transport.stdio.environment.${k} is "${v}", which may not exist on the host machine`),
         );
     }
     if (!launch.args.includes(HOST_STDIO_FLAG))
-      findings.push(finding('error', 'HOST_STDIO_MISSING', `transport.stdio.args are ${JSON.stringify(launch.args)}`));
+      findings.push(finding('error', 'PACK_HOST_STDIO_MISSING', `transport.stdio.args are ${JSON.stringify(launch.args)}`));
     entry = entryOf(m);
     if (entry.kind === 'unknown')
-      findings.push(finding('error', 'COMMAND_NOT_NODE', `the start command is "${entry.command}" ${JSON.stringify(launch.args)}`));
+      findings.push(finding('error', 'PACK_COMMAND_UNSUPPORTED', `the start command is "${entry.command}" ${JSON.stringify(launch.args)}`));
     else if (/\.(ts|mts|cts|tsx)$/.test(entry.path))
-      findings.push(finding('error', 'ENTRY_SOURCE_ONLY', `the start command runs ${entry.path}`));
+      findings.push(finding('error', 'PACK_ENTRY_SOURCE_ONLY', `the start command runs ${entry.path}`));
     else if (!isFile(join(project.dir, entry.path)))
-      findings.push(finding('error', 'ENTRY_MISSING', `${entry.path} does not exist (the start command runs it)`));
+      findings.push(finding('error', 'PACK_ENTRY_MISSING', `${entry.path} does not exist (the start command runs it)`));
   }
 
   const pkg = project.packageJson;
   if (!pkg.dependencies?.[SDK_PACKAGE]) {
     const where = pkg.devDependencies?.[SDK_PACKAGE] ? 'it is only in devDependencies' : 'it is not listed';
-    findings.push(finding('error', 'SDK_NOT_A_DEPENDENCY', `${SDK_PACKAGE}: ${where}`));
+    findings.push(finding('error', 'PACK_SDK_NOT_A_DEPENDENCY', `${SDK_PACKAGE}: ${where}`));
   }
   const sdkDir = findPackageDir(SDK_PACKAGE, project.dir);
-  if (!sdkDir) findings.push(finding('error', 'SDK_NOT_INSTALLED', `${SDK_PACKAGE} is not found from ${project.dir}`));
+  if (!sdkDir) findings.push(finding('error', 'PACK_SDK_NOT_INSTALLED', `${SDK_PACKAGE} is not found from ${project.dir}`));
   else {
     const sdkPkg = readJson(join(sdkDir, 'package.json')) as PackageJson;
     const absent = declaredEntryFiles(sdkPkg).filter((f) => !isFile(join(sdkDir, f)));
-    if (absent.length > 0) findings.push(finding('error', 'SDK_NOT_BUILT', `${SDK_PACKAGE} lacks ${absent.join(', ')}`));
+    if (absent.length > 0) findings.push(finding('error', 'PACK_SDK_NOT_BUILT', `${SDK_PACKAGE} lacks ${absent.join(', ')}`));
     if (m && sdkPkg.version && m.sdkVersion !== sdkPkg.version) {
       findings.push(
-        finding('warning', 'SDK_VERSION_MISMATCH', `manifest.json says sdkVersion ${m.sdkVersion}, the installed SDK is ${sdkPkg.version}`),
+        finding(
+          'warning',
+          'PACK_SDK_VERSION_MISMATCH',
+          `manifest.json says sdkVersion ${m.sdkVersion}, the installed SDK is ${sdkPkg.version}`,
+        ),
       );
     }
   }
@@ -121,7 +125,7 @@ export function checkProject(project: PluginProject): ProjectCheck {
   }
   if (skippedLinks.length > 0) {
     findings.push(
-      finding('warning', 'LINK_SKIPPED', `left out: ${skippedLinks.slice(0, 5).join(', ')}${skippedLinks.length > 5 ? ', ...' : ''}`),
+      finding('warning', 'PACK_LINK_SKIPPED', `left out: ${skippedLinks.slice(0, 5).join(', ')}${skippedLinks.length > 5 ? ', ...' : ''}`),
     );
   }
   return { findings, entry, packages, skippedLinks };

@@ -35,7 +35,7 @@ export function writeZip(entries: readonly ZipEntry[]): Buffer {
   const centrals: Buffer[] = [];
   let offset = 0;
   for (const entry of sorted) {
-    if (entry.data.length >= MAX32) throw new CliError('PACK_TOO_LARGE', `${entry.path} is ${entry.data.length} bytes`);
+    if (entry.data.length >= MAX32) throw new CliError('PACK_FILE_TOO_LARGE', `${entry.path} is ${entry.data.length} bytes`);
     const name = Buffer.from(entry.path, 'utf8');
     const deflated = deflateRawSync(entry.data, { level: 9 });
     const stored = deflated.length >= entry.data.length;
@@ -72,7 +72,7 @@ export function writeZip(entries: readonly ZipEntry[]): Buffer {
     locals.push(local, name, body);
     centrals.push(central, name);
     offset += local.length + name.length + body.length;
-    if (offset >= MAX32) throw new CliError('PACK_TOO_LARGE', 'the archive would be larger than 4 GiB');
+    if (offset >= MAX32) throw new CliError('PACK_FILE_TOO_LARGE', 'the archive would be larger than 4 GiB');
   }
   const centralSize = centrals.reduce((n, b) => n + b.length, 0);
   const end = Buffer.alloc(22);
@@ -82,6 +82,6 @@ export function writeZip(entries: readonly ZipEntry[]): Buffer {
   end.writeUInt32LE(centralSize, 12);
   end.writeUInt32LE(offset, 16);
   if (sorted.length > 0xffff)
-    throw new CliError('PACK_TOO_LARGE', `${sorted.length} files are more than a ZIP without ZIP64 holds (65535)`);
+    throw new CliError('PACK_FILE_TOO_LARGE', `${sorted.length} files are more than a ZIP without ZIP64 holds (65535)`);
   return Buffer.concat([...locals, ...centrals, end]);
 }

@@ -52,6 +52,8 @@ describe('the model', () => {
     const codes = errors.families.flatMap((f: { codes: { code: string }[] }) => f.codes.map((c) => c.code));
     expect(model.errorFamilies.flatMap((f) => f.codes.map((c) => c.code))).toEqual(codes);
     expect(model.sdkErrors.map((c) => c.code)).toContain('SDK_MANIFEST_INVALID');
+    const pack = JSON.parse(readFileSync(join(protocolDir, 'catalog', 'pack-error-codes.json'), 'utf8'));
+    expect(model.packErrors).toEqual(pack.codes.map((c: { code: string; message: string }) => ({ code: c.code, message: c.message })));
     expect(model.limits['maxPayloadBytes']).toBe(4194304);
   });
 

@@ -115,6 +115,8 @@ export interface ProtocolModel {
   readonly methodsSchema: unknown;
   readonly errorFamilies: readonly ErrorFamily[];
   readonly sdkErrors: readonly ErrorCode[];
+  /** The packaging codes every packer reports (catalog/pack-error-codes.json); they never cross the wire. */
+  readonly packErrors: readonly ErrorCode[];
   readonly rpcCodes: readonly RpcCode[];
   readonly limits: Readonly<Record<string, number>>;
   readonly runtimeDefaults: Readonly<Record<string, number>>;

@@ -315,6 +315,7 @@ export function readProtocol(protocolDir: string): ProtocolModel {
     codes: f.codes.map((c) => ({ code: c.code, message: c.message, ...(c.status !== undefined ? { status: c.status } : {}) })),
   }));
   const sdk = readJson(join(catalogDir, 'sdk-error-codes.json'));
+  const pack = readJson(join(catalogDir, 'pack-error-codes.json'));
   const rpc = readJson(join(catalogDir, 'rpc-error-codes.json'));
   const limits = readJson(join(catalogDir, 'limits.json'));
   const permissions = readJson(join(catalogDir, 'permissions.json'));
@@ -331,6 +332,7 @@ export function readProtocol(protocolDir: string): ProtocolModel {
     methodsSchema: methodsFile,
     errorFamilies,
     sdkErrors: (sdk['codes'] as { code: string; message: string }[]).map((c) => ({ code: c.code, message: c.message })),
+    packErrors: (pack['codes'] as { code: string; message: string }[]).map((c) => ({ code: c.code, message: c.message })),
     rpcCodes: rpc['codes'] as { name: string; code: number; help: string }[],
     limits: limits['limits'] as Record<string, number>,
     runtimeDefaults: limits['runtimeDefaults'] as Record<string, number>,

@@ -4,35 +4,54 @@ using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
+using HostSdk.Wire;
 
 namespace HostSdk.Pack;
 
-/// <summary>A refusal of the packer, with a stable code the MSBuild error and the tests name.</summary>
+/// <summary>A refusal of the packer, with its packaging code of the catalogue (docs/protocol/v2.md section 11.5).</summary>
 public sealed class PackException(string code, string message) : Exception(message)
 {
-    public string Code { get; } = code;
+    /// <summary>The catalogue code, e.g. PACK_MANIFEST_MISSING (the same code every language's packer reports).</summary>
+    public string Code { get; } = PackErrors.Fixes.ContainsKey(code) ? code : throw new ArgumentException($"{code} is not a packaging code", nameof(code));
+
+    /// <summary>The MSBuild code this refusal is reported with (HOSTSDKnnn).</summary>
+    public string MSBuildCode => PackErrors.MSBuildCodes[Code];
 }
 
 /// <summary>
-/// The packer's error codes with what to do about each (the SDK's README lists the same; a test checks both ways).
-/// The MSBuild targets add HOSTSDK001 to HOSTSDK004 for what they check before running the packer.
+/// The packaging codes the packer and the buildTransitive targets report, from the generated catalogue. MSBuild
+/// diagnostics carry MSBuild-style codes, so each catalogue code maps to one HOSTSDKnnn code and the message starts
+/// with the catalogue code: <c>error HOSTSDK007: PACK_TRANSPORT_NOT_STDIO: ...</c>. The SDK's README lists the
+/// mapping; a test checks it against this table and the targets, both ways.
 /// </summary>
 public static class PackErrors
 {
-    public const string Usage = "pack.usage";
-    public const string ManifestMissing = "pack.manifest_missing";
-    public const string ManifestInvalid = "pack.manifest_invalid";
-    public const string TransportNotStdio = "pack.transport_not_stdio";
-    public const string PublishMissing = "pack.publish_missing";
+    public const string Usage = Catalog.ErrPackUsage;
+    public const string ManifestMissing = Catalog.ErrPackManifestMissing;
+    public const string ManifestInvalid = Catalog.ErrPackManifestInvalid;
+    public const string TransportNotStdio = Catalog.ErrPackTransportNotStdio;
+    public const string EntryMissing = Catalog.ErrPackEntryMissing;
+    public const string DependencyUnresolved = Catalog.ErrPackDependencyUnresolved;
+    public const string OutputNotWritable = Catalog.ErrPackOutputNotWritable;
 
-    public static readonly IReadOnlyDictionary<string, string> Fixes = new Dictionary<string, string>
+    /// <summary>Catalogue code to MSBuild code. HOSTSDK001 to 004 are raised by the targets before the packer runs.</summary>
+    public static readonly IReadOnlyDictionary<string, string> MSBuildCodes = new Dictionary<string, string>
     {
-        [Usage] = "The packer's command line is not valid. The targets run it for you; by hand, pass --publish-dir, --manifest, --assembly and --out.",
-        [ManifestMissing] = "No manifest.json where HostPluginManifest points. Put manifest.json beside the project file or set HostPluginManifest.",
-        [ManifestInvalid] = "manifest.json is not a JSON object with a valid pluginId (or is over 1 MiB). Fix it; host-plugin validate lists every field.",
-        [TransportNotStdio] = "The manifest is for the HTTP transport. HTTP plugins are registered by their base URL, not uploaded; set HostPackagePluginOnPublish to false.",
-        [PublishMissing] = "The publish folder lacks <AssemblyName>.dll, .deps.json or .runtimeconfig.json. Publish a framework-dependent executable (OutputType Exe).",
+        [Catalog.ErrPackManifestMissing] = "HOSTSDK001",
+        [Catalog.ErrPackProjectNotExecutable] = "HOSTSDK002",
+        [Catalog.ErrPackPublishSelfContained] = "HOSTSDK003",
+        [Catalog.ErrPackToolMissing] = "HOSTSDK004",
+        [Catalog.ErrPackUsage] = "HOSTSDK005",
+        [Catalog.ErrPackManifestInvalid] = "HOSTSDK006",
+        [Catalog.ErrPackTransportNotStdio] = "HOSTSDK007",
+        [Catalog.ErrPackEntryMissing] = "HOSTSDK008",
+        [Catalog.ErrPackDependencyUnresolved] = "HOSTSDK009",
+        [Catalog.ErrPackOutputNotWritable] = "HOSTSDK010",
     };
+
+    /// <summary>What to do about each code: the catalogue's message.</summary>
+    public static readonly IReadOnlyDictionary<string, string> Fixes =
+        MSBuildCodes.Keys.ToDictionary(code => code, code => Catalog.LookupError(code)?.Message ?? throw new InvalidOperationException($"{code} is not in the catalogue"));
 }
 
 /// <summary>What to pack.</summary>
@@ -94,14 +113,14 @@ public static partial class PluginPacker
         catch (PackException e)
         {
             // MSBuild's canonical error format, so `dotnet publish` shows it as a build error with its code.
-            stderr.WriteLine($"{Path.GetFullPath(manifest)}: error {e.Code}: {e.Message} (fix: {PackErrors.Fixes[e.Code]})");
+            stderr.WriteLine($"{Path.GetFullPath(manifest)}: error {e.MSBuildCode}: {e.Code}: {e.Message} (fix: {PackErrors.Fixes[e.Code]})");
             return 1;
         }
     }
 
     private static int Usage(TextWriter stderr, string why)
     {
-        stderr.WriteLine($"HostSdk.Pack: error {PackErrors.Usage}: {why}");
+        stderr.WriteLine($"HostSdk.Pack: error {PackErrors.MSBuildCodes[PackErrors.Usage]}: {PackErrors.Usage}: {why}");
         stderr.WriteLine("usage: dotnet HostSdk.Pack.dll --publish-dir <dir> --manifest <manifest.json> --assembly <name> --out <zip>");
         return 2;
     }
@@ -138,8 +157,10 @@ public static partial class PluginPacker
             throw new PackException(PackErrors.ManifestInvalid, $"{manifestPath}: pluginId must be a lowercase dotted identifier of at most 100 characters, such as com.example.echo");
         var transport = manifest["transport"] as JsonObject;
         var type = transport?["type"] is JsonValue t && t.TryGetValue<string>(out var ts) ? ts : null;
-        if (type is not null && type != "stdio-jsonrpc")
+        if (type is not null && type != Catalog.StdioTransport)
             throw new PackException(PackErrors.TransportNotStdio, $"{manifestPath}: transport.type is \"{type}\"; only stdio plugins are uploaded as a ZIP (an HTTP plugin is registered by its URL)");
+        if (transport is null && manifest.ContainsKey("capabilities"))
+            throw new PackException(PackErrors.TransportNotStdio, $"{manifestPath} is an HTTP plugin manifest (capabilities and no transport); an HTTP plugin is registered by its URL");
         if (transport is null)
         {
             transport = new JsonObject();
@@ -166,14 +187,15 @@ public static partial class PluginPacker
         if (string.IsNullOrWhiteSpace(request.AssemblyName) || request.AssemblyName.IndexOfAny(['/', '\\']) >= 0)
             throw new PackException(PackErrors.Usage, $"\"{request.AssemblyName}\" is not an assembly name");
         var publishDir = Path.GetFullPath(request.PublishDir);
-        if (!Directory.Exists(publishDir)) throw new PackException(PackErrors.PublishMissing, $"{publishDir} does not exist; run dotnet publish first");
+        if (!Directory.Exists(publishDir)) throw new PackException(PackErrors.EntryMissing, $"{publishDir} does not exist; run dotnet publish first");
         var entry = Path.Combine(publishDir, request.AssemblyName + ".dll");
         if (!File.Exists(entry))
-            throw new PackException(PackErrors.PublishMissing, $"{entry} is missing: the plugin project must be an executable (OutputType Exe)");
+            throw new PackException(PackErrors.EntryMissing, $"{entry} is missing: the plugin project must be an executable (OutputType Exe)");
         foreach (var needed in new[] { ".deps.json", ".runtimeconfig.json" })
             if (!File.Exists(Path.Combine(publishDir, request.AssemblyName + needed)))
-                throw new PackException(PackErrors.PublishMissing, $"{request.AssemblyName}{needed} is missing from {publishDir}; publish a framework-dependent executable");
+                throw new PackException(PackErrors.EntryMissing, $"{request.AssemblyName}{needed} is missing from {publishDir}; publish a framework-dependent executable");
         var manifest = RewriteManifest(request.ManifestPath, request.AssemblyName);
+        CheckDependencies(publishDir, request.AssemblyName);
         var output = Path.GetFullPath(request.OutputPath);
 
         var skip = new HashSet<string>(StringComparer.Ordinal)
@@ -190,10 +212,19 @@ public static partial class PluginPacker
             .OrderBy(f => f.Path, StringComparer.Ordinal)
             .ToList();
 
-        Directory.CreateDirectory(Path.GetDirectoryName(output)!);
         var temp = output + ".tmp";
         var entries = new List<string>();
-        using (var stream = new FileStream(temp, FileMode.Create, FileAccess.Write))
+        FileStream stream;
+        try
+        {
+            Directory.CreateDirectory(Path.GetDirectoryName(output)!);
+            stream = new FileStream(temp, FileMode.Create, FileAccess.Write);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new PackException(PackErrors.OutputNotWritable, $"cannot write {output}: {e.Message}");
+        }
+        using (stream)
         using (var zip = new ZipArchive(stream, ZipArchiveMode.Create))
         {
             var manifestBytes = JsonSerializer.SerializeToUtf8Bytes(manifest, new JsonSerializerOptions { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping });
@@ -205,9 +236,49 @@ public static partial class PluginPacker
                 entries.Add(path);
             }
         }
-        File.Move(temp, output, overwrite: true);
+        try
+        {
+            File.Move(temp, output, overwrite: true);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            File.Delete(temp);
+            throw new PackException(PackErrors.OutputNotWritable, $"cannot write {output}: {e.Message}");
+        }
         var bytes = File.ReadAllBytes(output);
         return new PackResult(output, manifest["pluginId"]!.GetValue<string>(), entries, bytes.Length, Convert.ToHexString(SHA256.HashData(bytes)).ToLowerInvariant());
+    }
+
+    /// <summary>
+    /// Every runtime assembly the .deps.json of the plugin names is in the publish folder (an app-local assembly
+    /// sits at its root under its file name), so the package loads what the plugin was built against.
+    /// </summary>
+    private static void CheckDependencies(string publishDir, string assemblyName)
+    {
+        var depsPath = Path.Combine(publishDir, assemblyName + ".deps.json");
+        JsonNode? deps;
+        try
+        {
+            deps = JsonNode.Parse(File.ReadAllBytes(depsPath), documentOptions: new JsonDocumentOptions { MaxDepth = 64 });
+        }
+        catch (JsonException e)
+        {
+            throw new PackException(PackErrors.DependencyUnresolved, $"{depsPath} is not JSON ({e.Message}); publish again");
+        }
+        var missing = new SortedSet<string>(StringComparer.Ordinal);
+        foreach (var (_, target) in deps?["targets"] as JsonObject ?? new JsonObject())
+        {
+            foreach (var (library, info) in target as JsonObject ?? new JsonObject())
+            {
+                foreach (var (asset, _) in info?["runtime"] as JsonObject ?? new JsonObject())
+                {
+                    var file = Path.GetFileName(asset);
+                    if (!File.Exists(Path.Combine(publishDir, file))) missing.Add($"{file} ({library})");
+                }
+            }
+        }
+        if (missing.Count > 0)
+            throw new PackException(PackErrors.DependencyUnresolved, $"the publish folder {publishDir} lacks {string.Join(", ", missing)}, which {assemblyName}.deps.json names; publish again (dotnet publish -c Release)");
     }
 
     private static void Add(ZipArchive zip, string path, byte[] data, DateTimeOffset time)

@@ -1,8 +1,10 @@
+extern alias PackTool;
+
 using System.Diagnostics;
 using System.IO.Compression;
 using System.Security.Cryptography;
 using System.Text.Json.Nodes;
-using HostSdk.Pack;
+using PackTool::HostSdk.Pack;
 
 namespace HostSdk.Tests;
 
@@ -82,11 +84,12 @@ public sealed class PackerTests : IDisposable
     }
 
     [Theory]
-    [InlineData("{\"pluginId\":\"com.example.http\",\"transport\":{\"type\":\"http\"}}", "pack.transport_not_stdio")]
-    [InlineData("{\"pluginId\":\"Com.Example\"}", "pack.manifest_invalid")]
-    [InlineData("{\"name\":\"no id\"}", "pack.manifest_invalid")]
-    [InlineData("[1, 2]", "pack.manifest_invalid")]
-    [InlineData("{\"pluginId\": ", "pack.manifest_invalid")]
+    [InlineData("{\"pluginId\":\"com.example.http\",\"transport\":{\"type\":\"http\"}}", "PACK_TRANSPORT_NOT_STDIO")]
+    [InlineData("{\"pluginId\":\"com.example.http\",\"capabilities\":1}", "PACK_TRANSPORT_NOT_STDIO")]
+    [InlineData("{\"pluginId\":\"Com.Example\"}", "PACK_MANIFEST_INVALID")]
+    [InlineData("{\"name\":\"no id\"}", "PACK_MANIFEST_INVALID")]
+    [InlineData("[1, 2]", "PACK_MANIFEST_INVALID")]
+    [InlineData("{\"pluginId\": ", "PACK_MANIFEST_INVALID")]
     public void RefusesManifestsItCannotPack(string manifest, string code)
     {
         var e = Assert.Throws<PackException>(() => PluginPacker.Pack(Request(Publish(manifest))));
@@ -99,12 +102,12 @@ public sealed class PackerTests : IDisposable
     {
         var publish = Publish();
         File.Delete(Path.Combine(_dir, "manifest.json"));
-        Assert.Equal("pack.manifest_missing", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish))).Code);
+        Assert.Equal("PACK_MANIFEST_MISSING", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish))).Code);
         File.WriteAllText(Path.Combine(_dir, "manifest.json"), "{\"pluginId\":\"com.example.big\",\"pad\":\"" + new string('x', PluginPacker.MaxManifestBytes) + "\"}");
-        Assert.Equal("pack.manifest_invalid", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish))).Code);
+        Assert.Equal("PACK_MANIFEST_INVALID", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish))).Code);
         File.Delete(Path.Combine(publish, "Demo.runtimeconfig.json"));
-        Assert.Equal("pack.publish_missing", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish))).Code);
-        Assert.Equal("pack.publish_missing", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(Path.Combine(_dir, "nowhere")))).Code);
+        Assert.Equal("PACK_ENTRY_MISSING", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish))).Code);
+        Assert.Equal("PACK_ENTRY_MISSING", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(Path.Combine(_dir, "nowhere")))).Code);
     }
 
     [Fact]
@@ -114,10 +117,44 @@ public sealed class PackerTests : IDisposable
         var (stdout, stderr) = (new StringWriter(), new StringWriter());
         var args = new[] { "--publish-dir", publish, "--manifest", Path.Combine(_dir, "manifest.json"), "--assembly", "Demo", "--out", Path.Combine(_dir, "x.zip") };
         Assert.Equal(1, PluginPacker.Run(args, stdout, stderr));
-        Assert.Matches(@"manifest\.json: error pack\.transport_not_stdio: ", stderr.ToString());
+        Assert.Matches(@"manifest\.json: error HOSTSDK007: PACK_TRANSPORT_NOT_STDIO: .*\(fix: manifest\.json describes an HTTP plugin", stderr.ToString());
         Assert.Equal(2, PluginPacker.Run(["--publish-dir"], stdout, stderr));
         Assert.Equal(2, PluginPacker.Run(["--bogus", "x"], stdout, stderr));
         Assert.Contains("usage:", stderr.ToString());
+        Assert.Contains("error HOSTSDK005: PACK_USAGE: ", stderr.ToString());
+    }
+
+    [Fact]
+    public void RefusesAPublishFolderThatLacksAnAssemblyItsDepsJsonNames()
+    {
+        var publish = Publish();
+        File.WriteAllText(Path.Combine(publish, "Demo.deps.json"), """
+            {"targets": {".NETCoreApp,Version=v8.0": {
+              "Demo/1.0.0": {"runtime": {"Demo.dll": {}}},
+              "Greeting/2.0.0": {"runtime": {"lib/net8.0/Greeting.dll": {"assemblyVersion": "2.0.0.0"}}}
+            }}}
+            """);
+        var e = Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish)));
+        Assert.Equal("PACK_DEPENDENCY_UNRESOLVED", e.Code);
+        Assert.Contains("Greeting.dll (Greeting/2.0.0)", e.Message);
+        File.WriteAllBytes(Path.Combine(publish, "Greeting.dll"), [4]);
+        Assert.Contains("Greeting.dll", PluginPacker.Pack(Request(publish)).Entries);
+    }
+
+    [Fact]
+    public void RefusesAnOutputPathThatCannotBeWritten()
+    {
+        var publish = Publish();
+        File.WriteAllText(Path.Combine(_dir, "a-file"), "not a folder");
+        Assert.Equal("PACK_OUTPUT_NOT_WRITABLE", Assert.Throws<PackException>(() => PluginPacker.Pack(Request(publish, "a-file/out/Demo.zip"))).Code);
+    }
+
+    [Fact]
+    public void EveryCodeIsAPackagingCodeOfTheCatalogueWithItsOwnMSBuildCode()
+    {
+        Assert.All(PackErrors.MSBuildCodes.Keys, c => Assert.Equal("PACK", HostSdk.Wire.Catalog.LookupError(c)?.Family));
+        Assert.Equal(PackErrors.MSBuildCodes.Count, PackErrors.MSBuildCodes.Values.Distinct().Count());
+        Assert.Throws<ArgumentException>(() => new PackException("pack.usage", "an old code"));
     }
 }
 
@@ -203,12 +240,20 @@ public sealed class PublishTargetsTests : IDisposable
 
         (code, output) = Dotnet(_dir, "publish", "-c", "Release", "--no-restore", "-p:HostPluginManifest=missing.json", "-p:HostPackagePluginOnPublish=true");
         Assert.NotEqual(0, code);
-        Assert.Contains("HOSTSDK001", output);
+        Assert.Contains("error HOSTSDK001: PACK_MANIFEST_MISSING: ", output);
+
+        (code, output) = Dotnet(_dir, "publish", "-c", "Release", "--no-restore", "-p:HostSdkPackerPath=missing/HostSdk.Pack.dll");
+        Assert.NotEqual(0, code);
+        Assert.Contains("error HOSTSDK004: PACK_TOOL_MISSING: ", output);
+
+        (code, output) = Dotnet(_dir, "publish", "-c", "Release", "--no-restore", "-p:OutputType=Library", "-p:HostPackagePluginOnPublish=true");
+        Assert.NotEqual(0, code);
+        Assert.Contains("error HOSTSDK002: PACK_PROJECT_NOT_EXECUTABLE: ", output);
 
         File.WriteAllText(Path.Combine(_dir, "manifest.json"), """{"pluginId":"com.example.tiny","transport":{"type":"http"}}""");
         (code, output) = Dotnet(_dir, "publish", "-c", "Release", "--no-restore");
         Assert.NotEqual(0, code);
-        Assert.Contains("pack.transport_not_stdio", output);
+        Assert.Contains("error HOSTSDK007: PACK_TRANSPORT_NOT_STDIO: ", output);
     }
 }
 
@@ -257,15 +302,17 @@ public class PackagingCodesTests
         Path.GetFullPath(Path.Combine(Path.GetDirectoryName(file)!, "..", ".."));
 
     [Fact]
-    public void TheReadmeListsExactlyTheCodesOfThePackerAndTheTargets()
+    public void TheReadmeListsExactlyTheMappingOfThePackerAndTheTargets()
     {
         var readme = File.ReadAllText(Path.Combine(SdkDir(), "README.md"));
         var targets = File.ReadAllText(Path.Combine(SdkDir(), "src", "HostSdk", "buildTransitive", "HostSdk.targets"));
-        var listed = System.Text.RegularExpressions.Regex.Matches(readme, @"^\| `((?:pack\.|HOSTSDK)[a-z0-9_]+)` \|", System.Text.RegularExpressions.RegexOptions.Multiline)
-            .Select(m => m.Groups[1].Value).Order(StringComparer.Ordinal).ToList();
-        var raised = PackErrors.Fixes.Keys
-            .Concat(System.Text.RegularExpressions.Regex.Matches(targets, "Code=\"(HOSTSDK\\d+)\"").Select(m => m.Groups[1].Value))
-            .Order(StringComparer.Ordinal).ToList();
-        Assert.Equal(raised, listed);
+        var listed = System.Text.RegularExpressions.Regex.Matches(readme, @"^\| `(HOSTSDK\d+)` \| `(PACK_[A-Z_]+)` \|", System.Text.RegularExpressions.RegexOptions.Multiline)
+            .Select(m => $"{m.Groups[1].Value} {m.Groups[2].Value}").Order(StringComparer.Ordinal).ToList();
+        Assert.Equal(PackErrors.MSBuildCodes.Select(p => $"{p.Value} {p.Key}").Order(StringComparer.Ordinal), listed);
+        // Each error of the targets carries the MSBuild code of the catalogue code its text starts with.
+        var raised = System.Text.RegularExpressions.Regex.Matches(targets, "Code=\"(HOSTSDK\\d+)\"\\s+Text=\"(PACK_[A-Z_]+): ")
+            .Select(m => (m.Groups[1].Value, m.Groups[2].Value)).ToList();
+        Assert.Equal(4, raised.Count);
+        Assert.All(raised, r => Assert.Equal(r.Item1, PackErrors.MSBuildCodes[r.Item2]));
     }
 }

@@ -7,8 +7,10 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,15 +97,45 @@ func Pack(o Options) (*Result, error) {
 	platform, okOS := Platform[o.GOOS]
 	arch, okArch := Architecture[o.GOARCH]
 	if !okOS || !okArch {
-		return nil, fmt.Errorf("cannot package for %s/%s: the host runs plugins on linux, windows and darwin (osx) with amd64 (x64), arm64 or 386 (x86)", o.GOOS, o.GOARCH)
+		return nil, fail(wire.ErrPackPlatformUnsupported, "cannot package for %s/%s", o.GOOS, o.GOARCH)
 	}
-	raw, err := os.ReadFile(filepath.Join(o.Dir, "manifest.json"))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read manifest.json: %w", err)
+	manifestPath := filepath.Join(o.Dir, "manifest.json")
+	raw, err := os.ReadFile(manifestPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(wire.ErrPackManifestMissing, "%s does not exist", manifestPath)
+	} else if err != nil {
+		return nil, fail(wire.ErrPackManifestInvalid, "cannot read %s: %v", manifestPath, err)
+	}
+	if httpManifest(raw) {
+		return nil, fail(wire.ErrPackTransportNotStdio, "manifest.json has no stdio transport (it is an HTTP plugin manifest)")
 	}
 	manifest, err := hostsdk.ParseManifest(raw)
 	if err != nil {
+		e := fail(wire.ErrPackManifestInvalid, "manifest.json does not follow protocol v2")
+		var sdkErr *hostsdk.SDKError
+		if errors.As(err, &sdkErr) && len(sdkErr.Issues) > 0 {
+			for _, is := range sdkErr.Issues {
+				e.Details = append(e.Details, fmt.Sprintf("%s at %q: %s", is.Code, is.Path, is.Message))
+			}
+		} else {
+			e.Details = []string{err.Error()}
+		}
+		return nil, e
+	}
+	if manifest.SDKVersion != hostsdk.SDKVersion {
+		logf("warning %s: manifest.json has sdkVersion %s but the packed SDK is %s", wire.ErrPackSDKVersionMismatch, manifest.SDKVersion, hostsdk.SDKVersion)
+	}
+	if err := checkMainPackage(filepath.Join(o.Dir, o.Package)); err != nil {
 		return nil, err
+	}
+	for _, inc := range o.Include {
+		clean := filepath.ToSlash(filepath.Clean(inc))
+		if inc == "" || filepath.IsAbs(inc) || strings.HasPrefix(clean, "../") || clean == ".." || clean == "." {
+			return nil, fail(wire.ErrPackIncludeInvalid, "include %q must be a path inside the project", inc)
+		}
+		if info, err := os.Stat(filepath.Join(o.Dir, inc)); err != nil || !info.Mode().IsRegular() {
+			return nil, fail(wire.ErrPackIncludeInvalid, "include %q is not a file of the project", inc)
+		}
 	}
 	name := o.Name
 	if name == "" {
@@ -116,7 +148,7 @@ func Pack(o Options) (*Result, error) {
 	}
 	build, err := os.MkdirTemp("", "host-pack-")
 	if err != nil {
-		return nil, err
+		return nil, fail(wire.ErrPackOutputNotWritable, "cannot create a build folder: %v", err)
 	}
 	defer os.RemoveAll(build)
 	binary := filepath.Join(build, exe)
@@ -128,7 +160,7 @@ func Pack(o Options) (*Result, error) {
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go build failed: %v\n%s", err, stderr.String())
+		return nil, buildError(cmd.Path, err, stderr.String())
 	}
 	packaged, err := rewriteManifest(raw, command, platform, arch)
 	if err != nil {
@@ -137,29 +169,94 @@ func Pack(o Options) (*Result, error) {
 	files := map[string]File{"manifest.json": {Data: packaged, Mode: 0o644}}
 	bin, err := os.ReadFile(binary)
 	if err != nil {
-		return nil, err
+		return nil, fail(wire.ErrPackBuildFailed, "go build wrote no executable: %v", err)
 	}
 	files[exe] = File{Data: bin, Mode: 0o755}
 	for _, inc := range o.Include {
 		clean := filepath.ToSlash(filepath.Clean(inc))
-		if filepath.IsAbs(inc) || strings.HasPrefix(clean, "../") || clean == ".." {
-			return nil, fmt.Errorf("include %q must be a path inside the project", inc)
-		}
 		if _, taken := files[clean]; taken {
-			return nil, fmt.Errorf("include %q would replace a packaged file", inc)
+			return nil, fail(wire.ErrPackIncludeInvalid, "include %q would replace a packaged file", inc)
 		}
 		data, err := os.ReadFile(filepath.Join(o.Dir, inc))
 		if err != nil {
-			return nil, fmt.Errorf("include %q: %w", inc, err)
+			return nil, fail(wire.ErrPackIncludeInvalid, "include %q: %v", inc, err)
 		}
 		files[clean] = File{Data: data, Mode: 0o644}
 	}
 	archive := filepath.Join(o.Dir, o.Out, fmt.Sprintf("%s-%s-%s.zip", manifest.PluginID, o.GOOS, o.GOARCH))
 	if err := WriteZip(archive, files); err != nil {
-		return nil, err
+		return nil, fail(wire.ErrPackOutputNotWritable, "cannot write %s: %v", archive, err)
 	}
 	logf("wrote %s", archive)
 	return &Result{Archive: archive, Executable: exe, Manifest: packaged}, nil
+}
+
+// httpManifest is true for an HTTP plugin manifest (capabilities and no transport) or a transport other
+// than stdio: such a plugin is registered by its URL, not packed.
+func httpManifest(raw []byte) bool {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")), &doc) != nil {
+		return false
+	}
+	transport, ok := doc["transport"]
+	if !ok {
+		_, capabilities := doc["capabilities"]
+		return capabilities
+	}
+	var t struct {
+		Type *string `json:"type"`
+	}
+	return json.Unmarshal(transport, &t) == nil && t.Type != nil && *t.Type != wire.StdioTransport
+}
+
+// checkMainPackage refuses a main package folder without Go files before the compiler runs.
+func checkMainPackage(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fail(wire.ErrPackEntryMissing, "the main package %s is not a folder of the project", dir)
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+			return nil
+		}
+	}
+	return fail(wire.ErrPackEntryMissing, "the main package %s has no Go files", dir)
+}
+
+// unresolved are what the go command prints when a module or package of an import cannot be found.
+var unresolved = []string{
+	"no required module provides package",
+	"cannot find module providing package",
+	"missing go.sum entry",
+	"module lookup disabled",
+	"reading go.mod:",
+	"replacement directory",
+	"cannot find module",
+	"package not in std",
+	"is not in std",
+	"no matching versions",
+	"unknown revision",
+}
+
+// buildError sorts a failed go build: no go command, an import that does not resolve, or a compile error.
+func buildError(goCmd string, err error, output string) error {
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		// The go command did not start at all (not found, not executable).
+		return fail(wire.ErrPackToolMissing, "cannot run %s: %v", goCmd, err)
+	}
+	lines := strings.Split(strings.TrimSpace(output), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	code := wire.ErrPackBuildFailed
+	for _, marker := range unresolved {
+		if strings.Contains(output, marker) {
+			code = wire.ErrPackDependencyUnresolved
+			break
+		}
+	}
+	return &Error{Code: code, Detail: fmt.Sprintf("go build failed (%v)", err), Details: lines}
 }
 
 // rewriteManifest makes the packaged manifest launch the executable (never `go run`) and list only the
@@ -167,12 +264,12 @@ func Pack(o Options) (*Result, error) {
 func rewriteManifest(raw []byte, command, platform, arch string) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")), &doc); err != nil {
-		return nil, err
+		return nil, fail(wire.ErrPackManifestInvalid, "manifest.json is not JSON: %v", err)
 	}
 	transport, _ := doc["transport"].(map[string]any)
 	stdio, _ := transport["stdio"].(map[string]any)
 	if stdio == nil {
-		return nil, fmt.Errorf("manifest.json has no transport.stdio")
+		return nil, fail(wire.ErrPackManifestInvalid, "manifest.json has no transport.stdio")
 	}
 	args := []any{}
 	if list, ok := stdio["args"].([]any); ok && stdio["command"] != "go" {
@@ -195,7 +292,7 @@ func rewriteManifest(raw []byte, command, platform, arch string) ([]byte, error)
 	}
 	out = append(out, '\n')
 	if _, err := hostsdk.ParseManifest(out); err != nil {
-		return nil, fmt.Errorf("the packaged manifest is invalid: %w", err)
+		return nil, fail(wire.ErrPackManifestInvalid, "the packaged manifest is invalid: %v", err)
 	}
 	return out, nil
 }

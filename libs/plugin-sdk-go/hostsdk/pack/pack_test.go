@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"plugin-host.dev/sdk-go/hostsdk/pack"
@@ -143,18 +144,115 @@ func TestPackingIsReproducible(t *testing.T) {
 	}
 }
 
+// Every refusal carries its packaging code of the catalogue (the same code the other packers report).
 func TestPackRefusals(t *testing.T) {
+	t.Setenv("GOPROXY", "off")
+	write := func(t *testing.T, dir, name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string, o *pack.Options)
+		code  string
+	}{
+		{"an unsupported platform", func(t *testing.T, dir string, o *pack.Options) { o.GOOS = "plan9" }, wire.ErrPackPlatformUnsupported},
+		{"no manifest", func(t *testing.T, dir string, o *pack.Options) { os.Remove(filepath.Join(dir, "manifest.json")) }, wire.ErrPackManifestMissing},
+		{"a manifest that breaks the schema", func(t *testing.T, dir string, o *pack.Options) {
+			write(t, dir, "manifest.json", `{"pluginId":"x"}`)
+		}, wire.ErrPackManifestInvalid},
+		{"a manifest that is not JSON", func(t *testing.T, dir string, o *pack.Options) {
+			write(t, dir, "manifest.json", `{"pluginId": `)
+		}, wire.ErrPackManifestInvalid},
+		{"an HTTP plugin manifest", func(t *testing.T, dir string, o *pack.Options) {
+			write(t, dir, "manifest.json", `{"pluginId":"com.example.web","name":"w","version":"1.0.0","author":"a","protocolVersion":2,"capabilities":1}`)
+		}, wire.ErrPackTransportNotStdio},
+		{"a main package folder that does not exist", func(t *testing.T, dir string, o *pack.Options) { o.Package = "./cmd/missing" }, wire.ErrPackEntryMissing},
+		{"a main package folder without Go files", func(t *testing.T, dir string, o *pack.Options) {
+			os.Mkdir(filepath.Join(dir, "empty"), 0o755)
+			o.Package = "./empty"
+		}, wire.ErrPackEntryMissing},
+		{"an include outside the project", func(t *testing.T, dir string, o *pack.Options) { o.Include = []string{"../x"} }, wire.ErrPackIncludeInvalid},
+		{"an include that does not exist", func(t *testing.T, dir string, o *pack.Options) { o.Include = []string{"assets/logo.png"} }, wire.ErrPackIncludeInvalid},
+		{"no go command", func(t *testing.T, dir string, o *pack.Options) { o.Go = filepath.Join(dir, "no-such-go") }, wire.ErrPackToolMissing},
+		{"an import no module provides", func(t *testing.T, dir string, o *pack.Options) {
+			write(t, dir, "extra.go", "package main\n\nimport _ \"example.com/nowhere/lib\"\n")
+		}, wire.ErrPackDependencyUnresolved},
+		{"a compile error", func(t *testing.T, dir string, o *pack.Options) {
+			write(t, dir, "extra.go", "package main\n\nfunc broken() int { return \"text\" }\n")
+		}, wire.ErrPackBuildFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t)
+			o := pack.Options{Dir: dir, GOOS: "linux", GOARCH: "amd64"}
+			tc.setup(t, dir, &o)
+			r, err := pack.Pack(o)
+			if err == nil {
+				t.Fatalf("packed %s", r.Archive)
+			}
+			if code := pack.CodeOf(err); code != tc.code {
+				t.Fatalf("code %q, want %s: %v", code, tc.code, err)
+			}
+		})
+	}
+}
+
+func TestAnUnwritableOutputIsRefusedAndAnOtherSDKVersionWarned(t *testing.T) {
 	dir := project(t)
-	if _, err := pack.Pack(pack.Options{Dir: dir, GOOS: "plan9", GOARCH: "amd64"}); err == nil {
-		t.Fatal("plan9 was packed")
-	}
-	if _, err := pack.Pack(pack.Options{Dir: dir, Include: []string{"../x"}}); err == nil {
-		t.Fatal("a file outside the project was included")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"pluginId":"x"}`), 0o644); err != nil {
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pack.Pack(pack.Options{Dir: dir}); err == nil {
-		t.Fatal("an invalid manifest was packed")
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["sdkVersion"] = "0.0.1"
+	raw, _ = json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a-file"), []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	_, err = pack.Pack(pack.Options{Dir: dir, GOOS: "linux", GOARCH: "amd64", Out: "a-file/out", Log: &log})
+	if pack.CodeOf(err) != wire.ErrPackOutputNotWritable {
+		t.Fatalf("error %v", err)
+	}
+	if !strings.Contains(log.String(), "warning "+wire.ErrPackSDKVersionMismatch+":") {
+		t.Fatalf("no sdkVersion warning in %q", log.String())
+	}
+}
+
+func TestTheCodesAreCataloguedAndListedInTheReadme(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "| `PACK_") {
+			listed[strings.Split(line, "`")[1]] = true
+		}
+	}
+	for _, c := range pack.Codes {
+		if e, ok := wire.LookupError(c); !ok || e.Family != "PACK" {
+			t.Errorf("%s is not a packaging code of the catalogue", c)
+		}
+		if !listed[c] {
+			t.Errorf("README.md does not list %s", c)
+		}
+		delete(listed, c)
+	}
+	for c := range listed {
+		t.Errorf("README.md lists %s, which the packer does not report", c)
+	}
+	rendered := (&pack.Error{Code: wire.ErrPackEntryMissing, Detail: "x"}).Render()
+	if !strings.HasPrefix(rendered, "error PACK_ENTRY_MISSING: x\n") || !strings.Contains(rendered, "fix: The program the start command runs") {
+		t.Fatalf("rendered %q", rendered)
 	}
 }

@@ -210,6 +210,38 @@ const (
 	ErrSDKHTTPConfigInvalid          = "SDK_HTTP_CONFIG_INVALID"
 )
 
+// Packaging error codes every packer reports for the same failure (docs/protocol/v2.md section 11.5).
+const (
+	ErrPackUsage                   = "PACK_USAGE"
+	ErrPackManifestMissing         = "PACK_MANIFEST_MISSING"
+	ErrPackManifestInvalid         = "PACK_MANIFEST_INVALID"
+	ErrPackTransportNotStdio       = "PACK_TRANSPORT_NOT_STDIO"
+	ErrPackHostStdioMissing        = "PACK_HOST_STDIO_MISSING"
+	ErrPackEntryMissing            = "PACK_ENTRY_MISSING"
+	ErrPackEntrySourceOnly         = "PACK_ENTRY_SOURCE_ONLY"
+	ErrPackCommandUnsupported      = "PACK_COMMAND_UNSUPPORTED"
+	ErrPackAbsolutePath            = "PACK_ABSOLUTE_PATH"
+	ErrPackWorkdirOutside          = "PACK_WORKDIR_OUTSIDE"
+	ErrPackWorkdirMissing          = "PACK_WORKDIR_MISSING"
+	ErrPackIncludeInvalid          = "PACK_INCLUDE_INVALID"
+	ErrPackPackageJSONMissing      = "PACK_PACKAGE_JSON_MISSING"
+	ErrPackSDKNotADependency       = "PACK_SDK_NOT_A_DEPENDENCY"
+	ErrPackSDKNotInstalled         = "PACK_SDK_NOT_INSTALLED"
+	ErrPackSDKNotBuilt             = "PACK_SDK_NOT_BUILT"
+	ErrPackSDKVersionMismatch      = "PACK_SDK_VERSION_MISMATCH"
+	ErrPackDependencyUnresolved    = "PACK_DEPENDENCY_UNRESOLVED"
+	ErrPackDependencyInstallFailed = "PACK_DEPENDENCY_INSTALL_FAILED"
+	ErrPackToolMissing             = "PACK_TOOL_MISSING"
+	ErrPackBuildFailed             = "PACK_BUILD_FAILED"
+	ErrPackStartFailed             = "PACK_START_FAILED"
+	ErrPackPlatformUnsupported     = "PACK_PLATFORM_UNSUPPORTED"
+	ErrPackProjectNotExecutable    = "PACK_PROJECT_NOT_EXECUTABLE"
+	ErrPackPublishSelfContained    = "PACK_PUBLISH_SELF_CONTAINED"
+	ErrPackLinkSkipped             = "PACK_LINK_SKIPPED"
+	ErrPackFileTooLarge            = "PACK_FILE_TOO_LARGE"
+	ErrPackOutputNotWritable       = "PACK_OUTPUT_NOT_WRITABLE"
+)
+
 // ErrorCode is one entry of the error catalogue.
 type ErrorCode struct {
 	Family  string
@@ -422,9 +454,41 @@ var SDKErrorCodes = []ErrorCode{
 	{"SDK", "SDK_HTTP_CONFIG_INVALID", "The HTTP transport (createHttpHandler() in Node.js) was given invalid options. The message names the option and the fix.", 0},
 }
 
-// LookupError finds a catalogued or SDK error code.
+// PackErrorCodes lists the packaging error codes with their messages (the fix a packer prints).
+var PackErrorCodes = []ErrorCode{
+	{"PACK", "PACK_USAGE", "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).", 0},
+	{"PACK", "PACK_MANIFEST_MISSING", "No manifest.json in the project folder. Run the packer in the plugin project (or pass its folder), or create one with `host-plugin init`.", 0},
+	{"PACK", "PACK_MANIFEST_INVALID", "manifest.json is not valid JSON or does not follow protocol v2. Fix each listed field; `host-plugin validate` lists them all.", 0},
+	{"PACK", "PACK_TRANSPORT_NOT_STDIO", "manifest.json describes an HTTP plugin. Only stdio plugins are uploaded as a package; register an HTTP plugin by its base URL (POST /api/plugins/http) instead.", 0},
+	{"PACK", "PACK_HOST_STDIO_MISSING", "transport.stdio.args lacks --host-stdio, so the plugin would print help and exit instead of speaking the protocol. Add \"--host-stdio\" to args.", 0},
+	{"PACK", "PACK_ENTRY_MISSING", "The program the start command runs is not in the project (the built script, the Python script, the Go main package, or the published .NET assembly). Build or publish first, or fix transport.stdio.", 0},
+	{"PACK", "PACK_ENTRY_SOURCE_ONLY", "The start command runs source code (TypeScript) instead of the built JavaScript. Point transport.stdio.args at the build output, e.g. dist/index.js.", 0},
+	{"PACK", "PACK_COMMAND_UNSUPPORTED", "The start command is not one this packer can find the entry of (the Node.js packer needs \"command\": \"node\" with the built script in args). Use the packer of the language the plugin is written in.", 0},
+	{"PACK", "PACK_ABSOLUTE_PATH", "A path in transport.stdio is absolute, so the package only works on this machine. Use a path relative to the package.", 0},
+	{"PACK", "PACK_WORKDIR_OUTSIDE", "transport.stdio.workingDirectory leaves the package. Use \".\" or a folder inside the package.", 0},
+	{"PACK", "PACK_WORKDIR_MISSING", "transport.stdio.workingDirectory names a folder that does not exist in the project. Create it (build first) or use \".\".", 0},
+	{"PACK", "PACK_INCLUDE_INVALID", "An extra file to include is not a file or folder inside the project, or would replace a file the packer writes. Pass a relative path of an existing file.", 0},
+	{"PACK", "PACK_PACKAGE_JSON_MISSING", "No readable package.json in the project folder. A Node.js plugin needs one (npm init, or host-plugin init).", 0},
+	{"PACK", "PACK_SDK_NOT_A_DEPENDENCY", "@host/plugin-sdk-v2 is not in \"dependencies\" of package.json, so it would not be packed. Move it there (npm install @host/plugin-sdk-v2).", 0},
+	{"PACK", "PACK_SDK_NOT_INSTALLED", "@host/plugin-sdk-v2 is not installed in node_modules. Run npm install.", 0},
+	{"PACK", "PACK_SDK_NOT_BUILT", "The installed @host/plugin-sdk-v2 has no built files (a linked SDK checkout that was not built). Build the SDK, then pack again.", 0},
+	{"PACK", "PACK_SDK_VERSION_MISMATCH", "(A warning.) manifest.json sdkVersion differs from the version of the SDK the package carries. Set sdkVersion to the packed SDK version.", 0},
+	{"PACK", "PACK_DEPENDENCY_UNRESOLVED", "A dependency the plugin needs is not installed or cannot be loaded from the package. Install it (npm install, requirements.txt, go get, dotnet restore) and pack again.", 0},
+	{"PACK", "PACK_DEPENDENCY_INSTALL_FAILED", "The packer could not install the plugin's dependencies into the package (pip install -r requirements.txt failed). Read the installer's output shown with the error; pass index options with --pip-arg.", 0},
+	{"PACK", "PACK_TOOL_MISSING", "A tool the packer runs is not installed: pip for the dependencies of a Python plugin, the go command for a Go plugin, or the HostSdk packer of the C# package. Install it (Debian: apt-get install python3-pip; golang-1.23-go; restore the HostSdk package again).", 0},
+	{"PACK", "PACK_BUILD_FAILED", "The plugin did not compile. Fix the errors the compiler printed (shown with the error) and pack again.", 0},
+	{"PACK", "PACK_START_FAILED", "The staged package did not answer the host's handshake. Run it with --host-stdio and read its stderr (shown with the error).", 0},
+	{"PACK", "PACK_PLATFORM_UNSUPPORTED", "The target platform is not one the host runs plugins on. Choose linux, windows or darwin with amd64, arm64 or 386 (osx, x64, arm64, x86 in the manifest).", 0},
+	{"PACK", "PACK_PROJECT_NOT_EXECUTABLE", "A plugin package needs an executable project; this one builds a library. Set <OutputType>Exe</OutputType>.", 0},
+	{"PACK", "PACK_PUBLISH_SELF_CONTAINED", "The package launches `dotnet <AssemblyName>.dll`, so it must be published framework-dependent. Set <SelfContained>false</SelfContained>.", 0},
+	{"PACK", "PACK_LINK_SKIPPED", "(A warning.) A dependency contains symbolic links; they are left out because the host refuses links in a package. Make sure the plugin does not need them.", 0},
+	{"PACK", "PACK_FILE_TOO_LARGE", "A file is larger than a ZIP without ZIP64 can hold (4 GiB). Leave it out of the package.", 0},
+	{"PACK", "PACK_OUTPUT_NOT_WRITABLE", "The package file could not be written: the output folder cannot be created or written, or a folder has the archive's name. Choose another --out folder or fix its permissions.", 0},
+}
+
+// LookupError finds a catalogued, SDK or packaging error code.
 func LookupError(code string) (ErrorCode, bool) {
-	for _, list := range [][]ErrorCode{ErrorCodes, SDKErrorCodes} {
+	for _, list := range [][]ErrorCode{ErrorCodes, SDKErrorCodes, PackErrorCodes} {
 		for _, e := range list {
 			if e.Code == code {
 				return e, true

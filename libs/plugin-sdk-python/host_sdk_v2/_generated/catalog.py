@@ -482,6 +482,38 @@ SDK_ERROR_CODES: Mapping[str, str] = MappingProxyType({
     "SDK_HTTP_CONFIG_INVALID": "The HTTP transport (createHttpHandler() in Node.js) was given invalid options. The message names the option and the fix.",
 })
 
+# Packaging error codes every packer reports for the same failure (docs/protocol/v2.md section 11.5): code -> message.
+PACK_ERROR_CODES: Mapping[str, str] = MappingProxyType({
+    "PACK_USAGE": "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).",
+    "PACK_MANIFEST_MISSING": "No manifest.json in the project folder. Run the packer in the plugin project (or pass its folder), or create one with `host-plugin init`.",
+    "PACK_MANIFEST_INVALID": "manifest.json is not valid JSON or does not follow protocol v2. Fix each listed field; `host-plugin validate` lists them all.",
+    "PACK_TRANSPORT_NOT_STDIO": "manifest.json describes an HTTP plugin. Only stdio plugins are uploaded as a package; register an HTTP plugin by its base URL (POST /api/plugins/http) instead.",
+    "PACK_HOST_STDIO_MISSING": "transport.stdio.args lacks --host-stdio, so the plugin would print help and exit instead of speaking the protocol. Add \"--host-stdio\" to args.",
+    "PACK_ENTRY_MISSING": "The program the start command runs is not in the project (the built script, the Python script, the Go main package, or the published .NET assembly). Build or publish first, or fix transport.stdio.",
+    "PACK_ENTRY_SOURCE_ONLY": "The start command runs source code (TypeScript) instead of the built JavaScript. Point transport.stdio.args at the build output, e.g. dist/index.js.",
+    "PACK_COMMAND_UNSUPPORTED": "The start command is not one this packer can find the entry of (the Node.js packer needs \"command\": \"node\" with the built script in args). Use the packer of the language the plugin is written in.",
+    "PACK_ABSOLUTE_PATH": "A path in transport.stdio is absolute, so the package only works on this machine. Use a path relative to the package.",
+    "PACK_WORKDIR_OUTSIDE": "transport.stdio.workingDirectory leaves the package. Use \".\" or a folder inside the package.",
+    "PACK_WORKDIR_MISSING": "transport.stdio.workingDirectory names a folder that does not exist in the project. Create it (build first) or use \".\".",
+    "PACK_INCLUDE_INVALID": "An extra file to include is not a file or folder inside the project, or would replace a file the packer writes. Pass a relative path of an existing file.",
+    "PACK_PACKAGE_JSON_MISSING": "No readable package.json in the project folder. A Node.js plugin needs one (npm init, or host-plugin init).",
+    "PACK_SDK_NOT_A_DEPENDENCY": "@host/plugin-sdk-v2 is not in \"dependencies\" of package.json, so it would not be packed. Move it there (npm install @host/plugin-sdk-v2).",
+    "PACK_SDK_NOT_INSTALLED": "@host/plugin-sdk-v2 is not installed in node_modules. Run npm install.",
+    "PACK_SDK_NOT_BUILT": "The installed @host/plugin-sdk-v2 has no built files (a linked SDK checkout that was not built). Build the SDK, then pack again.",
+    "PACK_SDK_VERSION_MISMATCH": "(A warning.) manifest.json sdkVersion differs from the version of the SDK the package carries. Set sdkVersion to the packed SDK version.",
+    "PACK_DEPENDENCY_UNRESOLVED": "A dependency the plugin needs is not installed or cannot be loaded from the package. Install it (npm install, requirements.txt, go get, dotnet restore) and pack again.",
+    "PACK_DEPENDENCY_INSTALL_FAILED": "The packer could not install the plugin's dependencies into the package (pip install -r requirements.txt failed). Read the installer's output shown with the error; pass index options with --pip-arg.",
+    "PACK_TOOL_MISSING": "A tool the packer runs is not installed: pip for the dependencies of a Python plugin, the go command for a Go plugin, or the HostSdk packer of the C# package. Install it (Debian: apt-get install python3-pip; golang-1.23-go; restore the HostSdk package again).",
+    "PACK_BUILD_FAILED": "The plugin did not compile. Fix the errors the compiler printed (shown with the error) and pack again.",
+    "PACK_START_FAILED": "The staged package did not answer the host's handshake. Run it with --host-stdio and read its stderr (shown with the error).",
+    "PACK_PLATFORM_UNSUPPORTED": "The target platform is not one the host runs plugins on. Choose linux, windows or darwin with amd64, arm64 or 386 (osx, x64, arm64, x86 in the manifest).",
+    "PACK_PROJECT_NOT_EXECUTABLE": "A plugin package needs an executable project; this one builds a library. Set <OutputType>Exe</OutputType>.",
+    "PACK_PUBLISH_SELF_CONTAINED": "The package launches `dotnet <AssemblyName>.dll`, so it must be published framework-dependent. Set <SelfContained>false</SelfContained>.",
+    "PACK_LINK_SKIPPED": "(A warning.) A dependency contains symbolic links; they are left out because the host refuses links in a package. Make sure the plugin does not need them.",
+    "PACK_FILE_TOO_LARGE": "A file is larger than a ZIP without ZIP64 can hold (4 GiB). Leave it out of the package.",
+    "PACK_OUTPUT_NOT_WRITABLE": "The package file could not be written: the output folder cannot be created or written, or a folder has the archive's name. Choose another --out folder or fix its permissions.",
+})
+
 LIMITS: Mapping[str, int] = MappingProxyType({
     "maxHeaderBytes": 8192,
     "maxPayloadBytes": 4194304,

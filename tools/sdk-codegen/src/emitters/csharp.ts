@@ -305,6 +305,11 @@ function catalogFile(model: ProtocolModel): string {
     ...constBlock(model.sdkErrors.map((c) => ({ comment: c.message, type: 'string', name: codeName(c.code), value: csString(c.code) }))),
     '',
   );
+  lines.push('    // Packaging error codes every packer reports for the same failure; they never cross the wire (section 11.5).');
+  lines.push(
+    ...constBlock(model.packErrors.map((c) => ({ comment: c.message, type: 'string', name: codeName(c.code), value: csString(c.code) }))),
+    '',
+  );
   lines.push(
     '    /// <summary>Every catalogued error code in catalogue order.</summary>',
     '    public static readonly IReadOnlyList<ErrorCodeInfo> ErrorCodes =',
@@ -322,11 +327,19 @@ function catalogFile(model: ProtocolModel): string {
   for (const c of model.sdkErrors) lines.push(`        new("SDK", ${csString(c.code)}, ${csString(c.message)}, 0),`);
   lines.push('    ];', '');
   lines.push(
-    '    /// <summary>Finds a catalogued or SDK error code, or null.</summary>',
+    '    /// <summary>The packaging error codes with their messages (the fix a packer prints).</summary>',
+    '    public static readonly IReadOnlyList<ErrorCodeInfo> PackErrorCodes =',
+    '    [',
+  );
+  for (const c of model.packErrors) lines.push(`        new("PACK", ${csString(c.code)}, ${csString(c.message)}, 0),`);
+  lines.push('    ];', '');
+  lines.push(
+    '    /// <summary>Finds a catalogued, SDK or packaging error code, or null.</summary>',
     '    public static ErrorCodeInfo? LookupError(string code)',
     '    {',
     '        foreach (var e in ErrorCodes) if (e.Code == code) return e;',
     '        foreach (var e in SdkErrorCodes) if (e.Code == code) return e;',
+    '        foreach (var e in PackErrorCodes) if (e.Code == code) return e;',
     '        return null;',
     '    }',
     '',

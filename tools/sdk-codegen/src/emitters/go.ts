@@ -341,6 +341,8 @@ function catalogFile(model: ProtocolModel): string {
   lines.push(...constBlock(model.errorFamilies.flatMap((f) => f.codes.map((c) => ({ name: codeName(c.code), value: goString(c.code) })))));
   lines.push('// Local SDK error codes shared by every SDK; they never cross the wire (docs/protocol/v2.md section 11.4).');
   lines.push(...constBlock(model.sdkErrors.map((c) => ({ name: codeName(c.code), value: goString(c.code) }))));
+  lines.push('// Packaging error codes every packer reports for the same failure (docs/protocol/v2.md section 11.5).');
+  lines.push(...constBlock(model.packErrors.map((c) => ({ name: codeName(c.code), value: goString(c.code) }))));
   lines.push(
     '// ErrorCode is one entry of the error catalogue.',
     'type ErrorCode struct {',
@@ -361,9 +363,15 @@ function catalogFile(model: ProtocolModel): string {
   for (const c of model.sdkErrors) lines.push(`\t{"SDK", ${goString(c.code)}, ${goString(c.message)}, 0},`);
   lines.push('}', '');
   lines.push(
-    '// LookupError finds a catalogued or SDK error code.',
+    '// PackErrorCodes lists the packaging error codes with their messages (the fix a packer prints).',
+    'var PackErrorCodes = []ErrorCode{',
+  );
+  for (const c of model.packErrors) lines.push(`\t{"PACK", ${goString(c.code)}, ${goString(c.message)}, 0},`);
+  lines.push('}', '');
+  lines.push(
+    '// LookupError finds a catalogued, SDK or packaging error code.',
     'func LookupError(code string) (ErrorCode, bool) {',
-    '\tfor _, list := range [][]ErrorCode{ErrorCodes, SDKErrorCodes} {',
+    '\tfor _, list := range [][]ErrorCode{ErrorCodes, SDKErrorCodes, PackErrorCodes} {',
     '\t\tfor _, e := range list {',
     '\t\t\tif e.Code == code {',
     '\t\t\t\treturn e, true',

@@ -188,6 +188,11 @@ function catalogModule(model: ProtocolModel): string {
     `SDK_ERROR_CODES: Mapping[str, str] = MappingProxyType(${pyLiteral(Object.fromEntries(model.sdkErrors.map((c) => [c.code, c.message])))})`,
   );
   lines.push('');
+  lines.push('# Packaging error codes every packer reports for the same failure (docs/protocol/v2.md section 11.5): code -> message.');
+  lines.push(
+    `PACK_ERROR_CODES: Mapping[str, str] = MappingProxyType(${pyLiteral(Object.fromEntries(model.packErrors.map((c) => [c.code, c.message])))})`,
+  );
+  lines.push('');
   lines.push(`LIMITS: Mapping[str, int] = MappingProxyType(${pyLiteral(model.limits)})`, '');
   lines.push(`RUNTIME_DEFAULTS: Mapping[str, int] = MappingProxyType(${pyLiteral(model.runtimeDefaults)})`, '');
   lines.push(`HTTP_DEFAULTS: Mapping[str, int] = MappingProxyType(${pyLiteral(model.httpDefaults)})`, '');
