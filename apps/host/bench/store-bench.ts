@@ -118,6 +118,12 @@ async function start(
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
   if (install) await installFixture(name, url, multipart);
+  /** Stops the host, leaving its data directory. */
+  const keep = async () => {
+    server.close();
+    server.closeAllConnections();
+    await host.close();
+  };
   return {
     install: () => installFixture(name, url, multipart),
     name,
@@ -125,15 +131,10 @@ async function start(
     url,
     dataDir,
     async close() {
-      await this.keep();
+      await keep();
       rmSync(dataDir, { recursive: true, force: true });
     },
-    /** Stops the host, leaving its data directory. */
-    async keep() {
-      server.close();
-      server.closeAllConnections();
-      await host.close();
-    },
+    keep,
   };
 }
 
