@@ -18,4 +18,6 @@ export default defineConfig({
   clean: true,
   splitting: false,
   dts: false,
+  // A new data directory's embedded database is a copy of this template (made once, cached in node_modules/.cache).
+  onSuccess: 'node tools/scripts/ts-run.mjs apps/host/scripts/embedded-template.ts dist/apps/host',
 });

@@ -15,8 +15,14 @@
 // events.completed) and answers when the delivery completed, with the rendered reply. The systems take turns
 // round by round, so a busy moment of the shared machine hits them alike; the table shows medians.
 //
+// Start and memory, file against sql (embedded), each in a process of its own so its RSS is its own, taking
+// turns: the first start of a new data directory (the stores opened and migrated, the host composed), a later
+// start on it, the process's RSS after that start and after 3000 events at c=8 with the plugin installed.
+//
 // Usage: node tools/scripts/ts-run.mjs apps/host/bench/store-bench.ts [--rounds=5] [--events=1000] [--no-postgres]
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//        [--start-rounds=3] [--no-load]
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -27,7 +33,9 @@ import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { composeHost, type Host } from '../src/compose';
 import { createHostServer } from '../src/http-server';
 
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
+const args = Object.fromEntries(
+  process.argv.slice(2).map((a) => [a.replace(/^--/, '').split('=')[0]!, a.split('=').slice(1).join('=') || 'true']),
+);
 const ROUNDS = Number(args['rounds'] ?? 5);
 const EVENTS = Number(args['events'] ?? 1000);
 const CONCURRENCY = [1, 32];
@@ -83,8 +91,8 @@ async function start(
   store: string,
   database?: { url: string; hostKeyFile: string },
   install = true,
-): Promise<System> {
-  const dataDir = mkdtempSync(join(tmpdir(), `store-bench-${name}-`));
+  dataDir = mkdtempSync(join(tmpdir(), `store-bench-${name}-`)),
+): Promise<System & { keep(): Promise<void>; install(): Promise<void> }> {
   const host = await composeHost({
     paths: hostPaths(dataDir),
     store,
@@ -109,22 +117,30 @@ async function start(
     zip,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  if (install) {
-    const installed = await post(url, '/api/plugins/packages', multipart, `multipart/form-data; boundary=${boundary}`);
-    if (installed.status !== 201) throw new Error(`${name}: install failed: ${JSON.stringify(installed.json)}`);
-  }
+  if (install) await installFixture(name, url, multipart);
+  /** Stops the host, leaving its data directory. */
+  const keep = async () => {
+    server.close();
+    server.closeAllConnections();
+    await host.close();
+  };
   return {
+    install: () => installFixture(name, url, multipart),
     name,
     host,
     url,
     dataDir,
     async close() {
-      server.close();
-      server.closeAllConnections();
-      await host.close();
+      await keep();
       rmSync(dataDir, { recursive: true, force: true });
     },
+    keep,
   };
+}
+
+async function installFixture(name: string, url: string, multipart: Buffer): Promise<void> {
+  const installed = await post(url, '/api/plugins/packages', multipart, `multipart/form-data; boundary=----store-bench`);
+  if (installed.status !== 201) throw new Error(`${name}: install failed: ${JSON.stringify(installed.json)}`);
 }
 
 interface Result {
@@ -171,7 +187,103 @@ async function load(system: System, concurrency: number, total: number): Promise
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+interface StartResult {
+  firstMs: number;
+  laterMs: number;
+  rssStartMB: number;
+  rssLoadedMB: number;
+  stateMB: number;
+  /** Events/s and CPU ms per event (this process, all threads) at c=1 and c=32. */
+  eps1: number;
+  eps32: number;
+  cpu1: number;
+  cpu32: number;
+  failures: number;
+}
+
+function bytesUnder(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    n += e.isDirectory() ? bytesUnder(p) : statSync(p).size;
+  }
+  return n;
+}
+
+/** In a process of its own (--child=<store>): starts, measures, prints one JSON line. */
+async function childRun(store: string): Promise<void> {
+  const root = workspaceRoot();
+  let t0 = performance.now();
+  const first = await start(store, root, store, undefined, false);
+  const firstMs = performance.now() - t0;
+  await first.keep();
+  t0 = performance.now();
+  const later = await start(store, root, store, undefined, false, first.dataDir);
+  const laterMs = performance.now() - t0;
+  const rssStartMB = process.memoryUsage().rss / 1e6;
+  await later.install();
+  await load(later, 8, 300);
+  const c1 = await load(later, 1, 1500);
+  const c32 = await load(later, 32, 3000);
+  const rssLoadedMB = process.memoryUsage().rss / 1e6;
+  await later.keep();
+  const stateMB = bytesUnder(join(first.dataDir, 'state')) / 1e6;
+  rmSync(first.dataDir, { recursive: true, force: true });
+  await agent.close();
+  const result: StartResult = {
+    firstMs,
+    laterMs,
+    rssStartMB,
+    rssLoadedMB,
+    stateMB,
+    eps1: c1.eps,
+    eps32: c32.eps,
+    cpu1: c1.cpuMs,
+    cpu32: c32.cpuMs,
+    failures: c1.failures + c32.failures,
+  };
+  console.log(JSON.stringify(result));
+}
+
+/** Start and memory per store, each run in a process of its own, the stores taking turns. */
+function startBench(rounds: number): string[] {
+  const runs = new Map<string, StartResult[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const store of round % 2 ? ['sql', 'file'] : ['file', 'sql']) {
+      const r = spawnSync(process.execPath, [join(workspaceRoot(), 'tools/scripts/ts-run.mjs'), process.argv[1]!, `--child=${store}`], {
+        encoding: 'utf8',
+      });
+      const line = r.stdout.trim().split('\n').pop() ?? '';
+      if (r.status !== 0 || !line.startsWith('{')) throw new Error(`start bench (${store}) failed:\n${r.stdout}\n${r.stderr}`);
+      runs.set(store, [...(runs.get(store) ?? []), JSON.parse(line) as StartResult]);
+    }
+  }
+  const med = (store: string, k: keyof StartResult) => median(runs.get(store)!.map((r) => r[k]));
+  return [
+    `Start and memory per store, each in a process of its own: medians of ${rounds} rounds`,
+    '',
+    '| store | first start ms | later start ms | RSS after start MB | RSS after 4800 events MB | state/ on disk MB | events/s c=1 | c=32 | CPU ms/event c=1 | c=32 |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...['file', 'sql'].map(
+      (s) =>
+        `| ${s} | ${med(s, 'firstMs').toFixed(0)} | ${med(s, 'laterMs').toFixed(0)} | ${med(s, 'rssStartMB').toFixed(0)} | ${med(s, 'rssLoadedMB').toFixed(0)} | ${med(s, 'stateMB').toFixed(1)}` +
+        ` | ${med(s, 'eps1').toFixed(0)} | ${med(s, 'eps32').toFixed(0)} | ${med(s, 'cpu1').toFixed(3)} | ${med(s, 'cpu32').toFixed(3)} |`,
+    ),
+    '',
+    `sql/file in processes of their own: events/s c=1 ${((100 * med('sql', 'eps1')) / med('file', 'eps1')).toFixed(1)}%, c=32 ${((100 * med('sql', 'eps32')) / med('file', 'eps32')).toFixed(1)}%;` +
+      ` CPU per event c=1 ${((100 * med('sql', 'cpu1')) / med('file', 'cpu1')).toFixed(1)}%, c=32 ${((100 * med('sql', 'cpu32')) / med('file', 'cpu32')).toFixed(1)}%;` +
+      ` failed exchanges ${[...runs.values()].flat().reduce((n, r) => n + r.failures, 0)}`,
+    '',
+  ];
+}
+
 async function main(): Promise<void> {
+  if (args['child'] !== undefined) return childRun(args['child']);
+  const startLines = startBench(Number(args['start-rounds'] ?? 3));
+  if (args['no-load'] !== undefined) {
+    console.log(startLines.join('\n'));
+    return;
+  }
   const root = workspaceRoot();
   let pg: TestPostgres | undefined;
   let keyDir: string | undefined;
@@ -207,6 +319,7 @@ async function main(): Promise<void> {
     const fails = (name: string) =>
       [...results].filter(([k]) => k.startsWith(`${name}|`)).reduce((n, [, rs]) => n + rs.reduce((m, r) => m + r.failures, 0), 0);
     const lines = [
+      ...startLines,
       `Console path per store: medians of ${ROUNDS} rounds (${EVENTS} events at c=1, ${EVENTS * 3} at c=32), node ${process.version}`,
       '',
       '| store | c | events/s | p50 ms | p99 ms | host CPU ms/event |',

@@ -6,6 +6,8 @@ import { addressPolicyOf, DEFAULT_CONFIG, parseConfig, readAdminTokenFile } from
 describe('parseConfig', () => {
   it('starts from the embedded defaults', () => {
     expect(parseConfig([], {})).toEqual({ ok: true, config: { ...DEFAULT_CONFIG, resetAdminToken: false } });
+    // The embedded SQL store unless HOST_STORE says otherwise.
+    expect(DEFAULT_CONFIG.store).toBe('sql');
   });
 
   it('takes environment variables, and flags over them', () => {
@@ -26,7 +28,7 @@ describe('parseConfig', () => {
         maxUploadBytes: 1048576,
         adminTokenFile: '/run/secrets/host-admin-token',
         resetAdminToken: true,
-        store: 'file',
+        store: 'sql',
       },
     });
   });

@@ -84,9 +84,9 @@ Options (each also set by an environment variable; flags win):
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
-  --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: file (default,
-                              files in the data directory) or sql (a database: embedded in the data directory, or the
-                              PostgreSQL server of --database-url); see docs/operator/storage.md
+  --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: sql (default,
+                              a database: embedded in the data directory, or the PostgreSQL server of --database-url)
+                              or file (files in the data directory); see docs/operator/storage.md
   --database-url <url>        HOST_DATABASE_URL      PostgreSQL server of the sql store, without a password (implies --store sql)
   --database-password-file <f>  HOST_DATABASE_PASSWORD_FILE  file holding that server's password
   --key-file <file>           HOST_KEY_FILE          key sealing secrets in the sql store (default <data>/state/host.key, made on

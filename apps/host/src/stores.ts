@@ -15,14 +15,14 @@ import {
 import { join } from 'node:path';
 
 /**
- * Values of HOST_STORE. `file` keeps everything as files in the data
- * directory; `sql` keeps it in one SQL database: embedded (PostgreSQL
- * in-process, in `<data>/state/db`) or the PostgreSQL server of
- * HOST_DATABASE_URL. See docs/operator/storage.md for the choice.
+ * Values of HOST_STORE. `sql` (the default) keeps everything in one SQL
+ * database: embedded (PostgreSQL in-process, in `<data>/state/db`) or the
+ * PostgreSQL server of HOST_DATABASE_URL; `file` keeps it as files in the data
+ * directory. See docs/operator/storage.md for the choice.
  */
 export const STORE_KINDS = ['file', 'sql'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
-export const DEFAULT_STORE: StoreKind = 'file';
+export const DEFAULT_STORE: StoreKind = 'sql';
 
 /** Everything the host keeps outside plugin packages, logs and the install journal. */
 export interface HostStores {

@@ -7,6 +7,9 @@ import { api, buildHost, packageForm, ROOT, startHost } from '@host/e2e-support'
 import { checkConsistent, PLUGIN_ID, seededRandom, versionedPackage } from './versioned-package';
 
 const SEED = Number(process.env['CRASH_SEED'] ?? 20240521);
+// The crashing child installs with the file store's registry (registry.json) and checkConsistent reads it,
+// so the hosts started on its data directories use the file store too.
+const FILE_STORE = { HOST_STORE: 'file' };
 const STEPS = ['none', 'extracted', 'journal-written', 'old-moved', 'new-moved', 'registry-written'] as const;
 
 describe(`crash safety (seed ${SEED}; replay with CRASH_SEED=${SEED})`, () => {
@@ -48,7 +51,7 @@ describe(`crash safety (seed ${SEED}; replay with CRASH_SEED=${SEED})`, () => {
         if (!crashes) expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
         else expect(r.signal).toBe('SIGKILL');
         // The real host's start runs recovery; then every invariant must hold.
-        const host = await startHost(dataDir);
+        const host = await startHost(dataDir, FILE_STORE);
         const listed = await api(host, 'GET', '/api/plugins');
         expect((await host.stop('SIGTERM')).code).toBe(0);
         const state = checkConsistent(dataDir, files);
@@ -70,7 +73,7 @@ describe(`crash safety (seed ${SEED}; replay with CRASH_SEED=${SEED})`, () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'crash-host-'));
     try {
       // Measure how long one update takes here, to spread the kills over it.
-      let host = await startHost(dataDir);
+      let host = await startHost(dataDir, FILE_STORE);
       const t0 = Date.now();
       expect((await api(host, 'POST', '/api/plugins/packages', packageForm(versionedPackage('1.0.0', files)))).status).toBe(201);
       const installMs = Date.now() - t0;
@@ -87,7 +90,7 @@ describe(`crash safety (seed ${SEED}; replay with CRASH_SEED=${SEED})`, () => {
         const exit = await host.stop('SIGKILL');
         if (exit.signal === 'SIGKILL') kills++;
         await op;
-        host = await startHost(dataDir);
+        host = await startHost(dataDir, FILE_STORE);
         const state = checkConsistent(dataDir, files);
         expect(state.version === null || /^[12]\.\d+\.0$/.test(state.version)).toBe(true);
         const detail = await api(host, 'GET', `/api/plugins/${PLUGIN_ID}`);

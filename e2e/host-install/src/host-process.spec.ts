@@ -1,11 +1,20 @@
 import { testManifest, testPackage } from '@host/host-installer/testing';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { adminTokenFile, api, buildHost, packageForm, runHostOnce, startHost, type RunningHost } from '@host/e2e-support';
 
 const ID = 'com.example.echo';
+
+/** The files under `dir` whose bytes contain `text`. */
+function filesContaining(dir: string, text: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return filesContaining(p, text);
+    return readFileSync(p).includes(text) ? [p] : [];
+  });
+}
 
 describe('the built host process', () => {
   let dataDir: string;
@@ -46,7 +55,8 @@ describe('the built host process', () => {
     running.push(first);
     const token = /Admin token: (\S+)/.exec(first.output())?.[1];
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(readFileSync(join(dataDir, 'state', 'registry.json'), 'utf8')).not.toContain(token!);
+    // Nowhere in the state directory (the embedded database's files included).
+    expect(filesContaining(join(dataDir, 'state'), token!)).toEqual([]);
     const ok = await fetch(`${first.url}/api/plugins`, { headers: { authorization: `Bearer ${token}` } });
     expect(ok.status).toBe(200);
     expect((await fetch(`${first.url}/api/plugins`)).status).toBe(401);
@@ -57,6 +67,44 @@ describe('the built host process', () => {
     running.push(second);
     expect(second.output()).not.toContain('Admin token');
     expect((await fetch(`${second.url}/api/plugins`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  });
+
+  it('imports a data directory the file store used into the embedded database on its first start with the default store', async () => {
+    const before = await startHost(dataDir, { HOST_STORE: 'file' });
+    running.push(before);
+    const v1 = testPackage({ folder: ID, manifest: testManifest({ version: '1.0.0' }), indexJs: '// one\n' });
+    expect((await api(before, 'POST', '/api/plugins/packages', packageForm(v1))).status).toBe(201);
+    const sent = await api(before, 'POST', '/api/console/messages', {
+      conversation: { type: 'group', id: 'g1' },
+      sender: { id: 'u1', displayName: 'Ann' },
+      text: 'kept across the move',
+    });
+    expect(sent.status).toBe(200);
+    expect(await before.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    const registryFile = readFileSync(join(dataDir, 'state', 'registry.json'), 'utf8');
+    expect(existsSync(join(dataDir, 'state', 'db'))).toBe(false);
+
+    // No HOST_STORE: the embedded SQL store, which finds the files and imports them once.
+    const after = await startHost(dataDir);
+    running.push(after);
+    expect(after.output()).toContain('store: embedded database in');
+    expect(after.output()).toMatch(
+      /imported the data directory's files into the store: 1 plugins, \d+ settings, 0 pending updates, [1-9]\d* events/,
+    );
+    const list = await api(after, 'GET', '/api/plugins');
+    expect(list.status).toBe(200); // the admin token's hash came with the registry's metadata
+    expect(list.body.plugins.map((p: { pluginId: string; version: string }) => `${p.pluginId}@${p.version}`)).toEqual([`${ID}@1.0.0`]);
+    const events = await api(after, 'GET', '/api/events');
+    expect(JSON.stringify(events.body)).toContain(sent.body.eventId);
+    expect(existsSync(join(dataDir, 'state', 'db', 'PG_VERSION'))).toBe(true);
+    // The files are left as they were (HOST_STORE=file finds them unchanged).
+    expect(readFileSync(join(dataDir, 'state', 'registry.json'), 'utf8')).toBe(registryFile);
+    expect(await after.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+
+    const again = await startHost(dataDir);
+    running.push(again);
+    expect(again.output()).not.toContain('imported');
+    expect((await api(again, 'GET', '/api/plugins')).body.plugins).toHaveLength(1);
   });
 
   it('refuses a second host on the same data directory', async () => {

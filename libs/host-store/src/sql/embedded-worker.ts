@@ -5,7 +5,9 @@
  * admin API) never waits while the database parses, plans or writes.
  *
  * The worker's code is a string run with `eval`, so it needs no file beside
- * the host's bundle; it loads PGlite from the path the host resolved.
+ * the host's bundle; it loads PGlite from the path the host resolved, and
+ * starts it with the settings the host passes (`workerData.settings`, each
+ * `name=value`) and initdb's options for a folder without a database.
  *
  * Messages to the worker: `{ id, op: 'query', sql, params, tx? }`, `{ id, op: 'begin' }`
  * (answers a transaction id), `{ id, op: 'end', tx, commit }`, `{ id, op: 'listen', channel }`,
@@ -20,7 +22,10 @@ const txs = new Map();
 let nextTx = 1;
 const answer = (id, value) => parentPort.postMessage({ id, ok: true, value });
 const fail = (id, e) => parentPort.postMessage({ id, ok: false, error: { message: String((e && e.message) || e), code: e && e.code } });
-const opened = PGlite.create(workerData.dir).then((d) => (db = d));
+const opened = PGlite.create(workerData.dir, {
+  startParams: [...PGlite.defaultStartParams, ...workerData.settings.flatMap((s) => ['-c', s])],
+  initDbStartParams: workerData.initdb,
+}).then((d) => (db = d));
 parentPort.on('message', async (m) => {
   try {
     await opened;

@@ -1,4 +1,5 @@
 export * from './database';
+export { BUNDLED_TEMPLATE_DIR, cachedTemplateDir, isUsableTemplate } from './embedded-template';
 export * from './migrations';
 export * from './changes';
 export * from './secret-box';
