@@ -614,7 +614,7 @@ export const API_ERRORS = defineErrors({
     message:
       'The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted). Sign in again with the admin token.',
     causes:
-      '12 hours after sign-in, an hour without a request, a sign-out in another tab, a host restart (sessions live in memory), or 16 newer sessions.',
+      '12 hours after sign-in, an hour without a request, a sign-out in another tab, a host restart with the file store (sessions live in memory there), or 16 newer sessions.',
   },
   SESSION_SIGN_IN_THROTTLED: {
     status: 429,
