@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { BUNDLED_TEMPLATE_DIR, EMBEDDED_INITDB_PARAMS, seedFromTemplate, writeTemplate } from './embedded-template';
 import { EMBEDDED_WORKER_SOURCE } from './embedded-worker';
+import { migrate } from './migrations';
 import { Client, Pool, type PoolClient } from 'pg';
 
 /** Runs statements: the database itself, or one transaction of it. */
@@ -21,12 +22,24 @@ export interface SqlDatabase extends SqlQueryable {
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T>;
   /**
+   * Runs `statements` in order in one transaction (all or none); answers the
+   * rows of each. Unlike `transaction`, nothing between the statements depends
+   * on their answers, so the embedded database gets the whole batch in one message.
+   */
+  batch(statements: readonly SqlStatement[]): Promise<unknown[][]>;
+  /**
    * Calls `onPayload` for every notification on `channel` (PostgreSQL LISTEN);
    * answers the function that stops it. `onReconnect` is called after the
    * listening connection was lost and made again (notifications of the gap are lost).
    */
   listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+/** One statement of a batch. */
+export interface SqlStatement {
+  sql: string;
+  params?: unknown[];
 }
 
 /** The database cannot be opened or reached; the host does not start. */
@@ -95,6 +108,8 @@ export interface EmbeddedOpenOptions {
    * running bundle.
    */
   templates?: string[];
+  /** The workspace cache's template folder; `null`: none (default: see `cachedTemplateDir`). */
+  cache?: string | null;
 }
 
 type WorkerAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { message: string; code?: string } };
@@ -136,15 +151,20 @@ export class EmbeddedDatabase implements SqlDatabase {
    */
   static async open(dir: string, o: EmbeddedOpenOptions = {}): Promise<EmbeddedDatabase> {
     const templates = o.templates ?? [join(__dirname, BUNDLED_TEMPLATE_DIR)];
-    await seedFromTemplate(dir, templates, (scratch) => EmbeddedDatabase.initialiseTemplate(scratch)).catch((e: Error) => {
-      throw new DatabaseUnavailableError(dir, `its folder cannot be made: ${e.message}`);
-    });
-    return EmbeddedDatabase.start(dir);
+    // The worker compiles PGlite's WebAssembly while the folder is copied.
+    const worker = EmbeddedDatabase.spawn(dir);
+    try {
+      await seedFromTemplate(dir, templates, (scratch, base) => EmbeddedDatabase.initialiseTemplate(scratch, base), o.cache);
+    } catch (e) {
+      await worker.terminate();
+      throw new DatabaseUnavailableError(dir, `its folder cannot be made: ${(e as Error).message}`);
+    }
+    return EmbeddedDatabase.start(dir, worker);
   }
 
   /** Writes a template for new databases to `target` (see embedded-template.ts). */
   static async writeTemplate(target: string): Promise<void> {
-    await writeTemplate(target, (scratch) => EmbeddedDatabase.initialiseTemplate(scratch));
+    await writeTemplate(target, (scratch, base) => EmbeddedDatabase.initialiseTemplate(scratch, base));
   }
 
   /**
@@ -152,27 +172,38 @@ export class EmbeddedDatabase implements SqlDatabase {
    * `template0` and `template1`. The host uses only `postgres` and never
    * creates a database (what the templates are for); without them a new data
    * directory is a third of the files to copy (about 330 instead of 980), and
-   * creating files is what a copy spends its time on.
+   * creating files is what a copy spends its time on. Then the host's schema
+   * (every step of `MIGRATIONS`), so a new database starts migrated. With
+   * `base`, `dir` already holds an older template (made with fewer steps): it
+   * is migrated forward instead of running initdb again.
    */
-  private static async initialiseTemplate(dir: string): Promise<void> {
-    const db = await EmbeddedDatabase.start(dir);
+  private static async initialiseTemplate(dir: string, base: boolean): Promise<void> {
+    const db = await EmbeddedDatabase.start(dir, EmbeddedDatabase.spawn(dir));
     try {
-      await db.query(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
-      await db.query('DROP DATABASE template0');
-      await db.query('DROP DATABASE template1');
+      if (!base) {
+        await db.query(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
+        await db.query('DROP DATABASE template0');
+        await db.query('DROP DATABASE template1');
+      }
+      await migrate(db);
       await db.query('CHECKPOINT');
     } finally {
       await db.close();
     }
   }
 
-  /** Starts PGlite on `dir` (initdb when it holds no database). */
-  private static async start(dir: string): Promise<EmbeddedDatabase> {
-    const worker = new Worker(EMBEDDED_WORKER_SOURCE, {
+  /** The database's thread for `dir`: it loads PGlite at once and opens the database when `start` says so. */
+  private static spawn(dir: string): Worker {
+    return new Worker(EMBEDDED_WORKER_SOURCE, {
       eval: true,
       workerData: { dir, pglite: require.resolve('@electric-sql/pglite'), settings: EMBEDDED_SETTINGS, initdb: EMBEDDED_INITDB_PARAMS },
     });
+  }
+
+  /** Starts PGlite on `dir` in `worker` (initdb when it holds no database). */
+  private static async start(dir: string, worker: Worker): Promise<EmbeddedDatabase> {
     const db = new EmbeddedDatabase(worker, dir);
+    worker.postMessage({ op: 'open' });
     const openFailed = new Promise<never>((_, reject) =>
       worker.on('message', (m: { openFailed?: { message: string } }) => {
         if (m.openFailed) reject(new Error(m.openFailed.message));
@@ -207,6 +238,11 @@ export class EmbeddedDatabase implements SqlDatabase {
     }
     await this.call({ op: 'end', tx, commit: true });
     return result;
+  }
+
+  async batch(statements: readonly SqlStatement[]): Promise<unknown[][]> {
+    if (statements.length === 0) return [];
+    return (await this.call({ op: 'batch', statements })) as unknown[][];
   }
 
   async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
@@ -288,6 +324,15 @@ export class ServerDatabase implements SqlDatabase {
     } finally {
       client.release(broken);
     }
+  }
+
+  async batch(statements: readonly SqlStatement[]): Promise<unknown[][]> {
+    if (statements.length === 0) return [];
+    return this.transaction(async (tx) => {
+      const rows: unknown[][] = [];
+      for (const st of statements) rows.push(await tx.query(st.sql, st.params));
+      return rows;
+    });
   }
 
   /**

@@ -9,30 +9,62 @@
  * starts it with the settings the host passes (`workerData.settings`, each
  * `name=value`) and initdb's options for a folder without a database.
  *
- * Messages to the worker: `{ id, op: 'query', sql, params, tx? }`, `{ id, op: 'begin' }`
+ * Starting overlaps with the host's own work: the worker compiles PGlite's
+ * WebAssembly and reads its file-system bundle at once, while the host may
+ * still be copying the database's files from a template; it opens the
+ * database when told to (`{ op: 'open' }`, sent once the folder is ready).
+ *
+ * Messages to the worker: `{ op: 'open' }`, `{ id, op: 'query', sql, params, tx? }`, `{ id, op: 'batch', statements }`
+ * (each `{ sql, params }`, run in one transaction: one message for a whole write), `{ id, op: 'begin' }`
  * (answers a transaction id), `{ id, op: 'end', tx, commit }`, `{ id, op: 'listen', channel }`,
  * `{ id, op: 'close' }`. Answers: `{ id, ok: true, value }` or `{ id, ok: false, error: { message, code } }`;
  * notifications: `{ notify: channel, payload }`.
  */
 export const EMBEDDED_WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { readFile } = require('node:fs/promises');
+const { join, dirname } = require('node:path');
 const { PGlite } = require(workerData.pglite);
 let db;
 const txs = new Map();
 let nextTx = 1;
 const answer = (id, value) => parentPort.postMessage({ id, ok: true, value });
 const fail = (id, e) => parentPort.postMessage({ id, ok: false, error: { message: String((e && e.message) || e), code: e && e.code } });
-const opened = PGlite.create(workerData.dir, {
-  startParams: [...PGlite.defaultStartParams, ...workerData.settings.flatMap((s) => ['-c', s])],
-  initDbStartParams: workerData.initdb,
-}).then((d) => (db = d));
+// Compiled and read now, while the host readies the folder.
+const dist = dirname(workerData.pglite);
+const artifacts = Promise.all([
+  readFile(join(dist, 'pglite.wasm')).then((bytes) => WebAssembly.compile(bytes)),
+  readFile(join(dist, 'pglite.data')).then((bytes) => new Blob([bytes])),
+]);
+artifacts.catch(() => undefined);
+let go;
+const ready = new Promise((resolve) => (go = resolve));
+const opened = ready
+  .then(() => artifacts.catch(() => [undefined, undefined]))
+  .then(([pgliteWasmModule, fsBundle]) =>
+    PGlite.create(workerData.dir, {
+      startParams: [...PGlite.defaultStartParams, ...workerData.settings.flatMap((s) => ['-c', s])],
+      initDbStartParams: workerData.initdb,
+      ...(pgliteWasmModule ? { pgliteWasmModule, fsBundle } : {}),
+    }),
+  )
+  .then((d) => (db = d));
 parentPort.on('message', async (m) => {
+  if (m.op === 'open') return go();
   try {
     await opened;
     switch (m.op) {
       case 'query': {
         const on = m.tx ? txs.get(m.tx).tx : db;
         return answer(m.id, (await on.query(m.sql, m.params)).rows);
+      }
+      case 'batch': {
+        const results = await db.transaction(async (t) => {
+          const rows = [];
+          for (const st of m.statements) rows.push((await t.query(st.sql, st.params)).rows);
+          return rows;
+        });
+        return answer(m.id, results);
       }
       case 'begin': {
         const tx = nextTx++;

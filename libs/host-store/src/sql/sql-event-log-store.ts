@@ -1,11 +1,17 @@
 import { interruptDeliveries, type EventRecord } from '@host/host-core';
 import { MemoryEventLogStore } from '../memory-event-log-store';
 import { WriteBehindEventLog, type ChangedRecord, type WriteBehindOptions } from '../write-behind-event-log';
-import type { SqlDatabase } from './database';
+import type { SqlDatabase, SqlStatement } from './database';
 
 export interface SqlEventLogStoreOptions extends WriteBehindOptions {
   /** Which host writes (kept with each event); a host marks only its own unfinished deliveries interrupted on start. */
   replica?: string;
+  /**
+   * The embedded database has no autovacuum: `host_events` is vacuumed after
+   * this many rows were written or replaced (default: the capacity, at least
+   * 500, so about once per turn of the log). A PostgreSQL server vacuums itself.
+   */
+  vacuumEveryRows?: number;
 }
 
 /**
@@ -21,6 +27,8 @@ export interface SqlEventLogStoreOptions extends WriteBehindOptions {
  */
 export class SqlEventLogStore extends WriteBehindEventLog {
   private readonly replica: string;
+  private readonly vacuumEveryRows: number;
+  private rowsSinceVacuum = 0;
 
   private constructor(
     private readonly db: SqlDatabase,
@@ -29,6 +37,7 @@ export class SqlEventLogStore extends WriteBehindEventLog {
   ) {
     super(window, o);
     this.replica = o.replica ?? 'host';
+    this.vacuumEveryRows = o.vacuumEveryRows ?? Math.max(500, window.capacity);
   }
 
   static async open(db: SqlDatabase, options: SqlEventLogStoreOptions = {}): Promise<SqlEventLogStore> {
@@ -55,27 +64,37 @@ export class SqlEventLogStore extends WriteBehindEventLog {
     const updates: EventRecord[] = [];
     for (const { record, op } of batch) (op === 'event' ? events : updates).push(record);
     if (events.length === 0 && updates.length === 0) return;
-    await this.db.transaction(async (tx) => {
-      if (events.length) {
-        await tx.query(
-          `INSERT INTO host_events (event_id, replica, record)
-             SELECT r->>'eventId', $2, r FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(r, n) ORDER BY n
-             ON CONFLICT (event_id) DO UPDATE SET record = EXCLUDED.record, replica = EXCLUDED.replica, seq = nextval('host_events_seq')`,
-          [JSON.stringify(events), this.replica],
-        );
-      }
-      if (updates.length) {
-        await tx.query(
-          `UPDATE host_events e SET record = x.r FROM jsonb_array_elements($1::jsonb) AS x(r) WHERE e.event_id = x.r->>'eventId'`,
-          [JSON.stringify(updates)],
-        );
-      }
-      if (events.length) {
-        // Bounded: only the newest `capacity` rows stay.
-        await tx.query('DELETE FROM host_events WHERE seq <= (SELECT seq FROM host_events ORDER BY seq DESC OFFSET $1 LIMIT 1)', [
-          this.capacity,
-        ]);
-      }
-    });
+    const statements: SqlStatement[] = [];
+    if (events.length) {
+      statements.push({
+        sql: `INSERT INTO host_events (event_id, replica, record)
+                SELECT r->>'eventId', $2, r FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(r, n) ORDER BY n
+                ON CONFLICT (event_id) DO UPDATE SET record = EXCLUDED.record, replica = EXCLUDED.replica, seq = nextval('host_events_seq')`,
+        params: [JSON.stringify(events), this.replica],
+      });
+    }
+    if (updates.length) {
+      statements.push({
+        sql: `UPDATE host_events e SET record = x.r FROM jsonb_array_elements($1::jsonb) AS x(r) WHERE e.event_id = x.r->>'eventId'`,
+        params: [JSON.stringify(updates)],
+      });
+    }
+    if (events.length) {
+      // Bounded: only the newest `capacity` rows stay.
+      statements.push({
+        sql: 'DELETE FROM host_events WHERE seq <= (SELECT seq FROM host_events ORDER BY seq DESC OFFSET $1 LIMIT 1)',
+        params: [this.capacity],
+      });
+    }
+    // One message to the embedded database's thread for the whole write.
+    await this.db.batch(statements);
+    this.rowsSinceVacuum += events.length + updates.length;
+    if (this.db.kind === 'embedded' && this.rowsSinceVacuum >= this.vacuumEveryRows) {
+      // PGlite runs PostgreSQL in single-user mode, without autovacuum: the
+      // space of deleted and replaced rows is reused only once VACUUM marks it
+      // free, so without this the table and its indexes would grow with every event.
+      this.rowsSinceVacuum = 0;
+      await this.db.query('VACUUM host_events');
+    }
   }
 }
