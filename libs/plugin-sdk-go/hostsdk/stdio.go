@@ -80,7 +80,7 @@ func (p *Plugin) Run() {
 	if !slices.Contains(args, wire.StdioFlag) {
 		os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
 	}
-	os.Exit(p.RunStdio(args, pollable(os.Stdin), pollable(frameOut), os.Stderr))
+	os.Exit(p.RunStdio(args, stdioPipe(os.Stdin), stdioPipe(frameOut), os.Stderr))
 }
 
 // RunStdio runs the stdio runtime over the given streams and returns the exit code when it ends:
