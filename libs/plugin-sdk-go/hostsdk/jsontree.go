@@ -27,6 +27,8 @@ func (e *jsonSyntaxError) Error() string { return fmt.Sprintf("%s at offset %d",
 
 type treeParser struct {
 	data []byte
+	// text is data as a string when the caller made one: strings without escapes are cut from it.
+	text string
 	i    int
 	// depth bounds nesting, so a hostile payload cannot exhaust the stack (encoding/json allows 10000).
 	depth     int
@@ -275,7 +277,7 @@ func (p *treeParser) number() (any, error) {
 // key reads an object key: the protocol's own field names are shared strings instead of a new one per
 // key (most keys of a frame are among them).
 func (p *treeParser) key() (string, error) {
-	if p.plainKeys {
+	if p.plainKeys || p.discard {
 		return p.str()
 	}
 	start := p.i + 1
@@ -340,7 +342,11 @@ func (p *treeParser) str() (string, error) {
 		c := d[p.i]
 		if c == '"' {
 			s := ""
-			if !p.discard {
+			switch {
+			case p.discard:
+			case p.text != "":
+				s = p.text[start:p.i]
+			default:
 				s = string(d[start:p.i])
 			}
 			p.i++

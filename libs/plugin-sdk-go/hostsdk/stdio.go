@@ -246,7 +246,7 @@ func decodeParams(m *rpcMessage, v any) []Issue {
 		raw = []byte("{}")
 	}
 	if m.Method == wire.MethodEventsMessage {
-		return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
+		return decodeChecked(raw, messageEventSchema(), v, "event")
 	}
 	n := methodSchema(m.Method, "params")
 	if n == nil {
@@ -263,8 +263,11 @@ func decodeEvent(raw []byte, v any) []Issue {
 	if err := checkSyntax(raw); err != nil {
 		return []Issue{{"event.field.invalid", "", "the event is not JSON: " + err.Error()}}
 	}
-	return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
+	return decodeChecked(raw, messageEventSchema(), v, "event")
 }
+
+// messageEventSchema is the compiled message-event.schema.json, looked up once.
+var messageEventSchema = sync.OnceValue(func() *node { return documentSchema("message-event.schema.json") })
 
 // describeIssues is the issues on one line, for error messages and logs.
 func describeIssues(issues []Issue) string {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
@@ -191,6 +192,9 @@ type node struct {
 	hasDefault    bool
 	defaultValue  any
 	defaultsBelow int8 // 0 unknown, 1 yes, 2 no
+
+	// plan is how decode.go fills the struct type last decoded from this object schema.
+	plan atomic.Pointer[objectPlan]
 }
 
 // schemaSet compiles the schemas of one document (or methods.json) with its $defs.
