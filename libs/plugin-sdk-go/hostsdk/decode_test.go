@@ -138,3 +138,38 @@ func TestStructPlansAndPlainStringsAgreeWithTheTreeWalk(t *testing.T) {
 		})
 	}
 }
+
+// decodeInto (the host's answers: send results) fills what parseTree and treeInto fill, and fails where
+// they fail.
+func TestDecodeIntoAgreesWithTreeInto(t *testing.T) {
+	inputs := []string{
+		`{"accepted":true,"messageId":"out-1","target":{"type":"group","id":"g1"}}`,
+		` { "target" : { "id" : "g\u00311", "botAccountId": "b" } , "accepted" : false } `,
+		`{"accepted":true,"extra":{"deep":[1,{"x":null}],"s":"\"q\""},"messageId":"m"}`,
+		`{"target":{"type":"group","id":"g1"},"target":{"id":"g2"}}`,
+		`{"messageId":"a","messageId":"b"}`,
+		`{}`,
+		`{"accepted":"yes"}`,
+		`{"target":"g1"}`,
+		`{"messageId":7}`,
+		`{"target":null,"messageId":null}`,
+		`[1,2]`,
+		`"text"`,
+		`null`,
+		`{"accepted":true}x`,
+	}
+	for _, raw := range inputs {
+		var want, got wire.SendResult
+		tree, err := parseTree([]byte(raw))
+		if err == nil {
+			err = treeInto(tree, &want)
+		}
+		gotErr := decodeInto([]byte(raw), &got)
+		if (err == nil) != (gotErr == nil) {
+			t.Fatalf("%s: treeInto says %v, decodeInto %v", raw, err, gotErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: decodeInto %+v, treeInto %+v", raw, got, want)
+		}
+	}
+}

@@ -733,11 +733,7 @@ func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*w
 		return nil, err
 	}
 	var result wire.SendResult
-	tree, err := parseTree(raw)
-	if err == nil {
-		err = treeInto(tree, &result)
-	}
-	if err != nil {
+	if err := decodeInto(raw, &result); err != nil {
 		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
 	}
 	return &result, nil
