@@ -100,7 +100,7 @@ type eventTask struct {
 	event   *wire.MessageEvent
 	ctx     *Context
 	cancel  context.CancelCauseFunc
-	timer   *time.Timer
+	due     deadline // the handler deadline
 	started bool
 }
 
@@ -117,6 +117,7 @@ type stdioRuntime struct {
 	exit       chan int
 	exitOnce   sync.Once
 	logSlots   chan struct{}
+	deadlines  *deadlines // the handler deadlines
 
 	mu            sync.Mutex
 	init          *wire.HostInitializeParams
@@ -149,6 +150,7 @@ func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdi
 		rootCancel:    cancel,
 		exit:          make(chan int, 1),
 		logSlots:      make(chan struct{}, maxPendingLogs),
+		deadlines:     newDeadlines(),
 		timeout:       wire.RuntimeDefaultRequestTimeoutMilliseconds * time.Millisecond,
 		deadline:      wire.RuntimeDefaultHandlerDeadlineMilliseconds * time.Millisecond,
 		maxConcurrent: wire.RuntimeDefaultMaxConcurrentEvents,
@@ -434,7 +436,8 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 	}
 	rt.live[event.EventID] = task
 	// Counted from admission, as the host counts from sending (6.5): the SDK cancels the context itself.
-	task.timer = time.AfterFunc(rt.deadline, func() { rt.cancel(event.EventID, "deadline") })
+	task.due.fn = func() { rt.cancel(event.EventID, "deadline") }
+	rt.deadlines.add(&task.due, rt.deadline)
 	if rt.started {
 		rt.running++
 		task.started = true
@@ -537,7 +540,7 @@ func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, duratio
 // finish frees the event's slot, then runs report (the completion), then tells a waiting stop that no
 // handler runs any more, so the report is queued before the stop flushes and exits.
 func (rt *stdioRuntime) finish(task *eventTask, report func()) {
-	task.timer.Stop()
+	rt.deadlines.stop(&task.due)
 	task.cancel(nil)
 	rt.mu.Lock()
 	delete(rt.live, task.event.EventID)
@@ -570,7 +573,7 @@ func (rt *stdioRuntime) cancel(eventID, reason string) bool {
 		rt.queue = slices.DeleteFunc(rt.queue, func(t *eventTask) bool { return t == task })
 		delete(rt.live, eventID)
 		rt.mu.Unlock()
-		task.timer.Stop()
+		rt.deadlines.stop(&task.due)
 		task.cancel(nil)
 		rt.conn.respondError(task.reqID, wire.RPCCancelled, fmt.Sprintf("event %s was cancelled before its handler started", eventID), nil)
 		return true
@@ -670,7 +673,7 @@ func (rt *stdioRuntime) shutdown(code int, orphan bool) {
 	started := rt.started
 	rt.mu.Unlock()
 	for _, t := range waiting {
-		t.timer.Stop()
+		rt.deadlines.stop(&t.due)
 		t.cancel(nil)
 		rt.conn.respondError(t.reqID, wire.RPCStopping, "the plugin stopped before this queued event started", nil)
 	}
