@@ -402,7 +402,7 @@ func (p *treeParser) plainString(n *node, dst reflect.Value, w *walk) bool {
 				return false
 			}
 		}
-		if n.pattern != nil && !n.pattern.Match(s) {
+		if n.pattern != nil && !n.matches(s) {
 			return false
 		}
 		if n.nonBlank && n.nonBlankApplies(w.last()) &&

@@ -175,6 +175,7 @@ type node struct {
 	minLength, maxLength int // -1: none
 	pattern              *regexp.Regexp
 	patternSource        string
+	dateTime             bool // the pattern is dateTimePattern: isDateTime checks it
 	nonBlank             bool // minLength 1 without a pattern: blank and control characters are refused too
 
 	minimum, maximum *float64
@@ -257,7 +258,7 @@ func (s *schemaSet) compile(schema map[string]any) *node {
 		if err != nil {
 			panic("hostsdk: schema pattern " + p + ": " + err.Error())
 		}
-		n.pattern, n.patternSource = re, p
+		n.pattern, n.patternSource, n.dateTime = re, p, p == dateTimePattern
 	}
 	n.nonBlank = n.minLength == 1 && n.pattern == nil
 	if v, ok := schema["minimum"].(float64); ok {
@@ -494,7 +495,7 @@ func (n *node) walkString(s string, w *walk) {
 		w.fault("invalid", "minLength", msg)
 	case n.maxLength >= 0 && length > n.maxLength:
 		w.fault("invalid", "maxLength", fmt.Sprintf("must be at most %d characters", n.maxLength))
-	case n.pattern != nil && !n.pattern.MatchString(s):
+	case n.pattern != nil && !n.matches([]byte(s)):
 		w.fault("invalid", "pattern", "must match "+n.patternSource)
 	case n.nonBlank && n.nonBlankApplies(w.last()):
 		if strings.TrimFunc(s, jsWhitespace) == "" {
@@ -503,6 +504,14 @@ func (n *node) walkString(s string, w *walk) {
 			w.fault("invalid", "blank", "must not contain control characters")
 		}
 	}
+}
+
+// matches reports whether s matches the node's pattern.
+func (n *node) matches(s []byte) bool {
+	if n.dateTime {
+		return isDateTime(s)
+	}
+	return n.pattern.Match(s)
 }
 
 // nonBlankApplies: the non-blank rule (left out of the JSON Schema because regex dialects differ) holds
