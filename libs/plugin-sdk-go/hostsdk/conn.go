@@ -30,6 +30,15 @@ type waiter struct {
 	ch  chan response
 	cb  func(response)
 	due deadline // the timeout: delivers a timedOut response unless the answer came first
+	c   *conn
+	id  int64
+}
+
+// expire is the waiter's timeout.
+func (w *waiter) expire() {
+	if w.c.take(w.id) != nil {
+		w.answer(response{timedOut: true})
+	}
 }
 
 // conn is one JSON-RPC connection over a frame stream. Writing has one writer at a time: a sender appends
@@ -177,7 +186,13 @@ func (c *conn) respondError(id json.RawMessage, code int, message string, data a
 
 // request sends a request and waits for its answer, the timeout, or the connection's end.
 func (c *conn) request(method string, params any, timeout time.Duration) ([]byte, error) {
-	return c.start(method, params, timeout)()
+	w := &waiter{ch: make(chan response, 1)}
+	id, ok := c.register(w, timeout)
+	if !ok || !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
+		c.take(id)
+		return nil, disconnectedError(method)
+	}
+	return c.wait(method, timeout, w)
 }
 
 func disconnectedError(method string) error {
@@ -204,13 +219,9 @@ func (c *conn) register(w *waiter, timeout time.Duration) (int64, bool) {
 	}
 	c.nextID++
 	id := c.nextID
+	w.c, w.id, w.due.owner = c, id, w
 	c.pending[id] = w
 	c.mu.Unlock()
-	w.due.fn = func() {
-		if c.take(id) != nil {
-			w.answer(response{timedOut: true})
-		}
-	}
 	c.timeouts.add(&w.due, timeout)
 	return id, true
 }
@@ -237,23 +248,13 @@ func (c *conn) take(id int64) *waiter {
 	return w
 }
 
-// start queues the request frame now and returns a function that waits for its answer. Callers that
-// must not lose the frame to a shutdown that follows queue it before going on.
-// The timeout counts from the frame's sending.
-func (c *conn) start(method string, params any, timeout time.Duration) func() ([]byte, error) {
-	w := &waiter{ch: make(chan response, 1)}
-	id, ok := c.register(w, timeout)
-	if !ok || !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
-		c.take(id)
-		return func() ([]byte, error) { return nil, disconnectedError(method) }
-	}
-	return func() ([]byte, error) {
-		select {
-		case r := <-w.ch:
-			return answerOf(method, timeout, r)
-		case <-c.done:
-			return nil, sdkError(wire.ErrSDKHostDisconnected, "%s did not finish: the connection to the host closed", method)
-		}
+// wait waits for the answer of w's request, its timeout, or the connection's end.
+func (c *conn) wait(method string, timeout time.Duration, w *waiter) ([]byte, error) {
+	select {
+	case r := <-w.ch:
+		return answerOf(method, timeout, r)
+	case <-c.done:
+		return nil, sdkError(wire.ErrSDKHostDisconnected, "%s did not finish: the connection to the host closed", method)
 	}
 }
 

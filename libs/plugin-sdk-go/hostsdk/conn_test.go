@@ -57,9 +57,18 @@ func TestRequestTimeoutsAndLateAnswers(t *testing.T) {
 	}
 
 	// Closing fails what still waits.
-	wait := c.start("messages.send", map[string]any{}, time.Minute)
+	waited := make(chan error, 1)
+	go func() {
+		_, err := c.request("messages.send", map[string]any{}, time.Minute)
+		waited <- err
+	}()
+	for registered := false; !registered; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		registered = len(c.pending) > 0
+		c.mu.Unlock()
+	}
 	c.close()
-	if _, err := wait(); err == nil {
+	if err := <-waited; err == nil {
 		t.Fatal("a request waiting when the connection closed did not fail")
 	}
 	if c.timeouts.first != nil {

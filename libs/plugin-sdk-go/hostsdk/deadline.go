@@ -21,14 +21,17 @@ type deadlines struct {
 	armedAt     time.Time // when it fires
 }
 
-// deadline is one entry; its owner embeds it and sets fn (run once at the deadline, on the timer's
-// goroutine, unless stopped before).
+// deadline is one entry; its owner embeds it and sets owner (whose expire runs once at the deadline, on
+// the timer's goroutine, unless stopped before) or fn.
 type deadline struct {
 	at         time.Time
+	owner      expirer
 	fn         func()
 	prev, next *deadline
 	queued     bool
 }
+
+type expirer interface{ expire() }
 
 func newDeadlines() *deadlines {
 	d := &deadlines{}
@@ -37,7 +40,7 @@ func newDeadlines() *deadlines {
 	return d
 }
 
-// add schedules e.fn to run after the duration.
+// add schedules e's owner (or fn) to run after the duration.
 func (d *deadlines) add(e *deadline, after time.Duration) {
 	at := time.Now().Add(after)
 	d.mu.Lock()
@@ -100,18 +103,22 @@ func (d *deadlines) arm(at time.Time) {
 // fire runs what is due and sets the timer for the first deadline left.
 func (d *deadlines) fire() {
 	now := time.Now()
-	var due []func()
+	var due []*deadline
 	d.mu.Lock()
 	for e := d.first; e != nil && !e.at.After(now); e = d.first {
 		d.unlink(e)
-		due = append(due, e.fn)
+		due = append(due, e)
 	}
 	d.armed = false
 	if d.first != nil {
 		d.arm(d.first.at)
 	}
 	d.mu.Unlock()
-	for _, fn := range due {
-		fn()
+	for _, e := range due {
+		if e.owner != nil {
+			e.owner.expire()
+		} else {
+			e.fn()
+		}
 	}
 }

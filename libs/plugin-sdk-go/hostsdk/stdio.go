@@ -102,7 +102,11 @@ type eventTask struct {
 	cancel  context.CancelCauseFunc
 	due     deadline // the handler deadline
 	started bool
+	rt      *stdioRuntime
 }
+
+// expire is the handler deadline: the SDK cancels the handler's context itself.
+func (t *eventTask) expire() { t.rt.cancel(t.event.EventID, "deadline") }
 
 type stdioRuntime struct {
 	p        *Plugin
@@ -118,6 +122,7 @@ type stdioRuntime struct {
 	exitOnce   sync.Once
 	logSlots   chan struct{}
 	deadlines  *deadlines // the handler deadlines
+	logger     *Logger    // shared by the handlers' contexts
 
 	mu            sync.Mutex
 	init          *wire.HostInitializeParams
@@ -159,6 +164,7 @@ func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdi
 		work:          make(chan *eventTask),
 	}
 	rt.s = &session{plugin: p, io: rt, settings: Settings{}}
+	rt.logger = &Logger{write: rt.log}
 	return rt
 }
 
@@ -417,8 +423,9 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(rt.root)
-	task := &eventTask{reqID: m.ID, event: &event, cancel: cancel}
-	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: &Logger{write: rt.log}}, event: &event}
+	task := &eventTask{reqID: m.ID, event: &event, cancel: cancel, rt: rt}
+	task.due.owner = task
+	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: rt.logger}, event: &event}
 	rt.mu.Lock()
 	var refused bool
 	if !rt.started {
@@ -436,7 +443,6 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 	}
 	rt.live[event.EventID] = task
 	// Counted from admission, as the host counts from sending (6.5): the SDK cancels the context itself.
-	task.due.fn = func() { rt.cancel(event.EventID, "deadline") }
 	rt.deadlines.add(&task.due, rt.deadline)
 	if rt.started {
 		rt.running++
