@@ -18,17 +18,27 @@ import (
 const maxQueuedBytes = 1 << 20
 
 type response struct {
-	result []byte // the JSON text of the result
-	err    *rpcError
+	result   []byte // the JSON text of the result
+	err      *rpcError
+	timedOut bool // no answer within the request's timeout
 }
 
 // waiter is a request waiting for the host's answer: a channel for a caller that blocks, or a callback
 // run on the reader goroutine for one that does not (events.completed, log.write), so no goroutine is
 // parked per request.
 type waiter struct {
-	ch    chan response
-	cb    func(response)
-	timer *time.Timer
+	ch  chan response
+	cb  func(response)
+	due deadline // the timeout: delivers a timedOut response unless the answer came first
+	c   *conn
+	id  int64
+}
+
+// expire is the waiter's timeout.
+func (w *waiter) expire() {
+	if w.c.take(w.id) != nil {
+		w.answer(response{timedOut: true})
+	}
 }
 
 // conn is one JSON-RPC connection over a frame stream. Writing has one writer at a time: a sender appends
@@ -55,6 +65,8 @@ type conn struct {
 	pending map[int64]*waiter
 	closed  bool
 	done    chan struct{}
+
+	timeouts *deadlines // of the requests waiting for an answer
 }
 
 // bodies are scratch buffers for encoding one frame before it joins the queue.
@@ -62,9 +74,10 @@ var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }
 
 func newConn(out io.Writer) *conn {
 	c := &conn{
-		out:     out,
-		pending: map[int64]*waiter{},
-		done:    make(chan struct{}),
+		out:      out,
+		pending:  map[int64]*waiter{},
+		done:     make(chan struct{}),
+		timeouts: newDeadlines(),
 	}
 	c.wcond = sync.NewCond(&c.wmu)
 	return c
@@ -173,62 +186,75 @@ func (c *conn) respondError(id json.RawMessage, code int, message string, data a
 
 // request sends a request and waits for its answer, the timeout, or the connection's end.
 func (c *conn) request(method string, params any, timeout time.Duration) ([]byte, error) {
-	return c.start(method, params, timeout)()
+	w := &waiter{ch: make(chan response, 1)}
+	id, ok := c.register(w, timeout)
+	if !ok || !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
+		c.take(id)
+		return nil, disconnectedError(method)
+	}
+	return c.wait(method, timeout, w)
 }
 
 func disconnectedError(method string) error {
 	return sdkError(wire.ErrSDKHostDisconnected, "%s cannot be sent: the connection to the host is closed", method)
 }
 
-func answerOf(method string, r response) ([]byte, error) {
+func answerOf(method string, timeout time.Duration, r response) ([]byte, error) {
+	if r.timedOut {
+		return nil, &HostCallError{Method: method, Code: wire.RPCRequestTimeout, Message: "the host did not answer within " + timeout.String()}
+	}
 	if r.err != nil {
 		return nil, &HostCallError{Method: method, Code: r.err.Code, Message: r.err.Message, Data: r.err.Data}
 	}
 	return r.result, nil
 }
 
-// register adds a waiter and returns its id; false when the connection is closed.
-func (c *conn) register(w *waiter) (int64, bool) {
+// register adds a waiter, counts its timeout from now, and returns its id; false when the connection is
+// closed. At the timeout the waiter gets a timedOut response unless the answer came first.
+func (c *conn) register(w *waiter, timeout time.Duration) (int64, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return 0, false
 	}
 	c.nextID++
-	c.pending[c.nextID] = w
-	return c.nextID, true
+	id := c.nextID
+	w.c, w.id, w.due.owner = c, id, w
+	c.pending[id] = w
+	c.mu.Unlock()
+	c.timeouts.add(&w.due, timeout)
+	return id, true
 }
 
-// take removes and returns the waiter of id (nil when it was answered, timed out or closed already).
+// answer hands the waiter its one response: to the blocked caller, or to its callback.
+func (w *waiter) answer(r response) {
+	if w.cb != nil {
+		w.cb(r)
+		return
+	}
+	w.ch <- r
+}
+
+// take removes and returns the waiter of id (nil when it was answered, timed out or closed already) and
+// stops its timeout.
 func (c *conn) take(id int64) *waiter {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	w := c.pending[id]
 	delete(c.pending, id)
+	c.mu.Unlock()
+	if w != nil {
+		c.timeouts.stop(&w.due)
+	}
 	return w
 }
 
-// start queues the request frame now and returns a function that waits for its answer. Callers that
-// must not lose the frame to a shutdown that follows queue it before going on.
-func (c *conn) start(method string, params any, timeout time.Duration) func() ([]byte, error) {
-	w := &waiter{ch: make(chan response, 1)}
-	id, ok := c.register(w)
-	if !ok || !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
-		c.take(id)
-		return func() ([]byte, error) { return nil, disconnectedError(method) }
-	}
-	return func() ([]byte, error) {
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		select {
-		case r := <-w.ch:
-			return answerOf(method, r)
-		case <-timer.C:
-			c.take(id)
-			return nil, &HostCallError{Method: method, Code: wire.RPCRequestTimeout, Message: "the host did not answer within " + timeout.String()}
-		case <-c.done:
-			return nil, sdkError(wire.ErrSDKHostDisconnected, "%s did not finish: the connection to the host closed", method)
-		}
+// wait waits for the answer of w's request, its timeout, or the connection's end.
+func (c *conn) wait(method string, timeout time.Duration, w *waiter) ([]byte, error) {
+	select {
+	case r := <-w.ch:
+		return answerOf(method, timeout, r)
+	case <-c.done:
+		return nil, sdkError(wire.ErrSDKHostDisconnected, "%s did not finish: the connection to the host closed", method)
 	}
 }
 
@@ -236,22 +262,13 @@ func (c *conn) start(method string, params any, timeout time.Duration) func() ([
 // with the answer, on a timer at the timeout, or not at all when the connection closes first. Nothing
 // waits in between.
 func (c *conn) notify(method string, params any, timeout time.Duration, done func([]byte, error)) bool {
-	w := &waiter{cb: func(r response) { done(answerOf(method, r)) }}
-	id, ok := c.register(w)
+	w := &waiter{cb: func(r response) { done(answerOf(method, timeout, r)) }}
+	id, ok := c.register(w, timeout)
 	if !ok {
 		return false
 	}
-	c.mu.Lock()
-	w.timer = time.AfterFunc(timeout, func() {
-		if c.take(id) != nil {
-			done(nil, &HostCallError{Method: method, Code: wire.RPCRequestTimeout, Message: "the host did not answer within " + timeout.String()})
-		}
-	})
-	c.mu.Unlock()
 	if !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
-		if c.take(id) != nil {
-			w.timer.Stop()
-		}
+		c.take(id)
 		return false
 	}
 	return true
@@ -263,20 +280,9 @@ func (c *conn) deliver(m *rpcMessage) {
 	if err != nil {
 		return
 	}
-	w := c.take(id)
-	if w == nil {
-		return
+	if w := c.take(id); w != nil {
+		w.answer(response{result: m.Result, err: m.Error})
 	}
-	r := response{result: m.Result, err: m.Error}
-	if w.cb != nil {
-		c.mu.Lock()
-		timer := w.timer
-		c.mu.Unlock()
-		timer.Stop()
-		w.cb(r)
-		return
-	}
-	w.ch <- r
 }
 
 func (c *conn) isClosed() bool {
@@ -295,9 +301,7 @@ func (c *conn) close() {
 	c.closed = true
 	var callbacks []func(response)
 	for _, w := range c.pending {
-		if w.timer != nil {
-			w.timer.Stop()
-		}
+		c.timeouts.stop(&w.due)
 		if w.cb != nil {
 			callbacks = append(callbacks, w.cb)
 		}

@@ -1,8 +1,12 @@
 package hostsdk
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
+	"unicode/utf8"
 )
 
 // The hot path's decoding of a host request's params: one pass over the bytes with the compiled schema in
@@ -17,7 +21,8 @@ import (
 func decodeChecked(data []byte, n *node, v any, domain string) []Issue {
 	var found []fault
 	w := newWalk(&found)
-	p := treeParser{data: data}
+	// The strings of the value are cut from one copy of its text instead of one allocation each.
+	p := treeParser{data: data, text: string(data)}
 	p.space()
 	dst := reflect.ValueOf(v).Elem()
 	if err := p.checked(n, dst, w); err != nil {
@@ -36,10 +41,16 @@ func (n *node) simple() bool {
 
 // checked reads one value at p.i against n into dst (an invalid Value discards it).
 func (p *treeParser) checked(n *node, dst reflect.Value, w *walk) error {
+	return p.checkedAs(n, dst, w, dst.IsValid() && dst.CanAddr() && dst.Addr().Type().Implements(unmarshalerType))
+}
+
+// checkedAs is checked with it known whether dst decodes itself (json.Unmarshaler), as a struct's plan
+// knows it for each field.
+func (p *treeParser) checkedAs(n *node, dst reflect.Value, w *walk, unmarshaler bool) error {
 	n = n.resolve()
 	if dst.IsValid() {
 		switch {
-		case dst.CanAddr() && dst.Addr().Type().Implements(unmarshalerType), dst.Kind() == reflect.Interface:
+		case unmarshaler, dst.Kind() == reflect.Interface:
 			return p.viaTree(n, dst, w)
 		case dst.Kind() == reflect.Pointer:
 			if p.i < len(p.data) && p.data[p.i] == 'n' {
@@ -123,6 +134,9 @@ func (p *treeParser) viaTree(n *node, dst reflect.Value, w *walk) error {
 }
 
 func (p *treeParser) checkedObject(n *node, dst reflect.Value, w *walk) error {
+	if dst.IsValid() && dst.Kind() == reflect.Struct {
+		return p.checkedStruct(n, dst, w)
+	}
 	if p.depth++; p.depth > maxJSONDepth {
 		return p.fail("exceeded max depth")
 	}
@@ -130,8 +144,6 @@ func (p *treeParser) checkedObject(n *node, dst reflect.Value, w *walk) error {
 	var mapElem reflect.Type
 	switch {
 	case !dst.IsValid():
-	case dst.Kind() == reflect.Struct:
-		plan = planOf(dst.Type())
 	case dst.Kind() == reflect.Map && dst.Type().Key().Kind() == reflect.String:
 		mapElem = dst.Type().Elem()
 		dst.Set(reflect.MakeMap(dst.Type()))
@@ -277,7 +289,7 @@ func (p *treeParser) checkedArray(n *node, dst reflect.Value, w *walk) error {
 	}
 	p.depth--
 	if dst.IsValid() && count == 0 {
-		dst.Set(reflect.MakeSlice(dst.Type(), 0, 0))
+		dst.Set(emptySlice(dst.Type()))
 	}
 	if n.minItems >= 0 && count < n.minItems {
 		w.fault("invalid", "minItems", fmt.Sprintf("must have at least %d item(s)", n.minItems))
@@ -285,4 +297,293 @@ func (p *treeParser) checkedArray(n *node, dst reflect.Value, w *walk) error {
 		w.fault("invalid", "maxItems", fmt.Sprintf("must have at most %d items", n.maxItems))
 	}
 	return nil
+}
+
+// objectPlan is how an object schema fills one struct type: its properties in the struct's field order,
+// each with the field it fills, so a key is found by comparing its bytes with the name expected next
+// (senders write the members in one order) instead of a map lookup per key.
+type objectPlan struct {
+	typ   reflect.Type
+	props []propPlan
+}
+
+type propPlan struct {
+	name        string
+	node        *node // the property's schema, references resolved
+	field       int   // the struct field it fills; -1 when the struct has none (checked, then dropped)
+	required    int   // its index in the schema's required list, -1 when optional
+	unmarshaler bool  // the field decodes itself (json.Unmarshaler)
+	plainString bool  // a string field under a schema that only checks strings: read without boxing
+}
+
+// planFor is n's plan for struct type t, kept on the node (one struct type per schema in practice).
+func (n *node) planFor(t reflect.Type) *objectPlan {
+	if pl := n.plan.Load(); pl != nil && pl.typ == t {
+		return pl
+	}
+	fields := planOf(t)
+	pl := &objectPlan{typ: t}
+	for name, sub := range n.properties {
+		pp := propPlan{name: name, node: sub.resolve(), field: -1, required: slices.Index(n.required, name)}
+		if i, ok := fields.fields[name]; ok {
+			ft := t.Field(i).Type
+			pp.field = i
+			pp.unmarshaler = reflect.PointerTo(ft).Implements(unmarshalerType)
+			pp.plainString = ft.Kind() == reflect.String && !pp.unmarshaler && pp.node.checksOnlyStrings()
+		}
+		pl.props = append(pl.props, pp)
+	}
+	slices.SortFunc(pl.props, func(a, b propPlan) int {
+		if a.field != b.field && (a.field < 0 || b.field < 0) {
+			return b.field - a.field // fields first
+		}
+		if a.field != b.field {
+			return a.field - b.field
+		}
+		return compareStrings(a.name, b.name)
+	})
+	n.plan.Store(pl)
+	return pl
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checksOnlyStrings: a string value is judged by n with string rules only (type, const and enum of
+// strings, lengths, pattern, not blank), which plainString applies to the bytes.
+func (n *node) checksOnlyStrings() bool {
+	if !n.simple() || n.ref != nil || (n.types != nil && !slices.Contains(n.types, "string")) {
+		return false
+	}
+	if _, ok := n.constValue.(string); n.hasConst && !ok {
+		return false
+	}
+	for _, e := range n.enum {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reads a string without escapes at p.i into dst when n accepts it, and reports whether it
+// did; anything else (another type, an escape, a fault) is left to checked, which reports the faults.
+func (p *treeParser) plainString(n *node, dst reflect.Value, w *walk) bool {
+	d := p.data
+	if p.i >= len(d) || d[p.i] != '"' {
+		return false
+	}
+	start := p.i + 1
+	end := start
+	for end < len(d) && d[end] != '"' && d[end] != '\\' && d[end] >= 0x20 {
+		end++
+	}
+	if end >= len(d) || d[end] != '"' {
+		return false
+	}
+	s := d[start:end]
+	if !n.onlyType {
+		if n.hasConst && n.constValue.(string) != string(s) {
+			return false
+		}
+		if n.hasEnum && !slices.ContainsFunc(n.enum, func(e any) bool { return e.(string) == string(s) }) {
+			return false
+		}
+		if n.minLength >= 0 || n.maxLength >= 0 {
+			length := utf16LengthOf(s)
+			if (n.minLength >= 0 && length < n.minLength) || (n.maxLength >= 0 && length > n.maxLength) {
+				return false
+			}
+		}
+		if n.pattern != nil && !n.matches(s) {
+			return false
+		}
+		if n.nonBlank && n.nonBlankApplies(w.last()) &&
+			(len(bytes.TrimFunc(s, jsWhitespace)) == 0 || bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })) {
+			return false
+		}
+	}
+	if dst.IsValid() {
+		if p.text != "" {
+			dst.SetString(p.text[start:end])
+		} else {
+			dst.SetString(string(s))
+		}
+	}
+	p.i = end + 1
+	return true
+}
+
+// utf16LengthOf is utf16Length of text in bytes.
+func utf16LengthOf(s []byte) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+		i += size
+	}
+	return n
+}
+
+// checkedStruct is checkedObject into a struct, with the schema's plan for its type.
+func (p *treeParser) checkedStruct(n *node, dst reflect.Value, w *walk) error {
+	if p.depth++; p.depth > maxJSONDepth {
+		return p.fail("exceeded max depth")
+	}
+	pl := n.planFor(dst.Type())
+	props := pl.props
+	// seen marks the required keys present (bit i: n.required[i]); larger lists fall back to a set.
+	var seen uint64
+	var seenSet map[string]bool
+	if len(n.required) > 64 {
+		seenSet = map[string]bool{}
+	}
+	next := 0 // where the next key is looked for first
+	d := p.data
+	p.i++ // {
+	p.space()
+	first := true
+	for {
+		if p.i < len(d) && d[p.i] == '}' && first {
+			p.i++
+			break
+		}
+		p.space()
+		var pp *propPlan
+		var key string
+		// A key without escapes is compared in place with the names, the one after the last match first.
+		if start := p.i + 1; start <= len(d) {
+			end := start
+			for end < len(d) && d[end] != '"' && d[end] != '\\' && d[end] >= 0x20 {
+				end++
+			}
+			if end < len(d) && d[end] == '"' {
+				raw := d[start:end]
+				for k := range props {
+					at := next + k
+					if at >= len(props) {
+						at -= len(props)
+					}
+					if props[at].name == string(raw) {
+						pp, next, key = &props[at], at+1, props[at].name
+						p.i = end + 1
+						break
+					}
+				}
+			}
+		}
+		if pp == nil {
+			var err error
+			if key, err = p.key(); err != nil {
+				return err
+			}
+			for k := range props {
+				if props[k].name == key {
+					pp = &props[k]
+					break
+				}
+			}
+		}
+		p.space()
+		p.i++ // : (the frame was parsed, so the syntax is known to be right)
+		p.space()
+		switch {
+		case seenSet != nil:
+			if slices.Contains(n.required, key) {
+				seenSet[key] = true
+			}
+		case pp != nil:
+			if pp.required >= 0 {
+				seen |= 1 << pp.required
+			}
+		default:
+			if i := slices.Index(n.required, key); i >= 0 {
+				seen |= 1 << i
+			}
+		}
+		w.steps = append(w.steps, step{key: key, index: -1})
+		var err error
+		switch {
+		case pp != nil:
+			var target reflect.Value
+			if pp.field >= 0 {
+				target = dst.Field(pp.field)
+			}
+			if !pp.plainString || !p.plainString(pp.node, target, w) {
+				err = p.checkedAs(pp.node, target, w, pp.unmarshaler)
+			}
+		default:
+			// Not a property: the struct may still have a field for it (filled as additionalProperties say).
+			var target reflect.Value
+			if i, ok := planOf(dst.Type()).fields[key]; ok {
+				target = dst.Field(i)
+			}
+			switch {
+			case n.additional != nil:
+				err = p.checked(n.additional, target, w)
+			case n.closed:
+				w.fault("unknown", "additionalProperties", "is not a known field; remove it or check its spelling")
+				_, err = p.value()
+			case target.IsValid():
+				var v any
+				if v, err = p.value(); err == nil {
+					err = fill(target, v)
+				}
+			default:
+				_, err = p.value()
+			}
+		}
+		w.steps = w.steps[:len(w.steps)-1]
+		if err != nil {
+			return err
+		}
+		first = false
+		p.space()
+		if p.i < len(d) && d[p.i] == ',' {
+			p.i++
+			continue
+		}
+		p.i++ // }
+		break
+	}
+	p.depth--
+	for i, key := range n.required {
+		present := seen&(1<<i) != 0
+		if seenSet != nil {
+			present = seenSet[key]
+		}
+		if !present {
+			w.steps = append(w.steps, step{key: key, index: -1})
+			w.fault("required", "required", "is required")
+			w.steps = w.steps[:len(w.steps)-1]
+		}
+	}
+	return nil
+}
+
+var emptySlices sync.Map // reflect.Type -> reflect.Value of an empty, non-nil slice
+
+// emptySlice is an empty non-nil slice of type t (they share no storage: appending allocates).
+func emptySlice(t reflect.Type) reflect.Value {
+	if v, ok := emptySlices.Load(t); ok {
+		return v.(reflect.Value)
+	}
+	v := reflect.MakeSlice(t, 0, 0)
+	emptySlices.Store(t, v)
+	return v
 }

@@ -186,11 +186,11 @@ func decodePayload(payload []byte) (*rpcMessage, error) {
 	if !utf8.Valid(payload) {
 		return nil, fail(wire.CodeFramingUTF8Invalid, "payload is not valid UTF-8")
 	}
-	env, err := scanEnvelope(payload)
+	env, isObject, err := scanEnvelope(payload)
 	if err != nil {
 		return nil, fail(wire.CodeFramingJSONInvalid, "payload is not JSON: %v", err)
 	}
-	if env == nil {
+	if !isObject {
 		return nil, fail(wire.CodeFramingMessageInvalid, "payload is not a JSON object")
 	}
 	if v, ok := env.get(payload, fieldJSONRPC); !ok || !isString(v, "2.0") {
@@ -272,17 +272,13 @@ func (e *envelope) get(payload []byte, field int) ([]byte, bool) {
 }
 
 // scanEnvelope checks that payload is one JSON document and, when it is an object, where its JSON-RPC
-// members are, without building any value (nil, nil when it is JSON but not an object).
-func scanEnvelope(payload []byte) (*envelope, error) {
+// members are, without building any value (isObject false when it is JSON but not an object).
+func scanEnvelope(payload []byte) (env envelope, isObject bool, err error) {
 	p := treeParser{data: payload, discard: true}
 	p.space()
 	if p.i >= len(payload) || payload[p.i] != '{' {
-		if err := checkSyntax(payload); err != nil {
-			return nil, err
-		}
-		return nil, nil
+		return env, false, checkSyntax(payload)
 	}
-	env := &envelope{}
 	p.depth = 1
 	p.i++ // {
 	p.space()
@@ -292,29 +288,29 @@ func scanEnvelope(payload []byte) (*envelope, error) {
 		for {
 			p.space()
 			if p.i >= len(payload) || payload[p.i] != '"' {
-				return nil, p.fail("expected a string for an object key")
+				return env, false, p.fail("expected a string for an object key")
 			}
 			keyStart := p.i + 1
 			if _, err := p.str(); err != nil {
-				return nil, err
+				return env, false, err
 			}
 			key := payload[keyStart : p.i-1]
 			p.space()
 			if p.i >= len(payload) || payload[p.i] != ':' {
-				return nil, p.fail("expected ':' after an object key")
+				return env, false, p.fail("expected ':' after an object key")
 			}
 			p.i++
 			p.space()
 			at := p.i
 			if _, err := p.value(); err != nil {
-				return nil, err
+				return env, false, err
 			}
 			if field := envelopeField(key); field >= 0 {
 				env.start[field], env.end[field], env.has[field] = at, p.i, true
 			}
 			done, err := p.afterElement('}', "expected ',' or '}' after an object value")
 			if err != nil {
-				return nil, err
+				return env, false, err
 			}
 			if done {
 				break
@@ -323,9 +319,9 @@ func scanEnvelope(payload []byte) (*envelope, error) {
 	}
 	p.space()
 	if p.i != len(payload) {
-		return nil, p.fail("invalid character after the top-level value")
+		return env, false, p.fail("invalid character after the top-level value")
 	}
-	return env, nil
+	return env, true, nil
 }
 
 // envelopeField is the member a key names, or -1. A key with escapes is decoded first ("\u0069d" is "id").

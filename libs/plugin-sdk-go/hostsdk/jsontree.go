@@ -27,6 +27,8 @@ func (e *jsonSyntaxError) Error() string { return fmt.Sprintf("%s at offset %d",
 
 type treeParser struct {
 	data []byte
+	// text is data as a string when the caller made one: strings without escapes are cut from it.
+	text string
 	i    int
 	// depth bounds nesting, so a hostile payload cannot exhaust the stack (encoding/json allows 10000).
 	depth     int
@@ -250,6 +252,9 @@ func (p *treeParser) number() (any, error) {
 		}
 	}
 	lit := d[start:p.i]
+	if p.discard {
+		return nil, nil // checked; a boxed float64 would allocate for nothing
+	}
 	if integer && len(lit) <= 15 {
 		// Small integers exactly, without strconv's general path.
 		n, neg := 0.0, lit[0] == '-'
@@ -275,7 +280,7 @@ func (p *treeParser) number() (any, error) {
 // key reads an object key: the protocol's own field names are shared strings instead of a new one per
 // key (most keys of a frame are among them).
 func (p *treeParser) key() (string, error) {
-	if p.plainKeys {
+	if p.plainKeys || p.discard {
 		return p.str()
 	}
 	start := p.i + 1
@@ -340,7 +345,11 @@ func (p *treeParser) str() (string, error) {
 		c := d[p.i]
 		if c == '"' {
 			s := ""
-			if !p.discard {
+			switch {
+			case p.discard:
+			case p.text != "":
+				s = p.text[start:p.i]
+			default:
 				s = string(d[start:p.i])
 			}
 			p.i++
@@ -450,6 +459,95 @@ func treeInto(tree any, v any) error {
 		return errors.New("treeInto needs a non-nil pointer")
 	}
 	return fill(rv.Elem(), tree)
+}
+
+// decodeInto fills v (a pointer) from the JSON text data exactly as parseTree and treeInto would, without
+// building maps for the objects that fill structs (a member given twice: the last one counts, whole).
+func decodeInto(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errors.New("decodeInto needs a non-nil pointer")
+	}
+	p := treeParser{data: data}
+	p.space()
+	if err := p.into(rv.Elem()); err != nil {
+		return err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return p.fail("invalid character after the top-level value")
+	}
+	return nil
+}
+
+// into reads one value at p.i into dst (addressable).
+func (p *treeParser) into(dst reflect.Value) error {
+	if p.i < len(p.data) && !dst.Addr().Type().Implements(unmarshalerType) {
+		switch {
+		case p.data[p.i] == '{' && dst.Kind() == reflect.Struct:
+			return p.intoStruct(dst)
+		case p.data[p.i] == '"' && dst.Kind() == reflect.String:
+			s, err := p.str()
+			if err == nil {
+				dst.SetString(s)
+			}
+			return err
+		}
+	}
+	v, err := p.value()
+	if err != nil {
+		return err
+	}
+	return fill(dst, v)
+}
+
+func (p *treeParser) intoStruct(dst reflect.Value) error {
+	if p.depth++; p.depth > maxJSONDepth {
+		return p.fail("exceeded max depth")
+	}
+	plan := planOf(dst.Type())
+	p.i++ // {
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		p.depth--
+		return nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return p.fail("expected a string for an object key")
+		}
+		key, err := p.key()
+		if err != nil {
+			return err
+		}
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return p.fail("expected ':' after an object key")
+		}
+		p.i++
+		p.space()
+		if i, ok := plan.fields[key]; ok {
+			field := dst.Field(i)
+			field.SetZero()
+			err = p.into(field)
+		} else {
+			p.discard = true
+			_, err = p.value()
+			p.discard = false
+		}
+		if err != nil {
+			return err
+		}
+		done, err := p.afterElement('}', "expected ',' or '}' after an object value")
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
 }
 
 type structPlan struct {

@@ -3,6 +3,7 @@
 package hostsdk
 
 import (
+	"io"
 	"os"
 	"syscall"
 )
@@ -30,3 +31,13 @@ func pollable(f *os.File) *os.File {
 }
 
 var keptFiles []*os.File
+
+// stdioPipe is one of the host's stdio streams as the runtime uses it: pollable when it is a pipe or a
+// socket, and then read and written with raw system calls where the platform allows (rawpipe_linux.go).
+func stdioPipe(f *os.File) io.ReadWriter {
+	p := pollable(f)
+	if p == f {
+		return f
+	}
+	return rawPipe(p)
+}

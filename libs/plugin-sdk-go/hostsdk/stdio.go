@@ -80,7 +80,7 @@ func (p *Plugin) Run() {
 	if !slices.Contains(args, wire.StdioFlag) {
 		os.Exit(p.RunStdio(args, os.Stdin, frameOut, os.Stderr))
 	}
-	os.Exit(p.RunStdio(args, pollable(os.Stdin), pollable(frameOut), os.Stderr))
+	os.Exit(p.RunStdio(args, stdioPipe(os.Stdin), stdioPipe(frameOut), os.Stderr))
 }
 
 // RunStdio runs the stdio runtime over the given streams and returns the exit code when it ends:
@@ -100,9 +100,13 @@ type eventTask struct {
 	event   *wire.MessageEvent
 	ctx     *Context
 	cancel  context.CancelCauseFunc
-	timer   *time.Timer
+	due     deadline // the handler deadline
 	started bool
+	rt      *stdioRuntime
 }
+
+// expire is the handler deadline: the SDK cancels the handler's context itself.
+func (t *eventTask) expire() { t.rt.cancel(t.event.EventID, "deadline") }
 
 type stdioRuntime struct {
 	p        *Plugin
@@ -117,6 +121,8 @@ type stdioRuntime struct {
 	exit       chan int
 	exitOnce   sync.Once
 	logSlots   chan struct{}
+	deadlines  *deadlines // the handler deadlines
+	logger     *Logger    // shared by the handlers' contexts
 
 	mu            sync.Mutex
 	init          *wire.HostInitializeParams
@@ -149,6 +155,7 @@ func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdi
 		rootCancel:    cancel,
 		exit:          make(chan int, 1),
 		logSlots:      make(chan struct{}, maxPendingLogs),
+		deadlines:     newDeadlines(),
 		timeout:       wire.RuntimeDefaultRequestTimeoutMilliseconds * time.Millisecond,
 		deadline:      wire.RuntimeDefaultHandlerDeadlineMilliseconds * time.Millisecond,
 		maxConcurrent: wire.RuntimeDefaultMaxConcurrentEvents,
@@ -157,6 +164,7 @@ func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdi
 		work:          make(chan *eventTask),
 	}
 	rt.s = &session{plugin: p, io: rt, settings: Settings{}}
+	rt.logger = &Logger{write: rt.log}
 	return rt
 }
 
@@ -246,7 +254,7 @@ func decodeParams(m *rpcMessage, v any) []Issue {
 		raw = []byte("{}")
 	}
 	if m.Method == wire.MethodEventsMessage {
-		return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
+		return decodeChecked(raw, messageEventSchema(), v, "event")
 	}
 	n := methodSchema(m.Method, "params")
 	if n == nil {
@@ -263,8 +271,11 @@ func decodeEvent(raw []byte, v any) []Issue {
 	if err := checkSyntax(raw); err != nil {
 		return []Issue{{"event.field.invalid", "", "the event is not JSON: " + err.Error()}}
 	}
-	return decodeChecked(raw, documentSchema("message-event.schema.json"), v, "event")
+	return decodeChecked(raw, messageEventSchema(), v, "event")
 }
+
+// messageEventSchema is the compiled message-event.schema.json, looked up once.
+var messageEventSchema = sync.OnceValue(func() *node { return documentSchema("message-event.schema.json") })
 
 // describeIssues is the issues on one line, for error messages and logs.
 func describeIssues(issues []Issue) string {
@@ -412,8 +423,9 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(rt.root)
-	task := &eventTask{reqID: m.ID, event: &event, cancel: cancel}
-	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: &Logger{write: rt.log}}, event: &event}
+	task := &eventTask{reqID: m.ID, event: &event, cancel: cancel, rt: rt}
+	task.due.owner = task
+	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: rt.logger}, event: &event}
 	rt.mu.Lock()
 	var refused bool
 	if !rt.started {
@@ -431,7 +443,7 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 	}
 	rt.live[event.EventID] = task
 	// Counted from admission, as the host counts from sending (6.5): the SDK cancels the context itself.
-	task.timer = time.AfterFunc(rt.deadline, func() { rt.cancel(event.EventID, "deadline") })
+	rt.deadlines.add(&task.due, rt.deadline)
 	if rt.started {
 		rt.running++
 		task.started = true
@@ -534,7 +546,7 @@ func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, duratio
 // finish frees the event's slot, then runs report (the completion), then tells a waiting stop that no
 // handler runs any more, so the report is queued before the stop flushes and exits.
 func (rt *stdioRuntime) finish(task *eventTask, report func()) {
-	task.timer.Stop()
+	rt.deadlines.stop(&task.due)
 	task.cancel(nil)
 	rt.mu.Lock()
 	delete(rt.live, task.event.EventID)
@@ -567,7 +579,7 @@ func (rt *stdioRuntime) cancel(eventID, reason string) bool {
 		rt.queue = slices.DeleteFunc(rt.queue, func(t *eventTask) bool { return t == task })
 		delete(rt.live, eventID)
 		rt.mu.Unlock()
-		task.timer.Stop()
+		rt.deadlines.stop(&task.due)
 		task.cancel(nil)
 		rt.conn.respondError(task.reqID, wire.RPCCancelled, fmt.Sprintf("event %s was cancelled before its handler started", eventID), nil)
 		return true
@@ -667,7 +679,7 @@ func (rt *stdioRuntime) shutdown(code int, orphan bool) {
 	started := rt.started
 	rt.mu.Unlock()
 	for _, t := range waiting {
-		t.timer.Stop()
+		rt.deadlines.stop(&t.due)
 		t.cancel(nil)
 		rt.conn.respondError(t.reqID, wire.RPCStopping, "the plugin stopped before this queued event started", nil)
 	}
@@ -730,11 +742,7 @@ func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*w
 		return nil, err
 	}
 	var result wire.SendResult
-	tree, err := parseTree(raw)
-	if err == nil {
-		err = treeInto(tree, &result)
-	}
-	if err != nil {
+	if err := decodeInto(raw, &result); err != nil {
 		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
 	}
 	return &result, nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
@@ -174,6 +175,7 @@ type node struct {
 	minLength, maxLength int // -1: none
 	pattern              *regexp.Regexp
 	patternSource        string
+	dateTime             bool // the pattern is dateTimePattern: isDateTime checks it
 	nonBlank             bool // minLength 1 without a pattern: blank and control characters are refused too
 
 	minimum, maximum *float64
@@ -191,6 +193,9 @@ type node struct {
 	hasDefault    bool
 	defaultValue  any
 	defaultsBelow int8 // 0 unknown, 1 yes, 2 no
+
+	// plan is how decode.go fills the struct type last decoded from this object schema.
+	plan atomic.Pointer[objectPlan]
 }
 
 // schemaSet compiles the schemas of one document (or methods.json) with its $defs.
@@ -253,7 +258,7 @@ func (s *schemaSet) compile(schema map[string]any) *node {
 		if err != nil {
 			panic("hostsdk: schema pattern " + p + ": " + err.Error())
 		}
-		n.pattern, n.patternSource = re, p
+		n.pattern, n.patternSource, n.dateTime = re, p, p == dateTimePattern
 	}
 	n.nonBlank = n.minLength == 1 && n.pattern == nil
 	if v, ok := schema["minimum"].(float64); ok {
@@ -490,7 +495,7 @@ func (n *node) walkString(s string, w *walk) {
 		w.fault("invalid", "minLength", msg)
 	case n.maxLength >= 0 && length > n.maxLength:
 		w.fault("invalid", "maxLength", fmt.Sprintf("must be at most %d characters", n.maxLength))
-	case n.pattern != nil && !n.pattern.MatchString(s):
+	case n.pattern != nil && !n.matches([]byte(s)):
 		w.fault("invalid", "pattern", "must match "+n.patternSource)
 	case n.nonBlank && n.nonBlankApplies(w.last()):
 		if strings.TrimFunc(s, jsWhitespace) == "" {
@@ -499,6 +504,14 @@ func (n *node) walkString(s string, w *walk) {
 			w.fault("invalid", "blank", "must not contain control characters")
 		}
 	}
+}
+
+// matches reports whether s matches the node's pattern.
+func (n *node) matches(s []byte) bool {
+	if n.dateTime {
+		return isDateTime(s)
+	}
+	return n.pattern.Match(s)
 }
 
 // nonBlankApplies: the non-blank rule (left out of the JSON Schema because regex dialects differ) holds
