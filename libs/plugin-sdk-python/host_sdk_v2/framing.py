@@ -5,8 +5,11 @@ and after an error the stream is broken for good (frames cannot be resynchronise
 """
 
 import json
+import json.decoder
+import json.encoder
 import re
-from typing import Any, List, Optional, Tuple, Union
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._generated.catalog import LIMITS
 
@@ -165,7 +168,7 @@ class FrameDecoder:
             return ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
         del self._buf[: header_end + length]
         try:
-            value = json.loads(text)
+            value = decode_json(text)
         except ValueError as error:
             return ("error", "framing.json.invalid", f"payload is not JSON: {error}")
         if isinstance(value, dict) and isinstance(value.get("id"), float):
@@ -176,10 +179,59 @@ class FrameDecoder:
         return ("message", value)
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+#: The decoder's scanner (C when available): one value from an index, and where it ended.
+_SCAN: Callable[[str, int], Tuple[Any, int]] = getattr(json.decoder.JSONDecoder(), "scan_once")
+
+
+def decode_json(text: str) -> Any:
+    """``json.loads(text)``, without its layers of Python for the usual payload (an object with nothing
+    around it); anything else, and every error, goes through ``json.loads`` itself."""
+    if text[:1] == "{" and text[-1:] == "}":
+        try:
+            value, end = _SCAN(text, 0)
+        except (StopIteration, ValueError):
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
+
+
+def _make_encode() -> Callable[[Any], str]:
+    # The C encoder made once, not per message as JSONEncoder.encode does (same output: compact
+    # separators, UTF-8 text as is, cycles refused).
+    fallback = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return fallback
+    default = json.JSONEncoder().default
+    markers: Dict[int, Any] = {}
+    encode_string: Callable[[str], str] = getattr(json.encoder, "encode_basestring")
+    iterencode = make(markers, default, encode_string, None, ":", ",", False, False, True)
+    lock = threading.Lock()
+
+    def encode(value: Any) -> str:
+        if type(value) is str:
+            return encode_string(value)
+        # The markers (for cycles) are shared: one encoding at a time; another thread takes the slow path.
+        if not lock.acquire(blocking=False):
+            return fallback(value)
+        try:
+            return "".join(iterencode(value, 0))
+        except BaseException:
+            markers.clear()
+            raise
+        finally:
+            lock.release()
+
+    return encode
+
+
+#: JSON text of a value, compact and with non-ASCII text as is.
+encode_json = _make_encode()
 
 
 def encode_frame(message: Any) -> bytes:
     """One message as a frame."""
-    body = _ENCODE(message).encode("utf-8")
+    body = encode_json(message).encode("utf-8")
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)

@@ -10,9 +10,11 @@ within the grace period; the process exits when stdin closes.
 import asyncio
 import collections
 import concurrent.futures
+import gc
 import inspect
 import itertools
 import os
+import stat
 import queue
 import sys
 import threading
@@ -26,7 +28,7 @@ from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
 from .dispatch import Completion, EventRun, call_handler, dispatch_event
 from .errors import ERROR_CODES, HostCallError, PluginMessageError, PluginSdkError
-from .framing import FrameDecoder, encode_frame
+from .framing import FrameDecoder, encode_json
 from .validation import validate_document, validate_method
 
 if TYPE_CHECKING:
@@ -42,8 +44,21 @@ _READ_SIZE = 65536
 _WRITE_HIGH_WATER = 2 * LIMITS["maxPayloadBytes"] + 1024 * 1024
 #: Threads that run sync handlers at most (events beyond them wait for a free thread).
 _HANDLER_THREADS = 64
-#: Sends from handler threads waiting for the event loop at most (see ``StdioRuntime._handoffs``).
-_MAX_HANDOFFS = 64
+_HEADER = b"Content-Length: %d\r\n\r\n"
+
+
+def _frame(body: str) -> bytes:
+    data = body.encode("utf-8")
+    return _HEADER % len(data) + data
+
+
+def _id_json(value: Any) -> str:
+    """A JSON-RPC id (the decoder let through only strings, integers and, in answers, null) as JSON."""
+    return str(value) if type(value) is int else encode_json(value)
+
+
+def _now(step: Callable[[], None]) -> None:
+    step()
 
 
 def usage(plugin: "Plugin") -> str:
@@ -100,6 +115,75 @@ class _FrameWriter:
                 self._out.flush()
             except (OSError, ValueError):
                 self.broken = True  # the host closed the pipe; stdin's end stops the process
+
+
+class _PipeOutput:
+    """The protocol stream when stdout is a pipe or a socket. Frames are added from any thread and leave
+    in that order; only the event loop writes them (non-blocking, all queued frames in one system call),
+    so no thread ever waits for a lock held across a write. What the pipe does not take waits in a
+    backlog written when the pipe is writable again; past the high-water mark ``writable`` is cleared,
+    so handler threads that send wait (the host stops reading a plugin that sends faster than it
+    handles, v2.md 3.6.1) instead of growing the backlog."""
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, writable: threading.Event) -> None:
+        self._fd = fd
+        self._loop = loop
+        self._writable = writable
+        #: Appended by any thread, taken from the left by the loop only (both atomic).
+        self._frames: "collections.deque[bytes]" = collections.deque()
+        self._backlog = bytearray()
+        self.broken = False
+        os.set_blocking(fd, False)
+
+    def add(self, frame: bytes) -> None:
+        """Queues a frame for the next :meth:`flush` (any thread)."""
+        self._frames.append(frame)
+
+    def flush(self) -> None:
+        """Writes the queued frames (loop thread only)."""
+        frames = self._frames
+        count = len(frames)
+        if count == 0:
+            return
+        popleft = frames.popleft
+        data = popleft() if count == 1 else b"".join([popleft() for _ in range(count)])
+        if self.broken:
+            return
+        if self._backlog:
+            self._backlog += data
+        else:
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                written = 0
+            except OSError:
+                self.broken = True  # the host closed the pipe; stdin's end stops the process
+                return
+            if written == len(data):
+                return
+            self._backlog += memoryview(data)[written:]
+            self._loop.add_writer(self._fd, self._on_writable)
+        if len(self._backlog) > _WRITE_HIGH_WATER:
+            self._writable.clear()
+
+    def _on_writable(self) -> None:
+        if self._backlog and not self.broken:
+            try:
+                written = os.write(self._fd, self._backlog)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.broken = True
+                written = len(self._backlog)
+            del self._backlog[:written]
+        if len(self._backlog) <= _WRITE_HIGH_WATER // 4:
+            self._writable.set()
+        if not self._backlog:
+            self._loop.remove_writer(self._fd)
+
+    def unsent(self) -> int:
+        """Bytes not written yet."""
+        return 0 if self.broken else len(self._backlog) + sum(len(f) for f in list(self._frames))
 
 
 class _Inbox:
@@ -263,16 +347,18 @@ class StdioRuntime:
         self._stderr = stderr
         self._stdout = stdout
         self._writer: Optional[_FrameWriter] = None
-        self._pipe_out: Optional[asyncio.WriteTransport] = None
-        self._out_frames: List[bytes] = []
+        self._out: Optional[_PipeOutput] = None
         self._batch_depth = 0
+        self._flush_soon = False
+        self._flush_posted = False
         self._loop_thread = 0
         self._eof = False
         self._writable = threading.Event()
-        # Sends handed from handler threads to the loop and not yet written: bounded, so threads that send
-        # faster than the loop runs wait here, before the loop's callback queue grows without limit.
-        self._handoffs = threading.BoundedSemaphore(_MAX_HANDOFFS)
         self._writable.set()
+        #: The runtime token as JSON, once the handshake gave it (every request to the host carries it).
+        self._token_json = ""
+        #: Whether each handler is a coroutine function (asked once per handler, not once per event).
+        self._is_async: Dict[Any, bool] = {}
         self._decoder = FrameDecoder()
         self._transport = _StdioTransport(self)
         self._ids = itertools.count(1)
@@ -320,10 +406,17 @@ class StdioRuntime:
         return await self._done
 
     async def _connect_pipes(self) -> bool:
-        """Non-blocking pipe transports of the event loop: no thread hop per frame, and writes queue in
-        the transport's buffer instead of blocking when the host reads slowly."""
+        """stdin read by the event loop, stdout written without blocking by whichever thread has frames
+        (see _PipeOutput): no thread hop per frame. Only for pipes and sockets."""
         assert self._loop is not None
         runtime = self
+
+        def is_pipe(stream: IO[bytes]) -> bool:
+            try:
+                mode = os.fstat(stream.fileno()).st_mode
+            except (AttributeError, ValueError, OSError):
+                return False
+            return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
         class Reader(asyncio.Protocol):
             def data_received(self, data: bytes) -> None:
@@ -336,26 +429,17 @@ class StdioRuntime:
             def connection_lost(self, exc: Optional[Exception]) -> None:
                 runtime._on_eof()
 
-        class Writer(asyncio.Protocol):
-            # The host stops reading a plugin that sends faster than it handles (v2.md 3.6.1): past the
-            # high-water mark, handler threads that send wait here instead of growing the buffer.
-            def pause_writing(self) -> None:
-                runtime._writable.clear()
-
-            def resume_writing(self) -> None:
-                runtime._writable.set()
-
+        if not (is_pipe(self._stdin) and is_pipe(self._stdout)):
+            return False
         try:
-            write_transport, _ = await self._loop.connect_write_pipe(Writer, self._stdout)
-            write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER, low=_WRITE_HIGH_WATER // 4)
-        except (ValueError, OSError, NotImplementedError):
+            out = _PipeOutput(self._stdout.fileno(), self._loop, self._writable)
+        except (ValueError, OSError):
             return False
         try:
             await self._loop.connect_read_pipe(Reader, self._stdin)
         except (ValueError, OSError, NotImplementedError):
-            write_transport.close()
             return False
-        self._pipe_out = write_transport
+        self._out = out
         return True
 
     def _read(self) -> None:
@@ -374,7 +458,13 @@ class StdioRuntime:
     def _on_data(self, chunk: bytes) -> None:
         if self._closed:
             return
-        self._batched(lambda: self._on_frames(chunk))
+        self._batch_depth += 1
+        try:
+            self._on_frames(chunk)
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0:
+                self._flush()
 
     def _batched(self, work: Callable[[], None]) -> None:
         """Runs ``work`` with the frames it writes held back and sent in one write when it ends (what a
@@ -385,8 +475,8 @@ class StdioRuntime:
             work()
         finally:
             self._batch_depth -= 1
-            if self._batch_depth == 0 and self._out_frames:
-                self._flush_frames()
+            if self._batch_depth == 0:
+                self._flush()
 
     def _on_frames(self, chunk: bytes) -> None:
         for item in self._decoder.push(chunk):
@@ -406,33 +496,62 @@ class StdioRuntime:
             return
         self._close(0)
 
-    def _write(self, message: Dict[str, Any]) -> None:
+    def _emit(self, body: str) -> None:
+        """Sends one message (its JSON text); callable from any thread, frames leave in the order they
+        were made (an event's ACK precedes its replies). The frames of one batch (a chunk of input, a
+        batch from the handler threads) or of one turn of the loop leave in one write: a system call per
+        frame costs more than the rest of an exchange. A handler thread's frame waits for the loop's next
+        batch, which the thread asks for through the inbox: one wake-up of the loop for the frames of
+        every thread that sent before it ran."""
         if self._closed and self._exit_code is None:
             return
-        frame = encode_frame(message)
-        if self._pipe_out is not None:
-            # Frames made in one turn of the event loop (an ACK and the reply request after it) leave in
-            # one write: a system call per frame costs more than the rest of an exchange.
-            self._out_frames.append(frame)
-            if len(self._out_frames) == 1 and self._batch_depth == 0:
-                assert self._loop is not None
-                self._loop.call_soon(self._flush_frames)
-        elif self._writer is not None:
-            self._writer.write(frame)
+        frame = _frame(body)
+        out = self._out
+        if out is None:
+            if self._writer is not None:
+                self._writer.write(frame)
+            return
+        out.add(frame)
+        if threading.get_ident() != self._loop_thread:
+            if not self._flush_posted:
+                self._flush_posted = True
+                try:
+                    self._inbox.post(self._posted_flush)
+                except RuntimeError:
+                    pass  # the loop is closed: the process is ending
+        elif self._batch_depth == 0 and not self._flush_soon:
+            self._flush_soon = True
+            assert self._loop is not None
+            self._loop.call_soon(self._flush)
 
-    def _flush_frames(self) -> None:
-        frames, self._out_frames = self._out_frames, []
-        if self._pipe_out is not None and not self._pipe_out.is_closing() and frames:
-            self._pipe_out.write(b"".join(frames))
+    def _posted_flush(self) -> None:
+        # Runs in a batch of the inbox, which flushes when it ends. Cleared before that flush: a frame
+        # added after it was read here is either in that flush or asks for another.
+        self._flush_posted = False
+
+    def _flush(self) -> None:
+        self._flush_soon = False
+        if self._out is not None:
+            self._out.flush()
 
     def _respond(self, request_id: Any, result: Any) -> None:
-        self._write({"jsonrpc": "2.0", "id": request_id, "result": result})
+        self._emit(f'{{"jsonrpc":"2.0","id":{_id_json(request_id)},"result":{encode_json(result)}}}')
+
+    def _ack(self, request_id: Any, ack: Dict[str, Any]) -> None:
+        if ack["accepted"] and ack["error"] is None:
+            # The usual ACK from a template: only the ids are encoded.
+            intercepted = "true" if ack["intercepted"] else "false"
+            self._emit(
+                f'{{"jsonrpc":"2.0","id":{_id_json(request_id)},"result":{{"eventId":{encode_json(ack["eventId"])},"accepted":true,"intercepted":{intercepted},"error":null}}}}'
+            )
+        else:
+            self._respond(request_id, ack)
 
     def _respond_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
         error: Dict[str, Any] = {"code": int(code), "message": message}
         if data is not None:
             error["data"] = data
-        self._write({"jsonrpc": "2.0", "id": request_id, "error": error})
+        self._emit(f'{{"jsonrpc":"2.0","id":{_id_json(request_id)},"error":{encode_json(error)}}}')
 
     # Requests to the host -----------------------------------------------------------------------------
 
@@ -443,68 +562,67 @@ class StdioRuntime:
             raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
         if threading.get_ident() != self._loop_thread:
             self._writable.wait()
-        return self._request(method, {"token": self._init["token"], **params}, True, target)
+        return self._request(method, encode_json(params), True, target)
 
-    def _request(self, method: str, params: Dict[str, Any], mapped: bool = False, target: Optional[Mapping[str, str]] = None) -> "Answer[Any]":
+    def _request(self, method: str, params: str, mapped: bool = False, target: Optional[Mapping[str, str]] = None) -> "Answer[Any]":
+        """Sends a request whose params (JSON text of an object) get the runtime token; callable from any
+        thread (a handler thread registers and writes it itself, without a hop to the loop)."""
         answer: "Answer[Any]" = Answer()
-        assert self._loop is not None
-
-        def send() -> None:
-            if self._closed:
-                answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
-                return
-            request_id = next(self._ids)
-            assert self._loop is not None
-            self._pending[request_id] = _Call(method, answer, mapped, target, self._loop.time() + self._request_timeout)
-            self._watch()
-            self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-
-        if threading.get_ident() == self._loop_thread:
-            send()
+        if self._closed:
+            answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
             return answer
-
-        def handed_off() -> None:
-            try:
-                send()
-            finally:
-                self._handoffs.release()
-
-        while not self._handoffs.acquire(timeout=0.5):
-            if self._closed:
-                raise PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent.")
-        try:
-            self._inbox.post(handed_off)
-        except RuntimeError:
-            # The loop is closed: nothing will run the send.
-            self._handoffs.release()
-            raise
+        request_id = next(self._ids)
+        # Registered before it is written, so its answer always finds it.
+        self._pending[request_id] = _Call(method, answer, mapped, target, time.monotonic() + self._request_timeout)
+        if self._closed:
+            # Closed meanwhile (by the loop): _close may have failed the pending requests before this one.
+            if self._pending.pop(request_id, None) is not None:
+                answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
+            return answer
+        rest = params[1:]
+        self._emit(f'{{"jsonrpc":"2.0","id":{request_id},"method":"{method}","params":{{"token":{self._token_json}{"," if rest != "}" else ""}{rest}}}')
+        if self._watchdog is None:
+            self._arm_watchdog()
         return answer
 
     # Deadlines ----------------------------------------------------------------------------------------
 
+    def _arm_watchdog(self) -> None:
+        if threading.get_ident() == self._loop_thread:
+            self._watch()
+        else:
+            assert self._loop is not None
+            try:
+                self._loop.call_soon_threadsafe(self._watch)
+            except RuntimeError:
+                pass  # the loop closed: the process is ending
+
     def _watch(self) -> None:
-        """Arms the one timer of request timeouts and handler deadlines at the earliest of them (requests
-        and live events are each kept in the order of their deadlines)."""
+        """Arms the one timer of request timeouts and handler deadlines (loop thread only). Requests and
+        live events are each kept in the order of their deadlines; the timer fires at the earliest of
+        them, and no later than one request timeout from now while anything is pending: so a handler
+        thread that adds a request (due a request timeout from then) finds the timer early enough and
+        never has to wake the loop to move it."""
         if self._watchdog is not None or self._closed:
             return
         due: Optional[float] = None
-        for call in self._pending.values():
+        # Snapshots: handler threads add requests while the loop reads them.
+        for call in list(self._pending.values())[:1]:
             due = call.deadline
-            break
         for live in self._live.values():
             if live.deadline is not None:
                 due = live.deadline if due is None else min(due, live.deadline)
                 break
         if due is not None:
             assert self._loop is not None
-            self._watchdog = self._loop.call_at(due, self._on_watchdog)
+            self._watchdog = self._loop.call_at(min(due, self._loop.time() + self._request_timeout), self._on_watchdog)
 
     def _on_watchdog(self) -> None:
         self._watchdog = None
         assert self._loop is not None
         now = self._loop.time()
         late = []
-        for request_id, call in self._pending.items():
+        for request_id, call in list(self._pending.items()):
             if call.deadline > now:
                 break
             late.append(request_id)
@@ -532,10 +650,10 @@ class StdioRuntime:
         if self._init is None or self._closed:
             self._stderr.write(line + "\n")
             return
-        params: Dict[str, Any] = {"token": self._init["token"], "level": level, "message": message}
+        params: Dict[str, Any] = {"level": level, "message": message}
         if fields:
             params["fields"] = dict(fields)
-        future = self._request("log.write", params)
+        future = self._request("log.write", encode_json(params))
         future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(line + "\n"))
 
     # Requests from the host ---------------------------------------------------------------------------
@@ -588,6 +706,7 @@ class StdioRuntime:
             self._close(1, run_stop=False)
             return
         self._init = init
+        self._token_json = encode_json(init["token"])
         runtime = init["runtime"]
         self._limits.update({k: runtime[k] for k in self._limits if k in runtime})
         self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
@@ -628,6 +747,10 @@ class StdioRuntime:
                 self._close(1, run_stop=False)
                 return
         self._started = True
+        # What exists now (modules, the manifest, the plugin's own state) lives as long as the process:
+        # the cyclic collector stops walking it on every collection of the events' short-lived objects.
+        gc.collect()
+        gc.freeze()
         self._pump()
 
     def _on_event(self, request_id: Any, params: Any) -> None:
@@ -647,7 +770,8 @@ class StdioRuntime:
             self._respond(request_id, {"eventId": event_id, "accepted": False, "intercepted": False, "error": None})
             return
         assert self._session is not None and self._loop is not None
-        live = _LiveEvent(request_id, event, Cancellation(self._session.cancellation))
+        # Without a link to the session's token: the runtime cancels live events itself when it stops.
+        live = _LiveEvent(request_id, event, Cancellation())
         limit = self._limits["maxConcurrentEvents"]
         if self._started:
             if self._running >= limit or self._waiting:
@@ -675,28 +799,79 @@ class StdioRuntime:
             assert self._idle is not None
             self._idle.clear()
             handler = self.plugin.handler_for(live.event)  # type: ignore[arg-type]
-            if handler is not None and not inspect.iscoroutinefunction(handler):
-                self._run_sync(live, handler)
-            else:
+            if handler is None:
                 self._spawn(self._run_event(live))
+                continue
+            is_async = self._is_async.get(handler)
+            if is_async is None:
+                is_async = self._is_async[handler] = inspect.iscoroutinefunction(handler)
+            if is_async:
+                self._run_async(live, handler)
+            else:
+                self._run_sync(live, handler)
 
-    def _run_sync(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
-        """A sync handler: it runs on a worker thread, everything around it on the loop, driven by
-        callbacks (no task, no coroutine, no asyncio future per event)."""
+    def _event_run(self, live: _LiveEvent) -> EventRun:
         assert self._session is not None
+        request_id = live.request_id
         try:
-            run = EventRun(live.event, self._transport, self._session, lambda ack: self._respond(live.request_id, ack), live.cancellation)  # type: ignore[arg-type]
+            return EventRun(live.event, self._transport, self._session, lambda ack: self._ack(request_id, ack), live.cancellation, any_thread=True)  # type: ignore[arg-type]
         except BaseException:
             self._end(live)
             raise
 
+    def _run_async(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
+        """An async handler: its coroutine is the task (no wrapping coroutines); what follows it runs in
+        the task's done callback."""
+        run = self._event_run(live)
+        try:
+            coroutine = handler(run.ctx)
+        except Exception as thrown:
+            self._ended(live, run, thrown)
+            return
+        except BaseException:
+            self._end(live)
+            raise
+        assert self._loop is not None
+        task = self._loop.create_task(coroutine)
+
+        def done(task: "asyncio.Task[Any]") -> None:
+            thrown = asyncio.CancelledError() if task.cancelled() else task.exception()
+            if thrown is not None and not isinstance(thrown, Exception):
+                self._end(live)
+                raise thrown
+            self._ended(live, run, thrown)  # type: ignore[arg-type]
+
+        task.add_done_callback(done)
+
+    def _ended(self, live: _LiveEvent, run: EventRun, thrown: Optional[Exception]) -> None:
+        """The handler returned or raised (any thread): the ACK if still due, then ``events.completed``
+        once every message it started has its answer; the event's slot is freed on the loop."""
+        try:
+            error = run.finish(thrown)
+            run.ctx._when_settled(lambda: self._on_loop(lambda: self._finish_run(live, run, error)), _now)
+        except BaseException:
+            self._on_loop(lambda: self._end(live))
+            raise
+
+    def _run_sync(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
+        """A sync handler: it runs on a worker thread, which also sends what it causes (its messages, the
+        ACK if still due) without a hop to the loop; the completion goes out when the last answer arrives
+        (on the loop). No task, no coroutine, no asyncio future per event."""
+        run = self._event_run(live)
+
         def job() -> None:
             try:
                 result = handler(run.ctx)
+            except Exception as thrown:
+                self._ended(live, run, thrown)
+                return
             except BaseException as thrown:  # reported on the loop, as an awaited handler's would be
                 self._inbox.post(ended, None, thrown)
-            else:
+                return
+            if inspect.isawaitable(result):
                 self._inbox.post(ended, result, None)
+            else:
+                self._ended(live, run, None)
 
         def ended(result: Any, thrown: Optional[BaseException]) -> None:
             if thrown is None and inspect.isawaitable(result):
@@ -773,9 +948,14 @@ class StdioRuntime:
     def _complete(self, event_id: str, completion: Completion) -> None:
         if self._closed:
             return
-        params = {"eventId": event_id, "error": completion.error, "durationMs": round(completion.duration_ms)}
-        future = self.call("events.completed", params, None)
-        future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(f"[warn] events.completed for {event_id} failed: {f.exception()}\n"))
+        error = "null" if completion.error is None else encode_json(completion.error)
+        future = self._request("events.completed", f'{{"eventId":{encode_json(event_id)},"error":{error},"durationMs":{round(completion.duration_ms)}}}', True)
+        future.add_done_callback(self._completed)
+
+    def _completed(self, answer: "Answer[Any]") -> None:
+        error = answer.exception()
+        if error is not None:
+            self._stderr.write(f"[warn] events.completed failed: {error}\n")
 
     def _forget(self, event_id: str) -> None:
         live = self._live.pop(event_id, None)
@@ -830,7 +1010,7 @@ class StdioRuntime:
             self._forget(live.event["eventId"])
             self._respond_error(live.request_id, RpcErrorCode.Stopping, "the plugin stopped before this queued event started")
         assert self._session is not None and self._idle is not None
-        self._session.cancellation.cancel(PluginSdkError("SDK_EVENT_CANCELLED", f"the plugin is stopping (plugin.stop, {reason})"))
+        self._cancel_all(PluginSdkError("SDK_EVENT_CANCELLED", f"the plugin is stopping (plugin.stop, {reason})"))
         started = time.monotonic()
         try:
             await asyncio.wait_for(self._idle.wait(), timeout=grace)
@@ -884,15 +1064,22 @@ class StdioRuntime:
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
-        for call in self._pending.values():
-            call.answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{call.method} did not finish."))
-        self._pending.clear()
-        if self._session is not None:
-            self._session.cancellation.cancel(PluginSdkError("SDK_HOST_DISCONNECTED", "the host connection closed"))
+        for request_id in list(self._pending):
+            call = self._pending.pop(request_id, None)
+            if call is not None:
+                call.answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{call.method} did not finish."))
+        self._cancel_all(PluginSdkError("SDK_HOST_DISCONNECTED", "the host connection closed"))
         if run_stop:
             self._spawn(self._orphan_stop(code))
         else:
             self._finish(code)
+
+    def _cancel_all(self, reason: Exception) -> None:
+        """Cancels the session's token and every live event's."""
+        if self._session is not None:
+            self._session.cancellation.cancel(reason)
+        for live in list(self._live.values()):
+            live.cancellation.cancel(reason)
 
     async def _orphan_stop(self, code: int) -> None:
         await self._run_on_stop(ORPHAN_STOP_SECONDS)
@@ -912,8 +1099,8 @@ class StdioRuntime:
     async def _drain_pipe(self, code: int) -> None:
         """Lets the pipe transport write what it holds (at most 5 s) before the process exits."""
         deadline = time.monotonic() + 5
-        self._flush_frames()
-        while self._pipe_out is not None and self._pipe_out.get_write_buffer_size() > 0 and time.monotonic() < deadline:
+        self._flush()
+        while self._out is not None and self._out.unsent() > 0 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         self._resolve(code)
 
