@@ -195,17 +195,44 @@ class MessageSender:
         return Target(self, dict(target))
 
 
+def _untracked(sent: Sent) -> Sent:
+    return sent
+
+
+def _ignore_decision(intercepted: bool) -> None:
+    pass
+
+
 class LifecycleContext:
     """What on_start, on_stop and on_settings_changed receive."""
 
     def __init__(self, transport: Transport, session: Session, track: Optional[Callable[[Sent], Sent]] = None, event: Optional[Mapping[str, Any]] = None) -> None:
         self._session = session
+        self._transport_obj = transport
+        self._event_of_sender = event
+        self._track_sent = track
+        self._log: Optional[PluginLogger] = None
+        self._messages: Optional[MessageSender] = None
         self.plugin_id: str = session.plugin_id
         self.transport: str = transport.kind
         self.directories: Optional[Directories] = session.directories
-        self.log = PluginLogger(transport)
-        self.messages = MessageSender(transport, session, track or (lambda s: s), event)
         self.cancellation: Cancellation = session.cancellation
+
+    # Made on first use: most handlers never log or send to other targets.
+
+    @property
+    def log(self) -> PluginLogger:
+        """The plugin's log in the host: ``ctx.log.info("greeting", sender=ctx.sender["mentionId"])``."""
+        if self._log is None:
+            self._log = PluginLogger(self._transport_obj)
+        return self._log
+
+    @property
+    def messages(self) -> MessageSender:
+        """Messages to other targets: ``ctx.messages.group("g1").send("hi")``."""
+        if self._messages is None:
+            self._messages = MessageSender(self._transport_obj, self._session, self._track_sent or _untracked, self._event_of_sender)
+        return self._messages
 
     @property
     def settings(self) -> Mapping[str, Any]:
@@ -227,8 +254,11 @@ class MessageContext(LifecycleContext):
     def __init__(self, event: MessageEvent, transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
         self._pending: List[Sent] = []
         self._lock = threading.Lock()
-        super().__init__(transport, session, self._track, event)
-        self._transport_obj = transport
+        super().__init__(transport, session, None, event)
+        self._track_sent = self._track
+        self._settle_index = 0
+        self._settle_done: Optional[Callable[[], None]] = None
+        self._settle_resume: Optional[Callable[[Callable[[], None]], None]] = None
         self.event: MessageEvent = event
         self.sender: UserRef = event["sender"]
         self.command: Optional[CommandMatch] = event.get("command")
@@ -329,23 +359,32 @@ class MessageContext(LifecycleContext):
     def _when_settled(self, done: Callable[[], None], resume: Callable[[Callable[[], None]], None]) -> None:
         """:meth:`_settle` without a coroutine: calls ``done()`` once every message the handler started
         has its answer. ``resume(step)`` runs ``step`` on the caller's thread (answers may settle on
-        another)."""
-        index = 0
+        another). Once ``done`` ran the context no longer refers to the handling around it (no reference
+        cycle is left for the cyclic collector)."""
+        self._settle_done = done
+        self._settle_resume = resume
+        self._settle_step()
 
-        def step() -> None:
-            nonlocal index
-            while True:
-                sent = self._sent_at(index)
-                if sent is None:
+    def _settle_step(self) -> None:
+        while True:
+            sent = self._sent_at(self._settle_index)
+            if sent is None:
+                done = self._settle_done
+                self._settle_done = self._settle_resume = None
+                self._on_decision = _ignore_decision  # a decision after the end changes nothing
+                if done is not None:
                     done()
-                    return
-                if not sent._future.done():
-                    sent._future.add_done_callback(lambda _answer: resume(step))
-                    return
-                index += 1
-                self._observe(sent)
+                return
+            if not sent._future.done():
+                sent._future.add_done_callback(self._settle_answered)
+                return
+            self._settle_index += 1
+            self._observe(sent)
 
-        step()
+    def _settle_answered(self, answer: "Answer[Any]") -> None:
+        resume = self._settle_resume
+        if resume is not None:
+            resume(self._settle_step)
 
 
 def _parse_time(value: str) -> datetime:

@@ -23,6 +23,14 @@ FrameEvent = Tuple[Any, ...]
 
 def check_jsonrpc_shape(value: Any) -> Optional[str]:
     """The JSON-RPC 2.0 shape of a payload; returns what is wrong, or None."""
+    if type(value) is dict and value.get("jsonrpc") == "2.0" and type(value.get("id")) is int:
+        # The usual request and result, answered before the general checks below.
+        method = value.get("method")
+        if type(method) is str:
+            if method:
+                return None
+        elif "method" not in value and "result" in value and "error" not in value:
+            return None
     if not isinstance(value, dict):
         return "payload is not a JSON object"
     if value.get("jsonrpc") != "2.0":
@@ -70,14 +78,46 @@ class FrameDecoder:
     def push(self, chunk: bytes) -> List[FrameEvent]:
         if self.broken:
             return []
-        self._buf += chunk
+        buf = self._buf
+        buf += chunk
         out: List[FrameEvent] = []
-        while True:
-            event = self._next()
-            if event is None:
+        # Whole frames with the usual header (a lone Content-Length) are read here, by offset, and the
+        # buffer is cut once at the end; any other frame, a partial one, and every error go through
+        # _next, one frame at a time.
+        pos = 0
+        total = len(buf)
+        header_limit = self.max_header_bytes
+        while self._pending is None and buf.startswith(b"Content-Length: ", pos):
+            end = buf.find(b"\r\n\r\n", pos + 16, pos + 30)
+            if end <= pos + 16 or end + 4 - pos > header_limit:
                 break
+            digits = buf[pos + 16 : end]
+            if not digits.isdigit() or len(digits) > 10:
+                break
+            size = int(digits)
+            start = end + 4
+            if not 0 < size <= self.max_payload_bytes or start + size > total:
+                break
+            pos = start + size
+            try:
+                text = buf[start:pos].decode("utf-8")
+            except UnicodeDecodeError:
+                event: FrameEvent = ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
+            else:
+                event = _message(text)
             out.append(event)
             if event[0] == "error":
+                self.broken = True
+                self._buf = bytearray()
+                return out
+        if pos:
+            del buf[:pos]
+        while True:
+            slow = self._next()
+            if slow is None:
+                break
+            out.append(slow)
+            if slow[0] == "error":
                 self.broken = True
                 self._buf = bytearray()
                 break
@@ -167,16 +207,21 @@ class FrameDecoder:
         except UnicodeDecodeError:
             return ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
         del self._buf[: header_end + length]
-        try:
-            value = decode_json(text)
-        except ValueError as error:
-            return ("error", "framing.json.invalid", f"payload is not JSON: {error}")
-        if isinstance(value, dict) and isinstance(value.get("id"), float):
-            value["id"] = _integral_float(value["id"])
-        shape = check_jsonrpc_shape(value)
-        if shape:
-            return ("error", "framing.message.invalid", shape)
-        return ("message", value)
+        return _message(text)
+
+
+def _message(text: str) -> FrameEvent:
+    """The payload of one frame: a JSON-RPC message, or the framing error it is."""
+    try:
+        value = decode_json(text)
+    except ValueError as error:
+        return ("error", "framing.json.invalid", f"payload is not JSON: {error}")
+    if isinstance(value, dict) and isinstance(value.get("id"), float):
+        value["id"] = _integral_float(value["id"])
+    shape = check_jsonrpc_shape(value)
+    if shape:
+        return ("error", "framing.message.invalid", shape)
+    return ("message", value)
 
 
 #: The decoder's scanner (C when available): one value from an index, and where it ended.

@@ -166,6 +166,15 @@ def normalize_message(message: Any) -> Dict[str, Any]:
     return {"format": parsed["format"], "parts": parts}
 
 
+def normalize_strings(fmt: str, parts: Sequence[str]) -> Dict[str, Any]:
+    """:func:`normalize_message` of a message whose parts are all plain strings (``ctx.reply("hi")``),
+    with the same result and errors: its text parts merge into one."""
+    joined = _BIDI_CONTROLS.sub("", "".join(parts))
+    if _INVISIBLE.sub("", joined).strip(_JS_WHITESPACE) == "":
+        raise _fail("message.empty", "It has only whitespace or invisible text." if joined else "It has no parts left.")
+    return {"format": fmt, "parts": [{"type": "text", "text": joined}]}
+
+
 def parse_target(target: Any) -> Dict[str, str]:
     """Checks a target ``{type, id, botAccountId?}``; any fault is ``message.target.invalid``."""
     if not isinstance(target, dict):
@@ -188,7 +197,13 @@ def parse_target(target: Any) -> Dict[str, str]:
 
 def escape_text(value: str) -> str:
     """``&``, ``<``, ``>`` become entities; nothing else changes."""
-    return _SPECIAL.sub(lambda m: _ENTITY[m.group(0)], value)
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if "<" in value:
+        value = value.replace("<", "&lt;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    return value
 
 
 def escape_markdown_literal(value: str) -> str:
@@ -264,7 +279,10 @@ def prepare_message(
         )
     from .parts import to_parts
 
-    normalized = normalize_message({"format": fmt, "parts": to_parts(parts)})
+    if fmt in ("text", "markdown") and all(type(p) is str for p in parts):
+        normalized = normalize_strings(fmt, parts)
+    else:
+        normalized = normalize_message({"format": fmt, "parts": to_parts(parts)})
     if permissions is not None and "messages.mentionEveryone" not in permissions:
         if any(p["type"] == "mention" and p["target"] == "everyone" for p in normalized["parts"]):
             raise _fail(
