@@ -221,26 +221,51 @@ class _Inbox:
 
 
 class _Workers:
-    """The threads sync handlers run on: started as needed (at most ``limit``), each taking the next
-    job from one queue; a job's end reaches the loop through the inbox."""
+    """The threads sync handlers run on: started as needed (at most ``limit``), each taking the next job
+    from one queue; a job's end reaches the loop through the inbox.
+
+    A sleeping thread is woken only when no awake thread is between jobs: a thread that ends a job takes
+    the next one queued, so a burst of events wakes a few threads instead of one per event. Every job
+    still gets a thread of its own while threads are left: a thread that takes a job while more wait
+    wakes another first, so a handler that blocks never holds up the jobs behind it."""
 
     def __init__(self, inbox: _Inbox, limit: int) -> None:
         self._inbox = inbox
         self._limit = limit
-        self._jobs: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
+        self._jobs: "collections.deque[Callable[[], None]]" = collections.deque()
         self._lock = threading.Lock()
         self._threads = 0
-        self._idle = 0
+        #: Awake threads not running a job (they take the next one without being woken).
+        self._spare = 0
+        #: The wake-up locks of sleeping threads (each held; released to wake its thread).
+        self._sleeping: List[Any] = []
 
     def submit(self, job: Callable[[], None]) -> None:
         """Runs ``job()`` on a worker thread."""
         with self._lock:
-            start = self._idle == 0 and self._threads < self._limit
-            if start:
-                self._threads += 1
-        self._jobs.put(job)
-        if start:
+            self._jobs.append(job)
+            wake = self._wake()
+        self._start(wake)
+
+    def _wake(self) -> Any:
+        """With the lock held: a thread for the queued jobs when no spare thread will take them (a
+        sleeping thread's lock, True to start a thread, or None)."""
+        if self._spare > 0:
+            return None
+        if self._sleeping:
+            self._spare += 1
+            return self._sleeping.pop()
+        if self._threads < self._limit:
+            self._threads += 1
+            self._spare += 1
+            return True
+        return None  # every thread runs a handler: the job waits for the first that ends
+
+    def _start(self, wake: Any) -> None:
+        if wake is True:
             threading.Thread(target=self._work, name="host-sdk-handler", daemon=True).start()
+        elif wake is not None:
+            wake.release()
 
     def run(self, handler: Callable[[Any], Any], arg: Any) -> "asyncio.Future[Any]":
         """Runs ``handler(arg)`` on a worker thread; the future (of the running loop) has its result."""
@@ -267,19 +292,28 @@ class _Workers:
         return waiter
 
     def _work(self) -> None:
+        wakeup = threading.Lock()
+        wakeup.acquire()
         jobs = self._jobs
         while True:
             with self._lock:
-                self._idle += 1
-            job = jobs.get()
-            with self._lock:
-                self._idle -= 1
+                self._spare -= 1
+                if jobs:
+                    job: Optional[Callable[[], None]] = jobs.popleft()
+                    wake = self._wake() if jobs else None
+                else:
+                    job = None
+                    self._sleeping.append(wakeup)
             if job is None:
-                return
+                wakeup.acquire()  # until _wake hands this thread a job (counted spare again)
+                continue
+            self._start(wake)
             try:
                 job()
             except RuntimeError:
                 return  # the loop closed while the handler ran: nothing is left to report to
+            with self._lock:
+                self._spare += 1
 
 
 class _StdioTransport(Transport):
