@@ -119,19 +119,25 @@ class _FrameWriter:
 
 class _PipeOutput:
     """The protocol stream when stdout is a pipe or a socket. Frames are added from any thread and leave
-    in that order; only the event loop writes them (non-blocking, all queued frames in one system call),
-    so no thread ever waits for a lock held across a write. What the pipe does not take waits in a
-    backlog written when the pipe is writable again; past the high-water mark ``writable`` is cleared,
-    so handler threads that send wait (the host stops reading a plugin that sends faster than it
-    handles, v2.md 3.6.1) instead of growing the backlog."""
+    in that order, written without blocking by whichever thread flushes: the loop at the end of a batch
+    (all its frames in one system call), a handler thread at once (no hop to the loop). One thread writes
+    at a time, and none waits for another: a flush that finds the stream taken leaves its frames to the
+    thread writing, which looks again before it lets go. What the pipe does not take waits in a backlog
+    the loop writes when the pipe is writable again; past the high-water mark ``writable`` is cleared, so
+    handler threads that send wait (the host stops reading a plugin that sends faster than it handles,
+    v2.md 3.6.1) instead of growing the backlog."""
 
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, writable: threading.Event) -> None:
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, loop_thread: int, writable: threading.Event) -> None:
         self._fd = fd
         self._loop = loop
+        self._loop_thread = loop_thread
         self._writable = writable
-        #: Appended by any thread, taken from the left by the loop only (both atomic).
+        #: Appended by any thread, taken from the left by the thread holding the token (both atomic).
         self._frames: "collections.deque[bytes]" = collections.deque()
+        #: Held by the thread writing; only ever taken without waiting, except by the loop's backlog writer.
+        self._token = threading.Lock()
         self._backlog = bytearray()
+        self._watching = False
         self.broken = False
         os.set_blocking(fd, False)
 
@@ -140,7 +146,18 @@ class _PipeOutput:
         self._frames.append(frame)
 
     def flush(self) -> None:
-        """Writes the queued frames (loop thread only)."""
+        """Writes the queued frames (any thread), unless another thread is writing: it writes them."""
+        frames = self._frames
+        token = self._token
+        while frames:
+            if not token.acquire(False):
+                return
+            try:
+                self._write_queued()
+            finally:
+                token.release()
+
+    def _write_queued(self) -> None:
         frames = self._frames
         count = len(frames)
         if count == 0:
@@ -162,24 +179,32 @@ class _PipeOutput:
             if written == len(data):
                 return
             self._backlog += memoryview(data)[written:]
-            self._loop.add_writer(self._fd, self._on_writable)
         if len(self._backlog) > _WRITE_HIGH_WATER:
             self._writable.clear()
+        if not self._watching:
+            self._watching = True
+            if threading.get_ident() == self._loop_thread:
+                self._loop.add_writer(self._fd, self._on_writable)
+            else:
+                self._loop.call_soon_threadsafe(self._loop.add_writer, self._fd, self._on_writable)
 
     def _on_writable(self) -> None:
-        if self._backlog and not self.broken:
-            try:
-                written = os.write(self._fd, self._backlog)
-            except BlockingIOError:
-                return
-            except OSError:
-                self.broken = True
-                written = len(self._backlog)
-            del self._backlog[:written]
-        if len(self._backlog) <= _WRITE_HIGH_WATER // 4:
-            self._writable.set()
-        if not self._backlog:
-            self._loop.remove_writer(self._fd)
+        with self._token:
+            if self._backlog and not self.broken:
+                try:
+                    written = os.write(self._fd, self._backlog)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    self.broken = True
+                    written = len(self._backlog)
+                del self._backlog[:written]
+            if len(self._backlog) <= _WRITE_HIGH_WATER // 4:
+                self._writable.set()
+            if not self._backlog:
+                self._watching = False
+                self._loop.remove_writer(self._fd)
+        self.flush()  # frames left by threads that found the token taken
 
     def unsent(self) -> int:
         """Bytes not written yet."""
@@ -384,7 +409,6 @@ class StdioRuntime:
         self._out: Optional[_PipeOutput] = None
         self._batch_depth = 0
         self._flush_soon = False
-        self._flush_posted = False
         self._loop_thread = 0
         self._eof = False
         self._writable = threading.Event()
@@ -466,7 +490,7 @@ class StdioRuntime:
         if not (is_pipe(self._stdin) and is_pipe(self._stdout)):
             return False
         try:
-            out = _PipeOutput(self._stdout.fileno(), self._loop, self._writable)
+            out = _PipeOutput(self._stdout.fileno(), self._loop, self._loop_thread, self._writable)
         except (ValueError, OSError):
             return False
         try:
@@ -534,9 +558,8 @@ class StdioRuntime:
         """Sends one message (its JSON text); callable from any thread, frames leave in the order they
         were made (an event's ACK precedes its replies). The frames of one batch (a chunk of input, a
         batch from the handler threads) or of one turn of the loop leave in one write: a system call per
-        frame costs more than the rest of an exchange. A handler thread's frame waits for the loop's next
-        batch, which the thread asks for through the inbox: one wake-up of the loop for the frames of
-        every thread that sent before it ran."""
+        frame costs more than the rest of an exchange. A handler thread writes its frame at once (with
+        every frame queued before it), without waking the loop."""
         if self._closed and self._exit_code is None:
             return
         frame = _frame(body)
@@ -547,21 +570,11 @@ class StdioRuntime:
             return
         out.add(frame)
         if threading.get_ident() != self._loop_thread:
-            if not self._flush_posted:
-                self._flush_posted = True
-                try:
-                    self._inbox.post(self._posted_flush)
-                except RuntimeError:
-                    pass  # the loop is closed: the process is ending
+            out.flush()
         elif self._batch_depth == 0 and not self._flush_soon:
             self._flush_soon = True
             assert self._loop is not None
             self._loop.call_soon(self._flush)
-
-    def _posted_flush(self) -> None:
-        # Runs in a batch of the inbox, which flushes when it ends. Cleared before that flush: a frame
-        # added after it was read here is either in that flush or asks for another.
-        self._flush_posted = False
 
     def _flush(self) -> None:
         self._flush_soon = False
