@@ -252,8 +252,9 @@ class MessageContext(LifecycleContext):
     at = at
 
     def __init__(self, event: MessageEvent, transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
+        #: Appended to by the handler's threads, read by the runtime: list appends and reads by index
+        #: are atomic, so no lock.
         self._pending: List[Sent] = []
-        self._lock = threading.Lock()
         super().__init__(transport, session, None, event)
         self._track_sent = self._track
         self._settle_index = 0
@@ -269,8 +270,7 @@ class MessageContext(LifecycleContext):
         self._decision: Optional[bool] = None
 
     def _track(self, sent: Sent) -> Sent:
-        with self._lock:
-            self._pending.append(sent)
+        self._pending.append(sent)
         return sent
 
     @staticmethod
@@ -330,8 +330,8 @@ class MessageContext(LifecycleContext):
 
     def _sent_at(self, index: int) -> Optional[Sent]:
         """The ``index``-th message the handler started, or None past the last one."""
-        with self._lock:
-            return self._pending[index] if index < len(self._pending) else None
+        pending = self._pending
+        return pending[index] if index < len(pending) else None
 
     def _observe(self, sent: Sent) -> None:
         """Reads the answer of a message that has one; logs a failure nobody waited for."""

@@ -80,18 +80,28 @@ class EventRun:
         self._acked = False
         self._declined = False
         self._any_thread = any_thread
-        self._ack_lock = threading.Lock()
         self._loop = asyncio.get_running_loop()
-        if not session.intercepts:
+        if session.intercepts:
+            # The decision may come from a handler's thread while the handler's end decides on another.
+            self._ack_lock: Optional[threading.Lock] = threading.Lock()
+        else:
+            # Decided here, before anything else can see this run.
+            self._ack_lock = None
             self._accept(False)
         self.ctx = MessageContext(event, transport, session, cancellation, self._decided)
         self._started = time.monotonic()
 
     def _ack(self, value: EventAck) -> None:
-        with self._ack_lock:
+        lock = self._ack_lock
+        if lock is None:
             if self._acked:
                 return
             self._acked = True
+        else:
+            with lock:
+                if self._acked:
+                    return
+                self._acked = True
         self._on_ack(value)
 
     def _accept(self, intercepted: bool) -> None:

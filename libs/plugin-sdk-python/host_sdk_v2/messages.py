@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ._generated.catalog import LIMITS
 from .errors import PluginMessageError
+from .parts import to_parts
 
 #: Deepest allowed composite nesting: a composite directly in ``parts`` is at depth 1.
 MAX_COMPOSITE_DEPTH = 8
@@ -277,8 +278,6 @@ def prepare_message(
             f'This needs the "{need}" permission, which manifest.json does not declare. Add "{need}" to "permissions" and reinstall the plugin.',
             checked,
         )
-    from .parts import to_parts
-
     if fmt in ("text", "markdown") and all(type(p) is str for p in parts):
         normalized = normalize_strings(fmt, parts)
     else:

@@ -26,10 +26,12 @@ from ._version import SDK_NAME, SDK_VERSION
 from .answer import Answer
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
-from .dispatch import Completion, EventRun, call_handler, dispatch_event
+from .dispatch import Completion, EventRun, call_handler
 from .errors import ERROR_CODES, HostCallError, PluginMessageError, PluginSdkError
 from .framing import FrameDecoder, encode_json
-from .validation import validate_document, validate_method
+from .validation import owned_document_check, validate_method
+
+_check_event = owned_document_check("message-event.schema.json", "event")
 
 if TYPE_CHECKING:
     from .plugin import Plugin
@@ -327,7 +329,7 @@ class _Workers:
                     job: Optional[Callable[[], None]] = jobs.popleft()
                     wake = self._wake() if jobs else None
                 else:
-                    job = None
+                    job = wake = None
                     self._sleeping.append(wakeup)
             if job is None:
                 wakeup.acquire()  # until _wake hands this thread a job (counted spare again)
@@ -371,10 +373,13 @@ def _host_failure(error: BaseException, target: Optional[Mapping[str, str]]) -> 
 
 
 class _LiveEvent:
-    def __init__(self, request_id: Any, event: Dict[str, Any], cancellation: Cancellation) -> None:
+    __slots__ = ("request_id", "event", "cancellation", "handler", "started", "deadline")
+
+    def __init__(self, request_id: Any, event: Dict[str, Any], cancellation: Cancellation, handler: Callable[[Any], Any]) -> None:
         self.request_id = request_id
         self.event = event
         self.cancellation = cancellation
+        self.handler = handler
         self.started = False
         #: When the handler deadline passes (loop time); None once it passed.
         self.deadline: Optional[float] = None
@@ -804,7 +809,7 @@ class StdioRuntime:
         if self._stopping:
             self._respond_error(request_id, RpcErrorCode.Stopping, "the plugin is stopping and takes no new events")
             return
-        event, issues = validate_document("message-event.schema.json", params, "event", owned=True)
+        event, issues = _check_event(params)
         if event is None:
             self._invalid(request_id, "events.message", issues)
             return
@@ -812,13 +817,14 @@ class StdioRuntime:
         if event_id in self._live:
             self._respond_error(request_id, RpcErrorCode.InvalidParams, f"event {event_id} is already being handled; every delivery needs its own eventId")
             return
-        if self.plugin.handler_for(event) is None:
+        handler = self.plugin.handler_for(event)
+        if handler is None:
             # No handler takes it: the decision is known at once and holds no slot.
             self._respond(request_id, {"eventId": event_id, "accepted": False, "intercepted": False, "error": None})
             return
         assert self._session is not None and self._loop is not None
         # Without a link to the session's token: the runtime cancels live events itself when it stops.
-        live = _LiveEvent(request_id, event, Cancellation())
+        live = _LiveEvent(request_id, event, Cancellation(), handler)
         limit = self._limits["maxConcurrentEvents"]
         if self._started:
             if self._running >= limit or self._waiting:
@@ -845,10 +851,7 @@ class StdioRuntime:
             self._running += 1
             assert self._idle is not None
             self._idle.clear()
-            handler = self.plugin.handler_for(live.event)  # type: ignore[arg-type]
-            if handler is None:
-                self._spawn(self._run_event(live))
-                continue
+            handler = live.handler
             is_async = self._is_async.get(handler)
             if is_async is None:
                 is_async = self._is_async[handler] = inspect.iscoroutinefunction(handler)
@@ -886,7 +889,12 @@ class StdioRuntime:
             if thrown is not None and not isinstance(thrown, Exception):
                 self._end(live)
                 raise thrown
-            self._ended(live, run, thrown)  # type: ignore[arg-type]
+            try:
+                error = run.finish(thrown)  # type: ignore[arg-type]
+                run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
+            except BaseException:
+                self._end(live)
+                raise
 
         task.add_done_callback(done)
 
@@ -975,34 +983,12 @@ class StdioRuntime:
             self._idle.set()
         self._pump()
 
-    async def _run_event(self, live: _LiveEvent) -> None:
-        assert self._session is not None
-        try:
-            completion = await dispatch_event(
-                self.plugin,
-                live.event,  # type: ignore[arg-type]
-                self._transport,
-                self._session,
-                lambda ack: self._respond(live.request_id, ack),
-                live.cancellation,
-                runner=self._workers.run,
-            )
-            if completion is not None:
-                self._complete(live.event["eventId"], completion)
-        finally:
-            self._end(live)
-
     def _complete(self, event_id: str, completion: Completion) -> None:
         if self._closed:
             return
         error = "null" if completion.error is None else encode_json(completion.error)
         future = self._request("events.completed", f'{{"eventId":{encode_json(event_id)},"error":{error},"durationMs":{round(completion.duration_ms)}}}', True)
-        future.add_done_callback(self._completed)
-
-    def _completed(self, answer: "Answer[Any]") -> None:
-        error = answer.exception()
-        if error is not None:
-            self._stderr.write(f"[warn] events.completed failed: {error}\n")
+        future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(f"[warn] events.completed for {event_id} failed: {f.exception()}\n"))
 
     def _forget(self, event_id: str) -> None:
         live = self._live.pop(event_id, None)
