@@ -1,6 +1,7 @@
 """What handlers receive: the message context and the lifecycle context."""
 
 import asyncio
+import functools
 import json
 import re
 import sys
@@ -34,25 +35,25 @@ def bridge(future: "Answer[Any]") -> "asyncio.Future[Any]":
     runtime), instead of waking the loop through its self-pipe for every request."""
     loop = asyncio.get_running_loop()
     waiter: "asyncio.Future[Any]" = loop.create_future()
-    loop_thread = threading.get_ident()
-
-    def settle(done: "Answer[Any]") -> None:
-        if waiter.done():
-            return
-        error = done.exception()
-        if error is not None:
-            waiter.set_exception(error)
-        else:
-            waiter.set_result(done.result())
-
-    def on_done(done: "Answer[Any]") -> None:
-        if threading.get_ident() == loop_thread:
-            settle(done)
-        else:
-            loop.call_soon_threadsafe(settle, done)
-
-    future.add_done_callback(on_done)
+    future.add_done_callback(functools.partial(_follow, loop, threading.get_ident(), waiter))
     return waiter
+
+
+def _follow(loop: asyncio.AbstractEventLoop, loop_thread: int, waiter: "asyncio.Future[Any]", done: "Answer[Any]") -> None:
+    if threading.get_ident() == loop_thread:
+        _settle_waiter(waiter, done)
+    else:
+        loop.call_soon_threadsafe(_settle_waiter, waiter, done)
+
+
+def _settle_waiter(waiter: "asyncio.Future[Any]", done: "Answer[Any]") -> None:
+    if waiter.done():
+        return
+    error = done.exception()
+    if error is not None:
+        waiter.set_exception(error)
+    else:
+        waiter.set_result(done.result())
 
 
 class Sent:
