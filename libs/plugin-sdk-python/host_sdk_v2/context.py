@@ -232,8 +232,12 @@ class LifecycleContext:
     def messages(self) -> MessageSender:
         """Messages to other targets: ``ctx.messages.group("g1").send("hi")``."""
         if self._messages is None:
-            self._messages = MessageSender(self._transport_obj, self._session, self._track_sent or _untracked, self._event_of_sender)
+            track = self._track_sent if self._track_sent is not None else self._tracker()
+            self._messages = MessageSender(self._transport_obj, self._session, track, self._event_of_sender)
         return self._messages
+
+    def _tracker(self) -> Callable[[Sent], Sent]:
+        return _untracked
 
     @property
     def settings(self) -> Mapping[str, Any]:
@@ -257,7 +261,6 @@ class MessageContext(LifecycleContext):
         #: are atomic, so no lock.
         self._pending: List[Sent] = []
         super().__init__(transport, session, None, event)
-        self._track_sent = self._track
         self._settle_index = 0
         self._settle_done: Optional[Callable[[], None]] = None
         self._settle_resume: Optional[Callable[[Callable[[], None]], None]] = None
@@ -273,6 +276,10 @@ class MessageContext(LifecycleContext):
     def _track(self, sent: Sent) -> Sent:
         self._pending.append(sent)
         return sent
+
+    def _tracker(self) -> Callable[[Sent], Sent]:
+        # Bound only when ctx.messages is first used: kept on the context it would be a reference cycle.
+        return self._track
 
     @staticmethod
     def literal(value: str) -> Any:
@@ -373,6 +380,7 @@ class MessageContext(LifecycleContext):
                 done = self._settle_done
                 self._settle_done = self._settle_resume = None
                 self._on_decision = _ignore_decision  # a decision after the end changes nothing
+                self._messages = None  # its tracker refers back to this context
                 if done is not None:
                     done()
                 return
