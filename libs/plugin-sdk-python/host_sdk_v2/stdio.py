@@ -59,6 +59,23 @@ def _id_json(value: Any) -> str:
     return str(value) if type(value) is int else encode_json(value)
 
 
+#: The youngest generation's collection threshold while the plugin runs (CPython's default is 700).
+GC_YOUNG_THRESHOLD = 10000
+
+
+def _tune_gc() -> None:
+    """Once the plugin started. What exists then (modules, the manifest, the plugin's own state) lives as
+    long as the process: frozen, the cyclic collector no longer walks it. An event's objects are freed by
+    reference counting alone (the SDK leaves no reference cycle per event), but with 32 events in flight
+    they alone pass CPython's threshold of 700 young objects, and each collection would walk them and
+    move them to older generations for nothing: the threshold is raised, unless the plugin set its own."""
+    gc.collect()
+    gc.freeze()
+    young, middle, old = gc.get_threshold()
+    if young == 700:
+        gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
 def _now(step: Callable[[], None]) -> None:
     step()
 
@@ -799,10 +816,7 @@ class StdioRuntime:
                 self._close(1, run_stop=False)
                 return
         self._started = True
-        # What exists now (modules, the manifest, the plugin's own state) lives as long as the process:
-        # the cyclic collector stops walking it on every collection of the events' short-lived objects.
-        gc.collect()
-        gc.freeze()
+        _tune_gc()
         self._pump()
 
     def _on_event(self, request_id: Any, params: Any) -> None:
