@@ -278,10 +278,15 @@ def prepare_message(
             f'This needs the "{need}" permission, which manifest.json does not declare. Add "{need}" to "permissions" and reinstall the plugin.',
             checked,
         )
-    if fmt in ("text", "markdown") and all(type(p) is str for p in parts):
-        normalized = normalize_strings(fmt, parts)
+    for part in parts:
+        if type(part) is not str:
+            break
     else:
-        normalized = normalize_message({"format": fmt, "parts": to_parts(parts)})
+        if fmt in ("text", "markdown"):
+            # Plain strings (ctx.reply("hi")): one text part, no mention to check.
+            normalized = normalize_strings(fmt, parts)
+            return normalized, checked, RENDERERS[provider](normalized, checked)
+    normalized = normalize_message({"format": fmt, "parts": to_parts(parts)})
     if permissions is not None and "messages.mentionEveryone" not in permissions:
         if any(p["type"] == "mention" and p["target"] == "everyone" for p in normalized["parts"]):
             raise _fail(

@@ -457,6 +457,7 @@ class StdioRuntime:
         self._idle: Optional[asyncio.Event] = None
         self._limits = {"maxConcurrentEvents": RUNTIME_DEFAULTS["maxConcurrentEvents"], "queueCapacity": RUNTIME_DEFAULTS["queueCapacity"], "requestTimeoutMilliseconds": RUNTIME_DEFAULTS["requestTimeoutMilliseconds"], "handlerDeadlineMilliseconds": RUNTIME_DEFAULTS["handlerDeadlineMilliseconds"]}
         self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
+        self._handler_deadline = self._limits["handlerDeadlineMilliseconds"] / 1000
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._done: Optional["asyncio.Future[int]"] = None
         self._tasks: "set[asyncio.Task[Any]]" = set()
@@ -779,6 +780,7 @@ class StdioRuntime:
         runtime = init["runtime"]
         self._limits.update({k: runtime[k] for k in self._limits if k in runtime})
         self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
+        self._handler_deadline = self._limits["handlerDeadlineMilliseconds"] / 1000
         self._decoder.max_header_bytes = runtime["maxHeaderLength"]
         self._decoder.max_payload_bytes = runtime["maxPayloadLength"]
         d = init["directories"]
@@ -849,7 +851,7 @@ class StdioRuntime:
             return
         self._live[event_id] = live
         # Counted from admission, as the host counts from sending (6.5): the SDK cancels the handler itself.
-        live.deadline = self._loop.time() + self._limits["handlerDeadlineMilliseconds"] / 1000
+        live.deadline = time.monotonic() + self._handler_deadline
         self._watch()
         self._waiting.append(live)
         self._pump()
@@ -863,8 +865,9 @@ class StdioRuntime:
             live = self._waiting.pop(0)
             live.started = True
             self._running += 1
-            assert self._idle is not None
-            self._idle.clear()
+            if self._running == 1:
+                assert self._idle is not None
+                self._idle.clear()
             handler = live.handler
             is_async = self._is_async.get(handler)
             if is_async is None:
