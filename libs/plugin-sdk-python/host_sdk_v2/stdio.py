@@ -887,8 +887,8 @@ class StdioRuntime:
             raise
 
     def _run_async(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
-        """An async handler: its coroutine is the task (no wrapping coroutines); what follows it runs in
-        the task's done callback."""
+        """An async handler: one task awaits it and ends the event in the same step as the handler's
+        last (no wrapping coroutines of the generic dispatch, no done callback a turn of the loop later)."""
         run = self._event_run(live)
         try:
             coroutine = handler(run.ctx)
@@ -899,21 +899,23 @@ class StdioRuntime:
             self._end(live)
             raise
         assert self._loop is not None
-        task = self._loop.create_task(coroutine)
+        self._loop.create_task(self._drive(live, run, coroutine))
 
-        def done(task: "asyncio.Task[Any]") -> None:
-            thrown = asyncio.CancelledError() if task.cancelled() else task.exception()
-            if thrown is not None and not isinstance(thrown, Exception):
-                self._end(live)
-                raise thrown
-            try:
-                error = run.finish(thrown)  # type: ignore[arg-type]
-                run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
-            except BaseException:
-                self._end(live)
-                raise
-
-        task.add_done_callback(done)
+    async def _drive(self, live: _LiveEvent, run: EventRun, coroutine: Any) -> None:
+        thrown: Optional[Exception] = None
+        try:
+            await coroutine
+        except Exception as raised:
+            thrown = raised
+        except BaseException:
+            self._end(live)
+            raise
+        try:
+            error = run.finish(thrown)
+            run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
+        except BaseException:
+            self._end(live)
+            raise
 
     def _ended(self, live: _LiveEvent, run: EventRun, thrown: Optional[Exception]) -> None:
         """The handler returned or raised (any thread): the ACK if still due, then ``events.completed``
