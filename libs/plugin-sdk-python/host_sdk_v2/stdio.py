@@ -14,8 +14,8 @@ import gc
 import inspect
 import itertools
 import os
-import stat
 import queue
+import stat
 import sys
 import threading
 import time
