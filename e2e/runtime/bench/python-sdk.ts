@@ -3,10 +3,10 @@
 // and the ratio (target: the SDK at least 70% of the baseline's events/s at 32
 // events in flight).
 //
-//   sdk        python3 plugin.py --host-stdio with host_sdk_v2 (sync handler: a
-//              worker thread per event) that ACKs, replies, and reports
+//   sdk        python3 plugin.py --host-stdio with host_sdk_v2 (sync handler: runs on
+//              the SDK's worker threads) that ACKs, replies, and reports
 //              events.completed after the reply was answered: 6 messages.
-//   sdk-async  the same with an async handler (runs on the event loop).
+//   sdk-async  the same with an async handler (a task of the event loop).
 //   raw        python-raw-child.py: the same 6 messages, single-threaded, no
 //              validation, no rendering.
 //

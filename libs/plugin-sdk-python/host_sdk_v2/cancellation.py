@@ -7,6 +7,9 @@ from typing import Callable, List, Optional
 from .errors import PluginSdkError
 
 
+_LOCK = threading.Lock()
+
+
 class Cancellation:
     """Set when the host cancels the event (``events.cancel``), when the handler deadline passes, or when
     the plugin stops or loses its host. Handlers check it and return soon after it is set: the host has
@@ -20,7 +23,8 @@ class Cancellation:
         self._cancelled = False
         # Made only when a thread waits: most handlers never do, and an Event is costly to create.
         self._waiter: Optional[threading.Event] = None
-        self._lock = threading.Lock()
+        # One lock for every token: cancelling and waiting are rare, and a token is made per event.
+        self._lock = _LOCK
         self._callbacks: List[Callable[[], None]] = []
         self.reason: Optional[Exception] = None
         self._parent = parent

@@ -1,6 +1,7 @@
 """What handlers receive: the message context and the lifecycle context."""
 
 import asyncio
+import functools
 import json
 import re
 import sys
@@ -34,25 +35,25 @@ def bridge(future: "Answer[Any]") -> "asyncio.Future[Any]":
     runtime), instead of waking the loop through its self-pipe for every request."""
     loop = asyncio.get_running_loop()
     waiter: "asyncio.Future[Any]" = loop.create_future()
-    loop_thread = threading.get_ident()
-
-    def settle(done: "Answer[Any]") -> None:
-        if waiter.done():
-            return
-        error = done.exception()
-        if error is not None:
-            waiter.set_exception(error)
-        else:
-            waiter.set_result(done.result())
-
-    def on_done(done: "Answer[Any]") -> None:
-        if threading.get_ident() == loop_thread:
-            settle(done)
-        else:
-            loop.call_soon_threadsafe(settle, done)
-
-    future.add_done_callback(on_done)
+    future.add_done_callback(functools.partial(_follow, loop, threading.get_ident(), waiter))
     return waiter
+
+
+def _follow(loop: asyncio.AbstractEventLoop, loop_thread: int, waiter: "asyncio.Future[Any]", done: "Answer[Any]") -> None:
+    if threading.get_ident() == loop_thread:
+        _settle_waiter(waiter, done)
+    else:
+        loop.call_soon_threadsafe(_settle_waiter, waiter, done)
+
+
+def _settle_waiter(waiter: "asyncio.Future[Any]", done: "Answer[Any]") -> None:
+    if waiter.done():
+        return
+    error = done.exception()
+    if error is not None:
+        waiter.set_exception(error)
+    else:
+        waiter.set_result(done.result())
 
 
 class Sent:
@@ -195,17 +196,48 @@ class MessageSender:
         return Target(self, dict(target))
 
 
+def _untracked(sent: Sent) -> Sent:
+    return sent
+
+
+def _ignore_decision(intercepted: bool) -> None:
+    pass
+
+
 class LifecycleContext:
     """What on_start, on_stop and on_settings_changed receive."""
 
     def __init__(self, transport: Transport, session: Session, track: Optional[Callable[[Sent], Sent]] = None, event: Optional[Mapping[str, Any]] = None) -> None:
         self._session = session
+        self._transport_obj = transport
+        self._event_of_sender = event
+        self._track_sent = track
+        self._log: Optional[PluginLogger] = None
+        self._messages: Optional[MessageSender] = None
         self.plugin_id: str = session.plugin_id
         self.transport: str = transport.kind
         self.directories: Optional[Directories] = session.directories
-        self.log = PluginLogger(transport)
-        self.messages = MessageSender(transport, session, track or (lambda s: s), event)
         self.cancellation: Cancellation = session.cancellation
+
+    # Made on first use: most handlers never log or send to other targets.
+
+    @property
+    def log(self) -> PluginLogger:
+        """The plugin's log in the host: ``ctx.log.info("greeting", sender=ctx.sender["mentionId"])``."""
+        if self._log is None:
+            self._log = PluginLogger(self._transport_obj)
+        return self._log
+
+    @property
+    def messages(self) -> MessageSender:
+        """Messages to other targets: ``ctx.messages.group("g1").send("hi")``."""
+        if self._messages is None:
+            track = self._track_sent if self._track_sent is not None else self._tracker()
+            self._messages = MessageSender(self._transport_obj, self._session, track, self._event_of_sender)
+        return self._messages
+
+    def _tracker(self) -> Callable[[Sent], Sent]:
+        return _untracked
 
     @property
     def settings(self) -> Mapping[str, Any]:
@@ -225,10 +257,13 @@ class MessageContext(LifecycleContext):
     at = at
 
     def __init__(self, event: MessageEvent, transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
+        #: Appended to by the handler's threads, read by the runtime: list appends and reads by index
+        #: are atomic, so no lock.
         self._pending: List[Sent] = []
-        self._lock = threading.Lock()
-        super().__init__(transport, session, self._track, event)
-        self._transport_obj = transport
+        super().__init__(transport, session, None, event)
+        self._settle_index = 0
+        self._settle_done: Optional[Callable[[], None]] = None
+        self._settle_resume: Optional[Callable[[Callable[[], None]], None]] = None
         self.event: MessageEvent = event
         self.sender: UserRef = event["sender"]
         self.command: Optional[CommandMatch] = event.get("command")
@@ -239,9 +274,12 @@ class MessageContext(LifecycleContext):
         self._decision: Optional[bool] = None
 
     def _track(self, sent: Sent) -> Sent:
-        with self._lock:
-            self._pending.append(sent)
+        self._pending.append(sent)
         return sent
+
+    def _tracker(self) -> Callable[[Sent], Sent]:
+        # Bound only when ctx.messages is first used: kept on the context it would be a reference cycle.
+        return self._track
 
     @staticmethod
     def literal(value: str) -> Any:
@@ -300,8 +338,8 @@ class MessageContext(LifecycleContext):
 
     def _sent_at(self, index: int) -> Optional[Sent]:
         """The ``index``-th message the handler started, or None past the last one."""
-        with self._lock:
-            return self._pending[index] if index < len(self._pending) else None
+        pending = self._pending
+        return pending[index] if index < len(pending) else None
 
     def _observe(self, sent: Sent) -> None:
         """Reads the answer of a message that has one; logs a failure nobody waited for."""
@@ -329,23 +367,33 @@ class MessageContext(LifecycleContext):
     def _when_settled(self, done: Callable[[], None], resume: Callable[[Callable[[], None]], None]) -> None:
         """:meth:`_settle` without a coroutine: calls ``done()`` once every message the handler started
         has its answer. ``resume(step)`` runs ``step`` on the caller's thread (answers may settle on
-        another)."""
-        index = 0
+        another). Once ``done`` ran the context no longer refers to the handling around it (no reference
+        cycle is left for the cyclic collector)."""
+        self._settle_done = done
+        self._settle_resume = resume
+        self._settle_step()
 
-        def step() -> None:
-            nonlocal index
-            while True:
-                sent = self._sent_at(index)
-                if sent is None:
+    def _settle_step(self) -> None:
+        while True:
+            sent = self._sent_at(self._settle_index)
+            if sent is None:
+                done = self._settle_done
+                self._settle_done = self._settle_resume = None
+                self._on_decision = _ignore_decision  # a decision after the end changes nothing
+                self._messages = None  # its tracker refers back to this context
+                if done is not None:
                     done()
-                    return
-                if not sent._future.done():
-                    sent._future.add_done_callback(lambda _answer: resume(step))
-                    return
-                index += 1
-                self._observe(sent)
+                return
+            if not sent._future.done():
+                sent._future.add_done_callback(self._settle_answered)
+                return
+            self._settle_index += 1
+            self._observe(sent)
 
-        step()
+    def _settle_answered(self, answer: "Answer[Any]") -> None:
+        resume = self._settle_resume
+        if resume is not None:
+            resume(self._settle_step)
 
 
 def _parse_time(value: str) -> datetime:

@@ -3,6 +3,7 @@ sends its decision (the ACK) as soon as it is known, and reports how the handler
 
 import asyncio
 import inspect
+import threading
 import time
 import traceback
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Optional
@@ -67,30 +68,51 @@ class EventRun:
     awaiting it, or the stdio runtime's worker threads). Decision and work are apart (docs/protocol/v2.md
     4.2, 5.3): a plugin that cannot intercept ACKs before its handler runs (here, at creation); one that
     can ACKs on intercept()/pass_on() or when the handler ends (:meth:`finish`). Create it on the event
-    loop's thread."""
+    loop's thread. With ``any_thread`` ``on_ack`` may be called on any thread (the stdio runtime's), so a
+    decision made on a handler thread is sent from there at once; else it is sent from the loop."""
 
-    def __init__(self, event: MessageEvent, transport: Transport, session: Session, on_ack: Callable[[EventAck], None], cancellation: Cancellation) -> None:
+    def __init__(
+        self, event: MessageEvent, transport: Transport, session: Session, on_ack: Callable[[EventAck], None], cancellation: Cancellation, any_thread: bool = False
+    ) -> None:
         self.event = event
         self._transport = transport
         self._on_ack = on_ack
         self._acked = False
         self._declined = False
+        self._any_thread = any_thread
         self._loop = asyncio.get_running_loop()
-        if not session.intercepts:
+        if session.intercepts:
+            # The decision may come from a handler's thread while the handler's end decides on another.
+            self._ack_lock: Optional[threading.Lock] = threading.Lock()
+        else:
+            # Decided here, before anything else can see this run.
+            self._ack_lock = None
             self._accept(False)
         self.ctx = MessageContext(event, transport, session, cancellation, self._decided)
         self._started = time.monotonic()
 
     def _ack(self, value: EventAck) -> None:
-        if not self._acked:
+        lock = self._ack_lock
+        if lock is None:
+            if self._acked:
+                return
             self._acked = True
-            self._on_ack(value)
+        else:
+            with lock:
+                if self._acked:
+                    return
+                self._acked = True
+        self._on_ack(value)
 
     def _accept(self, intercepted: bool) -> None:
         self._ack({"eventId": self.event["eventId"], "accepted": True, "intercepted": intercepted, "error": None})
 
     def _decided(self, intercepted: bool) -> None:
-        # intercept() may be called from a worker thread: the ACK goes out on the loop.
+        # intercept() may be called from a worker thread: the ACK goes out on the loop, unless on_ack
+        # may be called from any thread.
+        if self._any_thread:
+            self._accept(intercepted)
+            return
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:

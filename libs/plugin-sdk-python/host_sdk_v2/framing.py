@@ -5,8 +5,11 @@ and after an error the stream is broken for good (frames cannot be resynchronise
 """
 
 import json
+import json.decoder
+import json.encoder
 import re
-from typing import Any, List, Optional, Tuple, Union
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._generated.catalog import LIMITS
 
@@ -20,6 +23,14 @@ FrameEvent = Tuple[Any, ...]
 
 def check_jsonrpc_shape(value: Any) -> Optional[str]:
     """The JSON-RPC 2.0 shape of a payload; returns what is wrong, or None."""
+    if type(value) is dict and value.get("jsonrpc") == "2.0" and type(value.get("id")) is int:
+        # The usual request and result, answered before the general checks below.
+        method = value.get("method")
+        if type(method) is str:
+            if method:
+                return None
+        elif "method" not in value and "result" in value and "error" not in value:
+            return None
     if not isinstance(value, dict):
         return "payload is not a JSON object"
     if value.get("jsonrpc") != "2.0":
@@ -67,14 +78,46 @@ class FrameDecoder:
     def push(self, chunk: bytes) -> List[FrameEvent]:
         if self.broken:
             return []
-        self._buf += chunk
+        buf = self._buf
+        buf += chunk
         out: List[FrameEvent] = []
-        while True:
-            event = self._next()
-            if event is None:
+        # Whole frames with the usual header (a lone Content-Length) are read here, by offset, and the
+        # buffer is cut once at the end; any other frame, a partial one, and every error go through
+        # _next, one frame at a time.
+        pos = 0
+        total = len(buf)
+        header_limit = self.max_header_bytes
+        while self._pending is None and buf.startswith(b"Content-Length: ", pos):
+            end = buf.find(b"\r\n\r\n", pos + 16, pos + 30)
+            if end <= pos + 16 or end + 4 - pos > header_limit:
                 break
+            digits = buf[pos + 16 : end]
+            if not digits.isdigit() or len(digits) > 10:
+                break
+            size = int(digits)
+            start = end + 4
+            if not 0 < size <= self.max_payload_bytes or start + size > total:
+                break
+            pos = start + size
+            try:
+                text = buf[start:pos].decode("utf-8")
+            except UnicodeDecodeError:
+                event: FrameEvent = ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
+            else:
+                event = _message(text)
             out.append(event)
             if event[0] == "error":
+                self.broken = True
+                self._buf = bytearray()
+                return out
+        if pos:
+            del buf[:pos]
+        while True:
+            slow = self._next()
+            if slow is None:
+                break
+            out.append(slow)
+            if slow[0] == "error":
                 self.broken = True
                 self._buf = bytearray()
                 break
@@ -164,22 +207,76 @@ class FrameDecoder:
         except UnicodeDecodeError:
             return ("error", "framing.utf8.invalid", "payload is not valid UTF-8")
         del self._buf[: header_end + length]
+        return _message(text)
+
+
+def _message(text: str) -> FrameEvent:
+    """The payload of one frame: a JSON-RPC message, or the framing error it is."""
+    try:
+        value = decode_json(text)
+    except ValueError as error:
+        return ("error", "framing.json.invalid", f"payload is not JSON: {error}")
+    if isinstance(value, dict) and isinstance(value.get("id"), float):
+        value["id"] = _integral_float(value["id"])
+    shape = check_jsonrpc_shape(value)
+    if shape:
+        return ("error", "framing.message.invalid", shape)
+    return ("message", value)
+
+
+#: The decoder's scanner (C when available): one value from an index, and where it ended.
+_SCAN: Callable[[str, int], Tuple[Any, int]] = getattr(json.decoder.JSONDecoder(), "scan_once")
+
+
+def decode_json(text: str) -> Any:
+    """``json.loads(text)``, without its layers of Python for the usual payload (an object with nothing
+    around it); anything else, and every error, goes through ``json.loads`` itself."""
+    if text[:1] == "{" and text[-1:] == "}":
         try:
-            value = json.loads(text)
-        except ValueError as error:
-            return ("error", "framing.json.invalid", f"payload is not JSON: {error}")
-        if isinstance(value, dict) and isinstance(value.get("id"), float):
-            value["id"] = _integral_float(value["id"])
-        shape = check_jsonrpc_shape(value)
-        if shape:
-            return ("error", "framing.message.invalid", shape)
-        return ("message", value)
+            value, end = _SCAN(text, 0)
+        except (StopIteration, ValueError):
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+def _make_encode() -> Callable[[Any], str]:
+    # The C encoder made once, not per message as JSONEncoder.encode does (same output: compact
+    # separators, UTF-8 text as is, cycles refused).
+    fallback = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return fallback
+    default = json.JSONEncoder().default
+    markers: Dict[int, Any] = {}
+    encode_string: Callable[[str], str] = getattr(json.encoder, "encode_basestring")
+    iterencode = make(markers, default, encode_string, None, ":", ",", False, False, True)
+    lock = threading.Lock()
+
+    def encode(value: Any) -> str:
+        if type(value) is str:
+            return encode_string(value)
+        # The markers (for cycles) are shared: one encoding at a time; another thread takes the slow path.
+        if not lock.acquire(blocking=False):
+            return fallback(value)
+        try:
+            return "".join(iterencode(value, 0))
+        except BaseException:
+            markers.clear()
+            raise
+        finally:
+            lock.release()
+
+    return encode
+
+
+#: JSON text of a value, compact and with non-ASCII text as is.
+encode_json = _make_encode()
 
 
 def encode_frame(message: Any) -> bytes:
     """One message as a frame."""
-    body = _ENCODE(message).encode("utf-8")
+    body = encode_json(message).encode("utf-8")
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)

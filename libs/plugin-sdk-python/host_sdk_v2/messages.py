@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ._generated.catalog import LIMITS
 from .errors import PluginMessageError
+from .parts import to_parts
 
 #: Deepest allowed composite nesting: a composite directly in ``parts`` is at depth 1.
 MAX_COMPOSITE_DEPTH = 8
@@ -166,6 +167,15 @@ def normalize_message(message: Any) -> Dict[str, Any]:
     return {"format": parsed["format"], "parts": parts}
 
 
+def normalize_strings(fmt: str, parts: Sequence[str]) -> Dict[str, Any]:
+    """:func:`normalize_message` of a message whose parts are all plain strings (``ctx.reply("hi")``),
+    with the same result and errors: its text parts merge into one."""
+    joined = _BIDI_CONTROLS.sub("", "".join(parts))
+    if _INVISIBLE.sub("", joined).strip(_JS_WHITESPACE) == "":
+        raise _fail("message.empty", "It has only whitespace or invisible text." if joined else "It has no parts left.")
+    return {"format": fmt, "parts": [{"type": "text", "text": joined}]}
+
+
 def parse_target(target: Any) -> Dict[str, str]:
     """Checks a target ``{type, id, botAccountId?}``; any fault is ``message.target.invalid``."""
     if not isinstance(target, dict):
@@ -188,7 +198,13 @@ def parse_target(target: Any) -> Dict[str, str]:
 
 def escape_text(value: str) -> str:
     """``&``, ``<``, ``>`` become entities; nothing else changes."""
-    return _SPECIAL.sub(lambda m: _ENTITY[m.group(0)], value)
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if "<" in value:
+        value = value.replace("<", "&lt;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    return value
 
 
 def escape_markdown_literal(value: str) -> str:
@@ -262,8 +278,14 @@ def prepare_message(
             f'This needs the "{need}" permission, which manifest.json does not declare. Add "{need}" to "permissions" and reinstall the plugin.',
             checked,
         )
-    from .parts import to_parts
-
+    for part in parts:
+        if type(part) is not str:
+            break
+    else:
+        if fmt in ("text", "markdown"):
+            # Plain strings (ctx.reply("hi")): one text part, no mention to check.
+            normalized = normalize_strings(fmt, parts)
+            return normalized, checked, RENDERERS[provider](normalized, checked)
     normalized = normalize_message({"format": fmt, "parts": to_parts(parts)})
     if permissions is not None and "messages.mentionEveryone" not in permissions:
         if any(p["type"] == "mention" and p["target"] == "everyone" for p in normalized["parts"]):

@@ -10,10 +10,12 @@ within the grace period; the process exits when stdin closes.
 import asyncio
 import collections
 import concurrent.futures
+import gc
 import inspect
 import itertools
 import os
 import queue
+import stat
 import sys
 import threading
 import time
@@ -24,10 +26,12 @@ from ._version import SDK_NAME, SDK_VERSION
 from .answer import Answer
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
-from .dispatch import Completion, EventRun, call_handler, dispatch_event
+from .dispatch import Completion, EventRun, call_handler
 from .errors import ERROR_CODES, HostCallError, PluginMessageError, PluginSdkError
-from .framing import FrameDecoder, encode_frame
-from .validation import validate_document, validate_method
+from .framing import FrameDecoder, encode_json
+from .validation import owned_document_check, validate_method
+
+_check_event = owned_document_check("message-event.schema.json", "event")
 
 if TYPE_CHECKING:
     from .plugin import Plugin
@@ -42,8 +46,38 @@ _READ_SIZE = 65536
 _WRITE_HIGH_WATER = 2 * LIMITS["maxPayloadBytes"] + 1024 * 1024
 #: Threads that run sync handlers at most (events beyond them wait for a free thread).
 _HANDLER_THREADS = 64
-#: Sends from handler threads waiting for the event loop at most (see ``StdioRuntime._handoffs``).
-_MAX_HANDOFFS = 64
+_HEADER = b"Content-Length: %d\r\n\r\n"
+
+
+def _frame(body: str) -> bytes:
+    data = body.encode("utf-8")
+    return _HEADER % len(data) + data
+
+
+def _id_json(value: Any) -> str:
+    """A JSON-RPC id (the decoder let through only strings, integers and, in answers, null) as JSON."""
+    return str(value) if type(value) is int else encode_json(value)
+
+
+#: The youngest generation's collection threshold while the plugin runs (CPython's default is 700).
+GC_YOUNG_THRESHOLD = 10000
+
+
+def _tune_gc() -> None:
+    """Once the plugin started. What exists then (modules, the manifest, the plugin's own state) lives as
+    long as the process: frozen, the cyclic collector no longer walks it. An event's objects are freed by
+    reference counting alone (the SDK leaves no reference cycle per event), but with 32 events in flight
+    they alone pass CPython's threshold of 700 young objects, and each collection would walk them and
+    move them to older generations for nothing: the threshold is raised, unless the plugin set its own."""
+    gc.collect()
+    gc.freeze()
+    young, middle, old = gc.get_threshold()
+    if young == 700:
+        gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
+def _now(step: Callable[[], None]) -> None:
+    step()
 
 
 def usage(plugin: "Plugin") -> str:
@@ -102,6 +136,100 @@ class _FrameWriter:
                 self.broken = True  # the host closed the pipe; stdin's end stops the process
 
 
+class _PipeOutput:
+    """The protocol stream when stdout is a pipe or a socket. Frames are added from any thread and leave
+    in that order, written without blocking by whichever thread flushes: the loop at the end of a batch
+    (all its frames in one system call), a handler thread at once (no hop to the loop). One thread writes
+    at a time, and none waits for another: a flush that finds the stream taken leaves its frames to the
+    thread writing, which looks again before it lets go. What the pipe does not take waits in a backlog
+    the loop writes when the pipe is writable again; past the high-water mark ``writable`` is cleared, so
+    handler threads that send wait (the host stops reading a plugin that sends faster than it handles,
+    v2.md 3.6.1) instead of growing the backlog."""
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, loop_thread: int, writable: threading.Event) -> None:
+        self._fd = fd
+        self._loop = loop
+        self._loop_thread = loop_thread
+        self._writable = writable
+        #: Appended by any thread, taken from the left by the thread holding the token (both atomic).
+        self._frames: "collections.deque[bytes]" = collections.deque()
+        #: Held by the thread writing; only ever taken without waiting, except by the loop's backlog writer.
+        self._token = threading.Lock()
+        self._backlog = bytearray()
+        self._watching = False
+        self.broken = False
+        os.set_blocking(fd, False)
+
+    def add(self, frame: bytes) -> None:
+        """Queues a frame for the next :meth:`flush` (any thread)."""
+        self._frames.append(frame)
+
+    def flush(self) -> None:
+        """Writes the queued frames (any thread), unless another thread is writing: it writes them."""
+        frames = self._frames
+        token = self._token
+        while frames:
+            if not token.acquire(False):
+                return
+            try:
+                self._write_queued()
+            finally:
+                token.release()
+
+    def _write_queued(self) -> None:
+        frames = self._frames
+        count = len(frames)
+        if count == 0:
+            return
+        popleft = frames.popleft
+        data = popleft() if count == 1 else b"".join([popleft() for _ in range(count)])
+        if self.broken:
+            return
+        if self._backlog:
+            self._backlog += data
+        else:
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                written = 0
+            except OSError:
+                self.broken = True  # the host closed the pipe; stdin's end stops the process
+                return
+            if written == len(data):
+                return
+            self._backlog += memoryview(data)[written:]
+        if len(self._backlog) > _WRITE_HIGH_WATER:
+            self._writable.clear()
+        if not self._watching:
+            self._watching = True
+            if threading.get_ident() == self._loop_thread:
+                self._loop.add_writer(self._fd, self._on_writable)
+            else:
+                self._loop.call_soon_threadsafe(self._loop.add_writer, self._fd, self._on_writable)
+
+    def _on_writable(self) -> None:
+        with self._token:
+            if self._backlog and not self.broken:
+                try:
+                    written = os.write(self._fd, self._backlog)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    self.broken = True
+                    written = len(self._backlog)
+                del self._backlog[:written]
+            if len(self._backlog) <= _WRITE_HIGH_WATER // 4:
+                self._writable.set()
+            if not self._backlog:
+                self._watching = False
+                self._loop.remove_writer(self._fd)
+        self.flush()  # frames left by threads that found the token taken
+
+    def unsent(self) -> int:
+        """Bytes not written yet."""
+        return 0 if self.broken else len(self._backlog) + sum(len(f) for f in list(self._frames))
+
+
 class _Inbox:
     """Work handed to the event loop from other threads, run in batches: one wake-up of the loop (a
     write to its self-pipe) for all the items posted before it drains, instead of one per item."""
@@ -137,26 +265,51 @@ class _Inbox:
 
 
 class _Workers:
-    """The threads sync handlers run on: started as needed (at most ``limit``), each taking the next
-    job from one queue; a job's end reaches the loop through the inbox."""
+    """The threads sync handlers run on: started as needed (at most ``limit``), each taking the next job
+    from one queue; a job's end reaches the loop through the inbox.
+
+    A sleeping thread is woken only when no awake thread is between jobs: a thread that ends a job takes
+    the next one queued, so a burst of events wakes a few threads instead of one per event. Every job
+    still gets a thread of its own while threads are left: a thread that takes a job while more wait
+    wakes another first, so a handler that blocks never holds up the jobs behind it."""
 
     def __init__(self, inbox: _Inbox, limit: int) -> None:
         self._inbox = inbox
         self._limit = limit
-        self._jobs: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
+        self._jobs: "collections.deque[Callable[[], None]]" = collections.deque()
         self._lock = threading.Lock()
         self._threads = 0
-        self._idle = 0
+        #: Awake threads not running a job (they take the next one without being woken).
+        self._spare = 0
+        #: The wake-up locks of sleeping threads (each held; released to wake its thread).
+        self._sleeping: List[Any] = []
 
     def submit(self, job: Callable[[], None]) -> None:
         """Runs ``job()`` on a worker thread."""
         with self._lock:
-            start = self._idle == 0 and self._threads < self._limit
-            if start:
-                self._threads += 1
-        self._jobs.put(job)
-        if start:
+            self._jobs.append(job)
+            wake = self._wake()
+        self._start(wake)
+
+    def _wake(self) -> Any:
+        """With the lock held: a thread for the queued jobs when no spare thread will take them (a
+        sleeping thread's lock, True to start a thread, or None)."""
+        if self._spare > 0:
+            return None
+        if self._sleeping:
+            self._spare += 1
+            return self._sleeping.pop()
+        if self._threads < self._limit:
+            self._threads += 1
+            self._spare += 1
+            return True
+        return None  # every thread runs a handler: the job waits for the first that ends
+
+    def _start(self, wake: Any) -> None:
+        if wake is True:
             threading.Thread(target=self._work, name="host-sdk-handler", daemon=True).start()
+        elif wake is not None:
+            wake.release()
 
     def run(self, handler: Callable[[Any], Any], arg: Any) -> "asyncio.Future[Any]":
         """Runs ``handler(arg)`` on a worker thread; the future (of the running loop) has its result."""
@@ -183,19 +336,28 @@ class _Workers:
         return waiter
 
     def _work(self) -> None:
+        wakeup = threading.Lock()
+        wakeup.acquire()
         jobs = self._jobs
         while True:
             with self._lock:
-                self._idle += 1
-            job = jobs.get()
-            with self._lock:
-                self._idle -= 1
+                self._spare -= 1
+                if jobs:
+                    job: Optional[Callable[[], None]] = jobs.popleft()
+                    wake = self._wake() if jobs else None
+                else:
+                    job = wake = None
+                    self._sleeping.append(wakeup)
             if job is None:
-                return
+                wakeup.acquire()  # until _wake hands this thread a job (counted spare again)
+                continue
+            self._start(wake)
             try:
                 job()
             except RuntimeError:
                 return  # the loop closed while the handler ran: nothing is left to report to
+            with self._lock:
+                self._spare += 1
 
 
 class _StdioTransport(Transport):
@@ -228,10 +390,13 @@ def _host_failure(error: BaseException, target: Optional[Mapping[str, str]]) -> 
 
 
 class _LiveEvent:
-    def __init__(self, request_id: Any, event: Dict[str, Any], cancellation: Cancellation) -> None:
+    __slots__ = ("request_id", "event", "cancellation", "handler", "started", "deadline")
+
+    def __init__(self, request_id: Any, event: Dict[str, Any], cancellation: Cancellation, handler: Callable[[Any], Any]) -> None:
         self.request_id = request_id
         self.event = event
         self.cancellation = cancellation
+        self.handler = handler
         self.started = False
         #: When the handler deadline passes (loop time); None once it passed.
         self.deadline: Optional[float] = None
@@ -263,16 +428,17 @@ class StdioRuntime:
         self._stderr = stderr
         self._stdout = stdout
         self._writer: Optional[_FrameWriter] = None
-        self._pipe_out: Optional[asyncio.WriteTransport] = None
-        self._out_frames: List[bytes] = []
+        self._out: Optional[_PipeOutput] = None
         self._batch_depth = 0
+        self._flush_soon = False
         self._loop_thread = 0
         self._eof = False
         self._writable = threading.Event()
-        # Sends handed from handler threads to the loop and not yet written: bounded, so threads that send
-        # faster than the loop runs wait here, before the loop's callback queue grows without limit.
-        self._handoffs = threading.BoundedSemaphore(_MAX_HANDOFFS)
         self._writable.set()
+        #: The runtime token as JSON, once the handshake gave it (every request to the host carries it).
+        self._token_json = ""
+        #: Whether each handler is a coroutine function (asked once per handler, not once per event).
+        self._is_async: Dict[Any, bool] = {}
         self._decoder = FrameDecoder()
         self._transport = _StdioTransport(self)
         self._ids = itertools.count(1)
@@ -291,6 +457,7 @@ class StdioRuntime:
         self._idle: Optional[asyncio.Event] = None
         self._limits = {"maxConcurrentEvents": RUNTIME_DEFAULTS["maxConcurrentEvents"], "queueCapacity": RUNTIME_DEFAULTS["queueCapacity"], "requestTimeoutMilliseconds": RUNTIME_DEFAULTS["requestTimeoutMilliseconds"], "handlerDeadlineMilliseconds": RUNTIME_DEFAULTS["handlerDeadlineMilliseconds"]}
         self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
+        self._handler_deadline = self._limits["handlerDeadlineMilliseconds"] / 1000
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._done: Optional["asyncio.Future[int]"] = None
         self._tasks: "set[asyncio.Task[Any]]" = set()
@@ -320,10 +487,17 @@ class StdioRuntime:
         return await self._done
 
     async def _connect_pipes(self) -> bool:
-        """Non-blocking pipe transports of the event loop: no thread hop per frame, and writes queue in
-        the transport's buffer instead of blocking when the host reads slowly."""
+        """stdin read by the event loop, stdout written without blocking by whichever thread has frames
+        (see _PipeOutput): no thread hop per frame. Only for pipes and sockets."""
         assert self._loop is not None
         runtime = self
+
+        def is_pipe(stream: IO[bytes]) -> bool:
+            try:
+                mode = os.fstat(stream.fileno()).st_mode
+            except (AttributeError, ValueError, OSError):
+                return False
+            return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
         class Reader(asyncio.Protocol):
             def data_received(self, data: bytes) -> None:
@@ -336,26 +510,17 @@ class StdioRuntime:
             def connection_lost(self, exc: Optional[Exception]) -> None:
                 runtime._on_eof()
 
-        class Writer(asyncio.Protocol):
-            # The host stops reading a plugin that sends faster than it handles (v2.md 3.6.1): past the
-            # high-water mark, handler threads that send wait here instead of growing the buffer.
-            def pause_writing(self) -> None:
-                runtime._writable.clear()
-
-            def resume_writing(self) -> None:
-                runtime._writable.set()
-
+        if not (is_pipe(self._stdin) and is_pipe(self._stdout)):
+            return False
         try:
-            write_transport, _ = await self._loop.connect_write_pipe(Writer, self._stdout)
-            write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER, low=_WRITE_HIGH_WATER // 4)
-        except (ValueError, OSError, NotImplementedError):
+            out = _PipeOutput(self._stdout.fileno(), self._loop, self._loop_thread, self._writable)
+        except (ValueError, OSError):
             return False
         try:
             await self._loop.connect_read_pipe(Reader, self._stdin)
         except (ValueError, OSError, NotImplementedError):
-            write_transport.close()
             return False
-        self._pipe_out = write_transport
+        self._out = out
         return True
 
     def _read(self) -> None:
@@ -374,7 +539,13 @@ class StdioRuntime:
     def _on_data(self, chunk: bytes) -> None:
         if self._closed:
             return
-        self._batched(lambda: self._on_frames(chunk))
+        self._batch_depth += 1
+        try:
+            self._on_frames(chunk)
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0:
+                self._flush()
 
     def _batched(self, work: Callable[[], None]) -> None:
         """Runs ``work`` with the frames it writes held back and sent in one write when it ends (what a
@@ -385,8 +556,8 @@ class StdioRuntime:
             work()
         finally:
             self._batch_depth -= 1
-            if self._batch_depth == 0 and self._out_frames:
-                self._flush_frames()
+            if self._batch_depth == 0:
+                self._flush()
 
     def _on_frames(self, chunk: bytes) -> None:
         for item in self._decoder.push(chunk):
@@ -406,33 +577,51 @@ class StdioRuntime:
             return
         self._close(0)
 
-    def _write(self, message: Dict[str, Any]) -> None:
+    def _emit(self, body: str) -> None:
+        """Sends one message (its JSON text); callable from any thread, frames leave in the order they
+        were made (an event's ACK precedes its replies). The frames of one batch (a chunk of input, a
+        batch from the handler threads) or of one turn of the loop leave in one write: a system call per
+        frame costs more than the rest of an exchange. A handler thread writes its frame at once (with
+        every frame queued before it), without waking the loop."""
         if self._closed and self._exit_code is None:
             return
-        frame = encode_frame(message)
-        if self._pipe_out is not None:
-            # Frames made in one turn of the event loop (an ACK and the reply request after it) leave in
-            # one write: a system call per frame costs more than the rest of an exchange.
-            self._out_frames.append(frame)
-            if len(self._out_frames) == 1 and self._batch_depth == 0:
-                assert self._loop is not None
-                self._loop.call_soon(self._flush_frames)
-        elif self._writer is not None:
-            self._writer.write(frame)
+        frame = _frame(body)
+        out = self._out
+        if out is None:
+            if self._writer is not None:
+                self._writer.write(frame)
+            return
+        out.add(frame)
+        if threading.get_ident() != self._loop_thread:
+            out.flush()
+        elif self._batch_depth == 0 and not self._flush_soon:
+            self._flush_soon = True
+            assert self._loop is not None
+            self._loop.call_soon(self._flush)
 
-    def _flush_frames(self) -> None:
-        frames, self._out_frames = self._out_frames, []
-        if self._pipe_out is not None and not self._pipe_out.is_closing() and frames:
-            self._pipe_out.write(b"".join(frames))
+    def _flush(self) -> None:
+        self._flush_soon = False
+        if self._out is not None:
+            self._out.flush()
 
     def _respond(self, request_id: Any, result: Any) -> None:
-        self._write({"jsonrpc": "2.0", "id": request_id, "result": result})
+        self._emit(f'{{"jsonrpc":"2.0","id":{_id_json(request_id)},"result":{encode_json(result)}}}')
+
+    def _ack(self, request_id: Any, ack: Dict[str, Any]) -> None:
+        if ack["accepted"] and ack["error"] is None:
+            # The usual ACK from a template: only the ids are encoded.
+            intercepted = "true" if ack["intercepted"] else "false"
+            self._emit(
+                f'{{"jsonrpc":"2.0","id":{_id_json(request_id)},"result":{{"eventId":{encode_json(ack["eventId"])},"accepted":true,"intercepted":{intercepted},"error":null}}}}'
+            )
+        else:
+            self._respond(request_id, ack)
 
     def _respond_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
         error: Dict[str, Any] = {"code": int(code), "message": message}
         if data is not None:
             error["data"] = data
-        self._write({"jsonrpc": "2.0", "id": request_id, "error": error})
+        self._emit(f'{{"jsonrpc":"2.0","id":{_id_json(request_id)},"error":{encode_json(error)}}}')
 
     # Requests to the host -----------------------------------------------------------------------------
 
@@ -443,68 +632,67 @@ class StdioRuntime:
             raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
         if threading.get_ident() != self._loop_thread:
             self._writable.wait()
-        return self._request(method, {"token": self._init["token"], **params}, True, target)
+        return self._request(method, encode_json(params), True, target)
 
-    def _request(self, method: str, params: Dict[str, Any], mapped: bool = False, target: Optional[Mapping[str, str]] = None) -> "Answer[Any]":
+    def _request(self, method: str, params: str, mapped: bool = False, target: Optional[Mapping[str, str]] = None) -> "Answer[Any]":
+        """Sends a request whose params (JSON text of an object) get the runtime token; callable from any
+        thread (a handler thread registers and writes it itself, without a hop to the loop)."""
         answer: "Answer[Any]" = Answer()
-        assert self._loop is not None
-
-        def send() -> None:
-            if self._closed:
-                answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
-                return
-            request_id = next(self._ids)
-            assert self._loop is not None
-            self._pending[request_id] = _Call(method, answer, mapped, target, self._loop.time() + self._request_timeout)
-            self._watch()
-            self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-
-        if threading.get_ident() == self._loop_thread:
-            send()
+        if self._closed:
+            answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
             return answer
-
-        def handed_off() -> None:
-            try:
-                send()
-            finally:
-                self._handoffs.release()
-
-        while not self._handoffs.acquire(timeout=0.5):
-            if self._closed:
-                raise PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent.")
-        try:
-            self._inbox.post(handed_off)
-        except RuntimeError:
-            # The loop is closed: nothing will run the send.
-            self._handoffs.release()
-            raise
+        request_id = next(self._ids)
+        # Registered before it is written, so its answer always finds it.
+        self._pending[request_id] = _Call(method, answer, mapped, target, time.monotonic() + self._request_timeout)
+        if self._closed:
+            # Closed meanwhile (by the loop): _close may have failed the pending requests before this one.
+            if self._pending.pop(request_id, None) is not None:
+                answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{method} was not sent."))
+            return answer
+        rest = params[1:]
+        self._emit(f'{{"jsonrpc":"2.0","id":{request_id},"method":"{method}","params":{{"token":{self._token_json}{"," if rest != "}" else ""}{rest}}}')
+        if self._watchdog is None:
+            self._arm_watchdog()
         return answer
 
     # Deadlines ----------------------------------------------------------------------------------------
 
+    def _arm_watchdog(self) -> None:
+        if threading.get_ident() == self._loop_thread:
+            self._watch()
+        else:
+            assert self._loop is not None
+            try:
+                self._loop.call_soon_threadsafe(self._watch)
+            except RuntimeError:
+                pass  # the loop closed: the process is ending
+
     def _watch(self) -> None:
-        """Arms the one timer of request timeouts and handler deadlines at the earliest of them (requests
-        and live events are each kept in the order of their deadlines)."""
+        """Arms the one timer of request timeouts and handler deadlines (loop thread only). Requests and
+        live events are each kept in the order of their deadlines; the timer fires at the earliest of
+        them, and no later than one request timeout from now while anything is pending: so a handler
+        thread that adds a request (due a request timeout from then) finds the timer early enough and
+        never has to wake the loop to move it."""
         if self._watchdog is not None or self._closed:
             return
         due: Optional[float] = None
-        for call in self._pending.values():
+        # Snapshots: handler threads add requests while the loop reads them.
+        for call in list(self._pending.values())[:1]:
             due = call.deadline
-            break
         for live in self._live.values():
             if live.deadline is not None:
                 due = live.deadline if due is None else min(due, live.deadline)
                 break
         if due is not None:
             assert self._loop is not None
-            self._watchdog = self._loop.call_at(due, self._on_watchdog)
+            self._watchdog = self._loop.call_at(min(due, self._loop.time() + self._request_timeout), self._on_watchdog)
 
     def _on_watchdog(self) -> None:
         self._watchdog = None
         assert self._loop is not None
         now = self._loop.time()
         late = []
-        for request_id, call in self._pending.items():
+        for request_id, call in list(self._pending.items()):
             if call.deadline > now:
                 break
             late.append(request_id)
@@ -532,10 +720,10 @@ class StdioRuntime:
         if self._init is None or self._closed:
             self._stderr.write(line + "\n")
             return
-        params: Dict[str, Any] = {"token": self._init["token"], "level": level, "message": message}
+        params: Dict[str, Any] = {"level": level, "message": message}
         if fields:
             params["fields"] = dict(fields)
-        future = self._request("log.write", params)
+        future = self._request("log.write", encode_json(params))
         future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(line + "\n"))
 
     # Requests from the host ---------------------------------------------------------------------------
@@ -588,9 +776,11 @@ class StdioRuntime:
             self._close(1, run_stop=False)
             return
         self._init = init
+        self._token_json = encode_json(init["token"])
         runtime = init["runtime"]
         self._limits.update({k: runtime[k] for k in self._limits if k in runtime})
         self._request_timeout = self._limits["requestTimeoutMilliseconds"] / 1000
+        self._handler_deadline = self._limits["handlerDeadlineMilliseconds"] / 1000
         self._decoder.max_header_bytes = runtime["maxHeaderLength"]
         self._decoder.max_payload_bytes = runtime["maxPayloadLength"]
         d = init["directories"]
@@ -628,13 +818,14 @@ class StdioRuntime:
                 self._close(1, run_stop=False)
                 return
         self._started = True
+        _tune_gc()
         self._pump()
 
     def _on_event(self, request_id: Any, params: Any) -> None:
         if self._stopping:
             self._respond_error(request_id, RpcErrorCode.Stopping, "the plugin is stopping and takes no new events")
             return
-        event, issues = validate_document("message-event.schema.json", params, "event", owned=True)
+        event, issues = _check_event(params)
         if event is None:
             self._invalid(request_id, "events.message", issues)
             return
@@ -642,12 +833,14 @@ class StdioRuntime:
         if event_id in self._live:
             self._respond_error(request_id, RpcErrorCode.InvalidParams, f"event {event_id} is already being handled; every delivery needs its own eventId")
             return
-        if self.plugin.handler_for(event) is None:
+        handler = self.plugin.handler_for(event)
+        if handler is None:
             # No handler takes it: the decision is known at once and holds no slot.
             self._respond(request_id, {"eventId": event_id, "accepted": False, "intercepted": False, "error": None})
             return
         assert self._session is not None and self._loop is not None
-        live = _LiveEvent(request_id, event, Cancellation(self._session.cancellation))
+        # Without a link to the session's token: the runtime cancels live events itself when it stops.
+        live = _LiveEvent(request_id, event, Cancellation(), handler)
         limit = self._limits["maxConcurrentEvents"]
         if self._started:
             if self._running >= limit or self._waiting:
@@ -658,7 +851,7 @@ class StdioRuntime:
             return
         self._live[event_id] = live
         # Counted from admission, as the host counts from sending (6.5): the SDK cancels the handler itself.
-        live.deadline = self._loop.time() + self._limits["handlerDeadlineMilliseconds"] / 1000
+        live.deadline = time.monotonic() + self._handler_deadline
         self._watch()
         self._waiting.append(live)
         self._pump()
@@ -672,31 +865,87 @@ class StdioRuntime:
             live = self._waiting.pop(0)
             live.started = True
             self._running += 1
-            assert self._idle is not None
-            self._idle.clear()
-            handler = self.plugin.handler_for(live.event)  # type: ignore[arg-type]
-            if handler is not None and not inspect.iscoroutinefunction(handler):
-                self._run_sync(live, handler)
+            if self._running == 1:
+                assert self._idle is not None
+                self._idle.clear()
+            handler = live.handler
+            is_async = self._is_async.get(handler)
+            if is_async is None:
+                is_async = self._is_async[handler] = inspect.iscoroutinefunction(handler)
+            if is_async:
+                self._run_async(live, handler)
             else:
-                self._spawn(self._run_event(live))
+                self._run_sync(live, handler)
 
-    def _run_sync(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
-        """A sync handler: it runs on a worker thread, everything around it on the loop, driven by
-        callbacks (no task, no coroutine, no asyncio future per event)."""
+    def _event_run(self, live: _LiveEvent) -> EventRun:
         assert self._session is not None
+        request_id = live.request_id
         try:
-            run = EventRun(live.event, self._transport, self._session, lambda ack: self._respond(live.request_id, ack), live.cancellation)  # type: ignore[arg-type]
+            return EventRun(live.event, self._transport, self._session, lambda ack: self._ack(request_id, ack), live.cancellation, any_thread=True)  # type: ignore[arg-type]
         except BaseException:
             self._end(live)
             raise
 
+    def _run_async(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
+        """An async handler: one task awaits it and ends the event in the same step as the handler's
+        last (no wrapping coroutines of the generic dispatch, no done callback a turn of the loop later)."""
+        run = self._event_run(live)
+        try:
+            coroutine = handler(run.ctx)
+        except Exception as thrown:
+            self._ended(live, run, thrown)
+            return
+        except BaseException:
+            self._end(live)
+            raise
+        assert self._loop is not None
+        self._loop.create_task(self._drive(live, run, coroutine))
+
+    async def _drive(self, live: _LiveEvent, run: EventRun, coroutine: Any) -> None:
+        thrown: Optional[Exception] = None
+        try:
+            await coroutine
+        except Exception as raised:
+            thrown = raised
+        except BaseException:
+            self._end(live)
+            raise
+        try:
+            error = run.finish(thrown)
+            run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
+        except BaseException:
+            self._end(live)
+            raise
+
+    def _ended(self, live: _LiveEvent, run: EventRun, thrown: Optional[Exception]) -> None:
+        """The handler returned or raised (any thread): the ACK if still due, then ``events.completed``
+        once every message it started has its answer; the event's slot is freed on the loop."""
+        try:
+            error = run.finish(thrown)
+            run.ctx._when_settled(lambda: self._on_loop(lambda: self._finish_run(live, run, error)), _now)
+        except BaseException:
+            self._on_loop(lambda: self._end(live))
+            raise
+
+    def _run_sync(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
+        """A sync handler: it runs on a worker thread, which also sends what it causes (its messages, the
+        ACK if still due) without a hop to the loop; the completion goes out when the last answer arrives
+        (on the loop). No task, no coroutine, no asyncio future per event."""
+        run = self._event_run(live)
+
         def job() -> None:
             try:
                 result = handler(run.ctx)
+            except Exception as thrown:
+                self._ended(live, run, thrown)
+                return
             except BaseException as thrown:  # reported on the loop, as an awaited handler's would be
                 self._inbox.post(ended, None, thrown)
-            else:
+                return
+            if inspect.isawaitable(result):
                 self._inbox.post(ended, result, None)
+            else:
+                self._ended(live, run, None)
 
         def ended(result: Any, thrown: Optional[BaseException]) -> None:
             if thrown is None and inspect.isawaitable(result):
@@ -753,28 +1002,11 @@ class StdioRuntime:
             self._idle.set()
         self._pump()
 
-    async def _run_event(self, live: _LiveEvent) -> None:
-        assert self._session is not None
-        try:
-            completion = await dispatch_event(
-                self.plugin,
-                live.event,  # type: ignore[arg-type]
-                self._transport,
-                self._session,
-                lambda ack: self._respond(live.request_id, ack),
-                live.cancellation,
-                runner=self._workers.run,
-            )
-            if completion is not None:
-                self._complete(live.event["eventId"], completion)
-        finally:
-            self._end(live)
-
     def _complete(self, event_id: str, completion: Completion) -> None:
         if self._closed:
             return
-        params = {"eventId": event_id, "error": completion.error, "durationMs": round(completion.duration_ms)}
-        future = self.call("events.completed", params, None)
+        error = "null" if completion.error is None else encode_json(completion.error)
+        future = self._request("events.completed", f'{{"eventId":{encode_json(event_id)},"error":{error},"durationMs":{round(completion.duration_ms)}}}', True)
         future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(f"[warn] events.completed for {event_id} failed: {f.exception()}\n"))
 
     def _forget(self, event_id: str) -> None:
@@ -830,7 +1062,7 @@ class StdioRuntime:
             self._forget(live.event["eventId"])
             self._respond_error(live.request_id, RpcErrorCode.Stopping, "the plugin stopped before this queued event started")
         assert self._session is not None and self._idle is not None
-        self._session.cancellation.cancel(PluginSdkError("SDK_EVENT_CANCELLED", f"the plugin is stopping (plugin.stop, {reason})"))
+        self._cancel_all(PluginSdkError("SDK_EVENT_CANCELLED", f"the plugin is stopping (plugin.stop, {reason})"))
         started = time.monotonic()
         try:
             await asyncio.wait_for(self._idle.wait(), timeout=grace)
@@ -884,15 +1116,22 @@ class StdioRuntime:
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
-        for call in self._pending.values():
-            call.answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{call.method} did not finish."))
-        self._pending.clear()
-        if self._session is not None:
-            self._session.cancellation.cancel(PluginSdkError("SDK_HOST_DISCONNECTED", "the host connection closed"))
+        for request_id in list(self._pending):
+            call = self._pending.pop(request_id, None)
+            if call is not None:
+                call.answer.set_exception(PluginSdkError("SDK_HOST_DISCONNECTED", f"{call.method} did not finish."))
+        self._cancel_all(PluginSdkError("SDK_HOST_DISCONNECTED", "the host connection closed"))
         if run_stop:
             self._spawn(self._orphan_stop(code))
         else:
             self._finish(code)
+
+    def _cancel_all(self, reason: Exception) -> None:
+        """Cancels the session's token and every live event's."""
+        if self._session is not None:
+            self._session.cancellation.cancel(reason)
+        for live in list(self._live.values()):
+            live.cancellation.cancel(reason)
 
     async def _orphan_stop(self, code: int) -> None:
         await self._run_on_stop(ORPHAN_STOP_SECONDS)
@@ -912,8 +1151,8 @@ class StdioRuntime:
     async def _drain_pipe(self, code: int) -> None:
         """Lets the pipe transport write what it holds (at most 5 s) before the process exits."""
         deadline = time.monotonic() + 5
-        self._flush_frames()
-        while self._pipe_out is not None and self._pipe_out.get_write_buffer_size() > 0 and time.monotonic() < deadline:
+        self._flush()
+        while self._out is not None and self._out.unsent() > 0 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         self._resolve(code)
 

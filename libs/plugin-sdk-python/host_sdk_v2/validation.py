@@ -429,6 +429,30 @@ def validate_document(file: str, value: Any, domain: str, owned: bool = False) -
     return _validated(schema, schema.get("$defs", _NO_DEFS), value, domain, owned)
 
 
+def owned_document_check(file: str, domain: str) -> Callable[[Any], Tuple[Optional[Any], List[Issue]]]:
+    """:func:`validate_document` with ``owned=True`` for one document, its compiled check and default
+    filler looked up once: for a runtime that validates every payload of a kind."""
+    schema = DOCUMENTS[file]
+    defs = schema.get("$defs", _NO_DEFS)
+    validator = _validator(defs)
+    validator.is_valid(schema, None)  # compiles the check
+    predicate = validator._predicates[id(schema)]
+    if id(schema) not in validator._fillers:
+        validator._schemas.append(schema)
+        validator._fillers[id(schema)] = validator._specialised.filler(schema)
+    fill = validator._fillers[id(schema)]
+
+    def check(value: Any) -> Tuple[Optional[Any], List[Issue]]:
+        if predicate(value, None):
+            if fill is not None:
+                fill(value)
+            return value, []
+        return _validated(schema, defs, value, domain, True)
+
+    return check
+
+
+
 def validate_method(method: str, part: str, value: Any, domain: str = "params", owned: bool = False) -> Tuple[Optional[Any], List[Issue]]:
     """Validates the params or result of a JSON-RPC method (methods.json), as :func:`validate_document`."""
     return _validated(METHODS["methods"][method][part], METHODS["$defs"], value, domain, owned)

@@ -86,7 +86,8 @@ class StdioHost:
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -183,7 +184,10 @@ class StdioHost:
         self.proc.stdin.close()
 
     def exit_code(self, timeout: float = 10.0) -> int:
-        return self.proc.wait(timeout)
+        """Waits for the process to exit, and for its stderr to be read to the end."""
+        code = self.proc.wait(timeout)
+        self._stderr_reader.join(timeout)
+        return code
 
     def kill(self) -> None:
         if self.proc.poll() is None:
