@@ -152,12 +152,23 @@ describe('the delivery queue', () => {
     try {
       await two.enqueue('e.n', 'p.n', event('e.n'));
       await two.claim('p.n', 1, false);
-      await two.finish('e.n', 'p.n', 'one', { accepted: true }, { error: null });
+      await two.decide('e.n', 'p.n', 'one', { accepted: true, n: 1 });
+      // The row as recorded (the first decision stays), with the replies given: the origin needs not read them.
+      await two.finish('e.n', 'p.n', 'one', { accepted: true, n: 2 }, { error: null }, false, [{ messageId: 'm1' }]);
+      // Too large for one notification: only the key, the origin reads the row.
+      await two.enqueue('e.big', 'p.n', event('e.big'));
+      await two.claim('p.n', 1, false);
+      await two.finish('e.big', 'p.n', 'one', { accepted: true }, { error: null }, false, [{ text: 'x'.repeat(9000) }]);
+      // A repeat of a final row changes nothing and tells nobody.
+      expect(await two.finish('e.n', 'p.n', 'one', { accepted: false }, { error: null })).toBe(false);
       const deadline = Date.now() + 2000;
-      while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (seen.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(seen).toEqual([
         { k: 'new', p: 'p.n' },
-        { k: 'done', e: 'e.n', p: 'p.n', o: 'one' },
+        { k: 'decided', e: 'e.n', p: 'p.n', o: 'one', d: { accepted: true, n: 1 } },
+        { k: 'done', e: 'e.n', p: 'p.n', o: 'one', d: { accepted: true, n: 1 }, c: { error: null }, r: [{ messageId: 'm1' }] },
+        { k: 'new', p: 'p.n' },
+        { k: 'done', e: 'e.big', p: 'p.n', o: 'one' },
       ]);
     } finally {
       await stop();

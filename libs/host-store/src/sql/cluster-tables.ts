@@ -148,7 +148,18 @@ export interface UnsentMessage {
 /** Notifications of the queue channel. */
 export type QueueNotice =
   | { k: 'new'; p: string }
-  | { k: 'decided' | 'done'; e: string; p: string; o: string }
+  | {
+      k: 'decided' | 'done';
+      e: string;
+      p: string;
+      o: string;
+      /** The decision recorded (when it fits the notification): the origin needs not read the row. */
+      d?: unknown;
+      /** 'done': the completion recorded. */
+      c?: unknown;
+      /** 'done': the outbound records of the plugin's replies to the event, when the holder knows them all and they fit. */
+      r?: unknown[];
+    }
   | { k: 'lease'; p: string }
   | { k: 'control'; p: string; to: string; action: ControlAction; id?: string; from?: string }
   /** The answer to a control request that asked for one (`id`). */
@@ -156,6 +167,15 @@ export type QueueNotice =
 
 /** What one replica asks of the replica holding a plugin's lease. */
 export type ControlAction = 'stop' | 'restart' | 'settings';
+
+/** Notifications stay below PostgreSQL's limit (8000 bytes); a larger one is sent without its optional parts. */
+const NOTICE_LIMIT = 7_900;
+
+/** A notification's text: with `extra` when it still fits, else without. */
+function notice(base: QueueNotice, extra: Record<string, unknown>): string {
+  const full = JSON.stringify({ ...base, ...extra });
+  return Buffer.byteLength(full) < NOTICE_LIMIT ? full : JSON.stringify(base);
+}
 
 type Row = {
   event_id: string;
@@ -259,7 +279,7 @@ export class SqlDeliveryQueue {
         JSON.stringify(decision),
         this.claimer,
         QUEUE_CHANNEL,
-        JSON.stringify({ k: 'decided', e: eventId, p: pluginId, o: origin }),
+        notice({ k: 'decided', e: eventId, p: pluginId, o: origin }, { d: decision }),
       ],
     );
   }
@@ -268,6 +288,10 @@ export class SqlDeliveryQueue {
    * Records the final outcome (once: a row already final is left as it is),
    * with the decision when none was recorded; answers whether this call made it final.
    * `anyHolder`: the origin gives up on a row nobody delivered (its own deadline).
+   * `replies`: the outbound records of every reply of the plugin to the event
+   * (the holder sent them all in this handling): carried in the notification
+   * with the recorded decision and completion when they fit, so the origin
+   * answers without reading the row and its replies.
    */
   async finish(
     eventId: string,
@@ -276,13 +300,21 @@ export class SqlDeliveryQueue {
     decision: unknown,
     completion: unknown,
     anyHolder = false,
+    replies?: readonly unknown[],
   ): Promise<boolean> {
+    const tell = origin !== this.replica || anyHolder;
+    const bare = { k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice;
     // One statement: the outcome, and the origin told (unless this process is the origin: it settles its own waiters).
+    // The notification carries the row as written (the decision recorded first wins) when it fits in one, else only its key.
     const rows = await this.db.query(
       `WITH finished AS (
          UPDATE host_event_queue SET state = 'done', decision = coalesce(decision, $3), completion = $4, done_at = now()
-          WHERE event_id = $1 AND plugin_id = $2 AND state <> 'done' AND ($6 OR claimed_by = $5) RETURNING event_id)
-       SELECT event_id, CASE WHEN $7::text IS NULL THEN NULL ELSE pg_notify($8, $7) END FROM finished`,
+          WHERE event_id = $1 AND plugin_id = $2 AND state <> 'done' AND ($6 OR claimed_by = $5) RETURNING event_id, decision, completion)
+       SELECT event_id, CASE WHEN $7::jsonb IS NULL THEN NULL
+                             ELSE pg_notify($8, CASE WHEN octet_length(full_notice) < ${NOTICE_LIMIT} THEN full_notice ELSE $7::jsonb::text END) END
+         FROM finished, LATERAL (SELECT ($7::jsonb || jsonb_build_object('d', decision, 'c', completion)
+                                         || CASE WHEN $9::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('r', $9::jsonb) END)::text
+                                         AS full_notice) x`,
       [
         eventId,
         pluginId,
@@ -290,10 +322,9 @@ export class SqlDeliveryQueue {
         JSON.stringify(completion),
         this.claimer,
         anyHolder,
-        origin === this.replica && !anyHolder
-          ? null
-          : JSON.stringify({ k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice),
+        tell ? JSON.stringify(bare) : null,
         QUEUE_CHANNEL,
+        replies === undefined ? null : JSON.stringify(replies),
       ],
     );
     return rows.length > 0;
@@ -345,22 +376,23 @@ export class SqlDeliveryQueue {
   ): Promise<{ fresh: boolean; reply: RecordedReply }> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.db.transaction(async (tx) => {
-          const known = await tx.query<{ n: number; sequence: number; outbound: unknown; sent: boolean }>(
-            'SELECT n, sequence, outbound, sent_at IS NOT NULL AS sent FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
-            [eventId, pluginId, n],
-          );
-          if (known[0]) return { fresh: false, reply: known[0] };
-          const made = await tx.query<{ sequence: number }>(
-            `INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
+        // One statement (one round trip): the reply recorded before, or else the new row with the event's next sequence number.
+        const rows = await this.db.query<{ fresh: boolean; n: number; sequence: number; outbound: unknown; sent: boolean }>(
+          `WITH known AS (
+             SELECT n, sequence, outbound, sent_at IS NOT NULL AS sent FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 AND n = $3),
+           made AS (
+             INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
                SELECT $1, $2, $3, coalesce(max(sequence), 0) + 1, $4, $5 FROM host_event_replies WHERE event_id = $1
-             RETURNING sequence`,
-            [eventId, pluginId, n, JSON.stringify(request), this.claimer],
-          );
-          return { fresh: true, reply: { n, sequence: made[0]!.sequence, outbound: null, sent: false } };
-        });
+               HAVING NOT EXISTS (SELECT 1 FROM known)
+             RETURNING sequence)
+           SELECT false AS fresh, n, sequence, outbound, sent FROM known
+           UNION ALL SELECT true, $3::integer, sequence, NULL::jsonb, false FROM made`,
+          [eventId, pluginId, n, JSON.stringify(request), this.claimer],
+        );
+        const { fresh, ...reply } = rows[0]!;
+        return { fresh, reply };
       } catch (e) {
-        // Two replicas took the same next sequence number at once: the loser takes the next one.
+        // Two replicas took the same next sequence number at once (or recorded the same reply): the loser reads again.
         if ((e as { code?: string }).code !== '23505' || attempt >= 5) throw e;
       }
     }
