@@ -83,6 +83,46 @@ describe('the delivery queue', () => {
     expect((await origin.settled([{ eventId: id, pluginId: 'p.q' }])).map((r) => r.eventId)).toEqual([id]);
   });
 
+  it('writes calls made together in batches, with the same answers as one by one', async () => {
+    const origin = new SqlDeliveryQueue(a, 'one');
+    const seen: QueueNotice[] = [];
+    const stop = await origin.watch(
+      (n) => seen.push(n),
+      () => undefined,
+    );
+    try {
+      // 60 calls at once: the first go alone, the rest wait and go in batches; the same pair twice is queued once.
+      const ids = Array.from({ length: 60 }, (_, i) => `b${i}`);
+      const queued = await Promise.all([...ids, 'b0', 'b1'].map((id) => origin.enqueue(id, 'p.batch', event(id))));
+      expect(queued.slice(2, 60).every(Boolean)).toBe(true);
+      // Each pair taken twice at once: queued by exactly one of the two calls.
+      expect([queued[0]! !== queued[60]!, queued[1]! !== queued[61]!]).toEqual([true, true]);
+      const claimed = await origin.claim('p.batch', 100, false);
+      // Oldest first: a batch keeps the order of its calls (b0 and b1 were taken twice at once: where either call put them).
+      expect(claimed.map((r) => r.eventId).filter((id) => id !== 'b0' && id !== 'b1')).toEqual(ids.slice(2));
+      expect(claimed.map((r) => r.eventId).sort()).toEqual([...ids].sort());
+      // Each row made final once, even when two calls finish it in one batch.
+      const finished = await Promise.all(
+        [...ids, ...ids].map((id, i) => origin.finish(id, 'p.batch', 'two', { accepted: i < 60 }, { error: null }, false, [])),
+      );
+      expect(finished.filter(Boolean)).toHaveLength(60);
+      for (const id of ids) expect(finished[ids.indexOf(id)]! || finished[60 + ids.indexOf(id)]!).toBe(true);
+      expect((await origin.settled(ids.map((eventId) => ({ eventId, pluginId: 'p.batch' })))).every((r) => r.state === 'done')).toBe(true);
+      const deadline = Date.now() + 2000;
+      while (seen.filter((n) => n.k === 'done').length < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(
+        seen
+          .filter((n) => n.k === 'done')
+          .map((n) => (n as { e: string }).e)
+          .sort(),
+      ).toEqual([...ids].sort());
+      // A new row is announced once per plugin and statement, not once per row.
+      expect(seen.filter((n) => n.k === 'new').length).toBeLessThan(60);
+    } finally {
+      await stop();
+    }
+  });
+
   it('gives rows a dead claimer left to the replica taking over, oldest first', async () => {
     const dead = new SqlDeliveryQueue(a, 'one');
     const next = new SqlDeliveryQueue(b, 'two');

@@ -177,6 +177,48 @@ function notice(base: QueueNotice, extra: Record<string, unknown>): string {
   return Buffer.byteLength(full) < NOTICE_LIMIT ? full : JSON.stringify(base);
 }
 
+/**
+ * Gathers calls into batches: a call made while fewer than `parallel` batches
+ * are on their way is sent at once (no wait at low load); calls made while they
+ * all are wait for the next one, which takes them all (up to `max`) in one
+ * statement. A failed statement fails every call of its batch.
+ */
+export class Batcher<I, O> {
+  private readonly waiting: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly parallel = 2,
+    private readonly max = 200,
+  ) {}
+
+  push(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    while (this.running < this.parallel && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.max);
+      this.running++;
+      void (async () => {
+        try {
+          const out = await this.run(batch.map((b) => b.item));
+          batch.forEach((b, i) => b.resolve(out[i]!));
+        } catch (e) {
+          for (const b of batch) b.reject(e);
+        } finally {
+          this.running--;
+          this.next();
+        }
+      })();
+    }
+  }
+}
+
 type Row = {
   event_id: string;
   plugin_id: string;
@@ -226,26 +268,32 @@ export class SqlDeliveryQueue {
    * `claim` queues it claimed by this replica (it holds the lease and delivers it now).
    */
   async enqueue(eventId: string, pluginId: string, event: unknown, claim = false): Promise<boolean> {
-    // One statement (one round trip): the row, and its notification when another replica is to claim it.
-    const rows = await this.db.query(
-      `WITH added AS (
-         INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id)
-       SELECT event_id, CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($9, $8) END FROM added`,
-      [
-        eventId,
-        pluginId,
-        this.replica,
-        JSON.stringify(event),
-        claim ? 'claimed' : 'pending',
-        claim ? this.claimer : null,
-        claim ? 1 : 0,
-        claim ? null : JSON.stringify({ k: 'new', p: pluginId } satisfies QueueNotice),
-        QUEUE_CHANNEL,
-      ],
-    );
-    return rows.length > 0;
+    return this.enqueues.push({ e: eventId, p: pluginId, ev: event, claim });
   }
+
+  /**
+   * Rows queued together (the calls made while the statements before were on
+   * their way): one statement writes them all and announces each plugin with
+   * new rows to claim once.
+   */
+  private readonly enqueues = new Batcher<{ e: string; p: string; ev: unknown; claim: boolean }, boolean>(async (items) => {
+    const rows = await this.db.query<{ i: number }>(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, ev jsonb, claim boolean)),
+       added AS (
+         INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
+           SELECT e, p, $2, ev, CASE WHEN claim THEN 'claimed' ELSE 'pending' END, CASE WHEN claim THEN $3 END, CASE WHEN claim THEN 1 ELSE 0 END
+             FROM x ORDER BY i
+         ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id, plugin_id, state),
+       told AS (SELECT count(*) AS n FROM (SELECT pg_notify($4, json_build_object('k', 'new', 'p', plugin_id)::text)
+                                             FROM (SELECT DISTINCT plugin_id FROM added WHERE state = 'pending') d) t)
+       -- The same pair twice in one batch: the first call queued it, the other finds it queued.
+       SELECT DISTINCT ON (x.e, x.p) x.i, told.n FROM added JOIN x ON x.e = added.event_id AND x.p = added.plugin_id, told
+        ORDER BY x.e, x.p, x.i`,
+      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.replica, this.claimer, QUEUE_CHANNEL],
+    );
+    const added = new Set(rows.map((r) => r.i));
+    return items.map((_, i) => added.has(i));
+  });
 
   /**
    * Claims up to `limit` waiting rows of `pluginId` (oldest first) for this
@@ -303,32 +351,42 @@ export class SqlDeliveryQueue {
     replies?: readonly unknown[],
   ): Promise<boolean> {
     const tell = origin !== this.replica || anyHolder;
-    const bare = { k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice;
-    // One statement: the outcome, and the origin told (unless this process is the origin: it settles its own waiters).
-    // The notification carries the row as written (the decision recorded first wins) when it fits in one, else only its key.
-    const rows = await this.db.query(
-      `WITH finished AS (
-         UPDATE host_event_queue SET state = 'done', decision = coalesce(decision, $3), completion = $4, done_at = now()
-          WHERE event_id = $1 AND plugin_id = $2 AND state <> 'done' AND ($6 OR claimed_by = $5) RETURNING event_id, decision, completion)
-       SELECT event_id, CASE WHEN $7::jsonb IS NULL THEN NULL
-                             ELSE pg_notify($8, CASE WHEN octet_length(full_notice) < ${NOTICE_LIMIT} THEN full_notice ELSE $7::jsonb::text END) END
-         FROM finished, LATERAL (SELECT ($7::jsonb || jsonb_build_object('d', decision, 'c', completion)
-                                         || CASE WHEN $9::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('r', $9::jsonb) END)::text
-                                         AS full_notice) x`,
-      [
-        eventId,
-        pluginId,
-        JSON.stringify(decision),
-        JSON.stringify(completion),
-        this.claimer,
-        anyHolder,
-        tell ? JSON.stringify(bare) : null,
-        QUEUE_CHANNEL,
-        replies === undefined ? null : JSON.stringify(replies),
-      ],
-    );
-    return rows.length > 0;
+    return this.finishes.push({
+      e: eventId,
+      p: pluginId,
+      d: decision,
+      c: completion,
+      a: anyHolder,
+      tell: tell ? ({ k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice) : null,
+      r: replies ?? null,
+    });
   }
+
+  /**
+   * Outcomes recorded together: one statement makes each row final (unless it
+   * was already) and tells each origin, the notification carrying the row as
+   * written (the decision recorded first wins) when it fits in one, else only its key.
+   */
+  private readonly finishes = new Batcher<
+    { e: string; p: string; d: unknown; c: unknown; a: boolean; tell: QueueNotice | null; r: readonly unknown[] | null },
+    boolean
+  >(async (items) => {
+    const rows = await this.db.query<{ i: number }>(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, d jsonb, c jsonb, a boolean, tell jsonb, r jsonb)),
+       finished AS (
+         UPDATE host_event_queue q SET state = 'done', decision = coalesce(q.decision, x.d), completion = x.c, done_at = now()
+           FROM x WHERE q.event_id = x.e AND q.plugin_id = x.p AND q.state <> 'done' AND (x.a OR q.claimed_by = $2)
+         RETURNING x.i, x.tell, x.r, q.decision, q.completion)
+       SELECT i, CASE WHEN tell IS NULL THEN NULL
+                      ELSE pg_notify($3, CASE WHEN octet_length(full_notice) < ${NOTICE_LIMIT} THEN full_notice ELSE tell::text END) END
+         FROM finished, LATERAL (SELECT (tell || jsonb_build_object('d', decision, 'c', completion)
+                                         || CASE WHEN r IS NULL OR jsonb_typeof(r) = 'null' THEN '{}'::jsonb ELSE jsonb_build_object('r', r) END)::text
+                                         AS full_notice) n`,
+      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer, QUEUE_CHANNEL],
+    );
+    const done = new Set(rows.map((r) => r.i));
+    return items.map((_, i) => done.has(i));
+  });
 
   async get(eventId: string, pluginId: string): Promise<QueuedDelivery | undefined> {
     const rows = await this.db.query<Row>(
@@ -400,13 +458,19 @@ export class SqlDeliveryQueue {
 
   /** What became of a recorded reply (the outbound record the host shows); marks it sent. */
   async noteReply(eventId: string, pluginId: string, n: number, outbound: unknown): Promise<void> {
-    await this.db.query('UPDATE host_event_replies SET outbound = $4, sent_at = now() WHERE event_id = $1 AND plugin_id = $2 AND n = $3', [
-      eventId,
-      pluginId,
-      n,
-      JSON.stringify(outbound),
-    ]);
+    await this.notes.push({ e: eventId, p: pluginId, n, o: outbound });
   }
+
+  /** Replies marked sent together, in one statement. */
+  private readonly notes = new Batcher<{ e: string; p: string; n: number; o: unknown }, void>(async (items) => {
+    await this.db.query(
+      `UPDATE host_event_replies r SET outbound = x.o, sent_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, n integer, o jsonb)
+        WHERE r.event_id = x.e AND r.plugin_id = x.p AND r.n = x.n`,
+      [JSON.stringify(items)],
+    );
+    return items.map(() => undefined);
+  });
 
   /**
    * Records the `n`-th send (messages.send) of `pluginId` while it handles
