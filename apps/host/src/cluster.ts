@@ -106,7 +106,7 @@ export class Cluster {
    * it delivers now, by reply number: carried to the origin with the outcome.
    * `complete`: no reply of the handling was recorded by another process.
    */
-  private readonly sentReplies = new Map<string, { records: (OutboundRecord | null)[]; complete: boolean }>();
+  private readonly sentReplies = new Map<string, { records: (OutboundRecord | null)[]; complete: boolean; noting: Promise<void>[] }>();
   /** Events each local plugin handles now (handed to it, not completed), with the sends made meanwhile. */
   private readonly handling = new Map<string, Map<string, { sends: number }>>();
   private inner: OutboundSink | undefined;
@@ -243,7 +243,10 @@ export class Cluster {
       const sent = this.sentReplies.get(`${eventId}\u0000${pluginId}`);
       if (sent && n <= MAX_CARRIED_REPLIES) sent.records[n - 1] = outbound;
       else if (sent) sent.complete = false;
-      await this.o.queue.noteReply(eventId, pluginId, n, outbound).catch(() => undefined);
+      const noting = this.o.queue.noteReply(eventId, pluginId, n, outbound).catch(() => undefined);
+      // While the plugin handles the event here, the mark is written alongside (the outcome waits for it); else before answering.
+      if (sent && sent.noting.length < MAX_CARRIED_REPLIES) sent.noting.push(noting);
+      else await noting;
     }
   }
 
@@ -745,7 +748,7 @@ export class Cluster {
     const key = `${eventId}\u0000${pluginId}`;
     this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 0) + 1);
     // Replies of a first delivery are all sent here: the origin gets their records with the outcome.
-    const sent = { records: [] as (OutboundRecord | null)[], complete: (row.attempts ?? 1) === 1 };
+    const sent = { records: [] as (OutboundRecord | null)[], complete: (row.attempts ?? 1) === 1, noting: [] as Promise<void>[] };
     this.sentReplies.set(key, sent);
     const handled = () => {
       const h = this.handling.get(pluginId);
@@ -781,6 +784,8 @@ export class Cluster {
         const completion: CompletionOutcome = d.completion
           ? { error: d.completion.error, ...(d.completion.durationMs !== null ? { durationMs: d.completion.durationMs } : {}) }
           : { error: null };
+        // The replies are marked sent before the outcome is recorded.
+        await Promise.all(sent.noting);
         const replies = sent.complete && this.sentReplies.get(key) === sent ? sent.records.filter((r) => r !== null) : undefined;
         await this.o.queue
           .finish(eventId, pluginId, origin, decision, completion, false, replies)

@@ -316,21 +316,26 @@ export class SqlDeliveryQueue {
 
   /** Records the plugin's decision (once); tells the origin. */
   async decide(eventId: string, pluginId: string, origin: string, decision: unknown): Promise<void> {
-    await this.db.query(
-      `WITH decided AS (
-         UPDATE host_event_queue SET state = 'decided', decision = $3
-          WHERE event_id = $1 AND plugin_id = $2 AND state = 'claimed' AND claimed_by = $4 RETURNING event_id)
-       SELECT pg_notify($5, $6) FROM decided`,
-      [
-        eventId,
-        pluginId,
-        JSON.stringify(decision),
-        this.claimer,
-        QUEUE_CHANNEL,
-        notice({ k: 'decided', e: eventId, p: pluginId, o: origin }, { d: decision }),
-      ],
-    );
+    await this.decisions.push({
+      e: eventId,
+      p: pluginId,
+      d: decision,
+      tell: notice({ k: 'decided', e: eventId, p: pluginId, o: origin }, { d: decision }),
+    });
   }
+
+  /** Decisions recorded together, in one statement, each origin told. */
+  private readonly decisions = new Batcher<{ e: string; p: string; d: unknown; tell: string }, void>(async (items) => {
+    await this.db.query(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, d jsonb, tell text)),
+       decided AS (
+         UPDATE host_event_queue q SET state = 'decided', decision = x.d
+           FROM x WHERE q.event_id = x.e AND q.plugin_id = x.p AND q.state = 'claimed' AND q.claimed_by = $2 RETURNING x.tell)
+       SELECT pg_notify($3, tell) FROM decided`,
+      [JSON.stringify(items), this.claimer, QUEUE_CHANNEL],
+    );
+    return items.map(() => undefined);
+  });
 
   /**
    * Records the final outcome (once: a row already final is left as it is),
