@@ -116,6 +116,19 @@ describe('the delivery queue', () => {
           .map((n) => (n as { e: string }).e)
           .sort(),
       ).toEqual([...ids].sort());
+      // Replies recorded at once, several of one event: each numbered once, the event's sequence numbers 1..n; the same reply twice is recorded once.
+      const recorded = await Promise.all(
+        [1, 2, 3, 4, 5, 6, 1].map((n, i) => origin.recordReply('b0', i % 2 ? 'p.r1' : 'p.r2', n, { message: { text: `r${i}` } })),
+      );
+      expect(recorded.slice(1, 6).every((r) => r.fresh)).toBe(true);
+      expect(recorded[0]!.fresh !== recorded[6]!.fresh).toBe(true); // taken twice at once: recorded by one of the two calls
+      expect(recorded[6]!.reply.sequence).toBe(recorded[0]!.reply.sequence);
+      expect(
+        recorded
+          .filter((r) => r.fresh)
+          .map((r) => r.reply.sequence)
+          .sort((x, y) => x - y),
+      ).toEqual([1, 2, 3, 4, 5, 6]);
       // A new row is announced once per plugin and statement, not once per row.
       expect(seen.filter((n) => n.k === 'new').length).toBeLessThan(60);
     } finally {

@@ -437,28 +437,63 @@ export class SqlDeliveryQueue {
     n: number,
     request: unknown = null,
   ): Promise<{ fresh: boolean; reply: RecordedReply }> {
+    return this.recordings.push({ e: eventId, p: pluginId, n, req: request });
+  }
+
+  /**
+   * Replies recorded together: one statement answers those recorded before and
+   * records the others, numbered after the highest sequence number of their
+   * event (in call order within it). When two processes took the same number
+   * at once (a unique violation), each call of the batch is made again alone.
+   */
+  private readonly recordings = new Batcher<{ e: string; p: string; n: number; req: unknown }, { fresh: boolean; reply: RecordedReply }>(
+    async (items) => {
+      try {
+        return await this.recordBatch(items);
+      } catch (e) {
+        if ((e as { code?: string }).code !== '23505') throw e;
+        const out: { fresh: boolean; reply: RecordedReply }[] = [];
+        for (const item of items) out.push(await this.recordAlone(item));
+        return out;
+      }
+    },
+  );
+
+  private async recordAlone(item: { e: string; p: string; n: number; req: unknown }): Promise<{ fresh: boolean; reply: RecordedReply }> {
     for (let attempt = 0; ; attempt++) {
       try {
-        // One statement (one round trip): the reply recorded before, or else the new row with the event's next sequence number.
-        const rows = await this.db.query<{ fresh: boolean; n: number; sequence: number; outbound: unknown; sent: boolean }>(
-          `WITH known AS (
-             SELECT n, sequence, outbound, sent_at IS NOT NULL AS sent FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 AND n = $3),
-           made AS (
-             INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
-               SELECT $1, $2, $3, coalesce(max(sequence), 0) + 1, $4, $5 FROM host_event_replies WHERE event_id = $1
-               HAVING NOT EXISTS (SELECT 1 FROM known)
-             RETURNING sequence)
-           SELECT false AS fresh, n, sequence, outbound, sent FROM known
-           UNION ALL SELECT true, $3::integer, sequence, NULL::jsonb, false FROM made`,
-          [eventId, pluginId, n, JSON.stringify(request), this.claimer],
-        );
-        const { fresh, ...reply } = rows[0]!;
-        return { fresh, reply };
+        return (await this.recordBatch([item]))[0]!;
       } catch (e) {
-        // Two replicas took the same next sequence number at once (or recorded the same reply): the loser reads again.
+        // Another process took the same next sequence number at once (or recorded the same reply): the loser reads again.
         if ((e as { code?: string }).code !== '23505' || attempt >= 5) throw e;
       }
     }
+  }
+
+  private async recordBatch(
+    items: { e: string; p: string; n: number; req: unknown }[],
+  ): Promise<{ fresh: boolean; reply: RecordedReply }[]> {
+    const rows = await this.db.query<{ i: number; fresh: boolean; n: number; sequence: number; outbound: unknown; sent: boolean }>(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, n integer, req jsonb)),
+       known AS (
+         SELECT x.i, r.n, r.sequence, r.outbound, r.sent_at IS NOT NULL AS sent
+           FROM x JOIN host_event_replies r ON r.event_id = x.e AND r.plugin_id = x.p AND r.n = x.n),
+       fresh AS (
+         SELECT x.*, row_number() OVER (PARTITION BY x.e ORDER BY x.i) AS k FROM x WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.i = x.i)),
+       top AS (
+         SELECT d.e, coalesce((SELECT max(r.sequence) FROM host_event_replies r WHERE r.event_id = d.e), 0) AS top
+           FROM (SELECT DISTINCT e FROM fresh) d),
+       made AS (
+         INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
+           SELECT f.e, f.p, f.n, t.top + f.k, f.req, $2 FROM fresh f JOIN top t ON t.e = f.e ORDER BY f.i
+         RETURNING event_id, plugin_id, n, sequence)
+       SELECT known.i, false AS fresh, known.n, known.sequence, known.outbound, known.sent FROM known
+       UNION ALL
+       SELECT x.i, true, m.n, m.sequence, NULL::jsonb, false FROM made m JOIN x ON x.e = m.event_id AND x.p = m.plugin_id AND x.n = m.n`,
+      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer],
+    );
+    const byIndex = new Map(rows.map(({ i, fresh, ...reply }) => [i, { fresh, reply }]));
+    return items.map((_, i) => byIndex.get(i)!);
   }
 
   /** What became of a recorded reply (the outbound record the host shows); marks it sent. */
