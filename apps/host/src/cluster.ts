@@ -592,12 +592,15 @@ export class Cluster {
 
   private async leaseRound(): Promise<void> {
     const rt = this.rt;
+    // Only leases held when the round began are judged by what it reads: one an operator's start takes meanwhile
+    // (after this round read the plugins or renewed) is judged by the next round.
+    const heldBefore = new Set(this.held);
     const records = await this.refreshEndpoints();
 
     // Renew what this replica holds; a plugin whose lease was lost (this replica was cut off too long) stops here.
     const renewed = new Set(await this.o.leases.renew());
     for (const id of [...this.held]) {
-      if (renewed.has(id)) continue;
+      if (renewed.has(id) || !heldBefore.has(id)) continue;
       this.held.delete(id);
       this.o.log('warn', `cluster: lost the lease of ${id}; stopping it here (another replica runs it)`);
       await rt.stop(id, 'hostShutdown').catch(() => undefined);
@@ -605,7 +608,7 @@ export class Cluster {
     for (const id of renewed) this.held.add(id);
     // Disabled or removed plugins: stopped and their leases given up.
     for (const id of [...this.held]) {
-      if (records.has(id)) continue;
+      if (records.has(id) || !heldBefore.has(id)) continue;
       await this.stopHere(id).catch((e: Error) => this.o.log('warn', `could not stop ${id}: ${e.message}`));
     }
     // Take what nobody holds (or whose holder stopped renewing) and start it.
