@@ -129,6 +129,12 @@ describe('the delivery queue', () => {
           .map((r) => r.reply.sequence)
           .sort((x, y) => x - y),
       ).toEqual([1, 2, 3, 4, 5, 6]);
+      // A call the database refuses (jsonb takes no NUL character) fails alone; the others of its batch are queued.
+      const mixed = await Promise.allSettled(
+        ['m0', 'm1', 'm2', 'bad', 'm3', 'm4'].map((id) => origin.enqueue(id, 'p.mixed', id === 'bad' ? { text: 'a\u0000b' } : event(id))),
+      );
+      expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      expect((await origin.claim('p.mixed', 10, false)).map((r) => r.eventId).sort()).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
       // A new row is announced once per plugin and statement, not once per row.
       expect(seen.filter((n) => n.k === 'new').length).toBeLessThan(60);
     } finally {

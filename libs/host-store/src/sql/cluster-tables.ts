@@ -181,7 +181,8 @@ function notice(base: QueueNotice, extra: Record<string, unknown>): string {
  * Gathers calls into batches: a call made while fewer than `parallel` batches
  * are on their way is sent at once (no wait at low load); calls made while they
  * all are wait for the next one, which takes them all (up to `max`) in one
- * statement. A failed statement fails every call of its batch.
+ * statement. When a batch's statement fails, its calls are made one by one,
+ * so a call the database refuses fails alone.
  */
 export class Batcher<I, O> {
   private readonly waiting: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
@@ -209,7 +210,14 @@ export class Batcher<I, O> {
           const out = await this.run(batch.map((b) => b.item));
           batch.forEach((b, i) => b.resolve(out[i]!));
         } catch (e) {
-          for (const b of batch) b.reject(e);
+          // One call the database refuses fails only itself: the others of its batch are made again one by one.
+          if (batch.length === 1) batch[0]!.reject(e);
+          else
+            for (const b of batch)
+              await this.run([b.item]).then(
+                (out) => b.resolve(out[0]!),
+                (err: unknown) => b.reject(err),
+              );
         } finally {
           this.running--;
           this.next();
