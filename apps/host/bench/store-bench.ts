@@ -20,13 +20,18 @@
 // start on it, the process's RSS after that start and after 3000 events at c=8 with the plugin installed.
 //
 // Usage: node tools/scripts/ts-run.mjs apps/host/bench/store-bench.ts [--rounds=5] [--events=1000] [--no-postgres]
-//        [--start-rounds=3] [--no-load]
+//        [--start-rounds=3] [--no-load] [--cluster]
+//
+// --cluster: only the console path of sql, postgres and replica (no start bench, no file store): cluster mode's
+// added latency against the single host. It also counts, outside the timed rounds, the SQL statements the two
+// replicas send per event on each path (every statement of the pool and its transactions, by its first words).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
+import pg from 'pg';
 import { hostPaths } from '@host/host-core';
 import { buildZip } from '@host/host-installer/testing';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
@@ -277,9 +282,64 @@ function startBench(rounds: number): string[] {
   ];
 }
 
+/** Cluster mode's added latency against the single host (sql), for the systems that ran. */
+function clusterLines(med: (name: string, c: number, k: keyof Result) => number, systems: System[]): string[] {
+  return systems
+    .filter((s) => s.name === 'postgres' || s.name === 'replica')
+    .map(
+      (s) =>
+        `cluster mode (${s.name === 'postgres' ? 'event taken by the replica running the plugin' : 'event taken by another replica'}) vs single host (sql): ` +
+        CONCURRENCY.map(
+          (c) =>
+            `c=${c} p50 ${med(s.name, c, 'p50').toFixed(3)} vs ${med('sql', c, 'p50').toFixed(3)} ms (+${(med(s.name, c, 'p50') - med('sql', c, 'p50')).toFixed(3)} ms, x${(med(s.name, c, 'p50') / med('sql', c, 'p50')).toFixed(2)}),` +
+            ` p99 ${med(s.name, c, 'p99').toFixed(3)} vs ${med('sql', c, 'p99').toFixed(3)} ms (+${(med(s.name, c, 'p99') - med('sql', c, 'p99')).toFixed(3)} ms, x${(med(s.name, c, 'p99') / med('sql', c, 'p99')).toFixed(2)})`,
+        ).join('; '),
+    );
+}
+
+/**
+ * The SQL statements both replicas send per event on each cluster path, counted in the client (every query
+ * of the pg module: pool, transactions, listening connections), outside the timed rounds. A statement is
+ * named by its first words; BEGIN and COMMIT count as statements (each is a round trip).
+ */
+async function countStatements(systems: System[]): Promise<string[]> {
+  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const original = proto.query;
+  const counts = new Map<string, number>();
+  proto.query = function (this: unknown, ...a: unknown[]) {
+    const text = typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string } | null)?.text ?? '?');
+    const name = text.replace(/\s+/g, ' ').trim().slice(0, 60);
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+    return original.apply(this, a);
+  };
+  const lines: string[] = [];
+  try {
+    for (const s of systems) {
+      for (const c of CONCURRENCY) {
+        counts.clear();
+        const n = 300;
+        await load(s, c, n);
+        const total = [...counts.values()].reduce((a, b) => a + b, 0);
+        lines.push(
+          `SQL statements per event, ${s.name} at c=${c}: ${(total / n).toFixed(2)} (` +
+            [...counts]
+              .sort((a, b) => b[1] - a[1])
+              .map(([k, v]) => `${(v / n).toFixed(2)} × ${k}`)
+              .join('; ') +
+            ')',
+        );
+      }
+    }
+  } finally {
+    proto.query = original;
+  }
+  return lines;
+}
+
 async function main(): Promise<void> {
   if (args['child'] !== undefined) return childRun(args['child']);
-  const startLines = startBench(Number(args['start-rounds'] ?? 3));
+  const clusterOnly = args['cluster'] !== undefined;
+  const startLines = clusterOnly ? [] : startBench(Number(args['start-rounds'] ?? 3));
   if (args['no-load'] !== undefined) {
     console.log(startLines.join('\n'));
     return;
@@ -289,7 +349,7 @@ async function main(): Promise<void> {
   let keyDir: string | undefined;
   const systems: System[] = [];
   try {
-    systems.push(await start('file', root, 'file'));
+    if (!clusterOnly) systems.push(await start('file', root, 'file'));
     const t0 = performance.now();
     systems.push(await start('sql', root, 'sql'));
     const embeddedStart = performance.now() - t0;
@@ -305,6 +365,7 @@ async function main(): Promise<void> {
     }
     // Warm-up: JIT, connections, the plugin's first events.
     for (const s of systems) await load(s, 8, 200);
+    const counted = clusterOnly ? await countStatements(systems.filter((s) => s.name !== 'sql')) : [];
     const results = new Map<string, Result[]>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of CONCURRENCY) {
@@ -318,6 +379,27 @@ async function main(): Promise<void> {
     const med = (name: string, c: number, k: keyof Result) => median(results.get(`${name}|${c}`)!.map((r) => r[k]));
     const fails = (name: string) =>
       [...results].filter(([k]) => k.startsWith(`${name}|`)).reduce((n, [, rs]) => n + rs.reduce((m, r) => m + r.failures, 0), 0);
+    if (clusterOnly) {
+      console.log(
+        [
+          `Console path, cluster mode against the single host: medians of ${ROUNDS} rounds (${EVENTS} events at c=1, ${EVENTS * 3} at c=32), node ${process.version}`,
+          '',
+          '| system | c | events/s | p50 ms | p99 ms |',
+          '|---|---|---|---|---|',
+          ...systems.flatMap((s) =>
+            CONCURRENCY.map(
+              (c) =>
+                `| ${s.name} | ${c} | ${med(s.name, c, 'eps').toFixed(0)} | ${med(s.name, c, 'p50').toFixed(3)} | ${med(s.name, c, 'p99').toFixed(3)} |`,
+            ),
+          ),
+          '',
+          ...clusterLines(med, systems),
+          ...counted,
+          `exchanges that failed: ${JSON.stringify(Object.fromEntries(systems.map((s) => [s.name, fails(s.name)])))}`,
+        ].join('\n'),
+      );
+      return;
+    }
     const lines = [
       ...startLines,
       `Console path per store: medians of ${ROUNDS} rounds (${EVENTS} events at c=1, ${EVENTS * 3} at c=32), node ${process.version}`,
@@ -344,17 +426,7 @@ async function main(): Promise<void> {
           (s) =>
             `${s.name}/file host CPU per event: c=1 ${((100 * med(s.name, 1, 'cpuMs')) / med('file', 1, 'cpuMs')).toFixed(1)}%, c=32 ${((100 * med(s.name, 32, 'cpuMs')) / med('file', 32, 'cpuMs')).toFixed(1)}%`,
         ),
-      ...systems
-        .filter((s) => s.name === 'postgres' || s.name === 'replica')
-        .map(
-          (s) =>
-            `cluster mode (${s.name === 'postgres' ? 'event taken by the replica running the plugin' : 'event taken by another replica'}) vs single host (sql): ` +
-            CONCURRENCY.map(
-              (c) =>
-                `c=${c} p50 ${med(s.name, c, 'p50').toFixed(3)} vs ${med('sql', c, 'p50').toFixed(3)} ms (+${(med(s.name, c, 'p50') - med('sql', c, 'p50')).toFixed(3)} ms, x${(med(s.name, c, 'p50') / med('sql', c, 'p50')).toFixed(2)}),` +
-                ` p99 ${med(s.name, c, 'p99').toFixed(3)} vs ${med('sql', c, 'p99').toFixed(3)} ms (+${(med(s.name, c, 'p99') - med('sql', c, 'p99')).toFixed(3)} ms, x${(med(s.name, c, 'p99') / med('sql', c, 'p99')).toFixed(2)})`,
-            ).join('; '),
-        ),
+      ...clusterLines(med, systems),
       `target: sql/file events/s at least 90% at both concurrencies`,
       `embedded database start with install (first start of a data directory): ${embeddedStart.toFixed(0)} ms; RSS now ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`,
       `exchanges that failed: ${JSON.stringify(Object.fromEntries(systems.map((s) => [s.name, fails(s.name)])))}`,

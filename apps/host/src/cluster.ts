@@ -49,6 +49,8 @@ export interface ClusterOptions {
 const MAX_REPLY_COUNTERS = 10_000;
 /** How long an origin waits for a queued delivery's row before it reads it again (lost notifications). */
 const RECHECK_MILLISECONDS = 2_000;
+/** Replies of one handling carried to the origin with the outcome at most (more: the origin reads them). */
+const MAX_CARRIED_REPLIES = 32;
 
 interface Waiter {
   eventId: string;
@@ -95,8 +97,16 @@ export class Cluster {
   private readonly inflight = new Map<string, number>();
   private readonly pumping = new Set<string>();
   private readonly pumpAgain = new Set<string>();
+  /** Held plugins whose last claim was cut short by their queue's room: rows may wait, claimed when a delivery ends. */
+  private readonly backlog = new Set<string>();
   private readonly replyCounts = new Map<string, number>();
   private readonly observed = new WeakMap<OutboundRequest, OutboundRecord>();
+  /**
+   * Outbound records of the replies this process sent for each (event, plugin)
+   * it delivers now, by reply number: carried to the origin with the outcome.
+   * `complete`: no reply of the handling was recorded by another process.
+   */
+  private readonly sentReplies = new Map<string, { records: (OutboundRecord | null)[]; complete: boolean; noting: Promise<void>[] }>();
   /** Events each local plugin handles now (handed to it, not completed), with the sends made meanwhile. */
   private readonly handling = new Map<string, Map<string, { sends: number }>>();
   private inner: OutboundSink | undefined;
@@ -204,6 +214,8 @@ export class Cluster {
     // Recorded before it is sent: after a takeover, a reply recorded already is not sent again.
     const { fresh, reply } = await this.o.queue.recordReply(eventId, pluginId, n, { message: request.message });
     if (!fresh) {
+      const sent = this.sentReplies.get(key);
+      if (sent) sent.complete = false;
       // Recorded by a replica that died before marking it sent: sent now, by the one process that claims it.
       if (!reply.sent) {
         const [claimed] = await this.o.queue.claimUnsent('reply', eventId, pluginId, n);
@@ -227,7 +239,14 @@ export class Cluster {
     try {
       return await inner.send(request);
     } finally {
-      await this.o.queue.noteReply(eventId, pluginId, n, this.observed.get(request) ?? null).catch(() => undefined);
+      const outbound = this.observed.get(request) ?? null;
+      const sent = this.sentReplies.get(`${eventId}\u0000${pluginId}`);
+      if (sent && n <= MAX_CARRIED_REPLIES) sent.records[n - 1] = outbound;
+      else if (sent) sent.complete = false;
+      const noting = this.o.queue.noteReply(eventId, pluginId, n, outbound).catch(() => undefined);
+      // While the plugin handles the event here, the mark is written alongside (the outcome waits for it); else before answering.
+      if (sent && sent.noting.length < MAX_CARRIED_REPLIES) sent.noting.push(noting);
+      else await noting;
     }
   }
 
@@ -573,12 +592,15 @@ export class Cluster {
 
   private async leaseRound(): Promise<void> {
     const rt = this.rt;
+    // Only leases held when the round began are judged by what it reads: one an operator's start takes meanwhile
+    // (after this round read the plugins or renewed) is judged by the next round.
+    const heldBefore = new Set(this.held);
     const records = await this.refreshEndpoints();
 
     // Renew what this replica holds; a plugin whose lease was lost (this replica was cut off too long) stops here.
     const renewed = new Set(await this.o.leases.renew());
     for (const id of [...this.held]) {
-      if (renewed.has(id)) continue;
+      if (renewed.has(id) || !heldBefore.has(id)) continue;
       this.held.delete(id);
       this.o.log('warn', `cluster: lost the lease of ${id}; stopping it here (another replica runs it)`);
       await rt.stop(id, 'hostShutdown').catch(() => undefined);
@@ -586,7 +608,7 @@ export class Cluster {
     for (const id of renewed) this.held.add(id);
     // Disabled or removed plugins: stopped and their leases given up.
     for (const id of [...this.held]) {
-      if (records.has(id)) continue;
+      if (records.has(id) || !heldBefore.has(id)) continue;
       await this.stopHere(id).catch((e: Error) => this.o.log('warn', `could not stop ${id}: ${e.message}`));
     }
     // Take what nobody holds (or whose holder stopped renewing) and start it.
@@ -646,11 +668,14 @@ export class Cluster {
     } else if (n.k === 'decided' || n.k === 'done') {
       if (n.o !== this.o.replica) return;
       const w = this.waiters.get(`${n.e}\u0000${n.p}`);
-      if (w && !w.local)
-        void this.o.queue.get(n.e, n.p).then(
-          (row) => row && this.settle(w, row),
-          () => undefined,
-        );
+      if (!w || w.local) return;
+      // The notification carries what was recorded: answered without reading the row (nor its replies, when they came too).
+      if (n.k === 'decided' && n.d) return w.decide(n.d as DeliveryOutcome);
+      if (n.k === 'done' && n.d && n.r) return this.finishWaiter(w, n.c, n.r as OutboundRecord[], n.d as DeliveryOutcome);
+      void this.o.queue.get(n.e, n.p).then(
+        (row) => row && this.settle(w, row),
+        () => undefined,
+      );
     } else if (n.k === 'lease') {
       void this.o.leases.list().then(
         (all) => (this.leases = new Map(all.map((l) => [l.pluginId, l]))),
@@ -701,9 +726,14 @@ export class Cluster {
           (c?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents) +
           (c?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity) -
           (this.inflight.get(pluginId) ?? 0);
-        const rows = await this.o.queue.claim(pluginId, Math.min(room, 100), true);
-        if (rows.length === 0 && !this.pumpAgain.has(pluginId)) return;
+        const limit = Math.min(room, 100);
+        const rows = await this.o.queue.claim(pluginId, limit, true);
+        // Rows may remain when the claim took as many as there was room for (or none fitted).
+        if (limit <= 0 || rows.length === limit) this.backlog.add(pluginId);
+        else this.backlog.delete(pluginId);
         for (const row of rows) this.deliverRow(endpoint, row as QueuedDelivery & { event: MessageEvent });
+        // Again only when a notice came meanwhile, or when the claim was full and room is left.
+        if (!this.pumpAgain.has(pluginId) && !(rows.length > 0 && rows.length === limit && limit < room)) return;
       }
     } catch (e) {
       this.o.log('warn', `cluster: could not claim queued events of ${pluginId}: ${(e as Error).message}`);
@@ -718,7 +748,11 @@ export class Cluster {
     waiter?: Waiter,
   ): void {
     const { eventId, pluginId, origin } = row;
+    const key = `${eventId}\u0000${pluginId}`;
     this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 0) + 1);
+    // Replies of a first delivery are all sent here: the origin gets their records with the outcome.
+    const sent = { records: [] as (OutboundRecord | null)[], complete: (row.attempts ?? 1) === 1, noting: [] as Promise<void>[] };
+    this.sentReplies.set(key, sent);
     const handled = () => {
       const h = this.handling.get(pluginId);
       h?.delete(eventId);
@@ -753,17 +787,22 @@ export class Cluster {
         const completion: CompletionOutcome = d.completion
           ? { error: d.completion.error, ...(d.completion.durationMs !== null ? { durationMs: d.completion.durationMs } : {}) }
           : { error: null };
+        // The replies are marked sent before the outcome is recorded.
+        await Promise.all(sent.noting);
+        const replies = sent.complete && this.sentReplies.get(key) === sent ? sent.records.filter((r) => r !== null) : undefined;
         await this.o.queue
-          .finish(eventId, pluginId, origin, decision, completion)
+          .finish(eventId, pluginId, origin, decision, completion, false, replies)
           .catch((e: Error) => this.o.log('warn', `cluster: could not record the outcome of ${eventId} for ${pluginId}: ${e.message}`));
         const w = here();
         w?.decide(decision);
         w?.complete(completion);
       })
       .finally(() => {
+        if (this.sentReplies.get(key) === sent) this.sentReplies.delete(key);
         handled();
         this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 1) - 1);
-        void this.pump(pluginId);
+        // Room again for rows a claim left waiting (each new row is announced, and the lease round claims too).
+        if (this.backlog.has(pluginId)) void this.pump(pluginId);
       });
   }
 
@@ -789,16 +828,27 @@ export class Cluster {
     // Delivered by this process after all (it took the lease meanwhile): the host's sink noted its replies on the record.
     if (row.claimedBy === this.o.queue.claimer) return w.complete((row.completion as CompletionOutcome | null) ?? { error: null });
     void this.o.queue.replies(w.eventId, w.pluginId).then(
-      (replies) => {
-        const record = this.o.dispatcher().events.get(w.eventId);
-        if (record) {
-          for (const r of replies) if (r.outbound) record.outbound.push(r.outbound as OutboundRecord);
-          if (replies.length) this.o.dispatcher().events.publish({ type: 'outbound', record });
-        }
-        w.complete((row.completion as CompletionOutcome | null) ?? { error: null });
-      },
+      (replies) =>
+        this.finishWaiter(
+          w,
+          row.completion,
+          replies.map((r) => r.outbound as OutboundRecord | null),
+        ),
       () => w.complete((row.completion as CompletionOutcome | null) ?? { error: null }),
     );
+  }
+
+  /** Adds the plugin's replies (delivered by another process) to the event's record and completes the waiting origin. */
+  private finishWaiter(w: Waiter, completion: unknown, replies: readonly (OutboundRecord | null)[], decision?: DeliveryOutcome): void {
+    if (decision) w.decide(decision);
+    if (decision && w.finishing) return;
+    w.finishing = true;
+    const record = this.o.dispatcher().events.get(w.eventId);
+    if (record) {
+      for (const r of replies) if (r) record.outbound.push(r);
+      if (replies.length) this.o.dispatcher().events.publish({ type: 'outbound', record });
+    }
+    w.complete((completion as CompletionOutcome | null) ?? { error: null });
   }
 }
 

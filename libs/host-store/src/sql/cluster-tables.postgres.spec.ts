@@ -83,6 +83,65 @@ describe('the delivery queue', () => {
     expect((await origin.settled([{ eventId: id, pluginId: 'p.q' }])).map((r) => r.eventId)).toEqual([id]);
   });
 
+  it('writes calls made together in batches, with the same answers as one by one', async () => {
+    const origin = new SqlDeliveryQueue(a, 'one');
+    const seen: QueueNotice[] = [];
+    const stop = await origin.watch(
+      (n) => seen.push(n),
+      () => undefined,
+    );
+    try {
+      // 60 calls at once: the first go alone, the rest wait and go in batches; the same pair twice is queued once.
+      const ids = Array.from({ length: 60 }, (_, i) => `b${i}`);
+      const queued = await Promise.all([...ids, 'b0', 'b1'].map((id) => origin.enqueue(id, 'p.batch', event(id))));
+      expect(queued.slice(2, 60).every(Boolean)).toBe(true);
+      // Each pair taken twice at once: queued by exactly one of the two calls.
+      expect([queued[0]! !== queued[60]!, queued[1]! !== queued[61]!]).toEqual([true, true]);
+      const claimed = await origin.claim('p.batch', 100, false);
+      // Oldest first: a batch keeps the order of its calls (b0 and b1 were taken twice at once: where either call put them).
+      expect(claimed.map((r) => r.eventId).filter((id) => id !== 'b0' && id !== 'b1')).toEqual(ids.slice(2));
+      expect(claimed.map((r) => r.eventId).sort()).toEqual([...ids].sort());
+      // Each row made final once, even when two calls finish it in one batch.
+      const finished = await Promise.all(
+        [...ids, ...ids].map((id, i) => origin.finish(id, 'p.batch', 'two', { accepted: i < 60 }, { error: null }, false, [])),
+      );
+      expect(finished.filter(Boolean)).toHaveLength(60);
+      for (const id of ids) expect(finished[ids.indexOf(id)]! || finished[60 + ids.indexOf(id)]!).toBe(true);
+      expect((await origin.settled(ids.map((eventId) => ({ eventId, pluginId: 'p.batch' })))).every((r) => r.state === 'done')).toBe(true);
+      const deadline = Date.now() + 2000;
+      while (seen.filter((n) => n.k === 'done').length < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(
+        seen
+          .filter((n) => n.k === 'done')
+          .map((n) => (n as { e: string }).e)
+          .sort(),
+      ).toEqual([...ids].sort());
+      // Replies recorded at once, several of one event: each numbered once, the event's sequence numbers 1..n; the same reply twice is recorded once.
+      const recorded = await Promise.all(
+        [1, 2, 3, 4, 5, 6, 1].map((n, i) => origin.recordReply('b0', i % 2 ? 'p.r1' : 'p.r2', n, { message: { text: `r${i}` } })),
+      );
+      expect(recorded.slice(1, 6).every((r) => r.fresh)).toBe(true);
+      expect(recorded[0]!.fresh !== recorded[6]!.fresh).toBe(true); // taken twice at once: recorded by one of the two calls
+      expect(recorded[6]!.reply.sequence).toBe(recorded[0]!.reply.sequence);
+      expect(
+        recorded
+          .filter((r) => r.fresh)
+          .map((r) => r.reply.sequence)
+          .sort((x, y) => x - y),
+      ).toEqual([1, 2, 3, 4, 5, 6]);
+      // A call the database refuses (jsonb takes no NUL character) fails alone; the others of its batch are queued.
+      const mixed = await Promise.allSettled(
+        ['m0', 'm1', 'm2', 'bad', 'm3', 'm4'].map((id) => origin.enqueue(id, 'p.mixed', id === 'bad' ? { text: 'a\u0000b' } : event(id))),
+      );
+      expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      expect((await origin.claim('p.mixed', 10, false)).map((r) => r.eventId).sort()).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+      // A new row is announced once per plugin and statement, not once per row.
+      expect(seen.filter((n) => n.k === 'new').length).toBeLessThan(60);
+    } finally {
+      await stop();
+    }
+  });
+
   it('gives rows a dead claimer left to the replica taking over, oldest first', async () => {
     const dead = new SqlDeliveryQueue(a, 'one');
     const next = new SqlDeliveryQueue(b, 'two');
@@ -152,12 +211,23 @@ describe('the delivery queue', () => {
     try {
       await two.enqueue('e.n', 'p.n', event('e.n'));
       await two.claim('p.n', 1, false);
-      await two.finish('e.n', 'p.n', 'one', { accepted: true }, { error: null });
+      await two.decide('e.n', 'p.n', 'one', { accepted: true, n: 1 });
+      // The row as recorded (the first decision stays), with the replies given: the origin needs not read them.
+      await two.finish('e.n', 'p.n', 'one', { accepted: true, n: 2 }, { error: null }, false, [{ messageId: 'm1' }]);
+      // Too large for one notification: only the key, the origin reads the row.
+      await two.enqueue('e.big', 'p.n', event('e.big'));
+      await two.claim('p.n', 1, false);
+      await two.finish('e.big', 'p.n', 'one', { accepted: true }, { error: null }, false, [{ text: 'x'.repeat(9000) }]);
+      // A repeat of a final row changes nothing and tells nobody.
+      expect(await two.finish('e.n', 'p.n', 'one', { accepted: false }, { error: null })).toBe(false);
       const deadline = Date.now() + 2000;
-      while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (seen.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(seen).toEqual([
         { k: 'new', p: 'p.n' },
-        { k: 'done', e: 'e.n', p: 'p.n', o: 'one' },
+        { k: 'decided', e: 'e.n', p: 'p.n', o: 'one', d: { accepted: true, n: 1 } },
+        { k: 'done', e: 'e.n', p: 'p.n', o: 'one', d: { accepted: true, n: 1 }, c: { error: null }, r: [{ messageId: 'm1' }] },
+        { k: 'new', p: 'p.n' },
+        { k: 'done', e: 'e.big', p: 'p.n', o: 'one' },
       ]);
     } finally {
       await stop();

@@ -148,7 +148,18 @@ export interface UnsentMessage {
 /** Notifications of the queue channel. */
 export type QueueNotice =
   | { k: 'new'; p: string }
-  | { k: 'decided' | 'done'; e: string; p: string; o: string }
+  | {
+      k: 'decided' | 'done';
+      e: string;
+      p: string;
+      o: string;
+      /** The decision recorded (when it fits the notification): the origin needs not read the row. */
+      d?: unknown;
+      /** 'done': the completion recorded. */
+      c?: unknown;
+      /** 'done': the outbound records of the plugin's replies to the event, when the holder knows them all and they fit. */
+      r?: unknown[];
+    }
   | { k: 'lease'; p: string }
   | { k: 'control'; p: string; to: string; action: ControlAction; id?: string; from?: string }
   /** The answer to a control request that asked for one (`id`). */
@@ -156,6 +167,65 @@ export type QueueNotice =
 
 /** What one replica asks of the replica holding a plugin's lease. */
 export type ControlAction = 'stop' | 'restart' | 'settings';
+
+/** Notifications stay below PostgreSQL's limit (8000 bytes); a larger one is sent without its optional parts. */
+const NOTICE_LIMIT = 7_900;
+
+/** A notification's text: with `extra` when it still fits, else without. */
+function notice(base: QueueNotice, extra: Record<string, unknown>): string {
+  const full = JSON.stringify({ ...base, ...extra });
+  return Buffer.byteLength(full) < NOTICE_LIMIT ? full : JSON.stringify(base);
+}
+
+/**
+ * Gathers calls into batches: a call made while fewer than `parallel` batches
+ * are on their way is sent at once (no wait at low load); calls made while they
+ * all are wait for the next one, which takes them all (up to `max`) in one
+ * statement. When a batch's statement fails, its calls are made one by one,
+ * so a call the database refuses fails alone.
+ */
+export class Batcher<I, O> {
+  private readonly waiting: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly parallel = 2,
+    private readonly max = 200,
+  ) {}
+
+  push(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    while (this.running < this.parallel && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.max);
+      this.running++;
+      void (async () => {
+        try {
+          const out = await this.run(batch.map((b) => b.item));
+          batch.forEach((b, i) => b.resolve(out[i]!));
+        } catch (e) {
+          // One call the database refuses fails only itself: the others of its batch are made again one by one.
+          if (batch.length === 1) batch[0]!.reject(e);
+          else
+            for (const b of batch)
+              await this.run([b.item]).then(
+                (out) => b.resolve(out[0]!),
+                (err: unknown) => b.reject(err),
+              );
+        } finally {
+          this.running--;
+          this.next();
+        }
+      })();
+    }
+  }
+}
 
 type Row = {
   event_id: string;
@@ -206,26 +276,32 @@ export class SqlDeliveryQueue {
    * `claim` queues it claimed by this replica (it holds the lease and delivers it now).
    */
   async enqueue(eventId: string, pluginId: string, event: unknown, claim = false): Promise<boolean> {
-    // One statement (one round trip): the row, and its notification when another replica is to claim it.
-    const rows = await this.db.query(
-      `WITH added AS (
-         INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id)
-       SELECT event_id, CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($9, $8) END FROM added`,
-      [
-        eventId,
-        pluginId,
-        this.replica,
-        JSON.stringify(event),
-        claim ? 'claimed' : 'pending',
-        claim ? this.claimer : null,
-        claim ? 1 : 0,
-        claim ? null : JSON.stringify({ k: 'new', p: pluginId } satisfies QueueNotice),
-        QUEUE_CHANNEL,
-      ],
-    );
-    return rows.length > 0;
+    return this.enqueues.push({ e: eventId, p: pluginId, ev: event, claim });
   }
+
+  /**
+   * Rows queued together (the calls made while the statements before were on
+   * their way): one statement writes them all and announces each plugin with
+   * new rows to claim once.
+   */
+  private readonly enqueues = new Batcher<{ e: string; p: string; ev: unknown; claim: boolean }, boolean>(async (items) => {
+    const rows = await this.db.query<{ i: number }>(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, ev jsonb, claim boolean)),
+       added AS (
+         INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
+           SELECT e, p, $2, ev, CASE WHEN claim THEN 'claimed' ELSE 'pending' END, CASE WHEN claim THEN $3 END, CASE WHEN claim THEN 1 ELSE 0 END
+             FROM x ORDER BY i
+         ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id, plugin_id, state),
+       told AS (SELECT count(*) AS n FROM (SELECT pg_notify($4, json_build_object('k', 'new', 'p', plugin_id)::text)
+                                             FROM (SELECT DISTINCT plugin_id FROM added WHERE state = 'pending') d) t)
+       -- The same pair twice in one batch: the first call queued it, the other finds it queued.
+       SELECT DISTINCT ON (x.e, x.p) x.i, told.n FROM added JOIN x ON x.e = added.event_id AND x.p = added.plugin_id, told
+        ORDER BY x.e, x.p, x.i`,
+      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.replica, this.claimer, QUEUE_CHANNEL],
+    );
+    const added = new Set(rows.map((r) => r.i));
+    return items.map((_, i) => added.has(i));
+  });
 
   /**
    * Claims up to `limit` waiting rows of `pluginId` (oldest first) for this
@@ -248,26 +324,35 @@ export class SqlDeliveryQueue {
 
   /** Records the plugin's decision (once); tells the origin. */
   async decide(eventId: string, pluginId: string, origin: string, decision: unknown): Promise<void> {
-    await this.db.query(
-      `WITH decided AS (
-         UPDATE host_event_queue SET state = 'decided', decision = $3
-          WHERE event_id = $1 AND plugin_id = $2 AND state = 'claimed' AND claimed_by = $4 RETURNING event_id)
-       SELECT pg_notify($5, $6) FROM decided`,
-      [
-        eventId,
-        pluginId,
-        JSON.stringify(decision),
-        this.claimer,
-        QUEUE_CHANNEL,
-        JSON.stringify({ k: 'decided', e: eventId, p: pluginId, o: origin }),
-      ],
-    );
+    await this.decisions.push({
+      e: eventId,
+      p: pluginId,
+      d: decision,
+      tell: notice({ k: 'decided', e: eventId, p: pluginId, o: origin }, { d: decision }),
+    });
   }
+
+  /** Decisions recorded together, in one statement, each origin told. */
+  private readonly decisions = new Batcher<{ e: string; p: string; d: unknown; tell: string }, void>(async (items) => {
+    await this.db.query(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, d jsonb, tell text)),
+       decided AS (
+         UPDATE host_event_queue q SET state = 'decided', decision = x.d
+           FROM x WHERE q.event_id = x.e AND q.plugin_id = x.p AND q.state = 'claimed' AND q.claimed_by = $2 RETURNING x.tell)
+       SELECT pg_notify($3, tell) FROM decided`,
+      [JSON.stringify(items), this.claimer, QUEUE_CHANNEL],
+    );
+    return items.map(() => undefined);
+  });
 
   /**
    * Records the final outcome (once: a row already final is left as it is),
    * with the decision when none was recorded; answers whether this call made it final.
    * `anyHolder`: the origin gives up on a row nobody delivered (its own deadline).
+   * `replies`: the outbound records of every reply of the plugin to the event
+   * (the holder sent them all in this handling): carried in the notification
+   * with the recorded decision and completion when they fit, so the origin
+   * answers without reading the row and its replies.
    */
   async finish(
     eventId: string,
@@ -276,28 +361,45 @@ export class SqlDeliveryQueue {
     decision: unknown,
     completion: unknown,
     anyHolder = false,
+    replies?: readonly unknown[],
   ): Promise<boolean> {
-    // One statement: the outcome, and the origin told (unless this process is the origin: it settles its own waiters).
-    const rows = await this.db.query(
-      `WITH finished AS (
-         UPDATE host_event_queue SET state = 'done', decision = coalesce(decision, $3), completion = $4, done_at = now()
-          WHERE event_id = $1 AND plugin_id = $2 AND state <> 'done' AND ($6 OR claimed_by = $5) RETURNING event_id)
-       SELECT event_id, CASE WHEN $7::text IS NULL THEN NULL ELSE pg_notify($8, $7) END FROM finished`,
-      [
-        eventId,
-        pluginId,
-        JSON.stringify(decision),
-        JSON.stringify(completion),
-        this.claimer,
-        anyHolder,
-        origin === this.replica && !anyHolder
-          ? null
-          : JSON.stringify({ k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice),
-        QUEUE_CHANNEL,
-      ],
-    );
-    return rows.length > 0;
+    const tell = origin !== this.replica || anyHolder;
+    return this.finishes.push({
+      e: eventId,
+      p: pluginId,
+      d: decision,
+      c: completion,
+      a: anyHolder,
+      tell: tell ? ({ k: 'done', e: eventId, p: pluginId, o: origin } satisfies QueueNotice) : null,
+      r: replies ?? null,
+    });
   }
+
+  /**
+   * Outcomes recorded together: one statement makes each row final (unless it
+   * was already) and tells each origin, the notification carrying the row as
+   * written (the decision recorded first wins) when it fits in one, else only its key.
+   */
+  private readonly finishes = new Batcher<
+    { e: string; p: string; d: unknown; c: unknown; a: boolean; tell: QueueNotice | null; r: readonly unknown[] | null },
+    boolean
+  >(async (items) => {
+    const rows = await this.db.query<{ i: number }>(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, d jsonb, c jsonb, a boolean, tell jsonb, r jsonb)),
+       finished AS (
+         UPDATE host_event_queue q SET state = 'done', decision = coalesce(q.decision, x.d), completion = x.c, done_at = now()
+           FROM x WHERE q.event_id = x.e AND q.plugin_id = x.p AND q.state <> 'done' AND (x.a OR q.claimed_by = $2)
+         RETURNING x.i, x.tell, x.r, q.decision, q.completion)
+       SELECT i, CASE WHEN tell IS NULL THEN NULL
+                      ELSE pg_notify($3, CASE WHEN octet_length(full_notice) < ${NOTICE_LIMIT} THEN full_notice ELSE tell::text END) END
+         FROM finished, LATERAL (SELECT (tell || jsonb_build_object('d', decision, 'c', completion)
+                                         || CASE WHEN r IS NULL OR jsonb_typeof(r) = 'null' THEN '{}'::jsonb ELSE jsonb_build_object('r', r) END)::text
+                                         AS full_notice) n`,
+      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer, QUEUE_CHANNEL],
+    );
+    const done = new Set(rows.map((r) => r.i));
+    return items.map((_, i) => done.has(i));
+  });
 
   async get(eventId: string, pluginId: string): Promise<QueuedDelivery | undefined> {
     const rows = await this.db.query<Row>(
@@ -343,38 +445,80 @@ export class SqlDeliveryQueue {
     n: number,
     request: unknown = null,
   ): Promise<{ fresh: boolean; reply: RecordedReply }> {
+    return this.recordings.push({ e: eventId, p: pluginId, n, req: request });
+  }
+
+  /**
+   * Replies recorded together: one statement answers those recorded before and
+   * records the others, numbered after the highest sequence number of their
+   * event (in call order within it). When two processes took the same number
+   * at once (a unique violation), each call of the batch is made again alone.
+   */
+  private readonly recordings = new Batcher<{ e: string; p: string; n: number; req: unknown }, { fresh: boolean; reply: RecordedReply }>(
+    async (items) => {
+      try {
+        return await this.recordBatch(items);
+      } catch (e) {
+        if ((e as { code?: string }).code !== '23505') throw e;
+        const out: { fresh: boolean; reply: RecordedReply }[] = [];
+        for (const item of items) out.push(await this.recordAlone(item));
+        return out;
+      }
+    },
+  );
+
+  private async recordAlone(item: { e: string; p: string; n: number; req: unknown }): Promise<{ fresh: boolean; reply: RecordedReply }> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.db.transaction(async (tx) => {
-          const known = await tx.query<{ n: number; sequence: number; outbound: unknown; sent: boolean }>(
-            'SELECT n, sequence, outbound, sent_at IS NOT NULL AS sent FROM host_event_replies WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
-            [eventId, pluginId, n],
-          );
-          if (known[0]) return { fresh: false, reply: known[0] };
-          const made = await tx.query<{ sequence: number }>(
-            `INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
-               SELECT $1, $2, $3, coalesce(max(sequence), 0) + 1, $4, $5 FROM host_event_replies WHERE event_id = $1
-             RETURNING sequence`,
-            [eventId, pluginId, n, JSON.stringify(request), this.claimer],
-          );
-          return { fresh: true, reply: { n, sequence: made[0]!.sequence, outbound: null, sent: false } };
-        });
+        return (await this.recordBatch([item]))[0]!;
       } catch (e) {
-        // Two replicas took the same next sequence number at once: the loser takes the next one.
+        // Another process took the same next sequence number at once (or recorded the same reply): the loser reads again.
         if ((e as { code?: string }).code !== '23505' || attempt >= 5) throw e;
       }
     }
   }
 
+  private async recordBatch(
+    items: { e: string; p: string; n: number; req: unknown }[],
+  ): Promise<{ fresh: boolean; reply: RecordedReply }[]> {
+    const rows = await this.db.query<{ i: number; fresh: boolean; n: number; sequence: number; outbound: unknown; sent: boolean }>(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, n integer, req jsonb)),
+       known AS (
+         SELECT x.i, r.n, r.sequence, r.outbound, r.sent_at IS NOT NULL AS sent
+           FROM x JOIN host_event_replies r ON r.event_id = x.e AND r.plugin_id = x.p AND r.n = x.n),
+       fresh AS (
+         SELECT x.*, row_number() OVER (PARTITION BY x.e ORDER BY x.i) AS k FROM x WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.i = x.i)),
+       top AS (
+         SELECT d.e, coalesce((SELECT max(r.sequence) FROM host_event_replies r WHERE r.event_id = d.e), 0) AS top
+           FROM (SELECT DISTINCT e FROM fresh) d),
+       made AS (
+         INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
+           SELECT f.e, f.p, f.n, t.top + f.k, f.req, $2 FROM fresh f JOIN top t ON t.e = f.e ORDER BY f.i
+         RETURNING event_id, plugin_id, n, sequence)
+       SELECT known.i, false AS fresh, known.n, known.sequence, known.outbound, known.sent FROM known
+       UNION ALL
+       SELECT x.i, true, m.n, m.sequence, NULL::jsonb, false FROM made m JOIN x ON x.e = m.event_id AND x.p = m.plugin_id AND x.n = m.n`,
+      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer],
+    );
+    const byIndex = new Map(rows.map(({ i, fresh, ...reply }) => [i, { fresh, reply }]));
+    return items.map((_, i) => byIndex.get(i)!);
+  }
+
   /** What became of a recorded reply (the outbound record the host shows); marks it sent. */
   async noteReply(eventId: string, pluginId: string, n: number, outbound: unknown): Promise<void> {
-    await this.db.query('UPDATE host_event_replies SET outbound = $4, sent_at = now() WHERE event_id = $1 AND plugin_id = $2 AND n = $3', [
-      eventId,
-      pluginId,
-      n,
-      JSON.stringify(outbound),
-    ]);
+    await this.notes.push({ e: eventId, p: pluginId, n, o: outbound });
   }
+
+  /** Replies marked sent together, in one statement. */
+  private readonly notes = new Batcher<{ e: string; p: string; n: number; o: unknown }, void>(async (items) => {
+    await this.db.query(
+      `UPDATE host_event_replies r SET outbound = x.o, sent_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, n integer, o jsonb)
+        WHERE r.event_id = x.e AND r.plugin_id = x.p AND r.n = x.n`,
+      [JSON.stringify(items)],
+    );
+    return items.map(() => undefined);
+  });
 
   /**
    * Records the `n`-th send (messages.send) of `pluginId` while it handles
