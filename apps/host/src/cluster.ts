@@ -251,16 +251,20 @@ export class Cluster {
   }
 
   /**
-   * messages.send: made while the plugin handles exactly one event on this
-   * replica, it is the n-th send of that handling, recorded before it is sent;
-   * the plugin handling the event again after a takeover gets the recorded
-   * answer instead of a second message. Sends outside any handling (timers)
-   * or while several events are handled at once go out unrecorded.
+   * messages.send made while the plugin handles an event on this replica: the
+   * n-th send of that handling, recorded before it is sent; the plugin
+   * handling the event again after a takeover gets the recorded answer
+   * instead of a second message. The event is the one the send names
+   * (`eventId`, which the SDKs fill in inside a handler), looked up among the
+   * events this plugin handles here only; a send naming none is keyed by the
+   * one event in flight, when there is exactly one. Sends naming an event not
+   * in flight for this plugin, outside any handling (timers), or naming none
+   * while several events are handled at once go out unrecorded.
    */
   private async sendKeyed(inner: OutboundSink, request: OutboundRequest): Promise<SendResult> {
-    const handling = this.handling.get(request.pluginId);
-    if (!handling || handling.size !== 1) return inner.send(request);
-    const [eventId, h] = [...handling][0]!;
+    const keyed = this.handlingOf(request);
+    if (!keyed) return inner.send(request);
+    const [eventId, h] = keyed;
     const n = ++h.sends;
     const digest = createHash('sha256')
       .update(JSON.stringify({ target: request.target ?? null, message: request.message }))
@@ -268,6 +272,8 @@ export class Cluster {
     const { fresh, send } = await this.o.queue.recordSend(eventId, request.pluginId, n, digest, {
       target: request.target ?? null,
       message: request.message,
+      // Kept so a left-over send goes out as it was asked (its event's bot by default).
+      ...(request.eventId !== undefined ? { eventId } : {}),
     });
     if (!fresh) {
       if (send.digest !== digest) {
@@ -284,6 +290,16 @@ export class Cluster {
       return (result as SendResult | null) ?? { accepted: true, target: request.target! };
     }
     return this.sendNow(inner, request, eventId, n);
+  }
+
+  /** The handling a send belongs to: the one its eventId names (this plugin's, in flight here), else the only one in flight. */
+  private handlingOf(request: OutboundRequest): [string, { sends: number }] | undefined {
+    const handling = this.handling.get(request.pluginId);
+    if (request.eventId !== undefined) {
+      const h = handling?.get(request.eventId);
+      return h ? [request.eventId, h] : undefined;
+    }
+    return handling?.size === 1 ? [...handling][0] : undefined;
   }
 
   /** Sends a recorded send and marks it sent with the provider's answer (or its refusal). */
@@ -312,11 +328,21 @@ export class Cluster {
     if (!inner) return;
     for (const kind of ['reply', 'send'] as const) {
       for (const row of await this.o.queue.claimUnsent(kind, eventId, pluginId)) {
-        const recorded = row.request as { message: OutboundRequest['message']; target?: OutboundRequest['target'] | null };
+        const recorded = row.request as {
+          message: OutboundRequest['message'];
+          target?: OutboundRequest['target'] | null;
+          eventId?: string;
+        };
         const request: OutboundRequest =
           kind === 'reply'
             ? { pluginId, kind, eventId, message: recorded.message }
-            : { pluginId, kind, message: recorded.message, ...(recorded.target ? { target: recorded.target } : {}) };
+            : {
+                pluginId,
+                kind,
+                ...(recorded.eventId !== undefined ? { eventId: recorded.eventId } : {}),
+                message: recorded.message,
+                ...(recorded.target ? { target: recorded.target } : {}),
+              };
         this.o.log(
           'info',
           `cluster: sending ${kind} ${row.n} of ${pluginId} to ${eventId}, recorded by a replica that stopped before sending it`,

@@ -152,6 +152,40 @@ describe('HostOutboundSink', () => {
       expect(other.sent).toEqual([]);
     });
 
+    it("links a send to the event it names when that event was delivered to the sender; another plugin's or an unknown event is ignored", async () => {
+      // com.b.plugin subscribes to nothing: the event is com.a.plugin's only.
+      const a = new InProcessPlugin('com.a.plugin', { permissions: ['messages.send'] });
+      const b = new InProcessPlugin('com.b.plugin', { permissions: ['messages.send'], eventSubscriptions: [] });
+      const dispatcher = new Dispatcher({ endpoints: () => [a, b] });
+      const provider = new KeepingProvider();
+      dispatcher.providers.register(provider);
+      dispatcher.providers.register(new KeepingProvider('qqbot', ['qq-a', 'qq-b']));
+      const record = await dispatcher.dispatch(makeEvent('/cmd'));
+      expect(b.received).toEqual([]);
+      const seen: { type: string; outbound?: { pluginId: string; eventId?: string; error: unknown } }[] = [];
+      dispatcher.events.subscribe((change) => change.type === 'send' && seen.push(change));
+      const send = (pluginId: string, eventId: string, target: OutboundRequest['target']) =>
+        dispatcher.sink.send({ pluginId, kind: 'send', eventId, target, message: text('hi') });
+
+      // The sender's own event: its bot sends, and the send is streamed with the event's id.
+      expect((await send('com.a.plugin', record.eventId, { type: 'group', id: 'g9' })).target.botAccountId).toBe('bot-1');
+      // Another plugin's event neither picks the bot (three could send) nor links the send, refused or not.
+      await expect(send('com.b.plugin', record.eventId, { type: 'group', id: 'g9' })).rejects.toMatchObject({
+        code: 'message.target.bot_required',
+      });
+      await send('com.b.plugin', record.eventId, { type: 'group', id: 'g9', botAccountId: 'qq-a' });
+      // An id the host never delivered is ignored the same way: the send still goes out.
+      await send('com.a.plugin', 'no-such-event', { type: 'group', id: 'g9', botAccountId: 'qq-b' });
+      expect(seen.map((u) => [u.type, u.outbound?.pluginId, u.outbound?.eventId ?? null, u.outbound?.error ? 'refused' : 'sent'])).toEqual([
+        ['send', 'com.a.plugin', record.eventId, 'sent'],
+        ['send', 'com.b.plugin', null, 'refused'],
+        ['send', 'com.b.plugin', null, 'sent'],
+        ['send', 'com.a.plugin', null, 'sent'],
+      ]);
+      // Sends stay out of the event's record (its replies), linked or not.
+      expect(record.outbound).toEqual([]);
+    });
+
     it('says so when the host has no bot account at all', async () => {
       const plugin = new InProcessPlugin('com.a.plugin', { permissions: ['messages.send'] });
       const dispatcher = new Dispatcher({ endpoints: () => [plugin] });

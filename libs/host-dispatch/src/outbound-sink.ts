@@ -63,6 +63,8 @@ export class HostOutboundSink implements OutboundSink {
 
   async send(request: OutboundRequest): Promise<SendResult> {
     const { pluginId, message } = request;
+    // A send's eventId counts only for an event delivered to this plugin (4.7): any other is ignored, never refused.
+    const eventId = request.kind === 'send' ? this.ownEvent(request) : request.eventId;
     const permissions = this.o.permissionsOf(pluginId) ?? [];
     const needed: Permission = request.kind === 'reply' ? 'messages.reply' : 'messages.send';
     const missing: Permission | undefined = !permissions.includes(needed)
@@ -73,7 +75,7 @@ export class HostOutboundSink implements OutboundSink {
     if (missing) {
       const what = missing === 'messages.mentionEveryone' ? 'mention everyone' : `${request.kind} messages`;
       const text = `${pluginId} needs the permission "${missing}" to ${what}; declare it in manifest.json`;
-      this.notePermissionRefusal(request, text);
+      this.notePermissionRefusal(request, text, eventId);
       throw refuse('message.permission.denied', text, { permission: missing });
     }
     let target: Target;
@@ -111,7 +113,7 @@ export class HostOutboundSink implements OutboundSink {
       if (record) record.replySequence = sequence;
       replyTo = { eventId, messageId: ref.messageId, sequence, botAccountId: ref.botAccountId };
     } else {
-      const routed = this.routeSend(request);
+      const routed = this.routeSend(request, eventId);
       target = routed.target;
       provider = routed.provider;
     }
@@ -124,41 +126,55 @@ export class HostOutboundSink implements OutboundSink {
         target,
         'message.target.invalid',
         `no message provider "${source}" is configured in this host to send to ${target.type} ${target.id}`,
+        eventId,
       );
     }
     const rendered = renderParsedMessage(provider.renderer, message, target, this.renderers);
-    if (!rendered.ok) throw this.fail(record, request, target, rendered.error.code, rendered.error.message);
+    if (!rendered.ok) throw this.fail(record, request, target, rendered.error.code, rendered.error.message, eventId);
     let sent: Awaited<ReturnType<typeof provider.send>>;
     try {
       sent = await provider.send(target, rendered.value, replyTo);
     } catch (e) {
       // Recorded, so the event log shows what the provider refused, then passed on to the plugin.
-      this.note(record, request, target, {
-        body: rendered.value,
-        // A provider that says why (a message.provider.* code) is recorded with its code.
-        error: { code: isHostError(e) ? e.code : 'delivery.provider_failed', message: e instanceof Error ? e.message : String(e) },
-      });
+      this.note(
+        record,
+        request,
+        target,
+        {
+          body: rendered.value,
+          // A provider that says why (a message.provider.* code) is recorded with its code.
+          error: { code: isHostError(e) ? e.code : 'delivery.provider_failed', message: e instanceof Error ? e.message : String(e) },
+        },
+        eventId,
+      );
       throw e;
     }
-    this.note(record, request, target, { body: sent.requestBody, messageId: sent.messageId, error: null });
+    this.note(record, request, target, { body: sent.requestBody, messageId: sent.messageId, error: null }, eventId);
     return { accepted: true, messageId: sent.messageId, target };
+  }
+
+  /** The event a send names, when it was delivered to the sending plugin (and is still remembered); else none. */
+  private ownEvent(request: OutboundRequest): string | undefined {
+    if (request.eventId === undefined) return undefined;
+    return this.o.replies.find(request.pluginId, request.eventId).status === 'unknown' ? undefined : request.eventId;
   }
 
   /**
    * Which bot sends a `messages.send` (docs/protocol/v2.md 4.7): the one
-   * `target.botAccountId` names; else the bot of the event the request answers
-   * (an HTTP plugin's response); else the host's only bot account. Refused
-   * when the named bot is unknown or when several could send.
+   * `target.botAccountId` names; else the bot of the event the send comes
+   * from (its `eventId`, or an HTTP plugin's response), when that event was
+   * delivered to this plugin; else the host's only bot account. Refused when
+   * the named bot is unknown or when several could send.
    */
-  private routeSend(request: OutboundRequest): { target: Target; provider: MessageProvider } {
+  private routeSend(request: OutboundRequest, eventId: string | undefined): { target: Target; provider: MessageProvider } {
     const asked = request.target!;
     const refuseSend = (code: MessageErrorCode, message: string, details: ErrorDetails): never => {
-      this.note(undefined, request, asked, { body: null, error: { code, message } });
+      this.note(undefined, request, asked, { body: null, error: { code, message } }, eventId);
       throw refuse(code, message, details);
     };
     let botAccountId = asked.botAccountId;
-    if (botAccountId === undefined && request.eventId !== undefined) {
-      const found = this.o.replies.find(request.pluginId, request.eventId);
+    if (botAccountId === undefined && eventId !== undefined) {
+      const found = this.o.replies.find(request.pluginId, eventId);
       if (found.status !== 'unknown') botAccountId = found.reference.botAccountId;
     }
     if (botAccountId !== undefined) {
@@ -194,14 +210,14 @@ export class HostOutboundSink implements OutboundSink {
     target: Target,
     code: MessageErrorCode,
     message: string,
+    eventId = request.eventId,
   ): HostError {
-    this.note(record, request, target, { body: null, error: { code, message } });
+    this.note(record, request, target, { body: null, error: { code, message } }, eventId);
     return refuse(code, message);
   }
 
-  /** Records what became of one outbound request, on its event or as a send. */
   /** A refusal for a missing permission, in the event log with the event it answers (or as a send). */
-  private notePermissionRefusal(request: OutboundRequest, message: string): void {
+  private notePermissionRefusal(request: OutboundRequest, message: string, eventId: string | undefined): void {
     let target: Target | undefined = request.target;
     let record: EventRecord | undefined;
     if (request.kind === 'reply') {
@@ -211,19 +227,25 @@ export class HostOutboundSink implements OutboundSink {
       record = this.o.events.get(request.eventId ?? '');
       if (record && record.source !== found.reference.source) record = undefined;
     }
-    if (target) this.note(record, request, target, { body: null, error: { code: 'message.permission.denied', message } });
+    if (target) this.note(record, request, target, { body: null, error: { code: 'message.permission.denied', message } }, eventId);
   }
 
+  /**
+   * Records what became of one outbound request, on its event or as a send.
+   * `eventId` links it to its event: a reply's, or the event a send came from
+   * when that event was delivered to the sending plugin.
+   */
   private note(
     record: EventRecord | undefined,
     request: OutboundRequest,
     target: Target,
     result: Pick<OutboundRecord, 'body' | 'messageId' | 'error'>,
+    eventId: string | undefined,
   ): void {
     const outbound: OutboundRecord = {
       pluginId: request.pluginId,
       kind: request.kind,
-      ...(request.eventId ? { eventId: request.eventId } : {}),
+      ...(eventId ? { eventId } : {}),
       target,
       body: result.body,
       ...(result.messageId !== undefined ? { messageId: result.messageId } : {}),

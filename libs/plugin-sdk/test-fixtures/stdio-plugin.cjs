@@ -18,7 +18,9 @@ const manifest = {
   sdkVersion: sdk.SDK_VERSION,
   transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['stdio-plugin.cjs', '--host-stdio'] } },
   eventSubscriptions: [{ eventType: 'message.created' }],
-  permissions: process.argv.includes('--intercepts') ? ['messages.reply', 'messages.intercept'] : ['messages.reply'],
+  permissions: process.argv.includes('--intercepts')
+    ? ['messages.reply', 'messages.send', 'messages.intercept']
+    : ['messages.reply', 'messages.send'],
   commands: [
     { name: 'echo' },
     { name: 'slow' },
@@ -28,6 +30,7 @@ const manifest = {
     { name: 'cancellable' },
     { name: 'intercept' },
     { name: 'pass' },
+    { name: 'send' },
   ],
 };
 
@@ -41,6 +44,8 @@ const plugin = sdk.definePlugin({
     ctx.log.info('started', { settings: ctx.settings });
     // Holds events back (they wait for onStart) when the test asks for it.
     if (ctx.settings.startDelayMs) await sleep(ctx.settings.startDelayMs);
+    // A send outside any handler, when the test asks for it.
+    if (ctx.settings.startSendTo) await ctx.messages.group(ctx.settings.startSendTo).send('from onStart');
   },
   onStop(ctx) {
     ctx.log.info('stopping');
@@ -76,6 +81,10 @@ const plugin = sdk.definePlugin({
     async intercept(ctx) {
       ctx.intercept();
       await sleep(Number(ctx.command.args) || 300);
+    },
+    async send(ctx) {
+      // messages.send to the group named in the args, from inside the handler.
+      await ctx.messages.group(ctx.command.args).send('from a handler');
     },
     async pass(ctx) {
       ctx.pass();

@@ -124,6 +124,9 @@ export const SendParamsSchema = z.object({
   token: Token,
   target: TargetSchema,
   message: OutgoingMessageSchema,
+  eventId: NonBlankString.optional().describe(
+    'The event whose handler makes this send (the SDKs fill it in). The host uses it only when that event was delivered to this plugin: the default bot, the event log, and the once-only record of a cluster; otherwise it is ignored.',
+  ),
 });
 
 export const SettingsChangedParamsSchema = z.object({

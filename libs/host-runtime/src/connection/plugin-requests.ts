@@ -101,9 +101,11 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
             message: p['message'] as never,
           });
         default:
+          // eventId (the handler's event) is checked by the sink against this plugin's own deliveries.
           return await ctx.sink.send({
             pluginId: ctx.pluginId,
             kind: 'send',
+            ...(p['eventId'] !== undefined ? { eventId: p['eventId'] as string } : {}),
             target: p['target'] as never,
             message: p['message'] as never,
           });

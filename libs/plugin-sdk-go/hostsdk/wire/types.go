@@ -503,6 +503,8 @@ type MessagesSendParams struct {
 	Token   string          `json:"token"`
 	Target  Target          `json:"target"`
 	Message OutgoingMessage `json:"message"`
+	// The event whose handler makes this send (the SDKs fill it in). The host uses it only when that event was delivered to this plugin: the default bot, the event log, and the once-only record of a cluster; otherwise it is ignored.
+	EventID string `json:"eventId,omitempty"`
 }
 
 // OutboundMessage of protocol v2.

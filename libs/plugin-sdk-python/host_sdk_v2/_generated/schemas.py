@@ -1539,6 +1539,11 @@ METHODS: Dict[str, Any] = {
                     "message": {
                         "$ref": "#/$defs/OutgoingMessage",
                     },
+                    "eventId": {
+                        "description": "The event whose handler makes this send (the SDKs fill it in). The host uses it only when that event was delivered to this plugin: the default bot, the event log, and the once-only record of a cluster; otherwise it is ignored.",
+                        "type": "string",
+                        "minLength": 1,
+                    },
                 },
                 "required": ["token", "target", "message"],
             },

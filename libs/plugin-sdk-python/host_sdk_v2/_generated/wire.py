@@ -503,7 +503,17 @@ class MessagesReplyParams(TypedDict):
     message: "OutgoingMessage"
 
 
-class MessagesSendParams(TypedDict):
+_MessagesSendParamsOptional = TypedDict(
+    "_MessagesSendParamsOptional",
+    {
+        # The event whose handler makes this send (the SDKs fill it in). The host uses it only when that event was delivered to this plugin: the default bot, the event log, and the once-only record of a cluster; otherwise it is ignored.
+        "eventId": str,
+    },
+    total=False,
+)
+
+
+class MessagesSendParams(_MessagesSendParamsOptional):
     """Open: unknown keys are ignored. Schema: methods.json#/methods/messages.send/params"""
 
     # The runtime token from host.initialize.

@@ -157,6 +157,30 @@ describe('stdio runtime in a real process', () => {
     });
   });
 
+  it('names the event in messages.send made inside a handler (with its bot), and none for a send outside one', async () => {
+    const host = await ready({ settings: { greeting: 'hi', startSendTo: 'g-start' } });
+    host.answer = (req) =>
+      req.method === 'messages.send' ? { result: { accepted: true, target: (req.params as { target: unknown }).target } } : { result: {} };
+    const outside = (await host.waitFor(isRequest('messages.send'))) as JsonRpcRequest;
+    expect(outside.params).toEqual({
+      token: 't'.repeat(40),
+      target: { type: 'group', id: 'g-start' },
+      message: { format: 'text', parts: [{ type: 'text', text: 'from onStart' }] },
+    });
+    await host.request('events.message', messageEvent('e7', '/send g-9', { name: 'send', args: 'g-9' }));
+    await completionOf(host, 'e7');
+    const sends = host.messages.filter(isRequest('messages.send')) as JsonRpcRequest[];
+    expect(sends.map((m) => m.params)).toEqual([
+      outside.params,
+      {
+        token: 't'.repeat(40),
+        target: { type: 'group', id: 'g-9', botAccountId: 'bot-1' },
+        message: { format: 'text', parts: [{ type: 'text', text: 'from a handler' }] },
+        eventId: 'e7',
+      },
+    ]);
+  });
+
   it('reports a HandlerError in events.completed, after the accepting ACK', async () => {
     const host = await ready();
     const ack = await host.request('events.message', messageEvent('e1', '/fail', { name: 'fail', args: '' }));

@@ -142,8 +142,13 @@ class StdioRuntime {
     kind: 'stdio',
     reply: (event, message, prepared) =>
       this.call(Methods.reply.method, { eventId: event.eventId, message }, prepared.target) as ReturnType<TransportIO['reply']>,
-    send: (message, prepared) =>
-      this.call(Methods.send.method, { target: prepared.target, message }, prepared.target) as ReturnType<TransportIO['send']>,
+    // Inside a handler the send names its event (docs/protocol/v2.md 4.7), so the host ties it to that handling.
+    send: (message, prepared, event) =>
+      this.call(
+        Methods.send.method,
+        event ? { target: prepared.target, message, eventId: event.eventId } : { target: prepared.target, message },
+        prepared.target,
+      ) as ReturnType<TransportIO['send']>,
     log: (level, message, fields) => this.log(level, message, fields),
   };
 

@@ -927,6 +927,13 @@ public sealed partial record MessagesSendParams
 
     [JsonPropertyName("message")]
     public required OutgoingMessage Message { get; init; }
+
+    /// <summary>
+    /// The event whose handler makes this send (the SDKs fill it in). The host uses it only when that event was delivered to this plugin: the default bot, the event log, and the once-only record of a cluster; otherwise it is ignored.
+    /// </summary>
+    [JsonPropertyName("eventId")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? EventId { get; init; }
 }
 
 /// <summary>
