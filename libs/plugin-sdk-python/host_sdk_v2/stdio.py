@@ -370,7 +370,10 @@ class _StdioTransport(Transport):
         return self._runtime.call("messages.reply", {"eventId": event["eventId"], "message": message}, target)
 
     def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
-        return self._runtime.call("messages.send", {"target": target, "message": message}, target)
+        params: Dict[str, Any] = {"target": target, "message": message}
+        if event is not None:
+            params["eventId"] = event["eventId"]  # the handler's event (v2.md 4.7)
+        return self._runtime.call("messages.send", params, target)
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
         self._runtime.log(level, message, fields)

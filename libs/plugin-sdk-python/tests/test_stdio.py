@@ -172,6 +172,20 @@ class StdioRuntimeTest(unittest.TestCase):
         completed = self.host.wait(lambda: self.host.requests_of("events.completed"))
         self.assertEqual(completed[0]["params"]["error"]["code"], "message.reference.unknown")
 
+    def test_a_send_inside_a_handler_names_its_event_and_one_outside_does_not(self) -> None:
+        params = init_params()
+        params["settings"] = {"startSendTo": "g-start"}
+        self.host.call("host.initialize", params)
+        outside = self.host.wait(lambda: self.host.requests_of("messages.send"))[0]["params"]
+        self.assertEqual(outside["target"], {"type": "group", "id": "g-start"})
+        self.assertNotIn("eventId", outside)
+        self.host.response(self.host.request("events.message", message_event("e7", "/send g-9", cmd("send", "g-9"))))
+        self.host.wait(lambda: self.host.requests_of("events.completed"))
+        inside = self.host.requests_of("messages.send")[1]["params"]
+        self.assertEqual(inside["eventId"], "e7")
+        self.assertEqual(inside["target"], {"type": "group", "id": "g-9", "botAccountId": "bot-1"})
+        self.assertEqual(inside["message"], {"format": "text", "parts": [{"type": "text", "text": "from a handler"}]})
+
 
 class ProtocolModeTest(unittest.TestCase):
     def test_without_host_stdio_it_prints_help_to_stderr_and_exits_2(self) -> None:
