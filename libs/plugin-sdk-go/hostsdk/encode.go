@@ -61,6 +61,10 @@ func appendMessage(b []byte, message any) ([]byte, bool) {
 			b = appendTarget(b, p.Target)
 			b = append(b, `,"message":`...)
 			if b, ok = appendOutgoing(b, p.Message); ok {
+				if p.EventID != "" {
+					b = append(b, `,"eventId":`...)
+					b = appendString(b, p.EventID)
+				}
 				b = append(b, '}')
 			}
 		}

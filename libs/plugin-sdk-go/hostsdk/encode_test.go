@@ -37,6 +37,8 @@ func TestHotFramesEncodeLikeEncodingJSON(t *testing.T) {
 			rpcRequestOut{JSONRPC: "2.0", ID: 3, Method: wire.MethodMessagesSend, Params: wire.MessagesSendParams{Token: "t", Target: wire.Target{Type: "group", ID: s, BotAccountID: s},
 				Message: wire.OutgoingMessage{Parts: wire.MessagePartList{wire.MessagePartText{Text: s}}}}},
 			rpcRequestOut{JSONRPC: "2.0", ID: 4, Method: wire.MethodMessagesSend, Params: wire.MessagesSendParams{Target: wire.Target{Type: "user", ID: "x"}}},
+			rpcRequestOut{JSONRPC: "2.0", ID: 5, Method: wire.MethodMessagesSend, Params: wire.MessagesSendParams{Token: "t", Target: wire.Target{Type: "group", ID: "g"},
+				Message: wire.OutgoingMessage{Parts: wire.MessagePartList{wire.MessagePartText{Text: "x"}}}, EventID: s}},
 		)
 	}
 	for _, ms := range numbers {

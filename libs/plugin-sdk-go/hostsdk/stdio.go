@@ -756,12 +756,16 @@ func (rt *stdioRuntime) reply(_ context.Context, event *wire.MessageEvent, messa
 	return rt.call(wire.MethodMessagesReply, wire.MessagesReplyParams{Token: token, EventID: event.EventID, Message: message}, &target)
 }
 
-func (rt *stdioRuntime) send(_ context.Context, _ *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
+func (rt *stdioRuntime) send(_ context.Context, event *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
 	token := rt.token()
 	if token == "" {
 		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.send cannot be sent before host.initialize")
 	}
-	return rt.call(wire.MethodMessagesSend, wire.MessagesSendParams{Token: token, Target: target, Message: message}, &target)
+	params := wire.MessagesSendParams{Token: token, Target: target, Message: message}
+	if event != nil {
+		params.EventID = event.EventID // the handler's event (v2.md 4.7)
+	}
+	return rt.call(wire.MethodMessagesSend, params, &target)
 }
 
 func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]any) {

@@ -446,6 +446,11 @@ func TestSendsInAHandlerSpeakAsTheEventsBot(t *testing.T) {
 	}
 	p := hostsdk.MustLoad(path)
 	var results []*wire.SendResult
+	// A send outside any handler names no event.
+	p.OnStart(func(ctx *hostsdk.Lifecycle) error {
+		_, err := ctx.Group("g-start").Send(hostsdk.Text("from OnStart"))
+		return err
+	})
 	p.Command("echo", func(ctx *hostsdk.Context) error {
 		for _, s := range []*hostsdk.Sender{ctx.Group("g2"), ctx.To(wire.Target{Type: "group", ID: "g3", BotAccountID: "other-bot"})} {
 			r, err := s.Send(hostsdk.Text("x"))
@@ -461,12 +466,16 @@ func TestSendsInAHandlerSpeakAsTheEventsBot(t *testing.T) {
 	if d.Completion == nil || d.Completion.Error != nil {
 		t.Fatalf("completion: %+v", d.Completion)
 	}
-	want := []wire.Target{{Type: "group", ID: "g2", BotAccountID: "bot-1"}, {Type: "group", ID: "g3", BotAccountID: "other-bot"}}
+	want := []wire.Target{{Type: "group", ID: "g-start"}, {Type: "group", ID: "g2", BotAccountID: "bot-1"}, {Type: "group", ID: "g3", BotAccountID: "other-bot"}}
 	got := h.Replies()
-	if len(got) != 2 || got[0].Target != want[0] || got[1].Target != want[1] {
+	if len(got) != 3 || got[0].Target != want[0] || got[1].Target != want[1] || got[2].Target != want[2] {
 		t.Fatalf("want sends to %+v, got %+v", want, got)
 	}
-	if results[0].Target != want[0] {
+	// Sends inside the handler name its event (messages.send eventId); the one from OnStart names none.
+	if got[0].EventID != "" || got[1].EventID != d.Event.EventID || got[2].EventID != d.Event.EventID || d.Event.EventID == "" {
+		t.Fatalf("event ids of the sends: %q, %q, %q; the event is %q", got[0].EventID, got[1].EventID, got[2].EventID, d.Event.EventID)
+	}
+	if results[0].Target != want[1] {
 		t.Fatalf("the result does not echo the bot: %+v", results[0])
 	}
 }
