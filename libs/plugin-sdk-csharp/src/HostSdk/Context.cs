@@ -64,7 +64,8 @@ internal interface IPluginTransport
     HostInitializeParamsDirectories Directories { get; }
     PluginLogger Logger { get; }
     Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts);
-    Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts);
+    /// <summary>messages.send; <paramref name="eventId"/> is the handler's event (null outside a message handler).</summary>
+    Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId);
 }
 
 /// <summary>What every handler gets: settings, directories, logging, sends and a CancellationToken.</summary>
@@ -94,13 +95,17 @@ public class PluginContext
     /// target without <c>BotAccountId</c> is sent by the bot that received the event; outside one, a host with several
     /// bots needs it (message.target.bot_required).
     /// </summary>
-    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(Route(target), "text", parts);
+    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(Route(target), "text", parts, HandlerEventId);
 
     /// <summary>Sends a Markdown message to a target (the bot as for <see cref="SendAsync"/>).</summary>
-    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(Route(target), "markdown", parts);
+    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) =>
+        Runtime.SendAsync(Route(target), "markdown", parts, HandlerEventId);
 
     /// <summary>The target a send goes to (protocol v2 4.7): as given outside a message handler.</summary>
     private protected virtual Target Route(Target target) => target;
+
+    /// <summary>The event a send names as its handler's (messages.send eventId, protocol v2 4.7): none outside a message handler.</summary>
+    private protected virtual string? HandlerEventId => null;
 }
 
 /// <summary>
@@ -217,4 +222,7 @@ public sealed class MessageContext : PluginContext
     /// <summary>A send from this handler speaks as the bot that received the event unless the target names one.</summary>
     private protected override Target Route(Target target) =>
         target is { BotAccountId: null } ? target with { BotAccountId = Event.Bot.BotAccountId } : target;
+
+    /// <summary>A send from this handler names its event, so the host ties it to this handling.</summary>
+    private protected override string? HandlerEventId => Event.EventId;
 }

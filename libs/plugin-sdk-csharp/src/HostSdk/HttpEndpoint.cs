@@ -395,7 +395,8 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
             return Push(target, new OutboundMessage { Format = format, Parts = PartChecks.Normalize(parts, format, target) });
         }
 
-        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts) =>
+        // The response answers its event already: the handler's eventId is not needed there.
+        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId) =>
             Push(target, new OutboundMessage { Target = target, Format = format, Parts = PartChecks.Normalize(parts, format, target) });
     }
 
@@ -406,7 +407,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         public PluginLogger Logger => endpoint._logger;
 
         public Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts) => throw Unavailable();
-        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts) => throw Unavailable();
+        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId) => throw Unavailable();
 
         private static InvalidOperationException Unavailable() =>
             new(Catalog.ErrSdkSendUnavailable + ": an HTTP plugin cannot send outside an event: the host takes messages only in event responses");

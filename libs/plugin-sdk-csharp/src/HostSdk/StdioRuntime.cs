@@ -55,7 +55,8 @@ public sealed class StdioRuntime : IPluginTransport
     PluginLogger IPluginTransport.Logger => Logger;
     HostInitializeParamsDirectories IPluginTransport.Directories => Directories;
     Task<SendResult> IPluginTransport.ReplyAsync(MessageEvent e, string format, MessagePart[] parts) => ReplyAsync(e, format, parts);
-    Task<SendResult> IPluginTransport.SendAsync(Target target, string format, MessagePart[] parts) => SendAsync(target, format, parts);
+    Task<SendResult> IPluginTransport.SendAsync(Target target, string format, MessagePart[] parts, string? eventId) =>
+        SendAsync(target, format, parts, eventId);
 
     internal HostInitializeParamsDirectories Directories =>
         _init?.Directories ?? throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": directories are known after host.initialize");
@@ -645,12 +646,12 @@ public sealed class StdioRuntime : IPluginTransport
             WireJsonContext.Default.MessagesReplyParams, target);
     }
 
-    internal Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts)
+    internal Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId)
     {
         var message = new OutgoingMessage { Format = format, Parts = PartChecks.Normalize(parts, format, target) };
         var token = Token;
         if (token.Length == 0) throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": messages.send cannot be sent before host.initialize");
-        return CallAsync(Catalog.MethodMessagesSend, new MessagesSendParams { Token = token, Target = target, Message = message },
+        return CallAsync(Catalog.MethodMessagesSend, new MessagesSendParams { Token = token, Target = target, Message = message, EventId = eventId },
             WireJsonContext.Default.MessagesSendParams, target);
     }
 

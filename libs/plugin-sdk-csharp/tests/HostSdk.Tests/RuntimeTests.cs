@@ -383,6 +383,21 @@ public class RuntimeTests
     }
 
     [Fact]
+    public async Task SendsFromAHandlerNameItsEventAndOnesOutsideAHandlerDoNot()
+    {
+        var plugin = new PluginBuilder("sample.events")
+            .OnStart(ctx => ctx.SendAsync(new Target { Type = "group", Id = "G-start" }, Text.Of("from OnStart")))
+            .OnMessage(ctx => ctx.SendAsync(new Target { Type = "group", Id = "G-2" }, Text.Of("from a handler")))
+            .Build();
+        await using var host = await Started(plugin);
+        var outside = await host.WaitForCallAsync(Catalog.MethodMessagesSend, c => c.Params.GetProperty("target").GetProperty("id").GetString() == "G-start");
+        Assert.False(outside.Params.TryGetProperty("eventId", out _));
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e7", "a"));
+        var inside = await host.WaitForCallAsync(Catalog.MethodMessagesSend, c => c.Params.GetProperty("target").GetProperty("id").GetString() == "G-2");
+        Assert.Equal("e7", inside.Params.GetProperty("eventId").GetString());
+    }
+
+    [Fact]
     public async Task AnUnknownMethodIsMethodNotFound()
     {
         await using var host = await Started(Echo());
