@@ -318,6 +318,61 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
       sent.mockRestore();
     }
 
+    // Several events in flight at once: each send names its handler's event (eventId, as the SDKs do) and is recorded
+    // as send 1 of that event, whichever handler sends first. A send naming no event while the others are in flight
+    // cannot be told apart (it goes out unrecorded), which shows they were in flight together.
+    const sendsOf = (eventId: string) =>
+      db.query<{ plugin_id: string; n: number; text: string; event: string | null; sent: boolean }>(
+        `SELECT plugin_id, n, request #>> '{message,parts,0,text}' AS text, request ->> 'eventId' AS event, sent_at IS NOT NULL AS sent
+         FROM host_event_sends WHERE event_id = $1 ORDER BY plugin_id, n`,
+        [eventId],
+      );
+    const inFlight = await Promise.all([
+      ...[1, 2, 3].map((i) => say(a, `/send group:g${i} +event wait=${900 - 200 * i} concurrent ${i}`)),
+      say(a, '/send group:g4 wait=200 named no event'),
+    ]);
+    const ids = inFlight.map((r) => r.body.eventId as string);
+    expect(inFlight.map((r) => r.body.deliveries[0]?.completion?.error ?? null)).toEqual([null, null, null, null]);
+    for (const [i, id] of ids.slice(0, 3).entries()) {
+      expect(await sendsOf(id)).toEqual([{ plugin_id: ID, n: 1, text: `concurrent ${i + 1}`, event: id, sent: true }]);
+    }
+    expect(await sendsOf(ids[3]!)).toEqual([]);
+
+    // An eventId the plugin is not handling here is ignored: a made-up one, or its own event that completed. The send
+    // goes out unrecorded, and is not counted against the one event in flight.
+    const made = await say(a, `/send group:g5 event=not-an-event made up`);
+    expect(made.body.deliveries[0].completion.error).toBeNull();
+    expect(await sendsOf('not-an-event')).toEqual([]);
+    expect(await sendsOf(made.body.eventId)).toEqual([]);
+    const late = await say(a, `/send group:g5 event=${ids[0]} after its event`);
+    expect(late.body.deliveries[0].completion.error).toBeNull();
+    expect((await sendsOf(ids[0]!)).map((r) => r.text)).toEqual(['concurrent 1']);
+    expect(await sendsOf(late.body.eventId)).toEqual([]);
+
+    // Another plugin naming an event this one handles now records nothing for either (sends are keyed by the sender).
+    // (supertest sends when asked for the answer: asked at once, awaited below)
+    const handled = say(a, '/send group:g6 +event wait=800 mine').then((r) => r);
+    const [busy] = await within(
+      3000,
+      () =>
+        db.query<{ event_id: string }>(
+          "SELECT event_id FROM host_event_queue WHERE plugin_id = $1 AND state <> 'done' AND event::text LIKE '%wait=800 mine%'",
+          [ID],
+        ),
+      (rows) => rows.length === 1,
+    );
+    await expect(
+      a.dispatcher.outbound.send({
+        pluginId: 'com.example.intruder',
+        kind: 'send',
+        eventId: busy!.event_id,
+        target: { type: 'group', id: 'g6' },
+        message: { format: 'text', parts: [{ type: 'text', text: 'not mine' }] },
+      }),
+    ).rejects.toMatchObject({ code: 'message.permission.denied' });
+    expect((await handled).body.eventId).toBe(busy!.event_id);
+    expect(await sendsOf(busy!.event_id)).toEqual([{ plugin_id: ID, n: 1, text: 'mine', event: busy!.event_id, sent: true }]);
+
     // A reply to an event the plugin was not handed is refused as on one host, and nothing is recorded for it.
     await expect(
       a.dispatcher.outbound.send({
