@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { HostError, hostPaths, type PluginEndpoint } from '@host/host-core';
+import { HostError, hostPaths, type OutboundRequest, type PluginEndpoint } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
 import { encodeFrame, RpcErrorCode } from '@host/protocol';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
@@ -163,6 +163,36 @@ describe('plugin-to-host requests', () => {
     };
     expect(result.code).toBe(RpcErrorCode.MessageRejected);
     expect(result.data).toEqual({ code: 'message.provider.rate_limited', provider: 'qqbot', httpStatus: 429, providerCode: 22009 });
+  });
+
+  it("hands messages.send's eventId to the sink as given (the sink checks it), and refuses one that is not a non-blank string", async () => {
+    const seen: OutboundRequest[] = [];
+    const handle = createPluginRequestHandler({
+      pluginId: 'com.a.b',
+      token,
+      permissions: ['messages.send'],
+      logs: new FilePluginLogStore(hostPaths(dir)),
+      sink: {
+        send: async (request) => {
+          seen.push(request);
+          return { accepted: true, target: request.target! };
+        },
+      },
+      onCompleted: () => false,
+    });
+    const params = { token, target: { type: 'group', id: 'g' }, message: { parts: [{ type: 'text', text: 'x' }] } };
+    await handle('messages.send', { ...params, eventId: 'e-1' });
+    await handle('messages.send', params);
+    expect(seen.map((r) => [r.pluginId, r.kind, r.eventId])).toEqual([
+      ['com.a.b', 'send', 'e-1'],
+      ['com.a.b', 'send', undefined],
+    ]);
+    for (const eventId of ['', '  ', 7]) {
+      const refused = (await handle('messages.send', { ...params, eventId })) as { code: number; data: { issues: { path: string }[] } };
+      expect(refused.code).toBe(RpcErrorCode.InvalidParams);
+      expect(refused.data.issues.map((i) => i.path)).toEqual(['eventId']);
+    }
+    expect(seen).toHaveLength(2);
   });
 
   it('writes log.write lines to the plugin log', async () => {
