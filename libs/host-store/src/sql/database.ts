@@ -313,6 +313,10 @@ export class ServerDatabase implements SqlDatabase {
   async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
     const client: PoolClient = await this.pool.connect();
     let broken = false;
+    // A checked-out client has no listener of the pool's: the server ending the connection between two statements
+    // would otherwise be an unhandled 'error' that ends the process. The statement fails; the client is dropped.
+    const lost = () => (broken = true);
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const result = await work({ query: async <R>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as R[] });
@@ -322,6 +326,7 @@ export class ServerDatabase implements SqlDatabase {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw e;
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }

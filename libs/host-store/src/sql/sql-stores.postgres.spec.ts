@@ -93,4 +93,19 @@ describe('ServerDatabase', () => {
     await stop();
     expect(got).toEqual(['kept', 'last']);
   });
+
+  it('fails a transaction whose connection the server ends between two statements, without an unhandled error', async () => {
+    // Without a listener on the checked-out client, the server's FATAL notice is an unhandled 'error' event, which
+    // jest reports as a failure of the suite (and which ends a host process).
+    const failed = db.transaction(async (tx) => {
+      const [row] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      // Ended by another session while this one waits between statements (a server restart, a failover).
+      await db.query('SELECT pg_terminate_backend($1)', [row!.pid]);
+      await new Promise((r) => setTimeout(r, 200));
+      await tx.query('SELECT 1');
+    });
+    await expect(failed).rejects.toThrow();
+    // The pool goes on with a new connection.
+    expect(await db.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
 });
