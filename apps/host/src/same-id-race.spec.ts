@@ -19,10 +19,13 @@ describe('an upload and an HTTP registration of one pluginId', () => {
   let dataDir: string;
   let host: Host;
   let child: ChildProcess | undefined;
+  // Lets a paused install finish, so a failed test never leaves the host waiting on it while it closes.
+  let finishSwap: () => void = () => undefined;
 
   afterEach(async () => {
-    await host.close();
     child?.kill('SIGKILL');
+    finishSwap();
+    await host?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -39,7 +42,6 @@ describe('an upload and an HTTP registration of one pluginId', () => {
     };
     let inSwap!: () => void;
     const installerInSwap = new Promise<void>((r) => (inSwap = r));
-    let finishSwap!: () => void;
     const swapMayFinish = new Promise<void>((r) => (finishSwap = r));
     host = await composeHost({
       paths: hostPaths(dataDir),
