@@ -227,17 +227,7 @@ func (p *treeParser) checkedObject(n *node, dst reflect.Value, w *walk) error {
 		break
 	}
 	p.depth--
-	for i, key := range n.required {
-		present := seen&(1<<i) != 0
-		if seenSet != nil {
-			present = seenSet[key]
-		}
-		if !present {
-			w.steps = append(w.steps, step{key: key, index: -1})
-			w.fault("required", "required", "is required")
-			w.steps = w.steps[:len(w.steps)-1]
-		}
-	}
+	w.missingRequired(n.required, seen, seenSet)
 	return nil
 }
 
@@ -562,7 +552,14 @@ func (p *treeParser) checkedStruct(n *node, dst reflect.Value, w *walk) error {
 		break
 	}
 	p.depth--
-	for i, key := range n.required {
+	w.missingRequired(n.required, seen, seenSet)
+	return nil
+}
+
+// missingRequired reports each required key not marked present: bit i of seen stands for required[i],
+// or seenSet holds the keys when the list is longer than 64.
+func (w *walk) missingRequired(required []string, seen uint64, seenSet map[string]bool) {
+	for i, key := range required {
 		present := seen&(1<<i) != 0
 		if seenSet != nil {
 			present = seenSet[key]
@@ -573,7 +570,6 @@ func (p *treeParser) checkedStruct(n *node, dst reflect.Value, w *walk) error {
 			w.steps = w.steps[:len(w.steps)-1]
 		}
 	}
-	return nil
 }
 
 var emptySlices sync.Map // reflect.Type -> reflect.Value of an empty, non-nil slice
