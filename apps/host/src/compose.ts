@@ -33,7 +33,7 @@ const DOCTOR_WORKER = join(__dirname, 'doctor-worker.cjs');
 
 export interface HostOptions {
   paths: HostPaths;
-  /** Which stores keep the registry, settings, pending updates and the event log (HOST_STORE); default `file`. */
+  /** Which stores keep the registry, settings, pending updates and the event log (HOST_STORE); default `sql` (embedded in the data directory unless storeOptions names a server). */
   store?: string;
   /** The SQL store's database server, password, host key and replica name (HOST_DATABASE_URL, ...). */
   storeOptions?: Omit<StoreOptions, 'onError'>;
