@@ -200,6 +200,12 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   const healthEvery = o.httpHealthCheckMilliseconds ?? 30_000;
   if (healthEvery > 0) httpPlugins.startHealthChecks(healthEvery);
   const token = await ensureAdminToken(store, { token: o.adminToken, reset: o.resetAdminToken });
+  // Sessions outlive a restart in the SQL store: a new admin token ends those begun with the old one.
+  if (token.replaced && stores.sessions) {
+    const ended = await stores.sessions.clear();
+    if (ended > 0)
+      o.log('info', `the admin token changed: ended ${ended} admin app session${ended === 1 ? '' : 's'} begun with the old one`);
+  }
 
   const app = createApp({
     paths,

@@ -55,6 +55,45 @@ describe('composed host on the embedded SQL store', () => {
   }, 120_000);
 });
 
+describe('admin app sessions on the embedded SQL store', () => {
+  it('outlive a restart with the same admin token and end when the token changes', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'compose-sql-sessions-'));
+    const logged: string[] = [];
+    const open = (adminToken: string) =>
+      composeHost({
+        paths: hostPaths(dataDir),
+        store: 'sql',
+        adminToken,
+        version: '0.0.0-test',
+        ...quiet,
+        log: (_level: string, m: string) => void logged.push(m),
+      });
+    try {
+      let host = await open(TOKEN);
+      const res = await request(host.app).post('/api/session').send({ token: TOKEN });
+      expect(res.status).toBe(201);
+      const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+      await host.close();
+
+      host = await open(TOKEN);
+      await request(host.app).get('/api/plugins').set('Cookie', cookie).expect(200);
+      await host.close();
+
+      const other = 'sql-store-other-token-0123456789abcdef01';
+      host = await open(other);
+      try {
+        const after = await request(host.app).get('/api/plugins').set('Cookie', cookie);
+        expect({ status: after.status, code: after.body.error?.code }).toEqual({ status: 401, code: 'SESSION_EXPIRED' });
+        expect(logged).toContain('the admin token changed: ended 1 admin app session begun with the old one');
+      } finally {
+        await host.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 describe('composed host on a PostgreSQL server it cannot use', () => {
   it('does not start, naming the server without the password', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'compose-pg-down-'));

@@ -24,8 +24,10 @@ describe('ensureAdminToken', () => {
     expect(readFileSync(join(dir, 'registry.json'), 'utf8')).not.toContain(first.generated);
     const again = await ensureAdminToken(store);
     expect(again).toEqual({ hash: first.hash, source: 'stored' });
+    expect(first.replaced).toBeUndefined();
     const reset = await ensureAdminToken(store, { reset: true });
     expect(reset.generated).not.toBe(first.generated);
+    expect(reset.replaced).toBe(true);
     expect(await store.getMeta(ADMIN_TOKEN_META_KEY)).toBe(reset.hash);
   });
 
@@ -41,6 +43,12 @@ describe('ensureAdminToken', () => {
     const r = await ensureAdminToken(store, { token: 'a-long-enough-operator-token' });
     expect(r).toEqual({ hash: hashToken('a-long-enough-operator-token'), source: 'environment' });
     expect(await store.getMeta(ADMIN_TOKEN_META_KEY)).toBe(r.hash);
+    expect(await ensureAdminToken(store, { token: 'a-long-enough-operator-token' })).toEqual(r);
+    // Another configured token replaces the stored one, which ends the old token's sessions.
+    expect(await ensureAdminToken(store, { token: 'another-long-operator-token' })).toMatchObject({
+      source: 'environment',
+      replaced: true,
+    });
     await expect(ensureAdminToken(store, { token: 'short' })).rejects.toThrow(/at least 16 characters/);
   });
 });

@@ -16,6 +16,8 @@ export interface AdminTokenSetup {
   /** Set when a token was generated now: show it once, it cannot be recovered. */
   generated?: string;
   source: 'environment' | 'stored' | 'generated';
+  /** Set when a different token was stored before: sessions begun with the old one must end. */
+  replaced?: boolean;
 }
 
 /**
@@ -31,8 +33,10 @@ export async function ensureAdminToken(store: RegistryStore, options: { token?: 
       );
     }
     const hash = hashToken(options.token);
-    if ((await store.getMeta(ADMIN_TOKEN_META_KEY)) !== hash) await store.setMeta(ADMIN_TOKEN_META_KEY, hash);
-    return { hash, source: 'environment' };
+    const before = await store.getMeta(ADMIN_TOKEN_META_KEY);
+    if (before === hash) return { hash, source: 'environment' };
+    await store.setMeta(ADMIN_TOKEN_META_KEY, hash);
+    return { hash, source: 'environment', ...(before ? { replaced: true } : {}) };
   }
   const stored = await store.getMeta(ADMIN_TOKEN_META_KEY);
   if (stored && !options.reset) return { hash: stored, source: 'stored' };
@@ -40,7 +44,7 @@ export async function ensureAdminToken(store: RegistryStore, options: { token?: 
   const hash = hashToken(generated);
   if (options.reset) {
     await store.setMeta(ADMIN_TOKEN_META_KEY, hash);
-    return { hash, generated, source: 'generated' };
+    return { hash, generated, source: 'generated', ...(stored ? { replaced: true } : {}) };
   }
   // Another host on the same store may generate one at the same moment: the
   // first stored wins, and a host that lost shows no token it cannot accept.

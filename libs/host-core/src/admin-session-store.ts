@@ -36,6 +36,8 @@ export interface AdminSessionStore {
   remove(tokenSha256: string): Promise<boolean>;
   /** How many it keeps. */
   count(): Promise<number>;
+  /** Ends every session (the admin token changed); how many there were. */
+  clear(): Promise<number>;
 }
 
 /** Sessions of one host, in memory, least recently used first. */
@@ -69,5 +71,11 @@ export class MemoryAdminSessionStore implements AdminSessionStore {
 
   async count(): Promise<number> {
     return this.sessions.size;
+  }
+
+  async clear(): Promise<number> {
+    const n = this.sessions.size;
+    this.sessions.clear();
+    return n;
   }
 }

@@ -61,6 +61,10 @@ export class SqlAdminSessionStore implements AdminSessionStore {
     );
   }
 
+  async clear(): Promise<number> {
+    return (await this.db.query('DELETE FROM host_admin_sessions RETURNING token_sha256')).length;
+  }
+
   async count(): Promise<number> {
     const rows = await this.db.query<{ n: string | number }>('SELECT count(*) AS n FROM host_admin_sessions');
     return Number(rows[0]?.n ?? 0);
