@@ -106,17 +106,8 @@ func (p *treeParser) checkedAs(n *node, dst reflect.Value, w *walk, unmarshaler 
 	case "array":
 		return p.checkedArray(n, dst, w)
 	}
-	// A scalar: read it, let the tree walk judge it (type "number"/"integer", lengths, patterns, limits).
-	at := len(*w.out)
-	v, err := p.value()
-	if err != nil {
-		return err
-	}
-	n.walk(v, w)
-	if len(*w.out) == at && dst.IsValid() {
-		return fill(dst, v)
-	}
-	return nil
+	// A scalar: the tree walk judges it (type "number"/"integer", lengths, patterns, limits).
+	return p.viaTree(n, dst, w)
 }
 
 // viaTree parses the value into a tree, walks it, and fills dst from it when it is valid.
