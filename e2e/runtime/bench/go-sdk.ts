@@ -16,7 +16,7 @@
 //              libs/plugin-sdk-go and go-sdk-child at REF), so a change is measured against the code before
 //              it in the same run.
 //
-// Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/go-sdk.ts [--rounds=3] [--events=3000] [--starts=20] [--baseline=main]
+// Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/go-sdk.ts [--rounds=7] [--events=3000] [--starts=20] [--baseline=main]
 //        [--cpuprofile=go-sdk.pprof]   a CPU profile of the go-sdk child (go tool pprof -top <profile>)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -26,7 +26,7 @@ import { findGo, goEnv } from '@host/plugin-sdk-go/toolchain';
 import { measureRounds, median, sdkPeer, workspaceRoot, type SdkPeer } from './sdk-peer';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
-const ROUNDS = Number(args['rounds'] ?? 3);
+const ROUNDS = Number(args['rounds'] ?? 7);
 const EVENTS = Number(args['events'] ?? 3000);
 const STARTS = Number(args['starts'] ?? 20);
 const BASELINE = args['baseline'];

@@ -2,7 +2,7 @@
 // minimal Content-Length peer that plays the host for one plugin child (answers replies and completions),
 // the event it sends, and the closed-loop load with its latencies.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export interface Result {
@@ -21,14 +21,60 @@ export function workspaceRoot(marker: string): string {
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+export interface SysCounters {
+  syscr: number;
+  syscw: number;
+  switches: number;
+}
+
+function sysCountersOf(pid: number | undefined): SysCounters {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`${name}: (\\d+)`).exec(io)![1]);
+    let switches = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const status = readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+      for (const m of status.matchAll(/ctxt_switches:\s+(\d+)/g)) switches += Number(m[1]);
+    }
+    return { syscr: field('syscr'), syscw: field('syscw'), switches };
+  } catch {
+    return { syscr: NaN, syscw: NaN, switches: NaN };
+  }
+}
+
+/**
+ * CPU seconds a process used so far: the nanoseconds each of its threads ran (schedstat), or where the
+ * kernel has no schedstat the user and system time of /proc/<pid>/stat, counted in 10 ms ticks (too coarse
+ * for a few thousand exchanges of 20 µs).
+ */
+function cpuSecondsOf(pid: number | undefined): number {
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    return ns / 1e9;
+  } catch {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return NaN;
+    }
+  }
+}
+
 /** One plugin child behind a minimal host-side peer. */
 export interface SdkPeer {
   initialize(): Promise<void>;
   /** One exchange: resolves when the child reported events.completed for a new event. */
   call(): Promise<void>;
   failures(): number;
-  /** CPU seconds (user + system) the child used so far, from /proc (Linux). */
+  /** CPU seconds the child used so far, from /proc (Linux; see cpuSecondsOf). */
   cpuSeconds(): number;
+  /** The child's read and write system calls and context switches (all threads) so far, from /proc (Linux). */
+  sysCounters(): SysCounters;
+  /** How many chunks the peer has read from the child's stdout so far (each is one 'data' event). */
+  reads(): number;
   close(): Promise<void>;
 }
 
@@ -56,6 +102,7 @@ export function sdkPeer(command: string, argv: string[], cwd: string, env: NodeJ
   let buf: Buffer = Buffer.alloc(0);
   let nextId = 1;
   let failures = 0;
+  let reads = 0;
   const completions = new Map<string, () => void>();
   const responses = new Map<number, (m: any) => void>();
   const write = (m: unknown) => {
@@ -63,6 +110,7 @@ export function sdkPeer(command: string, argv: string[], cwd: string, env: NodeJ
     child.stdin!.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
   };
   child.stdout!.on('data', (chunk: Buffer) => {
+    reads++;
     buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
     for (;;) {
       const h = buf.indexOf('\r\n\r\n');
@@ -120,14 +168,9 @@ export function sdkPeer(command: string, argv: string[], cwd: string, env: NodeJ
         write({ jsonrpc: '2.0', id, method: 'events.message', params: benchEvent(eventId) });
       }),
     failures: () => failures,
-    cpuSeconds(): number {
-      try {
-        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        return (Number(fields[11]) + Number(fields[12])) / 100;
-      } catch {
-        return NaN;
-      }
-    },
+    reads: () => reads,
+    sysCounters: () => sysCountersOf(child.pid),
+    cpuSeconds: () => cpuSecondsOf(child.pid),
     close: () =>
       new Promise<void>((r) => {
         if (child.exitCode !== null) return r();
@@ -178,25 +221,50 @@ export async function measureRounds(
   const results: Record<string, Record<number, Result[]>> = {};
   // CPU time of each child per exchange: unlike events/s it hardly depends on what else runs on the machine.
   const cpu: Record<string, Record<number, number[]>> = {};
+  // The peer's own CPU and reads per exchange: the peer plays the host, and a child that hands it its
+  // frames in fewer, larger chunks costs it less.
+  const peerCpu: Record<string, Record<number, number[]>> = {};
+  const reads: Record<string, Record<number, number[]>> = {};
+  const sys: Record<string, Record<number, SysCounters[]>> = {};
+  const peerSwitches: Record<string, Record<number, number[]>> = {};
   for (let round = 0; round < o.rounds; round++) {
     for (const c of o.concurrency) {
       for (const [name, s] of Object.entries(systems)) {
         const before = s.cpuSeconds();
+        const readsBefore = s.reads();
+        const sysBefore = s.sysCounters();
+        const own = process.cpuUsage();
+        const ownSwitches = sysCountersOf(process.pid).switches;
         ((results[name] ??= {})[c] ??= []).push(await load(c, o.events, s.call));
+        const ownAfter = process.cpuUsage(own);
         ((cpu[name] ??= {})[c] ??= []).push(((s.cpuSeconds() - before) * 1e6) / o.events);
+        ((peerCpu[name] ??= {})[c] ??= []).push((ownAfter.user + ownAfter.system) / o.events);
+        ((peerSwitches[name] ??= {})[c] ??= []).push((sysCountersOf(process.pid).switches - ownSwitches) / o.events);
+        ((reads[name] ??= {})[c] ??= []).push((s.reads() - readsBefore) / o.events);
+        const sysAfter = s.sysCounters();
+        ((sys[name] ??= {})[c] ??= []).push({
+          syscr: (sysAfter.syscr - sysBefore.syscr) / o.events,
+          syscw: (sysAfter.syscw - sysBefore.syscw) / o.events,
+          switches: (sysAfter.switches - sysBefore.switches) / o.events,
+        });
       }
     }
-    process.stdout.write(`round ${round + 1}/${o.rounds} done\n`);
+    const top = Math.max(...o.concurrency);
+    const perSystem = Object.keys(systems).map((name) => `${name} ${results[name]![top]![round]!.eps.toFixed(0)}`);
+    process.stdout.write(`round ${round + 1}/${o.rounds}, events/s at c=${top}: ${perSystem.join(', ')}\n`);
   }
   const failures = Object.fromEntries(Object.entries(systems).map(([n, s]) => [n, s.failures()]));
   for (const s of Object.values(systems)) await s.close();
   const med = (name: string, c: number, k: keyof Result) => median(results[name]![c]!.map((r) => r[k]));
   const cpuOf = (name: string, c: number) => median(cpu[name]![c]!);
-  const table = ['| system | c | events/s | p50 ms | p99 ms | child CPU µs/exchange |', '|---|---|---|---|---|---|'];
+  const table = [
+    '| system | c | events/s | p50 ms | p99 ms | child CPU µs/exchange | peer CPU µs/exchange | peer reads, switches/exchange | child reads, writes, switches/exchange |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
   for (const name of Object.keys(systems)) {
     for (const c of o.concurrency) {
       table.push(
-        `| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} | ${cpuOf(name, c).toFixed(0)} |`,
+        `| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} | ${cpuOf(name, c).toFixed(0)} | ${median(peerCpu[name]![c]!).toFixed(0)} | ${median(reads[name]![c]!).toFixed(2)}, ${median(peerSwitches[name]![c]!).toFixed(2)} | ${(['syscr', 'syscw', 'switches'] as const).map((k) => median(sys[name]![c]!.map((x) => x[k])).toFixed(2)).join(', ')} |`,
       );
     }
   }
