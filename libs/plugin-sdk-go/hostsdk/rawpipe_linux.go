@@ -3,7 +3,10 @@ package hostsdk
 import (
 	"io"
 	"os"
+	"runtime"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -14,6 +17,14 @@ import (
 // the runtime's monitor thread sleeps and every such call wakes it (a futex wake and a context switch
 // per read, measured at c=32 in the stdio benchmark), although a read of a non-blocking descriptor never
 // blocks. The raw calls skip that bookkeeping.
+//
+// A read that finds the pipe empty does not park at once: for up to spinWindow it lets the other
+// goroutines run (the handlers of what was just read, whose frames go out meanwhile) and peeks at the
+// pipe with a zero-timeout ppoll, which, unlike a read, does not take the lock the host's writes take. A
+// host answers what the plugin wrote within microseconds, and a plugin that has gone to sleep costs a
+// wake-up on both sides; without the spin the host, the busier of the two, waited for the plugin about
+// one exchange in four at 32 events in flight (context switches measured in the stdio benchmark). An
+// idle plugin spins once, for spinWindow, after its last frame.
 type rawFile struct {
 	f  *os.File
 	rc syscall.RawConn
@@ -26,7 +37,12 @@ type rawFile struct {
 	wn              int
 	werr            error
 	readFn, writeFn func(fd uintptr) bool
+
+	parks atomic.Int64 // reads that found the pipe empty past spinWindow and waited on the poller (tests)
 }
+
+// spinWindow is how long a reader that found the pipe empty peeks at it before it waits on the poller.
+const spinWindow = 100 * time.Microsecond
 
 // rawPipe returns f (pollable already) read and written with raw system calls, or f when it has no raw
 // descriptor.
@@ -54,12 +70,38 @@ func (r *rawFile) read(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			return false // nothing to read yet: wait on the poller
+			if awaitData(fd) {
+				continue
+			}
+			r.parks.Add(1)
+			return false // nothing to read for a while: wait on the poller
 		}
 		r.rerr = &os.PathError{Op: "read", Path: r.f.Name(), Err: errno}
 		return true
 	}
 }
+
+// awaitData lets the other runnable goroutines go first and peeks at fd until it has something to read
+// (or its writer is gone), for at most spinWindow. True when a read will not find it empty.
+func awaitData(fd uintptr) bool {
+	poll := struct {
+		fd      int32
+		events  int16
+		revents int16
+	}{fd: int32(fd), events: pollIn}
+	var now syscall.Timespec // a zero timeout: ppoll only looks
+	for start := time.Now(); time.Since(start) < spinWindow; {
+		runtime.Gosched()
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&poll)), 1, uintptr(unsafe.Pointer(&now)), 0, 0, 0)
+		if errno == 0 && n > 0 {
+			return true // readable, hung up or failed: the read says which
+		}
+	}
+	return false
+}
+
+// pollIn is POLLIN of poll(2).
+const pollIn = 0x1
 
 // Read reads what the pipe holds, waiting on the poller when it is empty; io.EOF at its end.
 func (r *rawFile) Read(b []byte) (int, error) {

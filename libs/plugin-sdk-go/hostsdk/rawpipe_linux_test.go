@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The host's pipes are read and written with raw system calls: a write larger than the pipe waits for the
@@ -63,4 +64,55 @@ func blockingPipe(t *testing.T) (*os.File, *os.File) {
 		t.Fatal(err)
 	}
 	return os.NewFile(uintptr(fds[0]), "pipe-r"), os.NewFile(uintptr(fds[1]), "pipe-w")
+}
+
+// A reader that finds the pipe empty peeks at it for a moment, then waits on the poller: an idle plugin
+// does not keep spinning, and data written before and after it parked is read all the same.
+func TestRawPipeReaderParksWhenIdleAndWakesForData(t *testing.T) {
+	r, w := blockingPipe(t)
+	defer r.Close()
+	in, out := stdioPipe(r).(*rawFile), stdioPipe(w)
+	read := func() chan string {
+		got := make(chan string, 1)
+		go func() {
+			b := make([]byte, 16)
+			n, err := in.Read(b)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- string(b[:n])
+		}()
+		return got
+	}
+
+	// Written while the reader may still be spinning.
+	got := read()
+	if _, err := out.Write([]byte("soon")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "soon" {
+		t.Fatalf("read %q, want soon", s)
+	}
+
+	// Nothing written: the reader parks (counted once it gave up peeking).
+	got = read()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if in.parks.Load() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a reader of an empty pipe never waited on the poller")
+		}
+	}
+	if _, err := out.Write([]byte("later")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "later" {
+		t.Fatalf("read %q, want later", s)
+	}
+	w.Close()
+	if n, err := in.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Fatalf("after the end: %d, %v; want 0, io.EOF", n, err)
+	}
 }

@@ -205,6 +205,14 @@ func (rt *stdioRuntime) read() {
 		if !rt.onRequest(msg) {
 			return // a refused handshake: the process exits without reading further
 		}
+		// Let the handler of what was just admitted run now (on one processor it would wait until the
+		// reader found the pipe empty): its ACK and first request reach the host while the host is still
+		// busy with the rest of its batch, not all of them after it.
+		runtime.Gosched()
+		// Let the handler of what was just admitted run now (with one processor it would wait until the
+		// reader found the pipe empty): its ACK and first request go out while the host is still busy
+		// with the rest of the batch, instead of all of them after it.
+		runtime.Gosched()
 	}
 }
 
