@@ -19,12 +19,12 @@
 //   then --compare=/tmp/old/libs/plugin-sdk-python), so a change is measured against its baseline
 //   in the same run.
 //
-// Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/python-sdk.ts [--rounds=3] [--events=3000] [--compare=DIR]
+// Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/python-sdk.ts [--rounds=5] [--events=3000] [--compare=DIR]
 import { join, resolve } from 'node:path';
 import { measureRounds, sdkPeer, workspaceRoot, type SdkPeer } from './sdk-peer';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
-const ROUNDS = Number(args['rounds'] ?? 3);
+const ROUNDS = Number(args['rounds'] ?? 5);
 const EVENTS = Number(args['events'] ?? 3000);
 const CONCURRENCY = [1, 32];
 const ROOT = workspaceRoot('libs/plugin-sdk-python/host_sdk_v2');

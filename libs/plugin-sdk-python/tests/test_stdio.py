@@ -104,6 +104,21 @@ class StdioRuntimeTest(unittest.TestCase):
         ping = self.host.call("plugin.ping", {"nonce": "n1"}, timeout=2)["result"]
         self.assertEqual(ping, {"nonce": "n1", "inFlightEvents": 2, "queuedEvents": 0})
 
+    def test_sync_handlers_that_block_do_not_hold_up_the_events_behind_them(self) -> None:
+        # Quick sync handlers of a burst share a thread; handlers that block get threads of their own
+        # once the queue stops moving, so the echo behind three blocked handlers still completes.
+        self.host.initialize(maxConcurrentEvents=4)
+        for i in (1, 2, 3):
+            self.host.request("events.message", message_event(f"s{i}", "/slow 30", cmd("slow", "30")))
+        self.host.request("events.message", message_event("e4", "/echo x", cmd("echo", "x")))
+        completed = self.host.wait(lambda: self.host.requests_of("events.completed"), timeout=10)
+        self.assertEqual([c["params"]["eventId"] for c in completed], ["e4"])
+        ping = self.host.call("plugin.ping", {"nonce": "n"}, timeout=5)["result"]
+        self.assertEqual(ping["inFlightEvents"], 3)
+        for i in (1, 2, 3):
+            self.assertEqual(self.host.call("events.cancel", {"eventId": f"s{i}", "reason": "deadline"})["result"], {"cancelled": True})
+        self.host.wait(lambda: len(self.host.requests_of("events.completed")) == 4 or None, timeout=10)
+
     def test_events_cancel_cancels_a_running_handler(self) -> None:
         self.host.initialize()
         self.host.response(self.host.request("events.message", message_event("s1", "/slow", cmd("slow"))))
