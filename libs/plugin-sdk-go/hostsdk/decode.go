@@ -187,20 +187,7 @@ func (p *treeParser) checkedObject(n *node, dst reflect.Value, w *walk) error {
 		case mapElem != nil:
 			target = reflect.New(mapElem).Elem()
 		}
-		switch {
-		case sub != nil:
-			err = p.checked(sub, target, w)
-		case n.closed:
-			w.fault("unknown", "additionalProperties", "is not a known field; remove it or check its spelling")
-			_, err = p.value()
-		case target.IsValid():
-			var v any
-			if v, err = p.value(); err == nil {
-				err = fill(target, v)
-			}
-		default:
-			_, err = p.value()
-		}
+		err = p.member(sub, n.closed, target, w)
 		w.steps = w.steps[:len(w.steps)-1]
 		if err != nil {
 			return err
@@ -220,6 +207,29 @@ func (p *treeParser) checkedObject(n *node, dst reflect.Value, w *walk) error {
 	p.depth--
 	w.missingRequired(n.required, seen, seenSet)
 	return nil
+}
+
+// member reads the value of one object member: checked against sub (its property's schema or
+// additionalProperties) when there is one; refused when the object is closed; otherwise filled into target
+// as it is, or skipped when the struct has no field for it.
+func (p *treeParser) member(sub *node, closed bool, target reflect.Value, w *walk) error {
+	switch {
+	case sub != nil:
+		return p.checked(sub, target, w)
+	case closed:
+		w.fault("unknown", "additionalProperties", "is not a known field; remove it or check its spelling")
+		_, err := p.value()
+		return err
+	case target.IsValid():
+		v, err := p.value()
+		if err == nil {
+			err = fill(target, v)
+		}
+		return err
+	default:
+		_, err := p.value()
+		return err
+	}
 }
 
 func (p *treeParser) checkedArray(n *node, dst reflect.Value, w *walk) error {
@@ -514,20 +524,7 @@ func (p *treeParser) checkedStruct(n *node, dst reflect.Value, w *walk) error {
 			if i, ok := planOf(dst.Type()).fields[key]; ok {
 				target = dst.Field(i)
 			}
-			switch {
-			case n.additional != nil:
-				err = p.checked(n.additional, target, w)
-			case n.closed:
-				w.fault("unknown", "additionalProperties", "is not a known field; remove it or check its spelling")
-				_, err = p.value()
-			case target.IsValid():
-				var v any
-				if v, err = p.value(); err == nil {
-					err = fill(target, v)
-				}
-			default:
-				_, err = p.value()
-			}
+			err = p.member(n.additional, n.closed, target, w)
 		}
 		w.steps = w.steps[:len(w.steps)-1]
 		if err != nil {
