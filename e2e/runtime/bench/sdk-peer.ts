@@ -230,60 +230,72 @@ export interface Measurement {
  * Runs `rounds` rounds of `events` exchanges per system and concurrency, after a short warm-up, taking
  * turns between the systems so a busy moment of the machine hits them alike; closes the systems.
  */
+/** What one round of one child at one concurrency measured; everything but Result is per exchange. */
+interface Sample extends Result {
+  /** The child's CPU µs: unlike events/s it hardly depends on what else runs on the machine. */
+  cpu: number;
+  /** The peer's own CPU µs, reads and context switches: a child that hands the peer its frames in fewer,
+   * larger chunks costs it less, and one that keeps it waiting shows as switches. */
+  peerCpu: number;
+  peerReads: number;
+  peerSwitches: number;
+  /** The child's read and write system calls and context switches. */
+  childReads: number;
+  childWrites: number;
+  childSwitches: number;
+}
+
+/** The running totals a Sample is the difference of (CPU in µs). */
+function totals(s: SdkPeer) {
+  const child = s.sysCounters();
+  const peer = process.cpuUsage();
+  return {
+    cpu: s.cpuSeconds() * 1e6,
+    peerCpu: peer.user + peer.system,
+    peerReads: s.reads(),
+    peerSwitches: sysCountersOf(process.pid).switches,
+    childReads: child.syscr,
+    childWrites: child.syscw,
+    childSwitches: child.switches,
+  };
+}
+
 export async function measureRounds(
   systems: Record<string, SdkPeer>,
   o: { rounds: number; events: number; concurrency: number[] },
 ): Promise<Measurement> {
   for (const s of Object.values(systems)) await load(8, 500, s.call); // warm-up
-  const results: Record<string, Record<number, Result[]>> = {};
-  // CPU time of each child per exchange: unlike events/s it hardly depends on what else runs on the machine.
-  const cpu: Record<string, Record<number, number[]>> = {};
-  // The peer's own CPU and reads per exchange: the peer plays the host, and a child that hands it its
-  // frames in fewer, larger chunks costs it less.
-  const peerCpu: Record<string, Record<number, number[]>> = {};
-  const reads: Record<string, Record<number, number[]>> = {};
-  const sys: Record<string, Record<number, SysCounters[]>> = {};
-  const peerSwitches: Record<string, Record<number, number[]>> = {};
+  const samples: Record<string, Record<number, Sample[]>> = {};
   for (let round = 0; round < o.rounds; round++) {
     for (const c of o.concurrency) {
       for (const [name, s] of Object.entries(systems)) {
-        const before = s.cpuSeconds();
-        const readsBefore = s.reads();
-        const sysBefore = s.sysCounters();
-        const own = process.cpuUsage();
-        const ownSwitches = sysCountersOf(process.pid).switches;
-        ((results[name] ??= {})[c] ??= []).push(await load(c, o.events, s.call));
-        const ownAfter = process.cpuUsage(own);
-        ((cpu[name] ??= {})[c] ??= []).push(((s.cpuSeconds() - before) * 1e6) / o.events);
-        ((peerCpu[name] ??= {})[c] ??= []).push((ownAfter.user + ownAfter.system) / o.events);
-        ((peerSwitches[name] ??= {})[c] ??= []).push((sysCountersOf(process.pid).switches - ownSwitches) / o.events);
-        ((reads[name] ??= {})[c] ??= []).push((s.reads() - readsBefore) / o.events);
-        const sysAfter = s.sysCounters();
-        ((sys[name] ??= {})[c] ??= []).push({
-          syscr: (sysAfter.syscr - sysBefore.syscr) / o.events,
-          syscw: (sysAfter.syscw - sysBefore.syscw) / o.events,
-          switches: (sysAfter.switches - sysBefore.switches) / o.events,
-        });
+        const before = totals(s);
+        const result = await load(c, o.events, s.call);
+        const after = totals(s);
+        const perExchange = Object.fromEntries(
+          Object.entries(after).map(([k, v]) => [k, (v - before[k as keyof typeof before]) / o.events]),
+        ) as typeof after;
+        ((samples[name] ??= {})[c] ??= []).push({ ...result, ...perExchange });
       }
     }
     const top = Math.max(...o.concurrency);
-    const perSystem = Object.keys(systems).map((name) => `${name} ${results[name]![top]![round]!.eps.toFixed(0)}`);
+    const perSystem = Object.keys(systems).map((name) => `${name} ${samples[name]![top]![round]!.eps.toFixed(0)}`);
     process.stdout.write(`round ${round + 1}/${o.rounds}, events/s at c=${top}: ${perSystem.join(', ')}\n`);
   }
   const failures = Object.fromEntries(Object.entries(systems).map(([n, s]) => [n, s.failures()]));
   for (const s of Object.values(systems)) await s.close();
-  const med = (name: string, c: number, k: keyof Result) => median(results[name]![c]!.map((r) => r[k]));
-  const cpuOf = (name: string, c: number) => median(cpu[name]![c]!);
+  const med = (name: string, c: number, k: keyof Sample) => median(samples[name]![c]!.map((r) => r[k]));
   const table = [
     '| system | c | events/s | p50 ms | p99 ms | child CPU µs/exchange | peer CPU µs/exchange | peer reads, switches/exchange | child reads, writes, switches/exchange |',
     '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const name of Object.keys(systems)) {
     for (const c of o.concurrency) {
+      const m = (k: keyof Sample, digits: number) => med(name, c, k).toFixed(digits);
       table.push(
-        `| ${name} | ${c} | ${med(name, c, 'eps').toFixed(0)} | ${med(name, c, 'p50').toFixed(3)} | ${med(name, c, 'p99').toFixed(3)} | ${cpuOf(name, c).toFixed(0)} | ${median(peerCpu[name]![c]!).toFixed(0)} | ${median(reads[name]![c]!).toFixed(2)}, ${median(peerSwitches[name]![c]!).toFixed(2)} | ${(['syscr', 'syscw', 'switches'] as const).map((k) => median(sys[name]![c]!.map((x) => x[k])).toFixed(2)).join(', ')} |`,
+        `| ${name} | ${c} | ${m('eps', 0)} | ${m('p50', 3)} | ${m('p99', 3)} | ${m('cpu', 0)} | ${m('peerCpu', 0)} | ${m('peerReads', 2)}, ${m('peerSwitches', 2)} | ${m('childReads', 2)}, ${m('childWrites', 2)}, ${m('childSwitches', 2)} |`,
       );
     }
   }
-  return { med, cpu: cpuOf, failures, table };
+  return { med, cpu: (name, c) => med(name, c, 'cpu'), failures, table };
 }
