@@ -37,7 +37,8 @@ function readOwner(text: string): { pid: number; startTime: string | undefined }
   return { pid: Number.parseInt(pid ?? '', 10), startTime };
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this id exists (EPERM: it does, owned by another user). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

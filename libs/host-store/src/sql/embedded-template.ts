@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { MIGRATIONS } from './migrations';
+import { isAlive } from '../data-dir-lock';
 
 /**
  * A new embedded database starts as a copy of a template: a database cluster
@@ -155,17 +156,8 @@ async function removeAbandonedCopies(dir: string): Promise<void> {
   for (const name of await fs.readdir(dirname(dir)).catch(() => [] as string[])) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (pid === process.pid || (Number.isInteger(pid) && pid > 0 && isRunning(pid))) continue;
+    if (pid === process.pid || (Number.isInteger(pid) && pid > 0 && isAlive(pid))) continue;
     await fs.rm(join(dirname(dir), name), { recursive: true, force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
