@@ -360,7 +360,8 @@ it('a plugin whose name, texts and log lines carry markup shows them as text; it
   await page.getByText(/Installed .* \(com\.example\.xss\) and started it\./).waitFor();
   const card = page.locator('li[data-plugin-id="com.example.xss"]');
   await card.getByRole('link').click();
-  const h1 = page.getByRole('heading', { level: 1 });
+  // The list's own heading is an h1 too: wait for the detail page's, not for whichever is there first.
+  const h1 = page.getByRole('heading', { level: 1 }).filter({ hasText: "window.__xss='name'" });
   await h1.waitFor();
   expect(await h1.textContent()).toBe(`<img src=x onerror="window.__xss='name'"> <script>window.__xss='name-script'</script>`);
   expect(await page.locator('main img').count()).toBe(0);
@@ -414,6 +415,7 @@ it('a plugin whose name, texts and log lines carry markup shows them as text; it
 it('a file that is no plugin package is refused with the catalogue code, the reason and the fix', async () => {
   const bogus = join(work, 'not-a-plugin.zip');
   writeFileSync(bogus, 'this is not a zip archive');
+  await page.getByRole('link', { name: 'v2 plugins', exact: true }).click();
   await page.locator('input[type=file]').setInputFiles(bogus);
   await page.getByRole('button', { name: 'Upload and install' }).click();
   const alert = page.locator('section', { has: page.getByRole('heading', { name: 'Install a plugin package (ZIP)' }) }).getByRole('alert');
@@ -429,6 +431,7 @@ it("deletes a plugin's data only after its id is typed and the plugin is stopped
   const dialog = page.getByRole('dialog', { name: 'Delete the data of com.example.xss?' });
   const typed = dialog.getByLabel('Type com.example.xss to confirm');
   const remove = dialog.getByRole('button', { name: 'Delete data' });
+  await page.getByRole('link', { name: 'v2 plugins', exact: true }).click();
   await card.getByRole('button', { name: 'Delete data…' }).click();
   await dialog.waitFor();
   expect(await remove.isDisabled()).toBe(true);
@@ -458,6 +461,7 @@ it("deletes a plugin's data only after its id is typed and the plugin is stopped
 });
 
 it('is usable on a narrow screen: nothing overflows sideways', async () => {
+  await page.getByRole('link', { name: 'v2 plugins', exact: true }).click();
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('heading', { name: 'v2 plugins' }).waitFor();
   // The elements that reach past the right edge, if any, by tag and class.
