@@ -10,6 +10,8 @@ import sys
 import threading
 from typing import Any, Callable, Generic, List, Optional, TypeVar
 
+from .blocking import about_to_block
+
 T = TypeVar("T")
 
 
@@ -77,6 +79,8 @@ class Answer(Generic[T]):
             if self._waiter is None:
                 self._waiter = threading.Event()
             waiter = self._waiter
+        if timeout is None or timeout > 0:
+            about_to_block()
         if not waiter.wait(timeout):
             raise concurrent.futures.TimeoutError()
 

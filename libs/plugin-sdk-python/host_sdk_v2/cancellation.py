@@ -4,6 +4,7 @@ import asyncio
 import threading
 from typing import Callable, List, Optional
 
+from .blocking import about_to_block
 from .errors import PluginSdkError
 
 
@@ -91,6 +92,8 @@ class Cancellation:
             if self._waiter is None:
                 self._waiter = threading.Event()
             waiter = self._waiter
+        if timeout is None or timeout > 0:
+            about_to_block()
         return waiter.wait(timeout)
 
     async def wait_async(self) -> None:

@@ -68,11 +68,18 @@ class EventRun:
     awaiting it, or the stdio runtime's worker threads). Decision and work are apart (docs/protocol/v2.md
     4.2, 5.3): a plugin that cannot intercept ACKs before its handler runs (here, at creation); one that
     can ACKs on intercept()/pass_on() or when the handler ends (:meth:`finish`). Create it on the event
-    loop's thread. With ``any_thread`` ``on_ack`` may be called on any thread (the stdio runtime's), so a
+    loop's thread, or name the ``loop``. With ``any_thread`` ``on_ack`` may be called on any thread (the stdio runtime's), so a
     decision made on a handler thread is sent from there at once; else it is sent from the loop."""
 
     def __init__(
-        self, event: MessageEvent, transport: Transport, session: Session, on_ack: Callable[[EventAck], None], cancellation: Cancellation, any_thread: bool = False
+        self,
+        event: MessageEvent,
+        transport: Transport,
+        session: Session,
+        on_ack: Callable[[EventAck], None],
+        cancellation: Cancellation,
+        any_thread: bool = False,
+        loop: Optional[asyncio.AbstractEventLoop] = None,
     ) -> None:
         self.event = event
         self._transport = transport
@@ -80,7 +87,7 @@ class EventRun:
         self._acked = False
         self._declined = False
         self._any_thread = any_thread
-        self._loop = asyncio.get_running_loop()
+        self._loop = loop if loop is not None else asyncio.get_running_loop()
         if session.intercepts:
             # The decision may come from a handler's thread while the handler's end decides on another.
             self._ack_lock: Optional[threading.Lock] = threading.Lock()

@@ -2,9 +2,13 @@
 
 Handshake first; each event's decision (ACK) as soon as it is known and ``events.completed`` when its
 handler ended; at most ``maxConcurrentEvents`` running handlers (``Overloaded`` beyond); ``events.cancel``
-and the handler deadline cancel a handler's ``ctx.cancellation``; pings answered while handlers run (sync
-handlers run on worker threads, the protocol on the event loop); ``plugin.stop`` finishes running handlers
-within the grace period; the process exits when stdin closes.
+and the handler deadline cancel a handler's ``ctx.cancellation``; pings answered while handlers run;
+``plugin.stop`` finishes running handlers within the grace period; the process exits when stdin closes.
+
+The protocol runs on an asyncio event loop. Sync handlers run on the loop's thread while they return
+quickly (no thread hand-off per event); one that waits or runs long there is noticed by a sentinel thread,
+which carries on the loop's work until the handler returns, and from then on that handler runs on worker
+threads (see ``_Sentinel``).
 """
 
 import asyncio
@@ -15,13 +19,16 @@ import inspect
 import itertools
 import os
 import queue
+import select
 import stat
 import sys
 import threading
 import time
+import traceback
 from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Tuple, Union
 
 from ._generated.catalog import HOST_STDIO_FLAG, LIMITS, METHODS, PROTOCOL_VERSION, RUNTIME_DEFAULTS, RpcErrorCode
+from . import blocking
 from ._version import SDK_NAME, SDK_VERSION
 from .answer import Answer
 from .cancellation import Cancellation
@@ -46,6 +53,13 @@ _READ_SIZE = 65536
 _WRITE_HIGH_WATER = 2 * LIMITS["maxPayloadBytes"] + 1024 * 1024
 #: Threads that run sync handlers at most (events beyond them wait for a free thread).
 _HANDLER_THREADS = 64
+#: How long a sync handler may hold the event loop's thread before the sentinel takes over the loop's
+#: work: it notices a handler still running after one to two of these, or at once when the handler
+#: blocks in an SDK wait (a host answer, its cancellation, room to send).
+INLINE_STALL_SECONDS = 0.005
+#: Frames a sync handler on the loop's thread queues before they are written (and the output's
+#: high-water mark is checked) without waiting for the end of the chunk being handled.
+_INLINE_FLUSH_FRAMES = 64
 _HEADER = b"Content-Length: %d\r\n\r\n"
 
 
@@ -160,9 +174,11 @@ class _PipeOutput:
         self.broken = False
         os.set_blocking(fd, False)
 
-    def add(self, frame: bytes) -> None:
-        """Queues a frame for the next :meth:`flush` (any thread)."""
-        self._frames.append(frame)
+    def add(self, frame: bytes) -> int:
+        """Queues a frame for the next :meth:`flush` (any thread); returns how many are queued."""
+        frames = self._frames
+        frames.append(frame)
+        return len(frames)
 
     def flush(self) -> None:
         """Writes the queued frames (any thread), unless another thread is writing: it writes them."""
@@ -203,11 +219,20 @@ class _PipeOutput:
         if not self._watching:
             self._watching = True
             if threading.get_ident() == self._loop_thread:
-                self._loop.add_writer(self._fd, self._on_writable)
+                self._loop.add_writer(self._fd, self.on_writable)
             else:
-                self._loop.call_soon_threadsafe(self._loop.add_writer, self._fd, self._on_writable)
+                self._loop.call_soon_threadsafe(self._loop.add_writer, self._fd, self.on_writable)
 
-    def _on_writable(self) -> None:
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    def backlogged(self) -> bool:
+        """Whether bytes wait for the pipe to become writable."""
+        return bool(self._backlog) and not self.broken
+
+    def on_writable(self) -> None:
+        """Writes the backlog (the loop's writer callback; the sentinel's while it serves)."""
         with self._token:
             if self._backlog and not self.broken:
                 try:
@@ -240,6 +265,8 @@ class _Inbox:
         self._batch = batch
         self._items: "collections.deque[Tuple[Callable[..., None], Tuple[Any, ...]]]" = collections.deque()
         self._armed = False
+        #: Wakes the sentinel while it serves the loop's work (the loop's thread is held by a handler).
+        self.poke: Optional[Callable[[], None]] = None
 
     def post(self, fn: Callable[..., None], *args: Any) -> None:
         """Runs ``fn(*args)`` on the loop soon; raises RuntimeError when the loop is closed."""
@@ -251,13 +278,17 @@ class _Inbox:
             except RuntimeError:
                 self._armed = False
                 raise
+        poke = self.poke
+        if poke is not None:
+            poke()
 
     def _drain(self) -> None:
         # Disarmed first: an item posted while this runs either is taken below or arms a new drain.
         self._armed = False
-        self._batch(self._run_items)
+        self._batch(self.run_items)
 
-    def _run_items(self) -> None:
+    def run_items(self) -> None:
+        """Runs the items posted so far (the loop's drain; the sentinel's while it serves)."""
         items = self._items
         while items:
             fn, args = items.popleft()
@@ -360,6 +391,82 @@ class _Workers:
                 self._spare += 1
 
 
+class _Sentinel:
+    """Watches the sync handlers that run on the event loop's thread (``StdioRuntime._run_inline``).
+
+    It wakes every ``INLINE_STALL_SECONDS`` while such handlers run. When the same handler is still running
+    (or at once, when the handler is about to block in an SDK wait) it takes over the loop's work on its own
+    thread until the handler returns: frames left from the chunk being handled, new input, what handler
+    threads post, timers and the output backlog; that handler runs on worker threads from then on. It sleeps
+    while no handler runs on the loop's thread, and costs the events nothing but a counter and a flag."""
+
+    def __init__(self, runtime: "StdioRuntime") -> None:
+        self._runtime = runtime
+        self.wake_fd, self._poke_fd = os.pipe()
+        os.set_blocking(self.wake_fd, False)
+        os.set_blocking(self._poke_fd, False)
+        #: Asleep until poked: no handler ran on the loop's thread during its last period.
+        self.parked = False
+        #: Serving the loop's work (the loop's thread is held by a handler).
+        self.serving = False
+        #: The inline run that an SDK wait asked to hand over at once (its number), or -1.
+        self.asked = -1
+        self._poked = False
+        #: Pokes are rare (a run after a quiet period, an SDK wait, work while serving): a lock keeps
+        #: them off the pipe once it is closed.
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._watch, name="host-sdk-sentinel", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        """Wakes the sentinel (any thread)."""
+        if self._poked:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            self._poked = True
+            try:
+                os.write(self._poke_fd, b"!")
+            except OSError:
+                pass  # full: it is awake already
+
+    def take_pokes(self) -> None:
+        self._poked = False  # first: a poke after this writes again, and is seen below or next time
+        try:
+            while os.read(self.wake_fd, 512):
+                pass
+        except OSError:
+            pass
+
+    def _watch(self) -> None:
+        runtime = self._runtime
+        poller = select.poll()
+        poller.register(self.wake_fd, select.POLLIN)
+        seen = -1
+        while not runtime._closed:
+            poller.poll(None if self.parked else INLINE_STALL_SECONDS * 1000)
+            self.take_pokes()
+            number, running = runtime._inline_number, runtime._inline_running
+            if running and (number == seen or number == self.asked):
+                try:
+                    runtime._take_over(self, number)
+                except Exception:  # the watch must go on, or a stalled handler would hold the loop
+                    runtime._stderr.write(f"[error] serving the event loop's work while a handler held its thread failed:\n{traceback.format_exc()}")
+                seen = -1
+                continue
+            if not running and number == seen:
+                self.parked = True
+                if runtime._inline_number != number or runtime._inline_running:
+                    self.parked = False  # a run started while parking: keep watching
+            seen = number
+        with self._lock:
+            self._closed = True
+            os.close(self.wake_fd)
+            os.close(self._poke_fd)
+
+
 class _StdioTransport(Transport):
     kind = "stdio"
 
@@ -435,6 +542,21 @@ class StdioRuntime:
         self._batch_depth = 0
         self._flush_soon = False
         self._loop_thread = 0
+        #: Held by the thread that does the loop's work: the loop's own, except while a sync handler runs
+        #: on it (released) and the sentinel may take it. ``_owner`` is that thread (0 while none).
+        self._io = threading.Lock()
+        self._owner = 0
+        self._sentinel: Optional[_Sentinel] = None
+        #: The sync handler running on the loop's thread: its run's number, whether it runs, which.
+        self._inline_number = 0
+        self._inline_running = False
+        self._inline_handler: Optional[Callable[[Any], Any]] = None
+        #: Sync handlers that held the loop's thread too long once: they run on worker threads.
+        self._threaded: "set[Callable[[Any], Any]]" = set()
+        #: Decoded frames not handled yet (the sentinel handles the rest when a handler holds the loop).
+        self._frames: "collections.deque[Any]" = collections.deque()
+        #: The owner running ``_pump`` (it is not re-entered by an event that ends inside it).
+        self._pumping = 0
         self._eof = False
         self._writable = threading.Event()
         self._writable.set()
@@ -483,17 +605,26 @@ class StdioRuntime:
         self._done = self._loop.create_future()
         self._idle = asyncio.Event()
         self._idle.set()
-        if not await self._connect_pipes():
-            # Not pipes (a file, a terminal): a reader thread and the writer thread instead.
+        self._io.acquire()
+        self._owner = self._loop_thread
+        if await self._connect_pipes():
+            if hasattr(select, "poll"):  # not on Windows: sync handlers run on worker threads there
+                self._sentinel = _Sentinel(self)
+                blocking.install(self._about_to_block)
+        else:
+            # Not pipes (a file, a terminal): a reader thread and the writer thread instead, and sync
+            # handlers on worker threads only (the sentinel serves the loop's work from the pipes).
             self._writer = _FrameWriter(self._stdout)
             threading.Thread(target=self._read, name="host-sdk-reader", daemon=True).start()
-        return await self._done
+        try:
+            return await self._done
+        finally:
+            blocking.install(None)
 
     async def _connect_pipes(self) -> bool:
         """stdin read by the event loop, stdout written without blocking by whichever thread has frames
         (see _PipeOutput): no thread hop per frame. Only for pipes and sockets."""
         assert self._loop is not None
-        runtime = self
 
         def is_pipe(stream: IO[bytes]) -> bool:
             try:
@@ -502,29 +633,37 @@ class StdioRuntime:
                 return False
             return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
-        class Reader(asyncio.Protocol):
-            def data_received(self, data: bytes) -> None:
-                runtime._on_data(data)
-
-            def eof_received(self) -> bool:
-                runtime._on_eof()
-                return False
-
-            def connection_lost(self, exc: Optional[Exception]) -> None:
-                runtime._on_eof()
-
         if not (is_pipe(self._stdin) and is_pipe(self._stdout)):
             return False
         try:
-            out = _PipeOutput(self._stdout.fileno(), self._loop, self._loop_thread, self._writable)
-        except (ValueError, OSError):
-            return False
-        try:
-            await self._loop.connect_read_pipe(Reader, self._stdin)
+            fd = self._stdin.fileno()
+            os.set_blocking(fd, False)
+            self._loop.add_reader(fd, self._on_readable, fd)
         except (ValueError, OSError, NotImplementedError):
             return False
-        self._out = out
+        try:
+            self._out = _PipeOutput(self._stdout.fileno(), self._loop, self._loop_thread, self._writable)
+        except (ValueError, OSError):
+            self._loop.remove_reader(fd)
+            return False
         return True
+
+    def _on_readable(self, fd: int) -> None:
+        """Reads what the host wrote. At most ``_READ_SIZE`` bytes a time: asyncio's pipe transport reads
+        256 KiB, past the C allocator's threshold for mapping memory, and once a second thread exists
+        every read could map and unmap a buffer."""
+        try:
+            data = os.read(fd, _READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return  # the sentinel read it while a handler held this thread
+        except OSError:
+            data = b""
+        if data:
+            self._on_data(data)
+            return
+        assert self._loop is not None
+        self._loop.remove_reader(fd)
+        self._on_eof()
 
     def _read(self) -> None:
         assert self._loop is not None
@@ -563,8 +702,17 @@ class StdioRuntime:
                 self._flush()
 
     def _on_frames(self, chunk: bytes) -> None:
-        for item in self._decoder.push(chunk):
+        self._frames.extend(self._decoder.push(chunk))
+        self._next_frames()
+
+    def _next_frames(self) -> None:
+        """Handles the decoded frames in order (the loop's thread, or the sentinel for the rest when a
+        handler holds the loop's thread)."""
+        frames = self._frames
+        while frames:
+            item = frames.popleft()
             if item[0] == "error":
+                frames.clear()
                 self._stderr.write(f"[error] the host stream broke ({item[1]}): {item[2]}\n")
                 self._close(1)
                 return
@@ -585,7 +733,9 @@ class StdioRuntime:
         were made (an event's ACK precedes its replies). The frames of one batch (a chunk of input, a
         batch from the handler threads) or of one turn of the loop leave in one write: a system call per
         frame costs more than the rest of an exchange. A handler thread writes its frame at once (with
-        every frame queued before it), without waking the loop."""
+        every frame queued before it), without waking the loop; a sync handler on the loop's thread every
+        ``_INLINE_FLUSH_FRAMES`` frames, so one that sends many meets the high-water mark of the output
+        (and waits) as a handler thread would."""
         if self._closed and self._exit_code is None:
             return
         frame = _frame(body)
@@ -594,8 +744,8 @@ class StdioRuntime:
             if self._writer is not None:
                 self._writer.write(frame)
             return
-        out.add(frame)
-        if threading.get_ident() != self._loop_thread:
+        queued = out.add(frame)
+        if threading.get_ident() != self._loop_thread or (self._inline_running and queued >= _INLINE_FLUSH_FRAMES):
             out.flush()
         elif self._batch_depth == 0 and not self._flush_soon:
             self._flush_soon = True
@@ -633,7 +783,8 @@ class StdioRuntime:
         fails as PluginMessageError."""
         if self._init is None:
             raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
-        if threading.get_ident() != self._loop_thread:
+        if threading.get_ident() != self._owner and not self._writable.is_set():
+            blocking.about_to_block()
             self._writable.wait()
         return self._request(method, encode_json(params), True, target)
 
@@ -661,7 +812,7 @@ class StdioRuntime:
     # Deadlines ----------------------------------------------------------------------------------------
 
     def _arm_watchdog(self) -> None:
-        if threading.get_ident() == self._loop_thread:
+        if threading.get_ident() == self._owner:
             self._watch()
         else:
             assert self._loop is not None
@@ -808,7 +959,8 @@ class StdioRuntime:
         self._spawn(self._start())
 
     def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
+        assert self._loop is not None
+        task = self._loop.create_task(coroutine)  # also from the sentinel, while it serves the loop's work
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -864,27 +1016,34 @@ class StdioRuntime:
         self._respond_error(request_id, RpcErrorCode.Overloaded, f"all {limit} event handler(s) are busy; event {event_id} was refused", {"maxConcurrentEvents": limit, "queueCapacity": capacity})
 
     def _pump(self) -> None:
-        while self._started and not self._stopping and self._waiting and self._running < self._limits["maxConcurrentEvents"]:
-            live = self._waiting.pop(0)
-            live.started = True
-            self._running += 1
-            if self._running == 1:
-                assert self._idle is not None
-                self._idle.clear()
-            handler = live.handler
-            is_async = self._is_async.get(handler)
-            if is_async is None:
-                is_async = self._is_async[handler] = inspect.iscoroutinefunction(handler)
-            if is_async:
-                self._run_async(live, handler)
-            else:
-                self._run_sync(live, handler)
+        owner = self._owner
+        if self._pumping == owner:
+            return  # an event ended inside a handler this pump started: the loop below goes on
+        outer, self._pumping = self._pumping, owner
+        try:
+            while self._started and not self._stopping and self._waiting and self._running < self._limits["maxConcurrentEvents"]:
+                live = self._waiting.pop(0)
+                live.started = True
+                self._running += 1
+                if self._running == 1:
+                    assert self._idle is not None
+                    self._idle.clear()
+                handler = live.handler
+                is_async = self._is_async.get(handler)
+                if is_async is None:
+                    is_async = self._is_async[handler] = inspect.iscoroutinefunction(handler)
+                if is_async:
+                    self._run_async(live, handler)
+                else:
+                    self._run_sync(live, handler)
+        finally:
+            self._pumping = outer
 
     def _event_run(self, live: _LiveEvent) -> EventRun:
         assert self._session is not None
         request_id = live.request_id
         try:
-            return EventRun(live.event, self._transport, self._session, lambda ack: self._ack(request_id, ack), live.cancellation, any_thread=True)  # type: ignore[arg-type]
+            return EventRun(live.event, self._transport, self._session, lambda ack: self._ack(request_id, ack), live.cancellation, any_thread=True, loop=self._loop)  # type: ignore[arg-type]
         except BaseException:
             self._end(live)
             raise
@@ -931,10 +1090,14 @@ class StdioRuntime:
             raise
 
     def _run_sync(self, live: _LiveEvent, handler: Callable[[Any], Any]) -> None:
-        """A sync handler: it runs on a worker thread, which also sends what it causes (its messages, the
-        ACK if still due) without a hop to the loop; the completion goes out when the last answer arrives
-        (on the loop). No task, no coroutine, no asyncio future per event."""
+        """A sync handler: on the loop's thread (``_run_inline``) unless it held that thread too long
+        once, else on a worker thread, which also sends what it causes (its messages, the ACK if still
+        due) without a hop to the loop; the completion goes out when the last answer arrives (on the
+        loop). No task, no coroutine, no asyncio future per event."""
         run = self._event_run(live)
+        if self._owner == self._loop_thread and self._sentinel is not None and handler not in self._threaded:
+            self._run_inline(live, run, handler)
+            return
 
         def job() -> None:
             try:
@@ -943,28 +1106,143 @@ class StdioRuntime:
                 self._ended(live, run, thrown)
                 return
             except BaseException as thrown:  # reported on the loop, as an awaited handler's would be
-                self._inbox.post(ended, None, thrown)
+                self._inbox.post(self._sync_ended, live, run, None, thrown)
                 return
             if inspect.isawaitable(result):
-                self._inbox.post(ended, result, None)
+                self._inbox.post(self._sync_ended, live, run, result, None)
             else:
                 self._ended(live, run, None)
 
-        def ended(result: Any, thrown: Optional[BaseException]) -> None:
-            if thrown is None and inspect.isawaitable(result):
-                self._spawn(self._finish_awaitable(live, run, result))
-                return
-            if thrown is not None and not isinstance(thrown, Exception):
-                self._end(live)
-                raise thrown
-            try:
-                error = run.finish(thrown)  # type: ignore[arg-type]
-                run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
-            except BaseException:
-                self._end(live)
-                raise
-
         self._workers.submit(job)
+
+    def _run_inline(self, live: _LiveEvent, run: EventRun, handler: Callable[[Any], Any]) -> None:
+        """A sync handler on the event loop's thread, with no thread hand-off: the loop's work is
+        released to the sentinel while it runs (see ``_Sentinel``). asyncio sees no running loop in it,
+        as on a worker thread."""
+        sentinel = self._sentinel
+        assert sentinel is not None
+        self._inline_number += 1
+        self._inline_handler = handler
+        self._inline_running = True
+        if sentinel.parked:
+            sentinel.parked = False
+            sentinel.poke()
+        self._owner = 0
+        self._io.release()
+        asyncio._set_running_loop(None)
+        result: Any = None
+        thrown: Optional[BaseException] = None
+        try:
+            result = handler(run.ctx)
+        except BaseException as raised:
+            thrown = raised
+        finally:
+            self._inline_running = False
+            asyncio._set_running_loop(self._loop)
+            if sentinel.serving:
+                sentinel.poke()  # it hands the loop's work back
+            self._io.acquire()
+            self._owner = self._loop_thread
+            self._inline_handler = None
+        self._sync_ended(live, run, result, thrown)
+
+    def _sync_ended(self, live: _LiveEvent, run: EventRun, result: Any, thrown: Optional[BaseException]) -> None:
+        """A sync handler returned ``result`` or raised ``thrown`` (the owner of the loop's work)."""
+        if thrown is None and result is not None and inspect.isawaitable(result):
+            self._spawn(self._finish_awaitable(live, run, result))
+            return
+        if thrown is not None and not isinstance(thrown, Exception):
+            self._end(live)
+            raise thrown
+        try:
+            error = run.finish(thrown)  # type: ignore[arg-type]
+            run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
+        except BaseException:
+            self._end(live)
+            raise
+
+    # The sentinel's side --------------------------------------------------------------------------------
+
+    def _about_to_block(self) -> None:
+        """An SDK wait is about to block the loop's thread (the hook of ``blocking``): when a sync handler
+        runs there, the sentinel takes over the loop's work now."""
+        sentinel = self._sentinel
+        if sentinel is not None and self._inline_running and threading.get_ident() == self._loop_thread:
+            sentinel.asked = self._inline_number
+            sentinel.parked = False
+            sentinel.poke()
+
+    def _take_over(self, sentinel: _Sentinel, number: int) -> None:
+        """On the sentinel's thread: the sync handler of inline run ``number`` holds the loop's thread."""
+        if not self._io.acquire(False):
+            return  # the handler returned and the loop's thread has its work back
+        try:
+            handler = self._inline_handler
+            if not self._inline_running or self._inline_number != number or self._closed or handler is None:
+                return
+            self._threaded.add(handler)
+            name = getattr(handler, "__qualname__", None) or repr(handler)
+            self._stderr.write(f"[info] the sync handler {name} waited or ran long on the event loop's thread; it runs on worker threads from now on\n")
+            self._owner = threading.get_ident()
+            sentinel.serving = True
+            self._inbox.poke = sentinel.poke
+            try:
+                self._serve(sentinel)
+            finally:
+                self._inbox.poke = None
+                sentinel.serving = False
+                self._owner = 0
+        finally:
+            self._io.release()
+
+    def _serve(self, sentinel: _Sentinel) -> None:
+        """The loop's work while a sync handler holds the loop's thread: the frames left from the chunk
+        being handled, new input, what handler threads post, timers and the output backlog. asyncio calls
+        made here (tasks, timers) are safe: the loop's thread is in the handler, not in the loop."""
+        assert self._loop is not None and self._out is not None
+        out, loop = self._out, self._loop
+        stdin = self._stdin.fileno()
+        poller = select.poll()
+        poller.register(sentinel.wake_fd, select.POLLIN)
+        poller.register(stdin, select.POLLIN)
+        watching_out = False
+        while True:
+            self._next_frames()
+            self._inbox.run_items()
+            self._pump()  # events queued behind the handler (a pump on the loop's thread is held with it)
+            self._watch()
+            watchdog = self._watchdog
+            if watchdog is not None and watchdog.when() <= loop.time():
+                watchdog.cancel()
+                self._on_watchdog()
+                watchdog = self._watchdog
+            out.flush()
+            if not self._inline_running or self._closed:
+                return
+            if out.backlogged() != watching_out:
+                watching_out = not watching_out
+                if watching_out:
+                    poller.register(out.fd, select.POLLOUT)
+                else:
+                    poller.unregister(out.fd)
+            timeout = 1000.0 if watchdog is None else min(1000.0, max(0.0, (watchdog.when() - loop.time()) * 1000))
+            for fd, _ in poller.poll(timeout):
+                if fd == stdin:
+                    try:
+                        data = os.read(stdin, _READ_SIZE)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        data = b""
+                    if data:
+                        self._frames.extend(self._decoder.push(data))
+                    else:
+                        poller.unregister(stdin)
+                        self._on_eof()
+                elif fd == out.fd:
+                    out.on_writable()
+                else:
+                    sentinel.take_pokes()
 
     async def _finish_awaitable(self, live: _LiveEvent, run: EventRun, awaitable: Any) -> None:
         """A sync handler that returned an awaitable: awaited here, as ``call_handler`` does."""
@@ -991,7 +1269,8 @@ class StdioRuntime:
             self._end(live)
 
     def _on_loop(self, fn: Callable[[], None]) -> None:
-        if threading.get_ident() == self._loop_thread:
+        """Runs ``fn`` where the loop's work is done: here if this thread does it, else posted to it."""
+        if threading.get_ident() == self._owner:
             fn()
         else:
             self._inbox.post(fn)
@@ -1055,17 +1334,19 @@ class StdioRuntime:
         if self._stopping:
             return
         self._stopping = True
-        self._spawn(self._stop(checked["graceMilliseconds"] / 1000, checked["reason"]))
-
-    async def _stop(self, grace: float, reason: str) -> None:
-        """Refuses waiting events, cancels every handler's cancellation, lets running handlers finish
-        (their replies and completions still go out) within the grace period, runs on_stop, exits 0."""
+        # Refused and cancelled now, not in the task below: a sync handler that waits on the loop's thread
+        # for its cancellation would keep the task from starting.
         for live in list(self._waiting):
             self._waiting.remove(live)
             self._forget(live.event["eventId"])
             self._respond_error(live.request_id, RpcErrorCode.Stopping, "the plugin stopped before this queued event started")
-        assert self._session is not None and self._idle is not None
-        self._cancel_all(PluginSdkError("SDK_EVENT_CANCELLED", f"the plugin is stopping (plugin.stop, {reason})"))
+        self._cancel_all(PluginSdkError("SDK_EVENT_CANCELLED", f"the plugin is stopping (plugin.stop, {checked['reason']})"))
+        self._spawn(self._stop(checked["graceMilliseconds"] / 1000))
+
+    async def _stop(self, grace: float) -> None:
+        """Lets running handlers finish (their replies and completions still go out) within the grace
+        period, runs on_stop, exits 0."""
+        assert self._idle is not None
         started = time.monotonic()
         try:
             await asyncio.wait_for(self._idle.wait(), timeout=grace)
@@ -1116,6 +1397,8 @@ class StdioRuntime:
         self._closed = True
         self._stopping = True
         self._writable.set()
+        if self._sentinel is not None:
+            self._sentinel.poke()  # it ends its watch
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None

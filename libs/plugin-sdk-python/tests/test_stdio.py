@@ -119,6 +119,32 @@ class StdioRuntimeTest(unittest.TestCase):
             self.assertEqual(self.host.call("events.cancel", {"eventId": f"s{i}", "reason": "deadline"})["result"], {"cancelled": True})
         self.host.wait(lambda: len(self.host.requests_of("events.completed")) == 4 or None, timeout=10)
 
+    def test_a_sync_handler_that_blocks_on_the_loops_thread_hands_over_and_runs_on_a_worker_thread_after(self) -> None:
+        # Quick sync handlers run on the event loop's thread. The first /sleep blocks there without an
+        # SDK wait: the runtime notices, and pings and the events behind it are still served.
+        self.host.initialize(maxConcurrentEvents=4)
+        self.host.response(self.host.request("events.message", message_event("z1", "/sleep 3", cmd("sleep", "3"))))
+        self.host.request("events.message", message_event("e2", "/echo x", cmd("echo", "x")))
+        completed = self.host.wait(lambda: self.host.requests_of("events.completed"), timeout=2)
+        self.assertEqual([c["params"]["eventId"] for c in completed], ["e2"])
+        ping = self.host.call("plugin.ping", {"nonce": "n"}, timeout=1)["result"]
+        self.assertEqual(ping["inFlightEvents"], 1)
+        self.host.wait(lambda: len(self.host.requests_of("events.completed")) == 2 or None, timeout=10)
+        self.host.response(self.host.request("events.message", message_event("z3", "/sleep 0", cmd("sleep", "0"))))
+        self.host.wait(lambda: len(self.host.requests_of("events.completed")) == 3 or None)
+        texts = [r["params"]["message"]["parts"][0]["text"] for r in self.host.requests_of("messages.reply") if r["params"]["eventId"] != "e2"]
+        self.assertEqual(texts, ["slept on MainThread", "slept on host-sdk-handler"])
+        notes = [line for line in self.host.stderr if "runs on worker threads from now on" in line]
+        self.assertEqual(len(notes), 1)
+        self.assertIn("sleeping", notes[0])
+
+    def test_asyncio_run_works_inside_a_sync_handler(self) -> None:
+        self.host.initialize()
+        self.host.response(self.host.request("events.message", message_event("n1", "/nested ab", cmd("nested", "ab"))))
+        completed = self.host.wait(lambda: self.host.requests_of("events.completed"))
+        self.assertIsNone(completed[0]["params"]["error"])
+        self.assertEqual(self.host.requests_of("messages.reply")[0]["params"]["message"]["parts"][0]["text"], "abab")
+
     def test_events_cancel_cancels_a_running_handler(self) -> None:
         self.host.initialize()
         self.host.response(self.host.request("events.message", message_event("s1", "/slow", cmd("slow"))))
