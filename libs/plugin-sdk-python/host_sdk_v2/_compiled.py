@@ -79,7 +79,17 @@ def _has_duplicate(items: List[Any]) -> bool:
 
 
 def _blank(value: str) -> bool:
-    return value.strip(JS_WHITESPACE) == "" or CONTROL.search(value) is not None
+    return value.strip(JS_WHITESPACE) == "" or (not value.isprintable() and CONTROL.search(value) is not None)
+
+
+def subschemas(schema: Mapping[str, Any]) -> List[Any]:
+    """The schemas directly below a resolved ``schema``: its anyOf branches, properties, items and
+    additional properties."""
+    subs: List[Any] = list(schema.get("anyOf", [])) + list(schema.get("properties", {}).values())
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            subs.append(schema[key])
+    return subs
 
 
 _NAME_KEYS = ("name", "author")
@@ -239,8 +249,9 @@ class CompiledChecks:
         if minimum is not None or maximum is not None:
             if minimum == 1 and maximum is None:
                 if blank_rule:
-                    # Blank covers empty: one test for both rules.
-                    lines.append(f"{pad}if not {var}.strip(_WS) or _control({var}): return False")
+                    # Blank covers empty: one test for both rules. A printable string has no control
+                    # character (Cc holds every one the rule names): the pattern runs only on the others.
+                    lines.append(f"{pad}if not {var}.strip(_WS) or (not {var}.isprintable() and _control({var})): return False")
                 else:
                     lines.append(f"{pad}if not {var}: return False")
             else:
@@ -351,7 +362,7 @@ class CompiledChecks:
             extra = schema.get("additionalProperties")
             obj: List[str] = []
             for key, sub in properties.items():
-                if self._has_defaults(sub):
+                if any(self._has_defaults(below) for below in subschemas(self._resolve(sub))):
                     item = self._fresh("p")
                     obj.append(f"        {item} = v.get({key!r})")
                     obj.append(f"        if isinstance({item}, (dict, list)): {self._fill_function(sub)}({item})")
@@ -361,7 +372,9 @@ class CompiledChecks:
             for key, sub in properties.items():
                 if "default" in sub:
                     default = sub["default"]
-                    if isinstance(default, (dict, list)):
+                    if default == [] and isinstance(default, list):
+                        made = "[]"  # nothing inside to fill, and a new list each time
+                    elif isinstance(default, (dict, list)):
                         made = f"_slow_defaults({self._constant(sub)}, _deepcopy({self._constant(default)}))"
                     else:
                         made = self._constant(default)

@@ -10,7 +10,7 @@ import copy
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ._compiled import CONTROL, JS_WHITESPACE, CompiledChecks, Filler, Predicate, is_type, pattern, type_name, utf16_length
+from ._compiled import CONTROL, JS_WHITESPACE, CompiledChecks, Filler, Predicate, is_type, pattern, subschemas, type_name, utf16_length
 from ._generated.schemas import DOCUMENTS, METHODS
 
 Issue = Dict[str, str]
@@ -329,11 +329,7 @@ class _Validator:
             return False
         seen.add(key)
         resolved = self.resolve(schema)
-        subs: List[Any] = list(resolved.get("anyOf", [])) + list(resolved.get("properties", {}).values())
-        for k in ("items", "additionalProperties"):
-            if isinstance(resolved.get(k), dict):
-                subs.append(resolved[k])
-        result = "default" in resolved or any("default" in self.resolve(sub) or self._has_defaults(sub, seen) for sub in subs)
+        result = "default" in resolved or any("default" in self.resolve(sub) or self._has_defaults(sub, seen) for sub in subschemas(resolved))
         self._defaults_below[key] = result
         return result
 
