@@ -8,7 +8,6 @@ import json
 import json.decoder
 import json.encoder
 import re
-import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._generated.catalog import LIMITS
@@ -244,30 +243,24 @@ def decode_json(text: str) -> Any:
 
 def _make_encode() -> Callable[[Any], str]:
     # The C encoder made once, not per message as JSONEncoder.encode does (same output: compact
-    # separators, UTF-8 text as is, cycles refused).
+    # separators, UTF-8 text as is). It keeps no table of the containers it is inside, so it holds no
+    # state between calls and any thread may use it at once, without a lock; a value that contains itself
+    # ends in RecursionError there, and is encoded again by json's own encoder to fail as json.dumps does.
     fallback = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return fallback
     default = json.JSONEncoder().default
-    markers: Dict[int, Any] = {}
     encode_string: Callable[[str], str] = getattr(json.encoder, "encode_basestring")
-    iterencode = make(markers, default, encode_string, None, ":", ",", False, False, True)
-    lock = threading.Lock()
+    iterencode = make(None, default, encode_string, None, ":", ",", False, False, True)
 
     def encode(value: Any) -> str:
         if type(value) is str:
             return encode_string(value)
-        # The markers (for cycles) are shared: one encoding at a time; another thread takes the slow path.
-        if not lock.acquire(blocking=False):
-            return fallback(value)
         try:
             return "".join(iterencode(value, 0))
-        except BaseException:
-            markers.clear()
-            raise
-        finally:
-            lock.release()
+        except RecursionError:
+            return fallback(value)
 
     return encode
 
