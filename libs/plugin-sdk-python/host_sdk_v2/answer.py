@@ -79,8 +79,7 @@ class Answer(Generic[T]):
             if self._waiter is None:
                 self._waiter = threading.Event()
             waiter = self._waiter
-        if timeout is None or timeout > 0:
-            about_to_block()
+        about_to_block(timeout)
         if not waiter.wait(timeout):
             raise concurrent.futures.TimeoutError()
 

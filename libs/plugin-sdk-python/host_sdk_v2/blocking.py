@@ -17,8 +17,11 @@ def install(hook: Optional[Callable[[], None]]) -> None:
     _local.hook = hook
 
 
-def about_to_block() -> None:
-    """Calls the calling thread's hook, if it has one."""
+def about_to_block(timeout: Optional[float]) -> None:
+    """Calls the calling thread's hook, if it has one, before a wait of ``timeout`` seconds (None: no
+    limit). A wait of no time blocks nothing."""
+    if timeout is not None and timeout <= 0:
+        return
     hook = getattr(_local, "hook", None)
     if hook is not None:
         hook()

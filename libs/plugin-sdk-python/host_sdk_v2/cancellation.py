@@ -92,8 +92,7 @@ class Cancellation:
             if self._waiter is None:
                 self._waiter = threading.Event()
             waiter = self._waiter
-        if timeout is None or timeout > 0:
-            about_to_block()
+        about_to_block(timeout)
         return waiter.wait(timeout)
 
     async def wait_async(self) -> None:

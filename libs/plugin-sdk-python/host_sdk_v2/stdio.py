@@ -650,16 +650,23 @@ class StdioRuntime:
             return False
         return True
 
-    def _on_readable(self, fd: int) -> None:
-        """Reads what the host wrote. At most ``_READ_SIZE`` bytes a time: asyncio's pipe transport reads
-        256 KiB, past the C allocator's threshold for mapping memory, and once a second thread exists
-        every read could map and unmap a buffer."""
+    @staticmethod
+    def _read_input(fd: int) -> Optional[bytes]:
+        """What the host wrote to the non-blocking stdin: bytes, b"" at its end (or when it broke), None
+        when there is nothing now (another thread took it). At most ``_READ_SIZE`` bytes a time:
+        asyncio's pipe transport reads 256 KiB, past the C allocator's threshold for mapping memory,
+        and once a second thread exists every read could map and unmap a buffer."""
         try:
-            data = os.read(fd, _READ_SIZE)
+            return os.read(fd, _READ_SIZE)
         except (BlockingIOError, InterruptedError):
-            return  # the sentinel read it while a handler held this thread
+            return None
         except OSError:
-            data = b""
+            return b""
+
+    def _on_readable(self, fd: int) -> None:
+        data = self._read_input(fd)
+        if data is None:
+            return  # the sentinel read it while a handler held this thread
         if data:
             self._on_data(data)
             return
@@ -785,7 +792,7 @@ class StdioRuntime:
         if self._init is None:
             raise PluginSdkError("SDK_NOT_INITIALIZED", f"{method} cannot be sent before host.initialize.")
         if threading.get_ident() != self._owner and not self._writable.is_set():
-            blocking.about_to_block()
+            blocking.about_to_block(None)
             self._writable.wait()
         return self._request(method, encode_json(params), True, target)
 
@@ -1073,6 +1080,11 @@ class StdioRuntime:
         except BaseException:
             self._end(live)
             raise
+        self._handler_ended(live, run, thrown)
+
+    def _handler_ended(self, live: _LiveEvent, run: EventRun, thrown: Optional[Exception]) -> None:
+        """The handler returned or raised (on the thread doing the loop's work): the ACK if still due,
+        then ``events.completed`` once every message it started has its answer, and the slot is freed."""
         try:
             error = run.finish(thrown)
             run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
@@ -1155,12 +1167,7 @@ class StdioRuntime:
         if thrown is not None and not isinstance(thrown, Exception):
             self._end(live)
             raise thrown
-        try:
-            error = run.finish(thrown)  # type: ignore[arg-type]
-            run.ctx._when_settled(lambda: self._finish_run(live, run, error), self._on_loop)
-        except BaseException:
-            self._end(live)
-            raise
+        self._handler_ended(live, run, thrown)
 
     # The sentinel's side --------------------------------------------------------------------------------
 
@@ -1229,12 +1236,9 @@ class StdioRuntime:
             timeout = 1000.0 if watchdog is None else min(1000.0, max(0.0, (watchdog.when() - loop.time()) * 1000))
             for fd, _ in poller.poll(timeout):
                 if fd == stdin:
-                    try:
-                        data = os.read(stdin, _READ_SIZE)
-                    except BlockingIOError:
+                    data = self._read_input(stdin)
+                    if data is None:
                         continue
-                    except OSError:
-                        data = b""
                     if data:
                         self._frames.extend(self._decoder.push(data))
                     else:
