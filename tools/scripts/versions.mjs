@@ -44,6 +44,12 @@ export const STAMPS = [
   { file: 'libs/plugin-sdk-go/package.json', what: 'Go SDK project version', pattern: jsonVersion },
   { file: 'libs/plugin-sdk-go/hostsdk/plugin.go', what: 'Go SDKVersion', pattern: /^\tSDKVersion\s*= "([^"]+)"/m },
   { file: 'libs/plugin-sdk-go/samples/echo/manifest.json', what: 'Go sample manifest sdkVersion', pattern: manifestSdkVersion },
+  {
+    file: 'libs/plugin-sdk-go/README.md',
+    what: 'Go README archive name',
+    pattern: /SDK-V2-Go-(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)(?=\.zip|\/|\s)/,
+    all: true,
+  },
   { file: 'libs/plugin-sdk-csharp/package.json', what: 'C# SDK project version', pattern: jsonVersion },
   { file: 'libs/plugin-sdk-csharp/src/HostSdk/HostSdk.csproj', what: 'C# SDK package version', pattern: /<Version>([^<]+)<\/Version>/ },
   { file: 'libs/plugin-sdk-csharp/src/HostSdk/Plugin.cs', what: 'C# SdkVersion', pattern: /public const string SdkVersion = "([^"]+)";/ },

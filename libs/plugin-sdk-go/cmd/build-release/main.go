@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"plugin-host.dev/sdk-go/hostsdk"
@@ -28,11 +30,14 @@ func Files(root, prefix string) (map[string]pack.File, error) {
 		files[prefix+filepath.ToSlash(rel)] = pack.File{Data: data, Mode: 0o644}
 		return nil
 	}
-	for _, rel := range []string{"go.mod", "README.md"} {
-		if err := add(rel); err != nil {
-			return nil, err
-		}
+	if err := add("go.mod"); err != nil {
+		return nil, err
 	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	files[prefix+"README.md"] = pack.File{Data: UnlinkRepository(readme), Mode: 0o644}
 	for _, dir := range []string{"hostsdk", "cmd/host-pack", "samples/echo"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -61,6 +66,20 @@ func Files(root, prefix string) (map[string]pack.File, error) {
 	}
 	files[prefix+"schema/manifest.schema.json"] = pack.File{Data: schema, Mode: 0o644}
 	return files, nil
+}
+
+// repositoryLink is a Markdown link from the SDK's folder (libs/plugin-sdk-go) to a file elsewhere in the
+// host's repository, which the archive does not carry.
+var repositoryLink = regexp.MustCompile(`\[([^\]]+)\]\((\.\./[^)#\s]+)(#[^)\s]*)?\)`)
+
+// UnlinkRepository turns the README's links to files outside the SDK's folder into text naming the file's
+// path in the host's repository, so the archive's README has no link that leads nowhere.
+func UnlinkRepository(markdown []byte) []byte {
+	return repositoryLink.ReplaceAllFunc(markdown, func(link []byte) []byte {
+		m := repositoryLink.FindSubmatch(link)
+		target := path.Join("libs/plugin-sdk-go", string(m[2]))
+		return []byte(fmt.Sprintf("%s (`%s` in the host's repository)", m[1], target))
+	})
 }
 
 // Build writes the archive into out and returns its path.

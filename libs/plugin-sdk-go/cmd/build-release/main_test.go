@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -56,15 +57,61 @@ func TestReleaseArchiveIsReproducibleAndPacksItsSample(t *testing.T) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	// The README's packing step, run in the unzipped archive.
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", "./cmd/host-pack", "-dir", "samples/echo")
-	cmd.Dir = sdk
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+	// The README's steps for the archive, typed as written: the sample's test and package, then a project
+	// of one's own beside the unzipped folder.
+	readme, _ := os.ReadFile(filepath.Join(sdk, "README.md"))
+	steps := archiveSteps(t, string(readme))
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", steps)
+	cmd.Dir = out
+	gobin := filepath.Join(runtime.GOROOT(), "bin")
+	cmd.Env = append(os.Environ(), "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("packing the sample failed: %v\n%s", err, msg)
+		t.Fatalf("the README's steps failed: %v\n%s\n%s", err, steps, msg)
 	}
-	zips, _ := filepath.Glob(filepath.Join(sdk, "samples", "echo", "artifacts", "com.example.go-echo-*.zip"))
-	if len(zips) != 1 {
-		t.Fatalf("archives %v", zips)
+	for _, pattern := range []string{
+		filepath.Join(sdk, "samples", "echo", "artifacts", "com.example.go-echo-*.zip"),
+		filepath.Join(out, "my-plugin", "artifacts", "com.example.go-echo-*.zip"),
+	} {
+		if zips, _ := filepath.Glob(pattern); len(zips) != 1 {
+			t.Errorf("%s: archives %v", pattern, zips)
+		}
+	}
+	// Every link of the README leads to a file of the archive or to a web page.
+	for _, m := range regexp.MustCompile(`\]\(([^)\s]+)\)`).FindAllStringSubmatch(string(readme), -1) {
+		target := strings.SplitN(m[1], "#", 2)[0]
+		if target == "" || strings.HasPrefix(target, "https://") || strings.HasPrefix(target, "http://") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(sdk, filepath.FromSlash(target))); err != nil {
+			t.Errorf("the README links to %s, which the archive lacks", m[1])
+		}
+	}
+}
+
+// archiveSteps returns the shell blocks of the README's section "From the release archive", in order.
+func archiveSteps(t *testing.T, readme string) string {
+	start := strings.Index(readme, "\n## From the release archive\n")
+	if start < 0 {
+		t.Fatal(`the README has no section "From the release archive"`)
+	}
+	section := readme[start+1:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	var steps []string
+	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1) {
+		steps = append(steps, m[1])
+	}
+	if len(steps) < 2 {
+		t.Fatalf("the section has %d shell blocks", len(steps))
+	}
+	return strings.Join(steps, "\n")
+}
+
+func TestUnlinkRepositoryNamesTheFileInsteadOfLinkingOutsideTheArchive(t *testing.T) {
+	got := string(UnlinkRepository([]byte("as [http-signing.md](../../docs/protocol/http-signing.md#headers) says; [types](hostsdk/wire/types.go)")))
+	want := "as http-signing.md (`docs/protocol/http-signing.md` in the host's repository) says; [types](hostsdk/wire/types.go)"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }

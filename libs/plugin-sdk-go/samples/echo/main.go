@@ -3,7 +3,8 @@ package main
 
 import "plugin-host.dev/sdk-go/hostsdk"
 
-func main() {
+// newPlugin defines the plugin; main runs it and main_test.go drives it with the SDK's test host.
+func newPlugin() *hostsdk.Plugin {
 	plugin := hostsdk.MustLoad("manifest.json")
 	plugin.Command("echo", func(ctx *hostsdk.Context) error {
 		if ctx.Event().Conversation.Type != "group" {
@@ -13,5 +14,9 @@ func main() {
 		_, err := ctx.ReplyMarkdown(hostsdk.AtUser(ctx.Sender()), hostsdk.Text(" said **"), hostsdk.Literal(ctx.Args()), hostsdk.Text("**"))
 		return err
 	})
-	plugin.Run()
+	return plugin
+}
+
+func main() {
+	newPlugin().Run()
 }
