@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import AdmZip from 'adm-zip';
 import { findGo as findGoToolchain, goEnv as goToolchainEnv, GoToolchainError, MIN_GO } from '@host/plugin-sdk-go/toolchain';
 import { run } from './cli';
-import { findGo, GO_SDK_VERSION, goSdkSourceVersion, isGoProject } from './go';
+import { findGo, GO_SDK_VERSION, goModulePath, goSdkSourceVersion, isGoProject } from './go';
 import type { CliIO } from './io';
 
 function io(cwd: string): CliIO & { lines: string[] } {
@@ -43,8 +43,12 @@ describe('host-plugin init --lang go', () => {
     expect(manifest.transport.stdio).toEqual({ command: './goecho', args: ['--host-stdio'], workingDirectory: '.' });
 
     const tests = spawnSync(findGo(), ['test', './...'], { cwd: dir, encoding: 'utf8', env: goEnv });
-    expect(tests.stdout + tests.stderr).toMatch(/^ok\s+com\.example\.goecho/m);
+    expect(tests.stdout + tests.stderr).toMatch(/^ok\s+example\.com\/goecho/m);
     expect(tests.status).toBe(0);
+    // A plain `go build` writes the executable the manifest launches.
+    const built = spawnSync(findGo(), ['build'], { cwd: dir, encoding: 'utf8', env: goEnv });
+    expect(built.stderr).toBe('');
+    expect(existsSync(join(dir, process.platform === 'win32' ? 'goecho.exe' : 'goecho'))).toBe(true);
 
     expect(await run(['pack', dir], io(root))).toBe(0);
     const goos = { win32: 'windows', darwin: 'darwin' }[process.platform as string] ?? process.platform;
@@ -62,6 +66,12 @@ describe('host-plugin init --lang go', () => {
     const out = io(root);
     expect(await run(['pack', root, '--goos', 'linux'], out)).toBe(2);
     expect(out.lines.join('\n')).toMatch(/--goos and --goarch apply to Go projects only/);
+  });
+
+  it('names the module after the plugin id, turned around, ending with the executable', () => {
+    expect(goModulePath('com.example.go-echo')).toBe('example.com/go-echo');
+    expect(goModulePath('dev.acme.tools.weather')).toBe('tools.acme.dev/weather');
+    expect(goModulePath('acme.bot')).toBe('acme/bot');
   });
 
   it('names the same SDK version as the Go SDK itself', () => {

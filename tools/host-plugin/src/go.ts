@@ -35,6 +35,16 @@ export function goExecutableName(pluginId: string): string {
   return pluginId.slice(pluginId.lastIndexOf('.') + 1);
 }
 
+/**
+ * The module path of a new project: the plugin id's domain turned around, then the executable name
+ * (com.example.go-echo -> example.com/go-echo), so `go build` writes the executable the package launches.
+ */
+export function goModulePath(pluginId: string): string {
+  const segments = pluginId.split('.');
+  const exe = segments.pop()!;
+  return `${segments.reverse().join('.')}/${exe}`;
+}
+
 /** The files of a new Go plugin project, by path (the SDK copy is added by copyGoSdk). */
 export function goProjectFiles(o: GoInitOptions): Map<string, string> {
   const exe = goExecutableName(o.pluginId);
@@ -42,7 +52,7 @@ export function goProjectFiles(o: GoInitOptions): Map<string, string> {
   files.set('manifest.json', starterManifest({ ...o, sdkVersion: GO_SDK_VERSION, start: { command: `./${exe}`, args: [] } }));
   files.set(
     'go.mod',
-    `module ${o.pluginId}
+    `module ${goModulePath(o.pluginId)}
 
 go ${MIN_GO.join('.')}
 
@@ -134,7 +144,7 @@ standard library only, Go ${MIN_GO.join('.')} or newer).
 go test ./...                                       # tests with the SDK's test host
 go run ${GO_SDK_MODULE}/cmd/host-pack               # writes artifacts/${o.pluginId}-<goos>-<goarch>.zip for this machine
 go run ${GO_SDK_MODULE}/cmd/host-pack -goos linux -goarch arm64   # for another platform (or: host-plugin pack)
-go run .                                            # without --host-stdio it only prints help
+go build && ./${exe} --http 127.0.0.1:8787 --secret-file signing-secret   # as an HTTP plugin (register the URL with the host)
 \`\`\`
 
 Upload the ZIP to the host (\`POST /api/plugins/packages\`), start it, and send \`/echo hello\` in a group.
