@@ -66,7 +66,16 @@ nuget.config like the one here) and \`<PackageReference Include="HostSdk" Versio
 ---
 
 `;
-add('README.md', guide + readFileSync(join(sdkDir, 'README.md'), 'utf8'));
+// The README's links to files elsewhere in the host's repository, which the archive lacks, become text naming the
+// file's path there.
+const unlinked = readFileSync(join(sdkDir, 'README.md'), 'utf8').replace(
+  /\[([^\]]+)\]\((\.\.\/[^)#\s]+)(#[^)\s]*)?\)/g,
+  (_, text, target) => {
+    const path = relative(root, resolve(sdkDir, target)).split('\\').join('/');
+    return text === path ? `\`${path}\` in the host's repository` : `${text} (\`${path}\` in the host's repository)`;
+  },
+);
+add('README.md', guide + unlinked);
 for (const pkg of feedPackages()) addFile(`packages/${basename(pkg)}`, pkg);
 addFile('buildTransitive/HostSdk.targets', join(sdkDir, 'src/HostSdk/buildTransitive/HostSdk.targets'));
 addFile('Directory.Build.props', join(sdkDir, 'Directory.Build.props'));
@@ -82,6 +91,15 @@ for (const project of ['HostSdk', 'HostSdk.Pack', 'HostSdk.AspNetCore']) addTree
 if (feedPackages().length < 2) {
   console.error(`expected HostSdk and HostSdk.AspNetCore ${version} in ${relative(root, join(sdkDir, 'artifacts/feed'))}`);
   process.exit(1);
+}
+
+// Every link of the README leads to a file of the archive or to a web page.
+for (const [, link] of entries.get(`${top}/README.md`).toString('utf8').matchAll(/\]\(([^)\s]+)\)/g)) {
+  const target = link.split('#')[0];
+  if (target && !/^https?:\/\//.test(target) && ![...entries.keys()].some((k) => k === `${top}/${target}` || k.startsWith(`${top}/${target}/`))) {
+    console.error(`the README links to ${link}, which the archive lacks`);
+    process.exit(1);
+  }
 }
 
 const zip = new AdmZip();

@@ -5,7 +5,10 @@ README, the sample plugin and the manifest JSON Schema, in one folder, byte-iden
 """
 
 import os
+import posixpath
+import re
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(os.path.dirname(ROOT))
@@ -15,7 +18,24 @@ from host_sdk_v2._version import SDK_VERSION  # noqa: E402
 from host_sdk_v2.pack import _walk, write_zip  # noqa: E402
 
 
-def release_files(prefix: str):
+# A Markdown link from the SDK's folder to a file elsewhere in the host's repository, which the archive lacks.
+REPOSITORY_LINK = re.compile(r"\[([^\]]+)\]\((\.\./[^)#\s]+)(#[^)\s]*)?\)")
+
+
+def unlink_repository(markdown: str) -> str:
+    """The README's links to files outside the SDK's folder become text naming the file's path in the host's
+    repository, so the archive's README has no link that leads nowhere."""
+
+    def name(link: "re.Match[str]") -> str:
+        target = posixpath.normpath(posixpath.join("libs/plugin-sdk-python", link.group(2)))
+        if link.group(1) == target:
+            return f"`{target}` in the host's repository"
+        return f"{link.group(1)} (`{target}` in the host's repository)"
+
+    return REPOSITORY_LINK.sub(name, markdown)
+
+
+def release_files(prefix: str, readme: str):
     files = {}
     for name, path in _walk(os.path.join(ROOT, "host_sdk_v2"), f"{prefix}host_sdk_v2/"):
         files[name] = path
@@ -27,7 +47,7 @@ def release_files(prefix: str):
             if not n.endswith((".pyc", ".pyo")):
                 path = os.path.join(folder, n)
                 files[f"{prefix}samples/echo/" + os.path.relpath(path, sample).replace(os.sep, "/")] = path
-    files[f"{prefix}README.md"] = os.path.join(ROOT, "README.md")
+    files[f"{prefix}README.md"] = readme
     files[f"{prefix}schema/manifest.schema.json"] = os.path.join(REPO, "libs", "protocol", "schema", "manifest.schema.json")
     return files
 
@@ -35,7 +55,13 @@ def release_files(prefix: str):
 def build(out_dir: str) -> str:
     name = f"SDK-V2-Python-{SDK_VERSION}"
     path = os.path.join(out_dir, f"{name}.zip")
-    write_zip(path, sorted(release_files(f"{name}/").items()))
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        readme = unlink_repository(handle.read())
+    with tempfile.TemporaryDirectory(prefix="sdk-release-") as scratch:
+        readme_path = os.path.join(scratch, "README.md")
+        with open(readme_path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(readme)
+        write_zip(path, sorted(release_files(f"{name}/", readme_path).items()))
     return path
 
 

@@ -46,10 +46,27 @@ class ReleaseArchiveTest(unittest.TestCase):
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         run = subprocess.run(" && ".join(commands), shell=True, cwd=self.work, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        # Every link of the archive's README leads to a file of the archive or to a web page.
+        with open(os.path.join(self.work, top, "README.md"), encoding="utf-8") as handle:
+            released = handle.read()
+        for target in re.findall(r"\]\(([^)\s]+)\)", released):
+            path = target.split("#")[0]
+            if path and not path.startswith(("https://", "http://")):
+                self.assertTrue(os.path.exists(os.path.join(self.work, top, path)), f"the README links to {target}, which the archive lacks")
         packed = os.path.join(self.work, top, "samples", "echo", "artifacts", "com.example.echo.zip")
         with zipfile.ZipFile(packed) as plugin_zip:
             self.assertIn("host_sdk_v2/stdio.py", plugin_zip.namelist())
             self.assertNotIn("tests/test_plugin.py", plugin_zip.namelist())
+
+
+    def test_links_leaving_the_sdk_folder_name_the_repository_file(self) -> None:
+        self.assertEqual(
+            build_release.unlink_repository(
+                "as [http-signing.md](../../docs/protocol/http-signing.md#headers) says; [pack](host_sdk_v2/pack.py); [docs/protocol/v2.md](../../docs/protocol/v2.md)"
+            ),
+            "as http-signing.md (`docs/protocol/http-signing.md` in the host's repository) says; [pack](host_sdk_v2/pack.py);"
+            " `docs/protocol/v2.md` in the host's repository",
+        )
 
 
 if __name__ == "__main__":

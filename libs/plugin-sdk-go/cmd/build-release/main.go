@@ -78,6 +78,9 @@ func UnlinkRepository(markdown []byte) []byte {
 	return repositoryLink.ReplaceAllFunc(markdown, func(link []byte) []byte {
 		m := repositoryLink.FindSubmatch(link)
 		target := path.Join("libs/plugin-sdk-go", string(m[2]))
+		if string(m[1]) == target {
+			return []byte(fmt.Sprintf("`%s` in the host's repository", target))
+		}
 		return []byte(fmt.Sprintf("%s (`%s` in the host's repository)", m[1], target))
 	})
 }

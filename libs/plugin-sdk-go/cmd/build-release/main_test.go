@@ -109,8 +109,8 @@ func archiveSteps(t *testing.T, readme string) string {
 }
 
 func TestUnlinkRepositoryNamesTheFileInsteadOfLinkingOutsideTheArchive(t *testing.T) {
-	got := string(UnlinkRepository([]byte("as [http-signing.md](../../docs/protocol/http-signing.md#headers) says; [types](hostsdk/wire/types.go)")))
-	want := "as http-signing.md (`docs/protocol/http-signing.md` in the host's repository) says; [types](hostsdk/wire/types.go)"
+	got := string(UnlinkRepository([]byte("as [http-signing.md](../../docs/protocol/http-signing.md#headers) says; [types](hostsdk/wire/types.go); [docs/protocol/v2.md](../../docs/protocol/v2.md)")))
+	want := "as http-signing.md (`docs/protocol/http-signing.md` in the host's repository) says; [types](hostsdk/wire/types.go); `docs/protocol/v2.md` in the host's repository"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
