@@ -94,9 +94,16 @@ if (feedPackages().length < 2) {
 }
 
 // Every link of the README leads to a file of the archive or to a web page.
-for (const [, link] of entries.get(`${top}/README.md`).toString('utf8').matchAll(/\]\(([^)\s]+)\)/g)) {
+for (const [, link] of entries
+  .get(`${top}/README.md`)
+  .toString('utf8')
+  .matchAll(/\]\(([^)\s]+)\)/g)) {
   const target = link.split('#')[0];
-  if (target && !/^https?:\/\//.test(target) && ![...entries.keys()].some((k) => k === `${top}/${target}` || k.startsWith(`${top}/${target}/`))) {
+  if (
+    target &&
+    !/^https?:\/\//.test(target) &&
+    ![...entries.keys()].some((k) => k === `${top}/${target}` || k.startsWith(`${top}/${target}/`))
+  ) {
     console.error(`the README links to ${link}, which the archive lacks`);
     process.exit(1);
   }
