@@ -4,7 +4,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -86,12 +90,12 @@ func TestCrossPackedArchives(t *testing.T) {
 	dir := project(t)
 	targets := []struct {
 		goos, goarch, platform, arch, exe string
-		magic                             []byte
+		machine                           string // the executable's format and machine, as its headers say
 	}{
-		{"linux", "amd64", "linux", "x64", "go-echo", []byte("\x7fELF")},
-		{"linux", "arm64", "linux", "arm64", "go-echo", []byte("\x7fELF")},
-		{"windows", "amd64", "windows", "x64", "go-echo.exe", []byte("MZ")},
-		{"darwin", "arm64", "osx", "arm64", "go-echo", []byte{0xcf, 0xfa, 0xed, 0xfe}},
+		{"linux", "amd64", "linux", "x64", "go-echo", "elf " + elf.EM_X86_64.String()},
+		{"linux", "arm64", "linux", "arm64", "go-echo", "elf " + elf.EM_AARCH64.String()},
+		{"windows", "amd64", "windows", "x64", "go-echo.exe", fmt.Sprintf("pe %#x", pe.IMAGE_FILE_MACHINE_AMD64)},
+		{"darwin", "arm64", "osx", "arm64", "go-echo", "macho " + macho.CpuArm64.String()},
 	}
 	for _, tc := range targets {
 		t.Run(tc.goos+"-"+tc.goarch, func(t *testing.T) {
@@ -119,11 +123,26 @@ func TestCrossPackedArchives(t *testing.T) {
 			if f == nil || f.Mode().Perm() != 0o755 || !f.Modified.Equal(u.files["manifest.json"].Modified) {
 				t.Fatalf("executable entry %+v", f)
 			}
-			if !bytes.HasPrefix(u.binary, tc.magic) {
-				t.Fatalf("%s is not a %s/%s executable (starts with % x)", tc.exe, tc.goos, tc.goarch, u.binary[:4])
+			if got := executableMachine(u.binary); got != tc.machine {
+				t.Fatalf("%s is %q, not a %s/%s executable (%s)", tc.exe, got, tc.goos, tc.goarch, tc.machine)
 			}
 		})
 	}
+}
+
+// executableMachine names an executable's format and machine from its headers ("elf EM_X86_64").
+func executableMachine(binary []byte) string {
+	r := bytes.NewReader(binary)
+	if f, err := elf.NewFile(r); err == nil {
+		return "elf " + f.Machine.String()
+	}
+	if f, err := pe.NewFile(r); err == nil {
+		return fmt.Sprintf("pe %#x", f.Machine)
+	}
+	if f, err := macho.NewFile(r); err == nil {
+		return "macho " + f.Cpu.String()
+	}
+	return "unknown"
 }
 
 func TestPackingIsReproducible(t *testing.T) {
