@@ -64,7 +64,7 @@ it('init --lang go gives a project whose tests pass and that packs into a ZIP fo
   expect(
     run(process.execPath, [CLI, 'init', 'go-echo', '--lang', 'go', '--id', ID, '--name', 'Go Echo', '--author', 'Tests'], work),
   ).toMatch(/Created com\.example\.goecho/);
-  expect(run(go, ['test', './...'], project)).toMatch(/^ok\s+com\.example\.goecho/m);
+  expect(run(go, ['test', './...'], project)).toMatch(/^ok\s+example\.com\/goecho/m);
   run(process.execPath, [CLI, 'pack'], project);
   expect(existsSync(artifact())).toBe(true);
 });
