@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from ._generated.catalog import HOST_STDIO_FLAG, PACK_ERROR_CODES
 from ._version import SDK_VERSION
@@ -244,8 +244,9 @@ def check_start(stage: str, manifest: Dict[str, Any]) -> None:
             raise PackError("PACK_START_FAILED", f"the handshake answer is {json.dumps(answer)[:300]}", tail)
 
 
-def write_zip(path: str, files: Sequence[Tuple[str, str]]) -> None:
-    """Sorted entries with a fixed time and permissions: the same files give the same bytes."""
+def write_zip(path: str, files: Sequence[Tuple[str, Union[str, bytes]]]) -> None:
+    """Sorted entries with a fixed time and permissions: the same files give the same bytes. Each entry's
+    source is a file's path, or the entry's bytes themselves (written as a plain file, mode 0644)."""
     partial = path + ".partial"
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -257,10 +258,14 @@ def write_zip(path: str, files: Sequence[Tuple[str, str]]) -> None:
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3
-            mode = 0o755 if os.access(source, os.X_OK) and not name.endswith((".py", ".json", ".txt")) else 0o644
+            if isinstance(source, bytes):
+                mode, data = 0o644, source
+            else:
+                mode = 0o755 if os.access(source, os.X_OK) and not name.endswith((".py", ".json", ".txt")) else 0o644
+                with open(source, "rb") as handle:
+                    data = handle.read()
             info.external_attr = (0o100000 | mode) << 16
-            with open(source, "rb") as handle:
-                archive.writestr(info, handle.read(), compresslevel=9)
+            archive.writestr(info, data, compresslevel=9)
     try:
         os.replace(partial, path)
     except OSError as error:

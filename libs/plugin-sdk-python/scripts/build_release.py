@@ -8,7 +8,6 @@ import os
 import posixpath
 import re
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(os.path.dirname(ROOT))
@@ -35,7 +34,7 @@ def unlink_repository(markdown: str) -> str:
     return REPOSITORY_LINK.sub(name, markdown)
 
 
-def release_files(prefix: str, readme: str):
+def release_files(prefix: str, readme: bytes):
     files = {}
     for name, path in _walk(os.path.join(ROOT, "host_sdk_v2"), f"{prefix}host_sdk_v2/"):
         files[name] = path
@@ -57,11 +56,7 @@ def build(out_dir: str) -> str:
     path = os.path.join(out_dir, f"{name}.zip")
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
         readme = unlink_repository(handle.read())
-    with tempfile.TemporaryDirectory(prefix="sdk-release-") as scratch:
-        readme_path = os.path.join(scratch, "README.md")
-        with open(readme_path, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(readme)
-        write_zip(path, sorted(release_files(f"{name}/", readme_path).items()))
+    write_zip(path, sorted(release_files(f"{name}/", readme.encode("utf-8")).items()))
     return path
 
 
