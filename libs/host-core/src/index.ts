@@ -5,6 +5,7 @@ export * from './store';
 export * from './endpoint';
 export * from './runtime';
 export * from './serial-queue';
+export * from './backoff';
 export * from './keyed-lock';
 export * from './settings-store';
 export * from './pending-update-store';
