@@ -170,7 +170,7 @@ describe('the bare spec-only plugin', () => {
   });
 
   it('is reported unreachable while stopped, others keep answering, and it recovers when started again', async () => {
-    await setUp({ retryBackoffMilliseconds: [20], circuit: { openMilliseconds: 400 } });
+    await setUp({ retryBackoff: { baseMilliseconds: 20, factor: 1, maxMilliseconds: 20 }, circuit: { openMilliseconds: 400 } });
     const flaky = await bare();
     const steady = await bare('--plugin-id', 'com.example.steady');
     const flakyReg = await registry.register({ baseUrl: flaky.url });

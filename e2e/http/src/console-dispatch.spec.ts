@@ -19,7 +19,11 @@ let plugin: BarePlugin;
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-http-console-'));
   store = await JsonRegistryStore.open(join(dir, 'state'));
-  registry = new HttpPluginRegistry({ store, retryBackoffMilliseconds: [20], circuit: { openMilliseconds: 300 } });
+  registry = new HttpPluginRegistry({
+    store,
+    retryBackoff: { baseMilliseconds: 20, factor: 1, maxMilliseconds: 20 },
+    circuit: { openMilliseconds: 300 },
+  });
   plugin = await startBarePlugin();
 });
 

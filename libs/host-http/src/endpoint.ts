@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import {
   answeredDelivery,
+  backoffDelay,
   SerialQueue,
+  type BackoffPolicy,
   type Delivery,
   type DeliveryOutcome,
   type HttpPluginRecord,
@@ -39,8 +41,8 @@ import { HttpTransportError } from './transport-error';
 export interface HttpEndpointOptions extends HttpNetworkOptions {
   /** Retries after a safe failure; the default is HTTP_DEFAULTS.maxRetries (2). */
   maxRetries?: number;
-  /** Wait before retry n (the last value repeats). Default 200 ms, then 800 ms. */
-  retryBackoffMilliseconds?: readonly number[];
+  /** Waits before the retries. Default DEFAULT_RETRY_BACKOFF: 200 ms, then 800 ms, each less up to a fifth at random. */
+  retryBackoff?: BackoffPolicy;
   circuit?: Partial<CircuitOptions>;
   /**
    * Events in flight to this plugin at once (also its connection count) and
@@ -54,8 +56,12 @@ export interface HttpEndpointOptions extends HttpNetworkOptions {
 }
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
-/** Waits before the first and second retry. */
-export const DEFAULT_RETRY_BACKOFF_MILLISECONDS: readonly number[] = [200, 800];
+/**
+ * Waits before the first and second retry: 200 ms, then 800 ms, less up to a
+ * fifth at random, so the events in flight to a plugin that answered 503 at
+ * once do not all come back at the same moment.
+ */
+export const DEFAULT_RETRY_BACKOFF: BackoffPolicy = { baseMilliseconds: 200, factor: 4, maxMilliseconds: 800, jitter: 0.2 };
 // The handler deadline does not apply: an HTTP answer is decision and completion at once, bounded by the request timeout.
 const DEFAULT_CONCURRENCY: Concurrency = {
   maxConcurrentEvents: 32,
@@ -261,7 +267,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     const deliveryId = randomUUID();
     const deadline = performance.now() + this.requestTimeout();
     const maxRetries = this.options.maxRetries ?? HTTP_DEFAULTS.maxRetries;
-    const backoff = this.options.retryBackoffMilliseconds ?? DEFAULT_RETRY_BACKOFF_MILLISECONDS;
+    const backoff = this.options.retryBackoff ?? DEFAULT_RETRY_BACKOFF;
     const path = `${this.base.basePath}${HTTP_PATHS.messageEvents}`;
     for (let attempt = 0; ; attempt++) {
       const remaining = Math.ceil(deadline - performance.now());
@@ -297,7 +303,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
           retryable = toDeliveryError(e);
         else throw e;
       }
-      const wait = backoff[Math.min(attempt, backoff.length - 1)] ?? 0;
+      const wait = backoffDelay(backoff, attempt);
       if (attempt >= maxRetries || performance.now() + wait >= deadline) {
         if (performance.now() + wait >= deadline && attempt < maxRetries) {
           retryable.details['stoppedBy'] = 'requestTimeout';

@@ -1,4 +1,4 @@
-import { HostError } from '@host/host-core';
+import { backoffDelay, HostError } from '@host/host-core';
 import { Agent, request, type Dispatcher } from 'undici';
 import {
   ACCOUNT_PLATFORM_CODES,
@@ -25,7 +25,7 @@ export interface QqBotApiClientOptions {
   requestTimeoutMilliseconds?: number;
   /** Further attempts after a server error or lost connection, only where a retry cannot post twice (default 2). */
   maxRetries?: number;
-  /** Delay before the first retry, doubled for each next one (default 250 ms). */
+  /** Delay before the first retry, doubled for each next one, less up to a fifth at random (default 250 ms). */
   retryDelayMilliseconds?: number;
   /** A rate limit is waited out once when the platform's Retry-After is at most this long (default 2 s). */
   maxRetryAfterMilliseconds?: number;
@@ -229,8 +229,9 @@ export class QqBotApiClient {
     }
   }
 
+  /** The wait before retry `retry`: doubling from retryDelayMilliseconds, a fifth of it at random, at most 4 s. */
   private backoff(retry: number): number {
-    return (this.o.retryDelayMilliseconds ?? 250) * 2 ** retry;
+    return backoffDelay({ baseMilliseconds: this.o.retryDelayMilliseconds ?? 250, maxMilliseconds: 4_000, jitter: 0.2 }, retry);
   }
 
   private async exchange(url: string, body: unknown, headers: Record<string, string>): Promise<Answer> {

@@ -1,3 +1,4 @@
+import { backoffDelay } from '@host/host-core';
 import { RUNTIME_DEFAULTS } from '@host/protocol';
 
 /**
@@ -37,10 +38,16 @@ export const DEFAULT_TIMINGS: RuntimeTimings = {
   crashWindowMilliseconds: 10 * 60_000,
 };
 
-/** Restart delay after the `crashesInWindow`-th crash: 1 s, 2 s, 4 s, ... capped. */
+/**
+ * Restart delay after the `crashesInWindow`-th crash: 1 s, 2 s, 4 s, ... capped.
+ * Without jitter: one process restarts, nothing is spread out by it, and the
+ * admin app shows the exact time of the next restart.
+ */
 export function restartDelay(t: RuntimeTimings, crashesInWindow: number): number {
-  const exp = Math.min(30, Math.max(0, crashesInWindow - 1));
-  return Math.min(t.restartMaxDelayMilliseconds, t.restartBaseDelayMilliseconds * 2 ** exp);
+  return backoffDelay(
+    { baseMilliseconds: t.restartBaseDelayMilliseconds, maxMilliseconds: t.restartMaxDelayMilliseconds },
+    crashesInWindow - 1,
+  );
 }
 
 /** "10 s", "500 ms": for messages a user reads. */
