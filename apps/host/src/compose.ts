@@ -12,10 +12,12 @@ import {
 } from '@host/host-core';
 import {
   adminAppRouter,
+  AuthThrottle,
   createApp,
   ensureAdminToken,
   FollowableLogStore,
   settingsForInitialize,
+  type AuthCounters,
   type SessionOptions,
 } from '@host/host-api';
 import { ConsoleProvider, consoleRoutes } from '@host/host-console';
@@ -70,6 +72,8 @@ export interface Host {
   httpPlugins: HttpPluginRegistry;
   dispatcher: Dispatcher;
   qqbotAccounts: QqBotAccounts;
+  /** Wrong admin tokens and throttled attempts since the start (live; read it, do not change it). */
+  authCounters: Readonly<AuthCounters>;
   recovery: RecoveryReport;
   /** Leases and the durable queue of stdio plugins, when several hosts share a PostgreSQL server. */
   cluster?: Cluster;
@@ -207,6 +211,8 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       o.log('info', `the admin token changed: ended ${ended} admin app session${ended === 1 ? '' : 's'} begun with the old one`);
   }
 
+  // Every wrong admin token and throttle is logged with its client address (security.md asks operators to watch them).
+  const authThrottle = new AuthThrottle({ log: (m) => o.log('warn', m) });
   const app = createApp({
     paths,
     store,
@@ -218,6 +224,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     http: httpPlugins,
     adminTokenHash: token.hash,
     maxUploadBytes: o.maxUploadBytes,
+    authThrottle,
     sessions: { ...o.sessions, ...(stores.sessions ? { store: stores.sessions } : {}) },
     rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
     version: o.version,
@@ -237,6 +244,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     httpPlugins,
     dispatcher,
     qqbotAccounts,
+    authCounters: authThrottle.counters,
     recovery,
     ...(cluster ? { cluster } : {}),
     generatedToken: token.generated,

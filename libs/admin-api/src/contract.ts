@@ -35,8 +35,8 @@ export interface RouteContract<B = unknown, Q = unknown> {
   /** Successful answers by HTTP status. */
   responses: Record<number, ResponseContract>;
   /**
-   * Every catalogue code the route itself can answer with. UNAUTHORIZED and
-   * SESSION_EXPIRED (for routes behind the admin token; CSRF_TOKEN_INVALID and
+   * Every catalogue code the route itself can answer with. UNAUTHORIZED,
+   * SESSION_EXPIRED and AUTH_THROTTLED (for routes behind the admin token; CSRF_TOKEN_INVALID and
    * ORIGIN_REFUSED too when they change something), INTERNAL, and BAD_REQUEST for a path
    * parameter with malformed percent-encoding apply to every route with them
    * and are added by `declaredErrorCodes`.
@@ -50,7 +50,7 @@ export function defineContract<B = undefined, Q = undefined>(contract: RouteCont
 }
 
 /** What every route behind the admin token can answer: no credentials, or a session that ended. */
-export const AUTH_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'SESSION_EXPIRED'];
+export const AUTH_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'SESSION_EXPIRED', 'AUTH_THROTTLED'];
 /**
  * What a state-changing route behind the admin token answers besides: a
  * session-cookie request without the session's CSRF token, or from a page of

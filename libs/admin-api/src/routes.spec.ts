@@ -37,7 +37,13 @@ describe('admin API route contracts', () => {
 
   it('adds the session codes to routes behind the admin token (the CSRF ones to those that change something) and INTERNAL to all', () => {
     expect(declaredErrorCodes(ADMIN_ROUTES.health)).toEqual(['INTERNAL']);
-    expect(declaredErrorCodes(ADMIN_ROUTES.listEvents)).toEqual(['UNAUTHORIZED', 'SESSION_EXPIRED', 'BAD_REQUEST', 'INTERNAL']);
+    expect(declaredErrorCodes(ADMIN_ROUTES.listEvents)).toEqual([
+      'UNAUTHORIZED',
+      'SESSION_EXPIRED',
+      'AUTH_THROTTLED',
+      'BAD_REQUEST',
+      'INTERNAL',
+    ]);
     expect(declaredErrorCodes(ADMIN_ROUTES.startPlugin)).toEqual(
       expect.arrayContaining(['UNAUTHORIZED', 'SESSION_EXPIRED', 'CSRF_TOKEN_INVALID', 'ORIGIN_REFUSED']),
     );

@@ -4,6 +4,7 @@ import type { PluginInstaller } from '@host/host-installer';
 import { PROTOCOL_VERSION, RELEASE_VERSIONS } from '@host/protocol';
 import express, { Router, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './auth';
+import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle';
 import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl } from './plugin-view';
 import { errorHandler, implementRoute, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
@@ -38,6 +39,11 @@ export interface AppDeps {
   doctorWorker?: string;
   /** Admin app sessions (sign-in with the token, then an HttpOnly cookie): a store, or options for a new one. */
   sessions?: SessionStore | SessionOptions;
+  /**
+   * Wrong admin tokens (at sign-in and as bearer tokens) throttled per client address with a small global
+   * ceiling, counted and logged: a throttle (whose `counters` the host reports), or options for a new one.
+   */
+  authThrottle?: AuthThrottle | AuthThrottleOptions;
   /** Package uploads received and checked at once; see uploadSlots. */
   maxConcurrentUploads?: number;
   version?: string;
@@ -61,6 +67,7 @@ export function createApp(deps: AppDeps): Express {
   const startedAt = new Date();
   const version = deps.version ?? '0.0.0';
   const sessions = deps.sessions instanceof SessionStore ? deps.sessions : new SessionStore(deps.sessions);
+  const throttle = deps.authThrottle instanceof AuthThrottle ? deps.authThrottle : new AuthThrottle(deps.authThrottle);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -78,7 +85,7 @@ export function createApp(deps: AppDeps): Express {
       };
       return { body };
     }),
-    ...sessionRoutes({ sessions, adminTokenHash: deps.adminTokenHash }),
+    ...sessionRoutes({ sessions, adminTokenHash: deps.adminTokenHash, throttle }),
     ...packageRoutes({ ...deps, maxUploadBytes }),
     ...pluginRoutes({ ...deps, locks: deps.locks ?? deps.installer.locks }),
     ...doctorRoutes(deps),
@@ -94,7 +101,7 @@ export function createApp(deps: AppDeps): Express {
     routes.filter((r) => r.auth === false),
   );
   const adminApi = Router();
-  adminApi.use(requireAdmin(deps.adminTokenHash, sessions));
+  adminApi.use(requireAdmin(deps.adminTokenHash, sessions, throttle));
   adminApi.use(express.json({ limit: '1mb' }));
   mountRoutes(
     adminApi,

@@ -1,6 +1,7 @@
 import { HostError, type RegistryStore } from '@host/host-core';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import type { AuthThrottle } from './auth-throttle';
 import { checkSessionRequest, sessionCookieOf, type SessionStore } from './session';
 
 /** Registry meta key of the admin token's SHA-256 (hex). The token itself is never stored. */
@@ -64,14 +65,26 @@ export function isAdminToken(token: string, tokenHash: string): boolean {
  * a live session cookie of the admin app; with the cookie, a request that
  * changes something needs the session's CSRF token and a same-site origin.
  * The way the request was let in is left in `res.locals.adminSession`
- * (undefined for a bearer token).
+ * (undefined for a bearer token). With a throttle, wrong bearer tokens count
+ * against their client address as wrong tokens at sign-in do, and an address
+ * past the limit is refused with AUTH_THROTTLED before its token is checked.
  */
-export function requireAdmin(tokenHash: string, sessions?: SessionStore): RequestHandler {
+export function requireAdmin(tokenHash: string, sessions?: SessionStore, throttle?: AuthThrottle): RequestHandler {
   return (req, res, next) => {
     const authorization = req.get('authorization');
     if (authorization !== undefined || !sessions) {
+      const address = req.socket.remoteAddress;
+      if (authorization !== undefined && throttle?.throttled(address, 'bearer')) {
+        next(new HostError('AUTH_THROTTLED'));
+        return;
+      }
       const m = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
-      next(m !== null && isAdminToken(m[1]!, tokenHash) ? undefined : new HostError('UNAUTHORIZED'));
+      if (m !== null && isAdminToken(m[1]!, tokenHash)) {
+        next();
+        return;
+      }
+      if (authorization !== undefined) throttle?.failed(address, 'bearer');
+      next(new HostError('UNAUTHORIZED'));
       return;
     }
     const id = sessionCookieOf(req);

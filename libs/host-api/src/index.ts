@@ -3,6 +3,7 @@
 export * from '@host/admin-api';
 export * from './app';
 export * from './auth';
+export * from './auth-throttle';
 export * from './openapi';
 export * from './plugin-view';
 export * from './settings';

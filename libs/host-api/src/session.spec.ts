@@ -27,7 +27,8 @@ describe('admin app sessions', () => {
   let clock: number;
   let close: () => Promise<void>;
 
-  async function setup(options: SessionOptions = {}, appDir?: string): Promise<void> {
+  async function setup(options: SessionOptions & { perAddressPerMinute?: number } = {}, appDir?: string): Promise<void> {
+    const { perAddressPerMinute, ...sessionOptions } = options;
     const paths = hostPaths(dataDir);
     const store = await JsonRegistryStore.open(paths.stateDir);
     const runtime = createUnavailableRuntime();
@@ -42,7 +43,8 @@ describe('admin app sessions', () => {
       installer,
       runtime,
       adminTokenHash: admin.hash,
-      sessions: new SessionStore({ now: () => clock, ...options }),
+      sessions: new SessionStore({ now: () => clock, ...sessionOptions }),
+      authThrottle: { now: () => clock, ...(perAddressPerMinute ? { perAddressPerMinute } : {}) },
       rootRouters: appDir ? [adminAppRouter(appDir)] : [],
     });
     close = () => store.close();
@@ -115,8 +117,8 @@ describe('admin app sessions', () => {
     expectError(await request(app).get('/api/plugins').set('Cookie', cookie).set('Authorization', 'Bearer wrong'), 401, 'UNAUTHORIZED');
   });
 
-  it('too many wrong tokens in a minute: SESSION_SIGN_IN_THROTTLED, even for the right one, until the minute passes', async () => {
-    await setup({ maxFailedSignInsPerMinute: 3 });
+  it('too many wrong tokens from an address in a minute: SESSION_SIGN_IN_THROTTLED, even for the right one, until the minute passes', async () => {
+    await setup({ perAddressPerMinute: 3 });
     for (let i = 0; i < 3; i++)
       expectError(
         await request(app)

@@ -10,8 +10,6 @@ export interface SessionOptions {
   lifetimeMs?: number;
   /** A session ends after this long without a request (default 1 hour). */
   idleMs?: number;
-  /** Wrong tokens accepted per minute at sign-in before it answers 429 (default 10). */
-  maxFailedSignInsPerMinute?: number;
   /** Where sessions live: default in memory (a restart ends them); the SQL store shares them between replicas. */
   store?: AdminSessionStore;
   now?: () => number;
@@ -21,7 +19,6 @@ export const DEFAULT_SESSION_OPTIONS = {
   maxSessions: 16,
   lifetimeMs: 12 * 60 * 60 * 1000,
   idleMs: 60 * 60 * 1000,
-  maxFailedSignInsPerMinute: 10,
 } as const;
 
 /** A session's last use is written again only after this long (idle time is counted to within it). */
@@ -41,7 +38,6 @@ function digest(id: string): string {
 export class SessionStore {
   private readonly store: AdminSessionStore;
   private readonly o: Required<Omit<SessionOptions, 'now' | 'store'>> & { now: () => number };
-  private failedSignIns: number[] = [];
 
   constructor(options: SessionOptions = {}) {
     const { store, ...rest } = options;
@@ -86,19 +82,6 @@ export class SessionStore {
   /** Ends a session; whether there was one. */
   end(id: string): Promise<boolean> {
     return this.store.remove(digest(id));
-  }
-
-  /** Records a wrong token at sign-in (only the newest few are kept). */
-  signInFailed(): void {
-    this.failedSignIns.push(this.o.now());
-    if (this.failedSignIns.length > this.o.maxFailedSignInsPerMinute) this.failedSignIns.shift();
-  }
-
-  /** Whether sign-in is refused for now because of too many wrong tokens. */
-  signInThrottled(): boolean {
-    const since = this.o.now() - 60_000;
-    this.failedSignIns = this.failedSignIns.filter((t) => t > since);
-    return this.failedSignIns.length >= this.o.maxFailedSignInsPerMinute;
   }
 
   get lifetimeSeconds(): number {

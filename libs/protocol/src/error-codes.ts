@@ -618,9 +618,18 @@ export const API_ERRORS = defineErrors({
   },
   SESSION_SIGN_IN_THROTTLED: {
     status: 429,
-    message: 'Too many sign-ins with a wrong token in the last minute. Wait a minute, then sign in with the right token.',
+    message: 'Too many wrong admin tokens from this address in the last minute. Wait a minute, then sign in with the right token.',
     causes:
-      'Ten wrong tokens within a minute. The limit counts for the whole host, not per address: someone guessing locks everyone out for that minute, so a repeated SESSION_SIGN_IN_THROTTLED is worth a look at the access log of the proxy.',
+      'Ten wrong tokens (at sign-in or as bearer tokens) from one client address within a minute, or fifty from all addresses together. Other addresses still sign in while one is throttled; the host logs each wrong token and throttle with its address.',
+    fix: "Wait a minute. Behind a reverse proxy every client has the proxy's address, so one client guessing throttles all of them: look for \"wrong admin token\" lines in the host's log and the proxy's access log.",
+  },
+  AUTH_THROTTLED: {
+    status: 429,
+    message:
+      'Too many wrong admin tokens from this address in the last minute; the request was refused without checking its token. Wait a minute, then send the right token.',
+    causes:
+      'A script retrying with a wrong or stale token, or someone guessing: ten wrong tokens (as bearer tokens or at sign-in) from one client address within a minute, or fifty from all addresses together.',
+    fix: 'Fix the token the script sends (docs/operator/security.md), then wait a minute. The host logs each wrong token with its client address.',
   },
   CSRF_TOKEN_INVALID: {
     status: 403,

@@ -2,10 +2,15 @@ import { ADMIN_ROUTES, type SessionResponse, type SessionView, type SignInRespon
 import express from 'express';
 import { HostError, implementRoute, type RouteDef } from '@host/host-core';
 import { isAdminToken } from '../auth';
+import type { AuthThrottle } from '../auth-throttle';
 import { checkSameOrigin, setSessionCookie, type SessionStore } from '../session';
 
 /** Sign-in, the current session and sign-out of the admin app. */
-export function sessionRoutes(deps: { sessions: SessionStore; adminTokenHash: string }): RouteDef<unknown, unknown>[] {
+export function sessionRoutes(deps: {
+  sessions: SessionStore;
+  adminTokenHash: string;
+  throttle: AuthThrottle;
+}): RouteDef<unknown, unknown>[] {
   const { sessions } = deps;
   return [
     implementRoute(
@@ -13,9 +18,11 @@ export function sessionRoutes(deps: { sessions: SessionStore; adminTokenHash: st
       async ({ req, res, body }) => {
         // A page of another site must not sign the browser in to a session of its choosing.
         checkSameOrigin(req);
-        if (sessions.signInThrottled()) throw new HostError('SESSION_SIGN_IN_THROTTLED');
+        // Throttled per client address: one client guessing does not lock the operator out of another.
+        const address = req.socket.remoteAddress;
+        if (deps.throttle.throttled(address, 'sign-in')) throw new HostError('SESSION_SIGN_IN_THROTTLED');
         if (!isAdminToken(body.token, deps.adminTokenHash)) {
-          sessions.signInFailed();
+          deps.throttle.failed(address, 'sign-in');
           throw new HostError('SESSION_TOKEN_INVALID');
         }
         const { id, view } = await sessions.create();
