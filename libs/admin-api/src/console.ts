@@ -30,10 +30,12 @@ const CodeMessageSchema = z.object({ code: z.string(), message: z.string() });
 /**
  * Where one delivery stands (docs/protocol/v2.md 6.6): `queued` in the
  * plugin's queue, `sent` awaiting the decision, `running` accepted and
- * awaiting completion, then one of the final states. `interrupted` is set on
- * load for a delivery that was not final when the host stopped.
+ * awaiting completion, then one of the final states. `expired` waited in the
+ * queue until it could no longer be answered (`delivery.expired`).
+ * `interrupted` is set on load for a delivery that was not final when the
+ * host stopped.
  */
-export const DELIVERY_STATES = ['queued', 'sent', 'running', 'declined', 'completed', 'failed', 'interrupted'] as const;
+export const DELIVERY_STATES = ['queued', 'sent', 'running', 'declined', 'completed', 'failed', 'expired', 'interrupted'] as const;
 export type DeliveryStateView = (typeof DELIVERY_STATES)[number];
 
 export const CompletionSchema = z.object({

@@ -95,6 +95,13 @@ export interface PluginEndpoint {
   /** True when the endpoint can take events now (running / not circuit-open). */
   isAvailable(): boolean;
   /**
+   * True while the endpoint cannot take events yet but is about to: a stdio
+   * plugin starting, or waiting to restart after a crash within its budget.
+   * Events routed meanwhile wait for it in its queue (until they expire)
+   * instead of failing with `delivery.unavailable`. Absent: never.
+   */
+  isStarting?(): boolean;
+  /**
    * Delivers the event (already carrying this plugin's `command` match);
    * replies made meanwhile go to `sink`. Never throws: failures are in the
    * outcomes of the returned delivery.

@@ -116,7 +116,7 @@ export interface EventLogStore {
   close(): Promise<void>;
 }
 
-const FINAL: ReadonlySet<DeliveryState> = new Set(['declined', 'completed', 'failed', 'interrupted']);
+const FINAL: ReadonlySet<DeliveryState> = new Set(['declined', 'completed', 'failed', 'expired', 'interrupted']);
 
 /** Whether a delivery can still change (a decision or a completion may come). */
 export function isDeliveryPending(d: DeliveryRecord): boolean {

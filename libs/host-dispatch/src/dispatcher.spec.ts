@@ -3,7 +3,7 @@ import { Dispatcher } from './dispatcher';
 import { EventLog, type EventLogUpdate } from './event-log';
 import { InProcessPlugin, KeepingProvider, makeEvent } from './test-support.spec-helper';
 
-function setup(plugins: PluginEndpoint[], options: { requestTimeoutMilliseconds?: number } = {}) {
+function setup(plugins: PluginEndpoint[], options: { requestTimeoutMilliseconds?: number; maxWaitingEvents?: number } = {}) {
   const provider = new KeepingProvider();
   const dispatcher = new Dispatcher({ endpoints: () => plugins, ...options });
   dispatcher.providers.register(provider);
@@ -155,24 +155,88 @@ describe('Dispatcher queues', () => {
     return { plugin, gate };
   };
 
-  it('refuses an event when the queue is full (reject)', async () => {
+  it('refuses an event before accepting it when the queue is full (reject), and records nothing of it', async () => {
     const { plugin, gate } = busy('reject');
     const { dispatcher } = setup([plugin]);
-    const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2')), dispatcher.dispatch(makeEvent('3'))];
-    const third = await records[2]!;
-    expect(third.deliveries[0]!.error!.code).toBe('delivery.queue_full');
-    expect(dispatcher.queueStats()).toEqual([{ pluginId: 'com.a.busy', active: 1, waiting: 1 }]);
+    const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2'))];
+    const third = makeEvent('3');
+    await expect(dispatcher.dispatch(third)).rejects.toMatchObject({ code: 'EVENTS_OVERLOADED', status: 503 });
+    expect(dispatcher.events.get(third.eventId)).toBeUndefined();
+    expect(dispatcher.refusals).toEqual({ hostBacklog: 0, pluginQueue: 1 });
+    expect(dispatcher.queueStats()).toEqual([
+      { pluginId: 'com.a.busy', active: 1, waiting: 1, oldestWaitMilliseconds: expect.any(Number), expired: 0, dropped: 0 },
+    ]);
     gate.resolve();
-    const [first, second] = await Promise.all(records.slice(0, 2));
+    const [first, second] = await Promise.all(records);
     expect([first!.deliveries[0]!.error, second!.deliveries[0]!.error]).toEqual([null, null]);
+    expect(plugin.received.map((e) => e.message.content)).toEqual(['1', '2']);
+  });
+
+  it('refuses new events past the host-wide bound of waiting deliveries', async () => {
+    const gate = deferred();
+    const slow = new InProcessPlugin(
+      'com.a.slow',
+      { concurrency: { maxConcurrentEvents: 1, queueCapacity: 100, overflowPolicy: 'reject', handlerDeadlineMilliseconds: 60_000 } },
+      async () => {
+        await gate.promise;
+        return {};
+      },
+    );
+    const { dispatcher } = setup([slow], { maxWaitingEvents: 2 });
+    const accepted = [1, 2, 3].map((n) => dispatcher.dispatch(makeEvent(String(n))));
+    expect(dispatcher.waitingEvents()).toBe(2);
+    expect(dispatcher.admit(makeEvent('4'))).toMatchObject({ accepted: false, refusal: { code: 'EVENTS_OVERLOADED' } });
+    expect(dispatcher.refusals.hostBacklog).toBe(1);
+    gate.resolve();
+    const records = await Promise.all(accepted);
+    expect(records.map((r) => r.deliveries[0]!.error)).toEqual([null, null, null]);
+    expect(slow.received.map((e) => e.message.content)).toEqual(['1', '2', '3']);
+  });
+
+  it('expires a waiting event when its reply window closes, as a final state of its own', async () => {
+    const { plugin, gate } = busy('reject');
+    const { dispatcher } = setup([plugin]);
+    const first = dispatcher.dispatch(makeEvent('1'));
+    const late = makeEvent('2');
+    late.messageReference.replyUntil = new Date(Date.now() + 50).toISOString();
+    const record = await dispatcher.dispatch(late);
+    expect(record.deliveries[0]).toMatchObject({
+      state: 'expired',
+      sent: false,
+      accepted: false,
+      error: { code: 'delivery.expired', message: expect.stringContaining('com.a.busy') },
+    });
+    expect(dispatcher.queueStats()[0]).toMatchObject({ waiting: 0, expired: 1 });
+    gate.resolve();
+    await first;
+    expect(plugin.received.map((e) => e.message.content)).toEqual(['1']);
+  });
+
+  it('holds the events of a plugin that is starting until it runs, instead of failing them', async () => {
+    const starting = new InProcessPlugin('com.a.starting', {});
+    starting.available = false;
+    starting.starting = true;
+    const stopped = new InProcessPlugin('com.b.stopped', {});
+    stopped.available = false;
+    const { dispatcher } = setup([starting, stopped]);
+    const routed = dispatcher.dispatch(makeEvent('hello'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(starting.received).toHaveLength(0);
+    expect(dispatcher.queueStats()).toEqual([expect.objectContaining({ pluginId: 'com.a.starting', waiting: 1 })]);
+    starting.available = true;
+    starting.starting = false;
+    const record = await routed;
+    expect(record.recipients).toEqual(['com.a.starting']);
+    expect(record.deliveries[0]).toMatchObject({ sent: true, accepted: true, error: null });
   });
 
   it('lets only plugins the event was handed to reply to it', async () => {
     const { plugin, gate } = busy('reject');
     const { dispatcher } = setup([plugin]);
-    const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2')), dispatcher.dispatch(makeEvent('3'))];
-    const refused = await records[2]!;
-    expect(refused.deliveries[0]).toMatchObject({ sent: false, error: { code: 'delivery.queue_full' } });
+    const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2'))];
+    await new Promise((r) => setTimeout(r, 10));
+    const refused = dispatcher.events.list({ limit: 1 })[0]!;
+    expect(refused.deliveries[0]).toMatchObject({ sent: false, state: 'queued' });
     const reply = (eventId: string) =>
       dispatcher.sink.send({
         pluginId: 'com.a.busy',
@@ -242,7 +306,7 @@ describe('Dispatcher decisions and completions', () => {
     const second = dispatcher.dispatch(makeEvent('2'));
     await new Promise((r) => setTimeout(r, 20));
     expect(worker.received).toHaveLength(1);
-    expect(dispatcher.queueStats()).toEqual([{ pluginId: 'com.a.worker', active: 1, waiting: 1 }]);
+    expect(dispatcher.queueStats()).toEqual([expect.objectContaining({ pluginId: 'com.a.worker', active: 1, waiting: 1 })]);
     gate.resolve();
     await dispatcher.whenCompleted(first.eventId);
     expect((await second).deliveries[0]).toMatchObject({ state: 'completed', completion: { error: null } });

@@ -1,13 +1,21 @@
-import type { CompletionOutcome, Delivery, DeliveryOutcome, OutboundSink, PluginEndpoint, PluginRouting } from '@host/host-core';
-import { DELIVERY_ERRORS, RUNTIME_DEFAULTS, type DeliveryErrorCode, type MessageEvent } from '@host/protocol';
+import {
+  HostError,
+  type CompletionOutcome,
+  type Delivery,
+  type DeliveryOutcome,
+  type OutboundSink,
+  type PluginEndpoint,
+  type PluginRouting,
+} from '@host/host-core';
+import { DELIVERY_ERRORS, LIMITS, RUNTIME_DEFAULTS, type DeliveryErrorCode, type MessageEvent } from '@host/protocol';
 import type { RendererRegistry } from '@host/messages';
 import { EventLog, type DeliveryRecord, type EventRecord } from './event-log';
 import { IsoTimeCache } from './iso-time';
 import { HostOutboundSink, type OutboundSinkOptions } from './outbound-sink';
-import { DEFAULT_CONCURRENCY, PluginQueue } from './plugin-queue';
+import { DEFAULT_CONCURRENCY, PluginQueue, type QueueRefusal, type QueueStats } from './plugin-queue';
 import { ProviderRegistry } from './provider';
 import { ReplyReferences } from './reply-references';
-import { selectRecipients, type Recipient } from './routing';
+import { selectRecipients, waitsForStart, type Recipient } from './routing';
 
 export interface DispatcherOptions {
   /** Every plugin endpoint of every transport; called once per event. */
@@ -27,7 +35,32 @@ export interface DispatcherOptions {
   outbound?: (sink: HostOutboundSink) => OutboundSink;
   /** See OutboundSinkOptions.observe. */
   observeOutbound?: OutboundSinkOptions['observe'];
+  /**
+   * Deliveries that may wait for their plugins at once, host-wide: past it,
+   * new events are refused before they are accepted (default
+   * {@link DEFAULT_MAX_WAITING_EVENTS}).
+   */
+  maxWaitingEvents?: number;
+  /** Called for each event refused at admission, with why (the host logs it, rate-limited). */
+  onRefused?: (event: MessageEvent, refusal: Refusal) => void;
 }
+
+/** Deliveries waiting for plugins host-wide before new events are refused (HOST_MAX_WAITING_EVENTS). */
+export const DEFAULT_MAX_WAITING_EVENTS = 10_000;
+
+/** Why an event was not accepted: it was neither recorded nor delivered, and its sender may send it again. */
+export interface Refusal {
+  code: 'EVENTS_OVERLOADED';
+  message: string;
+  /** The plugin whose full queue refused it; absent when the host-wide bound did. */
+  pluginId?: string;
+}
+
+/** The answer of {@link Dispatcher.admit}. */
+export type Admission = { accepted: true; recipients: Recipient[] } | { accepted: false; refusal: Refusal };
+
+/** Per-plugin queue occupancy, for health views. */
+export type PluginQueueStats = QueueStats & { pluginId: string };
 
 type Failure = { code: DeliveryErrorCode; message: string };
 
@@ -60,12 +93,16 @@ export class Dispatcher {
   private readonly clock = new IsoTimeCache();
   /** Events whose deliveries are not all final yet, by id. */
   private readonly incomplete = new Map<string, Promise<EventRecord>>();
+  private readonly maxWaiting: number;
+  /** Events refused at admission since the host started, by whether a plugin's queue or the host-wide bound refused them. */
+  readonly refusals = { hostBacklog: 0, pluginQueue: 0 };
 
   constructor(private readonly o: DispatcherOptions) {
     this.events = o.events ?? new EventLog();
     this.replies = o.replies ?? new ReplyReferences(o.now ? { now: o.now } : {});
     this.providers = o.providers ?? new ProviderRegistry();
     this.timeout = o.requestTimeoutMilliseconds ?? RUNTIME_DEFAULTS.requestTimeoutMilliseconds;
+    this.maxWaiting = o.maxWaitingEvents ?? DEFAULT_MAX_WAITING_EVENTS;
     this.sink = new HostOutboundSink({
       events: this.events,
       replies: this.replies,
@@ -83,20 +120,93 @@ export class Dispatcher {
     return undefined;
   }
 
-  /** Queue occupancy per plugin, for health views. */
-  queueStats(): { pluginId: string; active: number; waiting: number }[] {
-    return [...this.queues].map(([pluginId, q]) => ({ pluginId, ...q.stats }));
+  /** Queue occupancy per plugin (routing queues; a replica's direct deliveries are under their plugin too), for health views. */
+  queueStats(): PluginQueueStats[] {
+    const byPlugin = new Map<string, PluginQueueStats>();
+    for (const [key, q] of this.queues) {
+      const pluginId = key.startsWith(DIRECT) ? key.slice(DIRECT.length) : key;
+      const s = q.stats;
+      const seen = byPlugin.get(pluginId);
+      if (!seen) byPlugin.set(pluginId, { pluginId, ...s });
+      else
+        byPlugin.set(pluginId, {
+          pluginId,
+          active: seen.active + s.active,
+          waiting: seen.waiting + s.waiting,
+          oldestWaitMilliseconds:
+            seen.oldestWaitMilliseconds === null
+              ? s.oldestWaitMilliseconds
+              : Math.max(seen.oldestWaitMilliseconds, s.oldestWaitMilliseconds ?? 0),
+          expired: seen.expired + s.expired,
+          dropped: seen.dropped + s.dropped,
+        });
+    }
+    return [...byPlugin.values()];
+  }
+
+  /** Deliveries waiting for their plugins, host-wide. */
+  waitingEvents(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.waiting;
+    return n;
   }
 
   /**
-   * Routes one event and resolves with its record once routing is over: every
-   * recipient has decided or failed (`routedAt`). Handlers may still run; see
-   * {@link whenCompleted}.
+   * Whether the host can take `event` now, decided before anything is
+   * recorded or answered: it is refused when the deliveries waiting
+   * host-wide reached `maxWaitingEvents`, or when a recipient whose overflow
+   * policy is "reject" has `queueCapacity` events waiting. A refused event
+   * was not accepted: its sender may send it again (the console gets 503,
+   * the QQ Bot webhook asks the platform to push it again).
    */
-  async dispatch(event: MessageEvent): Promise<EventRecord> {
-    // The event as received, without any command a caller left on it (each recipient gets its own).
+  admit(event: MessageEvent): Admission {
     const base = event.command === undefined ? event : withoutCommand(event);
     const recipients = selectRecipients(base, this.o.endpoints());
+    let refusal: Refusal | undefined;
+    if (recipients.length > 0 && this.waitingEvents() >= this.maxWaiting) {
+      this.refusals.hostBacklog++;
+      refusal = {
+        code: 'EVENTS_OVERLOADED',
+        message: `The host did not take the event: ${this.maxWaiting} deliveries already wait for plugins (HOST_MAX_WAITING_EVENTS). Send it again in a few seconds.`,
+      };
+    }
+    for (const r of refusal ? [] : recipients) {
+      const q = this.queues.get(r.endpoint.pluginId);
+      if (q && q.overflowPolicy === 'reject' && q.waiting >= q.capacity) {
+        this.refusals.pluginQueue++;
+        refusal = {
+          code: 'EVENTS_OVERLOADED',
+          message: `The host did not take the event: ${q.waiting} events already wait for ${r.endpoint.pluginId} (its concurrency.queueCapacity). Send it again in a few seconds.`,
+          pluginId: r.endpoint.pluginId,
+        };
+        break;
+      }
+    }
+    if (!refusal) return { accepted: true, recipients };
+    this.o.onRefused?.(event, refusal);
+    return { accepted: false, refusal };
+  }
+
+  /**
+   * Admits one event ({@link admit}) and routes it; resolves with its record
+   * once routing is over: every recipient has decided or failed
+   * (`routedAt`). Handlers may still run; see {@link whenCompleted}.
+   *
+   * @throws HostError EVENTS_OVERLOADED when the event was not admitted (nothing was recorded).
+   */
+  async dispatch(event: MessageEvent): Promise<EventRecord> {
+    const admission = this.admit(event);
+    if (!admission.accepted) throw new HostError(admission.refusal.code, admission.refusal.message);
+    return this.route(event, admission.recipients);
+  }
+
+  /**
+   * Routes an event {@link admit} accepted, to the recipients it chose; resolves
+   * as {@link dispatch} does.
+   */
+  async route(event: MessageEvent, recipients: Recipient[]): Promise<EventRecord> {
+    // The event as received, without any command a caller left on it (each recipient gets its own).
+    const base = event.command === undefined ? event : withoutCommand(event);
     const record = this.newRecord(
       base,
       recipients.map((r) => r.endpoint.pluginId),
@@ -174,7 +284,7 @@ export class Dispatcher {
       priority: 0,
     };
     // Its own queue key: the routing side of this host may hold a slot of the plugin's queued endpoint meanwhile.
-    const handed = this.deliverTo(record, recipient, base, { queueKey: `\u0000direct:${endpoint.pluginId}`, detached: true });
+    const handed = this.deliverTo(record, recipient, base, { queueKey: `${DIRECT}${endpoint.pluginId}`, detached: true });
     return { decided: handed.decided, finished: handed.finished.then(() => record.deliveries[0]!) };
   }
 
@@ -211,7 +321,13 @@ export class Dispatcher {
       delivery.error = outcome.error;
       if (outcome.notice) delivery.notice = outcome.notice;
       delivery.durationMs = performance.now() - started;
-      delivery.state = outcome.accepted ? 'running' : outcome.error ? 'failed' : 'declined';
+      delivery.state = outcome.accepted
+        ? 'running'
+        : outcome.error?.code === 'delivery.expired'
+          ? 'expired'
+          : outcome.error
+            ? 'failed'
+            : 'declined';
       publish();
       resolveDecided(intercepted === outcome.intercepted ? outcome : { ...outcome, intercepted });
     };
@@ -223,7 +339,7 @@ export class Dispatcher {
       durationMs: performance.now() - started,
     });
     const event: MessageEvent = r.command ? { ...base, command: r.command } : base;
-    const finished = this.queueOf(how.queueKey ?? pluginId, routing).submit(
+    const finished = this.queueOf(how.queueKey ?? pluginId, routing, endpoint).submit(
       () => {
         delivery.sent = true;
         delivery.state = 'sent';
@@ -231,7 +347,8 @@ export class Dispatcher {
         this.replies.allow(base, pluginId);
         return this.run(endpoint, routing, event, delivery, decide, fail, publish);
       },
-      (why) => decide(fail(failure(why))),
+      (why) => decide(fail(failure(why, refusalDetail(why, pluginId, record.receivedAt)))),
+      this.expiryOf(base, routing),
     );
     return { decided, finished };
   }
@@ -307,16 +424,46 @@ export class Dispatcher {
     });
   }
 
-  private queueOf(pluginId: string, routing: PluginRouting): PluginQueue {
-    let q = this.queues.get(pluginId);
-    if (!q) {
-      q = new PluginQueue(routing.concurrency ?? DEFAULT_CONCURRENCY);
-      this.queues.set(pluginId, q);
-    } else if (routing.concurrency) {
-      q.setLimits(routing.concurrency);
-    }
-    return q;
+  /**
+   * Until when a delivery of `event` may wait for its plugin: the provider's
+   * reply window (`messageReference.replyUntil`), cut short by the plugin's
+   * `concurrency.maxWaitMilliseconds`; at most LIMITS.maxEventWaitMilliseconds.
+   */
+  private expiryOf(event: MessageEvent, routing: PluginRouting): number {
+    const now = Date.now();
+    const replyUntil = event.messageReference.replyUntil === undefined ? NaN : Date.parse(event.messageReference.replyUntil);
+    const ownWait = routing.concurrency?.maxWaitMilliseconds ?? LIMITS.maxEventWaitMilliseconds;
+    return Math.min(now + Math.min(ownWait, LIMITS.maxEventWaitMilliseconds), Number.isNaN(replyUntil) ? Infinity : replyUntil);
   }
+
+  private queueOf(key: string, routing: PluginRouting, endpoint: PluginEndpoint): PluginQueue {
+    let entry = this.queues.get(key);
+    if (!entry) {
+      const holder = { endpoint };
+      // Waiting deliveries start once the plugin takes events; while it starts or restarts they wait for it.
+      entry = new PluginQueue(routing.concurrency ?? DEFAULT_CONCURRENCY, {
+        ready: () => !waitsForStart(holder.endpoint),
+      });
+      this.endpointOfQueue.set(entry, holder);
+      this.queues.set(key, entry);
+    } else {
+      this.endpointOfQueue.get(entry)!.endpoint = endpoint;
+      if (routing.concurrency) entry.setLimits(routing.concurrency);
+    }
+    return entry;
+  }
+
+  /** The endpoint each queue last delivered to (the plugin's current one after a reinstall). */
+  private readonly endpointOfQueue = new WeakMap<PluginQueue, { endpoint: PluginEndpoint }>();
+}
+
+/** Queue keys of a replica's direct deliveries (see deliverDirect) start with it. */
+const DIRECT = '\u0000direct:';
+
+function refusalDetail(why: QueueRefusal, pluginId: string, receivedAt: string): string {
+  if (why === 'delivery.dropped') return DELIVERY_ERRORS[why].message;
+  const waited = Math.round((Date.now() - Date.parse(receivedAt)) / 1000);
+  return `The event waited ${waited} s for ${pluginId} until it could no longer be answered (its reply window or concurrency.maxWaitMilliseconds) and was never handed to it.`;
 }
 
 function failure(code: DeliveryErrorCode, detail?: string): Failure {

@@ -248,7 +248,9 @@ describe('HostOutboundSink', () => {
 
   it('streams a reply to an event the log no longer keeps as an outbound message of no record', async () => {
     const { dispatcher, send } = await setup(['messages.reply']);
-    for (let i = 0; i < 1001; i++) await dispatcher.dispatch(makeEvent('/other'));
+    let last: Awaited<ReturnType<typeof dispatcher.dispatch>> | undefined;
+    for (let i = 0; i < 1001; i++) last = await dispatcher.dispatch(makeEvent('/other'));
+    await dispatcher.whenCompleted(last!.eventId);
     const updates: unknown[] = [];
     dispatcher.events.subscribe((u) => updates.push(u));
     await send({});

@@ -29,7 +29,8 @@ export function selectRecipients(event: MessageEvent, endpoints: Iterable<Plugin
   const commanded: Recipient[] = [];
   const observers: Recipient[] = [];
   for (const endpoint of endpoints) {
-    if (!endpoint.isAvailable()) continue;
+    // A plugin on its way to taking events (starting, restarting) gets the event when it is ready.
+    if (!endpoint.isAvailable() && !waitsForStart(endpoint)) continue;
     const routing = endpoint.routing();
     if (!isSubscribed(routing, event)) continue;
     const matched = matchCommand(event.message.content, routing.commands, event.conversation.type);
@@ -41,4 +42,13 @@ export function selectRecipients(event: MessageEvent, endpoints: Iterable<Plugin
   commanded.sort((a, b) => b.priority - a.priority || byId(a, b));
   observers.sort(byId);
   return [...commanded, ...observers];
+}
+
+/**
+ * Whether the endpoint does not take events now but is about to (a stdio
+ * plugin starting, or waiting to restart after a crash): deliveries routed to
+ * it wait in its queue instead of failing.
+ */
+export function waitsForStart(endpoint: PluginEndpoint): boolean {
+  return !endpoint.isAvailable() && (endpoint.isStarting?.() ?? false);
 }

@@ -25,6 +25,8 @@ export type Work = (event: MessageEvent, sink: OutboundSink) => Promise<Partial<
 export class InProcessPlugin implements PluginEndpoint {
   readonly transport = 'http' as const;
   available = true;
+  /** Not available yet, but about to be (a plugin starting): events wait for it. */
+  starting = false;
   readonly received: MessageEvent[] = [];
   readonly cancelled: { eventId: string; reason: CancelReason }[] = [];
 
@@ -48,6 +50,10 @@ export class InProcessPlugin implements PluginEndpoint {
 
   isAvailable(): boolean {
     return this.available;
+  }
+
+  isStarting(): boolean {
+    return this.starting;
   }
 
   deliver(event: MessageEvent, sink: OutboundSink): Delivery {
