@@ -243,6 +243,10 @@ export const RUNTIME_ERRORS = defineErrors({
 
 export const MANIFEST_ERRORS = defineErrors({
   'manifest.json.invalid': { message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
+  'manifest.json.too_complex': {
+    message:
+      'The manifest nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Flatten it: no valid manifest comes close.',
+  },
   'manifest.field.required': {
     message: 'A required field is missing. Add it to manifest.json.',
     causes: 'sdkVersion and eventSubscriptions are often forgotten in a hand-written manifest.',
@@ -291,6 +295,10 @@ export const FRAMING_ERRORS = defineErrors({
   'framing.eof_in_frame': { message: 'The stream ended inside a frame. The peer exited or closed stdout while writing.' },
   'framing.utf8.invalid': { message: 'The payload is not valid UTF-8. Encode JSON as UTF-8.' },
   'framing.json.invalid': { message: 'The payload is not valid JSON. Write one JSON object per frame.' },
+  'framing.json.too_complex': {
+    message:
+      'The payload nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Send flatter messages; the peer would overflow its stack reading them.',
+  },
   'framing.message.invalid': {
     message: 'The payload is not a JSON-RPC 2.0 message. Include "jsonrpc": "2.0" and a method or a result/error.',
   },
@@ -513,6 +521,11 @@ export const REGISTRATION_ERRORS = defineErrors({
   },
   REGISTRATION_NOT_JSON: { status: 422, message: 'The manifest response is not JSON. The service must answer with application/json.' },
   REGISTRATION_TOO_LARGE: { status: 422, message: 'The manifest response is larger than 256 KiB.' },
+  REGISTRATION_MANIFEST_TOO_COMPLEX: {
+    status: 422,
+    message:
+      'The manifest response nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Serve the plain manifest.',
+  },
   REGISTRATION_MANIFEST_INVALID: {
     status: 422,
     message: 'The manifest does not follow protocol v2. details.issues lists each field and the fix.',
@@ -578,6 +591,10 @@ export const HTTP_DELIVERY_ERRORS = defineErrors({
       'The response lacks one of accepted, intercepted, outboundMessages or error (use null for no error), or an outbound message is malformed.',
   },
   'http.response.too_large': { message: 'The plugin response is larger than 1 MiB. Send fewer or shorter outbound messages.' },
+  'http.response.too_complex': {
+    message:
+      'The plugin response nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Answer a plain message response.',
+  },
   'http.circuit_open': {
     message:
       'Deliveries to this plugin failed 5 times in a row, so the host stopped calling it and probes it again after 30 s. Fix the plugin; its health shows the last error.',
@@ -649,6 +666,11 @@ export const API_ERRORS = defineErrors({
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
   BAD_REQUEST: { status: 400, message: 'The request body is not valid. details.issues lists each field and the fix.' },
+  REQUEST_JSON_TOO_COMPLEX: {
+    status: 400,
+    message:
+      'The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.',
+  },
   PLUGIN_STATE_CONFLICT: {
     status: 409,
     message: 'The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.',
@@ -816,6 +838,12 @@ export const QQBOT_ERRORS = defineErrors({
   QQBOT_PAYLOAD_INVALID: {
     status: 400,
     message: 'The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.',
+  },
+  QQBOT_PAYLOAD_TOO_COMPLEX: {
+    status: 400,
+    message:
+      'The webhook body nests arrays and objects deeper than 32 levels, or one array or object has more than 10,000 entries. The platform sends no such event; the request is refused before it is acknowledged or dispatched.',
+    causes: 'Someone holding a validly signed body built to overflow the stack of the readers after the webhook (the event log, plugins).',
   },
   QQBOT_PAYLOAD_TOO_LARGE: {
     status: 413,

@@ -1,4 +1,5 @@
 import type { FramingErrorCode } from './error-codes';
+import { checkJsonShape, JSON_SHAPE_LIMITS } from './json-shape';
 import { LIMITS } from './limits';
 
 /**
@@ -35,6 +36,10 @@ export type JsonRpcMessage = JsonRpcRequest | JsonRpcResponse;
 export interface FrameLimits {
   maxHeaderBytes: number;
   maxPayloadBytes: number;
+  /** Deepest nesting of a payload (default LIMITS.maxJsonDepth). */
+  maxJsonDepth?: number;
+  /** Most entries of one array or object of a payload (default LIMITS.maxJsonEntries). */
+  maxJsonEntries?: number;
 }
 
 const CR = 13;
@@ -77,8 +82,14 @@ export class FrameDecoder {
   /** Parsed header of the frame whose payload is still arriving. */
   private pending: { headerEnd: number; length: number } | null = null;
   private readonly utf8 = new TextDecoder('utf-8', { fatal: true });
+  private readonly shape: { maxDepth: number; maxEntries: number };
 
-  constructor(private readonly limits: FrameLimits = LIMITS) {}
+  constructor(private readonly limits: FrameLimits = LIMITS) {
+    this.shape = {
+      maxDepth: limits.maxJsonDepth ?? JSON_SHAPE_LIMITS.maxDepth,
+      maxEntries: limits.maxJsonEntries ?? JSON_SHAPE_LIMITS.maxEntries,
+    };
+  }
 
   /** Feeds bytes; returns the messages and at most one (fatal) error they complete. */
   push(chunk: Uint8Array): FrameEvent[] {
@@ -244,6 +255,9 @@ export class FrameDecoder {
     } catch {
       return fail('framing.utf8.invalid', 'payload is not valid UTF-8');
     }
+    // Before parsing: a payload nested thousands deep parses, then overflows the stack of whoever reads it next.
+    const tooComplex = checkJsonShape(payload, this.shape);
+    if (tooComplex) return fail('framing.json.too_complex', `payload is refused: ${tooComplex.message}`);
     let value: unknown;
     try {
       value = JSON.parse(text);

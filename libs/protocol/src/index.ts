@@ -14,6 +14,7 @@ export * from './sdk-error-codes';
 export * from './validation';
 export * from './parse';
 export * from './framing';
+export * from './json-shape';
 export * from './json-schema';
 export * from './catalogs';
 export * from './command-match';

@@ -10,6 +10,15 @@ export const LIMITS = {
   maxHeaderBytes: 8192,
   /** Largest JSON payload of one stdio frame, in bytes. */
   maxPayloadBytes: 4 * 1024 * 1024,
+  /**
+   * Deepest nesting of arrays and objects in a JSON document the host or an SDK reads: a stdio frame, an HTTP
+   * plugin's answer or manifest, a manifest.json, an admin API body.
+   */
+  maxJsonDepth: 64,
+  /** Deepest nesting of an incoming chat event (a QQ Bot webhook body, a console message); below maxJsonDepth, so the event fits in a frame. */
+  maxEventJsonDepth: 32,
+  /** Most members of one JSON object or elements of one JSON array, in every document maxJsonDepth applies to. */
+  maxJsonEntries: 10_000,
   /** Longest log line kept from stderr or `log.write`, in characters. */
   maxLogLineChars: 4096,
   /** Most parts in one outgoing message after normalisation. */

@@ -46,6 +46,7 @@ const (
 	ErrPluginHandshakeInvalid              = "PLUGIN_HANDSHAKE_INVALID"
 	ErrPluginStdoutPollution               = "PLUGIN_STDOUT_POLLUTION"
 	CodeManifestJSONInvalid                = "manifest.json.invalid"
+	CodeManifestJSONTooComplex             = "manifest.json.too_complex"
 	CodeManifestFieldRequired              = "manifest.field.required"
 	CodeManifestFieldInvalid               = "manifest.field.invalid"
 	CodeManifestFieldUnknown               = "manifest.field.unknown"
@@ -95,6 +96,7 @@ const (
 	CodeFramingEOFInFrame                  = "framing.eof_in_frame"
 	CodeFramingUTF8Invalid                 = "framing.utf8.invalid"
 	CodeFramingJSONInvalid                 = "framing.json.invalid"
+	CodeFramingJSONTooComplex              = "framing.json.too_complex"
 	CodeFramingMessageInvalid              = "framing.message.invalid"
 	ErrInstallNoFile                       = "INSTALL_NO_FILE"
 	ErrInstallUploadTooLarge               = "INSTALL_UPLOAD_TOO_LARGE"
@@ -141,6 +143,7 @@ const (
 	ErrRegistrationHTTPStatus              = "REGISTRATION_HTTP_STATUS"
 	ErrRegistrationNotJSON                 = "REGISTRATION_NOT_JSON"
 	ErrRegistrationTooLarge                = "REGISTRATION_TOO_LARGE"
+	ErrRegistrationManifestTooComplex      = "REGISTRATION_MANIFEST_TOO_COMPLEX"
 	ErrRegistrationManifestInvalid         = "REGISTRATION_MANIFEST_INVALID"
 	ErrRegistrationCapabilityMissing       = "REGISTRATION_CAPABILITY_MISSING"
 	ErrRegistrationProtocolUnsupported     = "REGISTRATION_PROTOCOL_UNSUPPORTED"
@@ -154,6 +157,7 @@ const (
 	CodeHTTPSignatureRejected              = "http.signature_rejected"
 	CodeHTTPResponseInvalid                = "http.response.invalid"
 	CodeHTTPResponseTooLarge               = "http.response.too_large"
+	CodeHTTPResponseTooComplex             = "http.response.too_complex"
 	CodeHTTPCircuitOpen                    = "http.circuit_open"
 	CodeHTTPOutboundSendNotAllowed         = "http.outbound.send_not_allowed"
 	CodeHTTPInterceptNotAllowed            = "http.intercept.not_allowed"
@@ -176,11 +180,13 @@ const (
 	ErrSessionTokenInvalid                 = "SESSION_TOKEN_INVALID"
 	ErrSessionExpired                      = "SESSION_EXPIRED"
 	ErrSessionSignInThrottled              = "SESSION_SIGN_IN_THROTTLED"
+	ErrAuthThrottled                       = "AUTH_THROTTLED"
 	ErrCsrfTokenInvalid                    = "CSRF_TOKEN_INVALID"
 	ErrOriginRefused                       = "ORIGIN_REFUSED"
 	ErrNotFound                            = "NOT_FOUND"
 	ErrPluginNotFound                      = "PLUGIN_NOT_FOUND"
 	ErrBadRequest                          = "BAD_REQUEST"
+	ErrRequestJSONTooComplex               = "REQUEST_JSON_TOO_COMPLEX"
 	ErrPluginStateConflict                 = "PLUGIN_STATE_CONFLICT"
 	ErrRuntimeUnavailable                  = "RUNTIME_UNAVAILABLE"
 	ErrSettingsInvalid                     = "SETTINGS_INVALID"
@@ -189,6 +195,7 @@ const (
 	ErrQqbotTimestampStale                 = "QQBOT_TIMESTAMP_STALE"
 	ErrQqbotEventReplayed                  = "QQBOT_EVENT_REPLAYED"
 	ErrQqbotPayloadInvalid                 = "QQBOT_PAYLOAD_INVALID"
+	ErrQqbotPayloadTooComplex              = "QQBOT_PAYLOAD_TOO_COMPLEX"
 	ErrQqbotPayloadTooLarge                = "QQBOT_PAYLOAD_TOO_LARGE"
 	ErrQqbotAccountNotFound                = "QQBOT_ACCOUNT_NOT_FOUND"
 	ErrQqbotAccountExists                  = "QQBOT_ACCOUNT_EXISTS"
@@ -290,6 +297,7 @@ var ErrorCodes = []ErrorCode{
 	{"RUNTIME_ERRORS", "PLUGIN_HANDSHAKE_INVALID", "The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.", 422},
 	{"RUNTIME_ERRORS", "PLUGIN_STDOUT_POLLUTION", "The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.", 422},
 	{"MANIFEST_ERRORS", "manifest.json.invalid", "manifest.json is not valid JSON. Fix the syntax error at the reported position.", 0},
+	{"MANIFEST_ERRORS", "manifest.json.too_complex", "The manifest nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Flatten it: no valid manifest comes close.", 0},
 	{"MANIFEST_ERRORS", "manifest.field.required", "A required field is missing. Add it to manifest.json.", 0},
 	{"MANIFEST_ERRORS", "manifest.field.invalid", "A field has the wrong type or value. Correct it as the message describes.", 0},
 	{"MANIFEST_ERRORS", "manifest.field.unknown", "manifest.json has a field protocol v2 does not define. Remove it or fix its spelling.", 0},
@@ -339,6 +347,7 @@ var ErrorCodes = []ErrorCode{
 	{"FRAMING_ERRORS", "framing.eof_in_frame", "The stream ended inside a frame. The peer exited or closed stdout while writing.", 0},
 	{"FRAMING_ERRORS", "framing.utf8.invalid", "The payload is not valid UTF-8. Encode JSON as UTF-8.", 0},
 	{"FRAMING_ERRORS", "framing.json.invalid", "The payload is not valid JSON. Write one JSON object per frame.", 0},
+	{"FRAMING_ERRORS", "framing.json.too_complex", "The payload nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Send flatter messages; the peer would overflow its stack reading them.", 0},
 	{"FRAMING_ERRORS", "framing.message.invalid", "The payload is not a JSON-RPC 2.0 message. Include \"jsonrpc\": \"2.0\" and a method or a result/error.", 0},
 	{"INSTALL_ERRORS", "INSTALL_NO_FILE", "No package was uploaded. Send the ZIP as multipart/form-data in the field \"package\".", 400},
 	{"INSTALL_ERRORS", "INSTALL_UPLOAD_TOO_LARGE", "The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.", 413},
@@ -385,6 +394,7 @@ var ErrorCodes = []ErrorCode{
 	{"REGISTRATION_ERRORS", "REGISTRATION_HTTP_STATUS", "GET /host/plugin/manifest did not answer 200. Check the base URL and that the service serves the manifest.", 422},
 	{"REGISTRATION_ERRORS", "REGISTRATION_NOT_JSON", "The manifest response is not JSON. The service must answer with application/json.", 422},
 	{"REGISTRATION_ERRORS", "REGISTRATION_TOO_LARGE", "The manifest response is larger than 256 KiB.", 422},
+	{"REGISTRATION_ERRORS", "REGISTRATION_MANIFEST_TOO_COMPLEX", "The manifest response nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Serve the plain manifest.", 422},
 	{"REGISTRATION_ERRORS", "REGISTRATION_MANIFEST_INVALID", "The manifest does not follow protocol v2. details.issues lists each field and the fix.", 422},
 	{"REGISTRATION_ERRORS", "REGISTRATION_CAPABILITY_MISSING", "The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.", 422},
 	{"REGISTRATION_ERRORS", "REGISTRATION_PROTOCOL_UNSUPPORTED", "The manifest has a protocolVersion other than 2.", 422},
@@ -398,6 +408,7 @@ var ErrorCodes = []ErrorCode{
 	{"HTTP_DELIVERY_ERRORS", "http.signature_rejected", "The plugin answered 401: it rejected the host signature. Configure it with the signing secret shown at registration and keep its clock in sync (NTP).", 0},
 	{"HTTP_DELIVERY_ERRORS", "http.response.invalid", "The plugin response is not a valid message response (accepted, intercepted, outboundMessages, error). details.issues lists each field and the fix.", 0},
 	{"HTTP_DELIVERY_ERRORS", "http.response.too_large", "The plugin response is larger than 1 MiB. Send fewer or shorter outbound messages.", 0},
+	{"HTTP_DELIVERY_ERRORS", "http.response.too_complex", "The plugin response nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Answer a plain message response.", 0},
 	{"HTTP_DELIVERY_ERRORS", "http.circuit_open", "Deliveries to this plugin failed 5 times in a row, so the host stopped calling it and probes it again after 30 s. Fix the plugin; its health shows the last error.", 0},
 	{"HTTP_DELIVERY_ERRORS", "http.outbound.send_not_allowed", "An outbound message targets another conversation, which needs the SendMessages capability (2). Declare it in the manifest, or leave out target to reply.", 0},
 	{"HTTP_DELIVERY_ERRORS", "http.intercept.not_allowed", "The plugin answered intercepted: true without the InterceptMessages capability (4); the host ignored it. Declare the capability to stop lower-priority plugins.", 0},
@@ -419,12 +430,14 @@ var ErrorCodes = []ErrorCode{
 	{"API_ERRORS", "UNAUTHORIZED", "Send the admin token as \"Authorization: Bearer <token>\", or sign in to the admin app at / for a session cookie.", 401},
 	{"API_ERRORS", "SESSION_TOKEN_INVALID", "The admin token is not the one this host accepts. Use the token printed at the first start (or the one in HOST_ADMIN_TOKEN_FILE); if it is lost, restart the host with --reset-admin-token.", 401},
 	{"API_ERRORS", "SESSION_EXPIRED", "The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted). Sign in again with the admin token.", 401},
-	{"API_ERRORS", "SESSION_SIGN_IN_THROTTLED", "Too many sign-ins with a wrong token in the last minute. Wait a minute, then sign in with the right token.", 429},
+	{"API_ERRORS", "SESSION_SIGN_IN_THROTTLED", "Too many wrong admin tokens from this address in the last minute. Wait a minute, then sign in with the right token.", 429},
+	{"API_ERRORS", "AUTH_THROTTLED", "Too many wrong admin tokens from this address in the last minute; the request was refused without checking its token. Wait a minute, then send the right token.", 429},
 	{"API_ERRORS", "CSRF_TOKEN_INVALID", "A request that changes something with the session cookie needs the X-CSRF-Token header of the session (GET /api/session answers it). Reload the admin app; scripts send \"Authorization: Bearer <token>\" instead.", 403},
 	{"API_ERRORS", "ORIGIN_REFUSED", "The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send \"Authorization: Bearer <token>\" from a script.", 403},
 	{"API_ERRORS", "NOT_FOUND", "No such route. See GET /api/openapi.json for the admin API.", 404},
 	{"API_ERRORS", "PLUGIN_NOT_FOUND", "No plugin with this pluginId. List plugins with GET /api/plugins.", 404},
 	{"API_ERRORS", "BAD_REQUEST", "The request body is not valid. details.issues lists each field and the fix.", 400},
+	{"API_ERRORS", "REQUEST_JSON_TOO_COMPLEX", "The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.", 400},
 	{"API_ERRORS", "PLUGIN_STATE_CONFLICT", "The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.", 409},
 	{"API_ERRORS", "RUNTIME_UNAVAILABLE", "The plugin runtime is not available in this host build.", 503},
 	{"API_ERRORS", "SETTINGS_INVALID", "The settings do not match settings.configSchema. details.issues lists each field and the fix.", 422},
@@ -433,6 +446,7 @@ var ErrorCodes = []ErrorCode{
 	{"QQBOT_ERRORS", "QQBOT_TIMESTAMP_STALE", "X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.", 401},
 	{"QQBOT_ERRORS", "QQBOT_EVENT_REPLAYED", "An event with this id was already received; it is not dispatched again.", 409},
 	{"QQBOT_ERRORS", "QQBOT_PAYLOAD_INVALID", "The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.", 400},
+	{"QQBOT_ERRORS", "QQBOT_PAYLOAD_TOO_COMPLEX", "The webhook body nests arrays and objects deeper than 32 levels, or one array or object has more than 10,000 entries. The platform sends no such event; the request is refused before it is acknowledged or dispatched.", 400},
 	{"QQBOT_ERRORS", "QQBOT_PAYLOAD_TOO_LARGE", "The webhook body is larger than the host accepts (64 KiB unless configured).", 413},
 	{"QQBOT_ERRORS", "QQBOT_ACCOUNT_NOT_FOUND", "No QQ Bot account with this id. List the accounts with GET /api/qqbot/accounts.", 404},
 	{"QQBOT_ERRORS", "QQBOT_ACCOUNT_EXISTS", "A QQ Bot account with this id or app id already exists. Choose another id, or remove the account first.", 409},
@@ -562,6 +576,9 @@ var RPCCodes = []RPCCode{
 const (
 	LimitMaxHeaderBytes                 = 8192
 	LimitMaxPayloadBytes                = 4194304
+	LimitMaxJSONDepth                   = 64
+	LimitMaxEventJSONDepth              = 32
+	LimitMaxJSONEntries                 = 10000
 	LimitMaxLogLineChars                = 4096
 	LimitMaxMessageParts                = 100
 	LimitMaxMessageChars                = 4000
