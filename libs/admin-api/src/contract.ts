@@ -37,7 +37,8 @@ export interface RouteContract<B = unknown, Q = unknown> {
   /**
    * Every catalogue code the route itself can answer with. UNAUTHORIZED,
    * SESSION_EXPIRED and AUTH_THROTTLED (for routes behind the admin token; CSRF_TOKEN_INVALID and
-   * ORIGIN_REFUSED too when they change something), INTERNAL, and BAD_REQUEST for a path
+   * ORIGIN_REFUSED too when they change something), REQUEST_JSON_TOO_COMPLEX (behind the admin token or
+   * with a JSON body), INTERNAL, and BAD_REQUEST for a path
    * parameter with malformed percent-encoding apply to every route with them
    * and are added by `declaredErrorCodes`.
    */
@@ -58,6 +59,9 @@ export const AUTH_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'SESSION_EXPIR
  */
 export const SESSION_WRITE_ERRORS: readonly ErrorCode[] = ['CSRF_TOKEN_INVALID', 'ORIGIN_REFUSED'];
 
+/** What a route that reads a JSON body answers for one nested too deep or too wide (checked before parsing). */
+export const JSON_BODY_ERRORS: readonly ErrorCode[] = ['REQUEST_JSON_TOO_COMPLEX'];
+
 /** Methods that change nothing; the others need the CSRF token with a session cookie. */
 export function isSafeMethod(method: string): boolean {
   return ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
@@ -65,7 +69,7 @@ export function isSafeMethod(method: string): boolean {
 
 /** Every error code a route can answer with, the shared ones included. */
 export function declaredErrorCodes(
-  contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors' | 'params'> & { method?: HttpMethod },
+  contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors' | 'params' | 'body'> & { method?: HttpMethod },
 ): ErrorCode[] {
   const guarded = contract.auth !== false;
   const codes: ErrorCode[] = [
@@ -73,6 +77,8 @@ export function declaredErrorCodes(
     ...(guarded && contract.method && !isSafeMethod(contract.method) ? SESSION_WRITE_ERRORS : []),
     ...(contract.params ? (['BAD_REQUEST'] as ErrorCode[]) : []),
     ...contract.errors,
+    // Every JSON body is checked before it is parsed, and behind the admin token every request may carry one.
+    ...(guarded || contract.body ? JSON_BODY_ERRORS : []),
     'INTERNAL',
   ];
   return [...new Set(codes)];

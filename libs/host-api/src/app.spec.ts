@@ -320,6 +320,10 @@ describe('admin API', () => {
     expect(file).toEqual({ values: { apiKey: 's3cret-value', mode: 'fast' } });
     expectError(await authed(h, 'put', path).send({ nope: 1 }), 400, 'BAD_REQUEST');
     expectError(await authed(h, 'put', path).set('Content-Type', 'application/json').send('{"values": '), 400, 'BAD_REQUEST');
+    // Nested beyond the JSON limits: refused before parsing, with its own code, and the settings stay as they were.
+    const deep = `{"values":{"mode":${'['.repeat(6000)}${']'.repeat(6000)}}}`;
+    expectError(await authed(h, 'put', path).set('Content-Type', 'application/json').send(deep), 400, 'REQUEST_JSON_TOO_COMPLEX');
+    expect((await authed(h, 'get', path)).body.values).toEqual({ apiKey: { set: true }, mode: 'fast', limit: null });
 
     // Settings survive an update.
     const p = (await upload(h, pkg('1.1.0', { settings }))).body.pendingUpdate;

@@ -7,7 +7,7 @@ import { requireAdmin } from './auth';
 import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle';
 import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl } from './plugin-view';
-import { errorHandler, implementRoute, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
+import { errorHandler, implementRoute, jsonBody, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
 import { packageRoutes } from './routes/package-routes';
 import { doctorRoutes } from './routes/doctor-routes';
 import { sessionRoutes } from './routes/session-routes';
@@ -102,7 +102,7 @@ export function createApp(deps: AppDeps): Express {
   );
   const adminApi = Router();
   adminApi.use(requireAdmin(deps.adminTokenHash, sessions, throttle));
-  adminApi.use(express.json({ limit: '1mb' }));
+  adminApi.use(jsonBody({ limit: '1mb' }));
   mountRoutes(
     adminApi,
     routes.filter((r) => r.auth !== false),

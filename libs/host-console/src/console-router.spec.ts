@@ -219,6 +219,16 @@ describe('console routes and their contracts', () => {
     expectDeclared(await (method === 'post' ? r.send({ text: 1 }) : r), contract, 'BAD_REQUEST');
   });
 
+  it('refuse a message nested deeper than an event may be with REQUEST_JSON_TOO_COMPLEX, dispatching nothing', async () => {
+    const { app: a, dispatcher } = app();
+    const nested = JSON.stringify(body('/echo hi')).replace(/}$/, `,"extra":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`);
+    const res = await request(a).post('/api/console/messages').set('content-type', 'application/json').send(nested);
+    expectDeclared(res, ADMIN_ROUTES.sendConsoleMessage, 'REQUEST_JSON_TOO_COMPLEX');
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/deeper than 32 levels/);
+    expect(dispatcher.events.list()).toEqual([]);
+  });
+
   it('refuse a body that is not JSON with BAD_REQUEST', async () => {
     const res = await request(app().app).post('/api/console/messages').set('content-type', 'application/json').send('{"text": ');
     expectDeclared(res, ADMIN_ROUTES.sendConsoleMessage, 'BAD_REQUEST');

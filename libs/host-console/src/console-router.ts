@@ -6,9 +6,10 @@ import {
   type EventListResponse,
   type RouteContract,
 } from '@host/admin-api';
-import { errorHandler, implementRoute, invalidRequest, mountRoutes, type RouteDef, type RouteHandler } from '@host/host-core';
+import { errorHandler, implementRoute, invalidRequest, jsonBody, mountRoutes, type RouteDef, type RouteHandler } from '@host/host-core';
 import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
-import { json, Router, type RequestHandler } from 'express';
+import { EVENT_JSON_SHAPE_LIMITS } from '@host/protocol';
+import { Router, type RequestHandler } from 'express';
 import type { ConsoleProvider } from './console-provider';
 import { SseStream } from './sse-stream';
 
@@ -83,7 +84,7 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
       if (input.waitMs) await new Promise((r) => setTimeout(r, input.waitMs));
       return { body: toConsoleResponse(record) };
     },
-    [json({ limit: '64kb' })],
+    [jsonBody({ limit: '64kb', shape: EVENT_JSON_SHAPE_LIMITS })],
   );
 
   route(ADMIN_ROUTES.consoleEvents, async ({ res, query }) => {

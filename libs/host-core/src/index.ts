@@ -15,4 +15,5 @@ export * from './admin-session-store';
 // and how every route answers errors; the admin API mounts them all in one table.
 export * from './routes/route-table';
 export * from './routes/error-handler';
+export * from './routes/json-body';
 export * from './manifest-diff';

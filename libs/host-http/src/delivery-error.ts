@@ -1,4 +1,11 @@
-import { ERROR_CATALOG, MessageResponseSchema, toValidationIssues, type HttpDeliveryErrorCode, type MessageResponse } from '@host/protocol';
+import {
+  ERROR_CATALOG,
+  MessageResponseSchema,
+  parseJsonWithin,
+  toValidationIssues,
+  type HttpDeliveryErrorCode,
+  type MessageResponse,
+} from '@host/protocol';
 import type { ExchangeResponse } from './exchange';
 import { isJsonContentType } from './manifest-fetch';
 import { HttpTransportError, type TransportErrorKind } from './transport-error';
@@ -74,14 +81,16 @@ export function parseMessageResponse(res: ExchangeResponse): MessageResponse {
       },
     );
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(res.body.toString('utf8'));
-  } catch (e) {
-    throw new DeliveryError('http.response.invalid', `The plugin response is not valid JSON: ${(e as Error).message}`, {
+  const read = parseJsonWithin(res.body.toString('utf8'));
+  if (!read.ok && read.reason === 'shape') {
+    throw new DeliveryError('http.response.too_complex', `The plugin response is refused: ${read.message}.`, { body: snippet(res.body) });
+  }
+  if (!read.ok) {
+    throw new DeliveryError('http.response.invalid', `The plugin response is not valid JSON: ${read.message}`, {
       body: snippet(res.body),
     });
   }
+  const json = read.value;
   const parsed = MessageResponseSchema.safeParse(json);
   if (!parsed.success) {
     const issues = toValidationIssues(parsed.error, 'response');

@@ -166,6 +166,13 @@ describe('HttpPluginEndpoint delivery', () => {
       /outboundMessages/,
     ],
     [
+      'a body nested 6,000 levels deep',
+      'http.response.too_complex',
+      (res: Parameters<Handler>[1]) =>
+        sendJson(res, 200, JSON.stringify(OK_RESPONSE).replace(/}$/, `,"pad":${'['.repeat(6000)}${']'.repeat(6000)}}`)),
+      /deeper than 64 levels/,
+    ],
+    [
       'a body over 1 MiB',
       'http.response.too_large',
       (res: Parameters<Handler>[1]) => sendJson(res, 200, { ...OK_RESPONSE, pad: 'x'.repeat(LIMITS.maxHttpResponseBytes) }),

@@ -120,6 +120,17 @@ describe('fetchHttpManifest', () => {
     expect(e2.message).toMatch(/not valid JSON/);
   });
 
+  it('refuses a manifest nested too deep or too wide with REGISTRATION_MANIFEST_TOO_COMPLEX, before parsing it', async () => {
+    const deep = await serve((_req, res) =>
+      sendJson(res, 200, JSON.stringify(manifest()).replace(/}$/, `,"x":${'['.repeat(6000)}${']'.repeat(6000)}}`)),
+    );
+    const e = await failure(deep.url);
+    expect(e.code).toBe('REGISTRATION_MANIFEST_TOO_COMPLEX');
+    expect(e.message).toMatch(/deeper than 64 levels/);
+    const wide = await serve((_req, res) => sendJson(res, 200, { ...manifest(), x: Array.from({ length: 10_001 }, () => 0) }));
+    expect((await failure(wide.url)).code).toBe('REGISTRATION_MANIFEST_TOO_COMPLEX');
+  });
+
   it('refuses a manifest over the size cap with REGISTRATION_TOO_LARGE, declared or streamed', async () => {
     const big = JSON.stringify(manifest({ description: 'x'.repeat(LIMITS.maxHttpManifestBytes) }));
     const declared = await serve((_req, res) => sendJson(res, 200, big));

@@ -7,6 +7,7 @@ import {
   LIMITS,
   PROTOCOL_VERSION,
   parseHttpManifest,
+  parseJsonWithin,
   type HttpManifest,
   type RegistrationErrorCode,
 } from '@host/protocol';
@@ -123,14 +124,16 @@ export async function fetchHttpManifest(baseUrl: string, options: FetchManifestO
         },
       );
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(res.body.toString('utf8'));
-    } catch (e) {
-      throw new HostError('REGISTRATION_NOT_JSON', `GET ${url} answered with a body that is not valid JSON: ${(e as Error).message}`, {
+    const read = parseJsonWithin(res.body.toString('utf8'));
+    if (!read.ok && read.reason === 'shape') {
+      throw new HostError('REGISTRATION_MANIFEST_TOO_COMPLEX', `GET ${url} answered with a manifest that is refused: ${read.message}.`, {
         url,
       });
     }
+    if (!read.ok) {
+      throw new HostError('REGISTRATION_NOT_JSON', `GET ${url} answered with a body that is not valid JSON: ${read.message}`, { url });
+    }
+    const json = read.value;
     const parsed = parseHttpManifest(json);
     if (parsed.ok) return parsed.value;
     const issues = parsed.issues;

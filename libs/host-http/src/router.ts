@@ -1,7 +1,7 @@
 import { ADMIN_ROUTES, type RefreshHttpPluginResponse, type RegisterHttpPluginResponse } from '@host/admin-api';
-import { HostError, implementRoute, mountRoutes, type RouteDef } from '@host/host-core';
+import { HostError, implementRoute, jsonBody, mountRoutes, type RouteDef } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { HttpPluginRegistry } from './registry';
 
 export interface HttpRegistrationRouterDeps {
@@ -37,7 +37,7 @@ export function httpRegistrationRoutes({ registry }: HttpRegistrationRouterDeps)
         return { status: 201, body: answer };
       },
       // Parses only when the app has not parsed the body already.
-      { before: [express.json({ limit: '16kb' })] },
+      { before: [jsonBody({ limit: '16kb' })] },
     ),
     implementRoute(ADMIN_ROUTES.refreshHttpPlugin, async ({ params }) => {
       const pluginId = params['pluginId']!;
@@ -55,7 +55,7 @@ export function httpRegistrationRoutes({ registry }: HttpRegistrationRouterDeps)
         const answer: RefreshHttpPluginResponse = await registry.confirmRefresh(pluginId, body.sha256);
         return { body: answer };
       },
-      { before: [express.json({ limit: '16kb' })] },
+      { before: [jsonBody({ limit: '16kb' })] },
     ),
   ];
 }

@@ -67,7 +67,25 @@ describe('QQ Bot webhook', () => {
       signature:
         '87befc99c42c651b3aac0278e71ada338433ae26fcb24307bdc5ad38c1adc2d01bcfcadc0842edac85e85205028a1132afe09280305f13aa6909ffc2d652c706',
     });
+    // Unsigned: anyone can send it, so it does not count as the platform reaching the account.
+    expect(accounts.get('main')!.lastEvent).toBeNull();
+    const again = await post(app, body, signed(body));
+    expect(again.body).toEqual(res.body);
     expect(accounts.get('main')!.lastEvent).toMatchObject({ op: 13, outcome: 'validated' });
+  });
+
+  it('refuses a signed body nested deeper than an event may be, before acknowledging or dispatching it', async () => {
+    const { app, events, accounts } = await setup();
+    const payload = builder.groupAtMessage({ groupOpenId: 'G_OPENID_1', memberOpenId: 'MEMBER_1', content: ' /echo hi' });
+    const body = JSON.stringify(payload).replace(/}$/, `,"x":${'['.repeat(6000)}${']'.repeat(6000)}}`);
+    expect(body.length).toBeLessThan(64 * 1024);
+    const res = await post(app, body, signed(body));
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('QQBOT_PAYLOAD_TOO_COMPLEX');
+    expect(events).toEqual([]);
+    expect(accounts.get('main')!.lastEvent).toMatchObject({ outcome: 'refused', error: 'QQBOT_PAYLOAD_TOO_COMPLEX' });
+    const wide = JSON.stringify({ ...payload, d: { ...(payload['d'] as object), x: Array.from({ length: 10_001 }, () => 0) } });
+    expect((await post(app, wide, signed(wide))).body.error.code).toBe('QQBOT_PAYLOAD_TOO_COMPLEX');
   });
 
   it('refuses to sign a validation token that could be a webhook body (no signing oracle)', async () => {

@@ -1,6 +1,6 @@
 import type { QqBotLastEvent } from '@host/admin-api';
 import { HostError } from '@host/host-core';
-import type { MessageEvent, QqBotErrorCode } from '@host/protocol';
+import { EVENT_JSON_SHAPE_LIMITS, parseJsonWithin, type MessageEvent, type QqBotErrorCode } from '@host/protocol';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
 import { DEFAULT_REPLY_WINDOWS, mapDispatch, type ReplyWindows } from './event-mapping';
 import { validationSignature, verifyWebhook } from './signing';
@@ -91,16 +91,20 @@ export class QqBotWebhook {
         );
       }
     }
-    let payload: { op?: unknown; d?: unknown; t?: unknown; id?: unknown };
-    try {
-      payload = JSON.parse(body.toString('utf8')) as typeof payload;
-    } catch {
+    // Checked on the raw text before parsing: a body nested thousands deep parses, then overflows the stack of
+    // every reader after this one (the event log, plugins).
+    const parsed = parseJsonWithin(body.toString('utf8'), EVENT_JSON_SHAPE_LIMITS);
+    if (!parsed.ok && parsed.reason === 'shape') {
+      throw this.refuse(account, remote, 'QQBOT_PAYLOAD_TOO_COMPLEX', `the body is refused: ${parsed.message}`);
+    }
+    if (!parsed.ok) {
       throw this.refuse(account, remote, signed ? 'QQBOT_PAYLOAD_INVALID' : 'QQBOT_SIGNATURE_INVALID', 'the body is not JSON');
     }
+    const payload = parsed.value as { op?: unknown; d?: unknown; t?: unknown; id?: unknown } | null;
     if (!payload || typeof payload !== 'object' || typeof payload.op !== 'number') {
       throw this.refuse(account, remote, signed ? 'QQBOT_PAYLOAD_INVALID' : 'QQBOT_SIGNATURE_INVALID', 'the body has no numeric op');
     }
-    if (payload.op === 13) return this.validate(account, payload.d, remote);
+    if (payload.op === 13) return this.validate(account, payload.d, remote, signed);
     if (!signed) throw this.refuse(account, remote, 'QQBOT_SIGNATURE_INVALID', `an op ${payload.op} request without signature headers`);
     const platformEventId = typeof payload.id === 'string' && payload.id !== '' ? payload.id : null;
     const type = typeof payload.t === 'string' ? payload.t : null;
@@ -143,7 +147,7 @@ export class QqBotWebhook {
     return { status: 200, body: ACK_BODY };
   }
 
-  private validate(account: QqBotAccount, d: unknown, remote: string): WebhookAnswer {
+  private validate(account: QqBotAccount, d: unknown, remote: string, verified: boolean): WebhookAnswer {
     const data = (d && typeof d === 'object' ? d : {}) as { plain_token?: unknown; event_ts?: unknown };
     const plainToken = data.plain_token;
     const eventTs = typeof data.event_ts === 'number' ? String(data.event_ts) : data.event_ts;
@@ -156,7 +160,8 @@ export class QqBotWebhook {
         { op: 13, type: null, platformEventId: null },
       );
     }
-    this.note(account, { op: 13, type: null, platformEventId: null, outcome: 'validated', eventId: null, error: null });
+    // Anyone can send an unsigned validation request: only one whose signature was verified says the platform reached the account.
+    if (verified) this.note(account, { op: 13, type: null, platformEventId: null, outcome: 'validated', eventId: null, error: null });
     // Within the same budget as refusals: anyone can post a validation request.
     this.logLimited(account.id, 'info', `qqbot ${account.id}: callback URL validation answered`);
     return { status: 200, body: { plain_token: plainToken, signature: validationSignature(account.privateKey, eventTs, plainToken) } };

@@ -1,6 +1,5 @@
 import { ADMIN_ROUTES, type SessionResponse, type SessionView, type SignInResponse, type SignOutResponse } from '@host/admin-api';
-import express from 'express';
-import { HostError, implementRoute, type RouteDef } from '@host/host-core';
+import { HostError, implementRoute, jsonBody, type RouteDef } from '@host/host-core';
 import { isAdminToken } from '../auth';
 import type { AuthThrottle } from '../auth-throttle';
 import { checkSameOrigin, setSessionCookie, type SessionStore } from '../session';
@@ -30,7 +29,7 @@ export function sessionRoutes(deps: {
         const answer: SignInResponse = { session: view };
         return { status: 201, body: answer };
       },
-      { before: [express.json({ limit: '16kb' })] },
+      { before: [jsonBody({ limit: '16kb' })] },
     ),
     implementRoute(ADMIN_ROUTES.getSession, async ({ res }) => {
       const current = res.locals['adminSession'] as { view: SessionView } | undefined;

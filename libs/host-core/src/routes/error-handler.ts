@@ -1,6 +1,7 @@
 import { HostError, invalidRequest, toErrorDetails } from '../errors';
 import { ERROR_CATALOG, toValidationIssues } from '@host/protocol';
 import type { ErrorRequestHandler } from 'express';
+import { JSON_TOO_COMPLEX_TYPE } from './json-body';
 import { z } from 'zod';
 
 export function badRequest(error: z.ZodError, where: string): HostError {
@@ -39,6 +40,8 @@ export function errorHandler(options: { maxUploadBytes?: number; log?: (message:
     } else if (err instanceof URIError) {
       // The router could not decode a path parameter (a stray % or a broken UTF-8 escape).
       e = new HostError('BAD_REQUEST', 'The URL has malformed percent-encoding. Encode path segments with encodeURIComponent.');
+    } else if (h?.type === JSON_TOO_COMPLEX_TYPE) {
+      e = new HostError('REQUEST_JSON_TOO_COMPLEX', (err as Error).message);
     } else if (h?.type === 'entity.parse.failed') {
       e = new HostError('BAD_REQUEST', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
     } else if (h?.type === 'entity.too.large') {
