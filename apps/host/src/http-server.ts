@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
@@ -6,7 +6,10 @@ import type { Socket } from 'node:net';
  * connections and sends nothing (or sends headers slowly) is cut off after
  * `headersTimeoutMilliseconds`, and no single address may hold more than
  * `maxConnectionsPerAddress` connections, so health checks and the admin
- * console still get through while one client misbehaves.
+ * console still get through while one client misbehaves. When an address is
+ * at its cap, its connection that has waited longest without a request in
+ * progress is closed for the new one: idle keep-alive connections never keep
+ * their own address out.
  */
 export interface ServerLimits {
   /** Time to receive a request's headers. */
@@ -49,15 +52,30 @@ export function createHostServer(app: RequestListener, limits: Partial<ServerLim
     app,
   );
   server.maxConnections = l.maxConnections;
-  const perAddress = new Map<string, number>();
+  const perAddress = new Map<string, Map<Socket, ConnectionUse>>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const use = perAddress.get(req.socket.remoteAddress ?? '')?.get(req.socket);
+    if (!use) return;
+    use.busy++;
+    res.once('close', () => {
+      use.busy--;
+      use.idleSince = performance.now();
+    });
+  });
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    const open = (perAddress.get(address) ?? 0) + 1;
-    if (open > l.maxConnectionsPerAddress) {
-      socket.destroy();
-      return;
+    let open = perAddress.get(address);
+    if (!open) perAddress.set(address, (open = new Map()));
+    if (open.size >= l.maxConnectionsPerAddress) {
+      const idle = longestIdle(open);
+      if (!idle) {
+        socket.destroy();
+        return;
+      }
+      open.delete(idle);
+      idle.destroy();
     }
-    perAddress.set(address, open);
+    open.set(socket, { busy: 0, idleSince: performance.now() });
     // Node's header timeout only starts with the first byte: a connection that sends nothing is cut here.
     const silent = setTimeout(() => {
       if (socket.bytesRead === 0) socket.destroy();
@@ -65,10 +83,31 @@ export function createHostServer(app: RequestListener, limits: Partial<ServerLim
     silent.unref();
     socket.once('close', () => {
       clearTimeout(silent);
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left > 0) perAddress.set(address, left);
-      else perAddress.delete(address);
+      const mine = perAddress.get(address);
+      if (!mine) return;
+      mine.delete(socket);
+      if (mine.size === 0) perAddress.delete(address);
     });
   });
   return server;
+}
+
+interface ConnectionUse {
+  /** Requests in progress (more than one only when a client pipelines). */
+  busy: number;
+  /** When the last request ended, or when the connection opened. */
+  idleSince: number;
+}
+
+/** The connection without a request in progress that has waited longest, if any. */
+function longestIdle(open: Map<Socket, ConnectionUse>): Socket | undefined {
+  let found: Socket | undefined;
+  let since = Infinity;
+  for (const [socket, use] of open) {
+    if (use.busy === 0 && use.idleSince < since) {
+      found = socket;
+      since = use.idleSince;
+    }
+  }
+  return found;
 }
