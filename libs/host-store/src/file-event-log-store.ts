@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { isAtomicTempName, writeFileAtomic } from './atomic-write';
 import { MemoryEventLogStore } from './memory-event-log-store';
-import { WriteBehindEventLog, type ChangedRecord, type WriteBehindOptions } from './write-behind-event-log';
+import { WriteBehindEventLog, type SerialisedChange, type WriteBehindOptions } from './write-behind-event-log';
 
 /** The event log's file in its directory. */
 export const EVENT_LOG_FILE_NAME = 'events.jsonl';
@@ -83,11 +83,11 @@ export class FileEventLogStore extends WriteBehindEventLog {
   }
 
   /** Appends a line per changed record, or rewrites the file when it has grown enough. */
-  protected async write(batch: ChangedRecord[]): Promise<void> {
+  protected async write(batch: SerialisedChange[]): Promise<void> {
     const maxBytes = this.o.maxAppendedBytes ?? 8 * 1024 * 1024;
     if (this.appendedBytes >= maxBytes || this.appendedLines >= 4 * this.capacity) return this.rewrite();
     if (batch.length === 0) return;
-    const text = batch.map(lineOf).join('');
+    const text = batch.map((c) => recordLine(c.op, c.json)).join('');
     this.handle ??= await fs.open(this.file, 'a', 0o600);
     await this.handle.write(text);
     await this.handle.datasync();
@@ -103,7 +103,10 @@ export class FileEventLogStore extends WriteBehindEventLog {
   /** Replaces the file by a snapshot of the kept records, oldest first. */
   private async rewrite(): Promise<void> {
     let text = lineOf({ op: 'snapshot', formatVersion: 1 });
-    for (const record of this.window.all()) text += lineOf({ op: 'event', record });
+    for (const record of this.window.all()) {
+      const json = this.serialise(record);
+      if (json !== undefined) text += recordLine('event', json);
+    }
     await this.handle?.close();
     this.handle = undefined;
     await writeFileAtomic(this.file, text, { mode: 0o600 });
@@ -114,6 +117,11 @@ export class FileEventLogStore extends WriteBehindEventLog {
 
 function lineOf(line: Line): string {
   return JSON.stringify(line) + '\n';
+}
+
+/** The line of a record whose JSON text is made already: what lineOf gives for `{op, record}`. */
+function recordLine(op: 'event' | 'update', json: string): string {
+  return `{"op":"${op}","record":${json}}\n`;
 }
 
 /** The records the file holds, oldest first, each as its last line left it. */

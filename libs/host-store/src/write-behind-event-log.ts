@@ -8,10 +8,19 @@ export interface ChangedRecord {
   op: 'event' | 'update';
 }
 
+/** A changed record as a write gets it: with its JSON text, made once. */
+export interface SerialisedChange extends ChangedRecord {
+  json: string;
+}
+
 export interface WriteBehindOptions extends EventLogStoreOptions {
   /** How long changes wait to be written together (default 200 ms). */
   flushIntervalMilliseconds?: number;
-  /** Called when writing fails; the records stay in memory and the next flush tries again. */
+  /**
+   * Called with the cause when writing starts failing (the records stay in memory and the next flush tries
+   * again; further failures in a row are only counted), and once for each record that cannot be serialised
+   * (it is kept in memory only, and never holds up the records after it).
+   */
   onError?: (error: Error) => void;
   now?: () => number;
 }
@@ -22,7 +31,9 @@ export interface WriteBehindOptions extends EventLogStoreOptions {
  * changes), and the changes written behind in batches every
  * `flushIntervalMilliseconds`, one entry per changed record however often it
  * changed. The event path never waits for storage. A failed write keeps its
- * batch, in front of what changed since, for the next one.
+ * batch, in front of what changed since, for the next one. Each record is
+ * serialised on its own, so one that cannot be (a value nested past the
+ * stack, a cycle) is left out and reported once, and every other is written.
  */
 export abstract class WriteBehindEventLog implements EventLogStore {
   readonly capacity: number;
@@ -31,6 +42,13 @@ export abstract class WriteBehindEventLog implements EventLogStore {
   protected readonly writes = new SerialQueue();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Records that could not be serialised: kept in memory, never written. */
+  private readonly unwritable = new WeakSet<EventRecord>();
+  private failing = false;
+  /** Writes that failed (each retried with the next flush). */
+  failedWrites = 0;
+  /** Records left out of every write because they cannot be serialised. */
+  unwritableRecords = 0;
 
   protected constructor(
     protected readonly window: MemoryEventLogStore,
@@ -40,7 +58,22 @@ export abstract class WriteBehindEventLog implements EventLogStore {
   }
 
   /** Writes the changed records that are still kept, oldest change first. */
-  protected abstract write(batch: ChangedRecord[]): Promise<void>;
+  protected abstract write(batch: SerialisedChange[]): Promise<void>;
+
+  /** The record's JSON text, or undefined (reported once) when it cannot be serialised. */
+  protected serialise(record: EventRecord): string | undefined {
+    if (this.unwritable.has(record)) return undefined;
+    try {
+      return JSON.stringify(record);
+    } catch (e) {
+      this.unwritable.add(record);
+      this.unwritableRecords++;
+      this.options.onError?.(
+        new Error(`event ${record.eventId} cannot be written and is kept in memory only: ${(e as Error)?.message ?? String(e)}`),
+      );
+      return undefined;
+    }
+  }
 
   /** Lets go of what writing holds (a file handle), after the last write. */
   protected async release(): Promise<void> {}
@@ -77,7 +110,7 @@ export abstract class WriteBehindEventLog implements EventLogStore {
 
   async close(): Promise<void> {
     if (this.closed) return this.writes.idle();
-    await this.flush().catch((e: Error) => this.options.onError?.(e));
+    await this.flush().catch(() => undefined);
     this.closed = true;
     this.dirty.clear();
     await this.writes.run(() => this.release());
@@ -91,7 +124,7 @@ export abstract class WriteBehindEventLog implements EventLogStore {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.writes.run(() => this.writeDirty()).catch((e: Error) => this.options.onError?.(e));
+      this.writes.run(() => this.writeDirty()).catch(() => undefined);
     }, this.options.flushIntervalMilliseconds ?? 200);
     // Pending writes must not keep the process alive; close() flushes them.
     this.timer.unref();
@@ -102,9 +135,21 @@ export abstract class WriteBehindEventLog implements EventLogStore {
     const batch = this.dirty;
     this.dirty = new Map();
     try {
-      // A record forgotten since it changed needs no write.
-      await this.write([...batch.values()].filter((c) => this.window.keeps(c.record)));
+      const changes: SerialisedChange[] = [];
+      for (const c of batch.values()) {
+        // A record forgotten since it changed needs no write.
+        if (!this.window.keeps(c.record)) continue;
+        const json = this.serialise(c.record);
+        if (json !== undefined) changes.push({ ...c, json });
+      }
+      await this.write(changes);
+      this.failing = false;
     } catch (e) {
+      this.failedWrites++;
+      if (!this.failing) {
+        this.failing = true;
+        this.options.onError?.(e instanceof Error ? e : new Error(String(e)));
+      }
       // Written with the next batch, in front of what changed since.
       const merged = new Map(batch);
       for (const [id, entry] of this.dirty) {

@@ -1,6 +1,6 @@
 import { interruptDeliveries, type EventRecord } from '@host/host-core';
 import { MemoryEventLogStore } from '../memory-event-log-store';
-import { WriteBehindEventLog, type ChangedRecord, type WriteBehindOptions } from '../write-behind-event-log';
+import { WriteBehindEventLog, type SerialisedChange, type WriteBehindOptions } from '../write-behind-event-log';
 import type { SqlDatabase, SqlStatement } from './database';
 
 export interface SqlEventLogStoreOptions extends WriteBehindOptions {
@@ -58,11 +58,11 @@ export class SqlEventLogStore extends WriteBehindEventLog {
     return store;
   }
 
-  protected async write(batch: ChangedRecord[]): Promise<void> {
+  protected async write(batch: SerialisedChange[]): Promise<void> {
     // An `event` row takes the newest place (a new sequence number); an `update` keeps its place.
-    const events: EventRecord[] = [];
-    const updates: EventRecord[] = [];
-    for (const { record, op } of batch) (op === 'event' ? events : updates).push(record);
+    const events: string[] = [];
+    const updates: string[] = [];
+    for (const { json, op } of batch) (op === 'event' ? events : updates).push(json);
     if (events.length === 0 && updates.length === 0) return;
     const statements: SqlStatement[] = [];
     if (events.length) {
@@ -70,13 +70,13 @@ export class SqlEventLogStore extends WriteBehindEventLog {
         sql: `INSERT INTO host_events (event_id, replica, record)
                 SELECT r->>'eventId', $2, r FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(r, n) ORDER BY n
                 ON CONFLICT (event_id) DO UPDATE SET record = EXCLUDED.record, replica = EXCLUDED.replica, seq = nextval('host_events_seq')`,
-        params: [JSON.stringify(events), this.replica],
+        params: [`[${events.join(',')}]`, this.replica],
       });
     }
     if (updates.length) {
       statements.push({
         sql: `UPDATE host_events e SET record = x.r FROM jsonb_array_elements($1::jsonb) AS x(r) WHERE e.event_id = x.r->>'eventId'`,
-        params: [JSON.stringify(updates)],
+        params: [`[${updates.join(',')}]`],
       });
     }
     if (events.length) {

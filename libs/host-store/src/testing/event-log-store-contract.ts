@@ -196,6 +196,37 @@ export function describeEventLogStoreContract(name: string, harness: EventLogSto
         expect(again.list({ pluginId: 'com.example.two' }).map((r) => r.eventId)).toEqual(['a']);
       });
 
+      it('goes on writing after a record that cannot be serialised: later records and updates survive a reopen', async () => {
+        const store = await open();
+        store.append(contractEvent('before'));
+        await store.flush();
+        // A payload nested past the stack of JSON.stringify: the record stays readable in memory, but no write can carry it.
+        let nested: unknown[] = [];
+        for (let i = 0; i < 20_000; i++) nested = [nested];
+        const poison = contractEvent('poison');
+        (poison.event as unknown as { rawPayload: unknown }).rawPayload = nested;
+        store.append(poison);
+        store.append(contractEvent('after'));
+        await store.flush().catch(() => undefined);
+        expect(ids(store)).toEqual(['after', 'poison', 'before']);
+        const later = contractEvent('later', ['com.example.one']);
+        store.append(later);
+        await store.flush();
+        later.deliveries.push(contractDelivery('com.example.one', 'completed'));
+        later.completedAt = '2026-01-01T00:00:03.000Z';
+        store.update(later);
+        poison.completedAt = '2026-01-01T00:00:03.000Z';
+        store.update(poison);
+        await store.close();
+
+        const again = await reopen();
+        expect(ids(again)).toEqual(['later', 'after', 'before']);
+        expect(again.get('later')).toMatchObject({ completedAt: '2026-01-01T00:00:03.000Z', deliveries: [{ state: 'completed' }] });
+        again.append(contractEvent('next'));
+        await again.close();
+        expect(ids(await reopen())).toEqual(['next', 'later', 'after', 'before']);
+      });
+
       it('keeps what changed after the last flush too: close writes it', async () => {
         const store = await open();
         const a = contractEvent('a', ['com.example.one']);
