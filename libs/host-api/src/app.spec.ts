@@ -350,6 +350,19 @@ describe('admin API', () => {
     expectError(await request(h.app).get('/nothing-here'), 404, 'NOT_FOUND');
   });
 
+  it('tells browsers not to sniff the type of any answer: successes, errors, refusals before authentication', async () => {
+    const h = await harness();
+    const answers = [
+      await authed(h, 'get', '/api/plugins'),
+      await authed(h, 'get', '/api/nothing-here'),
+      await request(h.app).get('/api/plugins'),
+      await request(h.app).get('/nothing-here'),
+      await authed(h, 'put', `/api/plugins/${ID}/settings`).set('Content-Type', 'application/json').send('{"values": '),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 404, 401, 404, expect.any(Number)]);
+    for (const r of answers) expect(r.headers['x-content-type-options']).toBe('nosniff');
+  });
+
   it('publishes an OpenAPI 3.1 document covering every route with its error codes', async () => {
     const h = await harness();
     const doc = (await authed(h, 'get', '/api/openapi.json')).body;

@@ -70,6 +70,11 @@ export function createApp(deps: AppDeps): Express {
   const throttle = deps.authThrottle instanceof AuthThrottle ? deps.authThrottle : new AuthThrottle(deps.authThrottle);
   const app = express();
   app.disable('x-powered-by');
+  // Every answer, errors and refusals included: a browser must never run a JSON answer as another type.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   app.set('etag', false);
 
   const routes: RouteDef<unknown, unknown>[] = [
