@@ -41,9 +41,9 @@ export const QqBotLastEventSchema = z.object({
   type: z.string().nullable().describe('The platform event type (t), e.g. GROUP_AT_MESSAGE_CREATE; null for validation.'),
   platformEventId: z.string().nullable(),
   outcome: z
-    .enum(['validated', 'dispatched', 'unsupported', 'refused'])
+    .enum(['validated', 'dispatched', 'deferred', 'unsupported', 'refused'])
     .describe(
-      'validated: op 13 answered; dispatched: became a message.created event; unsupported: logged and acknowledged; refused: answered with an error.',
+      'validated: op 13 answered; dispatched: became a message.created event; deferred: not taken, the host was at its bound of waiting events ({"op": 12, "d": 1} asks the platform to push it again); unsupported: logged and acknowledged; refused: answered with an error.',
     ),
   eventId: z.string().nullable().describe('The host event id when dispatched.'),
   error: z.string().nullable().describe('The error code when refused.'),
@@ -65,6 +65,10 @@ export const QqBotAccountViewSchema = z.object({
   counters: z.object({
     received: z.number().int(),
     dispatched: z.number().int(),
+    deferred: z
+      .number()
+      .int()
+      .describe('Events not taken because the host was at its bound of waiting events; the platform pushes them again.'),
     refused: z.number().int(),
     unsupported: z.number().int(),
   }),

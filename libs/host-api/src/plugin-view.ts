@@ -10,7 +10,7 @@ import {
 import { findCommandConflicts } from '@host/host-dispatch';
 import type { PluginInstaller } from '@host/host-installer';
 import { relative } from 'node:path';
-import type { PluginDetail, PluginSummary } from '@host/admin-api';
+import type { PluginDetail, PluginQueueView, PluginSummary } from '@host/admin-api';
 
 /** What the plugins routes need to know about HTTP plugins (the HTTP registry implements it). */
 export interface HttpPluginControl {
@@ -25,6 +25,8 @@ export interface ViewDeps {
   runtime: PluginRuntime;
   installer: PluginInstaller;
   http?: HttpPluginControl;
+  /** Each plugin's event queue on this host (the dispatcher's), by pluginId. */
+  queues?: () => ReadonlyMap<string, PluginQueueView>;
 }
 
 function runtimeStatus(deps: ViewDeps, record: PluginRecord): RuntimeStatus | undefined {
@@ -49,6 +51,7 @@ export function summarizeRecord(
   const m = record.manifest;
   const status = runtimeStatus(deps, record);
   const commandConflicts = commandConflictsOf(record, records);
+  const queue = deps.queues?.().get(record.pluginId);
   return {
     pluginId: record.pluginId,
     name: m.name,
@@ -63,6 +66,7 @@ export function summarizeRecord(
     ...(invalid ? { issues: invalid.issues } : {}),
     ...(commandConflicts ? { commandConflicts } : {}),
     ...(status ? { runtime: status } : {}),
+    ...(queue ? { queue } : {}),
     permissions: [...m.permissions],
     commands: m.commands.map((c) => ({
       name: c.name,

@@ -1,4 +1,13 @@
-export { Dispatcher, type DispatcherOptions } from './dispatcher';
+export {
+  Dispatcher,
+  DEFAULT_MAX_WAITING_EVENTS,
+  type Admission,
+  type DispatcherOptions,
+  type PluginQueueStats,
+  type Refusal,
+} from './dispatcher';
+export { type QueueStats } from './plugin-queue';
+export { RefusalLog } from './refusal-log';
 export {
   EventLog,
   type EventLogOptions,

@@ -75,7 +75,7 @@ describe('QQ Bot accounts', () => {
   });
 
   function app(accounts: QqBotAccounts) {
-    const webhook = new QqBotWebhook({ accounts, dispatch: async () => undefined, log: () => undefined });
+    const webhook = new QqBotWebhook({ accounts, accept: () => ({ accepted: true, routed: Promise.resolve() }), log: () => undefined });
     const router = Router();
     router.use(express.json());
     mountRoutes(router, qqbotRoutes({ accounts, webhook }));

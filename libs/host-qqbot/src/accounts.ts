@@ -26,7 +26,7 @@ export class QqBotAccount {
   readonly apiBaseUrl: string;
   readonly tokenUrl: string;
   lastEvent: QqBotLastEvent | null = null;
-  readonly counters = { received: 0, dispatched: 0, refused: 0, unsupported: 0 };
+  readonly counters = { received: 0, dispatched: 0, deferred: 0, refused: 0, unsupported: 0 };
 
   constructor(
     readonly config: QqBotAccountInput,

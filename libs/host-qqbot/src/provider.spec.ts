@@ -87,10 +87,10 @@ describe('QqBotProvider', () => {
       const records: Promise<unknown>[] = [];
       const webhook = new QqBotWebhook({
         accounts,
-        dispatch: (e) => {
+        accept: (e) => {
           const r = dispatcher.dispatch(e).then((rec) => dispatcher.whenCompleted(rec.eventId));
           records.push(r);
-          return r;
+          return { accepted: true, routed: r };
         },
         log: () => undefined,
         ...(windows ? { replyWindows: { c2cMilliseconds: 60_000, channelMilliseconds: 60_000, ...windows } } : {}),
@@ -167,7 +167,7 @@ describe('QqBotProvider', () => {
       let done!: Promise<unknown>;
       const webhook = new QqBotWebhook({
         accounts,
-        dispatch: (e) => (done = dispatcher.dispatch(e).then((r) => dispatcher.whenCompleted(r.eventId))),
+        accept: (e) => ({ accepted: true, routed: (done = dispatcher.dispatch(e).then((r) => dispatcher.whenCompleted(r.eventId))) }),
         log: () => undefined,
       });
       const body = Buffer.from(JSON.stringify(payload));

@@ -32,6 +32,11 @@ export class ReplayGuard {
     return this.seen.size;
   }
 
+  /** Forgets `id`: its event was not taken after all (refused at admission), so the platform's next push of it is no replay. */
+  forget(id: string): void {
+    this.seen.delete(id);
+  }
+
   /** Records `id`; false when it was already seen (a replay). */
   firstTime(id: string): boolean {
     const now = this.now();

@@ -21,7 +21,9 @@ afterEach(async () => {
 });
 afterAll(() => builder.close());
 
-async function setup(o: { dispatch?: (e: MessageEvent) => Promise<unknown>; now?: () => number; maxWebhookBytes?: number } = {}) {
+async function setup(
+  o: { dispatch?: (e: MessageEvent) => Promise<unknown>; refuse?: () => boolean; now?: () => number; maxWebhookBytes?: number } = {},
+) {
   const accounts = new QqBotAccounts();
   opened.push(accounts);
   await accounts.load([ACCOUNT]);
@@ -29,7 +31,10 @@ async function setup(o: { dispatch?: (e: MessageEvent) => Promise<unknown>; now?
   const logs: string[] = [];
   const webhook = new QqBotWebhook({
     accounts,
-    dispatch: o.dispatch ?? (async (e) => void events.push(e)),
+    accept: (e) =>
+      o.refuse?.()
+        ? { accepted: false, reason: 'the host is at its bound of waiting events' }
+        : { accepted: true, routed: (o.dispatch ?? (async (ev: MessageEvent) => void events.push(ev)))(e) },
     log: (level, m) => logs.push(`${level} ${m}`),
     ...(o.now ? { now: o.now } : {}),
   });
@@ -155,6 +160,25 @@ describe('QQ Bot webhook', () => {
     const res = await post(app, body, signed(body));
     expect(res.status).toBe(200);
     expect(dispatched).toBe(1);
+  });
+
+  it('answers {op: 12, d: 1} to an event the host does not take, so the platform pushes it again, and takes that push', async () => {
+    let full = true;
+    const { app, events, accounts } = await setup({ refuse: () => full });
+    const payload = builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' });
+    const body = JSON.stringify(payload);
+    const first = await post(app, body, signed(body));
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ op: 12, d: 1 });
+    expect(events).toHaveLength(0);
+    expect(accounts.get('main')!.counters).toMatchObject({ deferred: 1, dispatched: 0 });
+    expect(accounts.get('main')!.lastEvent).toMatchObject({ outcome: 'deferred', error: 'EVENTS_OVERLOADED', platformEventId: payload.id });
+    // The platform's next push of the same event is no replay: it is taken now.
+    full = false;
+    const again = await post(app, body, signed(body));
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ op: 12 });
+    expect(events).toHaveLength(1);
   });
 
   it('refuses a wrong signature with 401 and a log line, dispatching nothing', async () => {

@@ -7,8 +7,12 @@ import { validationSignature, verifyWebhook } from './signing';
 
 export interface QqBotWebhookOptions {
   accounts: QqBotAccounts;
-  /** Hands a mapped event to the dispatcher; the webhook does not wait for it. */
-  dispatch: (event: MessageEvent) => Promise<unknown>;
+  /**
+   * Offers a mapped event to the dispatcher, which decides at once whether it
+   * takes it (admission) and then routes it; the webhook does not wait for
+   * the routing. A refused event is answered so the platform pushes it again.
+   */
+  accept: (event: MessageEvent) => { accepted: true; routed: Promise<unknown> } | { accepted: false; reason: string };
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Largest timestamp difference to the host clock accepted (default 300 s). */
   timestampToleranceSeconds?: number;
@@ -28,6 +32,13 @@ export interface WebhookAnswer {
 /** The HTTP Callback ACK (op 12), one object for every answer that is one, and its bytes. */
 export const ACK_BODY: { readonly op: 12 } = Object.freeze({ op: 12 });
 export const ACK_TEXT = Buffer.from(JSON.stringify(ACK_BODY));
+/**
+ * The op 12 answer to a dispatch the bot did not take: `d` 1 asks the
+ * platform to push the event again (the platform's Go SDK answers a failed
+ * dispatch so: `GenDispatchACK(false)` in tencent-connect/botgo,
+ * interaction/webhook/webhook.go, "the server will retry").
+ */
+export const RETRY_ACK_BODY: { readonly op: 12; readonly d: 1 } = Object.freeze({ op: 12, d: 1 });
 
 /** `plain_token` of a validation request: the platform's are short alphanumeric strings. */
 const PLAIN_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -45,9 +56,12 @@ const TIMESTAMP = /^\d{1,20}$/;
  *    event_ts + plain_token, and an unrestricted token would let anyone obtain
  *    a valid webhook signature (timestamp + a JSON body) for a forged event.
  * 3. op 0: a repeated event id is refused (409); a message event becomes a
- *    `message.created` event, handed to the dispatcher without waiting, and
- *    the platform gets `{op: 12}` at once, whatever plugins do; other event
- *    types are logged as unsupported and acknowledged the same way.
+ *    `message.created` event, offered to the dispatcher: taken, it is routed
+ *    without waiting and the platform gets `{op: 12}` at once, whatever
+ *    plugins do; refused at admission (the host's backlog is full), the
+ *    platform gets `{op: 12, d: 1}` and pushes it again later, and the id is
+ *    forgotten so that push is no replay. Other event types are logged as
+ *    unsupported and acknowledged with `{op: 12}`.
  */
 export class QqBotWebhook {
   private readonly now: () => number;
@@ -115,7 +129,8 @@ export class QqBotWebhook {
       return { status: 200, body: ACK_BODY };
     }
     // Ed25519 signatures are deterministic: without an event id, the signature names the request.
-    if (!account.replays.firstTime(platformEventId ?? `sig:${signature!.toLowerCase()}`)) {
+    const replayKey = platformEventId ?? `sig:${signature!.toLowerCase()}`;
+    if (!account.replays.firstTime(replayKey)) {
       throw this.refuse(account, remote, 'QQBOT_EVENT_REPLAYED', `event ${platformEventId ?? '(no id)'} was already received`, {
         op: 0,
         type,
@@ -135,10 +150,18 @@ export class QqBotWebhook {
       return { status: 200, body: ACK_BODY };
     }
     const event = mapped.event;
+    const taken = this.o.accept(event);
+    if (!taken.accepted) {
+      // Not taken, so not seen: the platform's next push of this event is dispatched.
+      account.replays.forget(replayKey);
+      account.counters.deferred++;
+      this.note(account, { op: 0, type, platformEventId, outcome: 'deferred', eventId: null, error: 'EVENTS_OVERLOADED' });
+      return { status: 200, body: RETRY_ACK_BODY };
+    }
     account.counters.dispatched++;
     this.note(account, { op: 0, type, platformEventId, outcome: 'dispatched', eventId: event.eventId, error: null });
     // The platform waits at most 3 s for the answer: routing and plugins run behind it.
-    this.o.dispatch(event).catch((e: unknown) => {
+    taken.routed.catch((e: unknown) => {
       this.o.log(
         'error',
         `qqbot ${account.id}: event ${event.eventId} could not be dispatched: ${e instanceof Error ? e.message : String(e)}`,
