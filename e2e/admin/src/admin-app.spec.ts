@@ -80,6 +80,14 @@ beforeAll(async () => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: host.url });
   page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  // A violation the page's own code catches (an eval probe in a try) logs no error of its own: report every one.
+  await page.exposeFunction('reportCspViolation', (text: string) => pageErrors.push(text));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      const report = (window as unknown as { reportCspViolation: (t: string) => void }).reportCspViolation;
+      void report(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline code'} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+  });
   // The app itself must live within its Content-Security-Policy (no inline script or style it would need).
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
