@@ -26,7 +26,7 @@ import { QqBotAccounts, QqBotProvider, QqBotWebhook, qqbotRoutes } from '@host/h
 import type { QqBotAccountInput } from '@host/admin-api';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
-import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings } from '@host/host-runtime';
+import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings, type StdioRuntimeOptions } from '@host/host-runtime';
 import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
 import { Cluster } from './cluster';
 
@@ -50,6 +50,8 @@ export interface HostOptions {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Test seam: shorter restart delays and deadlines. */
   runtimeTimings?: Partial<RuntimeTimings>;
+  /** How stdio plugins are isolated (probed at start, HOST_PLUGIN_ISOLATION); without it they run as the host's user. */
+  isolation?: StdioRuntimeOptions['isolation'];
   /** Test seam: shorter lease renewal and expiry (several hosts on one PostgreSQL server). */
   leaseTimings?: { renewMilliseconds?: number; ttlMilliseconds?: number };
   /** Address policy and delivery options of HTTP plugins. */
@@ -147,6 +149,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     settings: settingsForInitialize(store, settings),
     hostVersion: o.version,
     timings: o.runtimeTimings,
+    ...(o.isolation ? { isolation: o.isolation } : {}),
     ...(cluster ? { onStatusChange: (id, status) => cluster.statusChanged(id, status) } : {}),
   });
   if (cluster) cluster.attach(runtime);

@@ -26,10 +26,22 @@ describe('parseConfig', () => {
         port: 9100,
         dataDir: '/var/host',
         maxUploadBytes: 1048576,
+        maxWaitingEvents: 10000,
         adminTokenFile: '/run/secrets/host-admin-token',
         resetAdminToken: true,
         store: 'sql',
       },
+    });
+  });
+
+  it('takes the bound of waiting events, refusing one below 1', () => {
+    expect(parseConfig(['--max-waiting-events', '500'], {})).toEqual({
+      ok: true,
+      config: expect.objectContaining({ maxWaitingEvents: 500 }),
+    });
+    expect(parseConfig([], { HOST_MAX_WAITING_EVENTS: '0' })).toEqual({
+      ok: false,
+      errors: [expect.stringMatching(/^HOST_MAX_WAITING_EVENTS must be at least 1/)],
     });
   });
 
@@ -58,7 +70,7 @@ describe('parseConfig', () => {
         '--data-dir needs a value',
         expect.stringMatching(/^--port must be a number \(got "eighty"\)$/),
         expect.stringMatching(/^HOST_MAX_UPLOAD_BYTES must be at least 1024 bytes/),
-        expect.stringMatching(/^HOST_ADMIN_TOKEN is not accepted: .* set HOST_ADMIN_TOKEN_FILE or --admin-token-file/),
+        expect.stringMatching(/^HOST_ADMIN_TOKEN is not accepted: .* set HOST_ADMIN_TOKEN_FILE instead/),
       ]),
     );
     expect(errors.join('\n')).not.toContain('short');

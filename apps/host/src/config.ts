@@ -1,10 +1,20 @@
 import { DEFAULT_MAX_UPLOAD_BYTES, MIN_ADMIN_TOKEN_LENGTH } from '@host/host-api';
+import { DEFAULT_MAX_WAITING_EVENTS } from '@host/host-dispatch';
 import { classifyAddress, type AddressPolicy } from '@host/host-http';
 import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_STORE, STORE_KINDS } from './stores';
+import { DEFAULT_ISOLATION, DEFAULT_PLUGIN_LIMITS, DEFAULT_UID_RANGE, parseUidRange, type IsolationSettings } from '@host/host-runtime';
+
+function wholeNumber(min: number, max: number) {
+  return z.coerce
+    .number({ message: 'must be a number' })
+    .int({ message: 'must be a whole number' })
+    .min(min, { message: `must be from ${min} to ${max} (0: unlimited)` })
+    .max(max, { message: `must be from ${min} to ${max} (0: unlimited)` });
+}
 
 /** Embedded defaults: a first start needs no configuration at all. */
 export const DEFAULT_CONFIG = {
@@ -12,7 +22,15 @@ export const DEFAULT_CONFIG = {
   port: 8080,
   dataDir: './data',
   maxUploadBytes: DEFAULT_MAX_UPLOAD_BYTES,
+  maxWaitingEvents: DEFAULT_MAX_WAITING_EVENTS,
   store: DEFAULT_STORE,
+  pluginIsolation: DEFAULT_ISOLATION.request,
+  pluginUidRange: `${DEFAULT_UID_RANGE.first}-${DEFAULT_UID_RANGE.last}`,
+  pluginNetwork: DEFAULT_ISOLATION.network,
+  pluginMemoryMb: DEFAULT_PLUGIN_LIMITS.memoryBytes / 1024 / 1024,
+  pluginMaxProcesses: DEFAULT_PLUGIN_LIMITS.processes,
+  pluginMaxOpenFiles: DEFAULT_PLUGIN_LIMITS.openFiles,
+  pluginCpuSeconds: DEFAULT_PLUGIN_LIMITS.cpuSeconds,
 } as const;
 
 export const HostConfigSchema = z.object({
@@ -32,6 +50,11 @@ export const HostConfigSchema = z.object({
     .int({ message: 'must be a whole number of bytes' })
     .min(1024, { message: 'must be at least 1024 bytes' })
     .max(2 * 1024 * 1024 * 1024, { message: 'must be at most 2 GiB' }),
+  maxWaitingEvents: z.coerce
+    .number({ message: 'must be a number of events' })
+    .int({ message: 'must be a whole number of events' })
+    .min(1, { message: 'must be at least 1' })
+    .max(10_000_000, { message: 'must be at most 10000000' }),
   httpAllowLoopback: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
   httpAllowPrivate: z.enum(['true', 'false'], { message: 'must be "true" or "false"' }).optional(),
   resetAdminToken: z.boolean(),
@@ -56,6 +79,17 @@ export const HostConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, dots, dashes or underscores' })
     .optional(),
+  pluginIsolation: z.enum(['auto', 'sandbox', 'own-user', 'same-user'], {
+    message: 'must be "auto", "sandbox", "own-user" or "same-user"',
+  }),
+  pluginUidRange: z.string().refine((v) => parseUidRange(v) !== undefined, {
+    message: 'must be two uids FIRST-LAST, from 1000 up, the first not above the last, e.g. 200000-265535',
+  }),
+  pluginNetwork: z.enum(['none', 'loopback', 'any'], { message: 'must be "none", "loopback" or "any"' }),
+  pluginMemoryMb: wholeNumber(0, 1024 * 1024),
+  pluginMaxProcesses: wholeNumber(0, 1_000_000),
+  pluginMaxOpenFiles: wholeNumber(0, 1_048_576),
+  pluginCpuSeconds: wholeNumber(0, 100_000_000),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -64,8 +98,9 @@ const SOURCES = {
   bind: { env: 'HOST_BIND', flag: '--bind' },
   port: { env: 'HOST_PORT', flag: '--port' },
   dataDir: { env: 'HOST_DATA_DIR', flag: '--data-dir' },
-  adminTokenFile: { env: 'HOST_ADMIN_TOKEN_FILE', flag: '--admin-token-file' },
+  adminTokenFile: { env: 'HOST_ADMIN_TOKEN_FILE', flag: undefined },
   maxUploadBytes: { env: 'HOST_MAX_UPLOAD_BYTES', flag: '--max-upload-bytes' },
+  maxWaitingEvents: { env: 'HOST_MAX_WAITING_EVENTS', flag: '--max-waiting-events' },
   store: { env: 'HOST_STORE', flag: '--store' },
   databaseUrl: { env: 'HOST_DATABASE_URL', flag: '--database-url' },
   databasePasswordFile: { env: 'HOST_DATABASE_PASSWORD_FILE', flag: '--database-password-file' },
@@ -75,7 +110,34 @@ const SOURCES = {
   httpAllowPrivate: { env: 'HOST_HTTP_ALLOW_PRIVATE', flag: '--http-allow-private' },
   qqbotAccountsFile: { env: 'HOST_QQBOT_ACCOUNTS_FILE', flag: '--qqbot-accounts-file' },
   publicUrl: { env: 'HOST_PUBLIC_URL', flag: '--public-url' },
+  pluginIsolation: { env: 'HOST_PLUGIN_ISOLATION', flag: '--plugin-isolation' },
+  pluginUidRange: { env: 'HOST_PLUGIN_UID_RANGE', flag: '--plugin-uid-range' },
+  pluginNetwork: { env: 'HOST_PLUGIN_NETWORK', flag: '--plugin-network' },
+  pluginMemoryMb: { env: 'HOST_PLUGIN_MEMORY_MB', flag: '--plugin-memory-mb' },
+  pluginMaxProcesses: { env: 'HOST_PLUGIN_MAX_PROCESSES', flag: '--plugin-max-processes' },
+  pluginMaxOpenFiles: { env: 'HOST_PLUGIN_MAX_OPEN_FILES', flag: '--plugin-max-open-files' },
+  pluginCpuSeconds: { env: 'HOST_PLUGIN_CPU_SECONDS', flag: '--plugin-cpu-seconds' },
 } as const;
+
+/** The isolation of stdio plugins the configuration asks for (docs/operator/security.md, "Isolation modes"). */
+export function isolationOf(config: HostConfig): IsolationSettings {
+  return {
+    request: config.pluginIsolation,
+    uidRange: parseUidRange(config.pluginUidRange)!,
+    network: config.pluginNetwork,
+    limits: {
+      memoryBytes: config.pluginMemoryMb * 1024 * 1024,
+      processes: config.pluginMaxProcesses,
+      openFiles: config.pluginMaxOpenFiles,
+      cpuSeconds: config.pluginCpuSeconds,
+    },
+  };
+}
+
+/** A command line is readable by every process of the machine (/proc/<pid>/cmdline), plugins included. */
+export const ADMIN_TOKEN_FLAG_REFUSED =
+  "--admin-token-file is not accepted: every process on the machine, plugins included, can read the host's command line and so learn where the token is. " +
+  'Set HOST_ADMIN_TOKEN_FILE in the environment instead (see docs/operator/security.md).';
 
 export const USAGE = `Usage: host [options]
 
@@ -84,6 +146,8 @@ Options (each also set by an environment variable; flags win):
   --port <port>               HOST_PORT              port, 0 for any free one (default ${DEFAULT_CONFIG.port})
   --data-dir <dir>            HOST_DATA_DIR          data directory (default ${DEFAULT_CONFIG.dataDir})
   --max-upload-bytes <n>      HOST_MAX_UPLOAD_BYTES  largest plugin upload (default ${DEFAULT_CONFIG.maxUploadBytes}, ${DEFAULT_CONFIG.maxUploadBytes / 1024 / 1024} MiB)
+  --max-waiting-events <n>    HOST_MAX_WAITING_EVENTS  deliveries that may wait for plugins host-wide before new events are
+                              refused before they are accepted (default ${DEFAULT_CONFIG.maxWaitingEvents})
   --store <kind>              HOST_STORE             where the registry, settings, pending updates and the event log live: sql (default,
                               a database: embedded in the data directory, or the PostgreSQL server of --database-url)
                               or file (files in the data directory); see docs/operator/storage.md
@@ -92,7 +156,7 @@ Options (each also set by an environment variable; flags win):
   --key-file <file>           HOST_KEY_FILE          key sealing secrets in the sql store (default <data>/state/host.key, made on
                               first start); every host sharing a database needs the same one
   --replica-name <name>       HOST_REPLICA_NAME      this host's name among those sharing a database (default: its host name)
-  --admin-token-file <file>   HOST_ADMIN_TOKEN_FILE  file holding the admin token (default: generated on first start, printed once)
+  (environment only)           HOST_ADMIN_TOKEN_FILE  file holding the admin token (default: generated on first start, printed once)
   --http-allow-loopback <b>   HOST_HTTP_ALLOW_LOOPBACK  whether HTTP plugins may be on loopback addresses: true or false
                               (default true when --bind is a loopback address, false otherwise)
   --http-allow-private <b>    HOST_HTTP_ALLOW_PRIVATE   whether HTTP plugins may be on private addresses (10/8, 172.16/12,
@@ -101,6 +165,14 @@ Options (each also set by an environment variable; flags win):
                               docs/operator/qqbot.md); accounts can also be added with POST /api/qqbot/accounts
   --public-url <url>          HOST_PUBLIC_URL        the address the QQ Bot platform reaches this host at, for the webhook
                               URLs the admin API shows (default: the address of each admin request)
+  --plugin-isolation <mode>   HOST_PLUGIN_ISOLATION  how stdio plugins run: auto (default: the strongest this machine
+                              allows), sandbox, own-user or same-user; see docs/operator/security.md
+  --plugin-uid-range <a-b>    HOST_PLUGIN_UID_RANGE  uids given to plugins, one each (default ${DEFAULT_CONFIG.pluginUidRange})
+  --plugin-network <access>   HOST_PLUGIN_NETWORK    the most network a sandboxed plugin may get: none, loopback or any (default any)
+  --plugin-memory-mb <n>      HOST_PLUGIN_MEMORY_MB  memory per plugin (default ${DEFAULT_CONFIG.pluginMemoryMb}; 0: unlimited)
+  --plugin-max-processes <n>  HOST_PLUGIN_MAX_PROCESSES  processes and threads per plugin (default ${DEFAULT_CONFIG.pluginMaxProcesses}; 0: unlimited)
+  --plugin-max-open-files <n> HOST_PLUGIN_MAX_OPEN_FILES  open files per plugin process (default ${DEFAULT_CONFIG.pluginMaxOpenFiles}; 0: unlimited)
+  --plugin-cpu-seconds <n>    HOST_PLUGIN_CPU_SECONDS  CPU time per plugin process (default 0: unlimited)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
 `;
@@ -111,7 +183,7 @@ Options (each also set by an environment variable; flags win):
  */
 export const ADMIN_TOKEN_ENV_REFUSED =
   "HOST_ADMIN_TOKEN is not accepted: any process running as the host's user, plugins included, can read the host's environment. " +
-  "Write the token to a file only the host's user can read and set HOST_ADMIN_TOKEN_FILE or --admin-token-file instead, then unset HOST_ADMIN_TOKEN (see docs/operator/security.md).";
+  "Write the token to a file only the host's user can read and set HOST_ADMIN_TOKEN_FILE instead, then unset HOST_ADMIN_TOKEN (see docs/operator/security.md).";
 
 /**
  * Which addresses the host calls HTTP plugins at. Loopback and private ranges
@@ -140,6 +212,7 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
   const origin: Record<string, string> = {};
   const errors: string[] = [];
   if (env['HOST_ADMIN_TOKEN'] !== undefined && env['HOST_ADMIN_TOKEN'] !== '') errors.push(ADMIN_TOKEN_ENV_REFUSED);
+  if (argv.some((a) => a === '--admin-token-file' || a.startsWith('--admin-token-file='))) errors.push(ADMIN_TOKEN_FLAG_REFUSED);
   for (const [key, src] of Object.entries(SOURCES)) {
     const v = env[src.env];
     if (v !== undefined && v !== '') {

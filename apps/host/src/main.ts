@@ -7,7 +7,9 @@ import { dirname, join, resolve } from 'node:path';
 import type { QqBotAccountInput } from '@host/admin-api';
 import { readAccountsFile } from '@host/host-qqbot';
 import { composeHost } from './compose';
-import { addressPolicyOf, parseConfig, readAdminTokenFile, USAGE } from './config';
+import { addressPolicyOf, isolationOf, parseConfig, readAdminTokenFile, USAGE } from './config';
+import { protectHostSecrets } from './host-secrets';
+import { describeSupport, probeIsolation, strongestMode } from '@host/host-runtime';
 import { createHostServer } from './http-server';
 import packageJson from '../package.json';
 
@@ -64,8 +66,19 @@ async function main(): Promise<void> {
       process.exit(2);
     }
   }
+  // Whatever the host writes from here on is its own: plugins running as other users read only what is given to them.
+  process.umask(0o077);
   const paths = hostPaths(resolve(config.dataDir));
+  const isolationSettings = isolationOf(config);
+  const isolationSupport = probeIsolation(isolationSettings);
+  const chosenMode = isolationSettings.request === 'auto' ? strongestMode(isolationSupport) : isolationSettings.request;
+  for (const line of describeSupport(isolationSupport, chosenMode)) log(chosenMode === 'sandbox' ? 'info' : 'warn', line);
   const releaseLock = await acquireDataDirLock(paths.stateDir);
+  protectHostSecrets(
+    paths.stateDir,
+    [config.keyFile, config.adminTokenFile].flatMap((f) => (f === undefined ? [] : [resolve(f)])),
+    log,
+  );
   const host = await composeHost({
     paths,
     store: config.store,
@@ -78,11 +91,13 @@ async function main(): Promise<void> {
     adminToken,
     resetAdminToken: config.resetAdminToken,
     maxUploadBytes: config.maxUploadBytes,
+    maxWaitingEvents: config.maxWaitingEvents,
     // The admin app's build (dist/apps/admin) beside the host's (dist/apps/host/main.cjs).
     adminAppDir: resolve(__dirname, '../admin'),
     http: { policy: addressPolicyOf(config) },
     qqbot: { accounts: qqbotAccounts, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}) },
     version: packageJson.version,
+    isolation: { support: isolationSupport, settings: isolationSettings },
     log,
   });
   const report = host.recovery;

@@ -1,4 +1,12 @@
-import type { AdminSessionStore, EventLogStore, HostPaths, PendingUpdateStore, RegistryStore, SettingsStore } from '@host/host-core';
+import type {
+  AdminSessionStore,
+  EventLogStore,
+  HostPaths,
+  PendingUpdateStore,
+  RegistryStore,
+  SettingsStore,
+  StoreAvailability,
+} from '@host/host-core';
 import {
   FileEventLogStore,
   FilePendingUpdateStore,
@@ -44,6 +52,8 @@ export interface HostStores {
   cluster?: { replica: string; leases: SqlLeases; queue: SqlDeliveryQueue };
   /** What this start imported from the file store's files (SQL store, first start on an existing data directory). */
   imported?: FileImportSummary;
+  /** Whether the store's database server answers (a PostgreSQL server only; the others are never away). */
+  availability?: StoreAvailability;
   /** Changes any host sharing the store makes (SQL store); answers the function that stops watching. */
   watch?(onChange: (change: StoreChange) => void): Promise<() => Promise<void>>;
   /** Waits for pending writes and closes what needs closing. */
@@ -111,6 +121,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
           ? { cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue } }
           : {}),
         imported: stores.imported,
+        ...(stores.availability ? { availability: stores.availability } : {}),
         watch: stores.watch,
         close: stores.close,
       };

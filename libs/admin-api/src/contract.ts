@@ -58,6 +58,11 @@ export const AUTH_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'SESSION_EXPIR
  * another site.
  */
 export const SESSION_WRITE_ERRORS: readonly ErrorCode[] = ['CSRF_TOKEN_INVALID', 'ORIGIN_REFUSED'];
+/**
+ * What every route behind the admin token answers while the host's database
+ * server cannot be reached (checking the session already needs it).
+ */
+export const STORE_ERRORS: readonly ErrorCode[] = ['STORE_UNAVAILABLE'];
 
 /** What a route that reads a JSON body answers for one nested too deep or too wide (checked before parsing). */
 export const JSON_BODY_ERRORS: readonly ErrorCode[] = ['REQUEST_JSON_TOO_COMPLEX'];
@@ -79,6 +84,7 @@ export function declaredErrorCodes(
     ...contract.errors,
     // Every JSON body is checked before it is parsed, and behind the admin token every request may carry one.
     ...(guarded || contract.body ? JSON_BODY_ERRORS : []),
+    ...(guarded ? STORE_ERRORS : []),
     'INTERNAL',
   ];
   return [...new Set(codes)];

@@ -29,6 +29,20 @@ export const RuntimeStatusSchema = z.object({
   lastExitAt: z.string().optional(),
   lastExitCode: z.number().int().nullable().optional(),
   lastExitSignal: z.string().nullable().optional(),
+  lastExitLimit: z
+    .enum(['memory', 'cpu'])
+    .optional()
+    .describe('The resource limit that ended the last process: over its memory limit (killed by the kernel) or out of CPU time.'),
+  isolation: z
+    .object({
+      mode: z.enum(['same-user', 'own-user', 'sandbox']).describe("The host's user, a user of its own, or its own user in a sandbox."),
+      uid: z.number().int().optional().describe('The uid it runs as (own-user and sandbox).'),
+      network: z.enum(['none', 'loopback', 'any']).describe('The network it can reach, as enforced.'),
+      limits: z.enum(['cgroup-v2', 'cgroup-v1', 'rlimit', 'none']).describe('How its memory, process, file and CPU limits are enforced.'),
+      summary: z.string().describe('One line for people, as in the plugin log.'),
+    })
+    .optional()
+    .describe('How the running stdio process is isolated (docs/operator/security.md, "Isolation modes").'),
   crashCount: z.number().int(),
   nextRestartAt: z.string().optional(),
   lastError: z.string().optional(),

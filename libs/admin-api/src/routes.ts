@@ -31,6 +31,7 @@ import {
   LogStreamQuerySchema,
   PluginListResponseSchema,
   PluginResponseSchema,
+  ReadyResponseSchema,
   SettingsPutBodySchema,
   SettingsResponseSchema,
   SettingsPutResponseSchema,
@@ -138,6 +139,17 @@ export const ADMIN_ROUTES = {
     tags: ['host'],
     responses: { 200: { description: 'The host is up.', schema: HealthResponseSchema } },
     errors: [],
+  }),
+  ready: defineContract({
+    method: 'get',
+    path: '/ready',
+    summary: 'Readiness of the host: whether it can take requests and events now',
+    description:
+      'Apart from liveness (GET /api/health, which answers while the process runs): 503 STORE_UNAVAILABLE while the database server of HOST_DATABASE_URL cannot be reached, 200 once it answers again. Load balancers and orchestrators route traffic by this one.',
+    auth: false,
+    tags: ['host'],
+    responses: { 200: { description: 'The host can use its store.', schema: ReadyResponseSchema } },
+    errors: ['STORE_UNAVAILABLE'],
   }),
   openapi: defineContract({
     method: 'get',
@@ -404,7 +416,7 @@ export const ADMIN_ROUTES = {
     tags: ['console'],
     body: ConsoleMessageRequestSchema,
     responses: { 200: { description: 'Deliveries and rendered outbound messages.', schema: ConsoleMessageResponseSchema } },
-    errors: ['BAD_REQUEST'],
+    errors: ['BAD_REQUEST', 'STORE_UNAVAILABLE'],
   }),
   consoleEvents: defineContract({
     method: 'get',

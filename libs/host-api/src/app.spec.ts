@@ -13,6 +13,7 @@ import { ensureAdminToken } from './auth';
 import {
   ErrorBodySchema,
   HealthResponseSchema,
+  ReadyResponseSchema,
   InstallResponseSchema,
   PluginListResponseSchema,
   PluginResponseSchema,
@@ -91,6 +92,13 @@ describe('admin API', () => {
     const res = await request(h.app).get('/api/health');
     expect(res.status).toBe(200);
     expect(HealthResponseSchema.parse(res.body)).toMatchObject({ status: 'ok', version: '1.2.3' });
+  });
+
+  it('answers readiness without a token, apart from health: ready, with a store that has no server to lose', async () => {
+    const h = await harness();
+    const res = await request(h.app).get('/api/ready');
+    expect(res.status).toBe(200);
+    expect(ReadyResponseSchema.parse(res.body)).toEqual({ status: 'ready', store: 'local' });
   });
 
   it('states in health the protocol and SDK versions of the one version source', async () => {
@@ -373,6 +381,7 @@ describe('admin API', () => {
     expect(ops.sort()).toEqual(
       [
         'GET /api/health',
+        'GET /api/ready',
         'GET /api/openapi.json',
         'GET /api/plugins',
         'GET /api/plugins/{pluginId}',
@@ -404,6 +413,11 @@ describe('admin API', () => {
     expect(uploadOp.responses['409'].content['application/json'].schema['x-error-codes']).toContain('UPDATE_CONFIRMATION_REQUIRED');
     expect(uploadOp.responses['413'].content['application/json'].schema['x-error-codes']).toEqual(['INSTALL_UPLOAD_TOO_LARGE']);
     expect(doc.paths['/api/health'].get.security).toEqual([]);
+    expect(doc.paths['/api/ready'].get.security).toEqual([]);
+    expect(doc.paths['/api/ready'].get.responses['503'].content['application/json'].schema['x-error-codes']).toEqual(['STORE_UNAVAILABLE']);
+    expect(doc.paths['/api/plugins'].get.responses['503'].content['application/json'].schema['x-error-codes']).toContain(
+      'STORE_UNAVAILABLE',
+    );
     expect(doc.paths['/api/session'].post.security).toEqual([]);
     expect(doc.paths['/api/plugins'].get.security).toEqual([{ adminToken: [] }, { adminSession: [] }]);
     expect(doc.paths['/api/plugins/{pluginId}/start'].post.responses['403'].content['application/json'].schema['x-error-codes']).toEqual([

@@ -1,5 +1,14 @@
-import { ADMIN_ROUTES, type HealthResponse } from '@host/admin-api';
-import type { HostPaths, PluginLock, PluginLogStore, PluginRuntime, RegistryStore, SettingsStore } from '@host/host-core';
+import { ADMIN_ROUTES, type HealthResponse, type ReadyResponse } from '@host/admin-api';
+import {
+  storeUnavailable,
+  type HostPaths,
+  type PluginLock,
+  type PluginLogStore,
+  type PluginRuntime,
+  type RegistryStore,
+  type SettingsStore,
+  type StoreAvailability,
+} from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
 import { PROTOCOL_VERSION, RELEASE_VERSIONS } from '@host/protocol';
 import express, { Router, type Express, type RequestHandler } from 'express';
@@ -29,6 +38,8 @@ export interface AppDeps {
   locks?: PluginLock;
   /** The stdio runtime (tests without one pass `createUnavailableRuntime()` of `@host/host-installer/testing`). */
   runtime: PluginRuntime;
+  /** The store's database server, when it has one: GET /api/ready asks it (the files and the embedded database are never away). */
+  storeAvailability?: StoreAvailability;
   /** SHA-256 (hex) of the admin token; see `ensureAdminToken`. */
   adminTokenHash: string;
   logs?: PluginLogStore;
@@ -89,6 +100,12 @@ export function createApp(deps: AppDeps): Express {
         uptimeSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
       };
       return { body };
+    }),
+    implementRoute(ADMIN_ROUTES.ready, async () => {
+      if (!deps.storeAvailability) return { body: { status: 'ready', store: 'local' } satisfies ReadyResponse };
+      const state = await deps.storeAvailability.check();
+      if (!state.reachable) throw storeUnavailable(state);
+      return { body: { status: 'ready', store: 'ok' } satisfies ReadyResponse };
     }),
     ...sessionRoutes({ sessions, adminTokenHash: deps.adminTokenHash, throttle }),
     ...packageRoutes({ ...deps, maxUploadBytes }),

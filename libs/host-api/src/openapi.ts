@@ -93,7 +93,7 @@ export function buildOpenApiDocument(
       title: 'Plugin host admin API',
       version: info.version,
       description:
-        'Administration of protocol v2 plugins. Every route except GET /api/health and POST /api/session requires "Authorization: Bearer <admin token>", or the session cookie of the admin app (POST /api/session) with the X-CSRF-Token header on requests that change something. Errors are {"error": {"code", "message", "details"}}; details is an object, and a request that fails validation lists each problem in details.issues as {code, path, message}.',
+        'Administration of protocol v2 plugins. Every route except GET /api/health, GET /api/ready and POST /api/session requires "Authorization: Bearer <admin token>", or the session cookie of the admin app (POST /api/session) with the X-CSRF-Token header on requests that change something. Errors are {"error": {"code", "message", "details"}}; details is an object, and a request that fails validation lists each problem in details.issues as {code, path, message}.',
     },
     servers: [{ url: '/' }],
     components: {

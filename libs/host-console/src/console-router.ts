@@ -6,7 +6,17 @@ import {
   type EventListResponse,
   type RouteContract,
 } from '@host/admin-api';
-import { errorHandler, implementRoute, invalidRequest, jsonBody, mountRoutes, type RouteDef, type RouteHandler } from '@host/host-core';
+import {
+  errorHandler,
+  implementRoute,
+  invalidRequest,
+  jsonBody,
+  mountRoutes,
+  requireStore,
+  type RouteDef,
+  type RouteHandler,
+  type StoreAvailability,
+} from '@host/host-core';
 import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
 import { EVENT_JSON_SHAPE_LIMITS } from '@host/protocol';
 import { Router, type RequestHandler } from 'express';
@@ -22,6 +32,8 @@ export interface ConsoleRouterOptions {
   heartbeatMilliseconds?: number;
   /** Bytes an SSE client may leave unread before it is disconnected (default: DEFAULT_SSE_MAX_BUFFERED_BYTES). */
   maxStreamBufferedBytes?: number;
+  /** The store's database: while it cannot be reached, a message is refused (STORE_UNAVAILABLE) instead of taken unrecorded. */
+  store?: StoreAvailability;
 }
 
 // The request and response shapes are part of the admin API's contract.
@@ -75,6 +87,7 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
           { code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` },
         ]);
       }
+      await requireStore(o.store);
       const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
       if (record.completedAt === null) {
         let timer: NodeJS.Timeout | undefined;

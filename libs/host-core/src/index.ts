@@ -6,6 +6,7 @@ export * from './endpoint';
 export * from './runtime';
 export * from './serial-queue';
 export * from './backoff';
+export * from './store-availability';
 export * from './keyed-lock';
 export * from './settings-store';
 export * from './pending-update-store';

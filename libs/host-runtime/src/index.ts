@@ -1,4 +1,4 @@
-export { StdioPluginRuntime, type StdioRuntimeOptions } from './stdio-runtime';
+export { StdioPluginRuntime, RUNTIME_FOLDER, type StdioRuntimeOptions } from './stdio-runtime';
 export { Supervisor } from './supervisor';
 export { DEFAULT_TIMINGS, restartDelay, type RuntimeTimings } from './timings';
 export { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
@@ -16,3 +16,18 @@ export { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningPr
 export { StartError, type ExitInfo } from './process/plugin-process';
 export { initializeParams, checkInitializeResult } from './process/handshake';
 export { createPluginRequestHandler, type PluginRequestContext } from './connection/plugin-requests';
+export { IsolatingProcessRunner } from './isolation/isolating-runner';
+export { probeIsolation, strongestMode, describeSupport, type IsolationSupport } from './isolation/probe';
+export { PluginUids, PLUGIN_UIDS_FILE } from './isolation/plugin-uids';
+export {
+  DEFAULT_ISOLATION,
+  DEFAULT_PLUGIN_LIMITS,
+  DEFAULT_UID_RANGE,
+  parseUidRange,
+  type IsolationMode,
+  type IsolationRequest,
+  type IsolationSettings,
+  type IsolationStatus,
+  type PluginResourceLimits,
+  type UidRange,
+} from './isolation/settings';

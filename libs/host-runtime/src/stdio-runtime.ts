@@ -16,9 +16,14 @@ import { LocalProcessRunner, type ProcessRunner } from './process/runner';
 import { BootGuard } from './boot-guard';
 import { FailureMemory } from './failure-memory';
 import { ModuleContainment } from './process/module-containment';
+import { IsolatingProcessRunner } from './isolation/isolating-runner';
+import type { IsolationSupport } from './isolation/probe';
+import type { IsolationSettings } from './isolation/settings';
 
 /** Where the leaders of running plugin process groups are written down (see ProcessGroups). */
 export const PLUGIN_PROCESSES_FILE = 'plugin-processes.json';
+/** The folder of the data directory with what every plugin's user may read (the Node preload). */
+export const RUNTIME_FOLDER = 'runtime';
 import { DEFAULT_LIMITS, type RuntimeLimits } from './limits';
 import { Supervisor } from './supervisor';
 import { DEFAULT_TIMINGS, type RuntimeTimings } from './timings';
@@ -38,6 +43,11 @@ export interface StdioRuntimeOptions {
   hostVersion?: string;
   /** Starts plugin processes; by default each in a local process group that dies with the host. */
   runner?: ProcessRunner;
+  /**
+   * Isolates each plugin as the machine allows (own user, sandbox, limits;
+   * see IsolatingProcessRunner); without it plugins run as the host's user.
+   */
+  isolation?: { support: IsolationSupport; settings: IsolationSettings };
   /** The environment the allow-list is taken from; the host's own by default. */
   hostEnv?: NodeJS.ProcessEnv;
   /**
@@ -74,8 +84,12 @@ export class StdioPluginRuntime implements PluginRuntime {
       limit: this.limits.hostDeathsBeforeHoldBack,
       settleMilliseconds: this.timings.crashWindowMilliseconds,
     });
-    this.runner = o.runner ?? new LocalProcessRunner(this.groups);
-    this.containment = o.containModules === false ? null : new ModuleContainment(o.paths.stateDir);
+    this.runner =
+      o.runner ??
+      (o.isolation
+        ? new IsolatingProcessRunner(this.groups, o.isolation.support, o.isolation.settings, o.paths.stateDir)
+        : new LocalProcessRunner(this.groups));
+    this.containment = o.containModules === false ? null : new ModuleContainment(join(o.paths.dataDir, RUNTIME_FOLDER));
   }
 
   async start(pluginId: string): Promise<RuntimeStatus> {

@@ -54,6 +54,8 @@ export class Supervisor implements PluginEndpoint {
   private crashTimes: number[] = [];
   private crashCount = 0;
   private lastExit: ExitInfo | null = null;
+  /** The resource limit that ended the last process, if one did. */
+  private lastExitLimit: 'memory' | 'cpu' | undefined;
   private lastError: string | undefined;
   private nextRestartAt: number | undefined;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -112,6 +114,8 @@ export class Supervisor implements PluginEndpoint {
       ...(this.stateReason ? { stateReason: this.stateReason } : {}),
       ...(running && this.proc?.pid !== undefined ? { pid: this.proc.pid, startedAt: this.proc.startedAt } : {}),
       ...(this.lastExit ? { lastExitAt: this.lastExit.at, lastExitCode: this.lastExit.code, lastExitSignal: this.lastExit.signal } : {}),
+      ...(this.lastExitLimit ? { lastExitLimit: this.lastExitLimit } : {}),
+      ...(this.proc?.isolation ? { isolation: this.proc.isolation } : {}),
       crashCount: this.crashCount,
       ...(this.nextRestartAt !== undefined ? { nextRestartAt: new Date(this.nextRestartAt).toISOString() } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
@@ -146,6 +150,11 @@ export class Supervisor implements PluginEndpoint {
 
   isAvailable(): boolean {
     return this.state === 'running' && this.proc !== null && !this.proc.hasExited;
+  }
+
+  /** Starting, or waiting to restart after a crash: events routed now wait for the process (see PluginEndpoint.isStarting). */
+  isStarting(): boolean {
+    return this.state === 'starting' || this.state === 'restartPending';
   }
 
   /**
@@ -267,6 +276,7 @@ export class Supervisor implements PluginEndpoint {
   private onExit(proc: PluginProcess, info: ExitInfo): void {
     if (proc !== this.proc) return;
     this.lastExit = info;
+    this.lastExitLimit = proc.limitHit;
     this.clearPing();
     if (this.state !== 'running') return;
     const how = info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;

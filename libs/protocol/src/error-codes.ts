@@ -220,6 +220,14 @@ export const RUNTIME_ERRORS = defineErrors({
       'The runtime (node, python3, dotnet) is not installed on the host machine or not on the PATH the host runs with, or a packaged executable lost its executable bit or was built for another system.',
     fix: 'Install the runtime for the user the host runs as, or ship a compiled executable (Go: never go run).',
   },
+  PLUGIN_ISOLATION_FAILED: {
+    status: 422,
+    message:
+      'The host could not give the plugin its own user, sandbox or limits, so it did not start it. The message names the step that failed; see the isolation section of docs/operator/security.md.',
+    causes:
+      "The plugin's user cannot reach its package folder (a parent folder of the data directory is not searchable by other users, mode 0700), the cgroup or the uid range is no longer writable or free, or a helper (setpriv, prlimit, bwrap) was removed after the host started.",
+    fix: 'Make the parents of the data directory searchable (chmod o+x), keep HOST_PLUGIN_UID_RANGE free of other users, or choose a weaker mode with HOST_PLUGIN_ISOLATION and restart the host.',
+  },
   PLUGIN_WORKDIR_INVALID: {
     status: 422,
     message: 'transport.stdio.workingDirectory is not a folder inside the package. Use "." or a folder inside the package.',

@@ -17,6 +17,10 @@ const EnvironmentName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   message: 'must be an environment variable name (letters, digits and _, not starting with a digit)',
 });
 
+/** What network a stdio plugin may reach when the host sandboxes it (docs/operator/security.md). */
+export const NetworkAccess = z.enum(['none', 'loopback', 'any']);
+export type NetworkAccess = z.infer<typeof NetworkAccess>;
+
 export const StdioLaunchSchema = z.strictObject({
   command: NonBlankString.describe(
     'Start command: an interpreter on PATH (node, python) or a path to an executable inside the package (./bin/plugin).',
@@ -24,6 +28,9 @@ export const StdioLaunchSchema = z.strictObject({
   args: z.array(z.string()).default([]).describe('Arguments; should include --host-stdio.'),
   workingDirectory: z.string().default('.').describe('Directory to run in, relative to the package; "." is the package directory.'),
   environment: z.record(EnvironmentName, z.string()).default({}).describe('Extra environment variables for the process.'),
+  network: NetworkAccess.default('any').describe(
+    'Network the plugin needs: "none", "loopback" (its own loopback only) or "any". A sandboxed plugin gets at most this, and at most what the operator approves (HOST_PLUGIN_NETWORK).',
+  ),
 });
 export type StdioLaunch = z.infer<typeof StdioLaunchSchema>;
 

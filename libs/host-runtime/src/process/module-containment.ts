@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -14,8 +14,9 @@ import { join } from 'node:path';
  * files and stay allowed). Code outside the package, such as npm running an
  * `npm start` script, is not affected. A non-Node plugin ignores NODE_OPTIONS.
  *
- * The preload is written to the host's state folder (the host is one bundled
- * file, so the scripts are kept here as text) and loaded by `--require`; it
+ * The preload is written to a folder every plugin's user can read, `runtime/`
+ * of the data directory (the host is one bundled file, so the scripts are kept
+ * here as text), and loaded by `--require`; it
  * patches CommonJS resolution and registers an ES module resolve hook.
  */
 export const MODULE_CONTAINMENT_FOLDER = 'module-containment';
@@ -106,10 +107,14 @@ export async function resolve(specifier, context, nextResolve) {
  */
 export class ModuleContainment {
   readonly preloadPath: string;
+  /** The folder of the scripts (readable by every plugin's user). */
+  readonly folder: string;
 
-  constructor(stateDir: string) {
-    const dir = join(stateDir, MODULE_CONTAINMENT_FOLDER);
-    mkdirSync(dir, { recursive: true });
+  constructor(parentDir: string) {
+    const dir = join(parentDir, MODULE_CONTAINMENT_FOLDER);
+    this.folder = dir;
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chmodSync(dir, 0o755);
     writeIfChanged(join(dir, 'hooks.mjs'), HOOKS);
     this.preloadPath = join(dir, 'preload.cjs');
     writeIfChanged(this.preloadPath, PRELOAD);
@@ -124,11 +129,12 @@ export class ModuleContainment {
 
 function writeIfChanged(file: string, text: string): void {
   try {
-    if (readFileSync(file, 'utf8') === text) return;
+    if (readFileSync(file, 'utf8') === text) return chmodSync(file, 0o644);
   } catch {
     // absent: write it
   }
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, text);
+  writeFileSync(temporary, text, { mode: 0o644 });
+  chmodSync(temporary, 0o644);
   renameSync(temporary, file);
 }

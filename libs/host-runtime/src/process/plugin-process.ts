@@ -28,7 +28,7 @@ import { FramedMessageReader, type FramingFailure } from '../connection/framed-r
 import { FramedMessageWriter } from '../connection/framed-writer';
 import { RequestBacklog } from '../connection/request-backlog';
 import { createPluginRequestHandler } from '../connection/plugin-requests';
-import { LineSplitter } from '../logs/line-limits';
+import { readStderr } from '../logs/stderr-reader';
 import { LogRateLimiter } from '../logs/log-rate-limit';
 import type { RuntimeLimits } from '../limits';
 import { formatDuration, type RuntimeTimings } from '../timings';
@@ -36,6 +36,12 @@ import { checkInitializeResult, initializeParams } from './handshake';
 import { buildEnvironment, resolveLaunch, type PluginDirectories } from './launch';
 import type { ModuleContainment } from './module-containment';
 import type { ProcessRunner, RunningProcess } from './runner';
+import type { IsolationStatus, LimitHit } from '../isolation/settings';
+
+const LIMIT_REASONS: Record<LimitHit, string> = {
+  memory: 'went over its memory limit and was killed by the kernel',
+  cpu: 'used up its CPU time limit and was killed',
+};
 
 export interface ExitInfo {
   code: number | null;
@@ -131,6 +137,8 @@ export class PluginProcess {
   private misbehaving = false;
   pid: number | undefined;
   startedAt: string | undefined;
+  /** The resource limit that ended the process, if one did. */
+  limitHit: LimitHit | undefined;
 
   constructor(private readonly o: PluginProcessOptions) {
     this.logRate = new LogRateLimiter({ linesPerSecond: o.limits.logLinesPerSecond, burst: o.limits.logBurst }, (m) => this.log('warn', m));
@@ -154,7 +162,24 @@ export class PluginProcess {
     );
     const env = buildEnvironment(this.o.hostEnv, manifest.transport.stdio.environment, this.o.pluginId, directories);
     if (this.o.containment) env['NODE_OPTIONS'] = this.o.containment.nodeOptions(env['NODE_OPTIONS']);
-    const child = this.o.runner.start({ command: launch.command, args: launch.args, cwd: launch.cwd, env });
+    let child: RunningProcess;
+    try {
+      child = this.o.runner.start({
+        command: launch.command,
+        args: launch.args,
+        cwd: launch.cwd,
+        env,
+        plugin: {
+          pluginId: this.o.pluginId,
+          directories,
+          network: manifest.transport.stdio.network,
+          readOnly: this.o.containment ? [this.o.containment.folder] : [],
+        },
+      });
+    } catch (e) {
+      throw this.finishEarly(e instanceof StartError ? e : new StartError('PLUGIN_ISOLATION_FAILED', (e as Error).message));
+    }
+    if (child.isolation) this.log('info', `isolation: ${child.isolation.summary}`);
     this.child = child;
     this.pid = child.pid;
     this.startedAt = new Date().toISOString();
@@ -165,9 +190,8 @@ export class PluginProcess {
       }
     });
     child.onExit((code, signal) => this.onExit(code, signal));
-    const splitter = new LineSplitter((line) => this.onStderrLine(line));
-    child.stderr.on('data', (chunk: Buffer) => splitter.push(chunk));
-    child.stderr.on('end', () => splitter.end());
+    // Lines past the log rate are counted unread; a flooding plugin's stderr is read in whole pipes, then left a while.
+    readStderr(child.stderr, this.logRate, (line) => this.onStderrLine(line));
     this.connection = this.connect(child);
     await this.handshake();
   }
@@ -450,7 +474,18 @@ export class PluginProcess {
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
     // Processes the plugin started go with it; none may outlive it.
     if (this.child?.descendantsAlive()) this.child.signal('SIGKILL');
+    const limit = this.child?.limitHit?.();
+    if (limit) {
+      this.limitHit = limit;
+      this.hostReason ??= LIMIT_REASONS[limit];
+      this.log('error', LIMIT_REASONS[limit]);
+    }
     this.markExited(code, signal);
+  }
+
+  /** How the running process is isolated (see IsolatingProcessRunner). */
+  get isolation(): IsolationStatus | undefined {
+    return this.child?.isolation;
   }
 
   private markExited(code: number | null, signal: NodeJS.Signals | null): void {
@@ -481,7 +516,7 @@ export class PluginProcess {
       this.stderrTail.push(line);
       if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
     }
-    if (!this.logRate.take()) return;
+    // Within the log rate already: readStderr only hands over lines the limiter admitted.
     this.o.logs.append(this.o.pluginId, { at: new Date().toISOString(), stream: 'stderr', level: 'info', message: line });
   }
 

@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
+import type { NetworkAccess } from '@host/protocol';
+import type { IsolationStatus, LimitHit } from '../isolation/settings';
+import type { PluginDirectories } from './launch';
 import {
   groupAlive,
   markedProcesses,
@@ -17,6 +20,15 @@ export interface LaunchSpec {
   args: readonly string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Which plugin this is, for runners that isolate plugins (see IsolatingProcessRunner). */
+  plugin?: {
+    pluginId: string;
+    directories: PluginDirectories;
+    /** What its manifest declares. */
+    network: NetworkAccess;
+    /** Host files the process must read besides its package (the Node preload). */
+    readOnly?: readonly string[];
+  };
 }
 
 /**
@@ -39,6 +51,10 @@ export interface RunningProcess {
   descendantsAlive(): boolean;
   /** Forgets the process in host-exit bookkeeping once it and its descendants are gone. */
   release(): void;
+  /** How the process is isolated, when a runner isolates it. */
+  readonly isolation?: IsolationStatus;
+  /** After the exit: the limit that ended the process, if one did. */
+  limitHit?(): LimitHit | undefined;
 }
 
 /**

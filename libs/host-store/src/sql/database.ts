@@ -3,7 +3,15 @@ import { join } from 'node:path';
 import { BUNDLED_TEMPLATE_DIR, EMBEDDED_INITDB_PARAMS, seedFromTemplate, writeTemplate } from './embedded-template';
 import { EMBEDDED_WORKER_SOURCE } from './embedded-worker';
 import { migrate } from './migrations';
-import { Client, Pool, type PoolClient } from 'pg';
+import {
+  backoffDelay,
+  isConnectionError,
+  storeUnavailable,
+  type BackoffPolicy,
+  type StoreAvailability,
+  type StoreAvailabilityState,
+} from '@host/host-core';
+import { Client, Pool, type ClientConfig, type PoolClient } from 'pg';
 
 /** Runs statements: the database itself, or one transaction of it. */
 export interface SqlQueryable {
@@ -281,20 +289,190 @@ export class EmbeddedDatabase implements SqlDatabase {
   }
 }
 
-/** A PostgreSQL server reached through a small connection pool. */
-export class ServerDatabase implements SqlDatabase {
+/**
+ * How the listening connection is made again after it was lost: from 100 ms,
+ * doubling up to 5 s, less up to half at random, so the replicas of a cluster
+ * that lost the server together come back spread over the wait, not at once.
+ */
+export const LISTEN_RECONNECT_BACKOFF: BackoffPolicy = { baseMilliseconds: 100, maxMilliseconds: 5_000, jitter: 0.5 };
+
+/** How long a connection to the server may take to open; past it, the statement fails with a connection error. */
+export const CONNECT_TIMEOUT_MILLISECONDS = 10_000;
+
+/** A channel's subscriber: its notifications, and what to do after some may have been lost. */
+interface Subscription {
+  onPayload: (payload: string) => void;
+  onReconnect?: () => void;
+}
+
+/**
+ * The one connection outside the pool that LISTENs on every channel of the
+ * host. When it is lost (server restart, failover, network), one loop makes
+ * it again, waiting LISTEN_RECONNECT_BACKOFF between attempts, and tells
+ * every subscriber; there is never more than this connection and the attempt
+ * in progress, however long the server is away.
+ */
+class NotificationConnection {
+  private client: Client | undefined;
+  private readonly channels = new Map<string, Set<Subscription>>();
+  /** The reconnect loop, while one runs. */
+  private reconnecting: Promise<void> | undefined;
+  private closed = false;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly config: ClientConfig,
+    private readonly policy: BackoffPolicy,
+    private readonly onConnected: (connected: boolean, error?: unknown) => void,
+  ) {}
+
+  /** Subscribes to `channel`; the first subscriber connects (and fails when the server cannot be reached). */
+  async subscribe(channel: string, sub: Subscription): Promise<() => Promise<void>> {
+    if (this.closed) throw new Error('The database is closed.');
+    let subs = this.channels.get(channel);
+    const first = !subs;
+    if (!subs) this.channels.set(channel, (subs = new Set()));
+    subs.add(sub);
+    try {
+      if (this.client) {
+        if (first) await this.client.query(`LISTEN ${quoteIdentifier(channel)}`);
+      } else if (!this.reconnecting) {
+        await this.open();
+      }
+      // Else the reconnect loop listens on every channel subscribed by the time it connects.
+    } catch (e) {
+      this.unsubscribe(channel, sub);
+      throw e;
+    }
+    return async () => {
+      this.unsubscribe(channel, sub);
+      if (this.channels.size === 0) await this.drop();
+    };
+  }
+
+  /** Ends the connection and the reconnect loop (an attempt in progress ends on its own, within the connect timeout). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake?.();
+    await this.drop();
+  }
+
+  private unsubscribe(channel: string, sub: Subscription): void {
+    const subs = this.channels.get(channel);
+    subs?.delete(sub);
+    if (subs?.size === 0) {
+      this.channels.delete(channel);
+      this.client?.query(`UNLISTEN ${quoteIdentifier(channel)}`).catch(() => undefined);
+    }
+  }
+
+  private async drop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    if (c) await c.end().catch(() => undefined);
+  }
+
+  /** Makes the connection, listening on every channel; or fails with its socket closed. */
+  private async open(): Promise<void> {
+    const c = new Client(this.config);
+    let lost = false;
+    c.on('error', () => {});
+    c.on('notification', (n) => {
+      for (const sub of this.channels.get(n.channel) ?? []) sub.onPayload(n.payload ?? '');
+    });
+    // Only a connection that was made is made again: a failed attempt also ends, and its end belongs to the loop that made it.
+    c.on('end', () => {
+      lost = true;
+      if (this.client !== c) return;
+      this.client = undefined;
+      this.onConnected(false);
+      this.startReconnecting();
+    });
+    try {
+      await c.connect();
+      for (const channel of this.channels.keys()) await c.query(`LISTEN ${quoteIdentifier(channel)}`);
+      if (lost) throw new Error('Connection terminated while listening');
+    } catch (e) {
+      void c.end().catch(() => undefined);
+      this.onConnected(false, e);
+      throw e;
+    }
+    if (this.closed) {
+      void c.end().catch(() => undefined);
+      return;
+    }
+    this.client = c;
+    this.onConnected(true);
+  }
+
+  private startReconnecting(): void {
+    if (this.reconnecting || this.closed || this.channels.size === 0) return;
+    this.reconnecting = this.reconnect().finally(() => (this.reconnecting = undefined));
+  }
+
+  private async reconnect(): Promise<void> {
+    for (let attempt = 0; !this.closed && this.channels.size > 0; attempt++) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, backoffDelay(this.policy, attempt));
+        timer.unref();
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+      if (this.closed || this.channels.size === 0) return;
+      try {
+        await this.open();
+      } catch {
+        continue; // The server is not back yet.
+      }
+      if (this.closed) return;
+      for (const subs of [...this.channels.values()]) for (const sub of [...subs]) sub.onReconnect?.();
+      return;
+    }
+  }
+}
+
+/**
+ * A PostgreSQL server reached through a small connection pool. While the
+ * server cannot be reached, statements fail at once with STORE_UNAVAILABLE
+ * (or within the connect timeout when nothing answers at all) and
+ * `current()` says since when.
+ */
+export class ServerDatabase implements SqlDatabase, StoreAvailability {
   readonly kind = 'postgres' as const;
-  private readonly listeners = new Set<Client>();
+  private readonly notifications: NotificationConnection;
+  private unreachable: { since: Date; reason: string } | undefined;
 
   private constructor(
     private readonly pool: Pool,
-    private readonly config: { connectionString: string; password?: string },
-  ) {}
+    config: ClientConfig,
+    listenBackoff: BackoffPolicy,
+  ) {
+    this.notifications = new NotificationConnection(config, listenBackoff, (connected, error) =>
+      connected ? this.noteReachable() : this.noteUnreachable(error ?? new Error('Connection terminated')),
+    );
+  }
 
-  /** Connects to `url` (a `postgres://` URL) and checks that the server answers. */
-  static async open(url: string, options: { maxConnections?: number; password?: string } = {}): Promise<ServerDatabase> {
-    const config = { connectionString: url, ...(options.password !== undefined ? { password: options.password } : {}) };
-    const pool = new Pool({ ...config, max: options.maxConnections ?? 8, connectionTimeoutMillis: 10_000 });
+  /**
+   * Connects to `url` (a `postgres://` URL) and checks that the server answers.
+   * The pool holds at most `maxConnections` (default 8); with the listening
+   * connection, that is every connection the host makes to the server,
+   * whether it answers or not.
+   */
+  static async open(
+    url: string,
+    options: { maxConnections?: number; password?: string; listenBackoff?: BackoffPolicy } = {},
+  ): Promise<ServerDatabase> {
+    const config: ClientConfig = {
+      connectionString: url,
+      ...(options.password !== undefined ? { password: options.password } : {}),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MILLISECONDS,
+      // A server that vanished without closing its connections (a partition, a failover) is found out by the kernel.
+      keepAlive: true,
+    };
+    const pool = new Pool({ ...config, max: options.maxConnections ?? 8 });
     // An idle connection the server ended (restart, failover) is dropped and replaced on next use.
     pool.on('error', () => {});
     try {
@@ -303,15 +481,40 @@ export class ServerDatabase implements SqlDatabase {
       await pool.end().catch(() => {});
       throw new DatabaseUnavailableError(describeDatabaseUrl(url), (e as Error).message);
     }
-    return new ServerDatabase(pool, config);
+    return new ServerDatabase(pool, config, options.listenBackoff ?? LISTEN_RECONNECT_BACKOFF);
+  }
+
+  /** What the statements and the listening connection last found: whether the server answers. */
+  current(): StoreAvailabilityState {
+    const u = this.unreachable;
+    return u ? { reachable: false, since: u.since.toISOString(), reason: u.reason } : { reachable: true };
+  }
+
+  /** Asks the server (`SELECT 1`), within `timeoutMilliseconds`; answers what it found. */
+  async check(timeoutMilliseconds = 2_000): Promise<StoreAvailabilityState> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.query('SELECT 1'),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the server did not answer within ${timeoutMilliseconds} ms`)), timeoutMilliseconds);
+        }),
+      ]);
+    } catch (e) {
+      // A connection error was noted by the query itself; a server that says nothing in time is unreachable too.
+      if (this.current().reachable) this.noteUnreachable(e);
+    } finally {
+      clearTimeout(timer);
+    }
+    return this.current();
   }
 
   async query<T>(text: string, params?: unknown[]): Promise<T[]> {
-    return (await this.pool.query(text, params as unknown[])).rows as T[];
+    return this.watch(async () => (await this.pool.query(text, params as unknown[])).rows as T[]);
   }
 
   async transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> {
-    const client: PoolClient = await this.pool.connect();
+    const client: PoolClient = await this.watch(() => this.pool.connect());
     let broken = false;
     // A checked-out client has no listener of the pool's: the server ending the connection between two statements
     // would otherwise be an unhandled 'error' that ends the process. The statement fails; the client is dropped.
@@ -324,6 +527,7 @@ export class ServerDatabase implements SqlDatabase {
       return result;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => (broken = true));
+      if (isConnectionError(e)) throw this.unavailable(e);
       throw e;
     } finally {
       client.off('error', lost);
@@ -341,58 +545,47 @@ export class ServerDatabase implements SqlDatabase {
   }
 
   /**
-   * LISTEN on a connection of its own (outside the pool). When that
-   * connection is lost (server restart, network), it connects again, backing
-   * off up to 5 s, and calls `onReconnect`: notifications sent meanwhile are
-   * lost, so the listener reads again what it follows.
+   * LISTEN on the one connection outside the pool that every channel shares.
+   * When that connection is lost, it is made again (see
+   * NotificationConnection) and `onReconnect` is called: notifications sent
+   * meanwhile are lost, so the listener reads again what it follows.
    */
-  async listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>> {
-    let stopped = false;
-    let client: Client | undefined;
-    const connect = async (): Promise<void> => {
-      const c = new Client(this.config);
-      c.on('notification', (n) => {
-        if (n.channel === channel) onPayload(n.payload ?? '');
-      });
-      c.on('error', () => {});
-      c.on('end', () => {
-        if (client === c) client = undefined;
-        if (!stopped) void reconnect();
-      });
-      await c.connect();
-      await c.query(`LISTEN ${quoteIdentifier(channel)}`);
-      client = c;
-      this.listeners.add(c);
-    };
-    const reconnect = async (): Promise<void> => {
-      for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5000)) {
-        await new Promise((r) => setTimeout(r, delay).unref());
-        if (stopped) return;
-        try {
-          await connect();
-          onReconnect?.();
-          return;
-        } catch {
-          // The server is not back yet.
-        }
-      }
-    };
-    await connect();
-    return async () => {
-      stopped = true;
-      const c = client;
-      client = undefined;
-      if (c) {
-        this.listeners.delete(c);
-        await c.end().catch(() => {});
-      }
-    };
+  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>> {
+    return this.notifications.subscribe(channel, { onPayload, onReconnect });
   }
 
   async close(): Promise<void> {
-    for (const c of [...this.listeners]) await c.end().catch(() => {});
-    this.listeners.clear();
+    await this.notifications.close();
     await this.pool.end();
+  }
+
+  /** Runs `work`, noting whether the server answered; a connection error becomes STORE_UNAVAILABLE. */
+  private async watch<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      const result = await work();
+      this.noteReachable();
+      return result;
+    } catch (e) {
+      if (isConnectionError(e)) throw this.unavailable(e);
+      this.noteReachable();
+      throw e;
+    }
+  }
+
+  /** Notes that the server did not answer; answers the error that says so (the driver's error as its cause). */
+  private unavailable(e: unknown): Error {
+    this.noteUnreachable(e);
+    return Object.assign(storeUnavailable(this.current()), { cause: e });
+  }
+
+  private noteReachable(): void {
+    this.unreachable = undefined;
+  }
+
+  private noteUnreachable(e: unknown): void {
+    const reason = e instanceof Error ? e.message || (e as { code?: string }).code || e.name : String(e);
+    if (this.unreachable) this.unreachable.reason = reason;
+    else this.unreachable = { since: new Date(), reason };
   }
 }
 

@@ -1,4 +1,4 @@
-import type { HostPaths } from '@host/host-core';
+import type { HostPaths, StoreAvailability } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { existsSync, promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -68,6 +68,8 @@ export interface SqlStores {
   queue: SqlDeliveryQueue;
   /** What this start imported from the data directory's files, if it did. */
   imported: FileImportSummary | undefined;
+  /** Whether the database server answers (a PostgreSQL server only: the embedded database is never away). */
+  availability?: StoreAvailability;
   /** Calls `onChange` for every change any host sharing the database makes; answers the function that stops it. */
   watch(onChange: (change: StoreChange) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -112,6 +114,7 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       leases: new SqlLeases(db, o.replica ?? 'host'),
       queue: new SqlDeliveryQueue(db, o.replica ?? 'host'),
       imported,
+      ...(db instanceof ServerDatabase ? { availability: db } : {}),
       watch: (onChange) => watchChanges(db, onChange),
       close: async () => {
         await events.close();

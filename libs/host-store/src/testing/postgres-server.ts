@@ -11,6 +11,16 @@ export interface TestPostgres {
   readonly port: number;
   /** A URL of a new, empty database of this server (a test's own). */
   createDatabase(name?: string): Promise<string>;
+  /**
+   * Stops the server and keeps its data (`fast`: as `pg_ctl stop -m fast`,
+   * a planned restart; `immediate`: as a crash); `start` brings it back on
+   * the same port.
+   */
+  halt(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts the server again after `halt`. */
+  start(): Promise<void>;
+  /** The server's log file (PostgreSQL's own messages: errors of statements, connections). */
+  readonly logFile: string;
   /** Stops the server at once (as a crash would) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -95,13 +105,24 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     await run(join(bin, 'initdb'), ['-D', data, '-U', 'host', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], options);
     const port = await freePort();
     const serverOptions = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=200`;
-    await run(pgCtl, ['start', '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', serverOptions], options);
+    const logFile = join(dir, 'server.log');
+    const start = () => run(pgCtl, ['start', '-D', data, '-w', '-t', '60', '-l', logFile, '-o', serverOptions], options);
+    await start();
     started = true;
     const url = `postgres://host@127.0.0.1:${port}/postgres`;
     let databases = 0;
     return {
       url,
       port,
+      logFile,
+      async halt(mode = 'fast') {
+        await run(pgCtl, ['stop', '-D', data, '-m', mode, '-w', '-t', '60'], options);
+        started = false;
+      },
+      async start() {
+        await start();
+        started = true;
+      },
       async createDatabase(name = `test_${++databases}`) {
         const { Client } = await import('pg');
         const c = new Client({ connectionString: url });

@@ -42,6 +42,7 @@ const (
 	ErrPluginStartFailed                   = "PLUGIN_START_FAILED"
 	ErrPluginStartTimeout                  = "PLUGIN_START_TIMEOUT"
 	ErrPluginCommandNotFound               = "PLUGIN_COMMAND_NOT_FOUND"
+	ErrPluginIsolationFailed               = "PLUGIN_ISOLATION_FAILED"
 	ErrPluginWorkdirInvalid                = "PLUGIN_WORKDIR_INVALID"
 	ErrPluginHandshakeInvalid              = "PLUGIN_HANDSHAKE_INVALID"
 	ErrPluginStdoutPollution               = "PLUGIN_STDOUT_POLLUTION"
@@ -293,6 +294,7 @@ var ErrorCodes = []ErrorCode{
 	{"RUNTIME_ERRORS", "PLUGIN_START_FAILED", "The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.", 422},
 	{"RUNTIME_ERRORS", "PLUGIN_START_TIMEOUT", "The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.", 422},
 	{"RUNTIME_ERRORS", "PLUGIN_COMMAND_NOT_FOUND", "The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.", 422},
+	{"RUNTIME_ERRORS", "PLUGIN_ISOLATION_FAILED", "The host could not give the plugin its own user, sandbox or limits, so it did not start it. The message names the step that failed; see the isolation section of docs/operator/security.md.", 422},
 	{"RUNTIME_ERRORS", "PLUGIN_WORKDIR_INVALID", "transport.stdio.workingDirectory is not a folder inside the package. Use \".\" or a folder inside the package.", 422},
 	{"RUNTIME_ERRORS", "PLUGIN_HANDSHAKE_INVALID", "The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.", 422},
 	{"RUNTIME_ERRORS", "PLUGIN_STDOUT_POLLUTION", "The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.", 422},

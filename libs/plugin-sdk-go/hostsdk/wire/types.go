@@ -736,6 +736,8 @@ type StdioManifestTransportStdio struct {
 	WorkingDirectory *string `json:"workingDirectory,omitempty"`
 	// Extra environment variables for the process. Default: {}.
 	Environment map[string]string `json:"environment,omitempty"`
+	// Network the plugin needs: "none", "loopback" (its own loopback only) or "any". A sandboxed plugin gets at most this, and at most what the operator approves (HOST_PLUGIN_NETWORK). Default: "any".
+	Network *string `json:"network,omitempty"`
 }
 
 // GetWorkingDirectory returns WorkingDirectory, or its default "." when it is absent.
@@ -744,6 +746,14 @@ func (x *StdioManifestTransportStdio) GetWorkingDirectory() string {
 		return "."
 	}
 	return *x.WorkingDirectory
+}
+
+// GetNetwork returns Network, or its default "any" when it is absent.
+func (x *StdioManifestTransportStdio) GetNetwork() string {
+	if x == nil || x.Network == nil {
+		return "any"
+	}
+	return *x.Network
 }
 
 // SupportedPlatform of protocol v2.

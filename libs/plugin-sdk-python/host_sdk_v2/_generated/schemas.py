@@ -92,6 +92,12 @@ DOCUMENTS: Dict[str, Any] = {
                                     "type": "string",
                                 },
                             },
+                            "network": {
+                                "default": "any",
+                                "description": "Network the plugin needs: \"none\", \"loopback\" (its own loopback only) or \"any\". A sandboxed plugin gets at most this, and at most what the operator approves (HOST_PLUGIN_NETWORK).",
+                                "type": "string",
+                                "enum": ["none", "loopback", "any"],
+                            },
                         },
                         "required": ["command"],
                         "additionalProperties": False,

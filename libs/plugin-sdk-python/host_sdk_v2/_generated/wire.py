@@ -756,6 +756,8 @@ _StdioManifestTransportStdioOptional = TypedDict(
         "workingDirectory": str,
         # Extra environment variables for the process. Default: {}.
         "environment": Dict[str, str],
+        # Network the plugin needs: "none", "loopback" (its own loopback only) or "any". A sandboxed plugin gets at most this, and at most what the operator approves (HOST_PLUGIN_NETWORK). Default: "any".
+        "network": Literal["none", "loopback", "any"],
     },
     total=False,
 )

@@ -162,6 +162,10 @@ public static class Catalog
     /// </summary>
     public const string ErrPluginCommandNotFound = "PLUGIN_COMMAND_NOT_FOUND";
     /// <summary>
+    /// The host could not give the plugin its own user, sandbox or limits, so it did not start it. The message names the step that failed; see the isolation section of docs/operator/security.md.
+    /// </summary>
+    public const string ErrPluginIsolationFailed = "PLUGIN_ISOLATION_FAILED";
+    /// <summary>
     /// transport.stdio.workingDirectory is not a folder inside the package. Use "." or a folder inside the package.
     /// </summary>
     public const string ErrPluginWorkdirInvalid = "PLUGIN_WORKDIR_INVALID";
@@ -990,6 +994,7 @@ public static class Catalog
         new("RUNTIME_ERRORS", "PLUGIN_START_FAILED", "The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.", 422),
         new("RUNTIME_ERRORS", "PLUGIN_START_TIMEOUT", "The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.", 422),
         new("RUNTIME_ERRORS", "PLUGIN_COMMAND_NOT_FOUND", "The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.", 422),
+        new("RUNTIME_ERRORS", "PLUGIN_ISOLATION_FAILED", "The host could not give the plugin its own user, sandbox or limits, so it did not start it. The message names the step that failed; see the isolation section of docs/operator/security.md.", 422),
         new("RUNTIME_ERRORS", "PLUGIN_WORKDIR_INVALID", "transport.stdio.workingDirectory is not a folder inside the package. Use \".\" or a folder inside the package.", 422),
         new("RUNTIME_ERRORS", "PLUGIN_HANDSHAKE_INVALID", "The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.", 422),
         new("RUNTIME_ERRORS", "PLUGIN_STDOUT_POLLUTION", "The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.", 422),

@@ -1358,6 +1358,17 @@ public sealed partial record StdioManifestTransportStdio
     [JsonPropertyName("environment")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyDictionary<string, string>? Environment { get; init; }
+
+    /// <summary>
+    /// Network the plugin needs: "none", "loopback" (its own loopback only) or "any". A sandboxed plugin gets at most this, and at most what the operator approves (HOST_PLUGIN_NETWORK). Default: "any".
+    /// </summary>
+    [JsonPropertyName("network")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Network { get; init; }
+
+    /// <summary>Network, or its schema default "any" when it is absent.</summary>
+    [JsonIgnore]
+    public string NetworkOrDefault => Network ?? "any";
 }
 
 /// <summary>

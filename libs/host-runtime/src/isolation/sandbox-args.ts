@@ -1,0 +1,77 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import type { NetworkAccess } from '@host/protocol';
+
+/** The system folders a runtime needs (read-only): programs and libraries, never home folders or /var, /srv, /opt. */
+const SYSTEM_TREES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** The few files of /etc that name resolution, TLS, time zones and the dynamic linker read. */
+const ETC_FILES = [
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/pki',
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/host.conf',
+  '/etc/gai.conf',
+  '/etc/localtime',
+  '/etc/passwd',
+  '/etc/group',
+];
+
+/** bubblewrap arguments that mount the system's programs and libraries read-only (merged /usr symlinks stay symlinks). */
+export function systemBinds(): string[] {
+  const args: string[] = [];
+  for (const tree of SYSTEM_TREES) {
+    let link: string | null = null;
+    try {
+      const s = lstatSync(tree);
+      if (s.isSymbolicLink()) link = readlinkSync(tree);
+      else if (!s.isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    if (link !== null) args.push('--symlink', link, tree);
+    else args.push('--ro-bind', tree, tree);
+  }
+  for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);
+  return args;
+}
+
+/**
+ * New namespaces of every sandbox. Not a user namespace: bubblewrap runs as
+ * root and the plugin's uid must be the real one outside it too, so that the
+ * files the host keeps from other users stay closed to the plugin even where
+ * a mount would show them.
+ */
+export const SANDBOX_NAMESPACES = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+
+export interface SandboxPlan {
+  /** Read-only: the package, the host's Node preload, a runtime installed outside /usr. */
+  readOnly: readonly string[];
+  /** Read-write: the plugin's data, config and cache folders. */
+  writable: readonly string[];
+  network: NetworkAccess;
+  cwd: string;
+}
+
+/**
+ * The bubblewrap arguments of one plugin: new user-visible root with only the
+ * system's programs, its own folders at their host paths (so HOST_PLUGIN_*_DIR
+ * stay valid), a /tmp and /dev of its own, its own /proc (new pid namespace:
+ * the host's processes are not there), no IPC, UTS or cgroup namespace of the
+ * host, and the host's network only for `any`. "none" and "loopback" both get
+ * a network namespace whose only interface is its own loopback.
+ */
+export function sandboxArgs(plan: SandboxPlan): string[] {
+  const args = [...systemBinds(), '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
+  for (const dir of plan.readOnly) args.push('--ro-bind', dir, dir);
+  for (const dir of plan.writable) args.push('--bind', dir, dir);
+  args.push(...SANDBOX_NAMESPACES);
+  if (plan.network !== 'any') args.push('--unshare-net');
+  args.push('--hostname', 'plugin', '--die-with-parent', '--chdir', plan.cwd);
+  return args;
+}
