@@ -168,6 +168,9 @@ export type QueueNotice =
 /** What one replica asks of the replica holding a plugin's lease. */
 export type ControlAction = 'stop' | 'restart' | 'settings';
 
+/** Rounds of numbering a reply that met another process's reply to the same event before giving up (each round re-reads the highest number). */
+const RECORD_REPLY_ATTEMPTS = 10;
+
 /** Notifications stay below PostgreSQL's limit (8000 bytes); a larger one is sent without its optional parts. */
 const NOTICE_LIMIT = 7_900;
 
@@ -451,36 +454,37 @@ export class SqlDeliveryQueue {
   /**
    * Replies recorded together: one statement answers those recorded before and
    * records the others, numbered after the highest sequence number of their
-   * event (in call order within it). When two processes took the same number
-   * at once (a unique violation), each call of the batch is made again alone.
+   * event (in call order within it). A reply whose number another process took
+   * at the same moment (or that it recorded itself) is skipped by the statement
+   * (ON CONFLICT DO NOTHING, so PostgreSQL logs no error) and asked again with
+   * the next free number, or answered as recorded before.
    */
   private readonly recordings = new Batcher<{ e: string; p: string; n: number; req: unknown }, { fresh: boolean; reply: RecordedReply }>(
     async (items) => {
-      try {
-        return await this.recordBatch(items);
-      } catch (e) {
-        if ((e as { code?: string }).code !== '23505') throw e;
-        const out: { fresh: boolean; reply: RecordedReply }[] = [];
-        for (const item of items) out.push(await this.recordAlone(item));
-        return out;
+      const out: { fresh: boolean; reply: RecordedReply }[] = new Array(items.length);
+      let todo = items.map((item, i) => ({ item, i }));
+      for (let attempt = 0; todo.length > 0; attempt++) {
+        if (attempt >= RECORD_REPLY_ATTEMPTS)
+          throw new Error(
+            `Could not number a reply to event ${todo[0]!.item.e}: ${RECORD_REPLY_ATTEMPTS} tries each met another process's reply.`,
+          );
+        const got = await this.recordBatch(todo.map((t) => t.item));
+        const left: typeof todo = [];
+        todo.forEach((t, j) => {
+          const r = got[j];
+          if (r) out[t.i] = r;
+          else left.push(t);
+        });
+        todo = left;
       }
+      return out;
     },
   );
 
-  private async recordAlone(item: { e: string; p: string; n: number; req: unknown }): Promise<{ fresh: boolean; reply: RecordedReply }> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return (await this.recordBatch([item]))[0]!;
-      } catch (e) {
-        // Another process took the same next sequence number at once (or recorded the same reply): the loser reads again.
-        if ((e as { code?: string }).code !== '23505' || attempt >= 5) throw e;
-      }
-    }
-  }
-
+  /** Answers each item recorded before or recorded now; undefined where another process got in first. */
   private async recordBatch(
     items: { e: string; p: string; n: number; req: unknown }[],
-  ): Promise<{ fresh: boolean; reply: RecordedReply }[]> {
+  ): Promise<({ fresh: boolean; reply: RecordedReply } | undefined)[]> {
     const rows = await this.db.query<{ i: number; fresh: boolean; n: number; sequence: number; outbound: unknown; sent: boolean }>(
       `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, n integer, req jsonb)),
        known AS (
@@ -494,6 +498,7 @@ export class SqlDeliveryQueue {
        made AS (
          INSERT INTO host_event_replies (event_id, plugin_id, n, sequence, request, claimed_by)
            SELECT f.e, f.p, f.n, t.top + f.k, f.req, $2 FROM fresh f JOIN top t ON t.e = f.e ORDER BY f.i
+         ON CONFLICT DO NOTHING
          RETURNING event_id, plugin_id, n, sequence)
        SELECT known.i, false AS fresh, known.n, known.sequence, known.outbound, known.sent FROM known
        UNION ALL
@@ -501,7 +506,7 @@ export class SqlDeliveryQueue {
       [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer],
     );
     const byIndex = new Map(rows.map(({ i, fresh, ...reply }) => [i, { fresh, reply }]));
-    return items.map((_, i) => byIndex.get(i)!);
+    return items.map((_, i) => byIndex.get(i));
   }
 
   /** What became of a recorded reply (the outbound record the host shows); marks it sent. */
