@@ -19,6 +19,9 @@ const log = (level: 'info' | 'warn' | 'error', message: string) => {
   else console.error(line);
 };
 
+/** The longest a stop (SIGTERM, SIGINT) waits for plugins and the stores before the host exits anyway. */
+const SHUTDOWN_DEADLINE_MILLISECONDS = 30_000;
+
 /** Composition root: configuration, wiring, listen, graceful shutdown. */
 async function main(): Promise<void> {
   const parsed = parseConfig(process.argv.slice(2), process.env);
@@ -142,6 +145,14 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log('info', `${signal}: stopping plugins and the server`);
+    // Plugins get their stop grace; a database that does not answer (each statement waits for its connect timeout) gets no more than this.
+    setTimeout(() => {
+      log(
+        'error',
+        `${signal}: stopping took longer than ${SHUTDOWN_DEADLINE_MILLISECONDS / 1000} s (is the database away?); exiting without waiting`,
+      );
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MILLISECONDS).unref();
     server.close();
     server.closeIdleConnections?.();
     try {
