@@ -30,3 +30,33 @@ describe('LineSplitter', () => {
     expect(capLogLine('short')).toBe('short');
   });
 });
+
+describe('LineSplitter with a gate', () => {
+  it('decodes only the lines the gate admits and counts the rest of the chunk without reading it', () => {
+    const lines: string[] = [];
+    let budget = 2;
+    let dropped = 0;
+    const s = new LineSplitter((l) => lines.push(l), 20, { admit: () => budget-- > 0, dropped: (n) => (dropped += n) });
+    s.push(Buffer.from('a\nb\nc\nd\ne\npart'));
+    expect(lines).toEqual(['a', 'b']);
+    expect(dropped).toBe(3);
+    budget = 1;
+    s.push(Buffer.from('ial\nf\n'));
+    // The line begun before the drop is whole again once the budget is back.
+    expect(lines).toEqual(['a', 'b', 'partial']);
+    expect(dropped).toBe(4);
+    s.push(Buffer.from('unterminated'));
+    s.end();
+    expect(dropped).toBe(5);
+  });
+
+  it('counts a line past the cap once, cut or dropped', () => {
+    const lines: string[] = [];
+    let dropped = 0;
+    const s = new LineSplitter((l) => lines.push(l), 10, { admit: () => false, dropped: (n) => (dropped += n) });
+    s.push(Buffer.from('x'.repeat(100)));
+    s.push(Buffer.from('x'.repeat(100) + '\n'));
+    expect(lines).toEqual([]);
+    expect(dropped).toBe(1);
+  });
+});
