@@ -153,10 +153,18 @@ export const DELIVERY_ERRORS = defineErrors({
   'delivery.queue_full': {
     message:
       'The plugin\'s event queue was full (overflow policy "reject"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.',
-    causes: 'More events arrive than the plugin handles: a slow handler with maxConcurrentEvents 1, or a burst in a busy group.',
+    causes:
+      'More events arrive than the plugin handles: a slow handler with maxConcurrentEvents 1, or a burst in a busy group. Only event logs of older hosts show it: this host refuses such an event before accepting it (EVENTS_OVERLOADED), so its sender can send it again.',
     fix: 'Handle events concurrently and raise concurrency.maxConcurrentEvents or queueCapacity, or choose overflowPolicy dropOldest when only recent messages matter.',
   },
   'delivery.dropped': { message: 'The event waited in a full queue and was dropped for a newer one (overflow policy "dropOldest").' },
+  'delivery.expired': {
+    message:
+      "The event waited for the plugin until it could no longer be answered (the provider's reply window, or concurrency.maxWaitMilliseconds) and was never handed to it. Handle events faster or raise concurrency.maxConcurrentEvents in manifest.json.",
+    causes:
+      'A burst far beyond what the plugin handles in the reply window (5 minutes in QQ groups), a handler that holds its slot until the deadline, or a plugin that was starting or restarting for longer than the window.',
+    fix: "See the plugin's waiting events and oldest wait in the admin app (GET /api/plugins/{pluginId}: queue). Handle events concurrently, shorten slow handlers, or set concurrency.maxWaitMilliseconds when only fresh messages matter.",
+  },
   'delivery.timeout': {
     message:
       'The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.',
@@ -684,6 +692,30 @@ export const API_ERRORS = defineErrors({
     message: 'The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.',
   },
   RUNTIME_UNAVAILABLE: { status: 503, message: 'The plugin runtime is not available in this host build.' },
+  DOCTOR_RUN_TIMEOUT: {
+    status: 504,
+    message:
+      'The conformance suite did not finish within its time bound (details.timeoutSeconds), so the host ended the run and its plugin processes. Run host-plugin doctor on the package to see which scenario hangs.',
+    causes:
+      'A plugin whose handlers never send events.completed, that ignores events.cancel and its handler deadline, or that floods its pipes, keeps every scenario waiting for its bounds.',
+    fix: 'Run `host-plugin doctor <package.zip>` locally: its report names the scenario and check that waited. Complete every accepted event, and honour events.cancel.',
+  },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    message:
+      "The host's database cannot be reached, so the host cannot read or record this now (new events included). Retry in a few seconds; the host reconnects by itself once the database answers again.",
+    causes:
+      'The PostgreSQL server of HOST_DATABASE_URL is stopped or restarting (maintenance, a failover), the network to it is down, or it refuses connections (max_connections reached). details.since says since when, details.reason what the last attempt found.',
+    fix: 'Bring the database back; nothing needs restarting on the host. GET /api/ready answers 503 with this code until the host can use its database again: take the replica out of the load balancer meanwhile (see docs/operator/cluster.md).',
+  },
+  EVENTS_OVERLOADED: {
+    status: 503,
+    message:
+      'The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.',
+    causes:
+      'More events arrive than the plugins handle: the host\'s waiting events reached HOST_MAX_WAITING_EVENTS, or a plugin with overflowPolicy "reject" has concurrency.queueCapacity events waiting. The QQ Bot webhook answers the same case with {"op": 12, "d": 1}, which asks the platform to push the event again.',
+    fix: 'Find the plugin with the most waiting events in the admin app (its queue: waiting, oldest wait); make it handle events concurrently (concurrency.maxConcurrentEvents) or faster. Raise HOST_MAX_WAITING_EVENTS only when the host has the memory for it (docs/operator/configuration.md).',
+  },
   SETTINGS_INVALID: {
     status: 422,
     message: 'The settings do not match settings.configSchema. details.issues lists each field and the fix.',

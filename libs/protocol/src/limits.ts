@@ -43,14 +43,30 @@ export const LIMITS = {
   minHandlerDeadlineMilliseconds: 1_000,
   /** Longest handler deadline a manifest may set. */
   maxHandlerDeadlineMilliseconds: 60 * 60_000,
+  /**
+   * Longest an event waits for a plugin to take it, however long its reply
+   * window: also the wait of an event without one, and the most a manifest's
+   * `concurrency.maxWaitMilliseconds` may set.
+   */
+  maxEventWaitMilliseconds: 60 * 60_000,
+  /** Largest `concurrency.queueCapacity` a manifest may set. */
+  maxQueueCapacity: 10_000,
 } as const;
 
 /** Defaults the host applies when a manifest does not set `concurrency`. */
 export const RUNTIME_DEFAULTS = {
-  /** Event handlers one stdio plugin runs at the same time (manifest `concurrency.maxConcurrentEvents`). */
-  maxConcurrentEvents: 1,
-  /** Events that wait for a stdio plugin beyond those in flight (manifest `concurrency.queueCapacity`). */
-  queueCapacity: 64,
+  /**
+   * Event handlers one plugin runs at the same time (manifest `concurrency.maxConcurrentEvents`).
+   * Chat-bot handlers mostly wait on I/O (a model, a web API, the platform's reply): see the spec's
+   * "Concurrency defaults" for the measurements behind 32.
+   */
+  maxConcurrentEvents: 32,
+  /**
+   * Events that may wait for a plugin beyond those in flight before new events are refused at
+   * admission (overflow policy "reject"), or the oldest waiting one dropped ("dropOldest")
+   * (manifest `concurrency.queueCapacity`). Waiting events also expire with their reply window.
+   */
+  queueCapacity: 1_000,
   /** Deadline of every JSON-RPC request in either direction, including the ACK (the decision) of `events.message`. */
   requestTimeoutMilliseconds: 30_000,
   /** How long one event handler may run, from `events.message` until `events.completed` (manifest `concurrency.handlerDeadlineMilliseconds`). */

@@ -89,10 +89,19 @@ export const OverflowPolicy = z.enum(['reject', 'dropOldest']);
 export const ConcurrencySchema = z
   .strictObject({
     maxConcurrentEvents: z.number().int().min(1).max(64).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
-    queueCapacity: z.number().int().min(0).max(1024).default(RUNTIME_DEFAULTS.queueCapacity),
+    queueCapacity: z.number().int().min(0).max(LIMITS.maxQueueCapacity).default(RUNTIME_DEFAULTS.queueCapacity),
     overflowPolicy: OverflowPolicy.default('reject').describe(
-      'When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one.',
+      'When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one.',
     ),
+    maxWaitMilliseconds: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(LIMITS.maxEventWaitMilliseconds)
+      .optional()
+      .describe(
+        "How long an event may wait for a free handler before it expires (delivery.expired); omitted: until the provider's reply window closes.",
+      ),
     handlerDeadlineMilliseconds: z
       .number()
       .int()

@@ -31,6 +31,7 @@ const (
 	CodeDeliveryUnavailable                = "delivery.unavailable"
 	CodeDeliveryQueueFull                  = "delivery.queue_full"
 	CodeDeliveryDropped                    = "delivery.dropped"
+	CodeDeliveryExpired                    = "delivery.expired"
 	CodeDeliveryTimeout                    = "delivery.timeout"
 	CodeDeliveryDeadline                   = "delivery.deadline"
 	CodeDeliveryInterrupted                = "delivery.interrupted"
@@ -190,6 +191,9 @@ const (
 	ErrRequestJSONTooComplex               = "REQUEST_JSON_TOO_COMPLEX"
 	ErrPluginStateConflict                 = "PLUGIN_STATE_CONFLICT"
 	ErrRuntimeUnavailable                  = "RUNTIME_UNAVAILABLE"
+	ErrDoctorRunTimeout                    = "DOCTOR_RUN_TIMEOUT"
+	ErrStoreUnavailable                    = "STORE_UNAVAILABLE"
+	ErrEventsOverloaded                    = "EVENTS_OVERLOADED"
 	ErrSettingsInvalid                     = "SETTINGS_INVALID"
 	ErrInternal                            = "INTERNAL"
 	ErrQqbotSignatureInvalid               = "QQBOT_SIGNATURE_INVALID"
@@ -283,6 +287,7 @@ var ErrorCodes = []ErrorCode{
 	{"DELIVERY_ERRORS", "delivery.unavailable", "The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.", 0},
 	{"DELIVERY_ERRORS", "delivery.queue_full", "The plugin's event queue was full (overflow policy \"reject\"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.", 0},
 	{"DELIVERY_ERRORS", "delivery.dropped", "The event waited in a full queue and was dropped for a newer one (overflow policy \"dropOldest\").", 0},
+	{"DELIVERY_ERRORS", "delivery.expired", "The event waited for the plugin until it could no longer be answered (the provider's reply window, or concurrency.maxWaitMilliseconds) and was never handed to it. Handle events faster or raise concurrency.maxConcurrentEvents in manifest.json.", 0},
 	{"DELIVERY_ERRORS", "delivery.timeout", "The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.", 0},
 	{"DELIVERY_ERRORS", "delivery.deadline", "The handler ran longer than its deadline (concurrency.handlerDeadlineMilliseconds, 5 minutes unless set), so the host cancelled it and freed its slot. Make the handler finish sooner, honour its cancellation signal, or raise the deadline in manifest.json.", 0},
 	{"DELIVERY_ERRORS", "delivery.interrupted", "The plugin accepted the event but exited (crash, stop or restart) before reporting its completion. Replies already sent stand; see the plugin log for why it exited.", 0},
@@ -442,6 +447,9 @@ var ErrorCodes = []ErrorCode{
 	{"API_ERRORS", "REQUEST_JSON_TOO_COMPLEX", "The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.", 400},
 	{"API_ERRORS", "PLUGIN_STATE_CONFLICT", "The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.", 409},
 	{"API_ERRORS", "RUNTIME_UNAVAILABLE", "The plugin runtime is not available in this host build.", 503},
+	{"API_ERRORS", "DOCTOR_RUN_TIMEOUT", "The conformance suite did not finish within its time bound (details.timeoutSeconds), so the host ended the run and its plugin processes. Run host-plugin doctor on the package to see which scenario hangs.", 504},
+	{"API_ERRORS", "STORE_UNAVAILABLE", "The host's database cannot be reached, so the host cannot read or record this now (new events included). Retry in a few seconds; the host reconnects by itself once the database answers again.", 503},
+	{"API_ERRORS", "EVENTS_OVERLOADED", "The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.", 503},
 	{"API_ERRORS", "SETTINGS_INVALID", "The settings do not match settings.configSchema. details.issues lists each field and the fix.", 422},
 	{"API_ERRORS", "INTERNAL", "An unexpected error happened. See the host log.", 500},
 	{"QQBOT_ERRORS", "QQBOT_SIGNATURE_INVALID", "The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.", 401},
@@ -593,12 +601,14 @@ const (
 	LimitMaxPriority                    = 1000000
 	LimitMinHandlerDeadlineMilliseconds = 1000
 	LimitMaxHandlerDeadlineMilliseconds = 3600000
+	LimitMaxEventWaitMilliseconds       = 3600000
+	LimitMaxQueueCapacity               = 10000
 )
 
 // Defaults of the stdio runtime (RUNTIME_DEFAULTS).
 const (
-	RuntimeDefaultMaxConcurrentEvents           = 1
-	RuntimeDefaultQueueCapacity                 = 64
+	RuntimeDefaultMaxConcurrentEvents           = 32
+	RuntimeDefaultQueueCapacity                 = 1000
 	RuntimeDefaultRequestTimeoutMilliseconds    = 30000
 	RuntimeDefaultHandlerDeadlineMilliseconds   = 300000
 	RuntimeDefaultInitializeTimeoutMilliseconds = 10000

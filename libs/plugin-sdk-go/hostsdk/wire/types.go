@@ -63,28 +63,30 @@ type CommandMatch struct {
 // Concurrency of protocol v2.
 // Strict: unknown keys are refused. Schema: manifest.schema.json#/$defs/Concurrency
 type Concurrency struct {
-	// Default: 1.
+	// Default: 32.
 	MaxConcurrentEvents *int64 `json:"maxConcurrentEvents,omitempty"`
-	// Default: 64.
+	// Default: 1000.
 	QueueCapacity *int64 `json:"queueCapacity,omitempty"`
-	// When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one. Default: "reject".
+	// When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
 	OverflowPolicy *string `json:"overflowPolicy,omitempty"`
+	// How long an event may wait for a free handler before it expires (delivery.expired); omitted: until the provider's reply window closes.
+	MaxWaitMilliseconds *int64 `json:"maxWaitMilliseconds,omitempty"`
 	// How long one handler may run after the event is sent; past it the host cancels the event (delivery.deadline). Default: 300000.
 	HandlerDeadlineMilliseconds *int64 `json:"handlerDeadlineMilliseconds,omitempty"`
 }
 
-// GetMaxConcurrentEvents returns MaxConcurrentEvents, or its default 1 when it is absent.
+// GetMaxConcurrentEvents returns MaxConcurrentEvents, or its default 32 when it is absent.
 func (x *Concurrency) GetMaxConcurrentEvents() int64 {
 	if x == nil || x.MaxConcurrentEvents == nil {
-		return 1
+		return 32
 	}
 	return *x.MaxConcurrentEvents
 }
 
-// GetQueueCapacity returns QueueCapacity, or its default 64 when it is absent.
+// GetQueueCapacity returns QueueCapacity, or its default 1000 when it is absent.
 func (x *Concurrency) GetQueueCapacity() int64 {
 	if x == nil || x.QueueCapacity == nil {
-		return 64
+		return 1000
 	}
 	return *x.QueueCapacity
 }
@@ -207,7 +209,7 @@ type HostInitializeParams struct {
 	// Runtime token: put it in params.token of every plugin-to-host request. Dies with the process.
 	Token    string `json:"token"`
 	Encoding string `json:"encoding"`
-	// Default: {"maxConcurrentEvents":1,"queueCapacity":64,"requestTimeoutMilliseconds":30000,"handlerDeadlineMilliseconds":300000,"maxHeaderLength":8192,"maxPayloadLength":4194304}.
+	// Default: {"maxConcurrentEvents":32,"queueCapacity":1000,"requestTimeoutMilliseconds":30000,"handlerDeadlineMilliseconds":300000,"maxHeaderLength":8192,"maxPayloadLength":4194304}.
 	Runtime *RuntimeLimits `json:"runtime,omitempty"`
 	// Current settings values (secrets included). Default: {}.
 	Settings map[string]any `json:"settings,omitempty"`
@@ -599,9 +601,9 @@ type PluginStopResult struct {
 // RuntimeLimits of protocol v2.
 // Open: unknown keys are ignored. Schema: methods.json#/$defs/RuntimeLimits
 type RuntimeLimits struct {
-	// Default: 1.
+	// Default: 32.
 	MaxConcurrentEvents *int64 `json:"maxConcurrentEvents,omitempty"`
-	// Default: 64.
+	// Default: 1000.
 	QueueCapacity *int64 `json:"queueCapacity,omitempty"`
 	// Default: 30000.
 	RequestTimeoutMilliseconds *int64 `json:"requestTimeoutMilliseconds,omitempty"`
@@ -613,18 +615,18 @@ type RuntimeLimits struct {
 	MaxPayloadLength *int64 `json:"maxPayloadLength,omitempty"`
 }
 
-// GetMaxConcurrentEvents returns MaxConcurrentEvents, or its default 1 when it is absent.
+// GetMaxConcurrentEvents returns MaxConcurrentEvents, or its default 32 when it is absent.
 func (x *RuntimeLimits) GetMaxConcurrentEvents() int64 {
 	if x == nil || x.MaxConcurrentEvents == nil {
-		return 1
+		return 32
 	}
 	return *x.MaxConcurrentEvents
 }
 
-// GetQueueCapacity returns QueueCapacity, or its default 64 when it is absent.
+// GetQueueCapacity returns QueueCapacity, or its default 1000 when it is absent.
 func (x *RuntimeLimits) GetQueueCapacity() int64 {
 	if x == nil || x.QueueCapacity == nil {
-		return 64
+		return 1000
 	}
 	return *x.QueueCapacity
 }

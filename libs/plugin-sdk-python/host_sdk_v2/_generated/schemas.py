@@ -283,22 +283,28 @@ DOCUMENTS: Dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "maxConcurrentEvents": {
-                        "default": 1,
+                        "default": 32,
                         "type": "integer",
                         "minimum": 1,
                         "maximum": 64,
                     },
                     "queueCapacity": {
-                        "default": 64,
+                        "default": 1000,
                         "type": "integer",
                         "minimum": 0,
-                        "maximum": 1024,
+                        "maximum": 10000,
                     },
                     "overflowPolicy": {
                         "default": "reject",
-                        "description": "When the queue is full: \"reject\" refuses the new event, \"dropOldest\" drops the oldest queued one.",
+                        "description": "When queueCapacity events wait: \"reject\" has the host refuse new events before it accepts them (the provider may send them again), \"dropOldest\" drops the oldest waiting one for the new one.",
                         "type": "string",
                         "enum": ["reject", "dropOldest"],
+                    },
+                    "maxWaitMilliseconds": {
+                        "description": "How long an event may wait for a free handler before it expires (delivery.expired); omitted: until the provider's reply window closes.",
+                        "type": "integer",
+                        "minimum": 1000,
+                        "maximum": 3600000,
                     },
                     "handlerDeadlineMilliseconds": {
                         "default": 300000,
@@ -1220,8 +1226,8 @@ METHODS: Dict[str, Any] = {
                     },
                     "runtime": {
                         "default": {
-                            "maxConcurrentEvents": 1,
-                            "queueCapacity": 64,
+                            "maxConcurrentEvents": 32,
+                            "queueCapacity": 1000,
                             "requestTimeoutMilliseconds": 30000,
                             "handlerDeadlineMilliseconds": 300000,
                             "maxHeaderLength": 8192,
@@ -1902,13 +1908,13 @@ METHODS: Dict[str, Any] = {
             "type": "object",
             "properties": {
                 "maxConcurrentEvents": {
-                    "default": 1,
+                    "default": 32,
                     "type": "integer",
                     "minimum": 1,
                     "maximum": 9007199254740991,
                 },
                 "queueCapacity": {
-                    "default": 64,
+                    "default": 1000,
                     "type": "integer",
                     "minimum": 0,
                     "maximum": 9007199254740991,

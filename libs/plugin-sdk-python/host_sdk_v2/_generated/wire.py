@@ -80,12 +80,14 @@ class CommandMatch(TypedDict):
 _ConcurrencyOptional = TypedDict(
     "_ConcurrencyOptional",
     {
-        # Default: 1.
+        # Default: 32.
         "maxConcurrentEvents": int,
-        # Default: 64.
+        # Default: 1000.
         "queueCapacity": int,
-        # When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one. Default: "reject".
+        # When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
         "overflowPolicy": Literal["reject", "dropOldest"],
+        # How long an event may wait for a free handler before it expires (delivery.expired); omitted: until the provider's reply window closes.
+        "maxWaitMilliseconds": int,
         # How long one handler may run after the event is sent; past it the host cancels the event (delivery.deadline). Default: 300000.
         "handlerDeadlineMilliseconds": int,
     },
@@ -240,7 +242,7 @@ class EventsCompletedResult(TypedDict):
 _HostInitializeParamsOptional = TypedDict(
     "_HostInitializeParamsOptional",
     {
-        # Default: {"maxConcurrentEvents":1,"queueCapacity":64,"requestTimeoutMilliseconds":30000,"handlerDeadlineMilliseconds":300000,"maxHeaderLength":8192,"maxPayloadLength":4194304}.
+        # Default: {"maxConcurrentEvents":32,"queueCapacity":1000,"requestTimeoutMilliseconds":30000,"handlerDeadlineMilliseconds":300000,"maxHeaderLength":8192,"maxPayloadLength":4194304}.
         "runtime": "RuntimeLimits",
         # Current settings values (secrets included). Default: {}.
         "settings": Dict[str, Any],
@@ -633,9 +635,9 @@ class PluginStopResult(TypedDict):
 _RuntimeLimitsOptional = TypedDict(
     "_RuntimeLimitsOptional",
     {
-        # Default: 1.
+        # Default: 32.
         "maxConcurrentEvents": int,
-        # Default: 64.
+        # Default: 1000.
         "queueCapacity": int,
         # Default: 30000.
         "requestTimeoutMilliseconds": int,

@@ -118,6 +118,10 @@ public static class Catalog
     /// </summary>
     public const string CodeDeliveryDropped = "delivery.dropped";
     /// <summary>
+    /// The event waited for the plugin until it could no longer be answered (the provider's reply window, or concurrency.maxWaitMilliseconds) and was never handed to it. Handle events faster or raise concurrency.maxConcurrentEvents in manifest.json.
+    /// </summary>
+    public const string CodeDeliveryExpired = "delivery.expired";
+    /// <summary>
     /// The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.
     /// </summary>
     public const string CodeDeliveryTimeout = "delivery.timeout";
@@ -754,6 +758,18 @@ public static class Catalog
     /// </summary>
     public const string ErrRuntimeUnavailable = "RUNTIME_UNAVAILABLE";
     /// <summary>
+    /// The conformance suite did not finish within its time bound (details.timeoutSeconds), so the host ended the run and its plugin processes. Run host-plugin doctor on the package to see which scenario hangs.
+    /// </summary>
+    public const string ErrDoctorRunTimeout = "DOCTOR_RUN_TIMEOUT";
+    /// <summary>
+    /// The host's database cannot be reached, so the host cannot read or record this now (new events included). Retry in a few seconds; the host reconnects by itself once the database answers again.
+    /// </summary>
+    public const string ErrStoreUnavailable = "STORE_UNAVAILABLE";
+    /// <summary>
+    /// The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.
+    /// </summary>
+    public const string ErrEventsOverloaded = "EVENTS_OVERLOADED";
+    /// <summary>
     /// The settings do not match settings.configSchema. details.issues lists each field and the fix.
     /// </summary>
     public const string ErrSettingsInvalid = "SETTINGS_INVALID";
@@ -983,6 +999,7 @@ public static class Catalog
         new("DELIVERY_ERRORS", "delivery.unavailable", "The plugin was not running when the event arrived. Start it, or check why it stopped in its state reason and log.", 0),
         new("DELIVERY_ERRORS", "delivery.queue_full", "The plugin's event queue was full (overflow policy \"reject\"). Handle events faster or raise concurrency.queueCapacity or maxConcurrentEvents in manifest.json.", 0),
         new("DELIVERY_ERRORS", "delivery.dropped", "The event waited in a full queue and was dropped for a newer one (overflow policy \"dropOldest\").", 0),
+        new("DELIVERY_ERRORS", "delivery.expired", "The event waited for the plugin until it could no longer be answered (the provider's reply window, or concurrency.maxWaitMilliseconds) and was never handed to it. Handle events faster or raise concurrency.maxConcurrentEvents in manifest.json.", 0),
         new("DELIVERY_ERRORS", "delivery.timeout", "The plugin did not send its decision (the ACK) within requestTimeoutMilliseconds, so routing moved on and the host cancelled the event. ACK as soon as the plugin knows whether it takes the event; a protocol v2 SDK does this before the handler runs.", 0),
         new("DELIVERY_ERRORS", "delivery.deadline", "The handler ran longer than its deadline (concurrency.handlerDeadlineMilliseconds, 5 minutes unless set), so the host cancelled it and freed its slot. Make the handler finish sooner, honour its cancellation signal, or raise the deadline in manifest.json.", 0),
         new("DELIVERY_ERRORS", "delivery.interrupted", "The plugin accepted the event but exited (crash, stop or restart) before reporting its completion. Replies already sent stand; see the plugin log for why it exited.", 0),
@@ -1142,6 +1159,9 @@ public static class Catalog
         new("API_ERRORS", "REQUEST_JSON_TOO_COMPLEX", "The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.", 400),
         new("API_ERRORS", "PLUGIN_STATE_CONFLICT", "The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.", 409),
         new("API_ERRORS", "RUNTIME_UNAVAILABLE", "The plugin runtime is not available in this host build.", 503),
+        new("API_ERRORS", "DOCTOR_RUN_TIMEOUT", "The conformance suite did not finish within its time bound (details.timeoutSeconds), so the host ended the run and its plugin processes. Run host-plugin doctor on the package to see which scenario hangs.", 504),
+        new("API_ERRORS", "STORE_UNAVAILABLE", "The host's database cannot be reached, so the host cannot read or record this now (new events included). Retry in a few seconds; the host reconnects by itself once the database answers again.", 503),
+        new("API_ERRORS", "EVENTS_OVERLOADED", "The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.", 503),
         new("API_ERRORS", "SETTINGS_INVALID", "The settings do not match settings.configSchema. details.issues lists each field and the fix.", 422),
         new("API_ERRORS", "INTERNAL", "An unexpected error happened. See the host log.", 500),
         new("QQBOT_ERRORS", "QQBOT_SIGNATURE_INVALID", "The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.", 401),
@@ -1313,10 +1333,12 @@ public static class Catalog
     public const int LimitMaxPriority = 1000000;
     public const int LimitMinHandlerDeadlineMilliseconds = 1000;
     public const int LimitMaxHandlerDeadlineMilliseconds = 3600000;
+    public const int LimitMaxEventWaitMilliseconds = 3600000;
+    public const int LimitMaxQueueCapacity = 10000;
 
     // Defaults of the stdio runtime.
-    public const int RuntimeDefaultMaxConcurrentEvents = 1;
-    public const int RuntimeDefaultQueueCapacity = 64;
+    public const int RuntimeDefaultMaxConcurrentEvents = 32;
+    public const int RuntimeDefaultQueueCapacity = 1000;
     public const int RuntimeDefaultRequestTimeoutMilliseconds = 30000;
     public const int RuntimeDefaultHandlerDeadlineMilliseconds = 300000;
     public const int RuntimeDefaultInitializeTimeoutMilliseconds = 10000;

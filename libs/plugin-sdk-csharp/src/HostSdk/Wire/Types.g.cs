@@ -142,29 +142,29 @@ public sealed partial record CommandMatch
 public sealed partial record Concurrency
 {
     /// <summary>
-    /// Default: 1.
+    /// Default: 32.
     /// </summary>
     [JsonPropertyName("maxConcurrentEvents")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public long? MaxConcurrentEvents { get; init; }
 
-    /// <summary>MaxConcurrentEvents, or its schema default 1 when it is absent.</summary>
+    /// <summary>MaxConcurrentEvents, or its schema default 32 when it is absent.</summary>
     [JsonIgnore]
-    public long MaxConcurrentEventsOrDefault => MaxConcurrentEvents ?? 1;
+    public long MaxConcurrentEventsOrDefault => MaxConcurrentEvents ?? 32;
 
     /// <summary>
-    /// Default: 64.
+    /// Default: 1000.
     /// </summary>
     [JsonPropertyName("queueCapacity")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public long? QueueCapacity { get; init; }
 
-    /// <summary>QueueCapacity, or its schema default 64 when it is absent.</summary>
+    /// <summary>QueueCapacity, or its schema default 1000 when it is absent.</summary>
     [JsonIgnore]
-    public long QueueCapacityOrDefault => QueueCapacity ?? 64;
+    public long QueueCapacityOrDefault => QueueCapacity ?? 1000;
 
     /// <summary>
-    /// When the queue is full: "reject" refuses the new event, "dropOldest" drops the oldest queued one. Default: "reject".
+    /// When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
     /// </summary>
     [JsonPropertyName("overflowPolicy")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
@@ -173,6 +173,13 @@ public sealed partial record Concurrency
     /// <summary>OverflowPolicy, or its schema default "reject" when it is absent.</summary>
     [JsonIgnore]
     public string OverflowPolicyOrDefault => OverflowPolicy ?? "reject";
+
+    /// <summary>
+    /// How long an event may wait for a free handler before it expires (delivery.expired); omitted: until the provider's reply window closes.
+    /// </summary>
+    [JsonPropertyName("maxWaitMilliseconds")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public long? MaxWaitMilliseconds { get; init; }
 
     /// <summary>
     /// How long one handler may run after the event is sent; past it the host cancels the event (delivery.deadline). Default: 300000.
@@ -447,7 +454,7 @@ public sealed partial record HostInitializeParams
     public string Encoding { get; init; } = "json";
 
     /// <summary>
-    /// Default: {"maxConcurrentEvents":1,"queueCapacity":64,"requestTimeoutMilliseconds":30000,"handlerDeadlineMilliseconds":300000,"maxHeaderLength":8192,"maxPayloadLength":4194304}.
+    /// Default: {"maxConcurrentEvents":32,"queueCapacity":1000,"requestTimeoutMilliseconds":30000,"handlerDeadlineMilliseconds":300000,"maxHeaderLength":8192,"maxPayloadLength":4194304}.
     /// </summary>
     [JsonPropertyName("runtime")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
@@ -1095,26 +1102,26 @@ public sealed partial record PluginStopResult
 public sealed partial record RuntimeLimits
 {
     /// <summary>
-    /// Default: 1.
+    /// Default: 32.
     /// </summary>
     [JsonPropertyName("maxConcurrentEvents")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public long? MaxConcurrentEvents { get; init; }
 
-    /// <summary>MaxConcurrentEvents, or its schema default 1 when it is absent.</summary>
+    /// <summary>MaxConcurrentEvents, or its schema default 32 when it is absent.</summary>
     [JsonIgnore]
-    public long MaxConcurrentEventsOrDefault => MaxConcurrentEvents ?? 1;
+    public long MaxConcurrentEventsOrDefault => MaxConcurrentEvents ?? 32;
 
     /// <summary>
-    /// Default: 64.
+    /// Default: 1000.
     /// </summary>
     [JsonPropertyName("queueCapacity")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public long? QueueCapacity { get; init; }
 
-    /// <summary>QueueCapacity, or its schema default 64 when it is absent.</summary>
+    /// <summary>QueueCapacity, or its schema default 1000 when it is absent.</summary>
     [JsonIgnore]
-    public long QueueCapacityOrDefault => QueueCapacity ?? 64;
+    public long QueueCapacityOrDefault => QueueCapacity ?? 1000;
 
     /// <summary>
     /// Default: 30000.
