@@ -16,14 +16,16 @@ import {
   createApp,
   ensureAdminToken,
   FollowableLogStore,
+  reapDoctorProcesses,
   settingsForInitialize,
   type AuthCounters,
   type SessionOptions,
 } from '@host/host-api';
 import { ConsoleProvider, consoleRoutes } from '@host/host-console';
-import { Dispatcher, EventLog } from '@host/host-dispatch';
+import { Dispatcher, EventLog, RefusalLog } from '@host/host-dispatch';
 import { QqBotAccounts, QqBotProvider, QqBotWebhook, qqbotRoutes } from '@host/host-qqbot';
 import type { QqBotAccountInput } from '@host/admin-api';
+import type { MessageEvent } from '@host/protocol';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings, type StdioRuntimeOptions } from '@host/host-runtime';
@@ -42,6 +44,8 @@ export interface HostOptions {
   adminToken?: string;
   resetAdminToken?: boolean;
   maxUploadBytes?: number;
+  /** Deliveries that may wait for plugins host-wide before new events are refused at admission (HOST_MAX_WAITING_EVENTS). */
+  maxWaitingEvents?: number;
   /** The built admin app (index.html and assets/), served at /; default none. */
   adminAppDir?: string;
   /** Bounds of admin app sessions. */
@@ -64,6 +68,17 @@ export interface HostOptions {
   onInstallStep?: InstallerOptions['onStep'];
   /** QQ Bot accounts of the accounts file (HOST_QQBOT_ACCOUNTS_FILE), and where the platform reaches the host (HOST_PUBLIC_URL). */
   qqbot?: { accounts?: QqBotAccountInput[]; publicUrl?: string };
+}
+
+/** Offers an event to the dispatcher: refused at admission, or taken and routed (a provider's webhook does not wait for the routing). */
+function acceptEvent(
+  dispatcher: Dispatcher,
+  event: MessageEvent,
+): { accepted: true; routed: Promise<unknown> } | { accepted: false; reason: string } {
+  const admission = dispatcher.admit(event);
+  return admission.accepted
+    ? { accepted: true, routed: dispatcher.route(event, admission.recipients) }
+    : { accepted: false, reason: admission.refusal.message };
 }
 
 /** Everything a running host holds, so main (and tests) can start and stop it. */
@@ -126,12 +141,16 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         timings: o.leaseTimings,
       })
     : undefined;
+  // Events refused at admission: one log line per cause and 10 s, with the count of the others.
+  const refusalLog = new RefusalLog((message) => o.log('warn', message));
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: cluster
       ? () => [...cluster.endpoints(), ...httpPlugins.liveEndpoints()]
       : () => [...runtime.endpoints(), ...httpPlugins.liveEndpoints()],
     events: new EventLog({ store: stores.events }),
+    ...(o.maxWaitingEvents !== undefined ? { maxWaitingEvents: o.maxWaitingEvents } : {}),
+    onRefused: (event, refusal) => refusalLog.note(event, refusal),
     ...(cluster ? { outbound: (sink) => cluster.outbound(sink), observeOutbound: (r, out) => cluster.observe(r, out) } : {}),
   });
   dispatcher.providers.register(provider);
@@ -140,7 +159,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   // bot "console-bot" is one of them), see docs/protocol/v2.md 4.7.
   const qqbotAccounts = new QqBotAccounts({ storeFile: join(paths.stateDir, 'qqbot-accounts.json'), reservedIds: [provider.botAccountId] });
   dispatcher.providers.register(new QqBotProvider(qqbotAccounts));
-  const qqbotWebhook = new QqBotWebhook({ accounts: qqbotAccounts, dispatch: (event) => dispatcher.dispatch(event), log: o.log });
+  const qqbotWebhook = new QqBotWebhook({ accounts: qqbotAccounts, accept: (event) => acceptEvent(dispatcher, event), log: o.log });
   const runtime: StdioPluginRuntime = new StdioPluginRuntime({
     paths,
     records: store,
@@ -225,7 +244,9 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     runtime: lifecycle,
     logs,
     http: httpPlugins,
+    queues: () => new Map(dispatcher.queueStats().map(({ pluginId, ...stats }) => [pluginId, stats])),
     adminTokenHash: token.hash,
+    ...(stores.availability ? { storeAvailability: stores.availability } : {}),
     maxUploadBytes: o.maxUploadBytes,
     authThrottle,
     sessions: { ...o.sessions, ...(stores.sessions ? { store: stores.sessions } : {}) },
@@ -233,7 +254,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     version: o.version,
     doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,
     apiRoutes: [
-      ...consoleRoutes({ dispatcher, provider }),
+      ...consoleRoutes({ dispatcher, provider, store: stores.availability }),
       ...httpRegistrationRoutes({ registry: httpPlugins }),
       ...qqbotRoutes({ accounts: qqbotAccounts, webhook: qqbotWebhook, publicUrl: o.qqbot?.publicUrl }),
     ],
@@ -255,6 +276,8 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       // A host killed outright leaves its plugins running; end them before starting them again.
       for (const pid of runtime.reapLeftovers())
         o.log('warn', `ended a plugin process group left running by a previous host process (pid ${pid})`);
+      for (const pid of reapDoctorProcesses(paths))
+        o.log('warn', `ended a conformance run's plugin process group left running by a previous host process (pid ${pid})`);
       // In a cluster, a plugin starts on the replica that takes its lease.
       if (cluster) return cluster.start();
       const enabled = (await store.list()).filter((r: PluginRecord) => r.transport === 'stdio-jsonrpc' && r.enabled);

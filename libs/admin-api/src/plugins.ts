@@ -79,6 +79,21 @@ export const CommandSummarySchema = z.object({
   description: z.string().optional(),
 });
 
+/** A plugin's event queue on this host: what waits for it and what expired there. */
+export const PluginQueueSchema = z
+  .object({
+    active: z.number().int().describe('Events handed to the plugin and not finished.'),
+    waiting: z.number().int().describe('Events waiting for a free handler, or for the plugin to finish starting.'),
+    oldestWaitMilliseconds: z.number().nullable().describe('How long the oldest waiting event has waited; null when none waits.'),
+    expired: z
+      .number()
+      .int()
+      .describe('Events that waited until they could no longer be answered (delivery.expired) since the host started.'),
+    dropped: z.number().int().describe('Events dropped for newer ones (overflowPolicy dropOldest) since the host started.'),
+  })
+  .meta({ id: 'PluginQueue' });
+export type PluginQueueView = z.infer<typeof PluginQueueSchema>;
+
 export const PluginSummarySchema = z.object({
   pluginId: z.string(),
   name: z.string().optional().describe('Absent for a package whose manifest does not validate.'),
@@ -92,6 +107,7 @@ export const PluginSummarySchema = z.object({
   updatedAt: z.string().optional(),
   issues: z.array(IssueSchema).optional().describe('Validation errors of an invalidManifest package.'),
   runtime: RuntimeStatusSchema.optional().describe('Process or health facts behind the state (reason, next restart, health).'),
+  queue: PluginQueueSchema.optional().describe('Its event queue on this host; absent before any event was routed to it.'),
   permissions: z.array(PermissionSchema).optional().describe('Permissions the manifest declares.'),
   commands: z.array(CommandSummarySchema).optional().describe('Commands the manifest declares.'),
   commandConflicts: z
@@ -123,6 +139,14 @@ export const HealthResponseSchema = z.object({
   uptimeSeconds: z.number(),
 });
 export type HealthResponse = z.infer<typeof HealthResponseSchema>;
+
+export const ReadyResponseSchema = z.object({
+  status: z.literal('ready'),
+  store: z
+    .enum(['ok', 'local'])
+    .describe('ok: the database server answered just now; local: the store has no server to lose (files or embedded).'),
+});
+export type ReadyResponse = z.infer<typeof ReadyResponseSchema>;
 
 export const PluginListResponseSchema = z.object({ plugins: z.array(PluginSummarySchema) });
 export type PluginListResponse = z.infer<typeof PluginListResponseSchema>;

@@ -15,7 +15,7 @@ import express, { Router, type Express, type RequestHandler } from 'express';
 import { requireAdmin } from './auth';
 import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle';
 import { buildOpenApiDocument } from './openapi';
-import type { HttpPluginControl } from './plugin-view';
+import type { HttpPluginControl, ViewDeps } from './plugin-view';
 import { errorHandler, implementRoute, jsonBody, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
 import { packageRoutes } from './routes/package-routes';
 import { doctorRoutes } from './routes/doctor-routes';
@@ -45,9 +45,13 @@ export interface AppDeps {
   logs?: PluginLogStore;
   /** Enable, disable, remove and status of HTTP plugins; without it, start/stop only flip `enabled`. */
   http?: HttpPluginControl;
+  /** Each plugin's event queue on this host, for the plugin views (see ViewDeps.queues). */
+  queues?: ViewDeps['queues'];
   maxUploadBytes?: number;
   /** The built conformance worker script; without it POST .../doctor runs the suite in this process. */
   doctorWorker?: string;
+  /** Longest time of one conformance run (default DOCTOR_RUN_TIMEOUT_MILLISECONDS, two minutes). */
+  doctorTimeoutMilliseconds?: number;
   /** Admin app sessions (sign-in with the token, then an HttpOnly cookie): a store, or options for a new one. */
   sessions?: SessionStore | SessionOptions;
   /**

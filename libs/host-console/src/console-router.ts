@@ -88,12 +88,17 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
         ]);
       }
       await requireStore(o.store);
-      const record = await o.dispatcher.dispatch(o.provider.createEvent(input));
-      if (record.completedAt === null) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([o.dispatcher.whenCompleted(record.eventId), new Promise((r) => (timer = setTimeout(r, maxWait)))]);
-        clearTimeout(timer);
-      }
+      const event = o.provider.createEvent(input);
+      // Refused before anything is recorded when the host cannot take it now (EVENTS_OVERLOADED, 503); else the
+      // record is in the event log at once, while its deliveries may wait for busy or starting plugins.
+      const routed = o.dispatcher.dispatch(event);
+      let timer: NodeJS.Timeout | undefined;
+      const done = await Promise.race([
+        routed.then((r) => (r.completedAt === null ? o.dispatcher.whenCompleted(r.eventId) : r)).then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), maxWait))),
+      ]);
+      clearTimeout(timer);
+      const record = done ? await routed : (o.dispatcher.events.get(event.eventId) ?? (await routed));
       if (input.waitMs) await new Promise((r) => setTimeout(r, input.waitMs));
       return { body: toConsoleResponse(record) };
     },

@@ -1,4 +1,4 @@
-import { ADMIN_ROUTES, type EventListResponse, type PluginResponse } from '@host/admin-api';
+import { ADMIN_ROUTES, type EventListResponse, type PluginDetail, type PluginResponse } from '@host/admin-api';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { call } from '../api';
@@ -15,6 +15,31 @@ function when(at: string | undefined): string {
 
 function ms(v: number | null | undefined): string {
   return v === null || v === undefined ? '—' : `${v < 10 ? v.toFixed(1) : Math.round(v)} ms`;
+}
+
+/** How long ago an instant was, in whole seconds or minutes. */
+function age(iso: string): string {
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  return s < 120 ? `${s} s` : `${Math.round(s / 60)} min`;
+}
+
+/** The plugin's event queue on this host: handling, waiting (and the oldest wait), expired and dropped. */
+function QueueFacts({ queue }: { queue: PluginDetail['queue'] }) {
+  if (!queue) return null;
+  const oldest = queue.oldestWaitMilliseconds === null ? '' : `, the oldest for ${Math.round(queue.oldestWaitMilliseconds / 1000)} s`;
+  return (
+    <Facts
+      rows={[
+        ['Handling now', queue.active],
+        ['Waiting', `${queue.waiting}${oldest}`],
+        [
+          'Expired',
+          queue.expired === 0 ? '0' : <span className="warning">{queue.expired} (waited until they could no longer be answered)</span>,
+        ],
+        ['Dropped', queue.dropped],
+      ]}
+    />
+  );
 }
 
 function Deliveries({ pluginId }: { pluginId: string }) {
@@ -58,7 +83,7 @@ function Deliveries({ pluginId }: { pluginId: string }) {
                 {d.error ? `refused: ${d.error.code}` : d.accepted ? (d.intercepted ? 'accepted, intercepted' : 'accepted') : d.state}
               </td>
               <td>
-                {d.state}
+                {d.state === 'queued' ? `queued for ${age(d.startedAt)}` : d.state}
                 {d.completion?.error ? `: ${d.completion.error.code} ${d.completion.error.message}` : ''}
               </td>
               <td>{ms(d.completion?.durationMs ?? d.durationMs)}</td>
@@ -106,6 +131,7 @@ export function PluginDetailPage() {
       <div className="columns">
         <section aria-labelledby="runtime-title">
           <h2 id="runtime-title">Runtime</h2>
+          <QueueFacts queue={p.queue} />
           <Facts
             rows={
               p.transport === 'http'

@@ -31,6 +31,13 @@ function PluginCard({ plugin: p }: { plugin: PluginSummary }) {
         </span>
       </div>
       <StateBadge plugin={p} />
+      {p.queue && (p.queue.waiting > 0 || p.queue.expired > 0) && (
+        <p className={p.queue.expired > 0 ? 'warning' : 'muted'}>
+          {p.queue.waiting} waiting
+          {p.queue.oldestWaitMilliseconds !== null && ` (oldest ${Math.round(p.queue.oldestWaitMilliseconds / 1000)} s)`}
+          {p.queue.expired > 0 && ` · ${p.queue.expired} expired`}
+        </p>
+      )}
       {p.description && <p>{p.description}</p>}
       <details>
         <summary>

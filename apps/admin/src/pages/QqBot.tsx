@@ -8,6 +8,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 const OUTCOMES: Record<NonNullable<QqBotAccountView['lastEvent']>['outcome'], string> = {
   validated: 'callback URL validated',
   dispatched: 'message dispatched to plugins',
+  deferred: 'not taken: the host was at its bound of waiting events; the platform pushes it again',
   unsupported: 'event type not supported (logged, acknowledged)',
   refused: 'request refused',
 };
@@ -201,8 +202,8 @@ function Account({ a }: { a: QqBotAccountView }) {
         </dd>
         <dt>Requests</dt>
         <dd>
-          {a.counters.received} received, {a.counters.dispatched} dispatched, {a.counters.refused} refused, {a.counters.unsupported}{' '}
-          unsupported
+          {a.counters.received} received, {a.counters.dispatched} dispatched, {a.counters.deferred} deferred (host busy),{' '}
+          {a.counters.refused} refused, {a.counters.unsupported} unsupported
         </dd>
       </dl>
       <RemoveAccount a={a} />

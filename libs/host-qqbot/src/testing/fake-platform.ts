@@ -34,6 +34,8 @@ export interface FakeQqPlatformOptions {
   port?: number;
   /** Called for each accepted message (benchmarks match replies to events with it). */
   onMessage?: (message: RecordedMessage) => void;
+  /** How long each message call takes before it is answered, as a busy platform's do (default 0). */
+  latencyMilliseconds?: number;
 }
 
 /**
@@ -126,6 +128,7 @@ export class FakeQqPlatform {
     if (req.method === 'POST' && path === '/app/getAppAccessToken') return this.token(body, res);
     const m = /^\/(?:v2\/(groups|users)|(channels))\/([^/]+)\/messages$/.exec(path);
     if (req.method !== 'POST' || !m) return answer(res, 404, { code: 404, message: 'not found' });
+    if (this.o.latencyMilliseconds) await new Promise((r) => setTimeout(r, this.o.latencyMilliseconds));
     const scripted = this.takeScript(false);
     if (scripted) return answer(res, scripted.status, scripted.body ?? {}, scripted.headers);
     const authorization = req.headers['authorization'];
