@@ -5,4 +5,5 @@ export * from './file-settings-store';
 export * from './file-pending-update-store';
 export * from './memory-event-log-store';
 export * from './file-event-log-store';
+export * from './file-replay-store';
 export * from './sql';

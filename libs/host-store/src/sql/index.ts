@@ -8,6 +8,7 @@ export * from './sql-settings-store';
 export * from './sql-pending-update-store';
 export * from './sql-event-log-store';
 export * from './sql-admin-session-store';
+export * from './sql-replay-store';
 export * from './package-archive-store';
 export * from './cluster-tables';
 export * from './open-sql-stores';

@@ -130,6 +130,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX host_event_sends_unsent ON host_event_sends (plugin_id) WHERE sent_at IS NULL;
     `,
   },
+  {
+    version: 4,
+    name: 'webhook replay memory (signed requests already taken, shared by replicas)',
+    sql: `
+      CREATE TABLE host_webhook_replays (
+        scope      text NOT NULL,
+        key        text NOT NULL,
+        expires_ms bigint NOT NULL,
+        PRIMARY KEY (scope, key)
+      );
+      CREATE INDEX host_webhook_replays_by_expiry ON host_webhook_replays (expires_ms);
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */

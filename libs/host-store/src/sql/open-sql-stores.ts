@@ -14,6 +14,7 @@ import { SqlDeliveryQueue, SqlLeases } from './cluster-tables';
 import { HostKeyMismatchError, loadHostKey, type SecretBox } from './secret-box';
 import { SqlEventLogStore } from './sql-event-log-store';
 import { SqlPendingUpdateStore } from './sql-pending-update-store';
+import { SqlReplayStore } from './sql-replay-store';
 import { SqlRegistryStore } from './sql-registry-store';
 import { SqlSettingsStore } from './sql-settings-store';
 
@@ -62,6 +63,8 @@ export interface SqlStores {
   pendingUpdates: SqlPendingUpdateStore;
   events: SqlEventLogStore;
   archives: SqlPackageArchiveStore;
+  /** What signed webhooks took, so a replay is refused after a restart and on every replica. */
+  replays: SqlReplayStore;
   /** Which replica runs each stdio plugin (used when several hosts share a PostgreSQL server). */
   leases: SqlLeases;
   /** The durable delivery queue of stdio plugins (idem). */
@@ -111,6 +114,7 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       pendingUpdates,
       events,
       archives: new SqlPackageArchiveStore(db),
+      replays: new SqlReplayStore(db, { onError: o.onError }),
       leases: new SqlLeases(db, o.replica ?? 'host'),
       queue: new SqlDeliveryQueue(db, o.replica ?? 'host'),
       imported,

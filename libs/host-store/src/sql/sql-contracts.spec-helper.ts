@@ -4,11 +4,13 @@ import { SecretBox } from './secret-box';
 import { SqlEventLogStore } from './sql-event-log-store';
 import { SqlPendingUpdateStore } from './sql-pending-update-store';
 import { SqlRegistryStore } from './sql-registry-store';
+import { SqlReplayStore } from './sql-replay-store';
 import { SqlSettingsStore } from './sql-settings-store';
 import { SqlPackageArchiveStore, sha256Hex, ArchiveDigestMismatchError } from './package-archive-store';
 import { describeEventLogStoreContract } from '../testing/event-log-store-contract';
 import { describePendingUpdateStoreContract } from '../testing/pending-update-store-contract';
 import { describeRegistryStoreContract } from '../testing/registry-store-contract';
+import { describeReplayStoreContract } from '../testing/replay-store-contract';
 import { describeSettingsStoreContract } from '../testing/settings-store-contract';
 
 const TABLES = 'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives';
@@ -52,6 +54,16 @@ export function describeSqlStoreContracts(name: string, database: () => SqlDatab
       return SqlEventLogStore.open(database(), { capacity });
     },
     reopen: async (capacity) => SqlEventLogStore.open(database(), { capacity }),
+  });
+
+  let replayBounds: { maxEntries?: number } = {};
+  describeReplayStoreContract(`SqlReplayStore (${name})`, {
+    open: async (o = {}) => {
+      await database().query('TRUNCATE host_webhook_replays');
+      return new SqlReplayStore(database(), (replayBounds = o));
+    },
+    reopen: async () => new SqlReplayStore(database(), replayBounds),
+    prune: async (store, nowMs) => (store as SqlReplayStore).prune(nowMs),
   });
 
   describe(`SqlPackageArchiveStore (${name})`, () => {

@@ -1,6 +1,7 @@
 import { DatabaseUnavailableError, ServerDatabase } from './database';
 import { appliedMigrations, migrate, MIGRATIONS, SchemaTooNewError, type Migration } from './migrations';
 import { describeSqlStoreContracts } from './sql-contracts.spec-helper';
+import { SqlReplayStore } from './sql-replay-store';
 import { startTestPostgres, type TestPostgres } from '../testing/postgres-server';
 
 // The store contracts against a real PostgreSQL server this suite starts (initdb into a temporary directory).
@@ -107,5 +108,35 @@ describe('ServerDatabase', () => {
     await expect(failed).rejects.toThrow();
     // The pool goes on with a new connection.
     expect(await db.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});
+
+describe('SqlReplayStore on one server shared by two hosts', () => {
+  it('lets exactly one of two hosts take a request both receive at once, also when only the message id is shared', async () => {
+    const url = await server.createDatabase('replays_shared');
+    const [one, two] = [await ServerDatabase.open(url), await ServerDatabase.open(url)];
+    try {
+      await migrate(one);
+      const a = new SqlReplayStore(one);
+      const b = new SqlReplayStore(two);
+      const now = Date.now();
+      for (let i = 0; i < 30; i++) {
+        const [x, y] = await Promise.all([
+          a.claim('qqbot:1', [`event:a${i}`, `message:m${i}`], now, now + 600_000),
+          b.claim('qqbot:1', [`event:b${i}`, `message:m${i}`], now, now + 600_000),
+        ]);
+        expect([x, y].filter(Boolean)).toHaveLength(1);
+        // The loser's event id was not kept: only the winner's keys are in the table.
+        const loser = x ? `event:b${i}` : `event:a${i}`;
+        expect(await one.query('SELECT 1 FROM host_webhook_replays WHERE key = $1', [loser])).toEqual([]);
+      }
+      // One host forgets (the request was refused at admission): the other takes the platform's push again.
+      await a.forget('qqbot:1', ['event:a0', 'event:b0', 'message:m0']);
+      expect(await b.claim('qqbot:1', ['event:a0', 'message:m0'], now, now + 600_000)).toBe(true);
+      expect(await a.count()).toBe(60);
+    } finally {
+      await one.close();
+      await two.close();
+    }
   });
 });

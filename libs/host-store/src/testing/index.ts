@@ -3,4 +3,5 @@ export * from './registry-store-contract';
 export * from './settings-store-contract';
 export * from './pending-update-store-contract';
 export * from './event-log-store-contract';
+export * from './replay-store-contract';
 export * from './postgres-server';
