@@ -42,6 +42,7 @@ describe('admin API route contracts', () => {
       'SESSION_EXPIRED',
       'AUTH_THROTTLED',
       'BAD_REQUEST',
+      'STORE_UNAVAILABLE',
       'INTERNAL',
     ]);
     expect(declaredErrorCodes(ADMIN_ROUTES.startPlugin)).toEqual(
