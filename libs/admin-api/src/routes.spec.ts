@@ -42,6 +42,7 @@ describe('admin API route contracts', () => {
       'SESSION_EXPIRED',
       'AUTH_THROTTLED',
       'BAD_REQUEST',
+      'REQUEST_JSON_TOO_COMPLEX',
       'STORE_UNAVAILABLE',
       'INTERNAL',
     ]);
