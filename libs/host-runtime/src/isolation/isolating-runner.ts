@@ -18,8 +18,13 @@ import {
   type LimitMechanism,
 } from './settings';
 
-/** Joins the cgroup(s) named before `--` as root, then runs the rest: the first link of every isolated plugin's start. */
-const JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+/**
+ * The first link of every isolated plugin's start: joins the cgroup(s) named
+ * before `--` as root, then runs the rest. The umask goes back to 022 so the
+ * folders bubblewrap makes for the sandbox's root (/etc for its few files)
+ * can be searched by the plugin's uid; the host itself keeps 077.
+ */
+const JOIN_CGROUPS = 'umask 022; while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
 
 /**
  * Starts each plugin in the mode the machine allows (see IsolationMode): a
@@ -128,8 +133,8 @@ export class IsolatingProcessRunner implements ProcessRunner {
       } catch (e) {
         throw new StartError('PLUGIN_ISOLATION_FAILED', `could not create the plugin's cgroup: ${(e as Error).message}`);
       }
-      chain.push('/bin/sh', '-c', JOIN_CGROUPS, 'sh', ...group.procsFiles, '--');
     }
+    if (group || uid !== undefined) chain.push('/bin/sh', '-c', JOIN_CGROUPS, 'sh', ...(group?.procsFiles ?? []), '--');
     if (this.support.prlimit) {
       const rl = [`--nofile=${limits.openFiles}:${limits.openFiles}`];
       if (!group && limits.memoryBytes > 0) rl.push(`--data=${limits.memoryBytes}:${limits.memoryBytes}`);

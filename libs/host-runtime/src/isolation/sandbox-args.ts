@@ -37,7 +37,25 @@ export function systemBinds(): string[] {
     if (link !== null) args.push('--symlink', link, tree);
     else args.push('--ro-bind', tree, tree);
   }
+  // bubblewrap makes the folders on the way to a mount 0700 (root's), which the plugin's uid could not search.
+  args.push('--perms', '0755', '--dir', '/etc');
   for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);
+  return args;
+}
+
+/** `--dir` arguments that make every folder on the way to `paths` searchable (0755), parents first, once each. */
+function parentFolders(paths: readonly string[]): string[] {
+  const made = new Set<string>(['/', '/tmp', '/etc', '/usr', '/proc', '/dev']);
+  const args: string[] = [];
+  for (const path of paths) {
+    const parts = path.split('/').filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const dir = `/${parts.slice(0, i).join('/')}`;
+      if (made.has(dir)) continue;
+      made.add(dir);
+      args.push('--perms', '0755', '--dir', dir);
+    }
+  }
   return args;
 }
 
@@ -68,6 +86,7 @@ export interface SandboxPlan {
  */
 export function sandboxArgs(plan: SandboxPlan): string[] {
   const args = [...systemBinds(), '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
+  args.push(...parentFolders([...plan.readOnly, ...plan.writable]));
   for (const dir of plan.readOnly) args.push('--ro-bind', dir, dir);
   for (const dir of plan.writable) args.push('--bind', dir, dir);
   args.push(...SANDBOX_NAMESPACES);
