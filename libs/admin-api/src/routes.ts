@@ -504,6 +504,7 @@ export const ADMIN_ROUTES = {
       'QQBOT_PAYLOAD_INVALID',
       'QQBOT_PAYLOAD_TOO_COMPLEX',
       'QQBOT_PAYLOAD_TOO_LARGE',
+      'STORE_UNAVAILABLE',
     ],
   }),
 } as const;

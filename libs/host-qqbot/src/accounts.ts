@@ -46,7 +46,7 @@ export class QqBotAccount {
       tokenUrl: this.tokenUrl,
       ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     });
-    this.replays = new ReplayGuard(options.replay);
+    this.replays = new ReplayGuard(`qqbot:${config.appId}`, options.replay);
   }
 
   get id(): string {
@@ -117,6 +117,7 @@ export interface QqBotAccountsOptions {
   storeFile?: string;
   dispatcher?: Dispatcher;
   client?: Partial<QqBotApiClientOptions>;
+  /** The accounts' replay memory: give the host's store (`store`), so a replay is refused after a restart. */
   replay?: ReplayGuardOptions;
   /**
    * Bot account ids other providers of the host already use (the console bot): a QQ account may not take one,

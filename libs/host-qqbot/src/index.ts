@@ -1,5 +1,5 @@
 export { seedFromSecret, keysFromSecret, signHex, validationSignature, verifyWebhook, type BotKeys } from './signing';
-export { ReplayGuard, type ReplayGuardOptions } from './replay-guard';
+export { ReplayGuard, replayKeys, type ReplayGuardOptions, type ReplayNames } from './replay-guard';
 export {
   mapDispatch,
   SUPPORTED_EVENT_TYPES,

@@ -103,7 +103,7 @@ describe('QqBotProvider', () => {
       const deliver = async (account: typeof A, payload: Record<string, unknown>) => {
         const s = signer(account);
         const body = Buffer.from(JSON.stringify(payload));
-        const answer = webhook.handle(account.id, s.sign(body.toString()), body);
+        const answer = await webhook.handle(account.id, s.sign(body.toString()), body);
         expect(answer).toEqual({ status: 200, body: { op: 12 } });
         await Promise.all(records);
       };
@@ -171,7 +171,7 @@ describe('QqBotProvider', () => {
         log: () => undefined,
       });
       const body = Buffer.from(JSON.stringify(payload));
-      webhook.handle('a', s.sign(body.toString()), body);
+      await webhook.handle('a', s.sign(body.toString()), body);
       await done;
       expect(pa.messages.map((m) => [m.path, m.body['msg_seq'], m.body['content']])).toEqual([
         ['/v2/users/USER_1/messages', 1, 'r1'],

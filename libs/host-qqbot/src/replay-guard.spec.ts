@@ -1,21 +1,38 @@
-import { ReplayGuard } from './replay-guard';
+import { MemoryReplayStore } from '@host/host-core';
+import { ReplayGuard, replayKeys } from './replay-guard';
 
 describe('ReplayGuard', () => {
-  it('refuses an id seen within the memory time and accepts it again after', () => {
+  it('refuses a request seen within the memory time and accepts it again after', async () => {
     let now = 0;
-    const guard = new ReplayGuard({ rememberMilliseconds: 1000, now: () => now });
-    expect(guard.firstTime('a')).toBe(true);
-    expect(guard.firstTime('a')).toBe(false);
+    const guard = new ReplayGuard('qqbot:1', { rememberMilliseconds: 1000, now: () => now });
+    expect(await guard.firstTime(['event:a'])).toBe(true);
+    expect(await guard.firstTime(['event:a'])).toBe(false);
     now = 1001;
-    expect(guard.firstTime('a')).toBe(true);
+    expect(await guard.firstTime(['event:a'])).toBe(true);
   });
 
-  it('stays within maxEntries, forgetting the oldest first', () => {
-    const guard = new ReplayGuard({ maxEntries: 3, now: () => 0 });
-    for (const id of ['a', 'b', 'c', 'd']) expect(guard.firstTime(id)).toBe(true);
-    expect(guard.size).toBe(3);
-    expect(guard.evicted).toBe(1);
-    expect(guard.firstTime('d')).toBe(false);
-    expect(guard.firstTime('a')).toBe(true);
+  it('keeps accounts apart in one store, and forgets on request', async () => {
+    const store = new MemoryReplayStore();
+    const one = new ReplayGuard('qqbot:1', { store });
+    const two = new ReplayGuard('qqbot:2', { store });
+    expect(await one.firstTime(['event:a', 'message:m'])).toBe(true);
+    expect(await two.firstTime(['event:a', 'message:m'])).toBe(true);
+    expect(await one.firstTime(['message:m'])).toBe(false);
+    await one.forget(['event:a', 'message:m']);
+    expect(await one.firstTime(['message:m'])).toBe(true);
+  });
+});
+
+describe('replayKeys', () => {
+  it('names a request by its event id and its message id, or by its signature when it has neither', () => {
+    expect(replayKeys({ eventId: 'E1', messageId: 'M1', signature: 'AB' })).toEqual(['event:E1', 'message:M1']);
+    expect(replayKeys({ eventId: null, messageId: 'M1', signature: 'AB' })).toEqual(['message:M1']);
+    expect(replayKeys({ eventId: null, messageId: null, signature: 'AB' })).toEqual(['signature:ab']);
+  });
+
+  it('keeps a long or unprintable id as its SHA-256', () => {
+    const [long, odd] = [replayKeys({ eventId: 'x'.repeat(201), messageId: 'a\nb', signature: 's' })].flat();
+    expect(long).toMatch(/^event-sha256:[0-9a-f]{64}$/);
+    expect(odd).toMatch(/^message-sha256:[0-9a-f]{64}$/);
   });
 });

@@ -1,57 +1,75 @@
+import { MemoryReplayStore, type ReplayStore } from '@host/host-core';
+import { createHash } from 'node:crypto';
+
 export interface ReplayGuardOptions {
-  /** How long an id is remembered (default 10 minutes: twice the timestamp tolerance, so a replay is refused either way). */
+  /**
+   * Where taken requests are remembered: the host's store (a file or the SQL
+   * database), so a replay is refused after a restart and, on a shared
+   * PostgreSQL server, by every replica. Default: memory only.
+   */
+  store?: ReplayStore;
+  /** How long a request is remembered (default 10 minutes: twice the timestamp tolerance, so a replay is refused either way). */
   rememberMilliseconds?: number;
-  /** Ids remembered at most (default 50,000); beyond that the oldest is forgotten first. */
+  /** Keys remembered at most by the default memory store (default 50,000). */
   maxEntries?: number;
   now?: () => number;
 }
 
+/** What names one signed op 0 request: its event id, its message's id, or, with neither, its signature. */
+export interface ReplayNames {
+  /** The top-level `id`. */
+  eventId: string | null;
+  /** `d.id` of a message event: the same message pushed again under another event id (or none) is the same message. */
+  messageId: string | null;
+  /** X-Signature-Ed25519: Ed25519 signatures are deterministic, so without ids the signature names the request. */
+  signature: string;
+}
+
+/** A key as it is kept: printable and short, else its SHA-256 (an id is the platform's, but only its signature vouches for it). */
+function keyOf(kind: string, value: string): string {
+  return /^[\x21-\x7e]{1,200}$/.test(value) ? `${kind}:${value}` : `${kind}-sha256:${createHash('sha256').update(value).digest('hex')}`;
+}
+
+/** The keys of a request's names: every id it has, or its signature when it has none. */
+export function replayKeys(n: ReplayNames): string[] {
+  const keys: string[] = [];
+  if (n.eventId) keys.push(keyOf('event', n.eventId));
+  if (n.messageId) keys.push(keyOf('message', n.messageId));
+  if (keys.length === 0) keys.push(keyOf('signature', n.signature.toLowerCase()));
+  return keys;
+}
+
 /**
- * Event ids seen recently, bounded in time and count. A request whose
- * signature is valid but whose id was seen is a replay (or the platform
- * sending again what it already delivered): refused, not dispatched twice.
- * Requests older than the timestamp tolerance are refused before they get
- * here, so remembering ids a little longer than that tolerance suffices.
+ * One bot account's memory of the requests its webhook took, bounded in time.
+ * A request whose signature is valid but one of whose keys was taken is a
+ * replay (or the platform sending again what it already delivered): refused,
+ * not dispatched twice. Requests older than the timestamp tolerance are
+ * refused before they get here, so remembering keys a little longer than that
+ * tolerance suffices.
  */
 export class ReplayGuard {
-  /** id -> forget-after instant; Map keeps insertion order, which is also expiry order. */
-  private readonly seen = new Map<string, number>();
+  readonly store: ReplayStore;
   private readonly rememberMs: number;
-  private readonly maxEntries: number;
   private readonly now: () => number;
-  /** Ids forgotten before their time to stay within maxEntries. */
-  evicted = 0;
 
-  constructor(o: ReplayGuardOptions = {}) {
+  /** `scope` keeps accounts apart in a shared store (the account's app id: event ids are the app's). */
+  constructor(
+    private readonly scope: string,
+    o: ReplayGuardOptions = {},
+  ) {
+    this.store = o.store ?? new MemoryReplayStore({ maxEntries: o.maxEntries });
     this.rememberMs = o.rememberMilliseconds ?? 10 * 60_000;
-    this.maxEntries = Math.max(1, o.maxEntries ?? 50_000);
     this.now = o.now ?? Date.now;
   }
 
-  get size(): number {
-    return this.seen.size;
-  }
-
-  /** Forgets `id`: its event was not taken after all (refused at admission), so the platform's next push of it is no replay. */
-  forget(id: string): void {
-    this.seen.delete(id);
-  }
-
-  /** Records `id`; false when it was already seen (a replay). */
-  firstTime(id: string): boolean {
+  /** Records `keys`; false when one of them was taken already (a replay), and then records none. */
+  firstTime(keys: readonly string[]): Promise<boolean> {
     const now = this.now();
-    for (const [key, until] of this.seen) {
-      if (until > now) break;
-      this.seen.delete(key);
-    }
-    const until = this.seen.get(id);
-    if (until !== undefined && until > now) return false;
-    while (this.seen.size >= this.maxEntries) {
-      const oldest = this.seen.keys().next().value as string;
-      this.seen.delete(oldest);
-      this.evicted++;
-    }
-    this.seen.set(id, now + this.rememberMs);
-    return true;
+    return this.store.claim(this.scope, keys, now, now + this.rememberMs);
+  }
+
+  /** Forgets `keys`: their request was not taken after all (refused at admission), so the platform's next push of it is no replay. */
+  forget(keys: readonly string[]): Promise<void> {
+    return this.store.forget(this.scope, keys);
   }
 }

@@ -103,7 +103,7 @@ export function qqbotRoutes(o: QqBotRoutesOptions): RouteDef[] {
   });
   route(ADMIN_ROUTES.qqBotWebhook, async ({ req, res, params }) => {
     const body = await readRawBody(req, maxBytes);
-    const answer = o.webhook.handle(params['accountId']!, req.headers, body, req.socket.remoteAddress ?? 'unknown');
+    const answer = await o.webhook.handle(params['accountId']!, req.headers, body, req.socket.remoteAddress ?? 'unknown');
     // Written directly: the platform waits for this answer on every event, and the framework's JSON answer
     // (serialisation settings, an ETag hash) costs more than the answer itself. Refusals go through the error handler.
     const text = answer.body === ACK_BODY ? ACK_TEXT : Buffer.from(JSON.stringify(answer.body));

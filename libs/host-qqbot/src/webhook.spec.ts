@@ -1,8 +1,12 @@
 import { ADMIN_ROUTES, declaredErrorCodes } from '@host/admin-api';
-import { errorHandler, mountRoutes } from '@host/host-core';
+import { errorHandler, mountRoutes, type ReplayStore } from '@host/host-core';
+import { FileReplayStore } from '@host/host-store';
 import type { MessageEvent } from '@host/protocol';
 import { MessageEventSchema } from '@host/protocol';
 import express, { Router } from 'express';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { QqBotAccounts } from './accounts';
 import { qqbotRoutes } from './routes';
@@ -22,9 +26,15 @@ afterEach(async () => {
 afterAll(() => builder.close());
 
 async function setup(
-  o: { dispatch?: (e: MessageEvent) => Promise<unknown>; refuse?: () => boolean; now?: () => number; maxWebhookBytes?: number } = {},
+  o: {
+    dispatch?: (e: MessageEvent) => Promise<unknown>;
+    refuse?: () => boolean;
+    now?: () => number;
+    maxWebhookBytes?: number;
+    replays?: ReplayStore;
+  } = {},
 ) {
-  const accounts = new QqBotAccounts();
+  const accounts = new QqBotAccounts(o.replays ? { replay: { store: o.replays } } : {});
   opened.push(accounts);
   await accounts.load([ACCOUNT]);
   const events: MessageEvent[] = [];
@@ -233,6 +243,56 @@ describe('QQ Bot webhook', () => {
     const again = JSON.stringify({ ...payload, d: { ...(payload['d'] as object), content: 'y' } });
     expect((await post(app, again, signed(again, Math.floor(Date.now() / 1000) - 5))).status).toBe(409);
     expect(events).toHaveLength(1);
+  });
+
+  it('refuses the same message again under a new event id, or under none (409), and dispatches it once', async () => {
+    const { app, events } = await setup();
+    const payload = builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' });
+    const body = JSON.stringify(payload);
+    expect((await post(app, body, signed(body))).status).toBe(200);
+    const renamed = JSON.stringify({ ...payload, id: 'GROUP_AT_MESSAGE_CREATE:another' });
+    const res = await post(app, renamed, signed(renamed));
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('QQBOT_EVENT_REPLAYED');
+    const { id: _id, ...withoutId } = payload;
+    const unnamed = JSON.stringify(withoutId);
+    expect((await post(app, unnamed, signed(unnamed))).status).toBe(409);
+    expect(events).toHaveLength(1);
+    // Another message of the same sender is another message.
+    const next = JSON.stringify(builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+    expect((await post(app, next, signed(next))).status).toBe(200);
+    expect(events).toHaveLength(2);
+  });
+
+  it('names an event with neither id by its signature: the same request is a replay, the same body signed again is not', async () => {
+    const { app } = await setup();
+    const body = JSON.stringify({ op: 0, t: 'GROUP_ADD_ROBOT', d: { group_openid: 'G' } });
+    const now = Math.floor(Date.now() / 1000);
+    expect((await post(app, body, signed(body, now))).status).toBe(200);
+    expect((await post(app, body, signed(body, now))).status).toBe(409);
+    expect((await post(app, body, signed(body, now - 1))).status).toBe(200);
+  });
+
+  it('refuses a replay after a restart when its memory is in the store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qqbot-replays-'));
+    try {
+      const first = await FileReplayStore.open(dir);
+      const before = await setup({ replays: first });
+      const payload = builder.c2cMessage({ userOpenId: 'U', content: 'once' });
+      const body = JSON.stringify(payload);
+      const headers = signed(body);
+      expect((await post(before.app, body, headers)).status).toBe(200);
+      await first.close();
+      const second = await FileReplayStore.open(dir);
+      const after = await setup({ replays: second });
+      const res = await post(after.app, body, headers);
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('QQBOT_EVENT_REPLAYED');
+      expect(after.events).toHaveLength(0);
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('acknowledges event types without a mapping, logging them as unsupported', async () => {

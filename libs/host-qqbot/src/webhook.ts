@@ -2,7 +2,8 @@ import type { QqBotLastEvent } from '@host/admin-api';
 import { HostError } from '@host/host-core';
 import { EVENT_JSON_SHAPE_LIMITS, parseJsonWithin, type MessageEvent, type QqBotErrorCode } from '@host/protocol';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
-import { DEFAULT_REPLY_WINDOWS, mapDispatch, type ReplyWindows } from './event-mapping';
+import { DEFAULT_REPLY_WINDOWS, mapDispatch, SUPPORTED_EVENT_TYPES, type ReplyWindows } from './event-mapping';
+import { replayKeys } from './replay-guard';
 import { validationSignature, verifyWebhook } from './signing';
 
 export interface QqBotWebhookOptions {
@@ -55,13 +56,15 @@ const TIMESTAMP = /^\d{1,20}$/;
  *    without braces: the answer is a signature with the bot's key over
  *    event_ts + plain_token, and an unrestricted token would let anyone obtain
  *    a valid webhook signature (timestamp + a JSON body) for a forged event.
- * 3. op 0: a repeated event id is refused (409); a message event becomes a
- *    `message.created` event, offered to the dispatcher: taken, it is routed
- *    without waiting and the platform gets `{op: 12}` at once, whatever
- *    plugins do; refused at admission (the host's backlog is full), the
- *    platform gets `{op: 12, d: 1}` and pushes it again later, and the id is
- *    forgotten so that push is no replay. Other event types are logged as
- *    unsupported and acknowledged with `{op: 12}`.
+ * 3. op 0: a request whose event id, or whose message's id (`d.id`), was
+ *    taken before is refused (409), also after a restart (the account's
+ *    replay memory is in the host's store); one with neither is named by its
+ *    signature. A message event becomes a `message.created` event, offered to
+ *    the dispatcher: taken, it is routed without waiting and the platform gets
+ *    `{op: 12}` at once, whatever plugins do; refused at admission (the
+ *    host's backlog is full), the platform gets `{op: 12, d: 1}` and pushes it
+ *    again later, and its ids are forgotten so that push is no replay. Other
+ *    event types are logged as unsupported and acknowledged with `{op: 12}`.
  */
 export class QqBotWebhook {
   private readonly now: () => number;
@@ -76,7 +79,12 @@ export class QqBotWebhook {
   }
 
   /** Answers one webhook request; throws a HostError (QQBOT_*) for a refusal. */
-  handle(accountId: string, headers: Record<string, string | string[] | undefined>, body: Buffer, remote = 'unknown'): WebhookAnswer {
+  async handle(
+    accountId: string,
+    headers: Record<string, string | string[] | undefined>,
+    body: Buffer,
+    remote = 'unknown',
+  ): Promise<WebhookAnswer> {
     const account = this.o.accounts.get(accountId);
     if (!account) throw new HostError('QQBOT_ACCOUNT_NOT_FOUND', `No QQ Bot account "${accountId}" takes webhooks here.`);
     account.counters.received++;
@@ -128,14 +136,16 @@ export class QqBotWebhook {
       this.o.log('info', `qqbot ${account.id}: op ${payload.op} is not handled by a webhook; acknowledged`);
       return { status: 200, body: ACK_BODY };
     }
-    // Ed25519 signatures are deterministic: without an event id, the signature names the request.
-    const replayKey = platformEventId ?? `sig:${signature!.toLowerCase()}`;
-    if (!account.replays.firstTime(replayKey)) {
-      throw this.refuse(account, remote, 'QQBOT_EVENT_REPLAYED', `event ${platformEventId ?? '(no id)'} was already received`, {
-        op: 0,
-        type,
-        platformEventId,
-      });
+    const messageId = isMessageEvent(type) ? stringField(payload.d, 'id') : null;
+    const keys = replayKeys({ eventId: platformEventId, messageId, signature: signature! });
+    if (!(await account.replays.firstTime(keys))) {
+      throw this.refuse(
+        account,
+        remote,
+        'QQBOT_EVENT_REPLAYED',
+        `event ${platformEventId ?? '(no id)'}${messageId ? ` (message ${messageId})` : ''} was already received`,
+        { op: 0, type, platformEventId },
+      );
     }
     const mapped = mapDispatch(
       payload,
@@ -153,7 +163,12 @@ export class QqBotWebhook {
     const taken = this.o.accept(event);
     if (!taken.accepted) {
       // Not taken, so not seen: the platform's next push of this event is dispatched.
-      account.replays.forget(replayKey);
+      await account.replays.forget(keys).catch((e: unknown) => {
+        this.o.log(
+          'error',
+          `qqbot ${account.id}: event ${platformEventId ?? '(no id)'} was not taken, but its replay memory could not be cleared, so the platform's next push of it will be refused: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      });
       account.counters.deferred++;
       this.note(account, { op: 0, type, platformEventId, outcome: 'deferred', eventId: null, error: 'EVENTS_OVERLOADED' });
       return { status: 200, body: RETRY_ACK_BODY };
@@ -228,6 +243,15 @@ export class QqBotWebhook {
       b.suppressed++;
     }
   }
+}
+
+function isMessageEvent(type: string | null): boolean {
+  return (SUPPORTED_EVENT_TYPES as readonly (string | null)[]).includes(type);
+}
+
+function stringField(d: unknown, name: string): string | null {
+  const v = d && typeof d === 'object' ? (d as Record<string, unknown>)[name] : undefined;
+  return typeof v === 'string' && v !== '' ? v : null;
 }
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
