@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addressPolicyOf, DEFAULT_CONFIG, parseConfig, readAdminTokenFile } from './config';
+import { addressPolicyOf, DEFAULT_CONFIG, isolationOf, parseConfig, readAdminTokenFile } from './config';
 
 describe('parseConfig', () => {
   it('starts from the embedded defaults', () => {
@@ -30,7 +30,44 @@ describe('parseConfig', () => {
         adminTokenFile: '/run/secrets/host-admin-token',
         resetAdminToken: true,
         store: 'sql',
+        pluginIsolation: 'auto',
+        pluginUidRange: '200000-265535',
+        pluginNetwork: 'any',
+        pluginMemoryMb: 512,
+        pluginMaxProcesses: 128,
+        pluginMaxOpenFiles: 1024,
+        pluginCpuSeconds: 0,
       },
+    });
+  });
+
+  it('takes the plugin isolation settings and refuses a wrong mode, uid range or limit', () => {
+    const r = parseConfig(['--plugin-isolation', 'own-user', '--plugin-network=none'], {
+      HOST_PLUGIN_UID_RANGE: '300000-300009',
+      HOST_PLUGIN_MEMORY_MB: '64',
+    });
+    expect(r).toEqual({ ok: true, config: expect.objectContaining({ pluginIsolation: 'own-user', pluginNetwork: 'none' }) });
+    expect(r.ok === true && isolationOf(r.config)).toEqual({
+      request: 'own-user',
+      uidRange: { first: 300000, last: 300009 },
+      network: 'none',
+      limits: { memoryBytes: 64 * 1024 * 1024, processes: 128, openFiles: 1024, cpuSeconds: 0 },
+    });
+    expect(parseConfig([], { HOST_PLUGIN_ISOLATION: 'chroot', HOST_PLUGIN_UID_RANGE: '5-4', HOST_PLUGIN_MAX_PROCESSES: '-1' })).toEqual({
+      ok: false,
+      errors: [
+        expect.stringMatching(/^HOST_PLUGIN_ISOLATION must be "auto", "sandbox", "own-user" or "same-user"/),
+        expect.stringMatching(/^HOST_PLUGIN_UID_RANGE must be two uids FIRST-LAST/),
+        expect.stringMatching(/^HOST_PLUGIN_MAX_PROCESSES must be from 0 to/),
+      ],
+    });
+  });
+
+  it('refuses --admin-token-file: a command line is readable by every process', () => {
+    const r = parseConfig(['--admin-token-file', '/run/secrets/t'], {});
+    expect(r).toEqual({
+      ok: false,
+      errors: expect.arrayContaining([expect.stringMatching(/^--admin-token-file is not accepted: .*HOST_ADMIN_TOKEN_FILE/)]),
     });
   });
 
