@@ -247,11 +247,11 @@ export const ADMIN_ROUTES = {
     path: '/plugins/{pluginId}/doctor',
     summary: 'Run the protocol conformance suite against an installed stdio plugin',
     description:
-      'Starts separate processes of the installed package, as the host starts the plugin but with temporary data, config and cache folders and no stored settings, plays the conformance scenarios (docs/protocol/v2.md section 14) and answers with the report when they end (seconds; longer for a plugin whose handlers are slow). The running instance and the plugin data are not touched. The result is stored and served by GET on the same path. Never run at install time.',
+      'Starts separate processes of the installed package, as the host starts the plugin but with temporary data, config and cache folders and no stored settings, plays the conformance scenarios (docs/protocol/v2.md section 14) and answers with the report when they end (seconds; longer for a plugin whose handlers are slow). The running instance and the plugin data are not touched. The result is stored and served by GET on the same path. Never run at install time. A run lasts at most two minutes (then 504 DOCTOR_RUN_TIMEOUT) and no longer than its request: when the client disconnects, the run and its plugin processes end.',
     tags: ['plugins'],
     params: PLUGIN_PARAM,
     responses: { 200: { description: 'The report (also when the plugin fails checks).', schema: DoctorResponseSchema } },
-    errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT'],
+    errors: ['PLUGIN_NOT_FOUND', 'PLUGIN_STATE_CONFLICT', 'DOCTOR_RUN_TIMEOUT'],
   }),
   lastDoctor: defineContract({
     method: 'get',

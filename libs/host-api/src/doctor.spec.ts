@@ -4,11 +4,11 @@ import { buildZip, createUnavailableRuntime } from '@host/host-installer/testing
 import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { writeRawFixture } from '@host/plugin-conformance/testing';
 import type { Express } from 'express';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { createApp } from './app';
+import { createApp, type AppDeps } from './app';
 import { ensureAdminToken } from './auth';
 import { doctorReportFile } from './routes/doctor-routes';
 
@@ -24,6 +24,7 @@ describe('POST and GET /api/plugins/{pluginId}/doctor', () => {
   let app: Express;
   let token: string;
   let close: () => Promise<void>;
+  let deps: AppDeps;
 
   beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'api-doctor-'));
@@ -34,7 +35,8 @@ describe('POST and GET /api/plugins/{pluginId}/doctor', () => {
     await installer.init();
     const admin = await ensureAdminToken(store);
     token = admin.generated!;
-    app = createApp({ paths, store, settings: new FileSettingsStore(paths), installer, runtime, adminTokenHash: admin.hash });
+    deps = { paths, store, settings: new FileSettingsStore(paths), installer, runtime, adminTokenHash: admin.hash };
+    app = createApp(deps);
     close = () => store.close();
   });
   afterEach(async () => {
@@ -109,4 +111,42 @@ describe('POST and GET /api/plugins/{pluginId}/doctor', () => {
       expect(missing.body.error.code).toBe('PLUGIN_NOT_FOUND');
     }
   }, 60_000);
+
+  it('ends a run past its time bound with DOCTOR_RUN_TIMEOUT, leaves no plugin process and frees the slot', async () => {
+    // The suite on this plugin takes several seconds.
+    app = createApp({ ...deps, doctorTimeoutMilliseconds: 1_500 });
+    await install(rawPackage(join(dataDir, 'src-slow'), 'org.conformance.slow'));
+    const res = await authed('post', '/api/plugins/org.conformance.slow/doctor');
+    expect(res.status).toBe(504);
+    expect(res.body.error).toMatchObject({
+      code: 'DOCTOR_RUN_TIMEOUT',
+      details: { pluginId: 'org.conformance.slow', timeoutSeconds: 1.5 },
+    });
+    await waitFor(() => processesIn(paths.packageDir('org.conformance.slow')).length === 0, "the run's plugin processes to end");
+    expect(readdirSync(join(paths.stateDir, 'doctor-processes'))).toEqual([]);
+    // The slot is free again at once.
+    expect((await authed('post', '/api/plugins/org.conformance.slow/doctor')).body.error.code).toBe('DOCTOR_RUN_TIMEOUT');
+  }, 60_000);
 });
+
+/** Pids of the processes working in `dir` (a plugin runs in its package folder). */
+function processesIn(dir: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readlinkSync(`/proc/${name}/cwd`) === dir) found.push(Number(name));
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return found;
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -3,3 +3,4 @@ export { buildReport, renderReport, Outcomes, INSTALLER_CHECK, type CheckResult,
 export { prepareFolder, preparePackageFile, type PreparedPlugin } from './target';
 export { checkInstalled, type InstalledPluginJob } from './installed';
 export { checkInstalledInSeparateProcess } from './worker';
+export { reapDoctorLeftovers } from './leftovers';

@@ -12,6 +12,8 @@ export interface InstalledPluginJob {
   /** What the installer recorded: shown as the installer check, which passed at install time. */
   installed: string;
   hostVersion: string;
+  /** See RunOptions.processRecordFile. */
+  processRecordFile?: string;
 }
 
 /**
@@ -19,11 +21,27 @@ export interface InstalledPluginJob {
  * it was installed, so only the scenarios run, with temporary folders and
  * no stored settings (the plugin's real data and secrets stay out of it).
  */
-export async function checkInstalled(job: InstalledPluginJob): Promise<ConformanceReport> {
+export async function checkInstalled(job: InstalledPluginJob, signal?: AbortSignal): Promise<ConformanceReport> {
   const startedAt = new Date();
   const outcomes = new Outcomes();
   outcomes.pass(INSTALLER_CHECK.id, job.installed);
-  await playScenarios(job.packageDir, job.manifest, outcomes, { hostVersion: job.hostVersion, settings: {} });
+  const played = playScenarios(job.packageDir, job.manifest, outcomes, {
+    hostVersion: job.hostVersion,
+    settings: {},
+    ...(job.processRecordFile ? { processRecordFile: job.processRecordFile } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  played.catch(() => undefined);
+  // Aborted, the caller is answered at once; the scenario's process is ended meanwhile (ScenarioRunner).
+  await (signal ? Promise.race([played, aborted(signal)]) : played);
   const m = job.manifest;
   return buildReport(outcomes, { pluginId: m.pluginId, name: m.name, version: m.version }, job.source, startedAt);
+}
+
+/** Rejects with the signal's reason when it aborts. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }

@@ -82,6 +82,11 @@ export interface RunOptions {
   hostStdio: boolean;
   hostEnv: NodeJS.ProcessEnv;
   hostVersion: string;
+  /**
+   * Where the run's process group is written down while it runs (see ProcessGroups): a host killed outright
+   * during a doctor run ends the group at its next start.
+   */
+  processRecordFile?: string;
 }
 
 /** A log store that keeps nothing: the runner shows stderr itself, and log.write lines only need an answer. */
@@ -105,7 +110,7 @@ export class PluginRun {
   readonly instanceId = randomUUID();
   readonly directories: PluginDirectories;
   readonly pluginId: string;
-  private readonly groups = new ProcessGroups();
+  private readonly groups: ProcessGroups;
   private child: RunningProcess | null = null;
   private readonly decoder = new FrameDecoder(LIMITS);
   private nextId = 1;
@@ -130,6 +135,7 @@ export class PluginRun {
   private sentNothingBefore = true;
 
   constructor(private readonly o: RunOptions) {
+    this.groups = new ProcessGroups(o.processRecordFile);
     this.pluginId = o.manifest.pluginId;
     const root = o.scratchDir;
     this.directories = {

@@ -23,6 +23,10 @@ export interface ScenarioContext {
   hostEnv: NodeJS.ProcessEnv;
   hostVersion: string;
   settings: Record<string, unknown>;
+  /** See RunOptions.processRecordFile. */
+  processRecordFile?: string;
+  /** Ends the scenario's process at once when aborted (the suite's caller gave up). */
+  signal?: AbortSignal;
 }
 
 type Step<K extends ConformanceStep['do']> = Extract<ConformanceStep, { do: K }>;
@@ -70,7 +74,9 @@ export class ScenarioRunner {
       hostStdio: scenario.launch.hostStdio,
       hostEnv: ctx.hostEnv,
       hostVersion: ctx.hostVersion,
+      ...(ctx.processRecordFile ? { processRecordFile: ctx.processRecordFile } : {}),
     });
+    ctx.signal?.addEventListener('abort', () => this.run.dispose(), { once: true });
   }
 
   private get where(): string {

@@ -16,6 +16,10 @@ export interface ConformanceOptions {
   settings?: Record<string, unknown>;
   /** Only these scenarios (by id); default: the whole suite. */
   scenarios?: readonly string[];
+  /** See RunOptions.processRecordFile. */
+  processRecordFile?: string;
+  /** Stops the suite: the scenario's process ends at once, and no further scenario starts (playScenarios rejects with the reason). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -77,6 +81,7 @@ export async function playScenarios(
   const scratch = await mkdtemp(join(tmpdir(), 'host-doctor-'));
   try {
     for (const scenario of scenarios) {
+      options.signal?.throwIfAborted();
       const t0 = performance.now();
       await new ScenarioRunner(
         scenario,
@@ -87,11 +92,14 @@ export async function playScenarios(
           hostEnv: options.hostEnv ?? process.env,
           hostVersion: options.hostVersion ?? 'conformance',
           settings: options.settings ?? {},
+          ...(options.processRecordFile ? { processRecordFile: options.processRecordFile } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
         },
         outcomes,
       ).play();
       if (process.env['CONFORMANCE_DEBUG']) process.stderr.write(`${scenario.id}: ${Math.round(performance.now() - t0)} ms\n`);
     }
+    options.signal?.throwIfAborted();
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

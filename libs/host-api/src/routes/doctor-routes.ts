@@ -1,9 +1,10 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ADMIN_ROUTES, DoctorReportSchema, type DoctorReport } from '@host/admin-api';
 import { HostError, implementRoute, type HostPaths, type RegistryStore, type RouteDef } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
-import { checkInstalled, checkInstalledInSeparateProcess, type InstalledPluginJob } from '@host/plugin-conformance';
+import { checkInstalled, checkInstalledInSeparateProcess, reapDoctorLeftovers, type InstalledPluginJob } from '@host/plugin-conformance';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 
 export interface DoctorRouteDeps {
@@ -13,6 +14,27 @@ export interface DoctorRouteDeps {
   version?: string;
   /** The built worker script (doctor-worker.cjs beside the host's main): the suite then runs in a process of its own. */
   doctorWorker?: string;
+  /** Longest time one run may take before it is ended with DOCTOR_RUN_TIMEOUT (default DOCTOR_RUN_TIMEOUT_MILLISECONDS). */
+  doctorTimeoutMilliseconds?: number;
+}
+
+/**
+ * Longest time one conformance run may take. A conforming plugin needs seconds; one whose handlers never
+ * complete or that floods its pipes would otherwise hold a doctor slot (and a core) for many minutes.
+ */
+export const DOCTOR_RUN_TIMEOUT_MILLISECONDS = 120_000;
+
+/** Where doctor runs write down their plugin's process group while they run (one file per run). */
+export function doctorProcessesDir(paths: HostPaths): string {
+  return join(paths.stateDir, 'doctor-processes');
+}
+
+/**
+ * Ends the plugin processes of doctor runs a host killed outright left behind (their process groups were
+ * written down under doctorProcessesDir); call at start. Returns the group leaders' pids.
+ */
+export function reapDoctorProcesses(paths: HostPaths): number[] {
+  return reapDoctorLeftovers(doctorProcessesDir(paths));
 }
 
 /** Conformance runs the host does at once; each starts a few short-lived plugin processes one after another. */
@@ -42,7 +64,7 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
   };
 
   return [
-    implementRoute(ADMIN_ROUTES.runDoctor, async ({ params }) => {
+    implementRoute(ADMIN_ROUTES.runDoctor, async ({ params, res }) => {
       const id = params['pluginId']!;
       const record = await stdioRecord(id);
       if (record.transport !== 'stdio-jsonrpc') {
@@ -69,6 +91,18 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
         );
       }
       running.add(id);
+      // A run lives as long as its request: a client that goes away, or the time bound, ends it and its processes.
+      const abort = new AbortController();
+      const timeoutMs = deps.doctorTimeoutMilliseconds ?? DOCTOR_RUN_TIMEOUT_MILLISECONDS;
+      const timer = setTimeout(
+        () => abort.abort(new HostError('DOCTOR_RUN_TIMEOUT', undefined, { pluginId: id, timeoutSeconds: timeoutMs / 1000 })),
+        timeoutMs,
+      );
+      const onClose = () => {
+        if (!res.writableEnded) abort.abort(new Error(`the client of the conformance run of ${id} went away`));
+      };
+      res.once('close', onClose);
+      const processRecordFile = join(doctorProcessesDir(deps.paths), `${randomUUID()}.json`);
       try {
         const packageDir = deps.paths.packageDir(id);
         const job: InstalledPluginJob = {
@@ -77,10 +111,11 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
           source: relative(deps.paths.dataDir, packageDir),
           installed: `installed ${record.installedAt} (package sha256 ${record.packageSha256.slice(0, 12)}...)`,
           hostVersion: deps.version ?? '0.0.0',
+          processRecordFile,
         };
         const report: DoctorReport = deps.doctorWorker
-          ? await checkInstalledInSeparateProcess(deps.doctorWorker, job)
-          : await checkInstalled(job);
+          ? await checkInstalledInSeparateProcess(deps.doctorWorker, job, abort.signal)
+          : await checkInstalled(job, abort.signal);
         const file = doctorReportFile(deps.paths, id);
         mkdirSync(join(file, '..'), { recursive: true });
         // Kept with the package it is about: after an update (or a reinstall) it no longer describes the plugin.
@@ -88,7 +123,11 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
         renameSync(`${file}.tmp`, file);
         return { body: { report } };
       } finally {
+        clearTimeout(timer);
+        res.off('close', onClose);
         running.delete(id);
+        // The run's group is ended by now (an aborted worker's is ended, and its record removed, when it exits).
+        rmSync(processRecordFile, { force: true });
       }
     }),
     implementRoute(ADMIN_ROUTES.lastDoctor, async ({ params }) => {
