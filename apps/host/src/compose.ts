@@ -157,7 +157,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   // QQ Bot accounts: from the accounts file and those added through the admin API (kept in the state directory).
   // QQ events come in through each account's webhook; messages.send goes to the bot its target names (the console
   // bot "console-bot" is one of them), see docs/protocol/v2.md 4.7.
-  const qqbotAccounts = new QqBotAccounts({ storeFile: join(paths.stateDir, 'qqbot-accounts.json'), reservedIds: [provider.botAccountId] });
+  const qqbotAccounts = new QqBotAccounts({
+    storeFile: join(paths.stateDir, 'qqbot-accounts.json'),
+    reservedIds: [provider.botAccountId],
+    replay: { store: stores.replays },
+  });
   dispatcher.providers.register(new QqBotProvider(qqbotAccounts));
   const qqbotWebhook = new QqBotWebhook({ accounts: qqbotAccounts, accept: (event) => acceptEvent(dispatcher, event), log: o.log });
   const runtime: StdioPluginRuntime = new StdioPluginRuntime({

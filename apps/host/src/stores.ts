@@ -4,12 +4,14 @@ import type {
   HostPaths,
   PendingUpdateStore,
   RegistryStore,
+  ReplayStore,
   SettingsStore,
   StoreAvailability,
 } from '@host/host-core';
 import {
   FileEventLogStore,
   FilePendingUpdateStore,
+  FileReplayStore,
   FileSettingsStore,
   JsonRegistryStore,
   openSqlStores,
@@ -46,6 +48,8 @@ export interface HostStores {
   events: EventLogStore;
   /** Package archives by SHA-256, where every host sharing the store finds them; only the SQL store has them. */
   archives?: PackageArchiveStore;
+  /** What signed webhooks took, so a captured request is refused after a restart (and by every replica on the database). */
+  replays: ReplayStore;
   /** Admin app sessions, shared by every host on the database (SQL store); the file store keeps them in memory. */
   sessions?: AdminSessionStore;
   /** Leases and the durable delivery queue of stdio plugins: present when other hosts may share the store. */
@@ -79,9 +83,17 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
     case 'file': {
       const registry = await JsonRegistryStore.open(paths.stateDir);
       let events: EventLogStore;
+      let replays: FileReplayStore;
       try {
         events = await FileEventLogStore.open(join(paths.stateDir, 'events'), { onError: options.onError });
       } catch (e) {
+        await registry.close();
+        throw e;
+      }
+      try {
+        replays = await FileReplayStore.open(paths.stateDir);
+      } catch (e) {
+        await events.close();
         await registry.close();
         throw e;
       }
@@ -93,7 +105,9 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         settings: new FileSettingsStore(paths),
         pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
         events,
+        replays,
         close: async () => {
+          await replays.close();
           await events.close();
           await registry.close();
         },
@@ -116,6 +130,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         pendingUpdates: stores.pendingUpdates,
         events: stores.events,
         archives: stores.archives,
+        replays: stores.replays,
         sessions: new SqlAdminSessionStore(stores.db),
         ...(stores.db.kind === 'postgres'
           ? { cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue } }

@@ -114,7 +114,7 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       pendingUpdates,
       events,
       archives: new SqlPackageArchiveStore(db),
-      replays: new SqlReplayStore(db, { onError: o.onError }),
+      replays: new SqlReplayStore(db),
       leases: new SqlLeases(db, o.replica ?? 'host'),
       queue: new SqlDeliveryQueue(db, o.replica ?? 'host'),
       imported,
