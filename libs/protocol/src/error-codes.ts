@@ -872,8 +872,10 @@ export const QQBOT_ERRORS = defineErrors({
   },
   QQBOT_EVENT_REPLAYED: {
     status: 409,
-    message: 'An event with this id was already received; it is not dispatched again.',
-    causes: 'The platform, or someone replaying its request, sent an event id again; it was dispatched the first time.',
+    message:
+      'An event with this id, or carrying this message id, was already received in the last 10 minutes (before a restart too); it is not dispatched again.',
+    causes:
+      'The platform, or someone replaying its request, sent an event id or a message again, possibly signed anew; it was dispatched the first time. An event with neither id is recognised by its signature.',
   },
   QQBOT_PAYLOAD_INVALID: {
     status: 400,
