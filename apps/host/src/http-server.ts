@@ -10,6 +10,12 @@ import type { Socket } from 'node:net';
  * at its cap, its connection that has waited longest without a request in
  * progress is closed for the new one: idle keep-alive connections never keep
  * their own address out.
+ *
+ * A request with `Expect: 100-continue` gets `100 Continue` only when the
+ * app starts reading its body (see answerContinueOnRead): one the app refuses
+ * first (no or a wrong admin token, a declared size above the upload limit,
+ * every upload slot busy) gets its final status alone, and the client never
+ * sends the body.
  */
 export interface ServerLimits {
   /** Time to receive a request's headers. */
@@ -52,6 +58,10 @@ export function createHostServer(app: RequestListener, limits: Partial<ServerLim
     app,
   );
   server.maxConnections = l.maxConnections;
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    answerContinueOnRead(req, res);
+    server.emit('request', req, res);
+  });
   const perAddress = new Map<string, Map<Socket, ConnectionUse>>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const use = perAddress.get(req.socket.remoteAddress ?? '')?.get(req.socket);
@@ -90,6 +100,35 @@ export function createHostServer(app: RequestListener, limits: Partial<ServerLim
     });
   });
   return server;
+}
+
+/**
+ * Defers `100 Continue` to the first read of the body. Node answers it before
+ * the app sees the request, so a request the app then refused got `100
+ * Continue` and a final status: the client had begun sending a body the host
+ * would not read, and some saw the connection reset. Now the decision comes
+ * first: a final answer written before the body was read says
+ * `Connection: close` (RFC 9110, 10.1.1: the server must say whether it reads
+ * and discards the body or closes), since a client still waiting for `100
+ * Continue` has not sent it.
+ */
+function answerContinueOnRead(req: IncomingMessage, res: ServerResponse): void {
+  let continued = false;
+  // `_read` is how a Readable asks its source for data: every way of reading the body (data events, pipe, read()) calls it.
+  const read = req._read;
+  req._read = function (this: IncomingMessage, size: number) {
+    req._read = read;
+    if (!res.headersSent) {
+      continued = true;
+      res.writeContinue();
+    }
+    return read.call(this, size);
+  };
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    if (!continued) this.setHeader('Connection', 'close');
+    return writeHead.apply(this, args);
+  } as ServerResponse['writeHead'];
 }
 
 interface ConnectionUse {

@@ -5,6 +5,7 @@ import multer from 'multer';
 import { relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
 import { implementRoute, type RouteDef } from '@host/host-core';
+import { declaredUploadSize } from '../declared-upload-size';
 import { uploadSlots } from '../upload-slots';
 
 export interface PackageRouteDeps extends ViewDeps {
@@ -43,7 +44,7 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
         const r = await deps.installer.install(file.buffer, { startAfterInstall: body.startAfterInstall === 'true' });
         return { status: 201, body: await result(r) };
       },
-      { before: [uploadSlots(deps.maxConcurrentUploads), upload] },
+      { before: [declaredUploadSize(deps.maxUploadBytes), uploadSlots(deps.maxConcurrentUploads), upload] },
     ),
     implementRoute(ADMIN_ROUTES.getPendingUpdate, async ({ params }) => ({
       body: { pendingUpdate: await deps.installer.getPendingUpdate(params['id']!) },
