@@ -29,6 +29,7 @@ import type { MessageEvent } from '@host/protocol';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings, type StdioRuntimeOptions } from '@host/host-runtime';
+import { HOST_KEY_FILE_NAME, loadHostKey } from '@host/host-store';
 import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
 import { Cluster } from './cluster';
 
@@ -157,8 +158,10 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   // QQ Bot accounts: from the accounts file and those added through the admin API (kept in the state directory).
   // QQ events come in through each account's webhook; messages.send goes to the bot its target names (the console
   // bot "console-bot" is one of them), see docs/protocol/v2.md 4.7.
+  // Their AppSecrets are sealed with the host key (the one the SQL store seals with; made for the file store too).
   const qqbotAccounts = new QqBotAccounts({
     storeFile: join(paths.stateDir, 'qqbot-accounts.json'),
+    secrets: await loadHostKey(o.storeOptions?.hostKeyFile ?? join(paths.stateDir, HOST_KEY_FILE_NAME), { create: true }),
     reservedIds: [provider.botAccountId],
     replay: { store: stores.replays },
   });

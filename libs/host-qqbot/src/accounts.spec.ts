@@ -1,6 +1,8 @@
 import { ADMIN_ROUTES, declaredErrorCodes, QqBotAccountViewSchema } from '@host/admin-api';
 import { errorHandler, mountRoutes } from '@host/host-core';
+import { SecretBox } from '@host/host-store';
 import express, { Router } from 'express';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -111,6 +113,53 @@ describe('QQ Bot accounts', () => {
     await again.load([{ id: 'from-file', appId: '1001', secret: 'file-secret-123' }]);
     expect(again.list().map((x) => x.id)).toEqual(['from-file', 'api-bot']);
     await again.close();
+    await accounts.close();
+  });
+
+  it('seals each AppSecret in the store file with the host key, and needs that key to read it back', async () => {
+    const storeFile = join(dir, 'qqbot-accounts.json');
+    const key = new SecretBox(randomBytes(32));
+    const accounts = new QqBotAccounts({ storeFile, secrets: key });
+    await accounts.load([]);
+    await accounts.add({ id: 'api-bot', appId: '1002', secret: 'api-secret-4567' });
+    const text = readFileSync(storeFile, 'utf8');
+    expect(text).not.toContain('api-secret-4567');
+    expect(JSON.parse(text).accounts).toEqual([{ id: 'api-bot', appId: '1002', secret: expect.stringMatching(/^sealed:v1:/) }]);
+    await accounts.close();
+
+    const again = new QqBotAccounts({ storeFile, secrets: key });
+    await again.load([]);
+    expect(again.get('api-bot')?.config.secret).toBe('api-secret-4567');
+    await again.close();
+
+    // Another host key, or none, cannot open it: the host does not start with an account it cannot sign for.
+    await expect(new QqBotAccounts({ storeFile, secrets: new SecretBox(randomBytes(32)) }).load([])).rejects.toThrow(
+      /The AppSecret of QQ Bot account "api-bot" .* was sealed with another host key/,
+    );
+    await expect(new QqBotAccounts({ storeFile }).load([])).rejects.toThrow(/holds sealed AppSecrets, and no host key/);
+  });
+
+  it('reads a store file of plain AppSecrets that an older host wrote, and seals them at once', async () => {
+    const storeFile = write('qqbot-accounts.json', {
+      accounts: [
+        { id: 'old-bot', appId: '1003', secret: 'plain-secret-890' },
+        { id: 'older-bot', appId: '1004', secret: 'plain-secret-891' },
+      ],
+    });
+    const key = new SecretBox(randomBytes(32));
+    const accounts = new QqBotAccounts({ storeFile, secrets: key });
+    await accounts.load([]);
+    expect(accounts.list().map((a) => [a.id, a.config.secret])).toEqual([
+      ['old-bot', 'plain-secret-890'],
+      ['older-bot', 'plain-secret-891'],
+    ]);
+    const text = readFileSync(storeFile, 'utf8');
+    expect(text).not.toContain('plain-secret-89');
+    expect(JSON.parse(text).accounts.map((a: { secret: string }) => key.open(a.secret, 'test'))).toEqual([
+      'plain-secret-890',
+      'plain-secret-891',
+    ]);
+    expect(statSync(storeFile).mode & 0o777).toBe(0o600);
     await accounts.close();
   });
 

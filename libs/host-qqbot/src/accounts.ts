@@ -112,9 +112,21 @@ export function readAccountsFile(
   return errors.length ? { ok: false, errors } : { ok: true, accounts };
 }
 
+/** Seals and opens secrets with the host key (the store's SecretBox). */
+export interface SecretSealer {
+  seal(plain: string): string;
+  /** `what` names the value in the error when it cannot be opened (another host key sealed it). */
+  open(sealed: string, what: string): string;
+}
+
 export interface QqBotAccountsOptions {
   /** Where accounts added through the admin API are kept (mode 600); none: they last until the host stops. */
   storeFile?: string;
+  /**
+   * Seals each AppSecret in `storeFile` with the host key, as the store seals HTTP signing secrets and
+   * settings. A file written before (plain secrets) is still read, and written sealed at once.
+   */
+  secrets?: SecretSealer;
   dispatcher?: Dispatcher;
   client?: Partial<QqBotApiClientOptions>;
   /** The accounts' replay memory: give the host's store (`store`), so a replay is refused after a restart. */
@@ -126,7 +138,11 @@ export interface QqBotAccountsOptions {
   reservedIds?: readonly string[];
 }
 
-const StoredAccountsSchema = z.object({ accounts: z.array(QqBotAccountInputSchema) });
+/** The store file: the AppSecret sealed (`sealed:v1:...`), or plain as hosts before sealing wrote it. */
+const StoredAccountsSchema = z.object({
+  accounts: z.array(QqBotAccountInputSchema.omit({ secret: true }).extend({ secret: z.string() })),
+});
+const SEALED_PREFIX = 'sealed:';
 
 /** The bot accounts of one host: those of the accounts file (read-only) and those added through the admin API. */
 export class QqBotAccounts {
@@ -143,7 +159,20 @@ export class QqBotAccounts {
     if (stored === undefined) return;
     const parsed = StoredAccountsSchema.safeParse(stored);
     if (!parsed.success) throw new Error(`${this.o.storeFile} is not a valid QQ Bot accounts store; fix or remove it`);
-    for (const a of parsed.data.accounts) this.insert(a, 'api');
+    let plain = 0;
+    for (const entry of parsed.data.accounts) {
+      const sealed = entry.secret.startsWith(SEALED_PREFIX);
+      if (sealed && !this.o.secrets) throw new Error(`${this.o.storeFile} holds sealed AppSecrets, and no host key was given to open them`);
+      if (!sealed) plain++;
+      const secret = sealed
+        ? this.o.secrets!.open(entry.secret, `The AppSecret of QQ Bot account "${entry.id}" in ${this.o.storeFile}`)
+        : entry.secret;
+      const checked = QqBotAccountInputSchema.safeParse({ ...entry, secret });
+      if (!checked.success) throw new Error(`${this.o.storeFile} is not a valid QQ Bot accounts store; fix or remove it`);
+      this.insert(checked.data, 'api');
+    }
+    // A file of a host that did not seal yet: sealed now, so the plain secret does not wait for the next change.
+    if (plain > 0 && this.o.secrets) await this.persist();
   }
 
   list(): QqBotAccount[] {
@@ -217,7 +246,7 @@ export class QqBotAccounts {
     if (!this.o.storeFile) return;
     const accounts = this.list()
       .filter((a) => a.source === 'api')
-      .map((a) => a.config);
+      .map((a) => (this.o.secrets ? { ...a.config, secret: this.o.secrets.seal(a.config.secret) } : a.config));
     await writeJsonAtomic(this.o.storeFile, { accounts }, { mode: 0o600 });
   }
 }

@@ -21,7 +21,14 @@ export {
   type PlatformCode,
   type PlatformErrorBody,
 } from './platform-errors';
-export { QqBotAccount, QqBotAccounts, readAccountsFile, type AccountSource, type QqBotAccountsOptions } from './accounts';
+export {
+  QqBotAccount,
+  QqBotAccounts,
+  readAccountsFile,
+  type AccountSource,
+  type QqBotAccountsOptions,
+  type SecretSealer,
+} from './accounts';
 export { QqBotProvider, messagePath, requestBody } from './provider';
 export { QqBotWebhook, ACK_BODY, ACK_TEXT, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
 export { qqbotRoutes, accountView, webhookPath, readRawBody, DEFAULT_MAX_WEBHOOK_BYTES, type QqBotRoutesOptions } from './routes';
