@@ -32,7 +32,13 @@ export function adminTokenFile(dataDir: string): string {
 }
 
 /** Starts the built host on a free port and waits until it listens. */
-export async function startHost(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<RunningHost> {
+export async function startHost(
+  dataDir: string,
+  env: Record<string, string> = {},
+  args: string[] = [],
+  options: { startTimeoutMilliseconds?: number } = {},
+): Promise<RunningHost> {
+  const startTimeout = options.startTimeoutMilliseconds ?? 15_000;
   const child = spawn(process.execPath, [HOST_MAIN, ...args], {
     cwd: ROOT,
     env: {
@@ -51,7 +57,7 @@ export async function startHost(dataDir: string, env: Record<string, string> = {
     child.once('exit', (code, signal) => r({ code, signal })),
   );
   const port = await new Promise<number>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`host did not start within 15 s:\n${out}`)), 15_000);
+    const timer = setTimeout(() => fail(new Error(`host did not start within ${startTimeout / 1000} s:\n${out}`)), startTimeout);
     const check = () => {
       const m = /listening on http:\/\/[^:]+:(\d+)\//.exec(out);
       if (m) {

@@ -2,7 +2,10 @@ import { ADMIN_ROUTES, type InstallResponse } from '@host/admin-api';
 import { HostError, type RegistryStore } from '@host/host-core';
 import { packageWarnings, type PluginInstaller } from '@host/host-installer';
 import multer from 'multer';
-import { relative } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { RequestHandler } from 'express';
+import { join, relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
 import { implementRoute, type RouteDef } from '@host/host-core';
 import { declaredUploadSize } from '../declared-upload-size';
@@ -17,9 +20,14 @@ export interface PackageRouteDeps extends ViewDeps {
 }
 
 export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown>[] {
-  // The archive is held in memory (bounded by maxUploadBytes): it is hashed, checked and unpacked from one buffer.
+  // The upload streams to a file (bounded by maxUploadBytes), never through memory piece by piece into one buffer;
+  // then the archive is read once and hashed, checked and unpacked from that one buffer. Files a host killed
+  // during an upload left behind go when the next one starts.
+  const uploadsDir = join(deps.paths.stateDir, 'uploads');
+  rmSync(uploadsDir, { recursive: true, force: true });
+  mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
   const upload = multer({
-    storage: multer.memoryStorage(),
+    storage: multer.diskStorage({ destination: uploadsDir }),
     limits: { fileSize: deps.maxUploadBytes, files: 1, fields: 8, parts: 9, fieldSize: 1024 },
   }).single('package');
   const result = async (r: Awaited<ReturnType<PluginInstaller['install']>>): Promise<InstallResponse> => {
@@ -39,12 +47,13 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
     implementRoute(
       ADMIN_ROUTES.uploadPackage,
       async ({ req, body }) => {
-        const file = (req as { file?: { buffer: Buffer } }).file;
+        const file = (req as { file?: { path: string } }).file;
         if (!file) throw new HostError('INSTALL_NO_FILE');
-        const r = await deps.installer.install(file.buffer, { startAfterInstall: body.startAfterInstall === 'true' });
+        const archive = await readFile(file.path);
+        const r = await deps.installer.install(archive, { startAfterInstall: body.startAfterInstall === 'true' });
         return { status: 201, body: await result(r) };
       },
-      { before: [declaredUploadSize(deps.maxUploadBytes), uploadSlots(deps.maxConcurrentUploads), upload] },
+      { before: [declaredUploadSize(deps.maxUploadBytes), uploadSlots(deps.maxConcurrentUploads), upload, removeUploadWhenAnswered] },
     ),
     implementRoute(ADMIN_ROUTES.getPendingUpdate, async ({ params }) => ({
       body: { pendingUpdate: await deps.installer.getPendingUpdate(params['id']!) },
@@ -58,3 +67,22 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
     }),
   ];
 }
+
+/**
+ * Removes the received upload's file once the request is answered, whatever the answer (a field the route
+ * refuses, a failed install, a client gone): refused uploads leave nothing behind.
+ */
+const removeUploadWhenAnswered: RequestHandler = (req, res, next) => {
+  const file = (req as { file?: { path: string } }).file;
+  if (file) {
+    let removed = false;
+    const remove = () => {
+      if (removed) return;
+      removed = true;
+      rmSync(file.path, { force: true });
+    };
+    res.once('finish', remove);
+    res.once('close', remove);
+  }
+  next();
+};

@@ -143,6 +143,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX host_webhook_replays_by_expiry ON host_webhook_replays (expires_ms);
     `,
   },
+  {
+    version: 5,
+    name: 'package archives in bounded chunks (one value of a whole archive cost the embedded database gigabytes)',
+    sql: `
+      ALTER TABLE host_package_archives ALTER COLUMN bytes DROP NOT NULL;
+      ALTER TABLE host_package_archives ADD COLUMN chunks integer CHECK (chunks >= 0);
+      CREATE TABLE host_package_archive_chunks (
+        sha256 text NOT NULL REFERENCES host_package_archives (sha256) ON DELETE CASCADE,
+        n      integer NOT NULL CHECK (n >= 0),
+        bytes  bytea NOT NULL,
+        PRIMARY KEY (sha256, n)
+      );
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */

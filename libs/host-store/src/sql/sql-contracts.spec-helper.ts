@@ -13,7 +13,8 @@ import { describeRegistryStoreContract } from '../testing/registry-store-contrac
 import { describeReplayStoreContract } from '../testing/replay-store-contract';
 import { describeSettingsStoreContract } from '../testing/settings-store-contract';
 
-const TABLES = 'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives';
+const TABLES =
+  'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives, host_package_archive_chunks';
 
 /** Empties every table, so each contract test starts from an empty store on the shared database. */
 export async function emptyTables(db: SqlDatabase): Promise<void> {
@@ -82,11 +83,51 @@ export function describeSqlStoreContracts(name: string, database: () => SqlDatab
       expect((await database().query<{ n: number }>('SELECT count(*)::int AS n FROM host_package_archives'))[0]!.n).toBe(1);
     });
 
-    it('refuses bytes that no longer match their digest', async () => {
+    it('keeps an archive in bounded chunks, written together and read one at a time', async () => {
+      const archives = new SqlPackageArchiveStore(database(), 4096);
+      const bytes = randomBytes(4096 * 5 + 17);
+      const digest = await archives.put(bytes);
+      const chunks = await database().query<{ n: number; size: number }>(
+        'SELECT n, length(bytes)::int AS size FROM host_package_archive_chunks WHERE sha256 = $1 ORDER BY n',
+        [digest],
+      );
+      expect(chunks).toEqual([0, 1, 2, 3, 4, 5].map((n) => ({ n, size: n < 5 ? 4096 : 17 })));
+      expect(Buffer.from((await new SqlPackageArchiveStore(database()).get(digest))!)).toEqual(bytes);
+      expect(await archives.retainOnly(new Set())).toBe(1);
+      expect((await database().query<{ n: number }>('SELECT count(*)::int AS n FROM host_package_archive_chunks'))[0]!.n).toBe(0);
+      // An empty archive is kept too (no chunk at all).
+      expect(Buffer.from((await archives.get(await archives.put(new Uint8Array(0))))!)).toEqual(Buffer.alloc(0));
+    });
+
+    it('reads archives a host stored as one value before the chunks', async () => {
+      const bytes = randomBytes(10_000);
+      await database().query('INSERT INTO host_package_archives (sha256, bytes, size) VALUES ($1, $2, $3)', [
+        sha256Hex(bytes),
+        bytes,
+        bytes.length,
+      ]);
       const archives = new SqlPackageArchiveStore(database());
-      const digest = await archives.put(Buffer.from('first'));
-      await database().query('UPDATE host_package_archives SET bytes = $1', [Buffer.from('changed')]);
+      expect(await archives.has(sha256Hex(bytes))).toBe(true);
+      expect(Buffer.from((await archives.get(sha256Hex(bytes)))!)).toEqual(bytes);
+      // Put again, it stays as it is.
+      expect(await archives.put(bytes)).toBe(sha256Hex(bytes));
+      expect(await archives.retainOnly(new Set())).toBe(1);
+    });
+
+    it('refuses bytes that no longer match their digest', async () => {
+      const archives = new SqlPackageArchiveStore(database(), 4);
+      const digest = await archives.put(Buffer.from('first and second'));
+      await database().query('UPDATE host_package_archive_chunks SET bytes = $1 WHERE n = 1', [Buffer.from('SECO')]);
       await expect(archives.get(digest)).rejects.toThrow(ArchiveDigestMismatchError);
+      await database().query('DELETE FROM host_package_archive_chunks WHERE n = 2');
+      await expect(archives.get(digest)).rejects.toThrow(ArchiveDigestMismatchError);
+      const legacy = Buffer.from('legacy');
+      await database().query('INSERT INTO host_package_archives (sha256, bytes, size) VALUES ($1, $2, $3)', [
+        sha256Hex(legacy),
+        Buffer.from('changed'),
+        6,
+      ]);
+      await expect(archives.get(sha256Hex(legacy))).rejects.toThrow(ArchiveDigestMismatchError);
     });
 
     it('forgets every archive not in the set it is told to keep, except those stored within the grace period', async () => {
