@@ -8,6 +8,7 @@ import {
   type PluginLock,
   type PluginRecord,
   type PluginRuntime,
+  type StdioPluginRecord,
   type RegistryStore,
 } from '@host/host-core';
 import {
@@ -97,6 +98,11 @@ export interface Host {
   cluster?: Cluster;
   /** The admin token when this start generated it (print it once). */
   generatedToken?: string;
+  /**
+   * Events routed to the stdio plugins the operator left enabled wait for them from now on, until
+   * startEnabledPlugins starts them (call before the host takes events, so none finds them not started yet).
+   */
+  expectEnabledPlugins(): Promise<void>;
   /** Starts the stdio plugins the operator left enabled (except those the boot guard holds back). */
   startEnabledPlugins(): Promise<void>;
   /** Stops every plugin and closes the stores. */
@@ -279,6 +285,16 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     recovery,
     ...(cluster ? { cluster } : {}),
     generatedToken: token.generated,
+    async expectEnabledPlugins() {
+      // In a cluster the durable queue holds events until the lease holder runs the plugin.
+      if (cluster) return;
+      const invalid = new Set(installer.invalidPackages().map((i) => i.pluginId));
+      runtime.expectBoot(
+        (await store.list()).filter(
+          (r): r is StdioPluginRecord => r.transport === 'stdio-jsonrpc' && r.enabled && !invalid.has(r.pluginId),
+        ),
+      );
+    },
     async startEnabledPlugins() {
       // A host killed outright leaves its plugins running; end them before starting them again.
       for (const pid of runtime.reapLeftovers())

@@ -115,6 +115,8 @@ async function main(): Promise<void> {
     'info',
     `HTTP plugins on loopback addresses: ${allowed(policy.allowLoopback)} (HOST_HTTP_ALLOW_LOOPBACK), on private addresses: ${allowed(policy.allowPrivate)} (HOST_HTTP_ALLOW_PRIVATE)`,
   );
+  // Events that arrive before the plugins have started wait for them rather than find nobody.
+  await host.expectEnabledPlugins();
   const server = createHostServer(host.app).listen(config.port, config.bind);
   await new Promise<void>((ok, fail) => {
     server.once('listening', ok);

@@ -6,6 +6,7 @@ import { ADMIN_TOKEN, api, buildHost, packageForm, startHost, type RunningHost }
 import { buildZip } from '@host/host-installer/testing';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { FIXTURE_DIR } from './harness';
@@ -32,8 +33,8 @@ let dataDir: string;
 let host: RunningHost;
 const agent = new Agent({ connections: 128, keepAliveTimeout: 10_000 });
 
-async function say(text: string, user: string, group: string): Promise<{ status: number; body: any }> {
-  const res = await request(`${host.url}/api/console/messages`, {
+async function say(text: string, user: string, group: string, base = host.url): Promise<{ status: number; body: any }> {
+  const res = await request(`${base}/api/console/messages`, {
     method: 'POST',
     dispatcher: agent,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -121,3 +122,43 @@ it('expires the events a never-completing plugin cannot take, keeping its backlo
   console.log(`backlog: ${expired} of 800 expired, at most ${maxWaiting} waiting, host RSS ${before} kB -> ${after} kB`);
   expect(after - before).toBeLessThan(64 * 1024);
 }, 120_000);
+
+it('holds the events that arrive as the host restarts until its enabled plugins run, instead of answering them with no delivery', async () => {
+  await host.stop();
+  const port = await freePort();
+  const starting = startHost(dataDir, { HOST_PORT: String(port) });
+  // Each sender tries until the host listens, so the first ones arrive before its plugins have started.
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => eager(() => say('/slow 1', `restart-${i}`, 'g-burst', `http://127.0.0.1:${port}`))),
+  );
+  host = await starting;
+  expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+  expect(answers.map((a) => a.body.deliveries.map((d: any) => `${d.pluginId}:${d.state}`).join(','))).toEqual(
+    answers.map(() => `${WORKER}:completed`),
+  );
+  expect(answers.every((a) => a.body.outbound.length === 1)).toBe(true);
+}, 120_000);
+
+/** Calls `send` until the host accepts the connection (it is starting), then answers what it answered. */
+async function eager<T>(send: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await send();
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code !== 'ECONNREFUSED' || i > 20_000) throw e;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -102,6 +102,14 @@ export interface PluginEndpoint {
    */
   isStarting?(): boolean;
   /**
+   * True while the endpoint should take events but cannot: a stdio plugin
+   * that failed (its crash budget ran out, or the host held it back after
+   * dying with it). Events still name it as a recipient, and its delivery
+   * fails at once with `delivery.unavailable`, so the event log shows that
+   * it missed them. Absent: never.
+   */
+  isDown?(): boolean;
+  /**
    * Delivers the event (already carrying this plugin's `command` match);
    * replies made meanwhile go to `sink`. Never throws: failures are in the
    * outcomes of the returned delivery.

@@ -230,6 +230,17 @@ describe('Dispatcher queues', () => {
     expect(record.deliveries[0]).toMatchObject({ sent: true, accepted: true, error: null });
   });
 
+  it('records a failed plugin as a recipient that missed the event (delivery.unavailable), not as no recipient', async () => {
+    const failed = new InProcessPlugin('com.a.failed', {});
+    failed.available = false;
+    failed.down = true;
+    const { dispatcher } = setup([failed]);
+    const record = await dispatcher.dispatch(makeEvent('hello'));
+    expect(record.recipients).toEqual(['com.a.failed']);
+    expect(record.deliveries[0]).toMatchObject({ state: 'failed', error: { code: 'delivery.unavailable' } });
+    expect(failed.received).toHaveLength(0);
+  });
+
   it('lets only plugins the event was handed to reply to it', async () => {
     const { plugin, gate } = busy('reject');
     const { dispatcher } = setup([plugin]);

@@ -29,8 +29,9 @@ export function selectRecipients(event: MessageEvent, endpoints: Iterable<Plugin
   const commanded: Recipient[] = [];
   const observers: Recipient[] = [];
   for (const endpoint of endpoints) {
-    // A plugin on its way to taking events (starting, restarting) gets the event when it is ready.
-    if (!endpoint.isAvailable() && !waitsForStart(endpoint)) continue;
+    // A plugin on its way to taking events (starting, restarting) gets the event when it is ready; a failed
+    // one is a recipient whose delivery fails at once (delivery.unavailable), so the event log shows it.
+    if (!endpoint.isAvailable() && !waitsForStart(endpoint) && !(endpoint.isDown?.() ?? false)) continue;
     const routing = endpoint.routing();
     if (!isSubscribed(routing, event)) continue;
     const matched = matchCommand(event.message.content, routing.commands, event.conversation.type);

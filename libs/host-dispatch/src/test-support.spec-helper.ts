@@ -1,4 +1,12 @@
-import type { CompletionOutcome, Delivery, DeliveryOutcome, OutboundSink, PluginEndpoint, PluginRouting } from '@host/host-core';
+import {
+  answeredDelivery,
+  type CompletionOutcome,
+  type Delivery,
+  type DeliveryOutcome,
+  type OutboundSink,
+  type PluginEndpoint,
+  type PluginRouting,
+} from '@host/host-core';
 import type { ProviderBody } from '@host/messages';
 import type { z } from 'zod';
 import { CommandSchema, type CancelReason, type MessageEvent, type Permission, type Target } from '@host/protocol';
@@ -27,6 +35,8 @@ export class InProcessPlugin implements PluginEndpoint {
   available = true;
   /** Not available yet, but about to be (a plugin starting): events wait for it. */
   starting = false;
+  /** Should take events but cannot (a failed plugin): a recipient whose delivery fails with delivery.unavailable. */
+  down = false;
   readonly received: MessageEvent[] = [];
   readonly cancelled: { eventId: string; reason: CancelReason }[] = [];
 
@@ -56,7 +66,15 @@ export class InProcessPlugin implements PluginEndpoint {
     return this.starting;
   }
 
+  isDown(): boolean {
+    return this.down;
+  }
+
   deliver(event: MessageEvent, sink: OutboundSink): Delivery {
+    if (!this.available) {
+      const error = { code: 'delivery.unavailable', message: `${this.pluginId} is not running` };
+      return answeredDelivery(Promise.resolve({ pluginId: this.pluginId, accepted: false, intercepted: false, error, durationMs: 0 }));
+    }
     this.received.push(event);
     const decision: Promise<DeliveryOutcome> = this.handler(event, sink).then(
       (ack) => ({ pluginId: this.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0, ...ack }),

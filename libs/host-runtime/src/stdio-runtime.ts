@@ -9,6 +9,7 @@ import {
   type PluginRuntime,
   type RuntimeStatus,
   type SettingsDelivery,
+  type StdioPluginRecord,
   type StopReason,
 } from '@host/host-core';
 import { ProcessGroups } from './process/process-groups';
@@ -108,6 +109,15 @@ export class StdioPluginRuntime implements PluginRuntime {
    */
   reapLeftovers(): number[] {
     return this.groups.reapLeftovers();
+  }
+
+  /**
+   * The plugins the host is about to start with itself (enabled ones): until
+   * each one's start begins, events routed to it wait for it instead of
+   * finding no recipient. Call before the host takes events.
+   */
+  expectBoot(records: readonly StdioPluginRecord[]): void {
+    for (const r of records) this.supervisor(r.pluginId).expectStart(r.manifest);
   }
 
   async startOnBoot(pluginId: string): Promise<RuntimeStatus> {

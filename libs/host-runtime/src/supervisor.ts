@@ -49,6 +49,8 @@ export class Supervisor implements PluginEndpoint {
   private state: PluginState = 'installed';
   private stateReason: string | undefined;
   private manifest: StdioManifest | null = null;
+  /** Enabled and about to be started with the host (expectStart), until a start or hold-back changes its state. */
+  private bootPending = false;
   private routingCache: PluginRouting | null = null;
   private proc: PluginProcess | null = null;
   private crashTimes: number[] = [];
@@ -152,9 +154,32 @@ export class Supervisor implements PluginEndpoint {
     return this.state === 'running' && this.proc !== null && !this.proc.hasExited;
   }
 
-  /** Starting, or waiting to restart after a crash: events routed now wait for the process (see PluginEndpoint.isStarting). */
+  /**
+   * Starting, waiting to restart after a crash, or about to be started with
+   * the host (see {@link expectStart}): events routed now wait for the process
+   * (see PluginEndpoint.isStarting).
+   */
   isStarting(): boolean {
-    return this.state === 'starting' || this.state === 'restartPending';
+    return this.state === 'starting' || this.state === 'restartPending' || this.bootPending;
+  }
+
+  /** Failed (crash budget spent, or held back at boot): events still name it and fail with delivery.unavailable. */
+  isDown(): boolean {
+    return this.state === 'failed';
+  }
+
+  /**
+   * The host is about to start this plugin (an enabled plugin at boot): from
+   * now until its start begins, events for it wait instead of finding nobody.
+   * Its routing is the manifest's until the process starts.
+   */
+  expectStart(manifest: StdioManifest): void {
+    if (this.state !== 'installed' && this.state !== 'stopped') return;
+    if (!this.manifest) {
+      this.manifest = manifest;
+      this.routingCache = null;
+    }
+    this.bootPending = true;
   }
 
   /**
@@ -355,6 +380,7 @@ export class Supervisor implements PluginEndpoint {
   }
 
   private setState(state: PluginState, reason: string | undefined): void {
+    this.bootPending = false;
     this.state = state;
     this.stateReason = reason;
     this.deps.onStatusChange?.(this.pluginId, this.status());
