@@ -607,7 +607,10 @@ export class Cluster {
     const invalid = new Set(this.o.invalid());
     const records = new Map<string, StdioPluginRecord>();
     const now = Date.now();
-    for (const [id, at] of this.startedHere) if (now - at > 2 * this.renewMs) this.startedHere.delete(id);
+    // Kept while the start runs (a slow machine may take longer than two rounds), then two rounds more.
+    for (const [id, at] of this.startedHere)
+      if (this.rtValue?.status(id)?.state === 'starting') this.startedHere.set(id, now);
+      else if (now - at > 2 * this.renewMs) this.startedHere.delete(id);
     for (const r of await this.o.store.list())
       if (r.transport === 'stdio-jsonrpc' && (r.enabled || this.startedHere.has(r.pluginId)) && !invalid.has(r.pluginId))
         records.set(r.pluginId, r);

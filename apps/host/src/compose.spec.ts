@@ -174,6 +174,11 @@ describe('OpenAPI document of the composed host', () => {
       expect(paths['/api/console/events']!['get']!.responses['200']!.content!['text/event-stream']).toBeDefined();
       expect(paths['/api/events']!['get']!.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual([
         'BAD_REQUEST',
+        'REQUEST_JSON_TOO_COMPLEX',
+      ]);
+      expect(paths['/api/console/messages']!['post']!.responses['503']!.content!['application/json']!.schema['x-error-codes']).toEqual([
+        'STORE_UNAVAILABLE',
+        'EVENTS_OVERLOADED',
       ]);
       expect(paths['/api/console/messages']!['post']!.responses['200']!.content!['application/json']!.schema).toEqual(
         expect.objectContaining({ type: 'object' }),

@@ -412,11 +412,11 @@ export const ADMIN_ROUTES = {
     path: '/console/messages',
     summary: 'Send a message as a user of the simulated bot and collect what plugins answer',
     description:
-      'Delivers a message.created event and answers once every chosen plugin acknowledged or failed (and after waitMs more, when given) with {eventId, deliveries, outbound, refused}; outbound[].body is the exact QQ Bot request body.',
+      'Delivers a message.created event and answers once every chosen plugin acknowledged or failed (and after waitMs more, when given) with {eventId, deliveries, outbound, refused}; outbound[].body is the exact QQ Bot request body. When the events waiting for plugins are at their bound, the event is refused before it is accepted (503 EVENTS_OVERLOADED): send it again later.',
     tags: ['console'],
     body: ConsoleMessageRequestSchema,
     responses: { 200: { description: 'Deliveries and rendered outbound messages.', schema: ConsoleMessageResponseSchema } },
-    errors: ['BAD_REQUEST', 'STORE_UNAVAILABLE'],
+    errors: ['BAD_REQUEST', 'STORE_UNAVAILABLE', 'EVENTS_OVERLOADED'],
   }),
   consoleEvents: defineContract({
     method: 'get',
