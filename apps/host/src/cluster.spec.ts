@@ -127,6 +127,58 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     }
   }, 30_000);
 
+  it('takes over the leases a killed process of the same name left, when it restarts at once', async () => {
+    const first = await open('a');
+    const installed = await request(first.app)
+      .post('/api/plugins/packages')
+      .set(auth)
+      .field('startAfterInstall', 'true')
+      .attach('package', stdioFixturePackage(ID), 'echo.zip');
+    expect(installed.status).toBe(201);
+    expect(
+      await within(
+        5000,
+        () => whereRunning(first),
+        (w) => w === 'running on a',
+      ),
+    ).toBe('running on a');
+    await first.close();
+    hosts.splice(hosts.indexOf(first), 1);
+    // As if that process had been killed: its lease still names it, for long after its restart.
+    await db.query(`UPDATE host_plugin_leases SET holder = 'a', expires_at = now() + interval '1 hour' WHERE plugin_id = $1`, [ID]);
+    const again = await open('a');
+    try {
+      expect(
+        await within(
+          5000,
+          async () => again.runtime.status(ID)?.state,
+          (s) => s === 'running',
+        ),
+      ).toBe('running');
+      // Given up by its first lease round (before it takes plugins over), then taken as free, or taken over at once.
+      expect(logLines).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            new RegExp(
+              `^a: cluster: (gave up the lease of ${ID} that an earlier process of a left|took over the lease of ${ID} from an earlier process of a)`,
+            ),
+          ),
+        ]),
+      );
+      const answered = await say(again, '/echo after the restart');
+      expect(answered.body.deliveries).toEqual([expect.objectContaining({ pluginId: ID, state: 'completed' })]);
+    } finally {
+      await again.close();
+      hosts.splice(hosts.indexOf(again), 1);
+      await db.query('DELETE FROM host_plugin_leases');
+      await request((await open('cleanup')).app)
+        .delete(`/api/plugins/${ID}`)
+        .set(auth);
+      const cleanup = hosts.pop()!;
+      await cleanup.close();
+    }
+  }, 60_000);
+
   it('run a plugin on one replica, deliver to it from the other, and move it when its replica stops', async () => {
     const a = await open('a');
     const b = await open('b');

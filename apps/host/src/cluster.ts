@@ -634,6 +634,16 @@ export class Cluster {
       this.o.log('warn', `cluster: lost the lease of ${id}; stopping it here (another replica runs it)`);
       await rt.stop(id, 'hostShutdown').catch(() => undefined);
     }
+    // Leases under this replica's name that this process never took: a process of the same name that is gone
+    // (killed and restarted at once) held them, so nothing runs those plugins. Taken over as new below, or given
+    // up until this process takes plugins over.
+    const inherited = [...renewed].filter((id) => !this.held.has(id));
+    for (const id of inherited) {
+      renewed.delete(id);
+      if (this.takeOver && records.has(id)) continue;
+      this.o.log('info', `cluster: gave up the lease of ${id} that an earlier process of ${this.o.replica} left; it is gone`);
+      await this.o.leases.release(id).catch(() => undefined);
+    }
     for (const id of renewed) this.held.add(id);
     // Disabled or removed plugins: stopped and their leases given up.
     for (const id of [...this.held]) {
@@ -647,7 +657,12 @@ export class Cluster {
     if (this.takeOver) this.firstRound = false;
     for (const id of taken) {
       this.held.add(id);
-      this.o.log('info', `cluster: took the lease of ${id}; starting it on ${this.o.replica}`);
+      this.o.log(
+        'info',
+        inherited.includes(id)
+          ? `cluster: took over the lease of ${id} from an earlier process of ${this.o.replica} that is gone; starting it here`
+          : `cluster: took the lease of ${id}; starting it on ${this.o.replica}`,
+      );
       void (boot ? rt.startOnBoot(id) : rt.start(id)).then(
         (status) => {
           this.statusChanged(id, status);
