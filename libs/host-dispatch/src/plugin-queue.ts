@@ -131,12 +131,6 @@ export class PluginQueue {
     });
   }
 
-  /** Settles every waiting job at once with `why` (the host shuts down); running jobs go on. */
-  refuseWaiting(why: QueueRefusal): void {
-    for (let job = this.takeOldest(); job; job = this.takeOldest()) job.resolve(job.refuse(why));
-    this.disarmSweeper();
-  }
-
   private isReady(): boolean {
     return this.o.ready ? this.o.ready() : true;
   }
