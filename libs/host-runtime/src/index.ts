@@ -16,8 +16,16 @@ export { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningPr
 export { StartError, type ExitInfo } from './process/plugin-process';
 export { initializeParams, checkInitializeResult } from './process/handshake';
 export { createPluginRequestHandler, type PluginRequestContext } from './connection/plugin-requests';
-export { IsolatingProcessRunner } from './isolation/isolating-runner';
-export { probeIsolation, strongestMode, describeSupport, type IsolationSupport } from './isolation/probe';
+export { IsolatingProcessRunner, type IsolatingRunnerOptions } from './isolation/isolating-runner';
+export {
+  probeIsolation,
+  strongestMode,
+  describeSupport,
+  portableSupport,
+  restoreSupport,
+  type IsolationSupport,
+  type PortableIsolationSupport,
+} from './isolation/probe';
 export { PluginUids, PLUGIN_UIDS_FILE } from './isolation/plugin-uids';
 export {
   DEFAULT_ISOLATION,

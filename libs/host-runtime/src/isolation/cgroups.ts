@@ -14,7 +14,17 @@ export interface RunGroup {
 /** Where plugin cgroups are made: cgroup v2 (one unified folder) or v1 (the memory and pids hierarchies). */
 export interface CgroupTree {
   readonly version: 'v1' | 'v2';
+  /** Where its groups are made, to hand to another process of the host (the doctor's worker). */
+  readonly location: CgroupTreeLocation;
   create(name: string, limits: PluginResourceLimits): RunGroup;
+}
+
+/** A found cgroup tree as plain data: v2's folder, or v1's memory and pids folders. */
+export type CgroupTreeLocation = { version: 'v2'; base: string } | { version: 'v1'; memoryBase: string; pidsBase: string };
+
+/** The tree at a location findCgroupTree found before (in this process or the host's). */
+export function cgroupTreeAt(location: CgroupTreeLocation): CgroupTree {
+  return location.version === 'v2' ? new V2Tree(location.base) : new V1Tree(location.memoryBase, location.pidsBase);
 }
 
 const FOLDER = 'host-plugins';
@@ -106,6 +116,10 @@ class V2Tree implements CgroupTree {
   readonly version = 'v2' as const;
   constructor(private readonly base: string) {}
 
+  get location(): CgroupTreeLocation {
+    return { version: 'v2', base: this.base };
+  }
+
   create(name: string, limits: PluginResourceLimits): RunGroup {
     const dir = join(this.base, name);
     mkdirSync(dir, { recursive: true });
@@ -128,6 +142,10 @@ class V1Tree implements CgroupTree {
     private readonly memoryBase: string,
     private readonly pidsBase: string,
   ) {}
+
+  get location(): CgroupTreeLocation {
+    return { version: 'v1', memoryBase: this.memoryBase, pidsBase: this.pidsBase };
+  }
 
   create(name: string, limits: PluginResourceLimits): RunGroup {
     const memory = join(this.memoryBase, name);

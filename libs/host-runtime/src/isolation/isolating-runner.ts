@@ -34,26 +34,39 @@ const JOIN_CGROUPS = 'umask 022; while [ "$1" != -- ]; do echo $$ > "$1" || exit
  * plugin's uid (no groups, no capabilities, no new privileges), then the
  * plugin's command.
  */
+export interface IsolatingRunnerOptions {
+  /** Each plugin's uid, when another part of the host chose it (the doctor's worker gets the host's choice); default: state/plugin-uids.json. */
+  uidOf?: (pluginId: string) => number;
+  /** Folders besides the data directory whose own folders other users may search on the way to a plugin's (own-user). */
+  openRoots?: readonly string[];
+}
+
 export class IsolatingProcessRunner implements ProcessRunner {
   readonly mode: IsolationMode;
   private readonly local: LocalProcessRunner;
-  private readonly uids: PluginUids | null;
-  private readonly dataDir: string;
+  private readonly uids: { uidOf(pluginId: string): number } | null;
+  private readonly openRoots: readonly string[];
 
   constructor(
     groups: ProcessGroups,
     private readonly support: IsolationSupport,
     private readonly settings: IsolationSettings,
     stateDir: string,
+    options: IsolatingRunnerOptions = {},
   ) {
     this.local = new LocalProcessRunner(groups);
-    this.dataDir = dirname(stateDir);
+    this.openRoots = [dirname(stateDir), ...(options.openRoots ?? [])];
     const strongest = strongestMode(support);
     const requested = settings.request === 'auto' ? strongest : settings.request;
     const problem = requested === 'sandbox' ? support.problems.sandbox : requested === 'own-user' ? support.problems.ownUser : undefined;
     if (problem) throw new Error(`HOST_PLUGIN_ISOLATION=${requested} is not available on this machine: ${problem}`);
     this.mode = requested;
-    this.uids = requested === 'same-user' ? null : new PluginUids(join(stateDir, PLUGIN_UIDS_FILE), settings.uidRange);
+    this.uids =
+      requested === 'same-user'
+        ? null
+        : options.uidOf
+          ? { uidOf: options.uidOf }
+          : new PluginUids(join(stateDir, PLUGIN_UIDS_FILE), settings.uidRange);
   }
 
   /** How limits are enforced for every run. */
@@ -97,11 +110,21 @@ export class IsolatingProcessRunner implements ProcessRunner {
           ...(plugin.readOnly ?? []),
           ...(runtime.installRoot ? [runtime.installRoot] : []),
         ];
-        inner.push(this.support.bwrap!, ...sandboxArgs({ readOnly, writable: own, network, cwd: spec.cwd }), '--');
+        inner.push(
+          this.support.bwrap!,
+          ...sandboxArgs({
+            readOnly,
+            writable: own,
+            network,
+            cwd: spec.cwd,
+            tmpBytes: this.support.bwrapSize ? limits.memoryBytes : 0,
+          }),
+          '--',
+        );
       } else {
         for (const path of [plugin.directories.pluginDirectory, spec.cwd, ...own, ...(plugin.readOnly ?? [])]) {
           // The data directory's own folders may be searched (0711: not listed); its parents are the operator's.
-          openPath(this.dataDir, path);
+          for (const root of this.openRoots) openPath(root, path);
           const blocked = unreachableParent(join(path, '.'));
           if (blocked) {
             throw new StartError(

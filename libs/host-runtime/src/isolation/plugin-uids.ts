@@ -21,10 +21,16 @@ export class PluginUids {
     private readonly range: UidRange,
     private readonly passwdFile = '/etc/passwd',
   ) {
+    this.reload();
+  }
+
+  /** Takes in what the file holds (another PluginUids of the host, the doctor's, may have chosen since). */
+  private reload(): void {
     try {
-      const saved = JSON.parse(readFileSync(file, 'utf8')) as { uids?: Record<string, unknown> };
+      const saved = JSON.parse(readFileSync(this.file, 'utf8')) as { uids?: Record<string, unknown> };
       for (const [id, uid] of Object.entries(saved.uids ?? {})) {
-        if (Number.isInteger(uid) && (uid as number) >= range.first && (uid as number) <= range.last) this.byPlugin.set(id, uid as number);
+        if (Number.isInteger(uid) && (uid as number) >= this.range.first && (uid as number) <= this.range.last)
+          this.byPlugin.set(id, uid as number);
       }
     } catch {
       // none yet
@@ -32,7 +38,11 @@ export class PluginUids {
   }
 
   uidOf(pluginId: string): number {
-    const known = this.byPlugin.get(pluginId);
+    let known = this.byPlugin.get(pluginId);
+    if (known !== undefined) return known;
+    // Read and written in one synchronous step, so two instances in the host's process never choose apart.
+    this.reload();
+    known = this.byPlugin.get(pluginId);
     if (known !== undefined) return known;
     const taken = new Set([...this.byPlugin.values(), ...this.systemUids()]);
     const size = this.range.last - this.range.first + 1;

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
-import { findCgroupTree, type CgroupTree } from './cgroups';
-import { SANDBOX_NAMESPACES, systemBinds } from './sandbox-args';
+import { cgroupTreeAt, findCgroupTree, type CgroupTree, type CgroupTreeLocation } from './cgroups';
+import { SANDBOX_NAMESPACES, scratchMounts, systemBinds } from './sandbox-args';
 import type { IsolationMode, IsolationSettings } from './settings';
 
 /** What this machine lets the host do for isolation, found once at start. */
@@ -11,6 +11,8 @@ export interface IsolationSupport {
   setpriv?: string;
   prlimit?: string;
   bwrap?: string;
+  /** Whether bubblewrap can bound a tmpfs's size (--size). */
+  bwrapSize?: boolean;
   cgroups: CgroupTree | null;
   /** Why each mode or mechanism is not available, for the start log and the docs' table. */
   problems: { ownUser?: string; sandbox?: string; cgroups?: string; rlimits?: string };
@@ -61,6 +63,8 @@ export function probeIsolation(settings: IsolationSettings): IsolationSupport {
   if (support.problems.ownUser) support.problems.sandbox = `needs own users: ${support.problems.ownUser}`;
   else if (!support.bwrap) support.problems.sandbox = 'bubblewrap is not installed (Debian: apt-get install bubblewrap)';
   else {
+    // --size (bubblewrap 0.7) bounds the sandbox's /tmp; an older bubblewrap gets an unbounded one.
+    support.bwrapSize = spawnSync(support.bwrap, ['--help'], { encoding: 'utf8', timeout: 10_000 }).stdout?.includes('--size') === true;
     const uid = String(settings.uidRange.first);
     const run = spawnSync(
       support.bwrap,
@@ -70,8 +74,7 @@ export function probeIsolation(settings: IsolationSettings): IsolationSupport {
         '/proc',
         '--dev',
         '/dev',
-        '--tmpfs',
-        '/tmp',
+        ...scratchMounts(support.bwrapSize ? 1024 * 1024 : 0),
         ...SANDBOX_NAMESPACES,
         '--unshare-net',
         '--die-with-parent',
@@ -93,6 +96,18 @@ export function probeIsolation(settings: IsolationSettings): IsolationSupport {
     }
   }
   return support;
+}
+
+/** What the probe found as plain data (JSON), for another process of the host that starts plugins too (the doctor's worker). */
+export type PortableIsolationSupport = Omit<IsolationSupport, 'cgroups'> & { cgroups: CgroupTreeLocation | null };
+
+export function portableSupport(support: IsolationSupport): PortableIsolationSupport {
+  return { ...support, cgroups: support.cgroups?.location ?? null };
+}
+
+/** The support another process of the host probed, without probing again (the host's cgroup is not the worker's to move). */
+export function restoreSupport(portable: PortableIsolationSupport): IsolationSupport {
+  return { ...portable, cgroups: portable.cgroups ? cgroupTreeAt(portable.cgroups) : null };
 }
 
 /** The strongest mode the machine offers. */

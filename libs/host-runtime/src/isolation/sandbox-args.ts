@@ -1,10 +1,15 @@
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import type { NetworkAccess } from '@host/protocol';
 
 /** The system folders a runtime needs (read-only): programs and libraries, never home folders or /var, /srv, /opt. */
 const SYSTEM_TREES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-/** The few files of /etc that name resolution, TLS, time zones and the dynamic linker read. */
-const ETC_FILES = [
+/**
+ * The few files of /etc that runtimes read: the dynamic linker's, TLS (OpenSSL's configuration and the
+ * certificates; Fedora's crypto policies, which its openssl.cnf includes), name resolution, services and
+ * protocols, the time zone, locale aliases, the system's name (.NET reads os-release), and the user and
+ * group names.
+ */
+export const ETC_FILES = [
   '/etc/ld.so.cache',
   '/etc/ld.so.conf',
   '/etc/ld.so.conf.d',
@@ -12,15 +17,43 @@ const ETC_FILES = [
   '/etc/ssl',
   '/etc/ca-certificates',
   '/etc/pki',
+  '/etc/crypto-policies',
   '/etc/resolv.conf',
   '/etc/hosts',
   '/etc/nsswitch.conf',
   '/etc/host.conf',
   '/etc/gai.conf',
+  '/etc/services',
+  '/etc/protocols',
   '/etc/localtime',
+  '/etc/timezone',
+  '/etc/locale.alias',
+  '/etc/os-release',
   '/etc/passwd',
   '/etc/group',
 ];
+
+/** The system trees' prefixes, for links of /etc that point into them. */
+function inSystemTree(path: string): boolean {
+  return SYSTEM_TREES.some((tree) => path === tree || path.startsWith(`${tree}/`));
+}
+
+/**
+ * One file of /etc: a link into the system trees (/etc/localtime to a zone of /usr/share/zoneinfo,
+ * /etc/os-release) stays a link, since runtimes read the zone's name from it; anything else is bound
+ * read-only when it exists.
+ */
+function etcEntry(file: string): string[] {
+  try {
+    if (lstatSync(file).isSymbolicLink()) {
+      const target = readlinkSync(file);
+      if (inSystemTree(realpathSync(file))) return ['--symlink', target, file];
+    }
+  } catch {
+    // missing or a dangling link: the bind below is skipped by bubblewrap
+  }
+  return ['--ro-bind-try', file, file];
+}
 
 /** bubblewrap arguments that mount the system's programs and libraries read-only (merged /usr symlinks stay symlinks). */
 export function systemBinds(): string[] {
@@ -39,13 +72,13 @@ export function systemBinds(): string[] {
   }
   // bubblewrap makes the folders on the way to a mount 0700 (root's), which the plugin's uid could not search.
   args.push('--perms', '0755', '--dir', '/etc');
-  for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);
+  for (const file of ETC_FILES) args.push(...etcEntry(file));
   return args;
 }
 
 /** `--dir` arguments that make every folder on the way to `paths` searchable (0755), parents first, once each. */
 function parentFolders(paths: readonly string[]): string[] {
-  const made = new Set<string>(['/', '/tmp', '/etc', '/usr', '/proc', '/dev']);
+  const made = new Set<string>(['/', '/tmp', '/etc', '/usr', '/proc', '/dev', '/dev/shm']);
   const args: string[] = [];
   for (const path of paths) {
     const parts = path.split('/').filter(Boolean);
@@ -74,6 +107,18 @@ export interface SandboxPlan {
   writable: readonly string[];
   network: NetworkAccess;
   cwd: string;
+  /** The most its /tmp and /dev/shm may hold each (the memory limit; 0: no bound but memory). */
+  tmpBytes?: number;
+}
+
+/**
+ * A /tmp and a /dev/shm of the sandbox's own, writable by every user with the sticky bit as on the host
+ * (bubblewrap's default 0755 root folders would leave the plugin's uid no place for a temporary file, and
+ * .NET and Python's multiprocessing need /dev/shm), bounded in size where a memory limit is set.
+ */
+export function scratchMounts(tmpBytes = 0): string[] {
+  const size = tmpBytes > 0 ? ['--size', String(tmpBytes)] : [];
+  return ['--perms', '1777', ...size, '--tmpfs', '/tmp', '--perms', '1777', ...size, '--tmpfs', '/dev/shm'];
 }
 
 /**
@@ -85,7 +130,7 @@ export interface SandboxPlan {
  * a network namespace whose only interface is its own loopback.
  */
 export function sandboxArgs(plan: SandboxPlan): string[] {
-  const args = [...systemBinds(), '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
+  const args = [...systemBinds(), '--proc', '/proc', '--dev', '/dev', ...scratchMounts(plan.tmpBytes)];
   args.push(...parentFolders([...plan.readOnly, ...plan.writable]));
   for (const dir of plan.readOnly) args.push('--ro-bind', dir, dir);
   for (const dir of plan.writable) args.push('--bind', dir, dir);

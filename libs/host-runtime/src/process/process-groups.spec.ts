@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
-import { markedProcesses, RUN_MARKER_VARIABLE, signalMarked } from './process-groups';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { groupAlive, markedProcesses, RUN_MARKER_VARIABLE, signalMarked } from './process-groups';
 
 // Linux finds a run's processes by the marker in their environment (/proc/<pid>/environ).
 const linux = process.platform === 'linux' ? describe : describe.skip;
@@ -23,6 +26,34 @@ linux('markedProcesses', () => {
       marked.kill('SIGKILL');
       prefixed.kill('SIGKILL');
       await Promise.all(exited);
+    }
+  });
+});
+
+linux('groupAlive', () => {
+  it('counts a group whose only members are zombies as ended, and one with a running member as alive', async () => {
+    const leader = spawn('sleep', ['30'], { stdio: 'ignore', detached: true });
+    const exited = new Promise((r) => leader.once('exit', r));
+    const proc = mkdtempSync(join(tmpdir(), 'proc-'));
+    // A /proc of two processes of the group; the comm of one holds ") " as a process may name itself.
+    const fake = (states: [string, string]) => {
+      for (const [i, state] of states.entries()) {
+        mkdirSync(join(proc, String(100 + i)), { recursive: true });
+        writeFileSync(join(proc, String(100 + i), 'stat'), `${100 + i} (odd) name) ${state} 1 ${leader.pid} ${leader.pid} 0 -1\n`);
+      }
+    };
+    try {
+      expect(groupAlive(leader.pid!)).toBe(true);
+      fake(['Z', 'Z']);
+      expect(groupAlive(leader.pid!, proc)).toBe(false);
+      fake(['Z', 'S']);
+      expect(groupAlive(leader.pid!, proc)).toBe(true);
+      leader.kill('SIGKILL');
+      await exited;
+      expect(groupAlive(leader.pid!)).toBe(false);
+    } finally {
+      leader.kill('SIGKILL');
+      rmSync(proc, { recursive: true, force: true });
     }
   });
 });

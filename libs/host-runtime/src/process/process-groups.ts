@@ -19,14 +19,43 @@ export function signalGroup(pid: number, signal: GroupSignal): boolean {
   }
 }
 
-/** True while any process of the group led by `pid` exists. */
-export function groupAlive(pid: number): boolean {
+/**
+ * True while any process of the group led by `pid` still runs. A signal of 0
+ * finds zombies too: processes that have exited and wait to be collected, as
+ * bubblewrap's init in a sandbox's pid namespace does for a moment after the
+ * plugin exits (bubblewrap leaves it to the system's init). On Linux a group
+ * whose members are all zombies has ended.
+ */
+export function groupAlive(pid: number, procRoot = '/proc'): boolean {
   try {
     process.kill(process.platform === 'win32' ? pid : -pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return process.platform !== 'linux' || groupRuns(pid, procRoot);
+}
+
+/** Whether /proc lists a process of group `pgid` that is not a zombie (true when /proc cannot be read). */
+function groupRuns(pgid: number, procRoot: string): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync(procRoot);
+  } catch {
+    return true;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`${procRoot}/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so fields count from the last ")".
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 /**
