@@ -20,6 +20,7 @@ import {
   reapDoctorProcesses,
   settingsForInitialize,
   type AuthCounters,
+  type DoctorIsolation,
   type SessionOptions,
 } from '@host/host-api';
 import { ConsoleProvider, consoleRoutes } from '@host/host-console';
@@ -29,7 +30,16 @@ import type { QqBotAccountInput } from '@host/admin-api';
 import type { MessageEvent } from '@host/protocol';
 import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
-import { FilePluginLogStore, StdioPluginRuntime, type RuntimeTimings, type StdioRuntimeOptions } from '@host/host-runtime';
+import {
+  FilePluginLogStore,
+  PLUGIN_UIDS_FILE,
+  PluginUids,
+  portableSupport,
+  StdioPluginRuntime,
+  strongestMode,
+  type RuntimeTimings,
+  type StdioRuntimeOptions,
+} from '@host/host-runtime';
 import { HOST_KEY_FILE_NAME, loadHostKey } from '@host/host-store';
 import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
 import { Cluster } from './cluster';
@@ -266,6 +276,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
     version: o.version,
     doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,
+    ...(o.isolation ? { doctorIsolation: doctorIsolation(o.isolation, paths.stateDir) } : {}),
     apiRoutes: [
       ...consoleRoutes({ dispatcher, provider, store: stores.availability }),
       ...httpRegistrationRoutes({ registry: httpPlugins }),
@@ -324,5 +335,21 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       await logs.flush();
       await stores.close();
     },
+  };
+}
+
+/**
+ * Conformance runs start a plugin as its runtime does: in the mode the runtime chose, as the plugin's uid
+ * (the same record of uids), with the same limits and network.
+ */
+function doctorIsolation(isolation: NonNullable<StdioRuntimeOptions['isolation']>, stateDir: string): DoctorIsolation {
+  const { support, settings } = isolation;
+  const mode = settings.request === 'auto' ? strongestMode(support) : settings.request;
+  const uids = mode === 'same-user' ? null : new PluginUids(join(stateDir, PLUGIN_UIDS_FILE), settings.uidRange);
+  return {
+    support: portableSupport(support),
+    settings: { ...settings, request: mode },
+    stateDir,
+    ...(uids ? { uidOf: (pluginId: string) => uids.uidOf(pluginId) } : {}),
   };
 }

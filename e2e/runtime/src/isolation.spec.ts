@@ -29,8 +29,13 @@ function pluginPackage(id: string, args: string[], network?: string): Buffer {
   ]);
 }
 
-async function install(host: RunningHost, id: string, args: string[], network?: string): Promise<void> {
-  const r = await api(host, 'POST', '/api/plugins/packages', packageForm(pluginPackage(id, args, network), { startAfterInstall: 'true' }));
+async function install(host: RunningHost, id: string, args: string[], network?: string, start = true): Promise<void> {
+  const r = await api(
+    host,
+    'POST',
+    '/api/plugins/packages',
+    packageForm(pluginPackage(id, args, network), { startAfterInstall: String(start) }),
+  );
   if (r.status >= 300) throw new Error(`install of ${id} failed: ${JSON.stringify(r.body)}`);
 }
 
@@ -140,6 +145,37 @@ describe.each(MODES)('HOST_PLUGIN_ISOLATION=%s', (mode) => {
       expect(worked).toEqual(expect.arrayContaining([`read ${reads[0]}`, `read ${reads[1]}`, `write ${writes[1]}`]));
     expect(report).toHaveLength(reads.length + writes.length + 2);
     expect(await echoes(host, `after-hostile-${mode}`)).toBe(true);
+  });
+
+  it('runs the conformance suite of POST /api/plugins/{id}/doctor as it runs the plugin', async () => {
+    const stateDir = join(dataDir, 'state');
+    const id = 'com.example.doctor-hostile';
+    const reads = [
+      `${dataDir}.admin-token`,
+      join(stateDir, 'host.key'),
+      join(dataDir, 'plugin-data/com.example.bystander/data/secret.txt'),
+    ];
+    const args = ['hostile', '--exit-if-any-worked', `--read=${reads.join(',')}`, `--write=${join(stateDir, 'planted-by-doctor')}`];
+    // Installed without a start: only the suite's processes run it.
+    await install(host, id, [...args, `--host-pid=${host.child.pid}`], 'none', false);
+    const r = await api(host, 'POST', `/api/plugins/${id}/doctor`);
+    expect(r.status).toBe(200);
+    const report = r.body.report;
+    if (mode === 'same-user') {
+      // The plugin read the host's secrets and said so: the suite's run is not one that passes anyway.
+      expect(report.isolation).toMatch(/^the host's user/);
+      expect(report.passed).toBe(false);
+      expect(JSON.stringify(report)).toContain('hostile-worked=read');
+    } else {
+      const uid = JSON.parse(readFileSync(join(stateDir, 'plugin-uids.json'), 'utf8')).uids[id];
+      expect(report.isolation).toMatch(new RegExp(`^${mode === 'sandbox' ? 'sandbox' : 'own user'} \\(uid ${uid}\\)`));
+      expect({ passed: report.passed, failed: report.checks.filter((c: { status: string }) => c.status === 'fail') }).toEqual({
+        passed: true,
+        failed: [],
+      });
+    }
+    expect(existsSync(join(stateDir, 'planted-by-doctor'))).toBe(mode === 'same-user');
+    expect(await echoes(host, `after-doctor-${mode}`)).toBe(true);
   });
 
   if (mode !== 'same-user') {

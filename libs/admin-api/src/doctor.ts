@@ -20,6 +20,12 @@ export const DoctorReportSchema = z.object({
   durationMs: z.number(),
   checks: z.array(DoctorCheckSchema),
   counts: z.object({ passed: z.number(), failed: z.number(), skipped: z.number() }),
+  isolation: z
+    .string()
+    .optional()
+    .describe(
+      "How the suite's plugin processes were isolated: the same summary as the plugin's runtime.isolation.summary (the host runs them as it runs the plugin).",
+    ),
 });
 export type DoctorReport = z.infer<typeof DoctorReportSchema>;
 

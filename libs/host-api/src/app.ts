@@ -18,7 +18,7 @@ import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl, ViewDeps } from './plugin-view';
 import { errorHandler, implementRoute, jsonBody, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
 import { packageRoutes } from './routes/package-routes';
-import { doctorRoutes } from './routes/doctor-routes';
+import { doctorRoutes, type DoctorIsolation } from './routes/doctor-routes';
 import { sessionRoutes } from './routes/session-routes';
 import { SessionStore, type SessionOptions } from './session';
 import { pluginRoutes } from './routes/plugin-routes';
@@ -52,6 +52,8 @@ export interface AppDeps {
   doctorWorker?: string;
   /** Longest time of one conformance run (default DOCTOR_RUN_TIMEOUT_MILLISECONDS, two minutes). */
   doctorTimeoutMilliseconds?: number;
+  /** How the host isolates its stdio plugins: conformance runs start the plugin the same way. */
+  doctorIsolation?: DoctorIsolation;
   /** Admin app sessions (sign-in with the token, then an HttpOnly cookie): a store, or options for a new one. */
   sessions?: SessionStore | SessionOptions;
   /**
@@ -114,7 +116,7 @@ export function createApp(deps: AppDeps): Express {
     ...sessionRoutes({ sessions, adminTokenHash: deps.adminTokenHash, throttle }),
     ...packageRoutes({ ...deps, maxUploadBytes }),
     ...pluginRoutes({ ...deps, locks: deps.locks ?? deps.installer.locks }),
-    ...doctorRoutes(deps),
+    ...doctorRoutes({ ...deps, ...(deps.doctorIsolation ? { isolation: deps.doctorIsolation } : {}) }),
     ...(deps.apiRoutes ?? []),
   ];
   // One list: what is mounted is what the document describes.

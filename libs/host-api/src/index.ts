@@ -11,4 +11,4 @@ export * from './upload-slots';
 export * from './session';
 export * from './admin-app';
 export * from './log-followers';
-export { reapDoctorProcesses, DOCTOR_RUN_TIMEOUT_MILLISECONDS } from './routes/doctor-routes';
+export { reapDoctorProcesses, DOCTOR_RUN_TIMEOUT_MILLISECONDS, type DoctorIsolation } from './routes/doctor-routes';

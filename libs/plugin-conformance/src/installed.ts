@@ -1,4 +1,5 @@
 import type { StdioManifest } from '@host/protocol';
+import type { RunIsolation } from './plugin-run';
 import { buildReport, INSTALLER_CHECK, Outcomes, type ConformanceReport } from './report';
 import { playScenarios } from './suite';
 
@@ -14,6 +15,8 @@ export interface InstalledPluginJob {
   hostVersion: string;
   /** See RunOptions.processRecordFile. */
   processRecordFile?: string;
+  /** The host's isolation of its plugins: the suite's processes run as the plugin's do (see RunOptions.isolation). */
+  isolation?: RunIsolation;
 }
 
 /**
@@ -29,6 +32,7 @@ export async function checkInstalled(job: InstalledPluginJob, signal?: AbortSign
     hostVersion: job.hostVersion,
     settings: {},
     ...(job.processRecordFile ? { processRecordFile: job.processRecordFile } : {}),
+    ...(job.isolation ? { isolation: job.isolation } : {}),
     ...(signal ? { signal } : {}),
   });
   played.catch(() => undefined);

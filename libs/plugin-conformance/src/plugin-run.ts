@@ -1,16 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { LogLine, OutboundRequest, OutboundSink, PluginLogStore } from '@host/host-core';
 import {
   buildEnvironment,
   createPluginRequestHandler,
+  IsolatingProcessRunner,
   LineSplitter,
   LocalProcessRunner,
   ModuleContainment,
   ProcessGroups,
   resolveLaunch,
+  restoreSupport,
+  type IsolationSettings,
   type PluginDirectories,
+  type PortableIsolationSupport,
+  type ProcessRunner,
   type RunningProcess,
 } from '@host/host-runtime';
 import { renderParsedMessage } from '@host/messages';
@@ -73,6 +78,22 @@ export interface ExitRecord {
   at: number;
 }
 
+/**
+ * How the host isolates its plugins, for a run the host makes (POST /api/plugins/{pluginId}/doctor): plain
+ * data, since it crosses to the doctor's worker process. Without it, the plugin runs as the runner's own user
+ * (`host-plugin doctor` on an author's machine).
+ */
+export interface RunIsolation {
+  /** What the host's probe found at its start. */
+  support: PortableIsolationSupport;
+  /** The host's settings, with `request` the mode its plugins run in (never `auto`). */
+  settings: IsolationSettings;
+  /** The host's state folder (its data directory is the parent). */
+  stateDir: string;
+  /** The plugin's uid, as the host chose it for the plugin's runs (own-user and sandbox). */
+  uid?: number;
+}
+
 export interface RunOptions {
   /** The plugin's folder: the installed (or unpacked) package. */
   packageDir: string;
@@ -87,6 +108,8 @@ export interface RunOptions {
    * during a doctor run ends the group at its next start.
    */
   processRecordFile?: string;
+  /** Run the plugin as the host runs it (see RunIsolation). */
+  isolation?: RunIsolation;
 }
 
 /** A log store that keeps nothing: the runner shows stderr itself, and log.write lines only need an answer. */
@@ -124,6 +147,8 @@ export class PluginRun {
   pollution: { code: string; message: string; bytes: string } | null = null;
   exit: ExitRecord | null = null;
   spawnError: string | null = null;
+  /** How the process was isolated (the runtime's summary), when the run isolates it. */
+  isolation: string | undefined;
   /** Violations of the checks observed over the whole run, by check id. */
   readonly observed = new Map<string, string[]>();
   /** Answers to requests the runner never sent (for example to a notification). */
@@ -177,8 +202,29 @@ export class PluginRun {
     const args = this.o.hostStdio ? launch.args : launch.args.filter((a) => a !== HOST_STDIO_FLAG);
     const env = buildEnvironment(this.o.hostEnv, this.o.manifest.transport.stdio.environment, this.pluginId, this.directories);
     // The host's module containment: a Node plugin may load only files of its own package.
-    env['NODE_OPTIONS'] = new ModuleContainment(join(this.o.scratchDir, 'state')).nodeOptions(env['NODE_OPTIONS']);
-    const child = new LocalProcessRunner(this.groups).start({ command: launch.command, args, cwd: launch.cwd, env });
+    const containment = new ModuleContainment(join(this.o.scratchDir, 'state'));
+    env['NODE_OPTIONS'] = containment.nodeOptions(env['NODE_OPTIONS']);
+    let child: RunningProcess;
+    try {
+      child = this.runner().start({
+        command: launch.command,
+        args,
+        cwd: launch.cwd,
+        env,
+        plugin: {
+          pluginId: this.pluginId,
+          directories: this.directories,
+          network: this.o.manifest.transport.stdio.network,
+          readOnly: [containment.folder],
+        },
+      });
+    } catch (e) {
+      // The mode the host runs plugins in is not available, or the plugin's folders could not be prepared for it.
+      this.spawnError = `the plugin could not be started as the host starts it: ${(e as Error).message}`;
+      this.exit = { code: null, signal: null, at: performance.now() };
+      return;
+    }
+    this.isolation = child.isolation?.summary;
     this.child = child;
     child.onError((e) => {
       if (child.pid === undefined && !this.exit) {
@@ -205,6 +251,17 @@ export class PluginRun {
     });
     child.stderr.on('end', () => splitter.end());
     child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
+  }
+
+  /** As the host starts its plugins (isolation), or a process of the runner's own user in its own process group. */
+  private runner(): ProcessRunner {
+    const i = this.o.isolation;
+    if (!i) return new LocalProcessRunner(this.groups);
+    return new IsolatingProcessRunner(this.groups, restoreSupport(i.support), i.settings, i.stateDir, {
+      ...(i.uid !== undefined ? { uidOf: () => i.uid! } : {}),
+      // Own users search their way to the scenario's folders (the scratch folder is 0700 otherwise).
+      openRoots: [dirname(this.o.scratchDir)],
+    });
   }
 
   private onStdout(chunk: Buffer): void {

@@ -26,6 +26,8 @@ export interface ConformanceReport {
   durationMs: number;
   checks: CheckResult[];
   counts: { passed: number; failed: number; skipped: number };
+  /** How the plugin's processes were isolated, as the host's runtime says it (absent: as the runner's own user). */
+  isolation?: string;
 }
 
 /** The installer's checks: not a scenario, reported before the process checks. */
@@ -41,6 +43,8 @@ const MAX_SEEN = 12;
 /** Collects the outcomes of checks over several scenarios; a check fails when any of its assertions failed. */
 export class Outcomes {
   private readonly byCheck = new Map<string, { pass: string[]; fail: string[]; skip: string[] }>();
+  /** How the scenarios' processes were isolated (see ConformanceReport.isolation). */
+  isolation: string | undefined;
 
   record(check: string, status: CheckStatus, seen: string): void {
     let entry = this.byCheck.get(check);
@@ -86,6 +90,7 @@ export function buildReport(outcomes: Outcomes, plugin: ConformanceReport['plugi
     durationMs: Date.now() - startedAt.getTime(),
     checks,
     counts,
+    ...(outcomes.isolation ? { isolation: outcomes.isolation } : {}),
   };
 }
 

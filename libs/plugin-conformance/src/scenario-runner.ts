@@ -12,7 +12,7 @@ import {
   type RpcErrorName,
   type StdioManifest,
 } from '@host/protocol';
-import { PluginRun, type Answer, type EventTrack } from './plugin-run';
+import { PluginRun, type Answer, type EventTrack, type RunIsolation } from './plugin-run';
 import type { Outcomes } from './report';
 
 /** What a scenario needs to know about the plugin and the machine. */
@@ -27,6 +27,8 @@ export interface ScenarioContext {
   processRecordFile?: string;
   /** Ends the scenario's process at once when aborted (the suite's caller gave up). */
   signal?: AbortSignal;
+  /** See RunOptions.isolation. */
+  isolation?: RunIsolation;
 }
 
 type Step<K extends ConformanceStep['do']> = Extract<ConformanceStep, { do: K }>;
@@ -75,6 +77,7 @@ export class ScenarioRunner {
       hostEnv: ctx.hostEnv,
       hostVersion: ctx.hostVersion,
       ...(ctx.processRecordFile ? { processRecordFile: ctx.processRecordFile } : {}),
+      ...(ctx.isolation ? { isolation: ctx.isolation } : {}),
     });
     ctx.signal?.addEventListener('abort', () => this.run.dispose(), { once: true });
   }
@@ -99,6 +102,7 @@ export class ScenarioRunner {
 
   async play(): Promise<void> {
     this.run.start();
+    if (this.run.isolation) this.out.isolation = this.run.isolation;
     try {
       for (const step of this.scenario.steps) {
         if (this.ended) {
@@ -458,8 +462,14 @@ export class ScenarioRunner {
   private async expectNoProcessLeft(step: Step<'expectNoProcessLeft'>): Promise<void> {
     if (this.run.spawnError || this.run.pid === undefined) return this.skip(step.check, 'the process did not start');
     if (!this.run.exit) return this.skip(step.check, 'the process did not exit by itself, so the suite ended it');
-    // The plugin ends its helpers before it exits; allow the time the host allows a stop to complete.
-    const gone = await this.run.waitFor(() => !this.run.groupAlive(), RUNTIME_DEFAULTS.stopGraceMilliseconds, { untilExit: true });
+    // The plugin ends its helpers before it exits; allow the time the host allows a stop to complete. Nothing
+    // on the pipes tells when a helper ends, so the group is looked at every 50 ms.
+    const deadline = performance.now() + RUNTIME_DEFAULTS.stopGraceMilliseconds;
+    let gone = !this.run.groupAlive();
+    while (!gone && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      gone = !this.run.groupAlive();
+    }
     if (gone) this.pass(step.check, 'no process of the group was left');
     else
       this.fail(

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFORMANCE_SUITE, type ConformanceScenario, type StdioManifest } from '@host/protocol';
 import { buildReport, INSTALLER_CHECK, Outcomes, type ConformanceReport } from './report';
+import type { RunIsolation } from './plugin-run';
 import { ScenarioRunner } from './scenario-runner';
 import { prepareFolder, preparePackageFile, type PreparedPlugin } from './target';
 
@@ -20,6 +21,8 @@ export interface ConformanceOptions {
   processRecordFile?: string;
   /** Stops the suite: the scenario's process ends at once, and no further scenario starts (playScenarios rejects with the reason). */
   signal?: AbortSignal;
+  /** Start the plugin isolated as the host starts it (see RunOptions.isolation); default: as this process's user. */
+  isolation?: RunIsolation;
 }
 
 /**
@@ -94,6 +97,7 @@ export async function playScenarios(
           settings: options.settings ?? {},
           ...(options.processRecordFile ? { processRecordFile: options.processRecordFile } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.isolation ? { isolation: options.isolation } : {}),
         },
         outcomes,
       ).play();

@@ -4,7 +4,13 @@ import { join, relative } from 'node:path';
 import { ADMIN_ROUTES, DoctorReportSchema, type DoctorReport } from '@host/admin-api';
 import { HostError, implementRoute, type HostPaths, type RegistryStore, type RouteDef } from '@host/host-core';
 import type { PluginInstaller } from '@host/host-installer';
-import { checkInstalled, checkInstalledInSeparateProcess, reapDoctorLeftovers, type InstalledPluginJob } from '@host/plugin-conformance';
+import {
+  checkInstalled,
+  checkInstalledInSeparateProcess,
+  reapDoctorLeftovers,
+  type InstalledPluginJob,
+  type RunIsolation,
+} from '@host/plugin-conformance';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 
 export interface DoctorRouteDeps {
@@ -16,6 +22,17 @@ export interface DoctorRouteDeps {
   doctorWorker?: string;
   /** Longest time one run may take before it is ended with DOCTOR_RUN_TIMEOUT (default DOCTOR_RUN_TIMEOUT_MILLISECONDS). */
   doctorTimeoutMilliseconds?: number;
+  /**
+   * How the host isolates its stdio plugins: the suite's processes of a plugin run the same way, as the
+   * plugin's uid in the same mode, with the same limits and network (none: as the host's user).
+   */
+  isolation?: DoctorIsolation;
+}
+
+/** The host's isolation of its plugins, for the doctor's runs (see RunIsolation). */
+export interface DoctorIsolation extends Omit<RunIsolation, 'uid'> {
+  /** The plugin's uid (the one its runs get), for own-user and sandbox. */
+  uidOf?(pluginId: string): number;
 }
 
 /**
@@ -35,6 +52,11 @@ export function doctorProcessesDir(paths: HostPaths): string {
  */
 export function reapDoctorProcesses(paths: HostPaths): number[] {
   return reapDoctorLeftovers(doctorProcessesDir(paths));
+}
+
+function doctorIsolation(i: DoctorIsolation, pluginId: string): RunIsolation {
+  const { uidOf, ...rest } = i;
+  return { ...rest, ...(uidOf && rest.settings.request !== 'same-user' ? { uid: uidOf(pluginId) } : {}) };
 }
 
 /** Conformance runs the host does at once; each starts a few short-lived plugin processes one after another. */
@@ -112,6 +134,7 @@ export function doctorRoutes(deps: DoctorRouteDeps): RouteDef<unknown, unknown>[
           installed: `installed ${record.installedAt} (package sha256 ${record.packageSha256.slice(0, 12)}...)`,
           hostVersion: deps.version ?? '0.0.0',
           processRecordFile,
+          ...(deps.isolation ? { isolation: doctorIsolation(deps.isolation, id) } : {}),
         };
         const report: DoctorReport = deps.doctorWorker
           ? await checkInstalledInSeparateProcess(deps.doctorWorker, job, abort.signal)
