@@ -157,6 +157,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'archives of pending updates in bounded chunks, as package archives',
+    sql: `
+      ALTER TABLE host_pending_updates ALTER COLUMN archive DROP NOT NULL;
+      ALTER TABLE host_pending_updates ADD COLUMN size bigint CHECK (size >= 0);
+      ALTER TABLE host_pending_updates ADD COLUMN chunks integer CHECK (chunks >= 0);
+      CREATE TABLE host_pending_update_chunks (
+        id    text NOT NULL REFERENCES host_pending_updates (id) ON DELETE CASCADE,
+        n     integer NOT NULL CHECK (n >= 0),
+        bytes bytea NOT NULL,
+        PRIMARY KEY (id, n)
+      );
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { chunkCount, CHUNK_BYTES, readChunks, readWhole, writeChunks, type ChunkTable } from './chunked-bytes';
 import type { SqlDatabase } from './database';
 
 /**
@@ -34,20 +35,15 @@ export function sha256Hex(bytes: Uint8Array): string {
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
-/**
- * Bytes of one stored piece of an archive. A whole archive in one value made
- * the embedded database (PGlite, PostgreSQL compiled to WebAssembly) grow its
- * memory by dozens of times the archive and keep much of it; a piece of this
- * size costs it a few MB at a time.
- */
-export const ARCHIVE_CHUNK_BYTES = 1024 * 1024;
+/** Bytes of one stored piece of an archive (see CHUNK_BYTES). */
+export const ARCHIVE_CHUNK_BYTES = CHUNK_BYTES;
+
+const ARCHIVE_CHUNKS: ChunkTable = { table: 'host_package_archive_chunks', key: 'sha256' };
 
 /**
  * Archives in host_package_archives (digest, size, time) and their bytes in
  * host_package_archive_chunks, ARCHIVE_CHUNK_BYTES a row, written in one
- * transaction and read one row at a time. The bytes cross as base64 text
- * (decode and encode in SQL): the embedded database's handling of bytea
- * parameters and results costs about a second per MB, base64 a tenth of it. Rows written before the chunk table
+ * transaction and read one row at a time (see chunked-bytes.ts). Rows written before the chunk table
  * existed hold the whole archive in host_package_archives.bytes and are read
  * as they are.
  */
@@ -60,7 +56,7 @@ export class SqlPackageArchiveStore implements PackageArchiveStore {
   async put(archive: Uint8Array): Promise<string> {
     const sha256 = sha256Hex(archive);
     if (await this.has(sha256)) return sha256;
-    const chunks = Math.ceil(archive.byteLength / this.chunkBytes);
+    const chunks = chunkCount(archive.byteLength, this.chunkBytes);
     await this.db.transaction(async (tx) => {
       const added = await tx.query(
         'INSERT INTO host_package_archives (sha256, bytes, size, chunks) VALUES ($1, NULL, $2, $3) ON CONFLICT (sha256) DO NOTHING RETURNING sha256',
@@ -68,16 +64,7 @@ export class SqlPackageArchiveStore implements PackageArchiveStore {
       );
       // Another host stored it meanwhile.
       if (added.length === 0) return;
-      for (let n = 0; n < chunks; n++) {
-        const at = n * this.chunkBytes;
-        const piece = Buffer.from(archive.buffer, archive.byteOffset + at, Math.min(this.chunkBytes, archive.byteLength - at));
-        // As base64 text: the embedded database's own bytea parameters cost about a second per MB.
-        await tx.query(`INSERT INTO host_package_archive_chunks (sha256, n, bytes) VALUES ($1, $2, decode($3, 'base64'))`, [
-          sha256,
-          n,
-          piece.toString('base64'),
-        ]);
-      }
+      await writeChunks(tx, ARCHIVE_CHUNKS, sha256, archive, this.chunkBytes);
     });
     return sha256;
   }
@@ -90,32 +77,12 @@ export class SqlPackageArchiveStore implements PackageArchiveStore {
     );
     const head = heads[0];
     if (!head) return undefined;
-    if (head.chunks === null) {
-      const rows = await this.db.query<{ bytes: string | null }>(
-        `SELECT encode(bytes, 'base64') AS bytes FROM host_package_archives WHERE sha256 = $1`,
-        [sha256],
-      );
-      const bytes = new Uint8Array(Buffer.from(rows[0]?.bytes ?? '', 'base64'));
-      if (sha256Hex(bytes) !== sha256) throw new ArchiveDigestMismatchError(sha256);
-      return bytes;
-    }
-    const size = Number(head.size);
-    const out = Buffer.allocUnsafe(size);
-    const hash = createHash('sha256');
-    let at = 0;
-    for (let n = 0; n < head.chunks; n++) {
-      const rows = await this.db.query<{ bytes: string }>(
-        `SELECT encode(bytes, 'base64') AS bytes FROM host_package_archive_chunks WHERE sha256 = $1 AND n = $2`,
-        [sha256, n],
-      );
-      const piece = rows[0] ? Buffer.from(rows[0].bytes, 'base64') : undefined;
-      if (!piece || at + piece.byteLength > size) throw new ArchiveDigestMismatchError(sha256);
-      out.set(piece, at);
-      hash.update(piece);
-      at += piece.byteLength;
-    }
-    if (at !== size || hash.digest('hex') !== sha256) throw new ArchiveDigestMismatchError(sha256);
-    return out;
+    const bytes =
+      head.chunks === null
+        ? await readWhole(this.db, 'host_package_archives', 'bytes', 'sha256', sha256)
+        : await readChunks(this.db, ARCHIVE_CHUNKS, sha256, head.chunks, Number(head.size));
+    if (!bytes || sha256Hex(bytes) !== sha256) throw new ArchiveDigestMismatchError(sha256);
+    return bytes;
   }
 
   async has(sha256: string): Promise<boolean> {

@@ -14,7 +14,7 @@ import { describeReplayStoreContract } from '../testing/replay-store-contract';
 import { describeSettingsStoreContract } from '../testing/settings-store-contract';
 
 const TABLES =
-  'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives, host_package_archive_chunks';
+  'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives, host_package_archive_chunks, host_pending_update_chunks';
 
 /** Empties every table, so each contract test starts from an empty store on the shared database. */
 export async function emptyTables(db: SqlDatabase): Promise<void> {
@@ -98,6 +98,28 @@ export function describeSqlStoreContracts(name: string, database: () => SqlDatab
       // An empty archive is kept too (no chunk at all).
       expect(Buffer.from((await archives.get(await archives.put(new Uint8Array(0))))!)).toEqual(Buffer.alloc(0));
     });
+
+    it('keeps the archive of a pending update in chunks too, and reads one saved whole before them', async () => {
+      const pending = new SqlPendingUpdateStore(database());
+      const bytes = randomBytes(2 * 1024 * 1024 + 5);
+      await pending.save('update-1', bytes, { pluginId: 'com.example.a' });
+      const chunks = await database().query<{ n: number }>('SELECT n FROM host_pending_update_chunks WHERE id = $1 ORDER BY n', [
+        'update-1',
+      ]);
+      expect(chunks.map((c) => c.n)).toEqual([0, 1, 2]);
+      expect(Buffer.from((await pending.readArchive('update-1'))!).equals(bytes)).toBe(true);
+      // Saved again under the same id, only the new pieces are left.
+      await pending.save('update-1', Buffer.from('smaller'), { pluginId: 'com.example.a' });
+      expect(Buffer.from((await pending.readArchive('update-1'))!).toString()).toBe('smaller');
+      await pending.delete('update-1');
+      expect((await database().query<{ n: number }>('SELECT count(*)::int AS n FROM host_pending_update_chunks'))[0]!.n).toBe(0);
+      await database().query('INSERT INTO host_pending_updates (id, archive, description) VALUES ($1, $2, $3)', [
+        'update-2',
+        Buffer.from('whole'),
+        JSON.stringify({ pluginId: 'com.example.b' }),
+      ]);
+      expect(Buffer.from((await pending.readArchive('update-2'))!).toString()).toBe('whole');
+    }, 30_000);
 
     it('reads archives a host stored as one value before the chunks', async () => {
       const bytes = randomBytes(10_000);

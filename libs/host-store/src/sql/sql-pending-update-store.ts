@@ -1,16 +1,29 @@
 import type { PendingUpdateStore } from '@host/host-core';
+import { chunkCount, readChunks, readWhole, writeChunks, type ChunkTable } from './chunked-bytes';
 import type { SqlDatabase } from './database';
 
-/** Uploaded updates waiting for confirmation, as rows: the archive as bytes beside its description. One row is both or neither. */
+const PENDING_CHUNKS: ChunkTable = { table: 'host_pending_update_chunks', key: 'id' };
+
+/**
+ * Uploaded updates waiting for confirmation, as rows: the description, and the
+ * archive in 1 MiB pieces in host_pending_update_chunks (see chunked-bytes.ts),
+ * written in one transaction with the row, so one row is both or neither.
+ * Rows saved before the pieces hold the archive in their own `archive` column.
+ */
 export class SqlPendingUpdateStore implements PendingUpdateStore {
   constructor(private readonly db: SqlDatabase) {}
 
   async save(id: string, archive: Uint8Array, description: unknown): Promise<void> {
-    await this.db.query(
-      `INSERT INTO host_pending_updates (id, archive, description) VALUES ($1, $2, $3)
-       ON CONFLICT (id) DO UPDATE SET archive = EXCLUDED.archive, description = EXCLUDED.description, saved_at = now()`,
-      [id, archive, JSON.stringify(description)],
-    );
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO host_pending_updates (id, archive, size, chunks, description) VALUES ($1, NULL, $2, $3, $4)
+         ON CONFLICT (id) DO UPDATE SET archive = NULL, size = EXCLUDED.size, chunks = EXCLUDED.chunks,
+           description = EXCLUDED.description, saved_at = now()`,
+        [id, archive.byteLength, chunkCount(archive.byteLength), JSON.stringify(description)],
+      );
+      await tx.query('DELETE FROM host_pending_update_chunks WHERE id = $1', [id]);
+      await writeChunks(tx, PENDING_CHUNKS, id, archive);
+    });
   }
 
   async read(id: string): Promise<unknown> {
@@ -19,8 +32,18 @@ export class SqlPendingUpdateStore implements PendingUpdateStore {
   }
 
   async readArchive(id: string): Promise<Uint8Array | undefined> {
-    const rows = await this.db.query<{ archive: Uint8Array }>('SELECT archive FROM host_pending_updates WHERE id = $1', [id]);
-    return rows[0] ? new Uint8Array(rows[0].archive) : undefined;
+    const rows = await this.db.query<{ size: string | number | null; chunks: number | null }>(
+      'SELECT size, chunks FROM host_pending_updates WHERE id = $1',
+      [id],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    // A damaged archive is caught by the SHA-256 check of its confirmation.
+    const bytes =
+      row.chunks === null
+        ? await readWhole(this.db, 'host_pending_updates', 'archive', 'id', id)
+        : await readChunks(this.db, PENDING_CHUNKS, id, row.chunks, Number(row.size));
+    return bytes === undefined ? new Uint8Array(0) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   async delete(id: string): Promise<void> {
