@@ -202,3 +202,46 @@ describe.each(MODES)('HOST_PLUGIN_ISOLATION=%s', (mode) => {
     });
   }
 });
+
+// The sandbox mounts the package itself, so a program of the package (as a Go plugin's executable) starts even
+// where the data directory sits in a folder other users cannot search, which own users without a sandbox need.
+(MODES.includes('sandbox') ? describe : describe.skip)('HOST_PLUGIN_ISOLATION=sandbox, a program of the package', () => {
+  let work: string;
+  let host: RunningHost;
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'host-isolation-program-'));
+    host = await startHost(join(work, 'data'), { HOST_PLUGIN_ISOLATION: 'sandbox' });
+  });
+
+  afterAll(async () => {
+    await host?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('starts it from a data directory inside a folder of mode 0700, and it answers', async () => {
+    expect(statSync(work).mode & 0o777).toBe(0o700);
+    const manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+    Object.assign(manifest, {
+      pluginId: 'com.example.bystander',
+      transport: {
+        type: 'stdio-jsonrpc',
+        stdio: { command: './start.sh', args: ['--host-stdio'], workingDirectory: '.', network: 'none' },
+      },
+    });
+    const zip = buildZip([
+      { name: 'manifest.json', data: JSON.stringify(manifest, null, 2) },
+      { name: 'start.sh', data: '#!/bin/sh\nexec node plugin.mjs "$@"\n', unixMode: 0o100755 },
+      { name: 'plugin.mjs', data: readFileSync(join(FIXTURE, 'plugin.mjs')) },
+    ]);
+    const r = await api(host, 'POST', '/api/plugins/packages', packageForm(zip, { startAfterInstall: 'true' }));
+    expect(r.status).toBe(201);
+    let s = await status(host, 'com.example.bystander');
+    for (let i = 0; i < 200 && s.runtime?.state === 'starting'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      s = await status(host, 'com.example.bystander');
+    }
+    expect(s.runtime).toMatchObject({ state: 'running', isolation: { mode: 'sandbox' } });
+    expect(await echoes(host, 'from-a-package-program')).toBe(true);
+  });
+});

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { StartError } from '../process/plugin-process';
 import type { ProcessGroups } from '../process/process-groups';
 import { LocalProcessRunner, type LaunchSpec, type ProcessRunner, type RunningProcess } from '../process/runner';
@@ -93,7 +93,11 @@ export class IsolatingProcessRunner implements ProcessRunner {
       } catch (e) {
         throw new StartError('PLUGIN_ISOLATION_FAILED', `could not prepare the folders of user ${uid}: ${(e as Error).message}`);
       }
-      const runtime = findRuntime(spec.command, spec.env['PATH']);
+      // A program of the package (a Go executable) is the plugin's own: sealed readable and executable above,
+      // mounted with the package in the sandbox, and reached through the package folder checked below.
+      const runtime = insideFolder(plugin.directories.pluginDirectory, spec.command)
+        ? { file: spec.command }
+        : findRuntime(spec.command, spec.env['PATH']);
       if (!runtime) {
         throw new StartError(
           'PLUGIN_COMMAND_NOT_FOUND',
@@ -200,4 +204,11 @@ export class IsolatingProcessRunner implements ProcessRunner {
       },
     };
   }
+}
+
+/** Whether `file` is an absolute path inside `folder`. */
+function insideFolder(folder: string, file: string): boolean {
+  if (!isAbsolute(file)) return false;
+  const rel = relative(folder, file);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }
