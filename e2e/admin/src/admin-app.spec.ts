@@ -188,6 +188,21 @@ it('a stopped plugin is started from its card', async () => {
   await card.getByText('Running', { exact: true }).waitFor();
 });
 
+it("the plugin's page says how its process is isolated, as the runtime reports it", async () => {
+  const runtime = (await api(host, 'GET', '/api/plugins/com.example.echo')).body.plugin.runtime;
+  const summary: string = runtime.isolation.summary;
+  // As root with bubblewrap (CI), the default mode is the sandbox, under a uid of the plugin's own.
+  if (process.getuid?.() === 0 && existsSync('/usr/bin/bwrap'))
+    expect(summary).toMatch(/^sandbox \(uid \d+\), network any, limits through /);
+  await page.locator('li[data-plugin-id="com.example.echo"]').getByRole('link').click();
+  await page.getByRole('heading', { level: 1, name: 'Echo' }).waitFor();
+  const fact = page
+    .locator('section[aria-labelledby="runtime-title"] dl div')
+    .filter({ has: page.getByText('Isolation', { exact: true }) });
+  expect(await fact.locator('dd').textContent()).toBe(summary);
+  await page.getByRole('link', { name: '← v2 plugins' }).click();
+});
+
 it('the playground shows the reply as QQ Bot would: Markdown, the mention as a chip, user text as text, the raw body on demand', async () => {
   await page.getByRole('link', { name: 'Playground' }).click();
   await page.getByRole('heading', { name: 'Playground' }).waitFor();

@@ -142,10 +142,16 @@ export function PluginDetailPage() {
                   ]
                 : [
                     ['Process id', r?.pid ?? '—'],
+                    // What the plugin can reach: its own user, a sandbox, its network and limits (security.md, "Isolation modes").
+                    ['Isolation', r?.isolation?.summary ?? '—'],
                     ['Started', when(r?.startedAt)],
                     [
                       'Last exit',
-                      r?.lastExitAt ? `${when(r.lastExitAt)} (code ${r.lastExitCode ?? '—'}, signal ${r.lastExitSignal ?? '—'})` : '—',
+                      r?.lastExitAt
+                        ? `${when(r.lastExitAt)} (code ${r.lastExitCode ?? '—'}, signal ${r.lastExitSignal ?? '—'}${
+                            r.lastExitLimit ? `, over its ${r.lastExitLimit === 'cpu' ? 'CPU time' : 'memory'} limit` : ''
+                          })`
+                        : '—',
                     ],
                     ['Crashes', r?.crashCount ?? 0],
                     ['Next restart', when(r?.nextRestartAt)],
