@@ -47,7 +47,7 @@ function sysCountersOf(pid: number | undefined): SysCounters {
  * kernel has no schedstat the user and system time of /proc/<pid>/stat, counted in 10 ms ticks (too coarse
  * for a few thousand exchanges of 20 µs).
  */
-function cpuSecondsOf(pid: number | undefined): number {
+export function cpuSecondsOf(pid: number | undefined): number {
   try {
     let ns = 0;
     for (const task of readdirSync(`/proc/${pid}/task`))
