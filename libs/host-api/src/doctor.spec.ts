@@ -13,7 +13,7 @@ import { ensureAdminToken } from './auth';
 import { doctorReportFile } from './routes/doctor-routes';
 
 /** A package of the SDK-less fixture plugin, conforming or broken one way. */
-function rawPackage(dir: string, pluginId: string, fault: '' | 'no-method-not-found' = ''): Buffer {
+function rawPackage(dir: string, pluginId: string, fault: '' | 'no-method-not-found' | 'no-completion' = ''): Buffer {
   writeRawFixture(dir, fault, pluginId);
   return buildZip(['manifest.json', 'plugin.mjs'].map((name) => ({ name, data: readFileSync(join(dir, name)) })));
 }
@@ -113,9 +113,9 @@ describe('POST and GET /api/plugins/{pluginId}/doctor', () => {
   }, 60_000);
 
   it('ends a run past its time bound with DOCTOR_RUN_TIMEOUT, leaves no plugin process and frees the slot', async () => {
-    // The suite on this plugin takes several seconds.
+    // The plugin never completes an event: the suite waits out its 2 s handler deadline, past the 1.5 s bound however fast the machine.
     app = createApp({ ...deps, doctorTimeoutMilliseconds: 1_500 });
-    await install(rawPackage(join(dataDir, 'src-slow'), 'org.conformance.slow'));
+    await install(rawPackage(join(dataDir, 'src-slow'), 'org.conformance.slow', 'no-completion'));
     const res = await authed('post', '/api/plugins/org.conformance.slow/doctor');
     expect(res.status).toBe(504);
     expect(res.body.error).toMatchObject({

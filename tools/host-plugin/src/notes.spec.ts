@@ -60,7 +60,7 @@ describe('host-plugin notes', () => {
     expect(md).toMatch(/<data>\/logs\/com\.example\.weather\//);
     expect(md).toMatch(/Transport: `stdio-jsonrpc`/);
     expect(md).toMatch(/upload `com\.example\.weather\.zip` to the host's admin API/);
-    expect(md).toMatch(/Concurrency: 4 event\(s\) at a time, up to 64 waiting/);
+    expect(md).toMatch(/Concurrency: 4 event\(s\) at a time, up to 1000 waiting/);
     expect(md).toMatch(/## What's new\n\n- Added imperial units\./);
     expect(md).toMatch(/\| \/weather \| w \| Weather for a city \|/);
   });
