@@ -150,13 +150,21 @@ export async function waitGone(pid: number, timeoutMs = 5_000): Promise<boolean>
   return !groupAlive(pid);
 }
 
-/** True while a single process exists (for a grandchild that left its group). */
+/**
+ * True while a single process still runs (for a grandchild that left its group). A zombie, which has exited
+ * and waits for the system's init to collect it, does not run, as groupAlive counts it.
+ */
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);
+  } catch {
+    return process.platform !== 'linux';
   }
 }
 
