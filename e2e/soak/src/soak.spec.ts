@@ -18,7 +18,7 @@ const SECONDS = Number(process.env['SOAK_SECONDS']) || Number(process.env['SOAK_
 const EVENTS_PER_SECOND = 6;
 const FIXTURE = join(__dirname, '../../fixtures/misbehaving-plugin');
 const HTTP_FIXTURE = join(__dirname, '../fixtures/faulty-http-plugin.mjs');
-const FINAL = new Set(['declined', 'completed', 'failed', 'interrupted']);
+const FINAL = new Set(['declined', 'completed', 'failed', 'expired', 'interrupted']);
 
 /** Stdio plugins: the misbehaving fixture under its own id, in a mode, answering the fault commands. */
 const STDIO_PLUGINS: { id: string; args: string[] }[] = [

@@ -155,21 +155,30 @@ describe('Dispatcher queues', () => {
     return { plugin, gate };
   };
 
-  it('refuses an event before accepting it when the queue is full (reject), and records nothing of it', async () => {
+  it('keeps accepting events for a busy plugin beyond its queue capacity: its backlog is bounded by time, not refused for everyone', async () => {
     const { plugin, gate } = busy('reject');
     const { dispatcher } = setup([plugin]);
+    const records = [1, 2, 3, 4].map((n) => dispatcher.dispatch(makeEvent(String(n))));
+    expect(dispatcher.refusals).toEqual({ hostBacklog: 0 });
+    expect(dispatcher.queueStats()).toEqual([
+      { pluginId: 'com.a.busy', active: 1, waiting: 3, oldestWaitMilliseconds: expect.any(Number), expired: 0, dropped: 0 },
+    ]);
+    gate.resolve();
+    const done = await Promise.all(records);
+    expect(done.map((r) => r.deliveries[0]!.error)).toEqual([null, null, null, null]);
+    expect(plugin.received.map((e) => e.message.content)).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('refuses an event before accepting it past the host-wide bound, and records nothing of it', async () => {
+    const { plugin, gate } = busy('reject');
+    const { dispatcher } = setup([plugin], { maxWaitingEvents: 1 });
     const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2'))];
     const third = makeEvent('3');
     await expect(dispatcher.dispatch(third)).rejects.toMatchObject({ code: 'EVENTS_OVERLOADED', status: 503 });
     expect(dispatcher.events.get(third.eventId)).toBeUndefined();
-    expect(dispatcher.refusals).toEqual({ hostBacklog: 0, pluginQueue: 1 });
-    expect(dispatcher.queueStats()).toEqual([
-      { pluginId: 'com.a.busy', active: 1, waiting: 1, oldestWaitMilliseconds: expect.any(Number), expired: 0, dropped: 0 },
-    ]);
+    expect(dispatcher.refusals).toEqual({ hostBacklog: 1 });
     gate.resolve();
-    const [first, second] = await Promise.all(records);
-    expect([first!.deliveries[0]!.error, second!.deliveries[0]!.error]).toEqual([null, null]);
-    expect(plugin.received.map((e) => e.message.content)).toEqual(['1', '2']);
+    await Promise.all(records);
   });
 
   it('refuses new events past the host-wide bound of waiting deliveries', async () => {
@@ -239,6 +248,27 @@ describe('Dispatcher queues', () => {
     expect(record.recipients).toEqual(['com.a.failed']);
     expect(record.deliveries[0]).toMatchObject({ state: 'failed', error: { code: 'delivery.unavailable' } });
     expect(failed.received).toHaveLength(0);
+  });
+
+  it('fails the deliveries of a plugin that is not running beyond its queue capacity, without refusing the event for others', async () => {
+    const restarting = new InProcessPlugin('com.a.restarting', {
+      concurrency: { maxConcurrentEvents: 1, queueCapacity: 2, overflowPolicy: 'reject', handlerDeadlineMilliseconds: 60_000 },
+    });
+    restarting.available = false;
+    restarting.starting = true;
+    const other = new InProcessPlugin('com.b.other', {});
+    const { dispatcher } = setup([restarting, other]);
+    const held = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2'))];
+    const third = await dispatcher.dispatch(makeEvent('3'));
+    expect(third.deliveries.map((d) => [d.pluginId, d.state, d.error?.code ?? null])).toEqual([
+      ['com.a.restarting', 'failed', 'delivery.unavailable'],
+      ['com.b.other', expect.stringMatching(/^(running|completed)$/), null],
+    ]);
+    expect(dispatcher.refusals).toEqual({ hostBacklog: 0 });
+    restarting.available = true;
+    restarting.starting = false;
+    const records = await Promise.all(held);
+    expect(records.map((r) => r.deliveries[0]!.error)).toEqual([null, null]);
   });
 
   it('lets only plugins the event was handed to reply to it', async () => {

@@ -52,8 +52,6 @@ export const DEFAULT_MAX_WAITING_EVENTS = 10_000;
 export interface Refusal {
   code: 'EVENTS_OVERLOADED';
   message: string;
-  /** The plugin whose full queue refused it; absent when the host-wide bound did. */
-  pluginId?: string;
 }
 
 /** The answer of {@link Dispatcher.admit}. */
@@ -94,8 +92,8 @@ export class Dispatcher {
   /** Events whose deliveries are not all final yet, by id. */
   private readonly incomplete = new Map<string, Promise<EventRecord>>();
   private readonly maxWaiting: number;
-  /** Events refused at admission since the host started, by whether a plugin's queue or the host-wide bound refused them. */
-  readonly refusals = { hostBacklog: 0, pluginQueue: 0 };
+  /** Events refused at admission since the host started (the host-wide bound of waiting deliveries). */
+  readonly refusals = { hostBacklog: 0 };
 
   constructor(private readonly o: DispatcherOptions) {
     this.events = o.events ?? new EventLog();
@@ -154,10 +152,10 @@ export class Dispatcher {
   /**
    * Whether the host can take `event` now, decided before anything is
    * recorded or answered: it is refused when the deliveries waiting
-   * host-wide reached `maxWaitingEvents`, or when a recipient whose overflow
-   * policy is "reject" has `queueCapacity` events waiting. A refused event
-   * was not accepted: its sender may send it again (the console gets 503,
-   * the QQ Bot webhook asks the platform to push it again).
+   * host-wide reached `maxWaitingEvents`. One plugin's backlog is bounded by
+   * time (its events expire), not by refusing everyone's events. A refused
+   * event was not accepted: its sender may send it again (the console gets
+   * 503, the QQ Bot webhook asks the platform to push it again).
    */
   admit(event: MessageEvent): Admission {
     const base = event.command === undefined ? event : withoutCommand(event);
@@ -169,18 +167,6 @@ export class Dispatcher {
         code: 'EVENTS_OVERLOADED',
         message: `The host did not take the event: ${this.maxWaiting} deliveries already wait for plugins (HOST_MAX_WAITING_EVENTS). Send it again in a few seconds.`,
       };
-    }
-    for (const r of refusal ? [] : recipients) {
-      const q = this.queues.get(r.endpoint.pluginId);
-      if (q && q.overflowPolicy === 'reject' && q.waiting >= q.capacity) {
-        this.refusals.pluginQueue++;
-        refusal = {
-          code: 'EVENTS_OVERLOADED',
-          message: `The host did not take the event: ${q.waiting} events already wait for ${r.endpoint.pluginId} (its concurrency.queueCapacity). Send it again in a few seconds.`,
-          pluginId: r.endpoint.pluginId,
-        };
-        break;
-      }
     }
     if (!refusal) return { accepted: true, recipients };
     this.o.onRefused?.(event, refusal);
@@ -462,6 +448,8 @@ const DIRECT = '\u0000direct:';
 
 function refusalDetail(why: QueueRefusal, pluginId: string, receivedAt: string): string {
   if (why === 'delivery.dropped') return DELIVERY_ERRORS[why].message;
+  if (why === 'delivery.unavailable')
+    return `${pluginId} is not running (starting or restarting) and its queue already holds as many events as its concurrency.queueCapacity; this one was not kept for it.`;
   const waited = Math.round((Date.now() - Date.parse(receivedAt)) / 1000);
   return `The event waited ${waited} s for ${pluginId} until it could no longer be answered (its reply window or concurrency.maxWaitMilliseconds) and was never handed to it.`;
 }

@@ -7,8 +7,12 @@ export const DEFAULT_CONCURRENCY: Concurrency = {
   handlerDeadlineMilliseconds: RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
 };
 
-/** Why a job that was submitted never ran. */
-export type QueueRefusal = 'delivery.dropped' | 'delivery.expired';
+/**
+ * Why a job that was submitted never ran: dropped for a newer one
+ * (dropOldest), expired while waiting, or refused at once because the plugin
+ * is not running and `queueCapacity` jobs already wait for it to start.
+ */
+export type QueueRefusal = 'delivery.dropped' | 'delivery.expired' | 'delivery.unavailable';
 
 /** One plugin's queue as the health views and the admission check read it. */
 export interface QueueStats {
@@ -50,10 +54,12 @@ interface Waiting {
  * not by a count: it waits until a slot is free and the plugin is ready, or
  * until its expiry (the event's reply window or the plugin's maximum wait),
  * when it settles with `delivery.expired`. The host's admission check keeps
- * the number of waiting jobs in bounds before an event is accepted
- * ({@link Dispatcher.admit}), so a job accepted here is never refused for
- * room; only a plugin that chose overflow policy "dropOldest" has its oldest
- * waiting job dropped for a new one beyond `queueCapacity`.
+ * the number of waiting jobs in bounds host-wide before an event is accepted
+ * ({@link Dispatcher.admit}), so a job of a running plugin is never refused
+ * for room. `queueCapacity` bounds what waits for a plugin that is not
+ * running (beyond it a job fails at once, `delivery.unavailable`), and for a
+ * plugin that chose overflow policy "dropOldest" the oldest waiting job is
+ * dropped for a new one beyond it.
  */
 export class PluginQueue {
   private active = 0;
@@ -62,6 +68,7 @@ export class PluginQueue {
   private head = 0;
   private expiredCount = 0;
   private droppedCount = 0;
+  private unavailableCount = 0;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   private readonly sweepMs: number;
@@ -83,14 +90,6 @@ export class PluginQueue {
     return this.waitingJobs.length - this.head;
   }
 
-  get capacity(): number {
-    return this.limits.queueCapacity;
-  }
-
-  get overflowPolicy(): Concurrency['overflowPolicy'] {
-    return this.limits.overflowPolicy;
-  }
-
   get stats(): QueueStats {
     const oldest = this.waitingJobs[this.head];
     return {
@@ -109,7 +108,14 @@ export class PluginQueue {
    * reject.
    */
   submit<T>(run: () => Promise<T>, refuse: (why: QueueRefusal) => T, expiresAt = Number.POSITIVE_INFINITY): Promise<T> {
-    if (this.waiting === 0 && this.active < this.limits.maxConcurrentEvents && this.isReady()) return this.start(run);
+    const ready = this.isReady();
+    if (this.waiting === 0 && this.active < this.limits.maxConcurrentEvents && ready) return this.start(run);
+    // A plugin that is not running (starting, restarting after crashes) holds at most queueCapacity jobs for
+    // later: beyond that a job fails at once, for this plugin only, rather than the host refusing every event.
+    if (!ready && this.limits.overflowPolicy === 'reject' && this.waiting >= this.limits.queueCapacity) {
+      this.unavailableCount++;
+      return Promise.resolve(refuse('delivery.unavailable'));
+    }
     if (this.limits.overflowPolicy === 'dropOldest' && this.waiting >= this.limits.queueCapacity) {
       if (this.limits.queueCapacity === 0) {
         this.droppedCount++;

@@ -3,7 +3,7 @@ import type { Refusal } from './dispatcher';
 
 /**
  * Log lines of events refused at admission, bounded: the first refusal of a
- * cause (the host-wide bound, or one plugin's full queue) in each window is
+ * cause (today the host-wide bound of waiting deliveries) in each window is
  * logged with its reason, later ones only counted; the next line of that
  * cause says how many were not logged. A burst of refusals costs a few lines,
  * not one per event.
@@ -18,7 +18,7 @@ export class RefusalLog {
   ) {}
 
   note(event: MessageEvent, refusal: Refusal): void {
-    const cause = refusal.pluginId ?? '';
+    const cause = refusal.code;
     const now = this.now();
     const w = this.windows.get(cause);
     if (w && now - w.start < this.windowMilliseconds) {
@@ -27,8 +27,6 @@ export class RefusalLog {
     }
     const earlier = w?.suppressed ? ` (${w.suppressed} more refused since the last line)` : '';
     this.windows.set(cause, { start: now, suppressed: 0 });
-    // Causes are few (the host, one per plugin); forget the oldest if plugins come and go.
-    if (this.windows.size > 1000) this.windows.delete(this.windows.keys().next().value!);
     this.write(`refused ${event.source} event ${event.eventId} before accepting it (${refusal.code}): ${refusal.message}${earlier}`);
   }
 }

@@ -713,7 +713,7 @@ export const API_ERRORS = defineErrors({
     message:
       'The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.',
     causes:
-      'More events arrive than the plugins handle: the host\'s waiting events reached HOST_MAX_WAITING_EVENTS, or a plugin with overflowPolicy "reject" has concurrency.queueCapacity events waiting. The QQ Bot webhook answers the same case with {"op": 12, "d": 1}, which asks the platform to push the event again.',
+      'More events arrive than the plugins handle: the deliveries waiting for plugins, host-wide, reached HOST_MAX_WAITING_EVENTS. The QQ Bot webhook answers the same case with {"op": 12, "d": 1}, which asks the platform to push the event again.',
     fix: 'Find the plugin with the most waiting events in the admin app (its queue: waiting, oldest wait); make it handle events concurrently (concurrency.maxConcurrentEvents) or faster. Raise HOST_MAX_WAITING_EVENTS only when the host has the memory for it (docs/operator/configuration.md).',
   },
   SETTINGS_INVALID: {

@@ -62,9 +62,10 @@ export const RUNTIME_DEFAULTS = {
    */
   maxConcurrentEvents: 32,
   /**
-   * Events that may wait for a plugin beyond those in flight before new events are refused at
-   * admission (overflow policy "reject"), or the oldest waiting one dropped ("dropOldest")
-   * (manifest `concurrency.queueCapacity`). Waiting events also expire with their reply window.
+   * Events kept for a plugin that is not running yet (starting, restarting) beyond which its
+   * deliveries fail at once (overflow policy "reject"), or waiting events beyond which the oldest is
+   * dropped ("dropOldest") (manifest `concurrency.queueCapacity`). A running plugin's waiting events
+   * are bounded by time: they expire with their reply window.
    */
   queueCapacity: 1_000,
   /** Deadline of every JSON-RPC request in either direction, including the ACK (the decision) of `events.message`. */

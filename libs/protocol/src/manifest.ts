@@ -91,7 +91,7 @@ export const ConcurrencySchema = z
     maxConcurrentEvents: z.number().int().min(1).max(64).default(RUNTIME_DEFAULTS.maxConcurrentEvents),
     queueCapacity: z.number().int().min(0).max(LIMITS.maxQueueCapacity).default(RUNTIME_DEFAULTS.queueCapacity),
     overflowPolicy: OverflowPolicy.default('reject').describe(
-      'When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one.',
+      'When queueCapacity events wait: "reject" keeps no more for a plugin that is not running (its further deliveries fail with delivery.unavailable; a running plugin\'s events wait until they expire), "dropOldest" drops the oldest waiting one for the new one.',
     ),
     maxWaitMilliseconds: z
       .number()

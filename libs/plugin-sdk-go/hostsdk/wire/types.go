@@ -67,7 +67,7 @@ type Concurrency struct {
 	MaxConcurrentEvents *int64 `json:"maxConcurrentEvents,omitempty"`
 	// Default: 1000.
 	QueueCapacity *int64 `json:"queueCapacity,omitempty"`
-	// When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
+	// When queueCapacity events wait: "reject" keeps no more for a plugin that is not running (its further deliveries fail with delivery.unavailable; a running plugin's events wait until they expire), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
 	OverflowPolicy *string `json:"overflowPolicy,omitempty"`
 	// How long an event may wait for a free handler before it expires (delivery.expired); omitted: until the provider's reply window closes.
 	MaxWaitMilliseconds *int64 `json:"maxWaitMilliseconds,omitempty"`

@@ -296,7 +296,7 @@ DOCUMENTS: Dict[str, Any] = {
                     },
                     "overflowPolicy": {
                         "default": "reject",
-                        "description": "When queueCapacity events wait: \"reject\" has the host refuse new events before it accepts them (the provider may send them again), \"dropOldest\" drops the oldest waiting one for the new one.",
+                        "description": "When queueCapacity events wait: \"reject\" keeps no more for a plugin that is not running (its further deliveries fail with delivery.unavailable; a running plugin's events wait until they expire), \"dropOldest\" drops the oldest waiting one for the new one.",
                         "type": "string",
                         "enum": ["reject", "dropOldest"],
                     },

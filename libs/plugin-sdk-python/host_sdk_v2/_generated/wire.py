@@ -84,7 +84,7 @@ _ConcurrencyOptional = TypedDict(
         "maxConcurrentEvents": int,
         # Default: 1000.
         "queueCapacity": int,
-        # When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
+        # When queueCapacity events wait: "reject" keeps no more for a plugin that is not running (its further deliveries fail with delivery.unavailable; a running plugin's events wait until they expire), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
         "overflowPolicy": Literal["reject", "dropOldest"],
         # How long an event may wait for a free handler before it expires (delivery.expired); omitted: until the provider's reply window closes.
         "maxWaitMilliseconds": int,

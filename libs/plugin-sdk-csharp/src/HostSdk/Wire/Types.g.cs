@@ -164,7 +164,7 @@ public sealed partial record Concurrency
     public long QueueCapacityOrDefault => QueueCapacity ?? 1000;
 
     /// <summary>
-    /// When queueCapacity events wait: "reject" has the host refuse new events before it accepts them (the provider may send them again), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
+    /// When queueCapacity events wait: "reject" keeps no more for a plugin that is not running (its further deliveries fail with delivery.unavailable; a running plugin's events wait until they expire), "dropOldest" drops the oldest waiting one for the new one. Default: "reject".
     /// </summary>
     [JsonPropertyName("overflowPolicy")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
