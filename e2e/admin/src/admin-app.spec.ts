@@ -3,6 +3,7 @@
 // only. Every page passes an axe-core accessibility check, and a plugin whose
 // texts and log lines carry markup cannot run script in the page.
 import { ADMIN_TOKEN, api, buildHost, startHost, type RunningHost } from '@host/e2e-support';
+import { WebhookSigner } from '@host/host-qqbot/testing';
 import AdmZip from 'adm-zip';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -254,13 +255,14 @@ it('the QQ Bot tab adds an account, shows its webhook URL to register, with a co
   await card.waitFor({ timeout: 15_000 });
   await card.getByText(url, { exact: true }).waitFor();
   await card.getByText(/none yet/).waitFor();
-  // The platform validates the callback URL (op 13): the card shows it as the last event.
-  const validation = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ op: 13, d: { plain_token: 'Arq0D5A61EgUu4OxUvOp', event_ts: '1725442341' } }),
-  });
-  expect(validation.status).toBe(200);
+  // The platform validates the callback URL (op 13, signed like its other requests): the card shows it as the last event.
+  const signer = new WebhookSigner({ appId: '11111111', secret: 'DG5g3B4j9X2KOErG', webhookUrl: url });
+  try {
+    const validation = await signer.post({ op: 13, d: { plain_token: 'Arq0D5A61EgUu4OxUvOp', event_ts: '1725442341' } });
+    expect(validation.status).toBe(200);
+  } finally {
+    await signer.close();
+  }
   await card.getByText(/callback URL validated/).waitFor({ timeout: 15_000 });
   // The secret is never shown.
   expect(await page.content()).not.toContain('DG5g3B4j9X2KOErG');
