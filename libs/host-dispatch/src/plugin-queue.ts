@@ -68,7 +68,6 @@ export class PluginQueue {
   private head = 0;
   private expiredCount = 0;
   private droppedCount = 0;
-  private unavailableCount = 0;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   private readonly sweepMs: number;
@@ -113,7 +112,6 @@ export class PluginQueue {
     // A plugin that is not running (starting, restarting after crashes) holds at most queueCapacity jobs for
     // later: beyond that a job fails at once, for this plugin only, rather than the host refusing every event.
     if (!ready && this.limits.overflowPolicy === 'reject' && this.waiting >= this.limits.queueCapacity) {
-      this.unavailableCount++;
       return Promise.resolve(refuse('delivery.unavailable'));
     }
     if (this.limits.overflowPolicy === 'dropOldest' && this.waiting >= this.limits.queueCapacity) {
