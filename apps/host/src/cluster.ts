@@ -122,6 +122,10 @@ export class Cluster {
   private takeOver = false;
   /** Plugins an operator started here just now, by when: kept while the record says `enabled` (written right after). */
   private readonly startedHere = new Map<string, number>();
+  /** Plugins this replica took the lease of and is starting (before the runtime says `starting`): events wait for them. */
+  private readonly launching = new Set<string>();
+  /** Starts of the round that took plugins over at the host's start, which {@link start} waits for. */
+  private readonly booting: Promise<unknown>[] = [];
 
   private rtValue: StdioPluginRuntime | undefined;
 
@@ -164,6 +168,8 @@ export class Cluster {
   async start(): Promise<void> {
     this.takeOver = true;
     await this.runRound();
+    // The plugins the first round took are started (or failed) when the host's start of its plugins ends, as on a host alone.
+    await Promise.all(this.booting.splice(0));
   }
 
   /** A change of a plugin's record (any replica): a lease round soon, so enable, disable and removal act at once. */
@@ -663,13 +669,19 @@ export class Cluster {
           ? `cluster: took over the lease of ${id} from an earlier process of ${this.o.replica} that is gone; starting it here`
           : `cluster: took the lease of ${id}; starting it on ${this.o.replica}`,
       );
-      void (boot ? rt.startOnBoot(id) : rt.start(id)).then(
+      this.launching.add(id);
+      const started = (boot ? rt.startOnBoot(id) : rt.start(id)).then(
         (status) => {
+          this.launching.delete(id);
           this.statusChanged(id, status);
           if (status.state === 'failed' && status.stateReason) this.o.log('warn', `${id} ${status.stateReason}`);
         },
-        (e: Error) => this.o.log('warn', `could not start ${id}: ${e.message}`),
+        (e: Error) => {
+          this.launching.delete(id);
+          this.o.log('warn', `could not start ${id}: ${e.message}`);
+        },
       );
+      if (boot) this.booting.push(started);
     }
     this.leases = new Map((await this.o.leases.list()).map((l) => [l.pluginId, l]));
     // Rows of held plugins waiting (a missed notification, a takeover), and origins' rows whose notice was lost.
@@ -689,6 +701,7 @@ export class Cluster {
   /** Whether a queued event for `pluginId` can be taken now by someone: it is enabled, and its holder (if any) runs it. */
   isAvailable(pluginId: string): boolean {
     if (this.held.has(pluginId)) {
+      if (this.launching.has(pluginId)) return true;
       const s = this.rt.status(pluginId)?.state;
       return s === 'running' || s === 'starting' || s === 'restartPending';
     }

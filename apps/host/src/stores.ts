@@ -132,9 +132,9 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         archives: stores.archives,
         replays: stores.replays,
         sessions: new SqlAdminSessionStore(stores.db),
-        ...(stores.db.kind === 'postgres'
-          ? { cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue } }
-          : {}),
+        // Every SQL store delivers stdio plugins' events through its durable queue: one replica on the embedded
+        // database, several on a PostgreSQL server (docs/operator/storage.md, "Accepted means delivered").
+        cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue },
         imported: stores.imported,
         ...(stores.availability ? { availability: stores.availability } : {}),
         watch: stores.watch,
