@@ -172,6 +172,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'events accepted and not yet logged final (the inbox a restarted host routes again)',
+    sql: `
+      CREATE TABLE host_event_inbox (
+        event_id    text PRIMARY KEY,
+        origin      text NOT NULL,
+        event       jsonb NOT NULL,
+        accepted_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX host_event_inbox_origin ON host_event_inbox (origin, accepted_at);
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */
