@@ -13,7 +13,7 @@ export default defineConfig({
   tsconfig: 'tsconfig.base.json',
   noExternal: [/^@host\//],
   skipNodeModulesBundle: false,
-  external: ['@electric-sql/pglite', 'adm-zip', 'express', 'ipaddr.js', 'multer', 'pg', 'undici', 'vscode-jsonrpc', 'zod'],
+  external: ['@electric-sql/pglite', 'adm-zip', 'express', 'ipaddr.js', 'multer', 'pg', 'prom-client', 'undici', 'vscode-jsonrpc', 'zod'],
   sourcemap: true,
   clean: true,
   splitting: false,

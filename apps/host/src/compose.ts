@@ -41,6 +41,9 @@ import {
   type StdioRuntimeOptions,
 } from '@host/host-runtime';
 import { HOST_KEY_FILE_NAME, loadHostKey } from '@host/host-store';
+import type { HostMetrics } from '@host/host-metrics';
+import { componentLog, type HostLog } from './host-log';
+import { metricsRouter, observeHost, providerOf } from './observability';
 import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
 import { Cluster } from './cluster';
 
@@ -63,7 +66,11 @@ export interface HostOptions {
   /** Bounds of admin app sessions. */
   sessions?: SessionOptions;
   version: string;
-  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  log: HostLog;
+  /** Prometheus metrics (docs/operator/metrics.md); without it none are kept. */
+  metrics?: HostMetrics;
+  /** Serve GET /metrics on the main listener, behind the admin token (default; false when it has a listener of its own). */
+  metricsOnMainListener?: boolean;
   /** Test seam: shorter restart delays and deadlines. */
   runtimeTimings?: Partial<RuntimeTimings>;
   /** How stdio plugins are isolated (probed at start, HOST_PLUGIN_ISOLATION); without it they run as the host's user. */
@@ -101,6 +108,8 @@ export interface Host {
   httpPlugins: HttpPluginRegistry;
   dispatcher: Dispatcher;
   qqbotAccounts: QqBotAccounts;
+  /** The metrics of HostOptions.metrics, for a listener of their own. */
+  metrics?: HostMetrics;
   /** Wrong admin tokens and throttled attempts since the start (live; read it, do not change it). */
   authCounters: Readonly<AuthCounters>;
   recovery: RecoveryReport;
@@ -138,7 +147,9 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       `imported the data directory's files into the store: ${i.plugins} plugins, ${i.settings} settings, ${i.pendingUpdates} pending updates, ${i.events} events (the files are left as they were)`,
     );
   }
-  const { registry: store, settings } = stores;
+  // Store calls are timed into host_store_operation_duration_seconds when metrics are on.
+  const store = o.metrics ? o.metrics.timeStore(stores.registry, 'registry') : stores.registry;
+  const settings = o.metrics ? o.metrics.timeStore(stores.settings, 'settings') : stores.settings;
   // One lock per plugin id for the whole host: the installer, the HTTP
   // registry and the admin API each check a plugin's record and then act on it.
   const locks = o.locks ?? new KeyedLock();
@@ -154,12 +165,12 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         store,
         dispatcher: () => dispatcher,
         invalid: (): string[] => installer.invalidPackages().map((i: InvalidPackage) => i.pluginId),
-        log: o.log,
+        log: componentLog(o.log, 'cluster'),
         timings: o.leaseTimings,
       })
     : undefined;
   // Events refused at admission: one log line per cause and 10 s, with the count of the others.
-  const refusalLog = new RefusalLog((message) => o.log('warn', message));
+  const refusalLog = new RefusalLog((message) => o.log('warn', message, { component: 'dispatch' }));
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: cluster
@@ -168,8 +179,17 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     events: new EventLog({ store: stores.events }),
     ...(o.maxWaitingEvents !== undefined ? { maxWaitingEvents: o.maxWaitingEvents } : {}),
     onRefused: (event, refusal) => refusalLog.note(event, refusal),
-    ...(cluster ? { outbound: (sink) => cluster.outbound(sink), observeOutbound: (r, out) => cluster.observe(r, out) } : {}),
+    ...(cluster ? { outbound: (sink) => cluster.outbound(sink) } : {}),
+    ...(cluster || o.metrics
+      ? {
+          observeOutbound: (r, out) => {
+            o.metrics?.outbound(providerOf(dispatcher, out), out);
+            cluster?.observe(r, out);
+          },
+        }
+      : {}),
   });
+  observeHost({ dispatcher, httpPlugins, metrics: o.metrics, log: o.log });
   dispatcher.providers.register(provider);
   // QQ Bot accounts: from the accounts file and those added through the admin API (kept in the state directory).
   // QQ events come in through each account's webhook; messages.send goes to the bot its target names (the console
@@ -182,7 +202,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     replay: { store: stores.replays },
   });
   dispatcher.providers.register(new QqBotProvider(qqbotAccounts));
-  const qqbotWebhook = new QqBotWebhook({ accounts: qqbotAccounts, accept: (event) => acceptEvent(dispatcher, event), log: o.log });
+  const qqbotWebhook = new QqBotWebhook({
+    accounts: qqbotAccounts,
+    accept: (event) => acceptEvent(dispatcher, event),
+    log: componentLog(o.log, 'qqbot'),
+  });
   const runtime: StdioPluginRuntime = new StdioPluginRuntime({
     paths,
     records: store,
@@ -192,7 +216,10 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     hostVersion: o.version,
     timings: o.runtimeTimings,
     ...(o.isolation ? { isolation: o.isolation } : {}),
-    ...(cluster ? { onStatusChange: (id, status) => cluster.statusChanged(id, status) } : {}),
+    onStatusChange: (id, status) => {
+      o.metrics?.pluginStatus(id, status);
+      cluster?.statusChanged(id, status);
+    },
   });
   if (cluster) cluster.attach(runtime);
   // What the installer and the admin API start and stop: in a cluster, through the plugin's lease.
@@ -204,7 +231,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     pendingUpdates: stores.pendingUpdates,
     archives: stores.archives,
     runtime: lifecycle,
-    log: o.log,
+    log: componentLog(o.log, 'installer'),
     onStep: o.onInstallStep,
   });
   const recovery = await installer.init();
@@ -257,7 +284,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   }
 
   // Every wrong admin token and throttle is logged with its client address (security.md asks operators to watch them).
-  const authThrottle = new AuthThrottle({ log: (m) => o.log('warn', m) });
+  const authThrottle = new AuthThrottle({ log: (m) => o.log('warn', m, { component: 'auth' }) });
   const app = createApp({
     paths,
     store,
@@ -273,7 +300,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     maxUploadBytes: o.maxUploadBytes,
     authThrottle,
     sessions: { ...o.sessions, ...(stores.sessions ? { store: stores.sessions } : {}) },
-    rootRouters: o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : [],
+    rootRouters: [
+      // Before the admin app, whose pages answer every other path.
+      ...(o.metrics && (o.metricsOnMainListener ?? true) ? [metricsRouter(o.metrics, token.hash, authThrottle)] : []),
+      ...(o.adminAppDir ? [adminAppRouter(o.adminAppDir)] : []),
+    ],
     version: o.version,
     doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,
     ...(o.isolation ? { doctorIsolation: doctorIsolation(o.isolation, paths.stateDir) } : {}),
@@ -282,7 +313,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       ...httpRegistrationRoutes({ registry: httpPlugins }),
       ...qqbotRoutes({ accounts: qqbotAccounts, webhook: qqbotWebhook, publicUrl: o.qqbot?.publicUrl }),
     ],
-    log: (m) => o.log('error', m),
+    log: (m) => o.log('error', m, { component: 'api' }),
   });
 
   return {
@@ -292,6 +323,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     httpPlugins,
     dispatcher,
     qqbotAccounts,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
     authCounters: authThrottle.counters,
     recovery,
     ...(cluster ? { cluster } : {}),
@@ -319,9 +351,10 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         enabled.map((r) =>
           runtime.startOnBoot(r.pluginId).then(
             (status) => {
-              if (status.state === 'failed' && status.stateReason) o.log('warn', `${r.pluginId} ${status.stateReason}`);
+              if (status.state === 'failed' && status.stateReason)
+                o.log('warn', `${r.pluginId} ${status.stateReason}`, { component: 'runtime', pluginId: r.pluginId });
             },
-            (e: Error) => o.log('warn', `could not start ${r.pluginId}: ${e.message}`),
+            (e: Error) => o.log('warn', `could not start ${r.pluginId}: ${e.message}`, { component: 'runtime', pluginId: r.pluginId }),
           ),
         ),
       );

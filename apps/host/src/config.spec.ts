@@ -1,9 +1,35 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addressPolicyOf, DEFAULT_CONFIG, isolationOf, parseConfig, readAdminTokenFile } from './config';
+import { addressPolicyOf, DEFAULT_CONFIG, isolationOf, metricsListenOf, parseConfig, readAdminTokenFile, type HostConfig } from './config';
 
 describe('parseConfig', () => {
+  it('serves /metrics on the main listener by default, on an address of its own, or not at all', () => {
+    const listen = (env: Record<string, string>, argv: string[] = []) => {
+      const r = parseConfig(argv, env);
+      if (r.ok !== true) throw new Error(JSON.stringify(r));
+      return metricsListenOf(r.config as HostConfig);
+    };
+    expect(listen({})).toEqual({ kind: 'admin' });
+    expect(listen({ HOST_METRICS_BIND: 'off' })).toEqual({ kind: 'off' });
+    expect(listen({ HOST_METRICS_BIND: '10.0.0.5:9464' })).toEqual({ kind: 'bind', host: '10.0.0.5', port: 9464 });
+    expect(listen({}, ['--metrics-bind', '[::1]:9100'])).toEqual({ kind: 'bind', host: '::1', port: 9100 });
+    for (const bad of ['9464', 'localhost', '127.0.0.1:99999', 'on', '127.0.0.1:']) {
+      expect(parseConfig([], { HOST_METRICS_BIND: bad })).toEqual({
+        ok: false,
+        errors: [expect.stringMatching(/^HOST_METRICS_BIND must be "off" or ADDRESS:PORT/)],
+      });
+    }
+  });
+
+  it('takes the log format, text or json', () => {
+    expect(parseConfig(['--log-format', 'json'], {})).toMatchObject({ ok: true, config: { logFormat: 'json' } });
+    expect(parseConfig([], { HOST_LOG_FORMAT: 'yaml' })).toEqual({
+      ok: false,
+      errors: ['HOST_LOG_FORMAT must be "text" or "json" (got "yaml")'],
+    });
+  });
+
   it('starts from the embedded defaults', () => {
     expect(parseConfig([], {})).toEqual({ ok: true, config: { ...DEFAULT_CONFIG, resetAdminToken: false } });
     // The embedded SQL store unless HOST_STORE says otherwise.
@@ -37,6 +63,7 @@ describe('parseConfig', () => {
         pluginMaxProcesses: 128,
         pluginMaxOpenFiles: 1024,
         pluginCpuSeconds: 0,
+        logFormat: 'text',
       },
     });
   });

@@ -31,7 +31,11 @@ export const DEFAULT_CONFIG = {
   pluginMaxProcesses: DEFAULT_PLUGIN_LIMITS.processes,
   pluginMaxOpenFiles: DEFAULT_PLUGIN_LIMITS.openFiles,
   pluginCpuSeconds: DEFAULT_PLUGIN_LIMITS.cpuSeconds,
+  logFormat: 'text',
 } as const;
+
+/** HOST_METRICS_BIND: an address and port of its own for /metrics, e.g. 127.0.0.1:9464 or [::1]:9464. */
+const METRICS_BIND = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
 
 export const HostConfigSchema = z.object({
   bind: z
@@ -90,6 +94,13 @@ export const HostConfigSchema = z.object({
   pluginMaxProcesses: wholeNumber(0, 1_000_000),
   pluginMaxOpenFiles: wholeNumber(0, 1_048_576),
   pluginCpuSeconds: wholeNumber(0, 100_000_000),
+  metricsBind: z
+    .string()
+    .refine((v) => v === 'off' || (METRICS_BIND.test(v) && Number(METRICS_BIND.exec(v)![2]) <= 65535), {
+      message: 'must be "off" or ADDRESS:PORT, e.g. 127.0.0.1:9464 or [::1]:9464 (leave it unset for /metrics on the main listener)',
+    })
+    .optional(),
+  logFormat: z.enum(['text', 'json'], { message: 'must be "text" or "json"' }),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -117,7 +128,20 @@ const SOURCES = {
   pluginMaxProcesses: { env: 'HOST_PLUGIN_MAX_PROCESSES', flag: '--plugin-max-processes' },
   pluginMaxOpenFiles: { env: 'HOST_PLUGIN_MAX_OPEN_FILES', flag: '--plugin-max-open-files' },
   pluginCpuSeconds: { env: 'HOST_PLUGIN_CPU_SECONDS', flag: '--plugin-cpu-seconds' },
+  metricsBind: { env: 'HOST_METRICS_BIND', flag: '--metrics-bind' },
+  logFormat: { env: 'HOST_LOG_FORMAT', flag: '--log-format' },
 } as const;
+
+/** Where /metrics is served: on the main listener behind the admin token, on an address of its own, or nowhere. */
+export type MetricsListen = { kind: 'admin' } | { kind: 'off' } | { kind: 'bind'; host: string; port: number };
+
+/** The metrics endpoint the configuration asks for (docs/operator/metrics.md). */
+export function metricsListenOf(config: HostConfig): MetricsListen {
+  if (config.metricsBind === undefined) return { kind: 'admin' };
+  if (config.metricsBind === 'off') return { kind: 'off' };
+  const [, host, port] = METRICS_BIND.exec(config.metricsBind)!;
+  return { kind: 'bind', host: host!.replace(/^\[|\]$/g, ''), port: Number(port) };
+}
 
 /** The isolation of stdio plugins the configuration asks for (docs/operator/security.md, "Isolation modes"). */
 export function isolationOf(config: HostConfig): IsolationSettings {
@@ -173,6 +197,11 @@ Options (each also set by an environment variable; flags win):
   --plugin-max-processes <n>  HOST_PLUGIN_MAX_PROCESSES  processes and threads per plugin (default ${DEFAULT_CONFIG.pluginMaxProcesses}; 0: unlimited)
   --plugin-max-open-files <n> HOST_PLUGIN_MAX_OPEN_FILES  open files per plugin process (default ${DEFAULT_CONFIG.pluginMaxOpenFiles}; 0: unlimited)
   --plugin-cpu-seconds <n>    HOST_PLUGIN_CPU_SECONDS  CPU time per plugin process (default 0: unlimited)
+  --metrics-bind <addr:port>  HOST_METRICS_BIND      Prometheus metrics: unset (default) for /metrics on the main listener
+                              behind the admin token; ADDRESS:PORT for /metrics there without a token (a private
+                              interface only); off for none. See docs/operator/metrics.md
+  --log-format <format>       HOST_LOG_FORMAT        the host's log lines: text (default) or json (one JSON object a line:
+                              time, level, component, pluginId, eventId, message)
   --reset-admin-token         generate and print a new admin token (the old one stops working)
   --help                      show this help
 `;

@@ -7,17 +7,17 @@ import { dirname, join, resolve } from 'node:path';
 import type { QqBotAccountInput } from '@host/admin-api';
 import { readAccountsFile } from '@host/host-qqbot';
 import { composeHost } from './compose';
-import { addressPolicyOf, isolationOf, parseConfig, readAdminTokenFile, USAGE } from './config';
+import { addressPolicyOf, isolationOf, metricsListenOf, parseConfig, readAdminTokenFile, USAGE } from './config';
+import { createHostLog, type HostLog } from './host-log';
+import { HostMetrics } from '@host/host-metrics';
+import { createMetricsServer } from './observability';
 import { protectHostSecrets } from './host-secrets';
 import { describeSupport, probeIsolation, strongestMode } from '@host/host-runtime';
 import { createHostServer } from './http-server';
 import packageJson from '../package.json';
 
-const log = (level: 'info' | 'warn' | 'error', message: string) => {
-  const line = `${new Date().toISOString()} ${level.padEnd(5)} ${message}`;
-  if (level === 'info') console.log(line);
-  else console.error(line);
-};
+/** The host's own log lines: text until the configuration is read, then in the format it asks for (HOST_LOG_FORMAT). */
+let log: HostLog = createHostLog('text');
 
 /** The longest a stop (SIGTERM, SIGINT) waits for plugins and the stores before the host exits anyway. */
 const SHUTDOWN_DEADLINE_MILLISECONDS = 30_000;
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = parsed.config;
+  log = createHostLog(config.logFormat);
   let adminToken: string | undefined;
   if (config.adminTokenFile !== undefined) {
     const read = readAdminTokenFile(resolve(config.adminTokenFile));
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
     [config.keyFile, config.adminTokenFile].flatMap((f) => (f === undefined ? [] : [resolve(f)])),
     log,
   );
+  const metricsListen = metricsListenOf(config);
   const host = await composeHost({
     paths,
     store: config.store,
@@ -102,6 +104,7 @@ async function main(): Promise<void> {
     version: packageJson.version,
     isolation: { support: isolationSupport, settings: isolationSettings },
     log,
+    ...(metricsListen.kind === 'off' ? {} : { metrics: new HostMetrics(), metricsOnMainListener: metricsListen.kind === 'admin' }),
   });
   const report = host.recovery;
   if (report.journal !== 'none')
@@ -125,7 +128,9 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const shownHost = config.bind.includes(':') ? `[${config.bind}]` : config.bind === '0.0.0.0' ? '127.0.0.1' : config.bind;
   const url = `http://${shownHost}:${port}/`;
-  if (host.generatedToken) {
+  if (host.generatedToken && config.logFormat === 'json') {
+    log('info', `admin token (shown once, only its hash is stored): ${host.generatedToken}; open ${url} and sign in with it`);
+  } else if (host.generatedToken) {
     // Shown once: only its hash is stored.
     console.log(
       `\n  Admin app:   ${url}   <- open this in a browser and sign in with the token below\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Scripts send it as "Authorization: Bearer <token>" to ${url}api.\n  Lost it? Restart with --reset-admin-token, or put a token in a file and set HOST_ADMIN_TOKEN_FILE.\n`,
@@ -134,6 +139,24 @@ async function main(): Promise<void> {
   if (!existsSync(join(resolve(__dirname, '../admin'), 'index.html')))
     log('warn', 'the admin app is not built, so / shows how to build it: run "npx nx run admin:build" (npm start does it)');
   log('info', `admin app: ${url} (sign in with the admin token)`);
+  if (host.metrics && metricsListen.kind === 'bind') {
+    // Unauthenticated by design: for a private interface only the scraper reaches (docs/operator/metrics.md).
+    const metricsServer = createMetricsServer(host.metrics).listen(metricsListen.port, metricsListen.host);
+    await new Promise<void>((ok, fail) => {
+      metricsServer.once('listening', ok);
+      metricsServer.once('error', (e: NodeJS.ErrnoException) =>
+        fail(
+          new Error(
+            `the metrics listener cannot listen on ${config.metricsBind} (${e.code ?? e.message}); set HOST_METRICS_BIND or --metrics-bind to a free address and port of this machine`,
+          ),
+        ),
+      );
+    });
+    metricsServer.unref();
+    const { port: metricsPort } = metricsServer.address() as AddressInfo;
+    const shown = metricsListen.host.includes(':') ? `[${metricsListen.host}]` : metricsListen.host;
+    log('info', `metrics: http://${shown}:${metricsPort}/metrics (no token: keep this address private)`);
+  } else if (host.metrics) log('info', `metrics: ${url}metrics (with the admin token)`);
   // Last: the "listening" line tells scripts the host is ready.
   log('info', `admin API: ${url}api (OpenAPI document: ${url}api/openapi.json)`);
   log('info', `host ${packageJson.version} listening on ${url} (data directory ${paths.dataDir})`);
