@@ -185,6 +185,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX host_event_inbox_origin ON host_event_inbox (origin, accepted_at);
     `,
   },
+  {
+    version: 8,
+    name: "plugin records as json, which keeps the order of an object's keys as written (jsonb sorts them, and the admin app showed a manifest's settings out of the author's order)",
+    // Records written before keep the order jsonb gave them until they are written again (an update,
+    // a reinstall, an HTTP plugin's manifest refresh). Older hosts read and write the column as before.
+    sql: `
+      ALTER TABLE host_plugins ALTER COLUMN record TYPE json USING record::json;
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */

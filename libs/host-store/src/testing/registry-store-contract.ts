@@ -69,6 +69,26 @@ export function describeRegistryStoreContract(name: string, harness: RegistrySto
         expect((await store.list()).map((r) => r.pluginId)).toEqual(['com.example.a', 'com.example.b']);
       });
 
+      it("keeps the order of a record's keys as written: a manifest's settings show in the author's order", async () => {
+        const order = ['greeting', 'units', 'apiKey', 'Zeta', 'alpha'];
+        const configSchema = Object.fromEntries(order.map((k) => [k, { type: 'string', label: k }]));
+        const record = contractRecord('com.example.ordered', '1.0.0', {
+          manifest: { pluginId: 'com.example.ordered', version: '1.0.0', settings: { configSchema } } as StdioPluginRecord['manifest'],
+        });
+        const keysOf = (r: PluginRecord | undefined) => Object.keys(r?.manifest.settings?.configSchema ?? {});
+        await store.put(record);
+        expect(keysOf(await store.get('com.example.ordered'))).toEqual(order);
+        expect(keysOf((await store.list())[0])).toEqual(order);
+        await store.update('com.example.ordered', (r) => ({ ...r, enabled: true }));
+        expect(keysOf(await store.get('com.example.ordered'))).toEqual(order);
+        if (harness.reopen) {
+          await close();
+          store = await harness.reopen();
+          closed = false;
+          expect(keysOf(await store.get('com.example.ordered'))).toEqual(order);
+        }
+      });
+
       it('keeps every one of many concurrent puts of different ids', async () => {
         await Promise.all(Array.from({ length: 20 }, (_, i) => store.put(contractRecord(`com.example.p${i}`))));
         expect(await store.list()).toHaveLength(20);
