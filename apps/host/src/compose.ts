@@ -89,15 +89,16 @@ export interface HostOptions {
   qqbot?: { accounts?: QqBotAccountInput[]; publicUrl?: string };
 }
 
-/** Offers an event to the dispatcher: refused at admission, or taken and routed (a provider's webhook does not wait for the routing). */
+/**
+ * Offers an event to the dispatcher: refused at admission, or taken (`durable` once it is in the inbox, which a
+ * provider's webhook waits for before it answers) and routed (which it does not wait for).
+ */
 function acceptEvent(
   dispatcher: Dispatcher,
   event: MessageEvent,
-): { accepted: true; routed: Promise<unknown> } | { accepted: false; reason: string } {
-  const admission = dispatcher.admit(event);
-  return admission.accepted
-    ? { accepted: true, routed: dispatcher.route(event, admission.recipients) }
-    : { accepted: false, reason: admission.refusal.message };
+): { accepted: true; durable: Promise<void>; routed: Promise<unknown> } | { accepted: false; reason: string } {
+  const taking = dispatcher.take(event);
+  return taking.accepted ? taking : { accepted: false, reason: taking.refusal.message };
 }
 
 /** Everything a running host holds, so main (and tests) can start and stop it. */
@@ -179,6 +180,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     events: new EventLog({ store: stores.events }),
     ...(o.maxWaitingEvents !== undefined ? { maxWaitingEvents: o.maxWaitingEvents } : {}),
     onRefused: (event, refusal) => refusalLog.note(event, refusal),
+    ...(stores.inbox ? { inbox: stores.inbox } : {}),
     ...(cluster ? { outbound: (sink) => cluster.outbound(sink) } : {}),
     ...(cluster || o.metrics
       ? {
@@ -344,6 +346,9 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         o.log('warn', `ended a plugin process group left running by a previous host process (pid ${pid})`);
       for (const pid of reapDoctorProcesses(paths))
         o.log('warn', `ended a conformance run's plugin process group left running by a previous host process (pid ${pid})`);
+      // Events a previous run accepted and did not log final are routed again (they wait for plugins as they start).
+      const resumed = await dispatcher.resume();
+      if (resumed > 0) o.log('info', `routing again ${resumed} accepted event${resumed === 1 ? '' : 's'} the previous run did not finish`);
       // In a cluster, a plugin starts on the replica that takes its lease.
       if (cluster) return cluster.start();
       const enabled = (await store.list()).filter((r: PluginRecord) => r.transport === 'stdio-jsonrpc' && r.enabled);

@@ -1,5 +1,6 @@
 import type {
   AdminSessionStore,
+  EventInbox,
   EventLogStore,
   HostPaths,
   PendingUpdateStore,
@@ -52,7 +53,9 @@ export interface HostStores {
   replays: ReplayStore;
   /** Admin app sessions, shared by every host on the database (SQL store); the file store keeps them in memory. */
   sessions?: AdminSessionStore;
-  /** Leases and the durable delivery queue of stdio plugins: present when other hosts may share the store. */
+  /** Events accepted and not yet logged final, routed again after a crash (SQL store; the file store keeps none). */
+  inbox?: EventInbox;
+  /** Leases and the durable delivery queue of stdio plugins (SQL store: one replica embedded, several on a server). */
   cluster?: { replica: string; leases: SqlLeases; queue: SqlDeliveryQueue };
   /** What this start imported from the file store's files (SQL store, first start on an existing data directory). */
   imported?: FileImportSummary;
@@ -132,6 +135,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         archives: stores.archives,
         replays: stores.replays,
         sessions: new SqlAdminSessionStore(stores.db),
+        inbox: stores.inbox,
         // Every SQL store delivers stdio plugins' events through its durable queue: one replica on the embedded
         // database, several on a PostgreSQL server (docs/operator/storage.md, "Accepted means delivered").
         cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue },

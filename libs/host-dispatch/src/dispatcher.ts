@@ -1,5 +1,6 @@
 import {
   HostError,
+  type EventInbox,
   type CompletionOutcome,
   type Delivery,
   type DeliveryOutcome,
@@ -43,6 +44,12 @@ export interface DispatcherOptions {
   maxWaitingEvents?: number;
   /** Called for each event refused at admission, with why (the host logs it, rate-limited). */
   onRefused?: (event: MessageEvent, refusal: Refusal) => void;
+  /**
+   * Where an accepted event is kept until its record is logged final: {@link take}
+   * routes it only once it is there, and {@link resume} routes again what a
+   * previous run left. Without it, an accepted event lives in memory only.
+   */
+  inbox?: EventInbox;
 }
 
 /** Deliveries waiting for plugins host-wide before new events are refused (HOST_MAX_WAITING_EVENTS). */
@@ -56,6 +63,15 @@ export interface Refusal {
 
 /** The answer of {@link Dispatcher.admit}. */
 export type Admission = { accepted: true; recipients: Recipient[] } | { accepted: false; refusal: Refusal };
+
+/**
+ * The answer of {@link Dispatcher.take}: refused, or admitted with `durable`
+ * (settles once the event is in the inbox: only then may its sender be told it
+ * was taken; it rejects when the store cannot write it) and `routed` (the
+ * record once routing is over, as {@link Dispatcher.route} answers; it rejects
+ * as `durable` does).
+ */
+export type Taking = { accepted: true; durable: Promise<void>; routed: Promise<EventRecord> } | { accepted: false; refusal: Refusal };
 
 /** Per-plugin queue occupancy, for health views. */
 export type PluginQueueStats = QueueStats & { pluginId: string };
@@ -92,6 +108,8 @@ export class Dispatcher {
   /** Events whose deliveries are not all final yet, by id. */
   private readonly incomplete = new Map<string, Promise<EventRecord>>();
   private readonly maxWaiting: number;
+  /** Deliveries of events taken and being kept in the inbox, not yet routed. */
+  private keeping = 0;
   /** Events refused at admission since the host started (the host-wide bound of waiting deliveries). */
   readonly refusals = { hostBacklog: 0 };
 
@@ -144,7 +162,7 @@ export class Dispatcher {
 
   /** Deliveries waiting for their plugins, host-wide. */
   waitingEvents(): number {
-    let n = 0;
+    let n = this.keeping;
     for (const q of this.queues.values()) n += q.waiting;
     return n;
   }
@@ -181,9 +199,59 @@ export class Dispatcher {
    * @throws HostError EVENTS_OVERLOADED when the event was not admitted (nothing was recorded).
    */
   async dispatch(event: MessageEvent): Promise<EventRecord> {
+    const taking = this.take(event);
+    if (!taking.accepted) throw new HostError(taking.refusal.code, taking.refusal.message);
+    try {
+      await taking.durable;
+    } catch (e) {
+      throw new HostError('STORE_UNAVAILABLE', `The host did not take the event: it could not be recorded (${(e as Error).message}).`);
+    }
+    return taking.routed;
+  }
+
+  /**
+   * Admits one event ({@link admit}), keeps it in the inbox, and routes it once
+   * it is there. A sender is told the event was taken only after `durable`.
+   */
+  take(event: MessageEvent): Taking {
     const admission = this.admit(event);
-    if (!admission.accepted) throw new HostError(admission.refusal.code, admission.refusal.message);
-    return this.route(event, admission.recipients);
+    if (!admission.accepted) return admission;
+    // An event nobody takes has nothing to lose: it is only logged.
+    if (!this.o.inbox || admission.recipients.length === 0)
+      return { accepted: true, durable: Promise.resolve(), routed: this.route(event, admission.recipients) };
+    const durable = this.o.inbox.add(event);
+    // Its deliveries count as waiting from now: events taken while it is being kept are admitted against them.
+    const n = admission.recipients.length;
+    this.keeping += n;
+    const routed = durable.then(
+      () => {
+        this.keeping -= n;
+        return this.route(event, admission.recipients);
+      },
+      (e: unknown) => {
+        this.keeping -= n;
+        throw e;
+      },
+    );
+    // An event that could not be kept is not routed; whoever took it answers the failure through `durable`.
+    routed.catch(() => undefined);
+    return { accepted: true, durable, routed };
+  }
+
+  /**
+   * Routes again the events a previous run of this host accepted and did not
+   * log final (a crash, a kill): to the plugins that take them now, outside the
+   * admission bound (they were accepted). Deliveries the durable queue finished
+   * keep their recorded outcome; the others are delivered, or expire with their
+   * reply window. Answers how many events it routed again.
+   */
+  async resume(): Promise<number> {
+    const events = (await this.o.inbox?.unsettled()) ?? [];
+    for (const event of events) {
+      const base = event.command === undefined ? event : withoutCommand(event);
+      void this.route(event, selectRecipients(base, this.o.endpoints()));
+    }
+    return events.length;
   }
 
   /**

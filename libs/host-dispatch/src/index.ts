@@ -5,6 +5,7 @@ export {
   type DispatcherOptions,
   type PluginQueueStats,
   type Refusal,
+  type Taking,
 } from './dispatcher';
 export { type QueueStats } from './plugin-queue';
 export { RefusalLog } from './refusal-log';

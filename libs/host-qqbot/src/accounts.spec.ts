@@ -77,7 +77,11 @@ describe('QQ Bot accounts', () => {
   });
 
   function app(accounts: QqBotAccounts) {
-    const webhook = new QqBotWebhook({ accounts, accept: () => ({ accepted: true, routed: Promise.resolve() }), log: () => undefined });
+    const webhook = new QqBotWebhook({
+      accounts,
+      accept: () => ({ accepted: true, durable: Promise.resolve(), routed: Promise.resolve() }),
+      log: () => undefined,
+    });
     const router = Router();
     router.use(express.json());
     mountRoutes(router, qqbotRoutes({ accounts, webhook }));

@@ -90,7 +90,7 @@ describe('QqBotProvider', () => {
         accept: (e) => {
           const r = dispatcher.dispatch(e).then((rec) => dispatcher.whenCompleted(rec.eventId));
           records.push(r);
-          return { accepted: true, routed: r };
+          return { accepted: true, durable: Promise.resolve(), routed: r };
         },
         log: () => undefined,
         ...(windows ? { replyWindows: { c2cMilliseconds: 60_000, channelMilliseconds: 60_000, ...windows } } : {}),
@@ -167,7 +167,11 @@ describe('QqBotProvider', () => {
       let done!: Promise<unknown>;
       const webhook = new QqBotWebhook({
         accounts,
-        accept: (e) => ({ accepted: true, routed: (done = dispatcher.dispatch(e).then((r) => dispatcher.whenCompleted(r.eventId))) }),
+        accept: (e) => ({
+          accepted: true,
+          durable: Promise.resolve(),
+          routed: (done = dispatcher.dispatch(e).then((r) => dispatcher.whenCompleted(r.eventId))),
+        }),
         log: () => undefined,
       });
       const body = Buffer.from(JSON.stringify(payload));

@@ -29,6 +29,8 @@ async function setup(
   o: {
     dispatch?: (e: MessageEvent) => Promise<unknown>;
     refuse?: () => boolean;
+    /** What keeping the event does (default: kept at once). */
+    keep?: () => Promise<void>;
     now?: () => number;
     maxWebhookBytes?: number;
     replays?: ReplayStore;
@@ -44,7 +46,14 @@ async function setup(
     accept: (e) =>
       o.refuse?.()
         ? { accepted: false, reason: 'the host is at its bound of waiting events' }
-        : { accepted: true, routed: (o.dispatch ?? (async (ev: MessageEvent) => void events.push(ev)))(e) },
+        : (() => {
+            const durable = o.keep?.() ?? Promise.resolve();
+            return {
+              accepted: true as const,
+              durable,
+              routed: durable.then(() => (o.dispatch ?? (async (ev: MessageEvent) => void events.push(ev)))(e)),
+            };
+          })(),
     log: (level, m) => logs.push(`${level} ${m}`),
     ...(o.now ? { now: o.now } : {}),
   });
@@ -189,6 +198,38 @@ describe('QQ Bot webhook', () => {
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ op: 12 });
     expect(events).toHaveLength(1);
+  });
+
+  it('answers {op: 12, d: 1} to an event the host could not keep, and takes the push that follows once it can', async () => {
+    let broken = true;
+    const { app, events, accounts, logs } = await setup({
+      keep: () => (broken ? Promise.reject(new Error('the database is away')) : Promise.resolve()),
+    });
+    const payload = builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' });
+    const body = JSON.stringify(payload);
+    const first = await post(app, body, signed(body));
+    expect(first.body).toEqual({ op: 12, d: 1 });
+    expect(events).toHaveLength(0);
+    expect(accounts.get('main')!.lastEvent).toMatchObject({ outcome: 'deferred', error: 'STORE_UNAVAILABLE' });
+    expect(logs.join('\n')).toContain('could not be kept (the database is away)');
+    broken = false;
+    const again = await post(app, body, signed(body));
+    expect(again.body).toEqual({ op: 12 });
+    await new Promise((r) => setImmediate(r));
+    expect(events).toHaveLength(1);
+  });
+
+  it('tells the platform "received" only once the event is kept', async () => {
+    let keep!: () => void;
+    const kept = new Promise<void>((r) => (keep = r));
+    const { app } = await setup({ keep: () => kept });
+    const body = JSON.stringify(builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+    let answered = false;
+    const res = post(app, body, signed(body)).then((r) => ((answered = true), r));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(answered).toBe(false);
+    keep();
+    expect((await res).body).toEqual({ op: 12 });
   });
 
   it('refuses a wrong signature with 401 and a log line, dispatching nothing', async () => {

@@ -13,7 +13,13 @@ export interface QqBotWebhookOptions {
    * takes it (admission) and then routes it; the webhook does not wait for
    * the routing. A refused event is answered so the platform pushes it again.
    */
-  accept: (event: MessageEvent) => { accepted: true; routed: Promise<unknown> } | { accepted: false; reason: string };
+  /**
+   * Offers a mapped event to the host: refused, or taken with `durable` (settles once the host keeps the event
+   * where a crash does not lose it; the platform is told "received" only after it) and `routed`.
+   */
+  accept: (
+    event: MessageEvent,
+  ) => { accepted: true; durable: Promise<void>; routed: Promise<unknown> } | { accepted: false; reason: string };
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Largest timestamp difference to the host clock accepted (default 300 s). */
   timestampToleranceSeconds?: number;
@@ -161,7 +167,15 @@ export class QqBotWebhook {
     }
     const event = mapped.event;
     const taken = this.o.accept(event);
-    if (!taken.accepted) {
+    // Told "received" only once the event is kept: a store that cannot keep it makes the platform push it again.
+    const kept = taken.accepted
+      ? await taken.durable.then(
+          () => null,
+          (e: unknown) => (e instanceof Error ? e.message : String(e)),
+        )
+      : null;
+    if (taken.accepted && kept !== null) taken.routed.catch(() => undefined);
+    if (!taken.accepted || kept !== null) {
       // Not taken, so not seen: the platform's next push of this event is dispatched.
       await account.replays.forget(keys).catch((e: unknown) => {
         this.o.log(
@@ -170,7 +184,13 @@ export class QqBotWebhook {
         );
       });
       account.counters.deferred++;
-      this.note(account, { op: 0, type, platformEventId, outcome: 'deferred', eventId: null, error: 'EVENTS_OVERLOADED' });
+      const code = taken.accepted ? 'STORE_UNAVAILABLE' : 'EVENTS_OVERLOADED';
+      if (kept !== null)
+        this.o.log(
+          'warn',
+          `qqbot ${account.id}: event ${platformEventId ?? '(no id)'} could not be kept (${kept}); the platform is asked to push it again`,
+        );
+      this.note(account, { op: 0, type, platformEventId, outcome: 'deferred', eventId: null, error: code });
       return { status: 200, body: RETRY_ACK_BODY };
     }
     account.counters.dispatched++;

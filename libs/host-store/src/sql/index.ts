@@ -9,6 +9,7 @@ export * from './sql-pending-update-store';
 export * from './sql-event-log-store';
 export * from './sql-admin-session-store';
 export * from './sql-replay-store';
+export * from './sql-event-inbox';
 export * from './package-archive-store';
 export * from './cluster-tables';
 export * from './open-sql-stores';

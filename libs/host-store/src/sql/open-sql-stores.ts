@@ -11,6 +11,7 @@ import { describeDatabaseUrl, EmbeddedDatabase, ServerDatabase, type SqlDatabase
 import { migrate } from './migrations';
 import { SqlPackageArchiveStore } from './package-archive-store';
 import { SqlDeliveryQueue, SqlLeases } from './cluster-tables';
+import { SqlEventInbox } from './sql-event-inbox';
 import { HostKeyMismatchError, loadHostKey, type SecretBox } from './secret-box';
 import { SqlEventLogStore } from './sql-event-log-store';
 import { SqlPendingUpdateStore } from './sql-pending-update-store';
@@ -69,6 +70,8 @@ export interface SqlStores {
   leases: SqlLeases;
   /** The durable delivery queue of stdio plugins (idem). */
   queue: SqlDeliveryQueue;
+  /** Events this host accepted and has not logged final yet. */
+  inbox: SqlEventInbox;
   /** What this start imported from the data directory's files, if it did. */
   imported: FileImportSummary | undefined;
   /** Whether the database server answers (a PostgreSQL server only: the embedded database is never away). */
@@ -117,6 +120,7 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       replays: new SqlReplayStore(db),
       leases: new SqlLeases(db, o.replica ?? 'host'),
       queue: new SqlDeliveryQueue(db, o.replica ?? 'host'),
+      inbox: new SqlEventInbox(db, o.replica ?? 'host'),
       imported,
       ...(db instanceof ServerDatabase ? { availability: db } : {}),
       watch: (onChange) => watchChanges(db, onChange),

@@ -23,7 +23,10 @@ export interface SqlEventLogStoreOptions extends WriteBehindOptions {
  * The event path never waits for the database.
  *
  * On open the newest `capacity` rows are read back, and deliveries this host
- * (`replica`) left unfinished become `interrupted`.
+ * (`replica`) left unfinished become `interrupted`, except those of events
+ * still in its inbox ({@link SqlEventInbox}), which it routes again. A record
+ * written with every delivery final takes its event out of the inbox in the
+ * same transaction.
  */
 export class SqlEventLogStore extends WriteBehindEventLog {
   private readonly replica: string;
@@ -47,10 +50,16 @@ export class SqlEventLogStore extends WriteBehindEventLog {
       'SELECT record, replica FROM (SELECT record, replica, seq FROM host_events ORDER BY seq DESC LIMIT $1) newest ORDER BY seq',
       [window.capacity],
     );
+    // Events still in the inbox are routed again by this host (their deliveries end then, as they really do).
+    const inbox = new Set(
+      (await db.query<{ event_id: string }>('SELECT event_id FROM host_event_inbox WHERE origin = $1', [store.replica])).map(
+        (r) => r.event_id,
+      ),
+    );
     const at = new Date(store.now()).toISOString();
     const interrupted: EventRecord[] = [];
     for (const { record, replica } of rows) {
-      if (replica === store.replica && interruptDeliveries(record, at)) interrupted.push(record);
+      if (replica === store.replica && !inbox.has(record.eventId) && interruptDeliveries(record, at)) interrupted.push(record);
       window.append(record);
     }
     for (const r of interrupted) store.dirty.set(r.eventId, { record: r, op: 'update' });
@@ -79,6 +88,10 @@ export class SqlEventLogStore extends WriteBehindEventLog {
         params: [`[${updates.join(',')}]`],
       });
     }
+    // Events whose record is written final leave the inbox in the same batch (one transaction): an accepted event is
+    // always in one or the other.
+    const final = batch.flatMap(({ record }) => (record.completedAt !== null ? [record.eventId] : []));
+    if (final.length) statements.push({ sql: 'DELETE FROM host_event_inbox WHERE event_id = ANY($1::text[])', params: [final] });
     if (events.length) {
       // Bounded: only the newest `capacity` rows stay.
       statements.push({
