@@ -23,7 +23,22 @@ const child = spawn(process.execPath, [`${root}dist/apps/host/main.cjs`, ...proc
   cwd: process.cwd(),
   stdio: 'inherit',
 });
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+// Ctrl-C in a terminal sends SIGINT to the whole foreground process group: npm,
+// this launcher and the host each get one, and npm passes its own on to this
+// launcher as well. The host already has the terminal's; one more from here
+// covers a signal sent to npm or this process alone (a service manager), and
+// the copies that arrive within the same moment are dropped, so the host does
+// not take them for a second Ctrl-C ("exit without waiting").
+const REPEAT_GRACE_MILLISECONDS = 2000;
+const lastForwarded = new Map();
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+  process.on(sig, () => {
+    const now = Date.now();
+    const last = lastForwarded.get(sig);
+    if (last !== undefined && now - last < REPEAT_GRACE_MILLISECONDS) return;
+    lastForwarded.set(sig, now);
+    child.kill(sig);
+  });
 const parent = process.ppid;
 const orphanWatch = setInterval(() => {
   if (process.ppid !== parent) {

@@ -22,6 +22,9 @@ let log: HostLog = createHostLog('text');
 /** The longest a stop (SIGTERM, SIGINT) waits for plugins and the stores before the host exits anyway. */
 const SHUTDOWN_DEADLINE_MILLISECONDS = 30_000;
 
+/** A stop signal repeated within this time of the first is a copy of it (see shutdown), not a second request. */
+const REPEAT_SIGNAL_GRACE_MILLISECONDS = 2_000;
+
 /** Composition root: configuration, wiring, listen, graceful shutdown. */
 async function main(): Promise<void> {
   const parsed = parseConfig(process.argv.slice(2), process.env);
@@ -77,7 +80,9 @@ async function main(): Promise<void> {
   const isolationSupport = probeIsolation(isolationSettings);
   const chosenMode = isolationSettings.request === 'auto' ? strongestMode(isolationSupport) : isolationSettings.request;
   for (const line of describeSupport(isolationSupport, chosenMode)) log(chosenMode === 'sandbox' ? 'info' : 'warn', line);
-  const releaseLock = await acquireDataDirLock(paths.stateDir);
+  const releaseLock = await acquireDataDirLock(paths.stateDir, {
+    onWait: (pid, wait) => log('info', `the data directory is locked by host process ${pid}; waiting up to ${wait / 1000} s for it to end`),
+  });
   protectHostSecrets(
     paths.stateDir,
     [config.keyFile, config.adminTokenFile].flatMap((f) => (f === undefined ? [] : [resolve(f)])),
@@ -162,14 +167,17 @@ async function main(): Promise<void> {
   log('info', `host ${packageJson.version} listening on ${url} (data directory ${paths.dataDir})`);
   await host.startEnabledPlugins();
 
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // Ctrl-C reaches the host from the terminal and again through npm and the launcher of `npm start` within
+      // milliseconds: those copies are the same request. Only a later one asks to exit without waiting.
+      if (Date.now() - stoppingSince < REPEAT_SIGNAL_GRACE_MILLISECONDS) return;
       log('warn', `${signal} again: exiting without waiting`);
       process.exit(1);
     }
-    stopping = true;
-    log('info', `${signal}: stopping plugins and the server`);
+    stoppingSince = Date.now();
+    log('info', `${signal}: stopping plugins and the server (Ctrl-C again to exit without waiting)`);
     // Plugins get their stop grace; a database that does not answer (each statement waits for its connect timeout) gets no more than this.
     setTimeout(() => {
       log(
@@ -189,6 +197,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // A closed terminal sends SIGHUP, whose default would end the host without stopping its plugins.
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
 }
 
 /** Why the server could not listen, with the setting that fixes it. */

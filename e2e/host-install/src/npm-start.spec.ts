@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminTokenFile, ROOT } from '@host/e2e-support';
+import { testManifest, testPackage } from '@host/host-installer/testing';
+import { ADMIN_TOKEN, adminTokenFile, ROOT } from '@host/e2e-support';
 
 // `npm start` as a service manager runs it: the manager signals (or kills)
 // the process it started, which is npm. The host and its plugins must stop
@@ -12,7 +13,11 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+const afterThis: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanUp of afterThis.splice(0)) await cleanUp();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** Starts `npm start` and resolves with the npm process and the host's URL once it listens. */
 async function npmStart(): Promise<{ npm: ChildProcess; url: string; output: () => string }> {
@@ -70,3 +75,78 @@ it.each(['SIGTERM', 'SIGKILL'] as const)(
   },
   240_000,
 );
+
+/** Every plugin log line the host kept under `<dataDir>/logs`. */
+function pluginLogs(dataDir: string): string {
+  const read = (p: string): string =>
+    statSync(p).isDirectory()
+      ? readdirSync(p)
+          .map((f) => read(join(p, f)))
+          .join('')
+      : readFileSync(p, 'utf8');
+  return existsSync(join(dataDir, 'logs')) ? read(join(dataDir, 'logs')) : '';
+}
+
+// Ctrl-C in a terminal: the terminal sends SIGINT to its whole foreground process group (npm, the launcher and the
+// host), and npm and the launcher pass theirs on as well. That is one request to stop, so the plugins get plugin.stop.
+it('Ctrl-C on npm start in a terminal stops the host gracefully: plugin.stop, exit code 0', async () => {
+  const dataDir = join(dir, 'data');
+  const term = spawn('python3', [join(__dirname, 'pty-run.py'), 'npm', 'start'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      HOST_PORT: '0',
+      HOST_DATA_DIR: dataDir,
+      HOST_ADMIN_TOKEN: '',
+      HOST_ADMIN_TOKEN_FILE: adminTokenFile(dataDir),
+      NX_DAEMON: 'false',
+      FORCE_COLOR: '0',
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  term.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  term.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const ended = new Promise<string>((ok) => term.once('exit', () => ok(out)));
+  // Whatever fails, the helper ends the terminal's processes when its input closes.
+  afterThis.push(async () => {
+    term.stdin!.end();
+    await ended;
+  });
+  const url = await new Promise<string>((ok, fail) => {
+    term.stdout!.on('data', () => {
+      const m = /listening on (http:\/\/\S+?)\/? /.exec(out);
+      if (m) ok(m[1]!.replace(/\/$/, ''));
+    });
+    void ended.then(() => fail(new Error(`npm start ended before the host listened:\n${out}`)));
+  });
+  // The fixture plugin, with a line on stderr (kept in its log) when plugin.stop arrives.
+  // A second reader of stdin joins once the fixture reads it, so no request is read before the fixture listens.
+  const indexJs =
+    "import('./plugin.mjs').then(() => process.stdin.on('data', (d) => {\n" +
+    "  if (d.includes('\"plugin.stop\"')) process.stderr.write('received plugin.stop\\n');\n" +
+    '}));\n';
+  const zip = testPackage({
+    manifest: testManifest({ pluginId: 'com.example.ctrlc' }),
+    indexJs,
+    extra: [{ name: 'plugin.mjs', data: readFileSync(join(ROOT, 'e2e/fixtures/misbehaving-plugin/plugin.mjs')) }],
+  });
+  const form = new FormData();
+  form.append('package', new Blob([new Uint8Array(zip)]), 'plugin.zip');
+  form.append('startAfterInstall', 'true');
+  const installed = await fetch(`${url}/api/plugins/packages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: form,
+  });
+  expect(installed.status).toBe(201);
+  const shown = await fetch(`${url}/api/plugins/com.example.ctrlc`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  expect(((await shown.json()) as { plugin: { state: string } }).plugin.state).toBe('running');
+
+  term.stdin!.write('ctrl-c\n');
+  const all = await ended;
+  expect(all).not.toContain('exiting without waiting');
+  expect(all).toMatch(/SIGINT: stopping plugins/);
+  expect(all.trim().split('\n').at(-1)?.trim()).toBe('exit 0');
+  expect(pluginLogs(dataDir)).toContain('received plugin.stop');
+}, 240_000);
