@@ -2,7 +2,9 @@ import { promises as fs, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-write';
-import { acquireDataDirLock, DataDirLockedError, processStartTime } from './data-dir-lock';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { acquireDataDirLock, DataDirLockedError, isAlive, processStartTime, processState } from './data-dir-lock';
 import { JsonRegistryStore, RegistryCorruptError } from './json-registry-store';
 import { contractRecord, describeRegistryStoreContract } from './testing/registry-store-contract';
 
@@ -93,7 +95,7 @@ describe('acquireDataDirLock', () => {
   it('refuses a second live owner and takes over a stale lock', async () => {
     // pid 1 is always alive: the lock counts as held by another process.
     await fs.writeFile(join(dir, 'host.lock'), '1\n');
-    await expect(acquireDataDirLock(dir)).rejects.toBeInstanceOf(DataDirLockedError);
+    await expect(acquireDataDirLock(dir, { waitMilliseconds: 300 })).rejects.toBeInstanceOf(DataDirLockedError);
     // A pid far above any pid_max is certainly not running.
     await fs.writeFile(join(dir, 'host.lock'), '2147483646\n');
     const release = await acquireDataDirLock(dir);
@@ -110,6 +112,31 @@ describe('acquireDataDirLock', () => {
     const release = await acquireDataDirLock(dir);
     await release();
     await fs.writeFile(join(dir, 'host.lock'), `${parent} ${processStartTime(parent)}\n`);
-    await expect(acquireDataDirLock(dir)).rejects.toBeInstanceOf(DataDirLockedError);
+    await expect(acquireDataDirLock(dir, { waitMilliseconds: 300 })).rejects.toBeInstanceOf(DataDirLockedError);
+  });
+
+  onLinux('takes over a lock whose holder has ended but was not collected yet (a zombie)', async () => {
+    // sh starts `true` and then becomes `sleep`, which never collects it: `true` stays a zombie until sleep ends.
+    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number((await once(parent.stdout!, 'data'))[0].toString().trim());
+      for (let i = 0; i < 50 && processState(zombie) !== 'Z'; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(processState(zombie)).toBe('Z');
+      await fs.writeFile(join(dir, 'host.lock'), `${zombie} ${processStartTime(zombie)}\n`);
+      const release = await acquireDataDirLock(dir, { waitMilliseconds: 0 });
+      expect((await fs.readFile(join(dir, 'host.lock'), 'utf8')).split(' ')[0]).toBe(String(process.pid));
+      await release();
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
+  onLinux('waits for a holder that is still running to end, then takes the lock', async () => {
+    const holder = spawn('sleep', ['1'], { stdio: 'ignore' });
+    await once(holder, 'spawn');
+    await fs.writeFile(join(dir, 'host.lock'), `${holder.pid} ${processStartTime(holder.pid!)}\n`);
+    const release = await acquireDataDirLock(dir, { waitMilliseconds: 20_000 });
+    expect(isAlive(holder.pid!)).toBe(false);
+    await release();
   });
 });
