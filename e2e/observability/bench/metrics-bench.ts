@@ -1,0 +1,120 @@
+// Benchmark (not a test): what the metrics cost on the console path. Two built hosts in the same run, each
+// with the echo fixture plugin: one with metrics on (the default: /metrics on the main listener, scraped
+// once a second as Prometheus would, at a short interval), one with HOST_METRICS_BIND=off. They take turns
+// under the same load: console messages (POST /api/console/messages) answered by the plugin's reply, with
+// a fixed number in flight. Rounds alternate so drift of the machine hits both; the ratio is per pair of
+// rounds, and the median is reported.
+//
+//   npx nx run e2e-observability:bench   (--rounds N, --events N, --in-flight N)
+import { ADMIN_TOKEN, api, buildHost, packageForm, startHost, type RunningHost } from '@host/e2e-support';
+import { parseExposition, sampleValue } from '@host/host-metrics/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixturePackage } from '../src/support';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+const ROUNDS = arg('rounds', 6);
+const EVENTS = arg('events', 600);
+const IN_FLIGHT = arg('in-flight', 16);
+const PLUGIN = 'com.example.bench-echo';
+
+interface Side {
+  label: string;
+  host: RunningHost;
+  dataDir: string;
+  scrapes: number;
+}
+
+async function start(label: string, env: Record<string, string>): Promise<Side> {
+  const dataDir = mkdtempSync(join(tmpdir(), `host-metrics-bench-${label}-`));
+  const host = await startHost(dataDir, env);
+  const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(fixturePackage(PLUGIN), { startAfterInstall: 'true' }));
+  if (installed.status !== 201) throw new Error(`install failed on ${label}: ${JSON.stringify(installed.body)}`);
+  return { label, host, dataDir, scrapes: 0 };
+}
+
+/** One round: EVENTS console messages, IN_FLIGHT at a time; answers events per second. */
+async function round(side: Side, scrapeEveryMs: number | null): Promise<number> {
+  let next = 0;
+  let failed = 0;
+  const scraper =
+    scrapeEveryMs === null
+      ? undefined
+      : setInterval(() => {
+          void fetch(`${side.host.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+            .then((r) => r.text())
+            .then(() => side.scrapes++);
+        }, scrapeEveryMs);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next++ < EVENTS) {
+        const r = await api(side.host, 'POST', '/api/console/messages', {
+          conversation: { type: 'group', id: 'bench-group' },
+          sender: { id: 'bench-user' },
+          text: '/echo bench',
+        });
+        if (r.status !== 200 || r.body.deliveries?.[0]?.state !== 'completed') failed++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  if (scraper) clearInterval(scraper);
+  if (failed > 0) throw new Error(`${failed} of ${EVENTS} events were not answered on ${side.label}`);
+  return EVENTS / seconds;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  buildHost();
+  const on = await start('on', {});
+  const off = await start('off', { HOST_METRICS_BIND: 'off' });
+  try {
+    // Warm both up (JIT, the embedded database's first writes), not counted.
+    await round(on, 1000);
+    await round(off, null);
+    const rates = { on: [] as number[], off: [] as number[] };
+    const ratios: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      // Alternate which goes first, so neither always follows the other's leftovers.
+      const first = i % 2 === 0;
+      const a = first ? await round(on, 1000) : await round(off, null);
+      const b = first ? await round(off, null) : await round(on, 1000);
+      const [rOn, rOff] = first ? [a, b] : [b, a];
+      rates.on.push(rOn);
+      rates.off.push(rOff);
+      ratios.push(rOn / rOff);
+      console.log(
+        `round ${i + 1}: metrics on ${rOn.toFixed(0)} events/s, off ${rOff.toFixed(0)} events/s, on/off ${(100 * (rOn / rOff)).toFixed(1)}%`,
+      );
+    }
+    const exposition = parseExposition(
+      await (await fetch(`${on.host.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text(),
+    );
+    const counted = sampleValue(exposition, 'host_deliveries_total', { plugin_id: PLUGIN, outcome: 'completed' });
+    const spread = (Math.max(...ratios) - Math.min(...ratios)) * 100;
+    console.log(
+      `\nconsole path, ${EVENTS} events a round, ${IN_FLIGHT} in flight, ${ROUNDS} rounds each (median):\n` +
+        `  metrics on (scraped every second, ${on.scrapes} scrapes): ${median(rates.on).toFixed(0)} events/s\n` +
+        `  metrics off:                                   ${median(rates.off).toFixed(0)} events/s\n` +
+        `  throughput with metrics on: ${(100 * median(ratios)).toFixed(1)}% of off (rounds' ratios spread ${spread.toFixed(1)} points; aim: at least 95%)\n` +
+        `  deliveries the metrics counted on the "on" host: ${counted} (sent ${EVENTS * (ROUNDS + 1)})`,
+    );
+  } finally {
+    for (const side of [on, off]) {
+      await side.host.stop();
+      rmSync(side.dataDir, { recursive: true, force: true });
+      rmSync(`${side.dataDir}.admin-token`, { force: true });
+    }
+  }
+}
+
+main().catch((e: Error) => {
+  console.error(e.message);
+  process.exit(1);
+});
