@@ -5,13 +5,43 @@
 // the host; and if whoever started this process goes away without a signal
 // (npm killed with SIGKILL), the host is stopped too rather than left behind.
 import { spawnSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 const root = new URL('../..', import.meta.url).pathname;
 if (!existsSync(`${root}apps/host/project.json`)) {
   console.error('The host application is not part of this checkout yet: nothing to start.');
   console.error('Run "npm test" to check the protocol library.');
   process.exit(1);
+}
+refuseFlagsNpmKept();
+
+/**
+ * npm reads the flags before `--` as settings of its own: `npm start --port 9000`
+ * runs this script without them (npm only warns "Unknown cli config") and hands
+ * them over as npm_config_* variables. A host flag found there stops the start
+ * with the command that passes it on, instead of a host started without it.
+ * The host's flags and their variables are those of apps/host/src/config.ts.
+ */
+function refuseFlagsNpmKept() {
+  const config = readFileSync(`${root}apps/host/src/config.ts`, 'utf8');
+  const flags = [...config.matchAll(/env: '(HOST_[A-Z_]+)', flag: '--([a-z-]+)'/g)].map(([, env, flag]) => ({ flag, env }));
+  flags.push({ flag: 'reset-admin-token', env: 'HOST_RESET_ADMIN_TOKEN', boolean: true });
+  const kept = flags.filter(({ flag }) => process.env[`npm_config_${flag.replaceAll('-', '_')}`] !== undefined);
+  if (kept.length === 0) return;
+  const words = kept.map(({ flag, boolean }) => {
+    const value = process.env[`npm_config_${flag.replaceAll('-', '_')}`];
+    return boolean ? `--${flag}` : `--${flag} ${value === 'true' || value === '' ? '<value>' : value}`;
+  });
+  const variables = kept.map(({ env, flag, boolean }) => {
+    const value = process.env[`npm_config_${flag.replaceAll('-', '_')}`];
+    return `${env}=${boolean ? 'true' : value === 'true' || value === '' ? '<value>' : value}`;
+  });
+  console.error(
+    `npm start: npm took ${kept.map(({ flag }) => `--${flag}`).join(', ')} as settings of its own, so the host would not get them.`,
+  );
+  console.error(`Put the host's flags after "--":  npm start -- ${words.join(' ')}`);
+  console.error(`or set their variables:          ${variables.join(' ')} npm start`);
+  process.exit(2);
 }
 // The host and the admin app it serves at / (dist/apps/admin).
 const build = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'host,admin', '--outputStyle=stream'], {

@@ -233,6 +233,20 @@ describe('parseConfig command line', () => {
     expect(r).toEqual({ ok: true, config: { ...DEFAULT_CONFIG, resetAdminToken: false, ...settings } });
   });
 
+  it('takes HOST_RESET_ADMIN_TOKEN for --reset-admin-token, true or false only', () => {
+    expect(parseConfig([], { HOST_RESET_ADMIN_TOKEN: 'true' })).toMatchObject({ ok: true, config: { resetAdminToken: true } });
+    expect(parseConfig([], { HOST_RESET_ADMIN_TOKEN: 'false' })).toMatchObject({ ok: true, config: { resetAdminToken: false } });
+    expect(parseConfig([], { HOST_RESET_ADMIN_TOKEN: '' })).toMatchObject({ ok: true, config: { resetAdminToken: false } });
+    expect(parseConfig(['--reset-admin-token'], { HOST_RESET_ADMIN_TOKEN: 'false' })).toMatchObject({
+      ok: true,
+      config: { resetAdminToken: true },
+    });
+    expect(parseConfig([], { HOST_RESET_ADMIN_TOKEN: 'yes' })).toEqual({
+      ok: false,
+      errors: ['HOST_RESET_ADMIN_TOKEN must be true or false (got "yes")'],
+    });
+  });
+
   it('keeps a value after a flag that lacked one', () => {
     expect(parseConfig(['--port', '--bind', 'b', '--port', '7'], {})).toEqual({ ok: false, errors: ['--port needs a value'] });
     expect(parseConfig(['--port', '--bind', '', '--port', '7'], {})).toMatchObject({

@@ -202,7 +202,8 @@ Options (each also set by an environment variable; flags win):
                               interface only); off for none. See docs/operator/metrics.md
   --log-format <format>       HOST_LOG_FORMAT        the host's log lines: text (default) or json (one JSON object a line:
                               time, level, component, pluginId, eventId, message)
-  --reset-admin-token         generate and print a new admin token (the old one stops working)
+  --reset-admin-token         HOST_RESET_ADMIN_TOKEN  generate and print a new admin token (the old one stops working);
+                              the variable takes true or false
   --help                      show this help
 `;
 
@@ -249,6 +250,11 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
       origin[key] = src.env;
     }
   }
+  // The one flag without a value has a variable too, for `npm start`, which keeps flags before `--` for itself.
+  const reset = env['HOST_RESET_ADMIN_TOKEN'];
+  if (reset === 'true') raw['resetAdminToken'] = true;
+  else if (reset !== undefined && reset !== '' && reset !== 'false')
+    errors.push(`HOST_RESET_ADMIN_TOKEN must be true or false (got ${JSON.stringify(reset)})`);
   const byFlag = new Map<string, string>(
     Object.entries(SOURCES).flatMap(([k, s]) => (s.flag ? [[s.flag.slice(2), k] as [string, string]] : [])),
   );

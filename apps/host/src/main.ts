@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   } else if (host.generatedToken) {
     // Shown once: only its hash is stored.
     console.log(
-      `\n  Admin app:   ${url}   <- open this in a browser and sign in with the token below\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Scripts send it as "Authorization: Bearer <token>" to ${url}api.\n  Lost it? Restart with --reset-admin-token, or put a token in a file and set HOST_ADMIN_TOKEN_FILE.\n`,
+      `\n  Admin app:   ${url}   <- open this in a browser and sign in with the token below\n  Admin token: ${host.generatedToken}\n\n  Keep the token now: it is not shown again. Scripts send it as "Authorization: Bearer <token>" to ${url}api.\n  Lost it? Restart with --reset-admin-token (with npm: npm start -- --reset-admin-token, the -- passes it on;\n  or HOST_RESET_ADMIN_TOKEN=true npm start), or put a token in a file and set HOST_ADMIN_TOKEN_FILE.\n`,
     );
   }
   if (!existsSync(join(resolve(__dirname, '../admin'), 'index.html')))
@@ -165,7 +165,6 @@ async function main(): Promise<void> {
   // Last: the "listening" line tells scripts the host is ready.
   log('info', `admin API: ${url}api (OpenAPI document: ${url}api/openapi.json)`);
   log('info', `host ${packageJson.version} listening on ${url} (data directory ${paths.dataDir})`);
-  await host.startEnabledPlugins();
 
   let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
@@ -199,6 +198,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   // A closed terminal sends SIGHUP, whose default would end the host without stopping its plugins.
   process.on('SIGHUP', () => void shutdown('SIGHUP'));
+  // After the handlers: a stop asked for as soon as the host listens still stops the plugins it starts.
+  await host.startEnabledPlugins();
 }
 
 /** Why the server could not listen, with the setting that fixes it. */

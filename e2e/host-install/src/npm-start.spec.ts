@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testManifest, testPackage } from '@host/host-installer/testing';
-import { ADMIN_TOKEN, adminTokenFile, ROOT } from '@host/e2e-support';
+import { ADMIN_TOKEN, adminTokenFile, buildHost, ROOT, startHost } from '@host/e2e-support';
 
 // `npm start` as a service manager runs it: the manager signals (or kills)
 // the process it started, which is npm. The host and its plugins must stop
@@ -149,4 +149,44 @@ it('Ctrl-C on npm start in a terminal stops the host gracefully: plugin.stop, ex
   expect(all).toMatch(/SIGINT: stopping plugins/);
   expect(all.trim().split('\n').at(-1)?.trim()).toBe('exit 0');
   expect(pluginLogs(dataDir)).toContain('received plugin.stop');
+}, 240_000);
+
+// npm keeps the flags before `--` for itself and only warns about them: the launcher stops with the command that works.
+it('npm start with host flags before "--" stops at once and names the command that passes them on', () => {
+  const r = spawnSync('npm', ['start', '--reset-admin-token', '--data-dir=/nowhere'], {
+    cwd: ROOT,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(r.status).toBe(2);
+  expect(r.stderr).toContain('npm start -- --data-dir /nowhere --reset-admin-token');
+  expect(r.stderr).toContain('HOST_DATA_DIR=/nowhere HOST_RESET_ADMIN_TOKEN=true npm start');
+  expect(r.stdout + r.stderr).not.toContain('listening on');
+});
+
+it('the first start says how to reset the token through npm, and HOST_RESET_ADMIN_TOKEN=true prints a new one', async () => {
+  buildHost();
+  const dataDir = join(dir, 'data');
+  const tokenOf = (output: string) => /Admin token: (\S+)/.exec(output)?.[1];
+  const first = await startHost(dataDir, { HOST_ADMIN_TOKEN_FILE: '' });
+  const firstOutput = first.output();
+  expect(await first.stop()).toEqual({ code: 0, signal: null });
+  expect(tokenOf(firstOutput)).toBeDefined();
+  expect(firstOutput).toContain('npm start -- --reset-admin-token');
+  expect(firstOutput).toContain('HOST_RESET_ADMIN_TOKEN=true npm start');
+
+  const again = await startHost(dataDir, { HOST_ADMIN_TOKEN_FILE: '' });
+  expect(tokenOf(again.output())).toBeUndefined();
+  await again.stop();
+  const reset = await startHost(dataDir, { HOST_ADMIN_TOKEN_FILE: '', HOST_RESET_ADMIN_TOKEN: 'true' });
+  const newToken = tokenOf(reset.output());
+  try {
+    expect(newToken).toBeDefined();
+    expect(newToken).not.toBe(tokenOf(firstOutput));
+    const res = await fetch(`${reset.url}/api/plugins`, { headers: { authorization: `Bearer ${newToken}` } });
+    expect(res.status).toBe(200);
+  } finally {
+    await reset.stop();
+  }
 }, 240_000);
