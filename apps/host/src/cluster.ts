@@ -232,9 +232,21 @@ export class Cluster {
       const before = reply.outbound as OutboundRecord | null;
       if (before?.error) throw new HostError(before.error.code as never, before.error.message);
       const target = before?.target ?? (found.status !== 'unknown' ? { ...found.reference.target } : { type: 'group' as const, id: '' });
+      // Handled again after a crash or takeover: the event's record here shows the reply the user got before.
+      if (before) this.showOnRecord(eventId, before);
       return { accepted: true, ...(before?.messageId ? { messageId: before.messageId } : {}), target };
     }
     return this.sendReplyNow(inner, request, n, reply.sequence);
+  }
+
+  /** Adds a reply sent by an earlier handling to the event's record in this host's log, once. */
+  private showOnRecord(eventId: string, outbound: OutboundRecord): void {
+    const record = this.o.dispatcher().events.get(eventId);
+    if (!record) return;
+    const same = (o: OutboundRecord) => o.pluginId === outbound.pluginId && o.at === outbound.at && o.messageId === outbound.messageId;
+    if (record.outbound.some(same)) return;
+    record.outbound.push(outbound);
+    this.o.dispatcher().events.publish({ type: 'outbound', record });
   }
 
   /** Sends a recorded reply with the sequence number the database gave it (whichever replica sends) and marks it sent. */
