@@ -70,7 +70,7 @@ describe('composed host', () => {
     expect(first.body.outbound).toEqual([
       expect.objectContaining({
         pluginId: 'com.example.echo',
-        body: expect.objectContaining({ msg_type: 2, markdown: { content: '<qqbot-at-user id="u1" /> &lt;b&gt;hi&lt;/b&gt;' } }),
+        body: expect.objectContaining({ msg_type: 2, markdown: { content: '<qqbot-at-user id="u1" /> <\u2060b>hi<\u2060/b>' } }),
       }),
     ]);
 

@@ -60,7 +60,7 @@ it('delivers a console message to the HTTP plugin and renders its reply; reports
     expect.objectContaining({
       kind: 'reply',
       target: { type: 'group', id: 'g1' },
-      body: { msg_type: 0, content: 'echo: hi &lt;b&gt;there&lt;/b&gt;', msg_id: first.event.message.id, msg_seq: 1 },
+      body: { msg_type: 0, content: 'echo: hi <\u2060b>there<\u2060/b>', msg_id: first.event.message.id, msg_seq: 1 },
       error: null,
     }),
   ]);

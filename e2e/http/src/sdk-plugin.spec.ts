@@ -92,7 +92,7 @@ it('registers the SDK plugin, routes a command to it and renders its Markdown re
       kind: 'reply',
       body: {
         msg_type: 2,
-        markdown: { content: '<qqbot-at-user id="u1" /> **hello** &lt;you&gt;' },
+        markdown: { content: '<qqbot-at-user id="u1" /> **hello** <\u2060you>' },
         msg_id: record.event.message.id,
         msg_seq: 1,
       },

@@ -110,7 +110,7 @@ it('answers a signed group @-message with the plugin Markdown reply mentioning t
   expect(sent.path).toBe('/v2/groups/GROUP_OPENID_E2E/messages');
   expect(sent.body).toEqual({
     msg_type: 2,
-    markdown: { content: '<qqbot-at-user id="MEMBER_OPENID_E2E" /> hello **world** &lt;b&gt;' },
+    markdown: { content: '<qqbot-at-user id="MEMBER_OPENID_E2E" /> hello **world** <\u2060b>' },
     msg_id: messageId,
     msg_seq: 1,
   });

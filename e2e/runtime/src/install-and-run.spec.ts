@@ -50,7 +50,7 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
     const reply = await say('/echo <b>hi</b>');
     expect(reply.body.outbound[0].body).toMatchObject({
       msg_type: 2,
-      markdown: { content: '<qqbot-at-user id="ann" /> &lt;b&gt;hi&lt;/b&gt;' },
+      markdown: { content: '<qqbot-at-user id="ann" /> <\u2060b>hi<\u2060/b>' },
     });
 
     process.kill(first.pid!, 'SIGKILL');

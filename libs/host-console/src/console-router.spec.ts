@@ -95,7 +95,7 @@ describe('POST /api/console/messages', () => {
           target: { type: 'group', id: 'grp' },
           body: {
             msg_type: 2,
-            markdown: { content: '<qqbot-at-user id="u-1" /> &lt;b&gt;hi&lt;/b&gt;' },
+            markdown: { content: '<qqbot-at-user id="u-1" /> <\u2060b>hi<\u2060/b>' },
             msg_id: 'console-in-1',
             msg_seq: 1,
           },

@@ -39,7 +39,7 @@ describe('HostOutboundSink', () => {
     await send({});
     expect(first).toEqual({ accepted: true, messageId: 'out-1', target: { type: 'group', id: 'group-1' } });
     expect(provider.sent.map((s) => s.body)).toEqual([
-      { msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> &lt;i&gt;' }, msg_id: record.event.message.id, msg_seq: 1 },
+      { msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> <\u2060i>' }, msg_id: record.event.message.id, msg_seq: 1 },
       { msg_type: 0, content: 'hi', msg_id: record.event.message.id, msg_seq: 2 },
     ]);
     expect(record.outbound.map((o) => o.messageId)).toEqual(['out-1', 'out-2']);

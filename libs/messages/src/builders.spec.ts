@@ -67,13 +67,18 @@ describe('part builders', () => {
     }
   });
 
-  it('mentionEveryone renders per format', () => {
+  it('mentionEveryone renders only where QQ shows it: a channel', () => {
     const msg = (format: 'text' | 'markdown') => ({ format, parts: [mentionEveryone(), text(' go')] });
-    expect(renderMessage('qqbot', msg('markdown'), group)).toEqual({
+    expect(renderMessage('qqbot', msg('text'), { type: 'channel', id: 'c1' })).toEqual({
       ok: true,
-      value: { msg_type: 2, markdown: { content: '<qqbot-at-everyone /> go' } },
+      value: { msg_type: 0, content: '<qqbot-at-everyone /> go' },
     });
-    expect(renderMessage('qqbot', msg('text'), group)).toMatchObject({ ok: false, error: { code: 'message.mention.unsupported_format' } });
+    for (const format of ['text', 'markdown'] as const) {
+      expect(renderMessage('qqbot', msg(format), group)).toMatchObject({
+        ok: false,
+        error: { code: 'message.mention.unsupported_target' },
+      });
+    }
   });
 
   it('composite of nothing normalises away', () => {

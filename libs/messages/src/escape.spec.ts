@@ -1,4 +1,4 @@
-import { countCodePoints, escapeMarkdownLiteral, escapeText } from './index';
+import { breakTags, countCodePoints, escapeGuildText, escapeMarkdownLiteral, escapeText } from './index';
 
 describe('escapeText', () => {
   it('escapes & < > and nothing else', () => {
@@ -51,13 +51,27 @@ describe('escapeMarkdownLiteral', () => {
     );
   });
 
-  it('escapes every ASCII punctuation character and nothing else', () => {
+  it('escapes every ASCII punctuation character with a backslash, & < > too, and nothing else', () => {
     for (let code = 0; code < 0x80; code++) {
       const c = String.fromCharCode(code);
       const punctuation = /[!-/:-@[-`{-~]/.test(c);
-      const expected = c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : punctuation ? '\\' + c : c;
-      expect(escapeMarkdownLiteral(c)).toBe(expected);
+      expect(escapeMarkdownLiteral(c)).toBe(punctuation ? '\\' + c : c);
     }
     expect(escapeMarkdownLiteral('你好 😀\n')).toBe('你好 😀\n');
+  });
+});
+
+describe('breakTags (groups and one-to-one chats)', () => {
+  it('puts a word joiner after each < that could open a tag, and changes nothing else', () => {
+    expect(breakTags('<qqbot-at-user id="x" /> <@!1> <#2> <emoji:4> <b></b>')).toBe(
+      '<\u2060qqbot-at-user id="x" /> <\u2060@!1> <\u2060#2> <\u2060emoji:4> <\u2060b><\u2060/b>',
+    );
+    expect(breakTags('1 < 2 && 3 > 2 &lt; <3 <')).toBe('1 < 2 && 3 > 2 &lt; <3 <');
+  });
+});
+
+describe('escapeGuildText (channels and guild direct chats)', () => {
+  it('escapes & < > and the words @everyone', () => {
+    expect(escapeGuildText('@everyone <@!1> &lt;')).toBe('@\u2060everyone &lt;@!1&gt; &amp;lt;');
   });
 });

@@ -1,5 +1,5 @@
 export type { MessageError, MessageResult } from './result';
-export { escapeMarkdownLiteral, escapeText, countCodePoints } from './escape';
+export { breakTags, escapeGuildText, escapeMarkdownLiteral, escapeText, countCodePoints, WORD_JOINER } from './escape';
 export { MAX_COMPOSITE_DEPTH, MENTION_ID_PATTERN } from './limits';
 export { parseOutgoingMessage, parseTarget } from './validate';
 export { normalizeMessage, normalizeParsedMessage, type NormalizedMessage, type NormalizedPart } from './normalize';

@@ -45,7 +45,10 @@ describe('RendererRegistry', () => {
     const registry = createDefaultRegistry();
     registry.register(chatRenderer);
     expect(registry.providers().sort()).toEqual(['chat', 'qqbot']);
-    expect(renderMessage('qqbot', message, group, registry)).toEqual({ ok: true, value: { msg_type: 0, content: '@Ann 1 &lt; 2' } });
+    expect(renderMessage('qqbot', message, group, registry)).toEqual({
+      ok: true,
+      value: { msg_type: 0, content: '<qqbot-at-user id="U1" /> 1 < 2' },
+    });
     expect(renderMessage('qqbot', message, group)).toEqual(renderMessage('qqbot', message, group, registry));
     expect(getRenderer('chat')).toBeUndefined();
     expect(defaultRegistry.providers()).toEqual(['qqbot']);
@@ -93,7 +96,7 @@ describe('RendererRegistry', () => {
     expect(renderParsedMessage('qqbot', parsed, group)).toEqual(renderMessage('qqbot', parsed, group));
     expect(renderParsedMessage('qqbot', parsed, group)).toEqual({
       ok: true,
-      value: { msg_type: 2, markdown: { content: '<qqbot-at-user id="U1" /> &lt;b&gt;' } },
+      value: { msg_type: 2, markdown: { content: '<qqbot-at-user id="U1" /> <\u2060b>' } },
     });
   });
 });

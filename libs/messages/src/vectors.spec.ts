@@ -79,7 +79,6 @@ describe('vector coverage', () => {
         'message.empty',
         'message.format.unsupported_target',
         'message.mention.invalid_id',
-        'message.mention.unsupported_format',
         'message.mention.unsupported_target',
         'message.part.unsupported',
         'message.parts.too_many',

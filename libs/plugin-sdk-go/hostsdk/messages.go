@@ -307,19 +307,24 @@ func normalize(format string, parts []Part, target *wire.Target) (wire.MessagePa
 	return f.out, nil
 }
 
-var entities = map[string]string{"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+var (
+	entityReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	tagStart       = regexp.MustCompile(`<([A-Za-z@#!/])`)
+)
 
-func escapeText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+// escapeGuildText escapes & < > as entities (the platform unescapes guild messages once) and puts a word
+// joiner after @ in the words @everyone.
+func escapeGuildText(s string) string {
+	return strings.ReplaceAll(entityReplacer.Replace(s), "@everyone", "@\u2060everyone")
+}
+
+// breakTags puts a word joiner after each < that could open a tag (groups and one-to-one chats show text as typed).
+func breakTags(s string) string {
+	return tagStart.ReplaceAllString(s, "<\u2060$1")
 }
 
 func escapeMarkdownLiteral(s string) string {
-	return asciiPunctuation.ReplaceAllStringFunc(s, func(c string) string {
-		if e, ok := entities[c]; ok {
-			return e
-		}
-		return `\` + c
-	})
+	return asciiPunctuation.ReplaceAllStringFunc(s, func(c string) string { return `\` + c })
 }
 
 // renderQQBot renders a normalised message for QQ Bot (v2.md 7.3): the body the host would send.
@@ -333,14 +338,18 @@ func renderQQBot(format string, parts wire.MessagePartList, target wire.Target) 
 		return nil, messageError(wire.CodeMessageFormatUnsupportedTarget, &t, fmt.Sprintf("the target is of type %q", target.Type))
 	}
 	oneToOne := target.Type == "user" || target.Type == "direct"
+	guild := target.Type == "channel" || target.Type == "direct"
 	var content strings.Builder
 	for _, p := range parts {
 		switch v := p.(type) {
 		case wire.MessagePartText:
-			if v.Literal {
+			switch {
+			case v.Literal:
 				content.WriteString(escapeMarkdownLiteral(v.Text))
-			} else {
-				content.WriteString(escapeText(v.Text))
+			case guild:
+				content.WriteString(escapeGuildText(v.Text))
+			default:
+				content.WriteString(breakTags(v.Text))
 			}
 			continue
 		}
@@ -349,18 +358,12 @@ func renderQQBot(format string, parts wire.MessagePartList, target wire.Target) 
 		}
 		switch v := p.(type) {
 		case wire.MessagePartMentionEveryone:
-			if !markdown {
-				return nil, messageError(wire.CodeMessageMentionUnsupportedFormat, &t, "")
+			if target.Type != "channel" {
+				return nil, messageError(wire.CodeMessageMentionUnsupportedTarget, &t, "QQ shows an everyone mention only in a guild channel")
 			}
 			content.WriteString("<qqbot-at-everyone />")
 		case wire.MessagePartMentionUser:
-			if markdown {
-				content.WriteString(`<qqbot-at-user id="` + v.ID + `" />`)
-			} else if strings.TrimFunc(v.DisplayName, jsWhitespace) != "" {
-				content.WriteString("@" + escapeText(v.DisplayName))
-			} else {
-				content.WriteString("@" + escapeText(v.ID))
-			}
+			content.WriteString(`<qqbot-at-user id="` + v.ID + `" />`)
 		}
 	}
 	text := content.String()

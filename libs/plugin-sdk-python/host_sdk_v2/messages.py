@@ -20,7 +20,7 @@ _BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff]")
 _SPECIAL = re.compile("[&<>]")
 _ASCII_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
-_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_TAG_START = re.compile(r"<(?=[A-Za-z@#!/])")
 _TARGET_TYPES = ("group", "channel", "user", "direct")
 # JavaScript's String.prototype.trim whitespace, which the host uses for "blank".
 _JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -197,7 +197,7 @@ def parse_target(target: Any) -> Dict[str, str]:
 
 
 def escape_text(value: str) -> str:
-    """``&``, ``<``, ``>`` become entities; nothing else changes."""
+    """``&``, ``<``, ``>`` become entities; nothing else changes (guild channels and direct chats)."""
     if "&" in value:
         value = value.replace("&", "&amp;")
     if "<" in value:
@@ -207,9 +207,19 @@ def escape_text(value: str) -> str:
     return value
 
 
+def escape_guild_text(value: str) -> str:
+    """escape_text, and a word joiner after ``@`` in the words ``@everyone``."""
+    return escape_text(value).replace("@everyone", "@\u2060everyone")
+
+
+def break_tags(value: str) -> str:
+    """A word joiner after each ``<`` that could open a tag (groups and one-to-one chats)."""
+    return _TAG_START.sub("<\u2060", value)
+
+
 def escape_markdown_literal(value: str) -> str:
-    """Entities for ``&<>`` and a backslash before every other ASCII punctuation character."""
-    return _ASCII_PUNCTUATION.sub(lambda m: _ENTITY.get(m.group(0), "\\" + m.group(0)), value)
+    """A backslash before every ASCII punctuation character."""
+    return _ASCII_PUNCTUATION.sub(lambda m: "\\" + m.group(0), value)
 
 
 def _code_points(value: str) -> int:
@@ -225,27 +235,27 @@ def render_qqbot(message: Mapping[str, Any], target: Mapping[str, str]) -> Dict[
     if markdown and target["type"] != "group":
         raise _fail("message.format.unsupported_target", f'The target is of type "{target["type"]}".', target)
     one_to_one = target["type"] in ("user", "direct")
+    guild = target["type"] in ("channel", "direct")
     content: List[str] = []
     for part in message["parts"]:
         if part["type"] == "text":
-            content.append(escape_markdown_literal(part["text"]) if part.get("literal") else escape_text(part["text"]))
+            if part.get("literal"):
+                content.append(escape_markdown_literal(part["text"]))
+            else:
+                content.append(escape_guild_text(part["text"]) if guild else break_tags(part["text"]))
             continue
         if one_to_one:
             raise _fail("message.mention.unsupported_target", f'The target is a one-to-one chat (type "{target["type"]}"). Remove the mention.', target)
         if part["target"] == "everyone":
-            if not markdown:
+            if target["type"] != "channel":
                 raise _fail(
-                    "message.mention.unsupported_format",
-                    'The message mentions everyone in text format, where QQ shows the plain words "@everyone" and notifies no one. '
-                    'Send it with format "markdown" to a group.',
+                    "message.mention.unsupported_target",
+                    f'The target is of type "{target["type"]}"; QQ shows an everyone mention only in a guild channel.',
                     target,
                 )
             content.append("<qqbot-at-everyone />")
-        elif markdown:
-            content.append(f'<qqbot-at-user id="{part["id"]}" />')
         else:
-            name = part.get("displayName")
-            content.append("@" + escape_text(name if name is not None and name.strip(_JS_WHITESPACE) else part["id"]))
+            content.append(f'<qqbot-at-user id="{part["id"]}" />')
     text = "".join(content)
     chars = _code_points(text)
     if chars > LIMITS["maxMessageChars"]:

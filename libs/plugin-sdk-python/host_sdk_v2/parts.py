@@ -19,7 +19,7 @@ PartInput = Union[MessagePart, str]
 
 
 def text(value: str) -> MessagePartText:
-    """A text part; ``text("1 < 2")`` renders as ``1 &lt; 2``."""
+    """A text part; ``text("1 < 2")`` shows as typed (a channel gets ``1 &lt; 2``, which it shows as ``1 < 2``)."""
     return {"type": "text", "text": value}
 
 
@@ -65,7 +65,7 @@ class _At:
 
     @staticmethod
     def everyone() -> MessagePartMentionEveryone:
-        """Mentions everyone in a group; needs the ``messages.mentionEveryone`` permission."""
+        """Mentions everyone in a guild channel (QQ shows it nowhere else); needs the ``messages.mentionEveryone`` permission."""
         return {"type": "mention", "target": "everyone"}
 
 

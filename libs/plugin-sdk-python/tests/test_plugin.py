@@ -72,12 +72,12 @@ class TestHostTest(unittest.TestCase):
         self.assertEqual(delivery.ack["accepted"], True)
         self.assertEqual(
             delivery.replies[0].body["markdown"]["content"],
-            '<qqbot-at-user id="user-1" /> said: \\[click\\]\\(http\\:\\/\\/x\\.example\\) &lt;b&gt;',
+            '<qqbot-at-user id="user-1" /> said: \\[click\\]\\(http\\:\\/\\/x\\.example\\) \\<b\\>',
         )
 
-    def test_text_replies_show_the_display_name(self) -> None:
+    def test_text_replies_mention_with_the_at_user_tag(self) -> None:
         host = TestHost(plugin_with(lambda ctx: ctx.reply(at.user(ctx.sender), " hi")))
-        self.assertEqual(host.send("x").replies[0].body, {"msg_type": 0, "content": "@Alice hi"})
+        self.assertEqual(host.send("x").replies[0].body, {"msg_type": 0, "content": '<qqbot-at-user id="user-1" /> hi'})
 
     def test_sends_need_the_permission(self) -> None:
         host = TestHost(plugin_with(lambda ctx: ctx.messages.group("g2").send("x"), permissions=["messages.reply"]))
@@ -150,7 +150,7 @@ class TestHostTest(unittest.TestCase):
 
         host = TestHost(plugin_with(handler))
         delivery = host.send("x")
-        self.assertEqual(delivery.replies[0].body, {"msg_type": 0, "content": "ab@Bob"})
+        self.assertEqual(delivery.replies[0].body, {"msg_type": 0, "content": 'ab<qqbot-at-user id="u2" />'})
         self.assertEqual(host.logs[-1], {"level": "info", "message": "sent", "fields": {"target": "group-1"}})
 
     def test_settings_defaults_changes_and_lifecycle_hooks(self) -> None:

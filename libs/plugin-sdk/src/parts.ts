@@ -27,7 +27,7 @@ export type PartInput = MessagePart | string;
  * ```ts
  * import { text } from '@host/plugin-sdk-v2';
  *
- * const part = text('1 < 2'); // rendered as "1 &lt; 2"
+ * const part = text('1 < 2'); // shown as typed: "1 < 2"
  * ```
  */
 export function text(value: string): TextPart {
@@ -75,8 +75,8 @@ export function literal(value: string): TextPart {
  */
 export const at = {
   /**
-   * Mentions one user. Markdown renders `<qqbot-at-user id="..." />`; text
-   * renders `@displayName` (the provider shows tags literally in text).
+   * Mentions one user: `<qqbot-at-user id="..." />` in both formats, which
+   * notifies the user in groups and channels.
    */
   user(user: MentionableUser, displayName?: string): UserMentionPart {
     return mentionUser(user, displayName);
@@ -90,7 +90,7 @@ export const at = {
     if (!result.ok) throw new PluginMessageError(result.error.code, result.error.message);
     return result.value;
   },
-  /** Mentions everyone in a group; needs the `messages.mentionEveryone` permission. */
+  /** Mentions everyone in a guild channel (QQ shows it nowhere else); needs the `messages.mentionEveryone` permission. */
   everyone(): EveryoneMentionPart {
     return mentionEveryone();
   },

@@ -42,8 +42,8 @@ describe('createTestHost: replies', () => {
           { type: 'mention', target: 'user', id: 'u-1', displayName: 'Ann' },
           { type: 'text', text: ' said: <b>hi</b> & bye' },
         ],
-        body: { msg_type: 2, markdown: { content: '<qqbot-at-user id="u-1" /> said: &lt;b&gt;hi&lt;/b&gt; &amp; bye' } },
-        content: '<qqbot-at-user id="u-1" /> said: &lt;b&gt;hi&lt;/b&gt; &amp; bye',
+        body: { msg_type: 2, markdown: { content: '<qqbot-at-user id="u-1" /> said: <\u2060b>hi<\u2060/b> & bye' } },
+        content: '<qqbot-at-user id="u-1" /> said: <\u2060b>hi<\u2060/b> & bye',
       },
     ]);
   });
@@ -69,10 +69,10 @@ describe('createTestHost: replies', () => {
     expect(replies[0]?.content).toBe('**noted:** \\[click\\]\\(http\\:\\/\\/evil\\.example\\) \\!\\[i\\]\\(y\\) \\_x\\_');
   });
 
-  it('renders text mentions as @displayName, as the provider shows tags literally in text', async () => {
+  it("renders text mentions in a group as the platform's at-user tag, whatever the display name", async () => {
     const plugin = definePlugin({ pluginId: 'com.example.t', onMessage: (ctx) => void ctx.reply('hi ', at.users(ctx.sender, 'u-2')) });
     const { replies } = await createTestHost(plugin).send({ text: 'x', sender: { mentionId: 'u-1', displayName: 'A<b>' } });
-    expect(replies[0]?.content).toBe('hi @A&lt;b&gt; @u-2');
+    expect(replies[0]?.content).toBe('hi <qqbot-at-user id="u-1" /> <qqbot-at-user id="u-2" />');
   });
 
   it('refuses Markdown to a one-to-one chat with message.format.unsupported_target', async () => {
@@ -117,7 +117,7 @@ describe('createTestHost: replies', () => {
     const plugin = definePlugin({
       manifest: manifest({ commands: [], permissions: ['messages.reply', 'messages.send', 'messages.mentionEveryone'] }),
       async onMessage(ctx) {
-        await ctx.messages.group('g-2').sendMarkdown(ctx.at.everyone(), ' news');
+        await ctx.messages.to({ type: 'channel', id: 'c-2' }).send(ctx.at.everyone(), ' news');
         await ctx.messages.user('u-9').send(composite('a', composite('b')), 'c');
         await ctx.messages.to({ type: 'group', id: 'g-3', botAccountId: 'other-bot' }).send('d');
       },
@@ -125,11 +125,7 @@ describe('createTestHost: replies', () => {
     const { replies } = await createTestHost(plugin).send('x');
     // Inside a handler a send speaks as the event's bot unless the target names another.
     expect(replies.map((r) => [r.kind, r.target, r.body])).toEqual([
-      [
-        'send',
-        { type: 'group', id: 'g-2', botAccountId: 'test-bot' },
-        { msg_type: 2, markdown: { content: '<qqbot-at-everyone /> news' } },
-      ],
+      ['send', { type: 'channel', id: 'c-2', botAccountId: 'test-bot' }, { msg_type: 0, content: '<qqbot-at-everyone /> news' }],
       ['send', { type: 'user', id: 'u-9', botAccountId: 'test-bot' }, { msg_type: 0, content: 'abc' }],
       ['send', { type: 'group', id: 'g-3', botAccountId: 'other-bot' }, { msg_type: 0, content: 'd' }],
     ]);
