@@ -31,6 +31,12 @@ export const QqBotAccountInputSchema = z.strictObject({
   displayName: z.string().min(1).max(64).optional(),
   apiBaseUrl: HttpUrl.optional().describe(`OpenAPI base URL (default ${QQBOT_DEFAULT_API_BASE_URL}).`),
   tokenUrl: HttpUrl.optional().describe(`Access token endpoint (default ${QQBOT_DEFAULT_TOKEN_URL}).`),
+  markdown: z
+    .boolean()
+    .optional()
+    .describe(
+      'true once the platform granted this bot Markdown messages (an application on q.qq.com); default false: Markdown replies go out as text with their mentions.',
+    ),
 });
 export type QqBotAccountInput = z.infer<typeof QqBotAccountInputSchema>;
 
@@ -57,6 +63,7 @@ export const QqBotAccountViewSchema = z.object({
   source: z.enum(['file', 'api']).describe('file: from HOST_QQBOT_ACCOUNTS_FILE (read-only here); api: added with POST /qqbot/accounts.'),
   apiBaseUrl: z.string(),
   tokenUrl: z.string(),
+  markdown: z.boolean().describe('Whether Markdown replies go out as Markdown (the operator says the platform granted it) or as text.'),
   webhookPath: z.string().describe('Path of the webhook under this host.'),
   webhookUrl: z
     .string()

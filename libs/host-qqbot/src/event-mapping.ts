@@ -19,12 +19,69 @@ export const DEFAULT_REPLY_WINDOWS: ReplyWindows = {
   channelMilliseconds: 5 * 60_000,
 };
 
-/** What the platform allows for passive replies, listed in `messageReference.restrictions`. */
-const RESTRICTIONS = {
-  group: ['qqbot.passive_reply.window_seconds=300', 'qqbot.passive_reply.max_replies=5', 'qqbot.markdown=allowed'],
-  c2c: ['qqbot.passive_reply.window_seconds=3600', 'qqbot.passive_reply.max_replies=5', 'qqbot.markdown=group_only'],
-  channel: ['qqbot.passive_reply.window_seconds=300', 'qqbot.markdown=group_only'],
-};
+/**
+ * What the platform allows in a reply to each kind of chat, listed in
+ * `messageReference.restrictions` (sources: tencent-connect/bot-docs,
+ * docs/develop/api-v2/server-inter/message/send-receive/send.md for the
+ * windows, the 5 replies and the end of active messages on 2025-04-21;
+ * .../trans/text-chain.md for where the at-user and at-everyone tags work).
+ * Markdown is a group feature of the protocol (v2.md 7.3), and in a group it
+ * also needs the platform's permission, which the operator states per account.
+ */
+function restrictions(kind: 'group' | 'c2c' | 'channel', markdownAllowed: boolean): string[] {
+  switch (kind) {
+    case 'group':
+      return [
+        'qqbot.passive_reply.window_seconds=300',
+        'qqbot.passive_reply.max_replies=5',
+        markdownAllowed ? 'qqbot.markdown=allowed' : 'qqbot.markdown=not_permitted',
+        'qqbot.mention.user=allowed',
+        'qqbot.mention.everyone=unsupported',
+        'qqbot.active_message=unavailable',
+      ];
+    case 'c2c':
+      return [
+        'qqbot.passive_reply.window_seconds=3600',
+        'qqbot.passive_reply.max_replies=5',
+        'qqbot.markdown=group_only',
+        'qqbot.mention=unsupported',
+        'qqbot.active_message=unavailable',
+      ];
+    case 'channel':
+      return [
+        'qqbot.passive_reply.window_seconds=300',
+        'qqbot.markdown=group_only',
+        'qqbot.mention.user=allowed',
+        'qqbot.mention.everyone=allowed',
+      ];
+  }
+}
+
+/**
+ * Guild message content arrives with `&`, `<`, `>` as entities (message_format.md
+ * of tencent-connect/bot-docs, "转义内容": "消息抄送会将源字符转为转义后内容"); undone
+ * once, in one pass, so `&amp;lt;` becomes `&lt;`, what the user typed.
+ */
+export function unescapeGuildContent(content: string): string {
+  return content.replace(/&(amp|lt|gt);/g, (_m, name: string) => (name === 'amp' ? '&' : name === 'lt' ? '<' : '>'));
+}
+
+/**
+ * Removes the bot's own mention (`<@!id>` or `<@id>` of a mention flagged
+ * `bot`) from the start of guild content, or else from its end, with the
+ * spaces beside it, so a command typed after "@bot" starts the text. A
+ * mention elsewhere stays where the user put it.
+ */
+export function stripOwnMention(content: string, botIds: readonly string[]): string {
+  for (const id of botIds) {
+    const tag = `(?:<@!?${id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}>)`;
+    const start = new RegExp(`^\\s*${tag}\\s*`);
+    if (start.test(content)) return content.replace(start, '');
+    const end = new RegExp(`\\s*${tag}\\s*$`);
+    if (end.test(content)) return content.replace(end, '');
+  }
+  return content;
+}
 
 const Id = z.string().min(1).max(256);
 
@@ -82,6 +139,8 @@ export interface BotIdentity {
   botAccountId: string;
   appId: string;
   displayName?: string;
+  /** The operator says the platform granted this bot Markdown (per account; default no). */
+  markdownAllowed?: boolean;
 }
 
 export type MappingResult = { ok: true; event: MessageEvent } | { ok: false; reason: string };
@@ -129,7 +188,12 @@ export function mapDispatch(
       conversation: { type: 'group', conversationId: m.group_openid, groupOpenId: m.group_openid },
       sender,
       message: { id: m.id, content: m.content, attachments: attachments(m.id, m.attachments), mentions },
-      reference: { messageId: m.id, targetType: 'group', targetId: m.group_openid, restrictions: RESTRICTIONS.group },
+      reference: {
+        messageId: m.id,
+        targetType: 'group',
+        targetId: m.group_openid,
+        restrictions: restrictions('group', bot.markdownAllowed === true),
+      },
     });
   }
   if (type === 'C2C_MESSAGE_CREATE') {
@@ -146,7 +210,7 @@ export function mapDispatch(
         ...(m.author.union_openid ? { unionOpenId: m.author.union_openid } : {}),
       },
       message: { id: m.id, content: m.content, attachments: attachments(m.id, m.attachments), mentions: [] },
-      reference: { messageId: m.id, targetType: 'user', targetId: openid, restrictions: RESTRICTIONS.c2c },
+      reference: { messageId: m.id, targetType: 'user', targetId: openid, restrictions: restrictions('c2c', false) },
     });
   }
   if (type === 'AT_MESSAGE_CREATE') {
@@ -154,18 +218,22 @@ export function mapDispatch(
     if (!d.success) return { ok: false, reason: `AT_MESSAGE_CREATE without ${firstIssue(d.error)}` };
     const m = d.data;
     const name = m.member?.nick || m.author.username;
+    const mentioned = m.mentions ?? [];
+    const content = stripOwnMention(
+      unescapeGuildContent(m.content),
+      mentioned.filter((x) => x.bot).map((x) => x.id),
+    );
     return build(payload, bot, receivedAt, m.timestamp, windows.channelMilliseconds, {
       conversation: { type: 'channel', conversationId: m.channel_id, guildId: m.guild_id, channelId: m.channel_id },
       sender: { provider: 'qqbot', mentionId: m.author.id, ...(name ? { displayName: name } : {}) },
       message: {
         id: m.id,
-        content: m.content,
+        content,
         attachments: attachments(m.id, m.attachments),
-        mentions: (m.mentions ?? [])
-          .filter((x) => !x.bot)
-          .map((x) => ({ provider: 'qqbot', mentionId: x.id, ...(x.username ? { displayName: x.username } : {}) })),
+        // The bot's own mention is listed too: it was mentioned, even though its tag left the content.
+        mentions: mentioned.map((x) => ({ provider: 'qqbot', mentionId: x.id, ...(x.username ? { displayName: x.username } : {}) })),
       },
-      reference: { messageId: m.id, targetType: 'channel', targetId: m.channel_id, restrictions: RESTRICTIONS.channel },
+      reference: { messageId: m.id, targetType: 'channel', targetId: m.channel_id, restrictions: restrictions('channel', false) },
     });
   }
   return { ok: false, reason: `event type ${typeof type === 'string' ? type : JSON.stringify(type)} has no message.created mapping` };

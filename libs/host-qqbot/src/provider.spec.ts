@@ -125,7 +125,7 @@ describe('QqBotProvider', () => {
       expect(pb.messages.map((m) => m.body)).toEqual([
         {
           msg_type: 2,
-          markdown: { content: '<qqbot-at-user id="MEMBER_7" /> **hi** &lt;b&gt;' },
+          markdown: { content: '<qqbot-at-user id="MEMBER_7" /> **hi** <\u2060b>' },
           msg_id: (payload['d'] as { id: string }).id,
           msg_seq: 1,
         },

@@ -27,6 +27,7 @@ export function accountView(account: QqBotAccount, baseUrl: string): QqBotAccoun
     id: account.id,
     appId: account.config.appId,
     displayName: account.config.displayName ?? null,
+    markdown: account.config.markdown === true,
     source: account.source,
     apiBaseUrl: account.apiBaseUrl,
     tokenUrl: account.tokenUrl,

@@ -374,7 +374,13 @@ describe('QQ Bot webhook', () => {
     expect(events[0]).toMatchObject({
       conversation: { type: 'channel', conversationId: 'C1', guildId: 'GU1', channelId: 'C1' },
       sender: { mentionId: 'U1', displayName: 'Alice' },
-      message: { mentions: [{ provider: 'qqbot', mentionId: 'U2', displayName: 'bob' }] },
+      message: {
+        content: '/echo hi',
+        mentions: [
+          { provider: 'qqbot', mentionId: '999', displayName: 'bot' },
+          { provider: 'qqbot', mentionId: 'U2', displayName: 'bob' },
+        ],
+      },
       messageReference: { targetType: 'channel', targetId: 'C1' },
     });
   });

@@ -155,7 +155,12 @@ export class QqBotWebhook {
     }
     const mapped = mapDispatch(
       payload,
-      { botAccountId: account.id, appId: account.config.appId, displayName: account.config.displayName },
+      {
+        botAccountId: account.id,
+        appId: account.config.appId,
+        displayName: account.config.displayName,
+        markdownAllowed: account.config.markdown === true,
+      },
       this.now(),
       this.windows,
     );
