@@ -1,4 +1,4 @@
-import { ADMIN_TOKEN, api, type RunningHost } from '@host/e2e-support';
+import { ADMIN_TOKEN, api, ROOT, type RunningHost } from '@host/e2e-support';
 import { buildZip } from '@host/host-installer/testing';
 import { parseExposition, type Exposition } from '@host/host-metrics/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const FIXTURES = join(__dirname, '../../fixtures');
+export const FIXTURES = join(ROOT, 'e2e/fixtures');
 
 /** The misbehaving fixture as a package of its own: `pluginId`, its manifest changed by `edit`. */
 export function fixturePackage(pluginId: string, edit: (manifest: Record<string, any>) => void = () => undefined): Buffer {
