@@ -194,13 +194,14 @@ export const SettingsPutBodySchema = z.strictObject({
 export type SettingsPutBody = z.infer<typeof SettingsPutBodySchema>;
 
 /** What a running plugin sees of a settings change (docs/protocol/v2.md 2.2). */
-export const SettingsDeliveryStatus = z.enum(['live', 'nextStart', 'restartRequired', 'notSent']);
+export const SettingsDeliveryStatus = z.enum(['live', 'nextStart', 'restartRequired', 'notSent', 'refused']);
 export type SettingsDeliveryStatus = z.infer<typeof SettingsDeliveryStatus>;
 export const SettingsDeliverySchema = z.object({
   status: SettingsDeliveryStatus.describe(
-    'live: the running plugin took the values; nextStart: it is not running and gets them at its next start; restartRequired: it runs but did not take them, restart it to apply them; notSent: an HTTP plugin, which configures itself.',
+    'live: the running plugin took the values; nextStart: it is not running and gets them at its next start; restartRequired: it runs but did not take them, restart it to apply them; notSent: an HTTP plugin, which configures itself; refused: the running plugin refused them (the runtime tells the admin API so, which puts the previous values back and answers SETTINGS_REFUSED; a PUT never answers this status).',
   ),
   message: z.string().describe('The same for the operator, with the reason when the values did not reach the plugin.'),
+  reason: z.string().optional().describe("refused: the plugin's own reason, as it answered settings.changed."),
 });
 export type SettingsDelivery = z.infer<typeof SettingsDeliverySchema>;
 export const SettingsPutResponseSchema = SettingsResponseSchema.extend({ delivery: SettingsDeliverySchema });

@@ -296,7 +296,7 @@ export const ADMIN_ROUTES = {
     path: '/plugins/{pluginId}/settings',
     summary: "Change a plugin's settings",
     description:
-      'Stored by the settings store, by default in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value. A running stdio plugin gets the new values without a restart when its SDK takes them (settings.changed); delivery says whether it did.',
+      "Stored by the settings store, by default in plugin-data/<pluginId>/config/settings.json (kept across updates and uninstall). A blank or null secret keeps the stored secret; null clears other fields; omitted fields keep their value. A running stdio plugin gets the new values without a restart when its SDK takes them (settings.changed); delivery says whether it did. When the running plugin refuses them, the previous values are kept and the answer is SETTINGS_REFUSED with the plugin's reason.",
     tags: ['settings'],
     params: PLUGIN_PARAM,
     body: SettingsPutBodySchema,
@@ -306,7 +306,7 @@ export const ADMIN_ROUTES = {
         schema: SettingsPutResponseSchema,
       },
     },
-    errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'SETTINGS_INVALID'],
+    errors: ['PLUGIN_NOT_FOUND', 'BAD_REQUEST', 'SETTINGS_INVALID', 'SETTINGS_REFUSED'],
   }),
 
   uploadPackage: defineContract({

@@ -292,6 +292,34 @@ describe('admin API', () => {
     expectError(await authed(h, 'post', '/api/plugins/com.example.broken/start'), 404, 'PLUGIN_NOT_FOUND');
   });
 
+  it('keeps the previous settings when the running plugin refuses new ones, and answers SETTINGS_REFUSED with its reason', async () => {
+    // The runtime answers as it does for a plugin whose settings.changed failed (libs/host-runtime supervisor.spec.ts runs a real one).
+    let refuse = true;
+    const runtime = {
+      ...createUnavailableRuntime(),
+      applySettings: async (id: string) =>
+        refuse
+          ? { status: 'refused' as const, message: `${id} refused the new settings: units must be metric`, reason: 'units must be metric' }
+          : { status: 'live' as const, message: `${id} took the new settings while running.` },
+    };
+    const h = await harness({ extra: { runtime } });
+    const settings = { configSchema: { greeting: { type: 'string', label: 'Greeting' }, units: { type: 'string', label: 'Units' } } };
+    await upload(h, pkg('1.0.0', { settings }));
+    const path = `/api/plugins/${ID}/settings`;
+    refuse = false;
+    expect((await authed(h, 'put', path).send({ values: { greeting: 'hi', units: 'metric' } })).status).toBe(200);
+    refuse = true;
+    const refused = await authed(h, 'put', path).send({ values: { units: 'kelvin' } });
+    expectError(refused, 422, 'SETTINGS_REFUSED');
+    expect(refused.body.error.details).toEqual({ pluginId: ID, reason: 'units must be metric' });
+    expect(refused.body.error.message).toContain('units must be metric');
+    // What the plugin refused is not stored: a restart could not apply it.
+    expect((await authed(h, 'get', path)).body.values).toEqual({ greeting: 'hi', units: 'metric' });
+    expect(JSON.parse(readFileSync(join(h.paths.configDirOf(ID), 'settings.json'), 'utf8'))).toEqual({
+      values: { greeting: 'hi', units: 'metric' },
+    });
+  });
+
   it('keeps settings valid, never returns secrets, and keeps a secret saved blank', async () => {
     const h = await harness();
     const settings = {

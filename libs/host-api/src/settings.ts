@@ -124,3 +124,9 @@ export function applySettingsChanges(record: PluginRecord, current: StoredSettin
   }
   return next;
 }
+
+/** Whether two stored settings hold the same values, whatever the order of their keys. */
+export function sameValues(a: StoredSettings, b: StoredSettings): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && Object.is(a[k], b[k]));
+}

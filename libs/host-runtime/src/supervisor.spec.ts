@@ -181,6 +181,11 @@ describe('Supervisor start failures', () => {
     const old = await runtime.applySettings('com.test.old');
     expect(old.status).toBe('restartRequired');
     expect(old.message).toMatch(/restart/);
+    // A refusal is a refusal, in the plugin's words without its stack trace; no restart applies the refused values.
+    settings = { mode: 'refuse' };
+    const refused = await runtime.applySettings('com.test.settings');
+    expect(refused).toMatchObject({ status: 'refused', reason: 'Error: mode "refuse" is not one this plugin knows' });
+    expect(refused.message).not.toMatch(/ at |\/api\/|restart/);
     await logs.flush();
     const lines = (await logs.tail('com.test.settings', 50)).map((l) => l.message);
     expect(lines).toContain('settings {"mode":"fast"}');

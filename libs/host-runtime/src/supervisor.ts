@@ -194,11 +194,17 @@ export class Supervisor implements PluginEndpoint {
       return { status: 'nextStart', message: `${this.pluginId} is ${this.state}; it gets the new settings when it starts.` };
     }
     const settings = await this.deps.loadSettings(this.pluginId);
-    const problem = await proc.changeSettings(settings, RUNTIME_DEFAULTS.requestTimeoutMilliseconds);
-    if (problem === undefined) {
+    const outcome = await proc.changeSettings(settings, RUNTIME_DEFAULTS.requestTimeoutMilliseconds);
+    if (outcome === undefined) {
       this.log('info', 'took the changed settings while running');
       return { status: 'live', message: `${this.pluginId} took the new settings while running.` };
     }
+    if ('refused' in outcome) {
+      // It keeps its old values (docs/protocol/v2.md 4.10); the admin API puts them back in the store.
+      this.log('warn', `refused the changed settings: ${outcome.refused}`);
+      return { status: 'refused', message: `${this.pluginId} refused the new settings: ${outcome.refused}`, reason: outcome.refused };
+    }
+    const problem = outcome.notTaken;
     this.log('warn', `did not take the changed settings: ${problem}`);
     return {
       status: 'restartRequired',

@@ -11,7 +11,8 @@
 //   crash-stack    at start, write a Node-style uncaught error (source line, error line, many stack frames) and exit 1
 //   usage          without --host-stdio: print help to stderr and exit 2, as the SDK does
 //   ignore-eof     like ack, but keeps running when stdin closes (a plugin that outlives a dead host)
-//   settings       like ack, and takes settings.changed (declared in the handshake), writing "settings <json>" to stderr
+//   settings       like ack, and takes settings.changed (declared in the handshake), writing "settings <json>" to stderr;
+//                  refuses values with mode "refuse" (PluginError with a stack trace after its reason, as some runtimes send)
 //   import=NAME    like ack, after `import(NAME)` and `require(NAME)` at start (an uncaught failure ends the process)
 const hostStdio = process.argv.includes('--host-stdio');
 const mode = hostStdio ? (process.argv[3] ?? 'ack') : 'usage';
@@ -69,6 +70,10 @@ function onMessage(m) {
     return send({ id: m.id, result: { cancelled: true } });
   }
   if (m.method === 'settings.changed') {
+    if (m.params.settings.mode === 'refuse') {
+      const stack = ['Error: mode "refuse" is not one this plugin knows', '    at check (file:///plugin/index.mjs:3:9)', '    at frame1 (file:///plugin/index.mjs:7:1)'];
+      return send({ id: m.id, error: { code: -32000, message: stack.join('\n') } });
+    }
     process.stderr.write(`settings ${JSON.stringify(m.params.settings)}\n`);
     return send({ id: m.id, result: { applied: true } });
   }

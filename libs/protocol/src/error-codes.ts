@@ -110,6 +110,19 @@ export const MESSAGE_ERRORS = defineErrors({
       "The handler replied after the provider's passive reply window (a slow handler, a queue that held the event), or a scheduled job replies to an old event.",
     fix: 'Reply sooner (ACK at once, do slow work after), or send a new message with messages.send, which needs the messages.send permission.',
   },
+  'message.reference.reply_limit': {
+    message:
+      'The message being answered already has every reply the provider allows (QQ Bot: 5 replies to one received message, counted across all plugins). Put the rest into the replies already sent.',
+    causes:
+      'Several plugins answer the same message, or one handler replies once per item of a list; the platform refuses the sixth reply (its code 22009, or 40034128 when the window or count is exceeded) and the host refuses it before sending.',
+    fix: 'Merge text into fewer replies (one reply may hold up to 4000 characters), or let one plugin answer and the others observe.',
+  },
+  'message.reference.refused': {
+    message:
+      'The provider refused to link this reply to the message it answers (QQ Bot: msg_id or event_id not valid for this bot, or an event that takes no reply). Do not repeat the reply.',
+    causes:
+      'The platform answered 40034024 (msg_id invalid or out of scope), 40034025 (event_id invalid) or 40034027 (the event takes no reply); details.providerCode says which.',
+  },
   'message.reference.unknown': {
     message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.',
     causes:
@@ -121,6 +134,13 @@ export const MESSAGE_ERRORS = defineErrors({
     causes:
       'QQ Bot allows at most 5 replies to one received message and limits messages per group and per bot; a loop that replies once per item hits it quickly.',
     fix: "Merge replies into fewer messages. error.data.providerCode is the platform's own code, and error.data.retryAfterMilliseconds says when to try again if the platform said so.",
+  },
+  'message.provider.active_unavailable': {
+    message:
+      'The provider no longer delivers messages that answer no received message (QQ Bot ended active messages to groups and one-to-one chats on 2025-04-21). Reply to an event instead, within its reply window.',
+    causes:
+      "messages.send to a QQ group or user without the eventId of a message from that chat, a send after that message's reply window, or the platform answering 40034102 or 40034105 (active message, no permission).",
+    fix: 'Send from inside the handler of a message in that chat (the SDKs pass its eventId), or use ctx.reply; a timer cannot start a conversation on QQ any more.',
   },
   'message.provider.rejected': {
     message:
@@ -645,7 +665,7 @@ export const API_ERRORS = defineErrors({
   SESSION_EXPIRED: {
     status: 401,
     message:
-      'The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted). Sign in again with the admin token.',
+      'The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted with the file store). Sign in again with the admin token.',
     causes:
       '12 hours after sign-in, an hour without a request, a sign-out in another tab, a host restart with the file store (sessions live in memory there), or 16 newer sessions.',
   },
@@ -719,6 +739,13 @@ export const API_ERRORS = defineErrors({
   SETTINGS_INVALID: {
     status: 422,
     message: 'The settings do not match settings.configSchema. details.issues lists each field and the fix.',
+  },
+  SETTINGS_REFUSED: {
+    status: 422,
+    message:
+      "The running plugin refused the new settings; the host kept the previous values. details.reason gives the plugin's reason: correct the values and save again.",
+    causes:
+      "The plugin's own check of its settings (the Node SDK's onSettingsChanged) threw or answered settings.changed with an error, so it keeps running with the previous values (docs/protocol/v2.md 4.10).",
   },
   INTERNAL: { status: 500, message: 'An unexpected error happened. See the host log.' },
 });

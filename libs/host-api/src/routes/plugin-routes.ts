@@ -14,7 +14,7 @@ import { pluginDetail, listPlugins, type ViewDeps } from '../plugin-view';
 import { implementRoute, type LogLine, type RouteDef } from '@host/host-core';
 import { SseStream } from '@host/host-console';
 import { FollowableLogStore } from '../log-followers';
-import { applySettingsChanges, publicSettings } from '../settings';
+import { applySettingsChanges, publicSettings, sameValues, type StoredSettings } from '../settings';
 
 export interface PluginRouteDeps extends ViewDeps {
   store: RegistryStore;
@@ -177,12 +177,28 @@ export function pluginRoutes(deps: PluginRouteDeps): RouteDef<unknown, unknown>[
     }),
     implementRoute(ADMIN_ROUTES.putSettings, async ({ params, body }) => {
       const record = await recordOf(deps, params['pluginId']!);
-      const stored = await deps.settings.update(record.pluginId, (current) => applySettingsChanges(record, current, body.values));
+      let previous: StoredSettings = {};
+      const stored = await deps.settings.update(record.pluginId, (current) => {
+        previous = current;
+        return applySettingsChanges(record, current, body.values);
+      });
+      const delivery = await deliverSettings(record);
+      if (delivery.status === 'refused') {
+        // The plugin keeps its old values (docs/protocol/v2.md 4.10), so the store does too: a refused value
+        // must not reach the plugin at its next start. A change saved meanwhile by someone else stays.
+        await deps.settings.update(record.pluginId, (current) => (sameValues(current, stored) ? previous : current));
+        const reason = delivery.reason ?? 'it gave no reason';
+        throw new HostError(
+          'SETTINGS_REFUSED',
+          `${record.pluginId} refused the new settings and keeps the previous ones: ${reason}. Correct the values and save again.`,
+          { pluginId: record.pluginId, reason },
+        );
+      }
       return {
         body: {
           schema: record.manifest.settings?.configSchema ?? {},
           values: publicSettings(record, stored),
-          delivery: await deliverSettings(record),
+          delivery,
         },
       };
     }),

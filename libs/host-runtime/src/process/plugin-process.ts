@@ -401,19 +401,27 @@ export class PluginProcess {
 
   /**
    * settings.changed with a deadline (docs/protocol/v2.md 4.10): undefined
-   * when the plugin took the values, else why not, in words for the operator.
+   * when the plugin took the values; `refused` with the plugin's own reason
+   * when it answered with an error (it keeps its old values); else why the
+   * values did not reach it, in words for the operator.
    */
-  async changeSettings(settings: Record<string, unknown>, timeoutMs: number): Promise<string | undefined> {
+  async changeSettings(
+    settings: Record<string, unknown>,
+    timeoutMs: number,
+  ): Promise<{ refused: string } | { notTaken: string } | undefined> {
     if (!this.capabilities.includes(Methods.settingsChanged.method)) {
-      return `its SDK does not take settings while running (no ${Methods.settingsChanged.method} in its capabilities)`;
+      return { notTaken: `its SDK does not take settings while running (no ${Methods.settingsChanged.method} in its capabilities)` };
     }
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
       this.request(Methods.settingsChanged.method, { settings }).then(
-        (result) => (SettingsChangedResultSchema.safeParse(result).success ? undefined : 'it answered with an invalid result'),
-        (e: { message?: unknown }) => `it refused them: ${typeof e?.message === 'string' ? e.message : String(e)}`,
+        (result) =>
+          SettingsChangedResultSchema.safeParse(result).success ? undefined : { notTaken: 'it answered with an invalid result' },
+        (e: { message?: unknown }) => ({ refused: refusalReason(typeof e?.message === 'string' ? e.message : String(e)) }),
       ),
-      new Promise<string>((r) => (timer = setTimeout(() => r(`it did not answer within ${timeoutMs} ms`), timeoutMs))),
+      new Promise<{ notTaken: string }>(
+        (r) => (timer = setTimeout(() => r({ notTaken: `it did not answer within ${timeoutMs} ms` }), timeoutMs)),
+      ),
     ]);
     clearTimeout(timer);
     return outcome;
@@ -591,4 +599,20 @@ async function checkWorkingDirectory(packageDir: string, cwd: string): Promise<s
     return 'the working directory leaves the package through a symbolic link';
   }
   return null;
+}
+
+/** Longest reason of a refusal the operator is shown; the whole answer stays in the plugin's log. */
+const MAX_REFUSAL_CHARS = 500;
+
+/**
+ * A plugin's reason for refusing settings, as an operator reads it: without a
+ * stack trace (the lines from the first "    at ..." frame on, which some
+ * runtimes append to an error's message) and bounded in length.
+ */
+export function refusalReason(message: string): string {
+  const lines = message.split(/\r?\n/);
+  const frame = lines.findIndex((l) => /^\s+at\s/.test(l));
+  const kept = (frame === -1 ? lines : lines.slice(0, frame)).join('\n').trim();
+  const text = kept || 'it gave no reason';
+  return text.length > MAX_REFUSAL_CHARS ? `${text.slice(0, MAX_REFUSAL_CHARS)}…` : text;
 }

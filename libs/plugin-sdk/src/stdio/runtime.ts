@@ -333,7 +333,8 @@ class StdioRuntime {
         await hook({ ...createLifecycleContext(this.io, session), settings: next }, previous);
       } catch (error) {
         this.log('error', `onSettingsChanged failed; keeping the previous settings: ${describe(error)}`);
-        return this.conn.respondError(id, RpcErrorCode.PluginError, `onSettingsChanged failed: ${describe(error)}`);
+        // The answer is the operator's to read (the admin app shows it as the refusal): the reason alone; the stack stays in the log.
+        return this.conn.respondError(id, RpcErrorCode.PluginError, error instanceof Error ? error.message : String(error));
       }
     }
     session.settings = next;

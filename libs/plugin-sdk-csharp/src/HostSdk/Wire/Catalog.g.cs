@@ -82,6 +82,14 @@ public static class Catalog
     /// </summary>
     public const string CodeMessageReferenceExpired = "message.reference.expired";
     /// <summary>
+    /// The message being answered already has every reply the provider allows (QQ Bot: 5 replies to one received message, counted across all plugins). Put the rest into the replies already sent.
+    /// </summary>
+    public const string CodeMessageReferenceReplyLimit = "message.reference.reply_limit";
+    /// <summary>
+    /// The provider refused to link this reply to the message it answers (QQ Bot: msg_id or event_id not valid for this bot, or an event that takes no reply). Do not repeat the reply.
+    /// </summary>
+    public const string CodeMessageReferenceRefused = "message.reference.refused";
+    /// <summary>
     /// The eventId was not delivered to this plugin or is too old. Reply only to events you received.
     /// </summary>
     public const string CodeMessageReferenceUnknown = "message.reference.unknown";
@@ -89,6 +97,10 @@ public static class Catalog
     /// The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).
     /// </summary>
     public const string CodeMessageProviderRateLimited = "message.provider.rate_limited";
+    /// <summary>
+    /// The provider no longer delivers messages that answer no received message (QQ Bot ended active messages to groups and one-to-one chats on 2025-04-21). Reply to an event instead, within its reply window.
+    /// </summary>
+    public const string CodeMessageProviderActiveUnavailable = "message.provider.active_unavailable";
     /// <summary>
     /// The messaging provider refused the message; details.providerCode and details.providerMessage are its own code and text. Check the message against the provider rules.
     /// </summary>
@@ -714,7 +726,7 @@ public static class Catalog
     /// </summary>
     public const string ErrSessionTokenInvalid = "SESSION_TOKEN_INVALID";
     /// <summary>
-    /// The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted). Sign in again with the admin token.
+    /// The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted with the file store). Sign in again with the admin token.
     /// </summary>
     public const string ErrSessionExpired = "SESSION_EXPIRED";
     /// <summary>
@@ -773,6 +785,10 @@ public static class Catalog
     /// The settings do not match settings.configSchema. details.issues lists each field and the fix.
     /// </summary>
     public const string ErrSettingsInvalid = "SETTINGS_INVALID";
+    /// <summary>
+    /// The running plugin refused the new settings; the host kept the previous values. details.reason gives the plugin's reason: correct the values and save again.
+    /// </summary>
+    public const string ErrSettingsRefused = "SETTINGS_REFUSED";
     /// <summary>
     /// An unexpected error happened. See the host log.
     /// </summary>
@@ -990,8 +1006,11 @@ public static class Catalog
         new("MESSAGE_ERRORS", "message.target.bot_unknown", "target.botAccountId names no bot account of this host. Use bot.botAccountId of an event, or ask the operator which accounts are configured.", 0),
         new("MESSAGE_ERRORS", "message.target.bot_required", "The host has several bot accounts and the message names none. Set target.botAccountId (the SDKs set it to the bot of the event a handler is working on).", 0),
         new("MESSAGE_ERRORS", "message.reference.expired", "The reply window of this message has passed. Send a new message with messages.send instead.", 0),
+        new("MESSAGE_ERRORS", "message.reference.reply_limit", "The message being answered already has every reply the provider allows (QQ Bot: 5 replies to one received message, counted across all plugins). Put the rest into the replies already sent.", 0),
+        new("MESSAGE_ERRORS", "message.reference.refused", "The provider refused to link this reply to the message it answers (QQ Bot: msg_id or event_id not valid for this bot, or an event that takes no reply). Do not repeat the reply.", 0),
         new("MESSAGE_ERRORS", "message.reference.unknown", "The eventId was not delivered to this plugin or is too old. Reply only to events you received.", 0),
         new("MESSAGE_ERRORS", "message.provider.rate_limited", "The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).", 0),
+        new("MESSAGE_ERRORS", "message.provider.active_unavailable", "The provider no longer delivers messages that answer no received message (QQ Bot ended active messages to groups and one-to-one chats on 2025-04-21). Reply to an event instead, within its reply window.", 0),
         new("MESSAGE_ERRORS", "message.provider.rejected", "The messaging provider refused the message; details.providerCode and details.providerMessage are its own code and text. Check the message against the provider rules.", 0),
         new("MESSAGE_ERRORS", "message.provider.unavailable", "The messaging provider did not answer, or answered with a server error, also after the retries the host makes when they are safe. Try again later; see the host log.", 0),
         new("MESSAGE_ERRORS", "message.provider.auth_failed", "The host could not get an access token for the bot account (wrong app id or secret, or the provider refused it). The operator must fix the bot account configuration.", 0),
@@ -1148,7 +1167,7 @@ public static class Catalog
         new("HANDLER_ERRORS", "plugin.handler_failed", "The plugin handler threw an error that carries no code of its own; the message is the error text. See the plugin log, or throw a HandlerError with your own code.", 0),
         new("API_ERRORS", "UNAUTHORIZED", "Send the admin token as \"Authorization: Bearer <token>\", or sign in to the admin app at / for a session cookie.", 401),
         new("API_ERRORS", "SESSION_TOKEN_INVALID", "The admin token is not the one this host accepts. Use the token printed at the first start (or the one in HOST_ADMIN_TOKEN_FILE); if it is lost, restart the host with --reset-admin-token.", 401),
-        new("API_ERRORS", "SESSION_EXPIRED", "The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted). Sign in again with the admin token.", 401),
+        new("API_ERRORS", "SESSION_EXPIRED", "The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted with the file store). Sign in again with the admin token.", 401),
         new("API_ERRORS", "SESSION_SIGN_IN_THROTTLED", "Too many wrong admin tokens from this address in the last minute. Wait a minute, then sign in with the right token.", 429),
         new("API_ERRORS", "AUTH_THROTTLED", "Too many wrong admin tokens from this address in the last minute; the request was refused without checking its token. Wait a minute, then send the right token.", 429),
         new("API_ERRORS", "CSRF_TOKEN_INVALID", "A request that changes something with the session cookie needs the X-CSRF-Token header of the session (GET /api/session answers it). Reload the admin app; scripts send \"Authorization: Bearer <token>\" instead.", 403),
@@ -1163,6 +1182,7 @@ public static class Catalog
         new("API_ERRORS", "STORE_UNAVAILABLE", "The host's database cannot be reached, so the host cannot read or record this now (new events included). Retry in a few seconds; the host reconnects by itself once the database answers again.", 503),
         new("API_ERRORS", "EVENTS_OVERLOADED", "The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.", 503),
         new("API_ERRORS", "SETTINGS_INVALID", "The settings do not match settings.configSchema. details.issues lists each field and the fix.", 422),
+        new("API_ERRORS", "SETTINGS_REFUSED", "The running plugin refused the new settings; the host kept the previous values. details.reason gives the plugin's reason: correct the values and save again.", 422),
         new("API_ERRORS", "INTERNAL", "An unexpected error happened. See the host log.", 500),
         new("QQBOT_ERRORS", "QQBOT_SIGNATURE_INVALID", "The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.", 401),
         new("QQBOT_ERRORS", "QQBOT_TIMESTAMP_STALE", "X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.", 401),
