@@ -98,7 +98,7 @@ export function defineFamilies(registers: Registry[], read: ScrapeReaders) {
     crashes: new Counter({
       ...c,
       name: 'host_plugin_crashes_total',
-      help: 'Unexpected exits of stdio plugin processes (and liveness failures the host ended).',
+      help: 'Crashes of stdio plugins as the runtime counts them: unexpected exits, processes ended for breaking the protocol or hanging, failed restarts.',
       labelNames: ['plugin_id'] as const,
     }),
     pluginState: new Gauge({
