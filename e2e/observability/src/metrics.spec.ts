@@ -227,6 +227,20 @@ describe('where the metrics are served', () => {
     expect(main.body).not.toContain('host_events_received_total');
   });
 
+  it('prints a generated admin token as one JSON line too, and it works', async () => {
+    const host = await startHost(dataDir, { HOST_STORE: 'file', HOST_ADMIN_TOKEN_FILE: '', HOST_LOG_FORMAT: 'json' });
+    running.push(host);
+    const lines = host
+      .output()
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { component: string; message: string });
+    const banner = lines.filter((l) => l.message.startsWith('admin token (shown once'));
+    expect(banner).toHaveLength(1);
+    const token = /: (\S+); open http/.exec(banner[0]!.message)![1]!;
+    expect((await scrapeText(`${host.url}/metrics`, token)).status).toBe(200);
+  });
+
   it('serves no metrics when they are off', async () => {
     const host = await startHost(dataDir, { HOST_STORE: 'file', HOST_METRICS_BIND: 'off' });
     running.push(host);
