@@ -116,6 +116,18 @@ export class HostOutboundSink implements OutboundSink {
       const routed = this.routeSend(request, eventId);
       target = routed.target;
       provider = routed.provider;
+      // A send to the chat of the event it comes from, in its reply window, answers that message (QQ Bot: msg_id).
+      const own = eventId === undefined ? undefined : this.o.replies.find(pluginId, eventId);
+      const ref = own?.status === 'open' ? own.reference : undefined;
+      if (
+        ref &&
+        ref.source === provider.id &&
+        ref.botAccountId === target.botAccountId &&
+        ref.target.type === target.type &&
+        ref.target.id === target.id
+      ) {
+        replyTo = { eventId: ref.eventId, messageId: ref.messageId, sequence: ++ref.sequence, botAccountId: ref.botAccountId };
+      }
     }
     if (!provider && providerId !== undefined) provider = this.o.providers.get(providerId);
     if (!provider) {
@@ -133,7 +145,7 @@ export class HostOutboundSink implements OutboundSink {
     if (!rendered.ok) throw this.fail(record, request, target, rendered.error.code, rendered.error.message, eventId);
     let sent: Awaited<ReturnType<typeof provider.send>>;
     try {
-      sent = await provider.send(target, rendered.value, replyTo);
+      sent = await provider.send(target, rendered.value, replyTo, message);
     } catch (e) {
       // Recorded, so the event log shows what the provider refused, then passed on to the plugin.
       this.note(
@@ -150,7 +162,7 @@ export class HostOutboundSink implements OutboundSink {
       throw e;
     }
     this.note(record, request, target, { body: sent.requestBody, messageId: sent.messageId, error: null }, eventId);
-    return { accepted: true, messageId: sent.messageId, target };
+    return { accepted: true, messageId: sent.messageId, target, ...(sent.format ? { format: sent.format } : {}) };
   }
 
   /** The event a send names, when it was delivered to the sending plugin (and is still remembered); else none. */

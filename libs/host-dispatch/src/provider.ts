@@ -1,5 +1,5 @@
 import type { ProviderBody } from '@host/messages';
-import type { Target } from '@host/protocol';
+import type { MessageFormat, OutgoingMessage, Target } from '@host/protocol';
 
 /** Which inbound message a reply answers; providers turn it into their passive-reply fields. */
 export interface ReplyContext {
@@ -17,6 +17,8 @@ export interface ProviderSendResult {
   messageId: string;
   /** The exact request body the provider sent, for the event log. */
   requestBody: unknown;
+  /** The format that went out, when the provider sent another than the message asked for (Markdown as text). */
+  format?: MessageFormat;
 }
 
 /**
@@ -35,8 +37,14 @@ export interface MessageProvider {
   /**
    * Sends `body`. A reply carries `replyTo` (its bot is `replyTo.botAccountId`);
    * a send carries the resolved `target.botAccountId`, one of `botAccountIds()`.
+   * `message` is what `body` was rendered from, for a provider that must send it otherwise.
    */
-  send(target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult>;
+  send(
+    target: Target,
+    body: ProviderBody,
+    replyTo?: ReplyContext,
+    message?: Pick<OutgoingMessage, 'format' | 'parts'>,
+  ): Promise<ProviderSendResult>;
 }
 
 /** The providers of one host, by id. */

@@ -2,6 +2,8 @@ export { seedFromSecret, keysFromSecret, signHex, validationSignature, verifyWeb
 export { ReplayGuard, replayKeys, type ReplayGuardOptions, type ReplayNames } from './replay-guard';
 export {
   mapDispatch,
+  unescapeGuildContent,
+  stripOwnMention,
   SUPPORTED_EVENT_TYPES,
   DEFAULT_REPLY_WINDOWS,
   type ReplyWindows,
@@ -17,6 +19,11 @@ export {
   ACCOUNT_PLATFORM_CODES,
   REPLY_EXPIRED_PLATFORM_CODES,
   ACCEPTED_FOR_REVIEW_PLATFORM_CODES,
+  REPLY_REFUSED_PLATFORM_CODES,
+  REPLY_LIMIT_PLATFORM_CODES,
+  ACTIVE_UNAVAILABLE_PLATFORM_CODES,
+  DUPLICATE_PLATFORM_CODES,
+  MARKDOWN_REFUSED_PLATFORM_CODES,
   parsePlatformError,
   type PlatformCode,
   type PlatformErrorBody,
@@ -29,6 +36,7 @@ export {
   type QqBotAccountsOptions,
   type SecretSealer,
 } from './accounts';
-export { QqBotProvider, messagePath, requestBody } from './provider';
+export { QqBotProvider, messagePath, requestBody, type QqBotProviderOptions } from './provider';
+export { ReplyBudget, MAX_REPLIES_PER_MESSAGE, type ReplyBudgetOptions } from './reply-budget';
 export { QqBotWebhook, ACK_BODY, ACK_TEXT, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
 export { qqbotRoutes, accountView, webhookPath, readRawBody, DEFAULT_MAX_WEBHOOK_BYTES, type QqBotRoutesOptions } from './routes';

@@ -3,8 +3,13 @@ import { QqBotApiClient, retryAfterMilliseconds, type QqBotApiClientOptions } fr
 import {
   ACCEPTED_FOR_REVIEW_PLATFORM_CODES,
   ACCOUNT_PLATFORM_CODES,
+  ACTIVE_UNAVAILABLE_PLATFORM_CODES,
+  DUPLICATE_PLATFORM_CODES,
+  MARKDOWN_REFUSED_PLATFORM_CODES,
   RATE_LIMIT_PLATFORM_CODES,
   REPLY_EXPIRED_PLATFORM_CODES,
+  REPLY_LIMIT_PLATFORM_CODES,
+  REPLY_REFUSED_PLATFORM_CODES,
   RETRY_ONCE_PLATFORM_CODES,
   TOKEN_PLATFORM_CODES,
 } from './platform-errors';
@@ -138,7 +143,7 @@ describe('QqBotApiClient against the fake platform', () => {
 
   it('waits out a short Retry-After of a 429 once, then sends', async () => {
     const c = client();
-    platform.failNext({ status: 429, body: { code: 22009, message: 'msg limit exceed' }, headers: { 'retry-after': '1' } });
+    platform.failNext({ status: 429, body: { code: 20028, message: 'channel hit write rate limit' }, headers: { 'retry-after': '1' } });
     await c.post('/v2/groups/G1/messages', reply(1), true);
     expect(sleeps).toEqual([1000]);
     expect(platform.messageCount).toBe(1);
@@ -146,10 +151,10 @@ describe('QqBotApiClient against the fake platform', () => {
 
   it('gives message.provider.rate_limited with the platform code for a rate limit it should not wait for', async () => {
     const c = client();
-    platform.failNext({ status: 429, body: { code: 22009, message: 'msg limit exceed' }, headers: { 'retry-after': '30' } });
+    platform.failNext({ status: 429, body: { code: 20028, message: 'channel hit write rate limit' }, headers: { 'retry-after': '30' } });
     let e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
     expect(e.code).toBe('message.provider.rate_limited');
-    expect(e.details).toMatchObject({ httpStatus: 429, providerCode: 22009, retryAfterMilliseconds: 30_000 });
+    expect(e.details).toMatchObject({ httpStatus: 429, providerCode: 20028, retryAfterMilliseconds: 30_000 });
     // A rate-limit code in a 4xx answer without 429.
     platform.failNext({ status: 400, body: { code: 304045, message: 'reply limit' } });
     e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
@@ -163,17 +168,17 @@ describe('QqBotApiClient against the fake platform', () => {
     await c.post('/v2/groups/G1/messages', reply(1), true);
     const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
     expect(e.code).toBe('message.provider.rejected');
-    expect(e.details).toMatchObject({ httpStatus: 400, providerCode: 40054005, providerMessage: 'msg_seq duplicated' });
+    expect(e.details).toMatchObject({ httpStatus: 400, providerCode: 40054005, providerMessage: '消息被去重，请检查请求msgseq' });
   });
 
   describe('codes from the platform documentation', () => {
     it('repeats a call once after a failed platform check, even an active message, and not twice', async () => {
       const c = client();
       platform.failNext({ status: 500, body: { code: 11252, message: 'check app privilege failed' } });
-      const r = await c.post('/v2/groups/G1/messages', { msg_type: 0, content: 'hi' }, false);
+      const r = await c.post('/channels/C1/messages', { content: 'hi' }, false);
       expect(r.id).toBe('fake-msg-1');
       platform.failNext({ status: 500, body: { code: 11242, message: 'check token failed' } }, 2);
-      const e = await failure(c.post('/v2/groups/G1/messages', { msg_type: 0, content: 'again' }, false));
+      const e = await failure(c.post('/channels/C1/messages', { content: 'again' }, false));
       expect(e.code).toBe('message.provider.unavailable');
       expect(e.details).toMatchObject({ providerCode: 11242, retries: 0 });
       expect(platform.messageCount).toBe(1);
@@ -221,11 +226,64 @@ describe('QqBotApiClient against the fake platform', () => {
         ACCOUNT_PLATFORM_CODES,
         REPLY_EXPIRED_PLATFORM_CODES,
         ACCEPTED_FOR_REVIEW_PLATFORM_CODES,
+        REPLY_REFUSED_PLATFORM_CODES,
+        REPLY_LIMIT_PLATFORM_CODES,
+        ACTIVE_UNAVAILABLE_PLATFORM_CODES,
+        DUPLICATE_PLATFORM_CODES,
+        MARKDOWN_REFUSED_PLATFORM_CODES,
       ];
       const all = tables.flatMap((t) => [...t.values()]);
       // No code is in two tables, and the ones the documentation does not list are few and named.
       expect(new Set(all.map((c) => c.code)).size).toBe(all.length);
-      expect(all.filter((c) => c.source === 'observed').map((c) => c.code)).toEqual([22009, 11244]);
+      expect(all.filter((c) => c.source === 'observed').map((c) => c.code)).toEqual([
+        11244, 304103, 40034005, 40034026, 40034024, 40034025, 40034027, 40034128, 40034102, 40034105, 40054005, 40034012,
+      ]);
+    });
+  });
+
+  describe('answers of the v2 message API, as public captures show them', () => {
+    const refusal = (code: number, message: string) => ({ status: 400, body: { message, code, err_code: code, trace_id: 'd233ffd4' } });
+
+    it.each([
+      [40034005, '回复消息msg_id已过期', 'message.reference.expired'],
+      [40034024, '请求参数msg_id无效或越权', 'message.reference.refused'],
+      [40034027, '该事件不支持回复消息', 'message.reference.refused'],
+      [22009, 'msg limit exceed', 'message.reference.reply_limit'],
+      [40034102, '主动消息失败, 无权限', 'message.provider.active_unavailable'],
+    ])('maps %d (%s) to %s, without retrying', async (code, message, expected) => {
+      const c = client();
+      platform.failNext(refusal(code, message));
+      const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+      expect(e.code).toBe(expected);
+      expect(e.details).toMatchObject({ httpStatus: 400, providerCode: code, providerMessage: message, traceId: 'd233ffd4' });
+      expect(sleeps).toEqual([]);
+    });
+
+    it('fetches a new token once for 11244 (token expired) and sends', async () => {
+      const c = client();
+      await c.accessToken();
+      platform.failNext({ status: 401, body: { code: 11244, message: 'token not exist or expire' } });
+      expect((await c.post('/v2/groups/G1/messages', reply(1), true)).id).toBe('fake-msg-1');
+      expect(platform.tokenRequests).toBe(2);
+    });
+
+    it('takes 40054005 after an attempt that may have arrived as delivered, and as a refusal otherwise', async () => {
+      const c = client();
+      platform.failNext({ status: 502, body: {}, afterDelivery: true });
+      expect(await c.post('/v2/groups/G1/messages', reply(1), true)).toEqual({ id: '', alreadyDelivered: true });
+      expect(platform.messageCount).toBe(1);
+      const e = await failure(c.post('/v2/groups/G1/messages', reply(1), true));
+      expect([e.code, e.details?.['providerCode']]).toEqual(['message.provider.rejected', 40054005]);
+    });
+
+    it('marks a Markdown refusal (40034012) so the provider can send text', async () => {
+      const c = client();
+      platform.failNext(refusal(40034012, '不允许发送原生 markdown'));
+      const e = await failure(
+        c.post('/v2/groups/G1/messages', { msg_type: 2, markdown: { content: '**x**' }, msg_id: 'm-1', msg_seq: 1 }, true),
+      );
+      expect(e.code).toBe('message.provider.rejected');
+      expect(e.details).toMatchObject({ markdownRefused: true, providerCode: 40034012 });
     });
   });
 

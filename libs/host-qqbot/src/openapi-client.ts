@@ -2,10 +2,15 @@ import { backoffDelay, HostError } from '@host/host-core';
 import { Agent, request, type Dispatcher } from 'undici';
 import {
   ACCOUNT_PLATFORM_CODES,
+  ACTIVE_UNAVAILABLE_PLATFORM_CODES,
+  DUPLICATE_PLATFORM_CODES,
+  MARKDOWN_REFUSED_PLATFORM_CODES,
   parsePlatformError,
   platformFailure,
   RATE_LIMIT_PLATFORM_CODES,
   REPLY_EXPIRED_PLATFORM_CODES,
+  REPLY_LIMIT_PLATFORM_CODES,
+  REPLY_REFUSED_PLATFORM_CODES,
   RETRY_ONCE_PLATFORM_CODES,
   TOKEN_PLATFORM_CODES,
   type PlatformCode,
@@ -36,6 +41,11 @@ export interface QqBotApiClientOptions {
 /** What one message call gives: the platform's id of the sent message. */
 export interface PostResult {
   id: string;
+  /**
+   * True when a repeated attempt was answered "already sent" (40054005): an
+   * earlier attempt that timed out or failed on the way back was delivered.
+   */
+  alreadyDelivered?: boolean;
 }
 
 /** Bytes of a platform answer the host reads at most. */
@@ -62,6 +72,8 @@ class NetworkFailure extends Error {}
  * - a server error, timeout or lost connection: retried only for passive
  *   replies (`idempotent`), which carry msg_id and msg_seq, a pair the platform
  *   accepts once. An active message is never retried after it may have arrived.
+ *   A retry the platform answers with its duplicate code (40054005) was
+ *   delivered by the attempt before it: taken as sent, without an id.
  */
 export class QqBotApiClient {
   private readonly dispatcher: Dispatcher;
@@ -143,12 +155,15 @@ export class QqBotApiClient {
     let refreshed = false;
     let waitedRateLimit = false;
     let retriedCheck = false;
+    // An attempt that timed out, lost its connection or got a server error may have been delivered.
+    let mayHaveArrived = false;
     for (;;) {
       const token = await this.accessToken();
       let answer: Answer;
       try {
         answer = await this.exchange(url, body, { authorization: `QQBot ${token}`, 'x-union-appid': this.o.appId });
       } catch (e) {
+        mayHaveArrived = true;
         if (retries < maxRetries) {
           await this.sleep(this.backoff(retries++));
           continue;
@@ -182,6 +197,36 @@ export class QqBotApiClient {
         retriedCheck = true;
         continue;
       }
+      if (mayHaveArrived && isCode(platform, DUPLICATE_PLATFORM_CODES)) return { id: '', alreadyDelivered: true };
+      if (isCode(platform, REPLY_LIMIT_PLATFORM_CODES)) {
+        throw platformFailure(
+          'message.reference.reply_limit',
+          'the platform says the message being answered has had all its replies (5 per received message)',
+          answer.status,
+          platform,
+        );
+      }
+      if (isCode(platform, ACTIVE_UNAVAILABLE_PLATFORM_CODES)) {
+        throw platformFailure(
+          'message.provider.active_unavailable',
+          'the platform refused a message that answers no received message (active messages ended on 2025-04-21)',
+          answer.status,
+          platform,
+        );
+      }
+      if (isCode(platform, REPLY_REFUSED_PLATFORM_CODES)) {
+        throw platformFailure(
+          'message.reference.refused',
+          `the platform will not link the reply to the message it answers: ${REPLY_REFUSED_PLATFORM_CODES.get(platform.code!)!.meaning}`,
+          answer.status,
+          platform,
+        );
+      }
+      if (isCode(platform, MARKDOWN_REFUSED_PLATFORM_CODES)) {
+        throw platformFailure('message.provider.rejected', 'the platform refused Markdown from this bot', answer.status, platform, {
+          markdownRefused: true,
+        });
+      }
       if (answer.status === 429 || isCode(platform, RATE_LIMIT_PLATFORM_CODES)) {
         const retryAfter = retryAfterMilliseconds(answer.headers['retry-after']);
         if (!waitedRateLimit && retryAfter !== undefined && retryAfter <= (this.o.maxRetryAfterMilliseconds ?? 2000)) {
@@ -210,6 +255,7 @@ export class QqBotApiClient {
         );
       }
       if (answer.status >= 500) {
+        mayHaveArrived = true;
         if (retries < maxRetries) {
           await this.sleep(this.backoff(retries++));
           continue;

@@ -33,7 +33,6 @@ export const RATE_LIMIT_PLATFORM_CODES = codeTable([
   { code: 304050, source: 'documented', meaning: 'direct message active message total limit' },
   { code: 1100100, source: 'documented', meaning: 'security: message rate limited' },
   { code: 1100308, source: 'documented', meaning: 'channel rate limit hit' },
-  { code: 22009, source: 'observed', meaning: '"msg limit exceed": message rate limit of the bot in groups and c2c chats' },
 ]);
 
 /** The access token was refused: the host fetches a new token once and repeats the call. */
@@ -66,9 +65,65 @@ export const ACCOUNT_PLATFORM_CODES = codeTable([
   { code: 11275, source: 'documented', meaning: 'ErrorWrongAppid: no app id' },
 ]);
 
+/*
+ * The codes of the group and C2C message API below are listed on the
+ * platform's API reference pages (bot.q.qq.com/wiki/develop/api-v2/autogen/api/
+ * v2_groups_group_openid_messages.post.html and v2_users_user_openid_messages.post.html),
+ * which are not in the tencent-connect/bot-docs repository: `observed`, with the
+ * answers users of its SDKs report (body `{"message", "code", "err_code", "trace_id"}`).
+ */
+
 /** The message being answered is too old for the platform: message.reference.expired, as when the host's own window check refuses it. */
 export const REPLY_EXPIRED_PLATFORM_CODES = codeTable([
   { code: 304027, source: 'documented', meaning: 'MSG_EXPIRE: the replied message expired' },
+  { code: 304103, source: 'observed', meaning: '"消息ID已过期": the message id expired' },
+  { code: 40034005, source: 'observed', meaning: '"回复消息msg_id已过期": the reply window of msg_id is over' },
+  { code: 40034026, source: 'observed', meaning: '"请求参数event_id已过期": the event_id expired' },
+]);
+
+/**
+ * The platform will not link the reply to that message at all: message.reference.refused
+ * (40034024 as AstrBotDevs/AstrBot issue #6931 shows it: 400, "请求参数msg_id无效或越权").
+ */
+export const REPLY_REFUSED_PLATFORM_CODES = codeTable([
+  { code: 40034024, source: 'observed', meaning: '"请求参数msg_id无效或越权": msg_id invalid or out of scope' },
+  { code: 40034025, source: 'observed', meaning: '"请求参数event_id无效": event_id invalid' },
+  { code: 40034027, source: 'observed', meaning: '"该事件不支持回复消息": the event takes no reply' },
+]);
+
+/**
+ * The replies one received message may have are used up (5 per message, send.md of
+ * tencent-connect/bot-docs): message.reference.reply_limit, not a rate limit to wait out.
+ */
+export const REPLY_LIMIT_PLATFORM_CODES = codeTable([
+  { code: 22009, source: 'documented', meaning: '"msg limit exceed" (send.md, groups and C2C): the replies of the message are used up' },
+  { code: 40034128, source: 'observed', meaning: '"被动回复时间或次数超限": passive reply time or count exceeded' },
+]);
+
+/**
+ * Active messages to groups and C2C ended on 2025-04-21 (send.md): message.provider.active_unavailable
+ * (40034102 as tencent-connect/openclaw-qqbot issue #43 shows it: 400, "主动消息失败, 无权限").
+ */
+export const ACTIVE_UNAVAILABLE_PLATFORM_CODES = codeTable([
+  { code: 40034102, source: 'observed', meaning: '"主动消息失败, 无权限": active message, no permission' },
+  { code: 40034105, source: 'observed', meaning: '"主动消息失败, 无权限": active message, no permission' },
+]);
+
+/**
+ * "消息被去重，请检查请求msgseq" (langbot-app/LangBot issue #2290: 400, code 40054005): this
+ * msg_id + msg_seq was taken before. After an attempt that may have arrived (a timeout, a
+ * lost connection, a server error) it means the earlier attempt was delivered.
+ */
+export const DUPLICATE_PLATFORM_CODES = codeTable([
+  { code: 40054005, source: 'observed', meaning: '"消息被去重，请检查请求msgseq": this msg_id + msg_seq was sent before' },
+]);
+
+/**
+ * Markdown refused for this bot (tencent-connect/openclaw-qqbot issue #57: "不允许发送原生 markdown",
+ * code 40034012): the provider sends the same parts again as text.
+ */
+export const MARKDOWN_REFUSED_PLATFORM_CODES = codeTable([
+  { code: 40034012, source: 'observed', meaning: '"不允许发送原生 markdown": the bot may not send Markdown' },
 ]);
 
 /**
@@ -108,7 +163,7 @@ export function parsePlatformError(text: string): PlatformErrorBody {
  * `details` so nothing the platform said is lost.
  */
 export function platformFailure(
-  code: Extract<MessageErrorCode, `message.provider.${string}` | 'message.reference.expired'>,
+  code: Extract<MessageErrorCode, `message.provider.${string}` | `message.reference.${string}`>,
   what: string,
   status: number | null,
   platform: PlatformErrorBody,

@@ -13,8 +13,9 @@ class ReplyingPlugin implements PluginEndpoint {
   constructor(
     private readonly message: (e: MessageEvent) => OutgoingMessage,
     private readonly permissions: Permission[] = ['messages.reply'],
+    readonly pluginId = 'com.example.replier',
+    private readonly replies = 1,
   ) {}
-  readonly pluginId = 'com.example.replier';
   routing(): PluginRouting {
     return {
       pluginId: this.pluginId,
@@ -28,11 +29,14 @@ class ReplyingPlugin implements PluginEndpoint {
     return true;
   }
   deliver(event: MessageEvent, sink: OutboundSink) {
-    const reply = () =>
+    const once = () =>
       sink.send({ pluginId: this.pluginId, kind: 'reply', eventId: event.eventId, message: this.message(event) }).then(
         (r) => void this.results.push(r),
         (e: HostError) => void this.results.push(e),
       );
+    const reply = async () => {
+      for (let i = 0; i < this.replies; i++) await once();
+    };
     return answeredDelivery(
       reply().then(() => ({ pluginId: this.pluginId, accepted: true, intercepted: false, error: null, durationMs: 0 })),
     );
@@ -71,7 +75,7 @@ describe('QqBotProvider', () => {
       accounts = new QqBotAccounts();
       await accounts.load([
         { ...A, apiBaseUrl: pa.apiBaseUrl, tokenUrl: pa.tokenUrl },
-        { ...B, apiBaseUrl: pb.apiBaseUrl, tokenUrl: pb.tokenUrl },
+        { ...B, markdown: true, apiBaseUrl: pb.apiBaseUrl, tokenUrl: pb.tokenUrl },
       ]);
     });
     afterEach(async () => {
@@ -81,8 +85,8 @@ describe('QqBotProvider', () => {
       await pb.close();
     });
 
-    function host(plugin: ReplyingPlugin, windows?: { groupMilliseconds: number }) {
-      const dispatcher = new Dispatcher({ endpoints: () => [plugin] });
+    function host(plugin: ReplyingPlugin | ReplyingPlugin[], windows?: { groupMilliseconds: number }) {
+      const dispatcher = new Dispatcher({ endpoints: () => [plugin].flat() });
       dispatcher.providers.register(new QqBotProvider(accounts));
       const records: Promise<unknown>[] = [];
       const webhook = new QqBotWebhook({
@@ -193,23 +197,27 @@ describe('QqBotProvider', () => {
       expect(pa.messageCount).toBe(0);
     });
 
-    it('sends an active message (no msg_id, no msg_seq) through the account messages.send names', async () => {
+    it('refuses an active group or C2C message before calling the platform; a channel send and a send keyed to an event go out', async () => {
       const sender = new ReplyingPlugin(() => ({ format: 'text', parts: [] }), ['messages.send']);
       const withSender = new Dispatcher({ endpoints: () => [sender] });
       withSender.providers.register(new QqBotProvider(accounts));
-      const send = (target: Target) =>
+      const send = (target: Target, eventId?: string) =>
         withSender.sink.send({
           pluginId: sender.pluginId,
           kind: 'send',
           target,
-          message: { format: 'markdown', parts: [{ type: 'text', text: 'daily **report**' }] },
+          ...(eventId ? { eventId } : {}),
+          message: { format: 'text', parts: [{ type: 'text', text: 'daily report' }] },
         });
-      const result = await send({ type: 'group', id: 'GROUP_9', botAccountId: 'b' });
-      expect(result).toEqual({ accepted: true, messageId: 'fake-msg-1', target: { type: 'group', id: 'GROUP_9', botAccountId: 'b' } });
-      expect(pa.messages).toHaveLength(0);
-      expect(pb.messages.map((m) => [m.path, m.body])).toEqual([
-        ['/v2/groups/GROUP_9/messages', { msg_type: 2, markdown: { content: 'daily **report**' } }],
-      ]);
+      for (const type of ['group', 'user'] as const) {
+        await expect(send({ type, id: 'GROUP_9', botAccountId: 'b' })).rejects.toMatchObject({
+          code: 'message.provider.active_unavailable',
+        });
+      }
+      expect(pb.messageCount).toBe(0);
+      const result = await send({ type: 'channel', id: 'CH_9', botAccountId: 'b' });
+      expect(result).toEqual({ accepted: true, messageId: 'fake-msg-1', target: { type: 'channel', id: 'CH_9', botAccountId: 'b' } });
+      expect(pb.messages.map((m) => [m.path, m.body])).toEqual([['/channels/CH_9/messages', { content: 'daily report' }]]);
       await expect(send({ type: 'group', id: 'GROUP_9', botAccountId: 'c' })).rejects.toMatchObject({
         code: 'message.target.bot_unknown',
         message: 'this host has no bot account "c"; its bot accounts are "a", "b"',
@@ -219,18 +227,102 @@ describe('QqBotProvider', () => {
       await expect(
         new QqBotProvider(accounts).send({ type: 'group', id: 'G', botAccountId: 'gone' }, { msg_type: 0, content: 'x' }),
       ).rejects.toMatchObject({ code: 'message.target.bot_unknown', message: 'QQ Bot account "gone" is not configured' });
-      expect(pb.messageCount).toBe(1);
       expect(withSender.providers.botAccountIds()).toEqual(['a', 'b']);
+    });
+
+    it('keys a messages.send from a handler to its event: to the same group it goes out as a reply (msg_id, next msg_seq)', async () => {
+      const plugin = new ReplyingPlugin(
+        () => ({ format: 'text', parts: [{ type: 'text', text: 'first' }] }),
+        ['messages.reply', 'messages.send'],
+      );
+      const { deliver, signer, dispatcher } = host(plugin);
+      const payload = signer(A).groupAtMessage({ groupOpenId: 'G_SEND', memberOpenId: 'M', content: 'x' });
+      await deliver(A, payload);
+      const eventId = dispatcher.events.list({ limit: 1 })[0]!.eventId;
+      const sent = dispatcher.sink.send({
+        pluginId: plugin.pluginId,
+        kind: 'send',
+        eventId,
+        target: { type: 'group', id: 'G_SEND', botAccountId: 'a' },
+        message: { format: 'text', parts: [{ type: 'text', text: 'second' }] },
+      });
+      await expect(sent).resolves.toMatchObject({ accepted: true });
+      const d = payload['d'] as { id: string };
+      expect(pa.messages.map((m) => m.body)).toEqual([
+        { msg_type: 0, content: 'first', msg_id: d.id, msg_seq: 1 },
+        { msg_type: 0, content: 'second', msg_id: d.id, msg_seq: 2 },
+      ]);
+    });
+
+    it('refuses the sixth reply to one message locally, across plugins, with message.reference.reply_limit', async () => {
+      const text = () => ({ format: 'text' as const, parts: [{ type: 'text' as const, text: 'x' }] });
+      const first = new ReplyingPlugin(text, ['messages.reply'], 'com.example.first', 3);
+      const second = new ReplyingPlugin(text, ['messages.reply'], 'com.example.second', 3);
+      const { deliver, signer } = host([first, second]);
+      await deliver(A, signer(A).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+      const all = [...first.results, ...second.results];
+      expect(all.filter((r) => !(r instanceof HostError))).toHaveLength(5);
+      const refused = all.filter((r): r is HostError => r instanceof HostError);
+      expect(refused.map((e) => e.code)).toEqual(['message.reference.reply_limit']);
+      expect(pa.messageCount).toBe(5);
+    });
+
+    it('maps the platform 22009 (replies used up) to message.reference.reply_limit, not a rate limit', async () => {
+      const plugin = new ReplyingPlugin(() => ({ format: 'text', parts: [{ type: 'text', text: 'x' }] }));
+      const { deliver, signer } = host(plugin);
+      pa.failNext({ status: 400, body: { message: 'msg limit exceed', code: 22009, err_code: 22009, trace_id: 't' } });
+      await deliver(A, signer(A).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+      expect(plugin.results[0]).toMatchObject({ code: 'message.reference.reply_limit', details: { providerCode: 22009 } });
+    });
+
+    it('sends Markdown as text for an account without the Markdown permission, and tells the plugin', async () => {
+      const plugin = new ReplyingPlugin((e) => ({
+        format: 'markdown',
+        parts: [
+          { type: 'mention', target: 'user', id: e.sender.mentionId },
+          { type: 'text', text: ' **hi**' },
+        ],
+      }));
+      const { deliver, signer } = host(plugin);
+      await deliver(A, signer(A).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M_1', content: 'x' }));
+      expect(plugin.results[0]).toMatchObject({ accepted: true, format: 'text' });
+      expect(pa.messages.map((m) => [m.body['msg_type'], m.body['content']])).toEqual([[0, '<qqbot-at-user id="M_1" /> **hi**']]);
+    });
+
+    it('sends the same parts as text when the platform refuses Markdown (40034012) for an account that said it may', async () => {
+      await pb.close();
+      pb = await FakeQqPlatform.start({ ...B, markdownAllowed: false });
+      await accounts.close();
+      accounts = new QqBotAccounts();
+      await accounts.load([
+        { ...A, apiBaseUrl: pa.apiBaseUrl, tokenUrl: pa.tokenUrl },
+        { ...B, markdown: true, apiBaseUrl: pb.apiBaseUrl, tokenUrl: pb.tokenUrl },
+      ]);
+      const plugin = new ReplyingPlugin(() => ({ format: 'markdown', parts: [{ type: 'text', text: '**hi**' }] }));
+      const { deliver, signer } = host(plugin);
+      await deliver(B, signer(B).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+      expect(plugin.results[0]).toMatchObject({ accepted: true, format: 'text' });
+      expect(pb.messages.map((m) => m.body['content'])).toEqual(['**hi**']);
+    });
+
+    it('takes a retry the platform answers 40054005 (already delivered) as sent', async () => {
+      const plugin = new ReplyingPlugin(() => ({ format: 'text', parts: [{ type: 'text', text: 'x' }] }));
+      const { deliver, signer } = host(plugin);
+      // The first attempt arrives, but its answer is a server error; the retry with the same msg_id and msg_seq is a duplicate.
+      pa.failNext({ status: 502, body: {}, afterDelivery: true });
+      await deliver(A, signer(A).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
+      expect(plugin.results[0]).toMatchObject({ accepted: true });
+      expect(pa.messageCount).toBe(1);
     });
 
     it('passes a platform rate limit to the plugin with the stable code and the platform code, recorded in the event log', async () => {
       const plugin = new ReplyingPlugin(() => ({ format: 'text', parts: [{ type: 'text', text: 'x' }] }));
       const { deliver, signer, dispatcher } = host(plugin);
-      pa.failNext({ status: 429, body: { code: 22009, message: 'msg limit exceed' } });
+      pa.failNext({ status: 429, body: { code: 20028, message: 'channel hit write rate limit' } });
       await deliver(A, signer(A).groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
       const e = plugin.results[0] as HostError;
       expect(e.code).toBe('message.provider.rate_limited');
-      expect(e.details).toMatchObject({ providerCode: 22009, httpStatus: 429 });
+      expect(e.details).toMatchObject({ providerCode: 20028, httpStatus: 429 });
       const record = dispatcher.events.list({ limit: 1 })[0]!;
       expect(record.outbound[0]!.error).toMatchObject({ code: 'message.provider.rate_limited' });
     });

@@ -1,8 +1,16 @@
-import { HostError } from '@host/host-core';
+import { HostError, isHostError } from '@host/host-core';
 import type { MessageProvider, ProviderSendResult, ReplyContext } from '@host/host-dispatch';
-import type { ProviderBody, QQMessageBody } from '@host/messages';
-import type { Target } from '@host/protocol';
+import { renderParsedMessage, type ProviderBody, type QQMessageBody } from '@host/messages';
+import type { OutgoingMessage, Target } from '@host/protocol';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
+import { DEFAULT_REPLY_WINDOWS, type ReplyWindows } from './event-mapping';
+import { ReplyBudget, type ReplyBudgetOptions } from './reply-budget';
+
+export interface QqBotProviderOptions {
+  /** The reply windows the budget forgets messages after (default: the platform's). */
+  replyWindows?: ReplyWindows;
+  budget?: ReplyBudgetOptions;
+}
 
 /** The OpenAPI path a message to `target` is posted to. */
 export function messagePath(target: Target): string {
@@ -39,24 +47,83 @@ export function requestBody(target: Target, body: ProviderBody, replyTo: ReplyCo
  * The QQ Bot provider: sends rendered bodies through the OpenAPI of one
  * account: a reply through the account that received the event, a
  * `messages.send` through the account the host resolved into
- * `target.botAccountId` (docs/protocol/v2.md 4.7).
+ * `target.botAccountId` (docs/protocol/v2.md 4.7). What the platform allows
+ * decides (send.md of tencent-connect/bot-docs):
+ * - a group or C2C message must answer a received message: active messages
+ *   ended on 2025-04-21, so one without a reply context is refused here
+ *   (message.provider.active_unavailable) instead of costing a call;
+ * - a received group or C2C message takes 5 replies across all plugins
+ *   (ReplyBudget); the sixth is refused here (message.reference.reply_limit);
+ * - Markdown goes out as Markdown only for an account whose operator says the
+ *   platform granted it (`markdown: true`); otherwise, or when the platform
+ *   refuses it, the same parts go out as text, and the result says so.
  */
 export class QqBotProvider implements MessageProvider {
   readonly id = 'qqbot';
   readonly renderer = 'qqbot';
+  readonly budget: ReplyBudget;
+  private readonly windows: ReplyWindows;
 
-  constructor(private readonly accounts: QqBotAccounts) {}
+  constructor(
+    private readonly accounts: QqBotAccounts,
+    o: QqBotProviderOptions = {},
+  ) {
+    this.budget = new ReplyBudget(o.budget);
+    this.windows = o.replyWindows ?? DEFAULT_REPLY_WINDOWS;
+  }
 
   botAccountIds(): readonly string[] {
     return this.accounts.ids();
   }
 
-  async send(target: Target, body: ProviderBody, replyTo?: ReplyContext): Promise<ProviderSendResult> {
+  async send(
+    target: Target,
+    body: ProviderBody,
+    replyTo?: ReplyContext,
+    message?: Pick<OutgoingMessage, 'format' | 'parts'>,
+  ): Promise<ProviderSendResult> {
     const account = this.accountFor(target, replyTo);
     const path = messagePath(target);
-    const sent = requestBody(target, body, replyTo);
-    const result = await account.client.post(path, sent, replyTo !== undefined);
-    return { messageId: result.id, requestBody: sent };
+    const v2 = target.type === 'group' || target.type === 'user';
+    if (v2 && !replyTo) {
+      throw new HostError(
+        'message.provider.active_unavailable',
+        `QQ Bot no longer delivers a message to ${target.type} ${target.id} that answers no received message (active messages ended on 2025-04-21); reply to an event of that chat instead`,
+        { provider: 'qqbot', botAccountId: account.id, targetType: target.type },
+      );
+    }
+    let release: (() => void) | undefined;
+    if (v2 && replyTo) {
+      const window = target.type === 'group' ? this.windows.groupMilliseconds : this.windows.c2cMilliseconds;
+      release = this.budget.take(account.id, replyTo.messageId, window);
+    }
+    let out = body;
+    const asked: 'text' | 'markdown' = (body as unknown as QQMessageBody).msg_type === 2 ? 'markdown' : 'text';
+    let format = asked;
+    if (format === 'markdown' && account.config.markdown !== true && message) {
+      out = asText(message, target);
+      format = 'text';
+    }
+    try {
+      let sent = requestBody(target, out, replyTo);
+      let result;
+      try {
+        result = await account.client.post(path, sent, replyTo !== undefined);
+      } catch (e) {
+        // The platform refused Markdown from this bot: the same parts as text, once.
+        if (!(format === 'markdown' && message && isHostError(e) && e.details?.['markdownRefused'] === true)) throw e;
+        out = asText(message, target);
+        format = 'text';
+        sent = requestBody(target, out, replyTo);
+        result = await account.client.post(path, sent, replyTo !== undefined);
+      }
+      // The format is named only when it is not the one asked for: Markdown that went out as text.
+      return { messageId: result.id, requestBody: sent, ...(format !== asked ? { format } : {}) };
+    } catch (e) {
+      // A reply that may have arrived (no answer, a server error) keeps its slot; one the platform refused gives it back.
+      if (!(isHostError(e) && e.code === 'message.provider.unavailable')) release?.();
+      throw e;
+    }
   }
 
   private accountFor(target: Target, replyTo: ReplyContext | undefined): QqBotAccount {
@@ -74,4 +141,11 @@ export class QqBotProvider implements MessageProvider {
       { botAccountId: id ?? null },
     );
   }
+}
+
+/** The same parts rendered as text: mentions stay mentions (the at-user tag works in text), Markdown syntax shows as typed. */
+function asText(message: Pick<OutgoingMessage, 'format' | 'parts'>, target: Target): ProviderBody {
+  const rendered = renderParsedMessage('qqbot', { ...message, format: 'text' }, target);
+  if (!rendered.ok) throw new HostError(rendered.error.code, rendered.error.message, { provider: 'qqbot' });
+  return rendered.value;
 }

@@ -85,6 +85,9 @@ export const SendResultSchema = z
     accepted: z.boolean(),
     messageId: z.string().optional(),
     target: TargetSchema,
+    format: MessageFormat.optional().describe(
+      'The format that went out, when the provider says: "text" for a Markdown message the provider sent as text (a QQ Bot account without the Markdown permission), with its mentions kept.',
+    ),
   })
   .meta({ id: 'SendResult' });
 export type SendResult = z.infer<typeof SendResultSchema>;

@@ -21,6 +21,8 @@ export interface ScriptedAnswer {
   headers?: Record<string, string>;
   /** Also for token requests (default: message calls only). */
   token?: boolean;
+  /** Take the message as usual, then answer this instead of 200: a reply that arrived but whose answer failed. */
+  afterDelivery?: boolean;
 }
 
 export interface FakeQqPlatformOptions {
@@ -36,6 +38,8 @@ export interface FakeQqPlatformOptions {
   onMessage?: (message: RecordedMessage) => void;
   /** How long each message call takes before it is answered, as a busy platform's do (default 0). */
   latencyMilliseconds?: number;
+  /** Whether the bot may send Markdown (default true); false answers msg_type 2 with 40034012, as for a bot without the permission. */
+  markdownAllowed?: boolean;
 }
 
 /**
@@ -43,7 +47,14 @@ export interface FakeQqPlatformOptions {
  * benchmarks: the access token endpoint (app id and secret checked, tokens
  * with a lifetime) and the group, c2c and channel message endpoints (token
  * header checked, bodies checked like the platform does: msg_type 0 needs
- * content, 2 needs markdown.content; a repeated msg_id + msg_seq is refused).
+ * content, 2 needs markdown.content). Like the platform (answers as users of
+ * its SDKs report them; sources in platform-errors.ts):
+ * - a group or C2C message without msg_id or event_id is an active message,
+ *   refused with 400 code 40034102 (active messages ended on 2025-04-21);
+ * - a repeated msg_id + msg_seq is refused with 400 code 40054005;
+ * - the sixth reply to one msg_id is refused with 400 code 22009;
+ * - Markdown from a bot without the permission (`markdownAllowed: false`) is
+ *   refused with 400 code 40034012.
  * Failures are scripted with `failNext`.
  */
 export class FakeQqPlatform {
@@ -54,6 +65,8 @@ export class FakeQqPlatform {
   readonly issuedTokens: string[] = [];
   private readonly tokens = new Map<string, number>();
   private readonly seenSeq = new Set<string>();
+  /** Replies taken per msg_id (group and C2C). */
+  private readonly repliesPerMessage = new Map<string, number>();
   private script: ScriptedAnswer[] = [];
   private sent = 0;
   private waiters: { count: number; resolve: () => void }[] = [];
@@ -130,7 +143,7 @@ export class FakeQqPlatform {
     if (req.method !== 'POST' || !m) return answer(res, 404, { code: 404, message: 'not found' });
     if (this.o.latencyMilliseconds) await new Promise((r) => setTimeout(r, this.o.latencyMilliseconds));
     const scripted = this.takeScript(false);
-    if (scripted) return answer(res, scripted.status, scripted.body ?? {}, scripted.headers);
+    if (scripted && !scripted.afterDelivery) return answer(res, scripted.status, scripted.body ?? {}, scripted.headers);
     const authorization = req.headers['authorization'];
     const token = /^QQBot (\S+)$/.exec(String(authorization ?? ''))?.[1];
     const expiresAt = token ? this.tokens.get(token) : undefined;
@@ -138,12 +151,27 @@ export class FakeQqPlatform {
     const targetType = m[1] === 'groups' ? 'group' : m[1] === 'users' ? 'user' : 'channel';
     const problem = checkBody(targetType, body);
     if (problem) return answer(res, 400, { code: 40034006, message: problem });
-    if (typeof body['msg_id'] === 'string' && targetType !== 'channel') {
-      const key = `${body['msg_id']}#${String(body['msg_seq'] ?? 1)}`;
-      if (this.seenSeq.has(key)) return answer(res, 400, { code: 40054005, message: 'msg_seq duplicated' });
-      // Bounded like the platform's own memory of replies: the oldest pairs are forgotten first.
-      if (this.seenSeq.size >= 100_000) this.seenSeq.delete(this.seenSeq.values().next().value as string);
-      this.seenSeq.add(key);
+    if (targetType !== 'channel') {
+      const msgId = body['msg_id'];
+      if (typeof msgId !== 'string' && typeof body['event_id'] !== 'string') {
+        return answer(res, 400, { message: '主动消息失败, 无权限', code: 40034102, err_code: 40034102, trace_id: traceId() });
+      }
+      if (body['msg_type'] === 2 && this.o.markdownAllowed === false) {
+        return answer(res, 400, { message: '不允许发送原生 markdown', code: 40034012, err_code: 40034012, trace_id: traceId() });
+      }
+      if (typeof msgId === 'string') {
+        const key = `${msgId}#${String(body['msg_seq'] ?? 1)}`;
+        if (this.seenSeq.has(key)) {
+          return answer(res, 400, { message: '消息被去重，请检查请求msgseq', code: 40054005, err_code: 40054005, trace_id: traceId() });
+        }
+        const replies = this.repliesPerMessage.get(msgId) ?? 0;
+        if (replies >= 5) return answer(res, 400, { message: 'msg limit exceed', code: 22009, err_code: 22009, trace_id: traceId() });
+        // Bounded like the platform's own memory of replies: the oldest are forgotten first.
+        if (this.seenSeq.size >= 100_000) this.seenSeq.delete(this.seenSeq.values().next().value as string);
+        if (this.repliesPerMessage.size >= 100_000) this.repliesPerMessage.delete(this.repliesPerMessage.keys().next().value as string);
+        this.seenSeq.add(key);
+        this.repliesPerMessage.set(msgId, replies + 1);
+      }
     }
     this.messageCount++;
     const recorded: RecordedMessage = {
@@ -157,7 +185,8 @@ export class FakeQqPlatform {
     };
     if (this.messages.length < (this.o.maxRecorded ?? 10_000)) this.messages.push(recorded);
     this.o.onMessage?.(recorded);
-    answer(res, 200, { id: `fake-msg-${++this.sent}`, timestamp: new Date().toISOString() });
+    if (scripted) answer(res, scripted.status, scripted.body ?? {}, scripted.headers);
+    else answer(res, 200, { id: `fake-msg-${++this.sent}`, timestamp: new Date().toISOString() });
     this.waiters = this.waiters.filter((w) => {
       if (this.messageCount < w.count) return true;
       w.resolve();
@@ -185,6 +214,10 @@ export class FakeQqPlatform {
     if (!next || Boolean(next.token) !== token) return undefined;
     return this.script.shift();
   }
+}
+
+function traceId(): string {
+  return randomBytes(16).toString('hex');
 }
 
 function checkBody(targetType: string, body: Record<string, unknown>): string | null {

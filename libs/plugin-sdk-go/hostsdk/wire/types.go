@@ -669,6 +669,8 @@ type SendResult struct {
 	Accepted  bool   `json:"accepted"`
 	MessageID string `json:"messageId,omitempty"`
 	Target    Target `json:"target"`
+	// The format that went out, when the provider says: "text" for a Markdown message the provider sent as text (a QQ Bot account without the Markdown permission), with its mentions kept.
+	Format string `json:"format,omitempty"`
 }
 
 // SettingsChangedParams of protocol v2.

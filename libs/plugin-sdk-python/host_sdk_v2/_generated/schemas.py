@@ -1958,6 +1958,11 @@ METHODS: Dict[str, Any] = {
                 "target": {
                     "$ref": "#/$defs/Target",
                 },
+                "format": {
+                    "description": "The format that went out, when the provider says: \"text\" for a Markdown message the provider sent as text (a QQ Bot account without the Markdown permission), with its mentions kept.",
+                    "type": "string",
+                    "enum": ["text", "markdown"],
+                },
             },
             "required": ["accepted", "target"],
             "additionalProperties": False,

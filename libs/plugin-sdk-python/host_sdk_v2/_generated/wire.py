@@ -662,6 +662,8 @@ _SendResultOptional = TypedDict(
     "_SendResultOptional",
     {
         "messageId": str,
+        # The format that went out, when the provider says: "text" for a Markdown message the provider sent as text (a QQ Bot account without the Markdown permission), with its mentions kept.
+        "format": Literal["text", "markdown"],
     },
     total=False,
 )

@@ -1184,6 +1184,13 @@ public sealed partial record SendResult
 
     [JsonPropertyName("target")]
     public required Target Target { get; init; }
+
+    /// <summary>
+    /// The format that went out, when the provider says: "text" for a Markdown message the provider sent as text (a QQ Bot account without the Markdown permission), with its mentions kept.
+    /// </summary>
+    [JsonPropertyName("format")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Format { get; init; }
 }
 
 /// <summary>
