@@ -41,6 +41,11 @@ export interface ClusterOptions {
   invalid: () => readonly string[];
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   timings?: { renewMilliseconds?: number; ttlMilliseconds?: number };
+  /**
+   * Whether other replicas share the database (a PostgreSQL server). Alone (the embedded database), an event's id
+   * reaches this process once, so a local delivery starts while its row is written instead of after.
+   */
+  shared: boolean;
   /** Final queue rows kept (older ones are pruned with their replies). */
   keepFinished?: number;
 }
@@ -122,6 +127,8 @@ export class Cluster {
   private takeOver = false;
   /** Plugins an operator started here just now, by when: kept while the record says `enabled` (written right after). */
   private readonly startedHere = new Map<string, number>();
+  /** Events routed again after a crash whose local delivery must first read the row the previous run wrote. */
+  private readonly resumed = new Set<string>();
   /** Plugins this replica took the lease of and is starting (before the runtime says `starting`): events wait for them. */
   private readonly launching = new Set<string>();
   /** Starts of the round that took plugins over at the host's start, which {@link start} waits for. */
@@ -413,12 +420,20 @@ export class Cluster {
     const local = this.localEndpoint(pluginId);
     void (async () => {
       try {
-        if (local) {
-          // This replica runs the plugin: the row is written claimed by it, and delivered here at once.
+        if (local && !this.o.shared && !this.resumed.has(event.eventId)) {
+          // This replica runs the plugin: delivered here at once, while the row is written claimed by it (the event
+          // is in the inbox already, so a crash before the row is written routes it again). Its outcome waits for the row.
+          waiter.local = true;
+          const queued = this.o.queue.enqueue(event.eventId, pluginId, event, true);
+          this.deliverRow(local, { eventId: event.eventId, pluginId, origin: this.o.replica, event }, waiter, queued);
+        } else if (local) {
+          // Another replica may have taken the same event (a provider's retry), or it is routed again after a crash:
+          // the row, written first, says whether it was delivered already.
+          this.resumed.delete(event.eventId);
           if (await this.o.queue.enqueue(event.eventId, pluginId, event, true)) {
             waiter.local = true;
             this.deliverRow(local, { eventId: event.eventId, pluginId, origin: this.o.replica, event }, waiter);
-          }
+          } else void this.recheckWaiters([waiter]);
         } else {
           await this.o.queue.enqueue(event.eventId, pluginId, event);
         }
@@ -815,6 +830,7 @@ export class Cluster {
     endpoint: PluginEndpoint,
     row: { eventId: string; pluginId: string; origin: string; event: unknown; attempts?: number },
     waiter?: Waiter,
+    queued?: Promise<boolean>,
   ): void {
     const { eventId, pluginId, origin } = row;
     const key = `${eventId}\u0000${pluginId}`;
@@ -856,15 +872,22 @@ export class Cluster {
         const completion: CompletionOutcome = d.completion
           ? { error: d.completion.error, ...(d.completion.durationMs !== null ? { durationMs: d.completion.durationMs } : {}) }
           : { error: null };
-        // The replies are marked sent before the outcome is recorded.
+        // The replies are marked sent before anyone learns the outcome: a handling repeated after a crash sends none again.
         await Promise.all(sent.noting);
         const replies = sent.complete && this.sentReplies.get(key) === sent ? sent.records.filter((r) => r !== null) : undefined;
-        await this.o.queue
-          .finish(eventId, pluginId, origin, decision, completion, false, replies)
-          .catch((e: Error) => this.o.log('warn', `cluster: could not record the outcome of ${eventId} for ${pluginId}: ${e.message}`));
+        // The origin waiting here learns it at once; its event stays in the inbox until its final record is written,
+        // which comes after the outcome's row below.
         const w = here();
         w?.decide(decision);
         w?.complete(completion);
+        const rowWritten = await (queued ?? Promise.resolve(true)).catch((e: Error) => {
+          this.o.log('warn', `cluster: could not queue ${eventId} for ${pluginId}: ${e.message}`);
+          return false;
+        });
+        if (rowWritten)
+          await this.o.queue
+            .finish(eventId, pluginId, origin, decision, completion, false, replies)
+            .catch((e: Error) => this.o.log('warn', `cluster: could not record the outcome of ${eventId} for ${pluginId}: ${e.message}`));
       })
       .finally(() => {
         if (this.sentReplies.get(key) === sent) this.sentReplies.delete(key);
@@ -875,18 +898,28 @@ export class Cluster {
       });
   }
 
+  /**
+   * Events the previous run of this replica left in its inbox, routed again
+   * now: a local delivery of one first reads the queue row that run wrote.
+   */
+  resuming(eventIds: readonly string[]): void {
+    for (const id of eventIds) this.resumed.add(id);
+  }
+
+  /** Brings what the queue recorded of `waiters`' rows to them (a row found finished, written by an earlier run). */
+  private async recheckWaiters(waiters: readonly Waiter[]): Promise<void> {
+    const rows = await this.o.queue.settled(waiters).catch(() => []);
+    for (const row of rows) {
+      const w = this.waiters.get(`${row.eventId}\u0000${row.pluginId}`);
+      if (w) this.settle(w, row);
+    }
+  }
+
   /** Reads the rows of deliveries this replica waits for longer than `olderThan` ms (notifications may be lost). */
   private async recheck(olderThan: number): Promise<void> {
     const now = Date.now();
     const waiting = [...this.waiters.values()].filter((w) => !w.local && now - w.since >= olderThan);
-    for (let i = 0; i < waiting.length; i += 500) {
-      const part = waiting.slice(i, i + 500);
-      const rows = await this.o.queue.settled(part).catch(() => []);
-      for (const row of rows) {
-        const w = this.waiters.get(`${row.eventId}\u0000${row.pluginId}`);
-        if (w) this.settle(w, row);
-      }
-    }
+    for (let i = 0; i < waiting.length; i += 500) await this.recheckWaiters(waiting.slice(i, i + 500));
   }
 
   /** Brings a recorded row's decision, completion and replies to the waiting origin. */

@@ -163,6 +163,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   const cluster: Cluster | undefined = stores.cluster
     ? new Cluster({
         ...stores.cluster,
+        shared: stores.shared,
         store,
         dispatcher: () => dispatcher,
         invalid: (): string[] => installer.invalidPackages().map((i: InvalidPackage) => i.pluginId),
@@ -347,8 +348,13 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       for (const pid of reapDoctorProcesses(paths))
         o.log('warn', `ended a conformance run's plugin process group left running by a previous host process (pid ${pid})`);
       // Events a previous run accepted and did not log final are routed again (they wait for plugins as they start).
-      const resumed = await dispatcher.resume();
-      if (resumed > 0) o.log('info', `routing again ${resumed} accepted event${resumed === 1 ? '' : 's'} the previous run did not finish`);
+      const left = (await stores.inbox?.unsettled()) ?? [];
+      if (left.length > 0) {
+        o.log('info', `routing again ${left.length} accepted event${left.length === 1 ? '' : 's'} the previous run did not finish`);
+        // Their deliveries may have been recorded before the crash: the durable queue is read for each first.
+        cluster?.resuming(left.map((e) => e.eventId));
+        dispatcher.resume(left);
+      }
       // In a cluster, a plugin starts on the replica that takes its lease.
       if (cluster) return cluster.start();
       const enabled = (await store.list()).filter((r: PluginRecord) => r.transport === 'stdio-jsonrpc' && r.enabled);

@@ -46,8 +46,8 @@ export interface DispatcherOptions {
   onRefused?: (event: MessageEvent, refusal: Refusal) => void;
   /**
    * Where an accepted event is kept until its record is logged final: {@link take}
-   * routes it only once it is there, and {@link resume} routes again what a
-   * previous run left. Without it, an accepted event lives in memory only.
+   * routes it only once it is there; what a previous run left there is routed
+   * again with {@link resume}. Without it, an accepted event lives in memory only.
    */
   inbox?: EventInbox;
 }
@@ -239,19 +239,17 @@ export class Dispatcher {
   }
 
   /**
-   * Routes again the events a previous run of this host accepted and did not
-   * log final (a crash, a kill): to the plugins that take them now, outside the
-   * admission bound (they were accepted). Deliveries the durable queue finished
-   * keep their recorded outcome; the others are delivered, or expire with their
-   * reply window. Answers how many events it routed again.
+   * Routes again `events`, which a previous run of this host accepted and did
+   * not log final (a crash, a kill; read from the inbox): to the plugins that
+   * take them now, outside the admission bound (they were accepted).
+   * Deliveries the durable queue finished keep their recorded outcome; the
+   * others are delivered, or expire with their reply window.
    */
-  async resume(): Promise<number> {
-    const events = (await this.o.inbox?.unsettled()) ?? [];
+  resume(events: readonly MessageEvent[]): void {
     for (const event of events) {
       const base = event.command === undefined ? event : withoutCommand(event);
       void this.route(event, selectRecipients(base, this.o.endpoints()));
     }
-    return events.length;
   }
 
   /**
