@@ -141,6 +141,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     onError: (e) => o.log('warn', `could not write the event log: ${e.message}`),
   });
   o.log('info', `store: ${stores.description}`);
+  if (stores.kind === 'file')
+    o.log(
+      'warn',
+      'HOST_STORE=file keeps accepted events in memory only: a crash loses those not yet handled. Start without HOST_STORE=file to move this data directory to the embedded SQL store (its files are imported on that start; see docs/operator/storage.md).',
+    );
   if (stores.imported) {
     const i = stores.imported;
     o.log(

@@ -1,3 +1,4 @@
+import type { MessageEvent } from '@host/protocol';
 import type { PluginEndpoint } from '@host/host-core';
 import { Dispatcher } from './dispatcher';
 import { EventLog, type EventLogUpdate } from './event-log';
@@ -414,5 +415,75 @@ describe('Dispatcher event log', () => {
     for (let i = 0; i < 3; i++) ids.push((await dispatcher.dispatch(makeEvent(String(i)))).eventId);
     expect(dispatcher.events.get(ids[0]!)).toBeUndefined();
     expect(dispatcher.events.list().map((r) => r.eventId)).toEqual([ids[2], ids[1]]);
+  });
+});
+
+describe('Dispatcher inbox', () => {
+  /** An inbox whose writes the test finishes or fails by hand. */
+  class HeldInbox {
+    readonly kept: MessageEvent[] = [];
+    readonly writes: { event: MessageEvent; done: () => void; fail: (e: Error) => void }[] = [];
+    add(event: MessageEvent): Promise<void> {
+      return new Promise<void>((resolve, reject) =>
+        this.writes.push({
+          event,
+          done: () => {
+            this.kept.push(event);
+            resolve();
+          },
+          fail: reject,
+        }),
+      );
+    }
+    async unsettled(): Promise<MessageEvent[]> {
+      return this.kept;
+    }
+  }
+
+  it('routes a taken event only once it is kept, and counts it against the host-wide bound meanwhile', async () => {
+    const plugin = new InProcessPlugin('com.a.one', {});
+    const inbox = new HeldInbox();
+    const dispatcher = new Dispatcher({ endpoints: () => [plugin], inbox, maxWaitingEvents: 1 });
+    const first = dispatcher.take(makeEvent('one'));
+    expect(first.accepted).toBe(true);
+    // Not routed while it is being kept, yet it counts: the next event is refused at the bound of 1.
+    await new Promise((r) => setImmediate(r));
+    expect(plugin.received).toHaveLength(0);
+    expect(dispatcher.take(makeEvent('two')).accepted).toBe(false);
+    inbox.writes[0]!.done();
+    if (!first.accepted) throw new Error('unreachable');
+    await first.durable;
+    const record = await first.routed;
+    expect(record.deliveries.map((d) => d.pluginId)).toEqual(['com.a.one']);
+    expect(plugin.received).toHaveLength(1);
+  });
+
+  it('does not route an event it could not keep, and dispatch answers STORE_UNAVAILABLE', async () => {
+    const plugin = new InProcessPlugin('com.a.one', {});
+    const inbox = new HeldInbox();
+    const dispatcher = new Dispatcher({ endpoints: () => [plugin], inbox });
+    const dispatched = dispatcher.dispatch(makeEvent('lost'));
+    inbox.writes[0]!.fail(new Error('the disk is full'));
+    await expect(dispatched).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(plugin.received).toHaveLength(0);
+    expect(dispatcher.events.list({ limit: 10 })).toHaveLength(0);
+    // The bound counts it no longer.
+    expect(dispatcher.waitingEvents()).toBe(0);
+  });
+
+  it('keeps nothing for an event no plugin takes', async () => {
+    const inbox = new HeldInbox();
+    const dispatcher = new Dispatcher({ endpoints: () => [], inbox });
+    const record = await dispatcher.dispatch(makeEvent('nobody'));
+    expect(record.recipients).toEqual([]);
+    expect(inbox.writes).toHaveLength(0);
+  });
+
+  it('routes the events a previous run left to the plugins that take them now', async () => {
+    const plugin = new InProcessPlugin('com.a.one', {});
+    const dispatcher = new Dispatcher({ endpoints: () => [plugin] });
+    dispatcher.resume([makeEvent('left over')]);
+    await new Promise((r) => setImmediate(r));
+    expect(plugin.received.map((e) => e.message.content)).toEqual(['left over']);
   });
 });
