@@ -36,3 +36,15 @@ describe('replayKeys', () => {
     expect(odd).toMatch(/^message-sha256:[0-9a-f]{64}$/);
   });
 });
+
+describe('how long a message is remembered', () => {
+  it('recognises a message pushed again under a new event id throughout the C2C reply window (60 minutes)', async () => {
+    let now = 1_000_000;
+    const guard = new ReplayGuard('qqbot:2', { now: () => now });
+    expect(await guard.firstTime(['event:e1', 'message:m1'])).toBe(true);
+    now += 59 * 60_000;
+    expect(await guard.firstTime(['event:e2', 'message:m1'])).toBe(false);
+    now += 7 * 60_000;
+    expect(await guard.firstTime(['event:e3', 'message:m1'])).toBe(true);
+  });
+});

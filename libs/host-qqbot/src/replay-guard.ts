@@ -8,12 +8,19 @@ export interface ReplayGuardOptions {
    * PostgreSQL server, by every replica. Default: memory only.
    */
   store?: ReplayStore;
-  /** How long a request is remembered (default 10 minutes: twice the timestamp tolerance, so a replay is refused either way). */
+  /**
+   * How long a request is remembered (default 65 minutes: the longest reply window, C2C's 60 minutes, and
+   * the 5-minute timestamp tolerance), so a message the platform pushes again under a new event id is
+   * recognised by its d.id for as long as a plugin could still answer it.
+   */
   rememberMilliseconds?: number;
   /** Keys remembered at most by the default memory store (default 50,000). */
   maxEntries?: number;
   now?: () => number;
 }
+
+/** The C2C reply window (60 minutes, send.md of tencent-connect/bot-docs) plus the 5-minute timestamp tolerance. */
+export const DEFAULT_REMEMBER_MILLISECONDS = 65 * 60_000;
 
 /** What names one signed op 0 request: its event id, its message's id, or, with neither, its signature. */
 export interface ReplayNames {
@@ -58,7 +65,7 @@ export class ReplayGuard {
     o: ReplayGuardOptions = {},
   ) {
     this.store = o.store ?? new MemoryReplayStore({ maxEntries: o.maxEntries });
-    this.rememberMs = o.rememberMilliseconds ?? 10 * 60_000;
+    this.rememberMs = o.rememberMilliseconds ?? DEFAULT_REMEMBER_MILLISECONDS;
     this.now = o.now ?? Date.now;
   }
 

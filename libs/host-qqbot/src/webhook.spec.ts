@@ -272,32 +272,30 @@ describe('QQ Bot webhook', () => {
     expect(events).toHaveLength(0);
   });
 
-  it('refuses a replayed event id (409) and dispatches it once', async () => {
+  it('acknowledges a redelivered event id (200, op 12) and dispatches it once', async () => {
     const { app, events } = await setup();
     const payload = builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' });
     const body = JSON.stringify(payload);
     expect((await post(app, body, signed(body))).status).toBe(200);
     const res = await post(app, body, signed(body));
-    expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe('QQBOT_EVENT_REPLAYED');
-    // The same event id in a freshly signed, different body is a replay too.
+    expect([res.status, res.body]).toEqual([200, { op: 12 }]);
+    // The same event id in a freshly signed, different body is a redelivery too.
     const again = JSON.stringify({ ...payload, d: { ...(payload['d'] as object), content: 'y' } });
-    expect((await post(app, again, signed(again, Math.floor(Date.now() / 1000) - 5))).status).toBe(409);
+    expect((await post(app, again, signed(again, Math.floor(Date.now() / 1000) - 5))).body).toEqual({ op: 12 });
     expect(events).toHaveLength(1);
   });
 
-  it('refuses the same message again under a new event id, or under none (409), and dispatches it once', async () => {
+  it('acknowledges the same message again under a new event id, or under none, and dispatches it once', async () => {
     const { app, events } = await setup();
     const payload = builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' });
     const body = JSON.stringify(payload);
     expect((await post(app, body, signed(body))).status).toBe(200);
     const renamed = JSON.stringify({ ...payload, id: 'GROUP_AT_MESSAGE_CREATE:another' });
     const res = await post(app, renamed, signed(renamed));
-    expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe('QQBOT_EVENT_REPLAYED');
+    expect([res.status, res.body]).toEqual([200, { op: 12 }]);
     const { id: _id, ...withoutId } = payload;
     const unnamed = JSON.stringify(withoutId);
-    expect((await post(app, unnamed, signed(unnamed))).status).toBe(409);
+    expect((await post(app, unnamed, signed(unnamed))).body).toEqual({ op: 12 });
     expect(events).toHaveLength(1);
     // Another message of the same sender is another message.
     const next = JSON.stringify(builder.groupAtMessage({ groupOpenId: 'G', memberOpenId: 'M', content: 'x' }));
@@ -306,12 +304,15 @@ describe('QQ Bot webhook', () => {
   });
 
   it('names an event with neither id by its signature: the same request is a replay, the same body signed again is not', async () => {
-    const { app } = await setup();
+    const { app, logs } = await setup();
     const body = JSON.stringify({ op: 0, t: 'GROUP_ADD_ROBOT', d: { group_openid: 'G' } });
     const now = Math.floor(Date.now() / 1000);
+    const redelivered = () => logs.filter((l) => l.includes('QQBOT_EVENT_REPLAYED')).length;
     expect((await post(app, body, signed(body, now))).status).toBe(200);
-    expect((await post(app, body, signed(body, now))).status).toBe(409);
+    expect((await post(app, body, signed(body, now))).status).toBe(200);
+    expect(redelivered()).toBe(1);
     expect((await post(app, body, signed(body, now - 1))).status).toBe(200);
+    expect(redelivered()).toBe(1);
   });
 
   it('refuses a replay after a restart when its memory is in the store', async () => {
@@ -327,8 +328,7 @@ describe('QQ Bot webhook', () => {
       const second = await FileReplayStore.open(dir);
       const after = await setup({ replays: second });
       const res = await post(after.app, body, headers);
-      expect(res.status).toBe(409);
-      expect(res.body.error.code).toBe('QQBOT_EVENT_REPLAYED');
+      expect([res.status, res.body]).toEqual([200, { op: 12 }]);
       expect(after.events).toHaveLength(0);
       await second.close();
     } finally {

@@ -63,7 +63,7 @@ const TIMESTAMP = /^\d{1,20}$/;
  *    event_ts + plain_token, and an unrestricted token would let anyone obtain
  *    a valid webhook signature (timestamp + a JSON body) for a forged event.
  * 3. op 0: a request whose event id, or whose message's id (`d.id`), was
- *    taken before is refused (409), also after a restart (the account's
+ *    taken before is acknowledged (200, op 12) without dispatch, also after a restart (the account's
  *    replay memory is in the host's store); one with neither is named by its
  *    signature. A message event becomes a `message.created` event, offered to
  *    the dispatcher: taken, it is routed without waiting and the platform gets
@@ -145,13 +145,17 @@ export class QqBotWebhook {
     const messageId = isMessageEvent(type) ? stringField(payload.d, 'id') : null;
     const keys = replayKeys({ eventId: platformEventId, messageId, signature: signature! });
     if (!(await account.replays.firstTime(keys))) {
-      throw this.refuse(
+      // Acknowledged, not dispatched: the platform pushes an event again until it gets a 200 (its Go SDK answers
+      // every handled dispatch with op 12, tencent-connect/botgo interaction/webhook/webhook.go), so an error would
+      // only bring the same push back. A replay by someone else gains nothing from the answer either.
+      this.refuse(
         account,
         remote,
         'QQBOT_EVENT_REPLAYED',
-        `event ${platformEventId ?? '(no id)'}${messageId ? ` (message ${messageId})` : ''} was already received`,
+        `event ${platformEventId ?? '(no id)'}${messageId ? ` (message ${messageId})` : ''} was already received; acknowledged without dispatch`,
         { op: 0, type, platformEventId },
       );
+      return { status: 200, body: ACK_BODY };
     }
     const mapped = mapDispatch(
       payload,

@@ -900,9 +900,9 @@ export const QQBOT_ERRORS = defineErrors({
   QQBOT_EVENT_REPLAYED: {
     status: 409,
     message:
-      'An event with this id, or carrying this message id, was already received in the last 10 minutes (before a restart too); it is not dispatched again.',
+      'An event with this id, or carrying this message id, was already received in the last 65 minutes (before a restart too); the webhook acknowledges it (200, op 12) so the platform stops pushing it, and does not dispatch it again.',
     causes:
-      'The platform, or someone replaying its request, sent an event id or a message again, possibly signed anew; it was dispatched the first time. An event with neither id is recognised by its signature.',
+      "The platform pushed an event again (it does until it gets a 200), or someone replayed its request, possibly signed anew; it was dispatched the first time. An event with neither id is recognised by its signature. Shown as the account's last event, not as an HTTP error.",
   },
   QQBOT_PAYLOAD_INVALID: {
     status: 400,

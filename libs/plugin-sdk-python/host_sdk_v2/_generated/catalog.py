@@ -255,7 +255,7 @@ ERROR_CODES: Mapping[str, Tuple[str, str, Optional[int]]] = MappingProxyType(
         "INTERNAL": ("API_ERRORS", "An unexpected error happened. See the host log.", 500),
         "QQBOT_SIGNATURE_INVALID": ("QQBOT_ERRORS", "The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.", 401),
         "QQBOT_TIMESTAMP_STALE": ("QQBOT_ERRORS", "X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.", 401),
-        "QQBOT_EVENT_REPLAYED": ("QQBOT_ERRORS", "An event with this id, or carrying this message id, was already received in the last 10 minutes (before a restart too); it is not dispatched again.", 409),
+        "QQBOT_EVENT_REPLAYED": ("QQBOT_ERRORS", "An event with this id, or carrying this message id, was already received in the last 65 minutes (before a restart too); the webhook acknowledges it (200, op 12) so the platform stops pushing it, and does not dispatch it again.", 409),
         "QQBOT_PAYLOAD_INVALID": ("QQBOT_ERRORS", "The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.", 400),
         "QQBOT_PAYLOAD_TOO_COMPLEX": ("QQBOT_ERRORS", "The webhook body nests arrays and objects deeper than 32 levels, or one array or object has more than 10,000 entries. The platform sends no such event; the request is refused before it is acknowledged or dispatched.", 400),
         "QQBOT_PAYLOAD_TOO_LARGE": ("QQBOT_ERRORS", "The webhook body is larger than the host accepts (64 KiB unless configured).", 413),

@@ -802,7 +802,7 @@ public static class Catalog
     /// </summary>
     public const string ErrQqbotTimestampStale = "QQBOT_TIMESTAMP_STALE";
     /// <summary>
-    /// An event with this id, or carrying this message id, was already received in the last 10 minutes (before a restart too); it is not dispatched again.
+    /// An event with this id, or carrying this message id, was already received in the last 65 minutes (before a restart too); the webhook acknowledges it (200, op 12) so the platform stops pushing it, and does not dispatch it again.
     /// </summary>
     public const string ErrQqbotEventReplayed = "QQBOT_EVENT_REPLAYED";
     /// <summary>
@@ -1186,7 +1186,7 @@ public static class Catalog
         new("API_ERRORS", "INTERNAL", "An unexpected error happened. See the host log.", 500),
         new("QQBOT_ERRORS", "QQBOT_SIGNATURE_INVALID", "The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.", 401),
         new("QQBOT_ERRORS", "QQBOT_TIMESTAMP_STALE", "X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.", 401),
-        new("QQBOT_ERRORS", "QQBOT_EVENT_REPLAYED", "An event with this id, or carrying this message id, was already received in the last 10 minutes (before a restart too); it is not dispatched again.", 409),
+        new("QQBOT_ERRORS", "QQBOT_EVENT_REPLAYED", "An event with this id, or carrying this message id, was already received in the last 65 minutes (before a restart too); the webhook acknowledges it (200, op 12) so the platform stops pushing it, and does not dispatch it again.", 409),
         new("QQBOT_ERRORS", "QQBOT_PAYLOAD_INVALID", "The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.", 400),
         new("QQBOT_ERRORS", "QQBOT_PAYLOAD_TOO_COMPLEX", "The webhook body nests arrays and objects deeper than 32 levels, or one array or object has more than 10,000 entries. The platform sends no such event; the request is refused before it is acknowledged or dispatched.", 400),
         new("QQBOT_ERRORS", "QQBOT_PAYLOAD_TOO_LARGE", "The webhook body is larger than the host accepts (64 KiB unless configured).", 413),
