@@ -7,14 +7,16 @@ import { SqlRegistryStore } from './sql-registry-store';
 import { SqlReplayStore } from './sql-replay-store';
 import { SqlSettingsStore } from './sql-settings-store';
 import { SqlPackageArchiveStore, sha256Hex, ArchiveDigestMismatchError } from './package-archive-store';
-import { describeEventLogStoreContract } from '../testing/event-log-store-contract';
+import { contractDelivery, contractEvent, describeEventLogStoreContract } from '../testing/event-log-store-contract';
+import { SqlEventInbox } from './sql-event-inbox';
+import type { MessageEvent } from '@host/protocol';
 import { describePendingUpdateStoreContract } from '../testing/pending-update-store-contract';
 import { describeRegistryStoreContract } from '../testing/registry-store-contract';
 import { describeReplayStoreContract } from '../testing/replay-store-contract';
 import { describeSettingsStoreContract } from '../testing/settings-store-contract';
 
 const TABLES =
-  'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives, host_package_archive_chunks, host_pending_update_chunks';
+  'host_plugins, host_meta, host_plugin_settings, host_pending_updates, host_events, host_package_archives, host_package_archive_chunks, host_pending_update_chunks, host_event_inbox';
 
 /** Empties every table, so each contract test starts from an empty store on the shared database. */
 export async function emptyTables(db: SqlDatabase): Promise<void> {
@@ -55,6 +57,52 @@ export function describeSqlStoreContracts(name: string, database: () => SqlDatab
       return SqlEventLogStore.open(database(), { capacity });
     },
     reopen: async (capacity) => SqlEventLogStore.open(database(), { capacity }),
+  });
+
+  describe(`SqlEventInbox (${name})`, () => {
+    beforeEach(() => emptyTables(database()));
+    const event = (id: string) => contractEvent(id).event as MessageEvent;
+
+    it('keeps each event once, those accepted together in one write, and answers them oldest first per host', async () => {
+      const inbox = new SqlEventInbox(database(), 'host');
+      const other = new SqlEventInbox(database(), 'other');
+      await Promise.all([inbox.add(event('a')), inbox.add(event('b')), inbox.add(event('a')), other.add(event('c'))]);
+      expect((await inbox.unsettled()).map((e) => e.eventId).sort()).toEqual(['a', 'b']);
+      expect(await inbox.size()).toBe(2);
+      expect((await other.unsettled()).map((e) => e.eventId)).toEqual(['c']);
+    });
+
+    it('lets an event go in the write of its final record, and keeps it while its record is unfinished', async () => {
+      const inbox = new SqlEventInbox(database(), 'host');
+      await Promise.all([inbox.add(event('done')), inbox.add(event('open'))]);
+      const log = await SqlEventLogStore.open(database(), { capacity: 10 });
+      const done = contractEvent('done', ['com.example.one']);
+      done.deliveries.push(contractDelivery('com.example.one', 'completed'));
+      done.routedAt = done.completedAt = '2026-01-01T00:00:02.000Z';
+      const open = contractEvent('open', ['com.example.one']);
+      open.deliveries.push(contractDelivery('com.example.one', 'running'));
+      log.append(done);
+      log.append(open);
+      await log.close();
+      expect((await inbox.unsettled()).map((e) => e.eventId)).toEqual(['open']);
+    });
+
+    it('does not mark interrupted the deliveries of an event still in the inbox when the log is opened again', async () => {
+      const inbox = new SqlEventInbox(database(), 'host');
+      await inbox.add(event('kept'));
+      const log = await SqlEventLogStore.open(database(), { capacity: 10 });
+      for (const id of ['kept', 'lost']) {
+        const r = contractEvent(id, ['com.example.one']);
+        r.deliveries.push(contractDelivery('com.example.one', 'running'));
+        log.append(r);
+      }
+      await log.close();
+      const again = await SqlEventLogStore.open(database(), { capacity: 10 });
+      expect(again.get('kept')!.deliveries[0]!.state).toBe('running');
+      expect(again.get('lost')!.deliveries[0]!.state).toBe('interrupted');
+      await again.close();
+      expect((await inbox.unsettled()).map((e) => e.eventId)).toEqual(['kept']);
+    });
   });
 
   let replayBounds: { maxEntries?: number } = {};
