@@ -130,6 +130,7 @@ ${Object.entries(TEST_PACKAGES)
   files.set(
     `tests/${asm}.Tests/EchoPluginTests.cs`,
     `using System.Text.Json;
+using System.Text.Json.Nodes;
 using HostSdk.Testing;
 using HostSdk.Wire;
 
@@ -160,6 +161,49 @@ public class EchoPluginTests
         Assert.Equal(" said: **", Assert.IsType<MessagePartText>(message.Parts[1]).Text);
         Assert.Equal("*hi*", Assert.IsType<MessagePartText>(message.Parts[2]).Text);
         await host.WaitForCallAsync(Catalog.MethodEventsCompleted);
+    }
+
+    [Fact]
+    public async Task UserMarkdownIsShownAsWritten()
+    {
+        await using var host = await Started();
+        await host.SendMessageAsync("e2", "/echo [x](http://e.example)");
+        var message = await NextReply(host);
+        // A literal part: the host escapes its Markdown, so the link is shown as text, not posted as a link.
+        var text = Assert.IsType<MessagePartText>(message.Parts[2]);
+        Assert.Equal("[x](http://e.example)", text.Text);
+        Assert.True(text.Literal);
+    }
+
+    [Fact]
+    public async Task OneToOneChatsGetText()
+    {
+        await using var host = await Started();
+        var ev = TestHost.MessageEvent("e3", "/echo hi", "echo", "hi");
+        ev["conversation"] = new JsonObject { ["type"] = "c2c", ["conversationId"] = "c2c:U-1" };
+        ev["messageReference"] = new JsonObject { ["messageId"] = "msg-e3", ["targetType"] = "user", ["targetId"] = "U-1" };
+        await host.RequestAsync(Catalog.MethodEventsMessage, ev);
+        var message = await NextReply(host);
+        Assert.Equal("text", message.Format);
+        Assert.Equal("You said: hi", string.Concat(message.Parts.Select(p => Assert.IsType<MessagePartText>(p).Text)));
+    }
+
+    [Fact]
+    public async Task MessagesThatAreNotCommandsAreIgnored()
+    {
+        await using var host = await Started();
+        var ack = await host.SendMessageAsync("e4", "just chatting");
+        Assert.False(ack.Result!.Value.GetProperty("accepted").GetBoolean());
+        // The first reply the plugin sends answers the later command: the chat line got none.
+        await host.SendMessageAsync("e5", "/echo after");
+        var reply = await host.WaitForCallAsync(Catalog.MethodMessagesReply);
+        Assert.Equal("e5", reply.Params.GetProperty("eventId").GetString());
+    }
+
+    private static async Task<OutgoingMessage> NextReply(TestHost host)
+    {
+        var reply = await host.WaitForCallAsync(Catalog.MethodMessagesReply);
+        return reply.Params.GetProperty("message").Deserialize(WireJsonContext.Default.OutgoingMessage)!;
     }
 }
 `,

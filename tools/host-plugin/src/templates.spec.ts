@@ -2,7 +2,7 @@ import { parseStdioManifest } from '@host/protocol';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createTestHost } from '@host/plugin-sdk-v2/testing';
-import { projectFiles } from './templates';
+import { nodePackageName, projectFiles } from './templates';
 
 describe('init templates', () => {
   const files = projectFiles({
@@ -43,6 +43,14 @@ describe('init templates', () => {
     expect(pkg.dependencies).toEqual({ '@host/plugin-sdk-v2': '^2.0.0' });
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['build', 'test', 'validate', 'pack', 'notes']));
     expect(pkg.scripts.pack).toBe('npm run build && host-plugin pack');
+  });
+
+  it('names the package after the plugin id, adding "-plugin" only where the id does not say it', () => {
+    expect(JSON.parse(files.get('package.json') as string).name).toBe('greeter-plugin');
+    expect(nodePackageName('com.example.my-plugin')).toBe('my-plugin');
+    expect(nodePackageName('com.example.plugin')).toBe('plugin');
+    expect(nodePackageName('com.example.weather')).toBe('weather-plugin');
+    expect(nodePackageName('com.example.unplugin')).toBe('unplugin-plugin');
   });
 });
 

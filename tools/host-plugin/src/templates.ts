@@ -57,11 +57,21 @@ export function starterManifest(m: StarterManifest): string {
 }
 
 /**
+ * The npm package name of a new Node project: the plugin id's last part, with
+ * "-plugin" added unless it already says so (`com.example.greeter` gives
+ * `greeter-plugin`, `com.example.my-plugin` gives `my-plugin`).
+ */
+export function nodePackageName(pluginId: string): string {
+  const last = pluginId.split('.').slice(-1)[0] ?? 'plugin';
+  return /(^|[-_])plugin$/.test(last) ? last : `${last}-plugin`;
+}
+
+/**
  * The files of a new plugin project, by path: a pure function of the
  * options, so the tree is tested as data and written by the caller.
  */
 export function projectFiles(o: InitOptions): Map<string, string> {
-  const packageName = o.pluginId.split('.').slice(-1)[0] + '-plugin';
+  const packageName = nodePackageName(o.pluginId);
   const files = new Map<string, string>();
   files.set(
     'package.json',
