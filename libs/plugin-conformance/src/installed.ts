@@ -1,7 +1,7 @@
 import type { StdioManifest } from '@host/protocol';
 import type { RunIsolation } from './plugin-run';
 import { buildReport, INSTALLER_CHECK, Outcomes, type ConformanceReport } from './report';
-import { playScenarios } from './suite';
+import { abortedBy, playScenarios } from './suite';
 
 /** What the host knows of an installed stdio plugin, to check it. */
 export interface InstalledPluginJob {
@@ -37,15 +37,7 @@ export async function checkInstalled(job: InstalledPluginJob, signal?: AbortSign
   });
   played.catch(() => undefined);
   // Aborted, the caller is answered at once; the scenario's process is ended meanwhile (ScenarioRunner).
-  await (signal ? Promise.race([played, aborted(signal)]) : played);
+  await (signal ? Promise.race([played, abortedBy(signal)]) : played);
   const m = job.manifest;
   return buildReport(outcomes, { pluginId: m.pluginId, name: m.name, version: m.version }, job.source, startedAt);
-}
-
-/** Rejects with the signal's reason when it aborts. */
-function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
 }

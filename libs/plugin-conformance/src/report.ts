@@ -45,6 +45,8 @@ export class Outcomes {
   private readonly byCheck = new Map<string, { pass: string[]; fail: string[]; skip: string[] }>();
   /** How the scenarios' processes were isolated (see ConformanceReport.isolation). */
   isolation: string | undefined;
+  /** Scenarios a stopped run did not play to their end, in suite order (their checks say so when nothing else did). */
+  readonly notPlayed: string[] = [];
 
   record(check: string, status: CheckStatus, seen: string): void {
     let entry = this.byCheck.get(check);
@@ -61,6 +63,13 @@ export class Outcomes {
   }
   skip(check: string, why: string): void {
     this.record(check, 'skip', why);
+  }
+
+  /** Takes over what `other` (one scenario's outcomes) recorded. */
+  addAll(other: Outcomes): void {
+    for (const [check, entry] of other.byCheck)
+      for (const status of ['pass', 'fail', 'skip'] as const) for (const seen of entry[status]) this.record(check, status, seen);
+    if (other.isolation) this.isolation = other.isolation;
   }
 
   /** The checks in catalogue order (the installer's first) with their combined status. */

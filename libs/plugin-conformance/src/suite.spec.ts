@@ -21,6 +21,31 @@ describe('the conformance suite against a plugin written without an SDK', () => 
   }, 120_000);
 });
 
+describe('a run with a time bound', () => {
+  it('ends a plugin that never completes at the bound, lists what it did not play, and does not pass', async () => {
+    const dir = writeRawFixture(join(root, 'never-completes'), 'no-completion', 'org.conformance.never-completes');
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+    // A handler deadline of five minutes: without the bound the run waits that long for each event.
+    manifest.concurrency.handlerDeadlineMilliseconds = 300_000;
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+    const report = await runConformance(dir, { timeoutMilliseconds: 4000 });
+    expect(report.passed).toBe(false);
+    const notPlayed = report.checks.filter((c) => c.seen.some((s) => s.startsWith('not played: the run stopped at its time bound of 4 s')));
+    expect(notPlayed.map((c) => c.status)).toEqual(notPlayed.map(() => 'skip'));
+    expect(notPlayed.map((c) => c.id)).toContain('events.completion');
+    // The scenario that was cut short is named with every one after it; the ones before it played and count.
+    expect(notPlayed[0]!.seen[0]).toMatch(/scenarios not played to their end: session, stdin-eof, /);
+    expect(statusOf(report)['cli.without-host-stdio']).toBe('pass');
+    expect(renderReport(report)).toMatch(/not played: the run stopped at its time bound of 4 s/);
+  }, 120_000);
+
+  it('changes nothing for a run that ends within it', async () => {
+    const report = await runConformance(writeRawFixture(join(root, 'good-bounded')), { timeoutMilliseconds: 100_000 });
+    expect(report.passed).toBe(true);
+    expect(Object.values(statusOf(report)).every((s) => s === 'pass')).toBe(true);
+  }, 120_000);
+});
+
 describe('a plugin the busy checks cannot apply to', () => {
   it('skips them with the reason (it declines the plain messages it gets, declaring no command), and still conforms', async () => {
     const report = await runConformance(writeRawFixture(join(root, 'observer'), '', 'org.conformance.observer', { commands: false }));

@@ -23,6 +23,12 @@ export interface ConformanceOptions {
   signal?: AbortSignal;
   /** Start the plugin isolated as the host starts it (see RunOptions.isolation); default: as this process's user. */
   isolation?: RunIsolation;
+  /**
+   * The longest the whole run may take. When it runs out, the scenario being played ends as an aborted `signal`
+   * ends it, and the report lists that scenario and the ones after it as not played and does not pass. Default:
+   * no bound but the deadlines of each step (a plugin whose handlers never complete makes that minutes).
+   */
+  timeoutMilliseconds?: number;
 }
 
 /**
@@ -60,11 +66,61 @@ export async function runConformance(source: string, options: ConformanceOptions
       );
     }
     outcomes.pass(INSTALLER_CHECK.id, prepared.seen);
-    await playScenarios(prepared.packageDir, prepared.manifest, outcomes, options);
+    const timedOut = await playWithinBound(prepared.packageDir, prepared.manifest, outcomes, options);
     const m = prepared.manifest;
-    return buildReport(outcomes, { pluginId: m.pluginId, name: m.name, version: m.version }, source, startedAt);
+    const report = buildReport(outcomes, { pluginId: m.pluginId, name: m.name, version: m.version }, source, startedAt);
+    return timedOut ? { ...report, passed: false } : report;
   } finally {
     await prepared.cleanup();
+  }
+}
+
+/** Rejects with the signal's reason when it aborts. */
+export function abortedBy(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+/** Why the run stopped, as a reason of the signal that stops it: the run's own time bound. */
+class RunTimeBound extends Error {
+  constructor(readonly milliseconds: number) {
+    super(`the run stopped at its time bound of ${milliseconds / 1000} s`);
+  }
+}
+
+/**
+ * Plays the scenarios within `options.timeoutMilliseconds`; true when the bound ran out, with every check that
+ * no scenario played named as not played. Another abort (the caller's signal) still rejects.
+ */
+async function playWithinBound(
+  packageDir: string,
+  manifest: StdioManifest,
+  outcomes: Outcomes,
+  options: ConformanceOptions,
+): Promise<boolean> {
+  if (options.timeoutMilliseconds === undefined) {
+    await playScenarios(packageDir, manifest, outcomes, options);
+    return false;
+  }
+  const bound = new AbortController();
+  const timer = setTimeout(() => bound.abort(new RunTimeBound(options.timeoutMilliseconds!)), options.timeoutMilliseconds);
+  const signal = options.signal ? AbortSignal.any([options.signal, bound.signal]) : bound.signal;
+  // A step may wait for its own deadline after its process was ended: the run's answer does not wait with it.
+  const played = playScenarios(packageDir, manifest, outcomes, { ...options, signal });
+  played.catch(() => undefined);
+  try {
+    await Promise.race([played, abortedBy(signal)]);
+    return false;
+  } catch (e) {
+    if (!(e instanceof RunTimeBound)) throw e;
+    const why = `not played: ${e.message} (scenarios not played to their end: ${outcomes.notPlayed.join(', ')})`;
+    const decided = new Set(outcomes.results().flatMap((c) => (c.status === 'skip' ? [] : [c.id])));
+    for (const c of CONFORMANCE_SUITE.checks) if (!decided.has(c.id)) outcomes.skip(c.id, why);
+    return true;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -81,11 +137,14 @@ export async function playScenarios(
   const scenarios: ConformanceScenario[] = CONFORMANCE_SUITE.scenarios.filter(
     (s) => !options.scenarios || options.scenarios.includes(s.id),
   );
+  // What a scenario saw counts only when it played to its end: one ended by the signal stays listed as not played.
+  outcomes.notPlayed.push(...scenarios.map((s) => s.id));
   const scratch = await mkdtemp(join(tmpdir(), 'host-doctor-'));
   try {
     for (const scenario of scenarios) {
       options.signal?.throwIfAborted();
       const t0 = performance.now();
+      const seen = new Outcomes();
       await new ScenarioRunner(
         scenario,
         {
@@ -99,8 +158,11 @@ export async function playScenarios(
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.isolation ? { isolation: options.isolation } : {}),
         },
-        outcomes,
+        seen,
       ).play();
+      options.signal?.throwIfAborted();
+      outcomes.addAll(seen);
+      outcomes.notPlayed.splice(outcomes.notPlayed.indexOf(scenario.id), 1);
       if (process.env['CONFORMANCE_DEBUG']) process.stderr.write(`${scenario.id}: ${Math.round(performance.now() - t0)} ms\n`);
     }
     options.signal?.throwIfAborted();

@@ -16,7 +16,7 @@ import { checkProject, reportFindings } from './validate';
 
 export const CLI_VERSION = SDK_VERSION;
 
-export const USAGE = `host-plugin ${CLI_VERSION}: build protocol v2 Node.js plugins
+export const USAGE = `host-plugin ${CLI_VERSION}: create, check and package protocol v2 plugins in Node.js, Python, Go or C#
 
 Usage:
   host-plugin init <dir> [--lang node|python|go|csharp] [--id com.example.x] [--name "Name"] [--author "Me"] [--description "..."] [--sdk <version|file:path>] [--intercepts] [--force]
@@ -39,9 +39,11 @@ Usage:
   host-plugin notes [dir] [--out RELEASE_NOTES.md | --stdout] [--notes notes.json] [--host-versions <range>]
                     [--node <range>] [--http --base-url <url> --security <text> --concurrency <text> --http-logs <text> --updates <text>]
       Write release notes from manifest.json; facts it cannot know come from flags, notes.json or questions.
-  host-plugin doctor <package.zip | folder> [--json]
+  host-plugin doctor <package.zip | folder> [--json] [--timeout <seconds>]
       Run the protocol's conformance suite: the installer's checks, then the plugin started as the host starts it
       (any language whose runtime is on this machine). Exit 0 only when every required check passes.
+      The whole run lasts at most --timeout seconds (default 60, 0 for no bound); scenarios it did not play to
+      their end are reported as not played, and the run does not pass.
 
 Options: --help, --version`;
 
@@ -153,13 +155,17 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         return 0;
       }
       case 'doctor': {
-        const args = parseArgs(rest, [], ['json']);
+        const args = parseArgs(rest, ['timeout'], ['json']);
         const [target] = args.positional;
         if (!target || args.positional.length > 1)
           throw new CliError('CLI_USAGE', 'doctor takes one package file or folder: host-plugin doctor <package.zip | folder>');
         const source = resolve(io.cwd, target);
         if (!existsSync(source)) throw new CliError('DOCTOR_TARGET_MISSING', `${source} does not exist`);
-        const report = await runConformance(source, { hostVersion: `host-plugin ${CLI_VERSION}` });
+        const timeout = doctorTimeoutSeconds(flag(args, 'timeout'));
+        const report = await runConformance(source, {
+          hostVersion: `host-plugin ${CLI_VERSION}`,
+          ...(timeout > 0 ? { timeoutMilliseconds: timeout * 1000 } : {}),
+        });
         io.out(args.flags.has('json') ? JSON.stringify(report, null, 2) : renderReport(report));
         return report.passed ? 0 : 1;
       }
@@ -173,6 +179,17 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     }
     throw error;
   }
+}
+
+/** The default bound of a whole doctor run: a conforming plugin takes seconds; one that never completes would take minutes. */
+export const DOCTOR_TIMEOUT_SECONDS = 60;
+
+function doctorTimeoutSeconds(value: string | undefined): number {
+  if (value === undefined) return DOCTOR_TIMEOUT_SECONDS;
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < 0)
+    throw new CliError('CLI_USAGE', `--timeout takes seconds, 0 or more (0: no bound); got "${value}"`);
+  return seconds;
 }
 
 function one(positional: string[], command: string): string {

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRawFixture } from '@host/plugin-conformance/testing';
-import { run } from './cli';
+import { DOCTOR_TIMEOUT_SECONDS, run, USAGE } from './cli';
 import type { CliIO } from './io';
 
 const root = mkdtempSync(join(tmpdir(), 'host-plugin-doctor-'));
@@ -73,5 +73,35 @@ describe('host-plugin doctor', () => {
     const usage = io();
     expect(await run(['doctor'], usage)).toBe(2);
     expect(usage.stderr.join('\n')).toMatch(/^error CLI_USAGE: doctor takes one package file or folder/);
+  });
+
+  it('bounds the whole run (--timeout, default 60 s): a plugin that never completes ends there, reported as not played', async () => {
+    const dir = writeRawFixture(join(root, 'never-completes'), 'no-completion', 'org.conformance.never-completes');
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+    manifest.concurrency.handlerDeadlineMilliseconds = 300_000;
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+    const out = io();
+    expect(await run(['doctor', 'never-completes', '--timeout', '3'], out)).toBe(1);
+    const text = out.stdout.join('\n');
+    expect(text).toMatch(/^ {2}skip {2}events\.completion:/m);
+    expect(text).toMatch(/why : not played: the run stopped at its time bound of 3 s \(scenarios not played to their end: session, /);
+    expect(text).toMatch(/: does not conform$/m);
+    expect(USAGE).toMatch(/--timeout <seconds>/);
+    expect(USAGE).toMatch(/default 60, 0 for no bound/);
+    expect(DOCTOR_TIMEOUT_SECONDS).toBe(60);
+  }, 60_000);
+
+  it('refuses a --timeout that is not a number of seconds', async () => {
+    const out = io();
+    expect(await run(['doctor', 'good', '--timeout', 'soon'], out)).toBe(2);
+    expect(out.stderr.join('\n')).toMatch(/^error CLI_USAGE: --timeout takes seconds, 0 or more \(0: no bound\); got "soon"/);
+  });
+});
+
+describe('host-plugin --help', () => {
+  it('names the four languages it serves', async () => {
+    const out = io();
+    expect(await run(['--help'], out)).toBe(0);
+    expect(out.stdout.join('\n').split('\n')[0]).toMatch(/protocol v2 plugins in Node\.js, Python, Go or C#$/);
   });
 });
