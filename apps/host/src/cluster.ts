@@ -225,7 +225,7 @@ export class Cluster {
     this.replyCounts.set(key, n);
     if (this.replyCounts.size > MAX_REPLY_COUNTERS) this.replyCounts.delete(this.replyCounts.keys().next().value!);
     // Recorded before it is sent: after a takeover, a reply recorded already is not sent again.
-    const { fresh, reply } = await this.o.queue.recordReply(eventId, pluginId, n, { message: request.message });
+    const { fresh, reply } = await this.o.queue.recordReply(eventId, pluginId, n, { message: request.message }, this.epochOf(pluginId));
     if (!fresh) {
       const sent = this.sentReplies.get(key);
       if (sent) sent.complete = false;
@@ -294,12 +294,19 @@ export class Cluster {
     const digest = createHash('sha256')
       .update(JSON.stringify({ target: request.target ?? null, message: request.message }))
       .digest('hex');
-    const { fresh, send } = await this.o.queue.recordSend(eventId, request.pluginId, n, digest, {
-      target: request.target ?? null,
-      message: request.message,
-      // Kept so a left-over send goes out as it was asked (its event's bot by default).
-      ...(request.eventId !== undefined ? { eventId } : {}),
-    });
+    const { fresh, send } = await this.o.queue.recordSend(
+      eventId,
+      request.pluginId,
+      n,
+      digest,
+      {
+        target: request.target ?? null,
+        message: request.message,
+        // Kept so a left-over send goes out as it was asked (its event's bot by default).
+        ...(request.eventId !== undefined ? { eventId } : {}),
+      },
+      this.epochOf(request.pluginId),
+    );
     if (!fresh) {
       if (send.digest !== digest) {
         // Not the message sent the first time (the handler took another path): sent, unrecorded.
@@ -612,7 +619,17 @@ export class Cluster {
     if (status.state === 'running') void this.pump(pluginId);
   }
 
+  /**
+   * The lease epoch fenced statements check for `pluginId` (claims, recorded replies and sends): with replicas
+   * sharing the server only; a host alone has nobody to lose its lease to.
+   */
+  private epochOf(pluginId: string): number | undefined {
+    return this.o.shared ? this.o.leases.epochs.get(pluginId) : undefined;
+  }
+
   private withReplica(status: RuntimeStatus): RuntimeStatus {
+    // A host alone on its embedded database names no replica: there is no other.
+    if (!this.o.shared) return status;
     return { ...status, replica: this.o.replica } as RuntimeStatus;
   }
 
@@ -811,7 +828,7 @@ export class Cluster {
           (c?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity) -
           (this.inflight.get(pluginId) ?? 0);
         const limit = Math.min(room, 100);
-        const rows = await this.o.queue.claim(pluginId, limit, true);
+        const rows = await this.o.queue.claim(pluginId, limit, true, this.epochOf(pluginId));
         // Rows may remain when the claim took as many as there was room for (or none fitted).
         if (limit <= 0 || rows.length === limit) this.backlog.add(pluginId);
         else this.backlog.delete(pluginId);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SqlDeliveryQueue, SqlLeases, type QueueNotice } from './cluster-tables';
+import { LeaseLostError, SqlDeliveryQueue, SqlLeases, type QueueNotice } from './cluster-tables';
 import { ServerDatabase } from './database';
 import { migrate } from './migrations';
 import { startTestPostgres, type TestPostgres } from '../testing/postgres-server';
@@ -45,6 +45,34 @@ describe('leases', () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(await holder.acquire(['p.race'])).toEqual(['p.race']);
     expect(await other.renew()).toEqual([]);
+  });
+
+  it('fence a replica whose lease moved while it was frozen: it claims, records and sends nothing more for the plugin', async () => {
+    const one = new SqlLeases(a, 'one', 200);
+    const two = new SqlLeases(b, 'two', 200);
+    const qOne = new SqlDeliveryQueue(a, 'one');
+    const qTwo = new SqlDeliveryQueue(b, 'two');
+    expect(await one.acquire(['p.fence'])).toEqual(['p.fence']);
+    const stale = one.epochs.get('p.fence')!;
+    // One stops renewing (frozen) past the lease; two takes it over with the next epoch.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await two.acquire(['p.fence'])).toEqual(['p.fence']);
+    expect(two.epochs.get('p.fence')).toBe(stale + 1);
+    await qTwo.enqueue('e.fence', 'p.fence', { eventId: 'e.fence' });
+    // One wakes up and acts on what it believes: nothing it does lands.
+    expect(await qOne.claim('p.fence', 10, true, stale)).toEqual([]);
+    await expect(qOne.recordReply('e.fence', 'p.fence', 1, { message: 'late' }, stale)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(qOne.recordSend('e.fence', 'p.fence', 1, 'digest', { message: 'late' }, stale)).rejects.toBeInstanceOf(LeaseLostError);
+    // The holder's own calls go through.
+    expect((await qTwo.claim('p.fence', 10, true, two.epochs.get('p.fence'))).map((r) => r.eventId)).toEqual(['e.fence']);
+    expect((await qTwo.recordReply('e.fence', 'p.fence', 1, { message: 'hi' }, two.epochs.get('p.fence'))).fresh).toBe(true);
+    // A reply the new holder recorded is answered as recorded to a stale process (it is not sent again), not refused.
+    expect((await qOne.recordReply('e.fence', 'p.fence', 1, { message: 'late' }, stale)).fresh).toBe(false);
+    // Taken back by one (two stopped renewing): a new epoch again, which one's calls now carry.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await one.acquire(['p.fence'])).toEqual(['p.fence']);
+    expect(one.epochs.get('p.fence')).toBe(stale + 2);
+    expect((await qOne.recordReply('e.fence', 'p.fence', 2, { message: 'now' }, one.epochs.get('p.fence'))).fresh).toBe(true);
   });
 
   it('carry the status the holder publishes, and only the holder can publish it', async () => {

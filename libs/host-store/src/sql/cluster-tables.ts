@@ -29,6 +29,15 @@ export interface PluginLease {
  * most one replica holds a live lease of a plugin at a time.
  */
 export class SqlLeases {
+  /**
+   * The epoch of each lease this process took: a lease taken from another
+   * holder (or given up before) gets the next epoch, so a replica that froze
+   * past its lease and wakes finds its epoch stale in every fenced statement
+   * ({@link SqlDeliveryQueue.claim}, recordReply, recordSend) and does nothing
+   * more for the plugin.
+   */
+  readonly epochs = new Map<string, number>();
+
   constructor(
     private readonly db: SqlDatabase,
     readonly replica: string,
@@ -42,25 +51,28 @@ export class SqlLeases {
    */
   async acquire(pluginIds: readonly string[], force = false): Promise<string[]> {
     if (pluginIds.length === 0) return [];
-    const rows = await this.db.query<{ plugin_id: string }>(
+    const rows = await this.db.query<{ plugin_id: string; epoch: string }>(
       `INSERT INTO host_plugin_leases (plugin_id, holder, expires_at)
          SELECT id, $2, now() + make_interval(secs => $3::double precision / 1000) FROM unnest($1::text[]) AS id
        ON CONFLICT (plugin_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, updated_at = now(),
-         status = CASE WHEN host_plugin_leases.holder = EXCLUDED.holder THEN host_plugin_leases.status ELSE NULL END
+         status = CASE WHEN host_plugin_leases.holder = EXCLUDED.holder THEN host_plugin_leases.status ELSE NULL END,
+         epoch = CASE WHEN host_plugin_leases.holder = EXCLUDED.holder THEN host_plugin_leases.epoch ELSE host_plugin_leases.epoch + 1 END
        WHERE $4 OR host_plugin_leases.holder = EXCLUDED.holder OR host_plugin_leases.expires_at < now()
-       RETURNING plugin_id`,
+       RETURNING plugin_id, epoch`,
       [pluginIds, this.replica, this.ttlMilliseconds, force],
     );
+    for (const r of rows) this.epochs.set(r.plugin_id, Number(r.epoch));
     return rows.map((r) => r.plugin_id);
   }
 
   /** Extends every lease this replica holds; answers the plugins whose lease it still holds. */
   async renew(): Promise<string[]> {
-    const rows = await this.db.query<{ plugin_id: string }>(
+    const rows = await this.db.query<{ plugin_id: string; epoch: string }>(
       `UPDATE host_plugin_leases SET expires_at = now() + make_interval(secs => $2::double precision / 1000)
-        WHERE holder = $1 RETURNING plugin_id`,
+        WHERE holder = $1 RETURNING plugin_id, epoch`,
       [this.replica, this.ttlMilliseconds],
     );
+    for (const r of rows) this.epochs.set(r.plugin_id, Number(r.epoch));
     return rows.map((r) => r.plugin_id);
   }
 
@@ -71,6 +83,7 @@ export class SqlLeases {
    * no replica starts the plugin again before its record says it is disabled.
    */
   async release(pluginId: string, status?: Record<string, unknown>, holdMilliseconds = 0): Promise<void> {
+    this.epochs.delete(pluginId);
     await this.db.transaction(async (tx) => {
       const rows = await tx.query(
         `UPDATE host_plugin_leases SET holder = '', expires_at = now() + make_interval(secs => $4::double precision / 1000),
@@ -168,8 +181,27 @@ export type QueueNotice =
 /** What one replica asks of the replica holding a plugin's lease. */
 export type ControlAction = 'stop' | 'restart' | 'settings';
 
+/** What a fenced recording answers for an item whose plugin's lease this replica no longer holds. */
+const LOST = Symbol('lease lost');
+
 /** Rounds of numbering a reply that met another process's reply to the same event before giving up (each round re-reads the highest number). */
 const RECORD_REPLY_ATTEMPTS = 10;
+
+/**
+ * The SQL condition of a fenced statement: no epoch given (a host alone, whose
+ * lease nobody else takes), or this replica still holds the plugin's lease at
+ * that epoch. Arguments are SQL expressions (parameters or columns).
+ */
+const FENCE = (plugin: string, epoch: string, replica: string): string =>
+  `(${epoch}::bigint IS NULL OR EXISTS (SELECT 1 FROM host_plugin_leases l WHERE l.plugin_id = ${plugin} AND l.holder = ${replica} AND l.epoch = ${epoch}::bigint))`;
+
+/** A reply or send the process tried to record after its plugin's lease moved to another replica: it is not sent. */
+export class LeaseLostError extends Error {
+  constructor(pluginId: string) {
+    super(`The lease of ${pluginId} moved to another replica, which delivers its events now; this process sends nothing more for it.`);
+    this.name = 'LeaseLostError';
+  }
+}
 
 /** Notifications stay below PostgreSQL's limit (8000 bytes); a larger one is sent without its optional parts. */
 const NOTICE_LIMIT = 7_900;
@@ -311,16 +343,17 @@ export class SqlDeliveryQueue {
    * replica, with rows another replica claimed and left unfinished when
    * `takeOrphans` (this replica took the lease over from it).
    */
-  async claim(pluginId: string, limit: number, takeOrphans: boolean): Promise<QueuedDelivery[]> {
+  async claim(pluginId: string, limit: number, takeOrphans: boolean, epoch?: number): Promise<QueuedDelivery[]> {
     if (limit <= 0) return [];
     const rows = await this.db.query<Row>(
       `UPDATE host_event_queue q SET state = 'claimed', claimed_by = $2, attempts = q.attempts + 1
          FROM (SELECT event_id, plugin_id FROM host_event_queue
                 WHERE plugin_id = $1 AND (state = 'pending' OR ($4 AND state IN ('claimed', 'decided') AND claimed_by <> $2))
+                  AND ${FENCE('$1', '$5', '$6')}
                 ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED) c
         WHERE q.event_id = c.event_id AND q.plugin_id = c.plugin_id
         RETURNING q.event_id, q.plugin_id, q.origin, q.event, q.state, q.claimed_by, q.attempts, q.decision, q.completion`,
-      [pluginId, this.claimer, limit, takeOrphans],
+      [pluginId, this.claimer, limit, takeOrphans, epoch ?? null, this.replica],
     );
     return rows.map(fromRow);
   }
@@ -447,8 +480,11 @@ export class SqlDeliveryQueue {
     pluginId: string,
     n: number,
     request: unknown = null,
+    epoch?: number,
   ): Promise<{ fresh: boolean; reply: RecordedReply }> {
-    return this.recordings.push({ e: eventId, p: pluginId, n, req: request });
+    const got = await this.recordings.push({ e: eventId, p: pluginId, n, req: request, ep: epoch ?? null });
+    if (got === LOST) throw new LeaseLostError(pluginId);
+    return got;
   }
 
   /**
@@ -459,39 +495,51 @@ export class SqlDeliveryQueue {
    * (ON CONFLICT DO NOTHING, so PostgreSQL logs no error) and asked again with
    * the next free number, or answered as recorded before.
    */
-  private readonly recordings = new Batcher<{ e: string; p: string; n: number; req: unknown }, { fresh: boolean; reply: RecordedReply }>(
-    async (items) => {
-      const out: { fresh: boolean; reply: RecordedReply }[] = new Array(items.length);
-      let todo = items.map((item, i) => ({ item, i }));
-      for (let attempt = 0; todo.length > 0; attempt++) {
-        if (attempt >= RECORD_REPLY_ATTEMPTS)
-          throw new Error(
-            `Could not number a reply to event ${todo[0]!.item.e}: ${RECORD_REPLY_ATTEMPTS} tries each met another process's reply.`,
-          );
-        const got = await this.recordBatch(todo.map((t) => t.item));
-        const left: typeof todo = [];
-        todo.forEach((t, j) => {
-          const r = got[j];
-          if (r) out[t.i] = r;
-          else left.push(t);
-        });
-        todo = left;
-      }
-      return out;
-    },
-  );
+  private readonly recordings = new Batcher<
+    { e: string; p: string; n: number; req: unknown; ep: number | null },
+    { fresh: boolean; reply: RecordedReply } | typeof LOST
+  >(async (items) => {
+    const out: ({ fresh: boolean; reply: RecordedReply } | typeof LOST)[] = new Array(items.length);
+    let todo = items.map((item, i) => ({ item, i }));
+    for (let attempt = 0; todo.length > 0; attempt++) {
+      if (attempt >= RECORD_REPLY_ATTEMPTS)
+        throw new Error(
+          `Could not number a reply to event ${todo[0]!.item.e}: ${RECORD_REPLY_ATTEMPTS} tries each met another process's reply.`,
+        );
+      const got = await this.recordBatch(todo.map((t) => t.item));
+      const left: typeof todo = [];
+      todo.forEach((t, j) => {
+        const r = got[j];
+        if (r) out[t.i] = r;
+        else left.push(t);
+      });
+      todo = left;
+    }
+    return out;
+  });
 
   /** Answers each item recorded before or recorded now; undefined where another process got in first. */
   private async recordBatch(
-    items: { e: string; p: string; n: number; req: unknown }[],
-  ): Promise<({ fresh: boolean; reply: RecordedReply } | undefined)[]> {
-    const rows = await this.db.query<{ i: number; fresh: boolean; n: number; sequence: number; outbound: unknown; sent: boolean }>(
-      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, n integer, req jsonb)),
+    items: { e: string; p: string; n: number; req: unknown; ep: number | null }[],
+  ): Promise<({ fresh: boolean; reply: RecordedReply } | typeof LOST | undefined)[]> {
+    const rows = await this.db.query<{
+      i: number;
+      fresh: boolean;
+      n: number;
+      sequence: number;
+      outbound: unknown;
+      sent: boolean;
+      lost: boolean;
+    }>(
+      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, n integer, req jsonb, ep bigint)),
        known AS (
          SELECT x.i, r.n, r.sequence, r.outbound, r.sent_at IS NOT NULL AS sent
            FROM x JOIN host_event_replies r ON r.event_id = x.e AND r.plugin_id = x.p AND r.n = x.n),
+       fenced AS (
+         SELECT x.i FROM x WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.i = x.i) AND NOT ${FENCE('x.p', 'x.ep', '$3')}),
        fresh AS (
-         SELECT x.*, row_number() OVER (PARTITION BY x.e ORDER BY x.i) AS k FROM x WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.i = x.i)),
+         SELECT x.*, row_number() OVER (PARTITION BY x.e ORDER BY x.i) AS k FROM x
+          WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.i = x.i) AND NOT EXISTS (SELECT 1 FROM fenced WHERE fenced.i = x.i)),
        top AS (
          SELECT d.e, coalesce((SELECT max(r.sequence) FROM host_event_replies r WHERE r.event_id = d.e), 0) AS top
            FROM (SELECT DISTINCT e FROM fresh) d),
@@ -500,12 +548,16 @@ export class SqlDeliveryQueue {
            SELECT f.e, f.p, f.n, t.top + f.k, f.req, $2 FROM fresh f JOIN top t ON t.e = f.e ORDER BY f.i
          ON CONFLICT DO NOTHING
          RETURNING event_id, plugin_id, n, sequence)
-       SELECT known.i, false AS fresh, known.n, known.sequence, known.outbound, known.sent FROM known
+       SELECT known.i, false AS fresh, known.n, known.sequence, known.outbound, known.sent, false AS lost FROM known
        UNION ALL
-       SELECT x.i, true, m.n, m.sequence, NULL::jsonb, false FROM made m JOIN x ON x.e = m.event_id AND x.p = m.plugin_id AND x.n = m.n`,
-      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer],
+       SELECT x.i, true, m.n, m.sequence, NULL::jsonb, false, false FROM made m JOIN x ON x.e = m.event_id AND x.p = m.plugin_id AND x.n = m.n
+       UNION ALL
+       SELECT fenced.i, false, 0, 0, NULL::jsonb, false, true FROM fenced`,
+      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer, this.replica],
     );
-    const byIndex = new Map(rows.map(({ i, fresh, ...reply }) => [i, { fresh, reply }]));
+    const byIndex = new Map<number, { fresh: boolean; reply: RecordedReply } | typeof LOST>(
+      rows.map(({ i, fresh, lost, ...reply }) => [i, lost ? LOST : { fresh, reply }]),
+    );
     return items.map((_, i) => byIndex.get(i));
   }
 
@@ -537,18 +589,21 @@ export class SqlDeliveryQueue {
     n: number,
     digest: string,
     request: unknown,
+    epoch?: number,
   ): Promise<{ fresh: boolean; send: RecordedSend }> {
     const made = await this.db.query(
-      `INSERT INTO host_event_sends (event_id, plugin_id, n, digest, request, claimed_by) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO host_event_sends (event_id, plugin_id, n, digest, request, claimed_by)
+         SELECT $1, $2, $3, $4, $5, $6 WHERE ${FENCE('$2', '$7', '$8')}
        ON CONFLICT (event_id, plugin_id, n) DO NOTHING RETURNING n`,
-      [eventId, pluginId, n, digest, JSON.stringify(request), this.claimer],
+      [eventId, pluginId, n, digest, JSON.stringify(request), this.claimer, epoch ?? null, this.replica],
     );
     if (made.length) return { fresh: true, send: { n, digest, result: null, sent: false } };
     const known = await this.db.query<RecordedSend>(
       'SELECT n, digest, result, sent_at IS NOT NULL AS sent FROM host_event_sends WHERE event_id = $1 AND plugin_id = $2 AND n = $3',
       [eventId, pluginId, n],
     );
-    return { fresh: false, send: known[0]! };
+    if (!known[0]) throw new LeaseLostError(pluginId);
+    return { fresh: false, send: known[0] };
   }
 
   /** What the provider answered a recorded send (or its refusal), and the outbound record; marks it sent. */

@@ -194,6 +194,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE host_plugins ALTER COLUMN record TYPE json USING record::json;
     `,
   },
+  {
+    version: 9,
+    name: 'lease epochs: a replica that lost a lease while frozen claims and records nothing more for its plugin',
+    // Older replicas leave the epoch as it is when they take a lease; a newer one fencing on it then still refuses a
+    // replica whose lease moved (the holder differs), so mixed versions stay safe.
+    sql: `
+      ALTER TABLE host_plugin_leases ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */
