@@ -38,11 +38,14 @@ beforeAll(async () => {
   writeFileSync(
     accountsFile,
     JSON.stringify({
-      accounts: [{ id: 'main', displayName: 'E2E bot', apiBaseUrl: platform.apiBaseUrl, tokenUrl: platform.tokenUrl, ...BOT }],
+      accounts: [
+        { id: 'main', displayName: 'E2E bot', markdown: true, apiBaseUrl: platform.apiBaseUrl, tokenUrl: platform.tokenUrl, ...BOT },
+      ],
     }),
     { mode: 0o600 },
   );
-  host = await startHost(dataDir, { HOST_QQBOT_ACCOUNTS_FILE: accountsFile });
+  // A busy machine (the e2e suites share its cores) can take longer than the default to open the embedded database.
+  host = await startHost(dataDir, { HOST_QQBOT_ACCOUNTS_FILE: accountsFile }, [], { startTimeoutMilliseconds: 60_000 });
   const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(echoPackage(), { startAfterInstall: 'true' }));
   expect(installed.status).toBe(201);
   const accounts = await api(host, 'GET', '/api/qqbot/accounts');
@@ -127,6 +130,26 @@ it('answers a signed group @-message with the plugin Markdown reply mentioning t
   });
 });
 
+it('hands a guild @-message to the plugin as the user typed it and answers so the channel shows the same', async () => {
+  const before = platform.messageCount;
+  const payload = signer.channelAtMessage({
+    channelId: 'CHANNEL_E2E',
+    guildId: 'GUILD_E2E',
+    authorId: 'AUTHOR_E2E',
+    botUserId: '11586990140073229091',
+    typed: '/echo a <b> &amp; c',
+  });
+  expect((payload['d'] as { content: string }).content).toBe('<@!11586990140073229091> /echo a &lt;b&gt; &amp;amp; c');
+  expect(await signer.post(payload)).toEqual({ status: 200, body: { op: 12 } });
+  await platform.waitForMessages(before + 1);
+  const record = await recordOf((payload['d'] as { id: string }).id);
+  expect(record.event.message.content).toBe('/echo a <b> &amp; c');
+  expect(record.event.message.mentions).toEqual([{ provider: 'qqbot', mentionId: '11586990140073229091', displayName: 'bot' }]);
+  // The channel unescapes once, so the user sees "a <b> &amp; c" again.
+  const sent = platform.messages[before]!;
+  expect([sent.path, sent.body['content']]).toEqual(['/channels/CHANNEL_E2E/messages', 'a &lt;b&gt; &amp;amp; c']);
+});
+
 it('refuses wrong signatures (401, logged) and acknowledges a redelivery (200, op 12) without dispatching it again', async () => {
   const before = platform.messageCount;
   const payload = signer.groupAtMessage({ groupOpenId: 'G2', memberOpenId: 'M2', content: ' /echo forged' });
@@ -169,13 +192,22 @@ it('retries a passive reply after a platform 5xx', async () => {
 });
 
 it('gives the plugin the rate-limit refusal with a stable code and the platform code', async () => {
-  platform.failNext({ status: 429, body: { code: 22009, message: 'msg limit exceed' } });
+  platform.failNext({ status: 429, body: { code: 20028, message: 'channel hit write rate limit' } });
   const payload = signer.groupAtMessage({ groupOpenId: 'G5', memberOpenId: 'M5', content: ' /echo too many' });
   await signer.post(payload);
   const record = await recordOf((payload['d'] as { id: string }).id);
   // The fixture reports the reply failure's error.data.code as its handler error.
   expect(record.deliveries[0].completion.error).toMatchObject({ code: 'message.provider.rate_limited' });
   expect(record.outbound[0].error).toMatchObject({ code: 'message.provider.rate_limited' });
+  expect(record.outbound[0].error.message).toContain('code 20028');
+});
+
+it('gives the plugin message.reference.reply_limit when the platform says the replies are used up (22009)', async () => {
+  platform.failNext({ status: 400, body: { message: 'msg limit exceed', code: 22009, err_code: 22009, trace_id: 'e2e' } });
+  const payload = signer.groupAtMessage({ groupOpenId: 'G6', memberOpenId: 'M6', content: ' /echo once more' });
+  await signer.post(payload);
+  const record = await recordOf((payload['d'] as { id: string }).id);
+  expect(record.deliveries[0].completion.error).toMatchObject({ code: 'message.reference.reply_limit' });
   expect(record.outbound[0].error.message).toContain('code 22009');
 });
 
@@ -197,15 +229,37 @@ describe('messages.send through a QQ Bot account', () => {
     return recordOf((payload['d'] as { id: string }).id);
   }
 
-  it('sends an active message (no msg_id, no msg_seq) to a group through the named bot account', async () => {
+  it('refuses an active message to another group (the platform ended them) before calling it: message.provider.active_unavailable', async () => {
     const before = platform.messageCount;
     const record = await sendFromGroup('/send group:GROUP_OPENID_OTHER@main daily report');
+    expect(record.deliveries[0].completion.error).toMatchObject({ code: 'message.provider.active_unavailable' });
+    expect(platform.messageCount).toBe(before);
+  });
+
+  it('sends a messages.send keyed to its event to the same group as a reply to that message', async () => {
+    const before = platform.messageCount;
+    const payload = signer.groupAtMessage({
+      groupOpenId: 'G_SEND_FROM',
+      memberOpenId: 'M_SEND',
+      content: ' /send group:G_SEND_FROM@main +event daily report',
+    });
+    await signer.post(payload);
+    const record = await recordOf((payload['d'] as { id: string }).id);
     expect(record.deliveries[0].completion.error).toBeNull();
     await platform.waitForMessages(before + 1);
     const sent = platform.messages.at(-1)!;
-    expect(sent.path).toBe('/v2/groups/GROUP_OPENID_OTHER/messages');
-    expect(sent.body).toEqual({ msg_type: 0, content: 'daily report' });
+    expect(sent.path).toBe('/v2/groups/G_SEND_FROM/messages');
+    expect(sent.body).toEqual({ msg_type: 0, content: 'daily report', msg_id: (payload['d'] as { id: string }).id, msg_seq: 1 });
     expect(sent.authorization).toBe(`QQBot ${platform.issuedTokens.at(-1)}`);
+  });
+
+  it('sends an active message to a guild channel through the named bot account', async () => {
+    const before = platform.messageCount;
+    const record = await sendFromGroup('/send channel:CHANNEL_OTHER@main daily report');
+    expect(record.deliveries[0].completion.error).toBeNull();
+    await platform.waitForMessages(before + 1);
+    const sent = platform.messages.at(-1)!;
+    expect([sent.path, sent.body]).toEqual(['/channels/CHANNEL_OTHER/messages', { content: 'daily report' }]);
   });
 
   it('refuses an unknown bot account and a send that names none, sending nothing', async () => {

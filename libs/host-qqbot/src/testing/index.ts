@@ -7,4 +7,5 @@ export {
   type WebhookAnswerSeen,
   type GroupAtMessage,
   type C2cMessage,
+  type ChannelAtMessage,
 } from './webhook-signer';

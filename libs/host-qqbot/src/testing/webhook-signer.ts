@@ -36,6 +36,19 @@ export interface C2cMessage {
   timestamp?: string;
 }
 
+export interface ChannelAtMessage {
+  channelId: string;
+  guildId: string;
+  authorId: string;
+  authorName?: string;
+  /** What the user typed after mentioning the bot; the payload carries it escaped, after the bot's mention. */
+  typed: string;
+  /** The bot's user id in the guild (its mention is `<@!id>`). */
+  botUserId: string;
+  messageId?: string;
+  timestamp?: string;
+}
+
 /** Now as the platform writes it: ISO 8601 in China Standard Time. */
 export function platformTime(at = Date.now()): string {
   return new Date(at + 8 * 3600_000).toISOString().replace(/\.\d{3}Z$/, '+08:00');
@@ -121,6 +134,33 @@ export class WebhookSigner {
         content: m.content,
         timestamp: m.timestamp ?? platformTime(),
         author: { id: m.userOpenId, user_openid: m.userOpenId },
+      },
+    };
+  }
+
+  /**
+   * An op 0 AT_MESSAGE_CREATE payload as the platform pushes it: the Message
+   * object of tencent-connect/bot-docs (docs/develop/api-v2/server-inter/message/
+   * send-receive/event.md), content starting with the bot's own `<@!id>` and
+   * escaped (`&`, `<`, `>` as entities: message_format.md, "转义内容"), the bot
+   * listed in mentions.
+   */
+  channelAtMessage(m: ChannelAtMessage): Record<string, unknown> {
+    const escaped = m.typed.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
+    return {
+      op: 0,
+      id: `AT_MESSAGE_CREATE:${randomBytes(8).toString('hex')}${++this.seq}`,
+      t: 'AT_MESSAGE_CREATE',
+      d: {
+        author: { avatar: 'http://thirdqq.qlogo.cn/0', bot: false, id: m.authorId, username: m.authorName ?? 'user' },
+        channel_id: m.channelId,
+        content: `<@!${m.botUserId}> ${escaped}`,
+        guild_id: m.guildId,
+        id: m.messageId ?? `08${randomBytes(16).toString('hex')}`,
+        member: { joined_at: '2021-04-12T16:34:42+08:00', roles: ['1'] },
+        mentions: [{ avatar: '', bot: true, id: m.botUserId, username: 'bot' }],
+        seq: this.seq,
+        timestamp: m.timestamp ?? platformTime(),
       },
     };
   }
