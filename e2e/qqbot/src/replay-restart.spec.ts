@@ -53,7 +53,9 @@ describe.each(['sql', 'file'])('with HOST_STORE=%s', (store) => {
   });
 
   const start = async () => {
-    host = await startHost(dataDir, { HOST_QQBOT_ACCOUNTS_FILE: accountsFile, HOST_STORE: store });
+    host = await startHost(dataDir, { HOST_QQBOT_ACCOUNTS_FILE: accountsFile, HOST_STORE: store }, [], {
+      startTimeoutMilliseconds: 60_000,
+    });
     const accounts = await api(host, 'GET', '/api/qqbot/accounts');
     return new WebhookSigner({ ...BOT, webhookUrl: accounts.body.accounts[0].webhookUrl });
   };
