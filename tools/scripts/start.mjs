@@ -43,12 +43,23 @@ function refuseFlagsNpmKept() {
   console.error(`or set their variables:          ${variables.join(' ')} npm start`);
   process.exit(2);
 }
-// The host and the admin app it serves at / (dist/apps/admin).
+// The host and the admin app it serves at / (dist/apps/admin). What the build prints matters only when it fails:
+// a start shows the host's own lines.
+console.log('npm start: building the host and the admin app (npx nx run-many -t build -p host,admin)');
 const build = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'host,admin', '--outputStyle=stream'], {
   cwd: root,
-  stdio: 'inherit',
+  stdio: ['ignore', 'pipe', 'pipe'],
+  encoding: 'utf8',
+  maxBuffer: 256 * 1024 * 1024,
 });
-if (build.status !== 0) process.exit(build.status ?? 1);
+if (build.status !== 0) {
+  process.stdout.write(build.stdout ?? '');
+  process.stderr.write(build.stderr ?? '');
+  console.error(
+    `npm start: the build failed (${build.error?.message ?? `exit code ${build.status ?? build.signal}`}); its output is above.`,
+  );
+  process.exit(build.status || 1);
+}
 const child = spawn(process.execPath, [`${root}dist/apps/host/main.cjs`, ...process.argv.slice(2)], {
   cwd: process.cwd(),
   stdio: 'inherit',
