@@ -1,6 +1,8 @@
 import { lazy, Suspense } from 'react';
+import { useTranslation } from 'react-i18next';
 import { NavLink, Route, Routes } from 'react-router';
 import { HostVersion } from './components/HostVersion';
+import { LanguageSwitch } from './components/LanguageSwitch';
 import { PluginDetailPage } from './pages/PluginDetail';
 import { PluginsPage } from './pages/Plugins';
 import { SignInPage } from './pages/SignIn';
@@ -11,41 +13,43 @@ const PlaygroundPage = lazy(() => import('./pages/Playground'));
 const QqBotPage = lazy(() => import('./pages/QqBot'));
 
 function Shell() {
+  const { t } = useTranslation();
   const { state, signOut } = useSession();
   if (state.status === 'loading')
     return (
       <p className="loading" role="status">
-        Loading…
+        {t('common.loading')}
       </p>
     );
   if (state.status === 'signedOut') return <SignInPage reason={state.reason} />;
   return (
     <>
       <a className="skip-link" href="#main">
-        Skip to content
+        {t('app.skipToContent')}
       </a>
       <header className="top">
-        <span className="brand">Plugin host</span>
-        <nav aria-label="Main">
+        <span className="brand">{t('app.brand')}</span>
+        <nav aria-label={t('app.mainNav')}>
           <NavLink to="/" end>
-            v2 plugins
+            {t('nav.plugins')}
           </NavLink>
-          <NavLink to="/playground">Playground</NavLink>
-          <NavLink to="/qqbot">QQ Bot</NavLink>
+          <NavLink to="/playground">{t('nav.playground')}</NavLink>
+          <NavLink to="/qqbot">{t('nav.qqbot')}</NavLink>
         </nav>
         <HostVersion />
+        <LanguageSwitch />
         <button type="button" className="secondary" onClick={() => void signOut()}>
-          Sign out
+          {t('app.signOut')}
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <Suspense fallback={<p role="status">Loading…</p>}>
+        <Suspense fallback={<p role="status">{t('common.loading')}</p>}>
           <Routes>
             <Route path="/" element={<PluginsPage />} />
             <Route path="/plugins/:pluginId" element={<PluginDetailPage />} />
             <Route path="/playground" element={<PlaygroundPage />} />
             <Route path="/qqbot" element={<QqBotPage />} />
-            <Route path="*" element={<p>No such page. Go to the plugins tab.</p>} />
+            <Route path="*" element={<p>{t('app.noSuchPage')}</p>} />
           </Routes>
         </Suspense>
       </main>

@@ -63,7 +63,7 @@ export function errorFrom(status: number, body: unknown): ApiError {
   const err =
     e && typeof e.code === 'string'
       ? new ApiError(status, e.code, e.message, (e.details as Record<string, unknown>) ?? {}, body as ErrorBody)
-      : new ApiError(status, 'INTERNAL', `The host answered ${status} without an error body.`);
+      : new ApiError(status, 'INTERNAL', `HTTP ${status}`);
   if (err.signedOut) for (const l of signedOutListeners) l(err);
   return err;
 }
@@ -83,7 +83,8 @@ export async function call<T>(
       body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
     });
   } catch {
-    throw new ApiError(0, 'NETWORK', 'The host did not answer. Check that it is still running, then try again.');
+    // The app words this code itself (errorCodes.NETWORK): there is no message from the host.
+    throw new ApiError(0, 'NETWORK', '');
   }
   const text = await res.text();
   let body: unknown = undefined;
@@ -122,8 +123,7 @@ export function uploadPackage(
       }
       resolve({ status: xhr.status, body });
     };
-    xhr.onerror = () =>
-      reject(new ApiError(0, 'NETWORK', 'The upload did not reach the host. Check that it is still running, then try again.'));
+    xhr.onerror = () => reject(new ApiError(0, 'NETWORK', ''));
     const form = new FormData();
     form.append('startAfterInstall', startAfterInstall ? 'true' : 'false');
     form.append('package', file, file.name);

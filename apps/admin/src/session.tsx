@@ -3,18 +3,23 @@ import { useQueryClient } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import { ApiError, call, onSignedOut, setCsrfToken } from './api';
 
+/**
+ * Why the sign-in page shows: the operator signed out here, the session ended
+ * (its idle or total time ran out), or a request went without the cookie
+ * (another tab signed out, or it was removed). The page says it in the app's language.
+ */
+export type SignedOutReason = 'signedOut' | 'expired' | 'elsewhere';
+
 export type SessionState =
-  { status: 'loading' } | { status: 'signedOut'; reason?: string } | { status: 'signedIn'; expiresAt: string; idleTimeoutSeconds: number };
+  | { status: 'loading' }
+  | { status: 'signedOut'; reason?: SignedOutReason }
+  | { status: 'signedIn'; expiresAt: string; idleTimeoutSeconds: number };
 
 interface SessionApi {
   state: SessionState;
   signIn(token: string): Promise<void>;
   signOut(): Promise<void>;
 }
-
-/** A signed-in page whose request went without a cookie: another tab signed out (which clears it), or it was removed. */
-export const SIGNED_OUT_ELSEWHERE =
-  'Your session has ended: you signed out in another tab or window, or the browser dropped the session cookie. Sign in again with the admin token.';
 
 const SessionContext = createContext<SessionApi | undefined>(undefined);
 
@@ -40,7 +45,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       (e: unknown) => {
         if (cancelled) return;
         const ended = e instanceof ApiError && e.code === 'SESSION_EXPIRED';
-        setState({ status: 'signedOut', reason: ended ? e.message : undefined });
+        setState({ status: 'signedOut', reason: ended ? 'expired' : undefined });
       },
     );
     return () => {
@@ -53,7 +58,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       onSignedOut((e) => {
         setCsrfToken(undefined);
         queryClient.clear();
-        setState({ status: 'signedOut', reason: e.code === 'SESSION_EXPIRED' ? e.message : SIGNED_OUT_ELSEWHERE });
+        setState({ status: 'signedOut', reason: e.code === 'SESSION_EXPIRED' ? 'expired' : 'elsewhere' });
       }),
     [queryClient],
   );
@@ -72,7 +77,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     }
     setCsrfToken(undefined);
     queryClient.clear();
-    setState({ status: 'signedOut', reason: 'You signed out.' });
+    setState({ status: 'signedOut', reason: 'signedOut' });
   }, [queryClient]);
 
   return <SessionContext.Provider value={{ state, signIn, signOut }}>{children}</SessionContext.Provider>;

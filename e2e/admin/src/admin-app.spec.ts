@@ -77,7 +77,8 @@ beforeAll(async () => {
     httpPlugin.once('exit', () => fail(new Error(`the HTTP plugin exited: ${out}`)));
   });
   browser = await launchChromium();
-  context = await browser.newContext({ baseURL: host.url, viewport: { width: 1280, height: 900 } });
+  // An English-speaking browser: the app follows navigator.languages (admin-languages.spec.ts covers Chinese).
+  context = await browser.newContext({ baseURL: host.url, viewport: { width: 1280, height: 900 }, locale: 'en-US' });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: host.url });
   page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -311,9 +312,9 @@ it('registers the HTTP plugin: the fetched manifest, the signing secret once wit
   await page.getByRole('button', { name: 'Fetch manifest and register' }).click();
   const panel = page.locator('section', { has: page.getByRole('heading', { name: 'Register HTTP plugin' }) });
   await panel.getByText(/Registered Bare echo 1\.0\.0 \(com\.example\.bare-echo\)/).waitFor();
-  const secret = await panel.getByLabel('Signing secret (shown only now)').inputValue();
+  const secret = (await panel.getByLabel('Signing secret', { exact: true }).textContent()) ?? '';
   expect(secret.length).toBeGreaterThan(20);
-  await panel.getByRole('button', { name: 'Copy' }).click();
+  await panel.getByRole('button', { name: 'Copy secret' }).click();
   await panel.getByRole('button', { name: 'Copied' }).waitFor();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
   writeFileSync(secretFile, secret);
@@ -366,7 +367,10 @@ it('refreshes an HTTP plugin: a new version is shown, one asking for more waits 
     await card.getByRole('button', { name: 'Refresh manifest' }).click();
     const dialog = page.getByRole('dialog', { name: 'Accept the new manifest of com.example.deployed?' });
     await dialog.waitFor();
-    expect(await dialog.textContent()).toContain('Permissions added: messages.send');
+    // Each added permission with what it allows.
+    expect(await dialog.textContent()).toContain(
+      'It asks for these permissions it did not have:messages.send: Send messages to a group, channel or user on its own initiative.',
+    );
     await expectAccessible('refresh confirmation');
     await dialog.getByRole('button', { name: 'Accept version 1.2.0' }).click();
     await card.getByText('Manifest refreshed: version 1.1.0 → 1.2.0.').waitFor();

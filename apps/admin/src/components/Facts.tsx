@@ -1,14 +1,15 @@
-import { PERMISSIONS } from '@host/protocol';
 import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
 
 /** Permissions with the reason each one is asked for. */
 export function PermissionList({ permissions }: { permissions: readonly string[] }) {
-  if (permissions.length === 0) return <p className="muted">No permissions.</p>;
+  const { t } = useTranslation();
+  if (permissions.length === 0) return <p className="muted">{t('facts.noPermissions')}</p>;
   return (
     <ul className="permissions">
       {permissions.map((p) => (
         <li key={p}>
-          <code>{p}</code>: {(PERMISSIONS as Record<string, string>)[p] ?? 'A permission this host does not describe.'}
+          <code>{p}</code>: {t(`permission.${p}`, { defaultValue: t('facts.unknownPermission') })}
         </li>
       ))}
     </ul>
@@ -20,7 +21,8 @@ export function CommandList({
 }: {
   commands: readonly { name: string; prefixes: readonly string[]; aliases?: readonly string[]; description?: string }[];
 }) {
-  if (commands.length === 0) return <p className="muted">No commands (it may still observe messages).</p>;
+  const { t } = useTranslation();
+  if (commands.length === 0) return <p className="muted">{t('facts.noCommands')}</p>;
   return (
     <ul className="commands">
       {commands.map((c) => (
@@ -29,7 +31,7 @@ export function CommandList({
             {c.prefixes[0] ?? ''}
             {c.name}
           </code>
-          {c.aliases?.length ? <span className="muted"> (also {c.aliases.join(', ')})</span> : null}
+          {c.aliases?.length ? <span className="muted"> {t('facts.aliases', { aliases: c.aliases.join(', ') })}</span> : null}
           {c.description ? <span>: {c.description}</span> : null}
         </li>
       ))}

@@ -1,9 +1,11 @@
 import { ADMIN_ROUTES, type HealthResponse } from '@host/admin-api';
 import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { call } from '../api';
 
 /** "Host 0.1.0 · protocol v2 · SDK 2.0.0" from /api/health; nothing while unknown (it is not worth an error). */
 export function HostVersion({ load = () => call<HealthResponse>(ADMIN_ROUTES.health) }: { load?: () => Promise<HealthResponse> }) {
+  const { t } = useTranslation();
   const [health, setHealth] = useState<HealthResponse | undefined>();
   useEffect(() => {
     let live = true;
@@ -18,8 +20,8 @@ export function HostVersion({ load = () => call<HealthResponse>(ADMIN_ROUTES.hea
   }, []);
   if (!health) return null;
   return (
-    <span className="host-version" title={`Runs plugins of SDK versions ${health.supportedSdkVersions}`}>
-      Host {health.version} · protocol v{health.protocolVersion} · SDK {health.sdkVersion}
+    <span className="host-version" title={t('hostVersion.title', { versions: health.supportedSdkVersions })}>
+      {t('hostVersion.text', { version: health.version, protocol: health.protocolVersion, sdk: health.sdkVersion })}
     </span>
   );
 }

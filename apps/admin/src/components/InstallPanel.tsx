@@ -1,6 +1,7 @@
 import type { ErrorBody, InstallResponse, PendingUpdate } from '@host/admin-api';
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState, type DragEvent } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { ApiError, errorFrom, uploadPackage } from '../api';
 import { ErrorNotice } from './ErrorNotice';
 import { UpdateDialog } from './UpdateDialog';
@@ -9,6 +10,7 @@ type Outcome = { kind: 'installed'; result: InstallResponse; updated: boolean } 
 
 /** Install a ZIP: drop or pick a file, watch the upload, confirm an update of an installed id. */
 export function InstallPanel() {
+  const { t } = useTranslation();
   const queryClient = useQueryClient();
   const [file, setFile] = useState<File>();
   const [startAfter, setStartAfter] = useState(true);
@@ -51,7 +53,7 @@ export function InstallPanel() {
         setError(errorFrom(status, body));
       }
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, 'NETWORK', String(e)));
+      setError(e instanceof ApiError ? e : new ApiError(0, 'NETWORK', ''));
     } finally {
       setProgress(undefined);
       void queryClient.invalidateQueries({ queryKey: ['plugins'] });
@@ -61,7 +63,7 @@ export function InstallPanel() {
   const installed = outcome?.kind === 'installed' ? outcome.result : undefined;
   return (
     <section className="panel" aria-labelledby="install-title">
-      <h2 id="install-title">Install a plugin package (ZIP)</h2>
+      <h2 id="install-title">{t('install.title')}</h2>
       <div
         className={`drop${dragging ? ' dragging' : ''}`}
         onDragOver={(e) => {
@@ -72,9 +74,9 @@ export function InstallPanel() {
         onDrop={onDrop}
         data-testid="drop-zone"
       >
-        <p>Drop a plugin ZIP here, or</p>
+        <p>{t('install.drop')}</p>
         <label htmlFor={fileId} className="file-label">
-          choose a file
+          {t('install.choose')}
         </label>
         <input
           id={fileId}
@@ -86,50 +88,54 @@ export function InstallPanel() {
         />
         {file && (
           <p>
-            Selected: <strong>{file.name}</strong> ({Math.ceil(file.size / 1024)} KiB)
+            <Trans
+              i18nKey="install.selected"
+              values={{ name: file.name, kib: Math.ceil(file.size / 1024) }}
+              components={{ strong: <strong /> }}
+            />
           </p>
         )}
       </div>
       <p className="hint">
-        No package yet? In the host&apos;s folder, <code>npx nx run echo-plugin:pack</code> builds the example plugin to{' '}
-        <code>examples/echo-plugin/artifacts/com.example.echo.zip</code>; <code>npx host-plugin pack</code> packs your own.
+        <Trans i18nKey="install.hint" components={{ code: <code /> }} />
       </p>
       <label className="check">
-        <input type="checkbox" checked={startAfter} onChange={(e) => setStartAfter(e.target.checked)} /> Start after install
+        <input type="checkbox" checked={startAfter} onChange={(e) => setStartAfter(e.target.checked)} /> {t('install.startAfter')}
       </label>
       <div className="buttons">
         <button type="button" disabled={!file || progress !== undefined} onClick={() => void upload()}>
-          Upload and install
+          {t('install.submit')}
         </button>
       </div>
       {progress !== undefined && (
         <div className="progress">
-          <label htmlFor={progressId}>Uploading {Math.round(progress * 100)}%</label>
+          <label htmlFor={progressId}>{t('install.uploading', { percent: Math.round(progress * 100) })}</label>
           <progress id={progressId} max={1} value={progress} />
         </div>
       )}
-      {error !== undefined && <ErrorNotice error={error} title="Not installed" />}
+      {error !== undefined && <ErrorNotice error={error} title={t('install.failed')} />}
       {installed && (
         <div className="success" role="status">
           <p>
-            {outcome?.kind === 'installed' && outcome.updated ? 'Updated' : 'Installed'} <strong>{installed.plugin.name}</strong>{' '}
-            {installed.plugin.version} ({installed.plugin.pluginId}){installed.started ? ' and started it.' : '.'}
+            <Trans
+              i18nKey={`install.${outcome?.kind === 'installed' && outcome.updated ? 'updated' : 'installed'}${installed.started ? 'Started' : ''}`}
+              values={{ name: installed.plugin.name, version: installed.plugin.version, pluginId: installed.plugin.pluginId }}
+              components={{ strong: <strong /> }}
+            />
           </p>
           {installed.startError && (
             <p>
-              It did not start: <code>{installed.startError.code}</code> {installed.startError.message}
+              {t('install.notStarted')} <code>{installed.startError.code}</code> <span lang="en">{installed.startError.message}</span>
             </p>
           )}
           {installed.warnings?.map((w, i) => (
             <p key={i} className="warning">
-              Warning: {w}
+              {t('install.warning')} <span lang="en">{w}</span>
             </p>
           ))}
         </div>
       )}
-      {outcome?.kind === 'cancelled' && (
-        <p role="status">The update of {outcome.pluginId} was cancelled; the installed version is unchanged.</p>
-      )}
+      {outcome?.kind === 'cancelled' && <p role="status">{t('install.cancelled', { pluginId: outcome.pluginId })}</p>}
       {pending && (
         <UpdateDialog
           pending={pending}

@@ -1,6 +1,8 @@
 import { ADMIN_ROUTES, type LogsResponse } from '@host/admin-api';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { apiPath } from '../api';
+import { formatTimeOfDay } from '../i18n';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 type Level = (typeof LEVELS)[number];
@@ -12,9 +14,13 @@ export const MAX_LOG_LINES = 2000;
 /**
  * A plugin's log that follows new lines as they are written (Server-Sent
  * Events from GET /api/plugins/{id}/logs/stream), with a minimum level and a
- * search. Lines are text: nothing a plugin logs becomes markup.
+ * search. Lines are text: nothing a plugin logs becomes markup. An HTTP
+ * plugin's own output never reaches the host (the service keeps it), so its
+ * log holds only what the host noted about its answers: the empty log says so.
  */
-export function LogView({ pluginId }: { pluginId: string }) {
+export function LogView({ pluginId, transport = 'stdio-jsonrpc' }: { pluginId: string; transport?: 'stdio-jsonrpc' | 'http' }) {
+  const { t, i18n } = useTranslation();
+  const lng = i18n.language === 'zh' ? 'zh' : 'en';
   const [level, setLevel] = useState<Level>('trace');
   const [search, setSearch] = useState('');
   const [follow, setFollow] = useState(true);
@@ -53,7 +59,7 @@ export function LogView({ pluginId }: { pluginId: string }) {
     <div className="logs">
       <div className="log-controls">
         <div>
-          <label htmlFor={levelId}>Level at least</label>
+          <label htmlFor={levelId}>{t('log.level')}</label>
           <select id={levelId} value={level} onChange={(e) => setLevel(e.target.value as Level)}>
             {LEVELS.map((l) => (
               <option key={l}>{l}</option>
@@ -61,25 +67,23 @@ export function LogView({ pluginId }: { pluginId: string }) {
           </select>
         </div>
         <div>
-          <label htmlFor={searchId}>Search</label>
+          <label htmlFor={searchId}>{t('log.search')}</label>
           <input id={searchId} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
         </div>
         <label className="check">
-          <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Scroll to new lines
+          <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> {t('log.follow')}
         </label>
       </div>
       <p className="muted" role="status">
-        {connection === 'live'
-          ? 'Following new lines as they are written.'
-          : connection === 'connecting'
-            ? 'Connecting…'
-            : 'Connection lost; reconnecting…'}
+        {t(`log.connection.${connection}`)}
       </p>
-      <div className="log-box" ref={boxRef} tabIndex={0} role="log" aria-label={`Log of ${pluginId}`} aria-live="off">
-        {lines.length === 0 && <p className="muted">{all.length ? 'No line matches.' : 'No log lines yet.'}</p>}
+      <div className="log-box" ref={boxRef} tabIndex={0} role="log" aria-label={t('log.label', { pluginId })} aria-live="off">
+        {lines.length === 0 && (
+          <p className="muted">{all.length ? t('log.noMatch') : transport === 'http' ? t('log.emptyHttp') : t('log.empty')}</p>
+        )}
         {lines.map((l, i) => (
           <div key={`${l.at}-${i}`} className={`log-line level-${l.level}`}>
-            <time dateTime={l.at}>{l.at.slice(11, 23)}</time> <span className="log-level">{l.level}</span>{' '}
+            <time dateTime={l.at}>{formatTimeOfDay(l.at, lng)}</time> <span className="log-level">{l.level}</span>{' '}
             <span className="log-stream">{l.stream}</span> <span className="log-message">{l.message}</span>
           </div>
         ))}

@@ -1,14 +1,17 @@
 import { ADMIN_ROUTES, type PluginSummary, type RefreshHttpPluginResponse } from '@host/admin-api';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { call } from '../api';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
+import { PermissionList } from './Facts';
 
 type Action = 'start' | 'stop' | 'restart' | 'uninstall' | 'deleteData' | 'refresh';
 
 /** Lifecycle actions of one plugin; uninstall, delete data and refresh ask first. */
 export function PluginActions({ plugin }: { plugin: PluginSummary }) {
+  const { t } = useTranslation();
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState<'uninstall' | 'deleteData'>();
   const [typed, setTyped] = useState('');
@@ -39,8 +42,8 @@ export function PluginActions({ plugin }: { plugin: PluginSummary }) {
     onSuccess: (r, a) => {
       setConfirming(undefined);
       setTyped('');
-      if (a === 'uninstall') setMessage(`Uninstalled ${id}; its data and settings are kept.`);
-      else if (a === 'deleteData') setMessage(`Deleted the data, settings and cache of ${id}.`);
+      if (a === 'uninstall') setMessage(t(http ? 'actions.unregistered' : 'actions.uninstalled', { pluginId: id }));
+      else if (a === 'deleteData') setMessage(t('actions.dataDeleted', { pluginId: id }));
       else if (a === 'refresh' || typeof a === 'object') {
         const x = r as RefreshHttpPluginResponse;
         if (x.confirmationRequired) setRefresh(x);
@@ -48,8 +51,8 @@ export function PluginActions({ plugin }: { plugin: PluginSummary }) {
           setRefresh(undefined);
           setMessage(
             x.changed
-              ? `Manifest refreshed: version ${x.previousVersion} → ${x.plugin.version}.`
-              : `Manifest unchanged (version ${x.plugin.version}).`,
+              ? t('actions.refreshed', { from: x.previousVersion, to: x.plugin.version })
+              : t('actions.unchanged', { version: x.plugin.version }),
           );
         }
       } else setMessage(undefined);
@@ -62,100 +65,103 @@ export function PluginActions({ plugin }: { plugin: PluginSummary }) {
   const busy = m.isPending;
   return (
     <div className="actions">
-      <div className="buttons" role="group" aria-label={`Actions for ${id}`}>
+      <div className="buttons" role="group" aria-label={t('actions.group', { pluginId: id })}>
         {plugin.state !== 'invalidManifest' && (
           <>
             {!running && (
               <button type="button" disabled={busy} onClick={() => m.mutate('start')}>
-                {http ? 'Enable' : 'Start'}
+                {http ? t('actions.enable') : t('actions.start')}
               </button>
             )}
             {running && (
               <button type="button" className="secondary" disabled={busy} onClick={() => m.mutate('stop')}>
-                {http ? 'Disable' : 'Stop'}
+                {http ? t('actions.disable') : t('actions.stop')}
               </button>
             )}
             {running && !http && (
               <button type="button" className="secondary" disabled={busy} onClick={() => m.mutate('restart')}>
-                Restart
+                {t('actions.restart')}
               </button>
             )}
             {http && (
               <button type="button" className="secondary" disabled={busy} onClick={() => m.mutate('refresh')}>
-                Refresh manifest
+                {t('actions.refresh')}
               </button>
             )}
           </>
         )}
         <button type="button" className="secondary" disabled={busy} onClick={() => setConfirming('uninstall')}>
-          {http ? 'Unregister' : 'Uninstall'}
+          {http ? t('actions.unregister') : t('actions.uninstall')}
         </button>
         <button type="button" className="danger" disabled={busy} onClick={() => setConfirming('deleteData')}>
-          Delete data…
+          {t('actions.deleteDataOpen')}
         </button>
       </div>
-      {busy && <p role="status">Working…</p>}
+      {busy && <p role="status">{t('common.working')}</p>}
       {m.error && !confirming && <ErrorNotice error={m.error} />}
       {message && <p role="status">{message}</p>}
       {confirming === 'uninstall' && (
-        <Dialog open title={`${http ? 'Unregister' : 'Uninstall'} ${id}?`} onClose={() => setConfirming(undefined)}>
-          <p>
-            {http
-              ? 'The host stops sending it events and forgets its signing secret.'
-              : 'The host stops it if it runs and moves its package to the backups.'}{' '}
-            Its data and settings are kept; installing it again finds them.
-          </p>
+        <Dialog
+          open
+          title={t(http ? 'actions.unregisterTitle' : 'actions.uninstallTitle', { pluginId: id })}
+          onClose={() => setConfirming(undefined)}
+        >
+          <p>{t(http ? 'actions.unregisterText' : 'actions.uninstallText')}</p>
           {m.error && <ErrorNotice error={m.error} />}
           <div className="buttons">
             <button type="button" className="secondary" onClick={() => setConfirming(undefined)}>
-              Cancel
+              {t('common.cancel')}
             </button>
             <button type="button" disabled={busy} onClick={() => m.mutate('uninstall')}>
-              {http ? 'Unregister' : 'Uninstall'}
+              {http ? t('actions.unregister') : t('actions.uninstall')}
             </button>
           </div>
         </Dialog>
       )}
       {confirming === 'deleteData' && (
-        <Dialog open title={`Delete the data of ${id}?`} onClose={() => setConfirming(undefined)}>
-          <p>This deletes its data, settings (secrets included) and cache for good. A running plugin must be stopped first.</p>
+        <Dialog open title={t('actions.deleteDataTitle', { pluginId: id })} onClose={() => setConfirming(undefined)}>
+          <p>{t('actions.deleteDataText')}</p>
           <label htmlFor={typedId}>
-            Type <code>{id}</code> to confirm
+            <Trans i18nKey="actions.typeToConfirm" values={{ pluginId: id }} components={{ code: <code /> }} />
           </label>
           <input id={typedId} value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" spellCheck={false} />
           {m.error && <ErrorNotice error={m.error} />}
           <div className="buttons">
             <button type="button" className="secondary" onClick={() => setConfirming(undefined)}>
-              Cancel
+              {t('common.cancel')}
             </button>
             <button type="button" className="danger" disabled={busy || typed !== id} onClick={() => m.mutate('deleteData')}>
-              Delete data
+              {t('actions.deleteData')}
             </button>
           </div>
         </Dialog>
       )}
       {refresh?.confirmationRequired && refresh.incoming && (
-        <Dialog open title={`Accept the new manifest of ${id}?`} onClose={() => setRefresh(undefined)}>
-          <p>
-            The service now offers version {refresh.incoming.manifest.version} (stored: {refresh.previousVersion}), which asks for more than
-            before. Nothing changes until you accept.
-          </p>
+        <Dialog open title={t('actions.refreshTitle', { pluginId: id })} onClose={() => setRefresh(undefined)}>
+          <p>{t('actions.refreshText', { version: refresh.incoming.manifest.version, stored: refresh.previousVersion })}</p>
+          {refresh.changes.permissionsAdded.length > 0 && (
+            <div className="changes-permissions">
+              <p>{t('update.permissionsAdded')}</p>
+              <PermissionList permissions={refresh.changes.permissionsAdded} />
+            </div>
+          )}
           <ul className="changes">
-            {refresh.changes.permissionsAdded.length > 0 && <li>Permissions added: {refresh.changes.permissionsAdded.join(', ')}</li>}
-            {refresh.changes.commandsAdded.length > 0 && <li>Commands added: {refresh.changes.commandsAdded.join(', ')}</li>}
+            {refresh.changes.commandsAdded.length > 0 && (
+              <li>{t('update.commandsAdded', { list: refresh.changes.commandsAdded.join(', ') })}</li>
+            )}
             {(refresh.changes.capabilitiesAdded ?? []).length > 0 && (
-              <li>Capabilities added: {refresh.changes.capabilitiesAdded!.join(', ')}</li>
+              <li>{t('actions.capabilitiesAdded', { list: refresh.changes.capabilitiesAdded!.join(', ') })}</li>
             )}
             {(refresh.changes.subscriptionsAdded ?? []).length > 0 && (
-              <li>Subscriptions added: {refresh.changes.subscriptionsAdded!.join(', ')}</li>
+              <li>{t('actions.subscriptionsAdded', { list: refresh.changes.subscriptionsAdded!.join(', ') })}</li>
             )}
           </ul>
           <div className="buttons">
             <button type="button" className="secondary" onClick={() => setRefresh(undefined)}>
-              Keep the stored manifest
+              {t('actions.keepManifest')}
             </button>
             <button type="button" disabled={busy} onClick={() => m.mutate({ confirmRefresh: refresh.incoming!.sha256 })}>
-              Accept version {refresh.incoming.manifest.version}
+              {t('actions.acceptVersion', { version: refresh.incoming.manifest.version })}
             </button>
           </div>
         </Dialog>

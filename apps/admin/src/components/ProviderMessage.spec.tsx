@@ -1,5 +1,8 @@
+import { ready } from '../i18n';
 import { render } from '@testing-library/react';
 import { markdownWithMentionLinks, ProviderMessage, safeUrl, unescapeQQ } from './ProviderMessage';
+
+beforeAll(() => ready);
 
 describe('ProviderMessage (a QQ Bot body as the client shows it)', () => {
   it('shows Markdown with user and everyone mentions as chips', () => {

@@ -1,3 +1,5 @@
+import type { TFunction } from 'i18next';
+import { useTranslation } from 'react-i18next';
 import Markdown, { type Components } from 'react-markdown';
 
 const MENTION_USER = /<qqbot-at-user id="([A-Za-z0-9_.:@-]{1,128})" \/>/g;
@@ -29,15 +31,15 @@ export function safeUrl(url: string): string {
   }
 }
 
-function componentsFor(names: Readonly<Record<string, string>>): Components {
+function componentsFor(names: Readonly<Record<string, string>>, t: TFunction): Components {
   return {
     a({ href, children }) {
       if (href?.startsWith('mention:')) {
         const id = href.slice('mention:'.length);
         // The client shows a mentioned member by name; the id when the name is unknown.
-        const name = id === EVERYONE ? 'everyone' : (names[id] ?? id);
+        const name = id === EVERYONE ? t('mention.everyone') : (names[id] ?? id);
         return (
-          <span className="mention" data-mention={id} title={id === EVERYONE ? 'Everyone in the group' : `User ${id}`}>
+          <span className="mention" data-mention={id} title={id === EVERYONE ? t('mention.everyoneTitle') : t('mention.userTitle', { id })}>
             @{name}
           </span>
         );
@@ -59,11 +61,12 @@ function componentsFor(names: Readonly<Record<string, string>>): Components {
  * knows it.
  */
 export function ProviderMessage({ body, names = {} }: { body: unknown; names?: Readonly<Record<string, string>> }) {
+  const { t } = useTranslation();
   const b = body as { msg_type?: number; content?: unknown; markdown?: { content?: unknown } } | null;
   if (b?.msg_type === 2 && typeof b.markdown?.content === 'string') {
     return (
       <div className="provider-markdown">
-        <Markdown skipHtml urlTransform={safeUrl} disallowedElements={['img']} unwrapDisallowed components={componentsFor(names)}>
+        <Markdown skipHtml urlTransform={safeUrl} disallowedElements={['img']} unwrapDisallowed components={componentsFor(names, t)}>
           {markdownWithMentionLinks(b.markdown.content)}
         </Markdown>
       </div>

@@ -1,16 +1,19 @@
 import { ADMIN_ROUTES, type PluginResponse, type RegisterHttpPluginResponse } from '@host/admin-api';
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { call } from '../api';
 import { ErrorNotice } from './ErrorNotice';
 import { CommandList, Facts, PermissionList } from './Facts';
 
 /**
  * Register an HTTP plugin by base URL. The plugin is registered disabled, so
- * the operator sees the fetched manifest and copies the signing secret (shown
- * once) before any event goes to it; then enables it, or removes it again.
+ * the operator copies the signing secret (shown once, first and whole, at the
+ * top of the panel) and configures the service with it before any event goes
+ * to it; then enables it, or removes it again.
  */
 export function RegisterHttpPanel() {
+  const { t } = useTranslation();
   const queryClient = useQueryClient();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -20,6 +23,8 @@ export function RegisterHttpPanel() {
   const urlId = useId();
   const timeoutId = useId();
   const secretId = useId();
+  const secretTitleId = useId();
+  const secretLabelId = useId();
 
   async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -78,79 +83,89 @@ export function RegisterHttpPanel() {
       await navigator.clipboard.writeText(registered.signingSecret);
       setCopied(true);
     } catch {
-      // No clipboard access (an insecure context): the field is selected for Ctrl+C instead.
-      (document.getElementById(secretId) as HTMLInputElement | null)?.select();
+      // No clipboard access (an insecure context): the secret is selected for Ctrl+C instead.
+      const node = document.getElementById(secretId);
+      if (node) window.getSelection()?.selectAllChildren(node);
     }
   }
 
   const p = registered?.plugin;
   return (
     <section className="panel" aria-labelledby="register-title">
-      <h2 id="register-title">Register HTTP plugin</h2>
+      <h2 id="register-title">{t('register.title')}</h2>
+      {registered && p && (
+        <div className="secret-callout" role="status" aria-labelledby={secretTitleId}>
+          <h3 id={secretTitleId}>{t('register.secretTitle')}</h3>
+          <p>
+            <Trans
+              i18nKey="register.registered"
+              values={{ name: p.name, version: p.version, pluginId: p.pluginId, author: p.author }}
+              components={{ strong: <strong /> }}
+            />
+          </p>
+          <p className="secret-value-label" id={secretLabelId}>
+            {t('register.secretLabel')}
+          </p>
+          <div className="secret-row">
+            <code className="secret-value" id={secretId} aria-labelledby={secretLabelId} tabIndex={0}>
+              {registered.signingSecret}
+            </code>
+            <button type="button" onClick={() => void copy()}>
+              {copied ? t('common.copied') : t('register.copySecret')}
+            </button>
+          </div>
+          <h4>{t('register.nextTitle')}</h4>
+          <ol className="next-steps">
+            <li>
+              <Trans i18nKey="register.next.configure" components={{ code: <code /> }} />
+            </li>
+            <li>{t('register.next.restart')}</li>
+            <li>{enabled ? t('register.next.enabled') : t('register.next.enable')}</li>
+          </ol>
+          <p className="hint">{t('register.secretLost')}</p>
+          {!enabled && (
+            <div className="buttons">
+              <button type="button" className="secondary" disabled={busy} onClick={() => void discard()}>
+                {t('register.discard')}
+              </button>
+              <button type="button" disabled={busy} onClick={() => void enable()}>
+                {t('register.enable')}
+              </button>
+            </div>
+          )}
+          <details>
+            <summary>{t('register.manifestSummary')}</summary>
+            <Facts
+              rows={[
+                [t('register.fact.baseUrl'), p.baseUrl],
+                [t('register.fact.capabilities'), p.capabilityNames.join(', ')],
+                [t('register.fact.description'), p.description ?? '—'],
+              ]}
+            />
+            <h4>{t('plugins.permissions')}</h4>
+            <PermissionList permissions={p.manifest.permissions} />
+            <h4>{t('plugins.commands')}</h4>
+            <CommandList commands={p.manifest.commands} />
+          </details>
+        </div>
+      )}
       <form onSubmit={(e) => void submit(e)} className="inline-form">
-        <div>
-          <label htmlFor={urlId}>Base URL of the plugin service</label>
+        <div className="wide">
+          <label htmlFor={urlId}>{t('register.baseUrl')}</label>
           <input id={urlId} name="baseUrl" type="url" required placeholder="https://plugin.example.com" />
         </div>
         <div>
-          <label htmlFor={timeoutId}>Timeout per event (ms, optional)</label>
+          <label htmlFor={timeoutId}>{t('register.timeout')}</label>
           <input id={timeoutId} name="timeout" type="number" min={100} max={120000} placeholder="10000" />
         </div>
         <button type="submit" disabled={busy}>
-          Fetch manifest and register
+          {t('register.submit')}
         </button>
       </form>
       <p className="hint">
-        The host fetches {'{baseUrl}'}/host/plugin/manifest, checks it, and registers the plugin disabled until you enable it below. To try
-        it, the example echo plugin runs as an HTTP service too: in <code>examples/echo-plugin</code>,{' '}
-        <code>HOST_PLUGIN_SECRET=later PORT=8787 npm run start:http</code>, register <code>http://127.0.0.1:8787</code>, then restart it
-        with the secret shown here (it has the id com.example.echo, so uninstall the ZIP version first).
+        <Trans i18nKey="register.hint" components={{ code: <code /> }} />
       </p>
-      {error !== undefined && <ErrorNotice error={error} title="Not registered" />}
-      {registered && p && (
-        <div className="success" role="status">
-          <p>
-            Registered <strong>{p.name}</strong> {p.version} ({p.pluginId}) by {p.author}, disabled for now.
-          </p>
-          <Facts
-            rows={[
-              ['Base URL', p.baseUrl],
-              ['Capabilities', p.capabilityNames.join(', ')],
-              ['Description', p.description ?? '—'],
-            ]}
-          />
-          <h3>Permissions</h3>
-          <PermissionList permissions={p.manifest.permissions} />
-          <h3>Commands</h3>
-          <CommandList commands={p.manifest.commands} />
-          <div className="secret">
-            <label htmlFor={secretId}>Signing secret (shown only now)</label>
-            <div className="row">
-              <input id={secretId} readOnly value={registered.signingSecret} spellCheck={false} onFocus={(e) => e.target.select()} />
-              <button type="button" onClick={() => void copy()}>
-                {copied ? 'Copied' : 'Copy'}
-              </button>
-            </div>
-            <p className="hint">
-              {registered.notice} The plugin checks each request&apos;s signature with it; store it in the plugin service&apos;s
-              configuration (services built with the Node SDK read it from <code>HOST_PLUGIN_SECRET</code>), not in code. If it is lost,
-              remove the plugin and register it again for a new one.
-            </p>
-          </div>
-          {!enabled ? (
-            <div className="buttons">
-              <button type="button" className="secondary" disabled={busy} onClick={() => void discard()}>
-                Remove it again
-              </button>
-              <button type="button" disabled={busy} onClick={() => void enable()}>
-                Enable delivery
-              </button>
-            </div>
-          ) : (
-            <p>Delivery is enabled: the plugin receives events now.</p>
-          )}
-        </div>
-      )}
+      {error !== undefined && <ErrorNotice error={error} title={t('register.failed')} />}
     </section>
   );
 }

@@ -1,6 +1,7 @@
 import { ADMIN_ROUTES, type SettingsPutResponse, type SettingsResponse } from '@host/admin-api';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
 import { ApiError, call } from '../api';
 import { ErrorNotice } from './ErrorNotice';
 
@@ -59,6 +60,7 @@ function Field({
   problem?: string;
   onChange: (v: string | boolean) => void;
 }) {
+  const { t } = useTranslation();
   const id = useId();
   const hintId = `${id}-hint`;
   const errId = `${id}-err`;
@@ -71,7 +73,13 @@ function Field({
   else if (field.type === 'select')
     input = (
       <select {...common} value={String(value)} onChange={(e) => onChange(e.target.value)} required={field.required}>
-        {!field.required && <option value="">(default{field.defaultValue !== undefined ? `: ${String(field.defaultValue)}` : ''})</option>}
+        {!field.required && (
+          <option value="">
+            {field.defaultValue !== undefined
+              ? t('settings.defaultOption', { value: String(field.defaultValue) })
+              : t('settings.noDefaultOption')}
+          </option>
+        )}
         {field.options?.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label ?? o.value}
@@ -95,10 +103,10 @@ function Field({
         placeholder={
           field.type === 'secret'
             ? (stored as { set?: boolean } | undefined)?.set
-              ? 'A secret is stored; leave blank to keep it'
-              : 'No secret stored'
+              ? t('settings.secretStored')
+              : t('settings.noSecret')
             : field.defaultValue !== undefined
-              ? `default: ${String(field.defaultValue)}`
+              ? t('settings.defaultPlaceholder', { value: String(field.defaultValue) })
               : undefined
         }
         onChange={(e) => onChange(e.target.value)}
@@ -109,14 +117,14 @@ function Field({
       <label htmlFor={id}>
         {field.label}
         {field.required && <span aria-hidden="true"> *</span>}
-        {field.required && <span className="sr-only"> (required)</span>}
+        {field.required && <span className="sr-only"> {t('settings.required')}</span>}
       </label>
       {input}
       {hasHint && (
         <p id={hintId} className="hint">
           {field.description}
-          {field.type === 'secret' && ' Never shown again once saved; blank keeps the stored secret.'}
-          {field.type === 'path' && ' A path on the host machine.'}
+          {field.type === 'secret' && ` ${t('settings.secretHint')}`}
+          {field.type === 'path' && ` ${t('settings.pathHint')}`}
         </p>
       )}
       {problem && (
@@ -130,6 +138,7 @@ function Field({
 
 /** The settings form generated from the manifest's settings.configSchema; the host validates and answers per field. */
 export function SettingsForm({ pluginId }: { pluginId: string }) {
+  const { t } = useTranslation();
   const queryClient = useQueryClient();
   const q = useQuery({
     queryKey: ['plugin', pluginId, 'settings'],
@@ -148,10 +157,12 @@ export function SettingsForm({ pluginId }: { pluginId: string }) {
   const problems = new Map<string, string>();
   if (save.error instanceof ApiError) for (const i of save.error.issues) problems.set(i.path.replace(/^values\./, ''), i.message);
 
-  if (q.isPending) return <p role="status">Loading settings…</p>;
+  if (q.isPending) return <p role="status">{t('settings.loading')}</p>;
   if (q.error) return <ErrorNotice error={q.error} />;
+  // The manifest's order: the author's, as the host keeps it.
   const keys = Object.keys(schema);
-  if (keys.length === 0) return <p className="muted">This plugin declares no settings.</p>;
+  if (keys.length === 0) return <p className="muted">{t('settings.none')}</p>;
+  const refusal = save.error instanceof ApiError && save.error.code === 'SETTINGS_REFUSED' ? save.error : undefined;
   function submit(e: FormEvent) {
     e.preventDefault();
     save.mutate();
@@ -171,13 +182,23 @@ export function SettingsForm({ pluginId }: { pluginId: string }) {
       ))}
       <div className="buttons">
         <button type="submit" disabled={save.isPending}>
-          Save settings
+          {t('settings.save')}
         </button>
       </div>
-      {save.error && <ErrorNotice error={save.error} title="Not saved" />}
+      {refusal ? (
+        <div className="error" role="alert">
+          <p className="error-title">
+            <strong>{t('settings.refusedTitle')}</strong> <code>{refusal.code}</code>
+          </p>
+          <p>{t('settings.refusedText', { pluginId })}</p>
+          <blockquote className="plugin-words">{String(refusal.details['reason'] ?? '')}</blockquote>
+        </div>
+      ) : (
+        save.error && <ErrorNotice error={save.error} title={t('settings.notSaved')} />
+      )}
       {save.isSuccess && (
         <p role="status" className="success">
-          Saved. {save.data.delivery.message}
+          {t('settings.saved')} {t(`settings.delivery.${save.data.delivery.status}`, { pluginId })}
         </p>
       )}
     </form>

@@ -1,66 +1,81 @@
 import type { PluginSummary } from '@host/admin-api';
+import type { TFunction } from 'i18next';
 import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 
 function secondsUntil(at: string | undefined, now: number): number | undefined {
   if (!at) return undefined;
   return Math.max(0, Math.ceil((Date.parse(at) - now) / 1000));
 }
 
-/** The badge text and the sentence that explains it. */
-export function describeState(p: Pick<PluginSummary, 'state' | 'transport' | 'runtime' | 'issues' | 'enabled'>, now = Date.now()) {
+/** The badge text and the sentence that explains it, in the app's language (`t`). */
+export function describeState(
+  p: Pick<PluginSummary, 'state' | 'transport' | 'runtime' | 'issues' | 'enabled'>,
+  t: TFunction,
+  now = Date.now(),
+) {
   const r = p.runtime;
   if (p.transport === 'http' && p.state === 'running') {
     const health = r?.health ?? 'healthy';
-    const text = {
-      healthy: 'The host delivers events to it and its last answers were fine.',
-      degraded: `Delivery works, but recent answers failed or were refused${r?.lastError ? `: ${r.lastError}` : ''}.`,
-      unreachable: `The host cannot reach it and stopped calling it for now${r?.lastError ? `: ${r.lastError}` : ''}. Check that the service runs.`,
-    }[health];
-    return { label: `HTTP ${health}`, tone: health === 'healthy' ? 'ok' : health === 'degraded' ? 'warn' : 'bad', text };
+    const error = r?.lastError ? t('state.lastError', { error: r.lastError }) : '';
+    return {
+      label: t(`state.http.${health}.label`),
+      tone: health === 'healthy' ? 'ok' : health === 'degraded' ? 'warn' : 'bad',
+      text: t(`state.http.${health}.text`, { error }),
+    };
   }
   switch (p.state) {
     case 'running':
-      return { label: 'Running', tone: 'ok', text: `The process runs${r?.pid ? ` (pid ${r.pid})` : ''} and receives events.` };
+      return {
+        label: t('state.running.label'),
+        tone: 'ok',
+        text: t(r?.pid ? 'state.running.textPid' : 'state.running.text', { pid: r?.pid }),
+      };
     case 'starting':
-      return { label: 'Starting', tone: 'warn', text: 'The process was launched; the host waits for its handshake.' };
+      return { label: t('state.starting.label'), tone: 'warn', text: t('state.starting.text') };
     case 'stopping':
-      return { label: 'Stopping', tone: 'warn', text: 'The host asked the process to stop and waits for it to exit.' };
+      return { label: t('state.stopping.label'), tone: 'warn', text: t('state.stopping.text') };
     case 'stopped':
       return {
-        label: 'Stopped',
+        label: t('state.stopped.label'),
         tone: 'idle',
-        text:
-          p.transport === 'http'
-            ? 'Disabled: the host sends it no events. Start it to enable delivery.'
-            : 'Stopped by the operator; it is not started with the host. Start it to run it.',
+        text: t(p.transport === 'http' ? 'state.stopped.textHttp' : 'state.stopped.text'),
       };
     case 'installed':
-      return { label: 'Installed', tone: 'idle', text: 'Installed and never started. Start it to run it.' };
+      return { label: t('state.installed.label'), tone: 'idle', text: t('state.installed.text') };
     case 'restartPending': {
       const s = secondsUntil(r?.nextRestartAt, now);
+      const reason = r?.stateReason ? t('state.restartPending.reason', { reason: r.stateReason }) : '';
       return {
-        label: s !== undefined ? `Restart in ${s} s` : 'Restart pending',
+        label: s !== undefined ? t('state.restartPending.labelIn', { seconds: s }) : t('state.restartPending.label'),
         tone: 'warn',
-        text: `It exited unexpectedly${r?.stateReason ? ` (${r.stateReason})` : ''}; crash ${r?.crashCount ?? 0}. The host restarts it${s !== undefined ? ` in ${s} s` : ' soon'}.`,
+        text:
+          s !== undefined
+            ? t('state.restartPending.textIn', { reason, crashes: r?.crashCount ?? 0, seconds: s })
+            : t('state.restartPending.text', { reason, crashes: r?.crashCount ?? 0 }),
       };
     }
     case 'failed':
       return {
-        label: 'Failed',
+        label: t('state.failed.label'),
         tone: 'bad',
-        text: `${r?.stateReason ?? r?.lastError ?? 'It failed to start or crashed too often.'} The host waits for you: fix the cause (see its log), then start it.`,
+        text: t('state.failed.text', { reason: r?.stateReason ?? r?.lastError ?? t('state.failed.unknownReason') }),
       };
     case 'invalidManifest':
       return {
-        label: 'Invalid manifest',
+        label: t('state.invalidManifest.label'),
         tone: 'bad',
-        text: `Its package on disk does not validate: ${(p.issues ?? []).map((i) => `${i.path ? `${i.path}: ` : ''}${i.message}`).join('; ') || 'see its issues'}. Install a fixed package.`,
+        text: t('state.invalidManifest.text', {
+          issues:
+            (p.issues ?? []).map((i) => `${i.path ? `${i.path}: ` : ''}${i.message}`).join('; ') || t('state.invalidManifest.seeIssues'),
+        }),
       };
   }
 }
 
 /** A state badge with its explanation beside it; restart countdowns tick. */
 export function StateBadge({ plugin }: { plugin: Pick<PluginSummary, 'state' | 'transport' | 'runtime' | 'issues' | 'enabled'> }) {
+  const { t } = useTranslation();
   const [now, setNow] = useState(() => Date.now());
   const ticking = plugin.state === 'restartPending';
   useEffect(() => {
@@ -68,7 +83,7 @@ export function StateBadge({ plugin }: { plugin: Pick<PluginSummary, 'state' | '
     const t = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(t);
   }, [ticking]);
-  const d = describeState(plugin, now);
+  const d = describeState(plugin, t, now);
   return (
     <span className="state">
       <span className={`badge badge-${d.tone}`}>{d.label}</span> <span className="state-text">{d.text}</span>

@@ -1,18 +1,19 @@
 import { ADMIN_ROUTES, type InstallResponse, type PackageSummary, type PendingUpdate } from '@host/admin-api';
+import type { TFunction } from 'i18next';
 import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { call } from '../api';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
+import { PermissionList } from './Facts';
 
-function list(xs: readonly string[]): string {
-  return xs.length ? xs.join(', ') : 'none';
+function list(xs: readonly string[], t: TFunction): string {
+  return xs.length ? xs.join(', ') : t('update.none');
 }
 
-function startLine(s: PackageSummary): string {
-  return (
-    [s.startCommand.command, ...s.startCommand.args].join(' ') +
-    (s.startCommand.workingDirectory !== '.' ? ` (in ${s.startCommand.workingDirectory})` : '')
-  );
+function startLine(s: PackageSummary, t: TFunction): string {
+  const line = [s.startCommand.command, ...s.startCommand.args].join(' ');
+  return s.startCommand.workingDirectory !== '.' ? t('update.startIn', { line, dir: s.startCommand.workingDirectory }) : line;
 }
 
 /**
@@ -27,6 +28,7 @@ export function UpdateDialog({
   pending: PendingUpdate;
   onDone: (result: { confirmed: InstallResponse } | { cancelled: true }) => void;
 }) {
+  const { t } = useTranslation();
   const [startAfter, setStartAfter] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
@@ -59,34 +61,44 @@ export function UpdateDialog({
   }
 
   const rows: [string, string, string, boolean][] = [
-    ['Name', a.name, b.name, a.name !== b.name],
-    ['Version', a.version, b.version, c.versionChanged],
-    ['Author', a.author, b.author, a.author !== b.author],
-    ['SDK version', a.sdkVersion, b.sdkVersion, a.sdkVersion !== b.sdkVersion],
-    ['Start command', startLine(a), startLine(b), c.startCommandChanged],
-    ['Permissions', list(a.permissions), list(b.permissions), c.permissionsAdded.length + c.permissionsRemoved.length > 0],
-    ['Commands', list(a.commands), list(b.commands), c.commandsAdded.length + c.commandsRemoved.length + c.commandsChanged.length > 0],
+    [t('update.field.name'), a.name, b.name, a.name !== b.name],
+    [t('update.field.version'), a.version, b.version, c.versionChanged],
+    [t('update.field.author'), a.author, b.author, a.author !== b.author],
+    [t('update.field.sdkVersion'), a.sdkVersion, b.sdkVersion, a.sdkVersion !== b.sdkVersion],
+    [t('update.field.startCommand'), startLine(a, t), startLine(b, t), c.startCommandChanged],
+    [
+      t('update.field.permissions'),
+      list(a.permissions, t),
+      list(b.permissions, t),
+      c.permissionsAdded.length + c.permissionsRemoved.length > 0,
+    ],
+    [
+      t('update.field.commands'),
+      list(a.commands, t),
+      list(b.commands, t),
+      c.commandsAdded.length + c.commandsRemoved.length + c.commandsChanged.length > 0,
+    ],
   ];
 
   return (
-    <Dialog open title={`Update ${pending.pluginId}?`} onClose={() => void (busy ? undefined : cancel())}>
+    <Dialog open title={t('update.title', { pluginId: pending.pluginId })} onClose={() => void (busy ? undefined : cancel())}>
       <p>
         {c.identicalPackage
-          ? 'The upload is byte for byte the installed package: confirming reinstalls the same version.'
+          ? t('update.identical')
           : c.versionOrder === 'downgrade'
-            ? `This is a downgrade from ${a.version} to ${b.version}.`
+            ? t('update.downgrade', { from: a.version, to: b.version })
             : c.versionOrder === 'same'
-              ? `Same version ${a.version}, different package.`
-              : `Upgrade from ${a.version} to ${b.version}.`}
+              ? t('update.sameVersion', { version: a.version })
+              : t('update.upgrade', { from: a.version, to: b.version })}
       </p>
       <div className="table-scroll">
         <table className="compare">
-          <caption className="sr-only">Installed and incoming versions</caption>
+          <caption className="sr-only">{t('update.caption')}</caption>
           <thead>
             <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Installed</th>
-              <th scope="col">Incoming</th>
+              <th scope="col">{t('update.column.field')}</th>
+              <th scope="col">{t('update.column.installed')}</th>
+              <th scope="col">{t('update.column.incoming')}</th>
             </tr>
           </thead>
           <tbody>
@@ -94,7 +106,7 @@ export function UpdateDialog({
               <tr key={k} className={changed ? 'changed' : undefined}>
                 <th scope="row">
                   {k}
-                  {changed && <span className="sr-only"> (changed)</span>}
+                  {changed && <span className="sr-only"> {t('update.changed')}</span>}
                 </th>
                 <td>{x}</td>
                 <td>{y}</td>
@@ -103,28 +115,29 @@ export function UpdateDialog({
           </tbody>
         </table>
       </div>
+      {c.permissionsAdded.length > 0 && (
+        <div className="changes-permissions">
+          <p>{t('update.permissionsAdded')}</p>
+          <PermissionList permissions={c.permissionsAdded} />
+        </div>
+      )}
       <ul className="changes">
-        {c.permissionsAdded.length > 0 && <li>Permissions added: {list(c.permissionsAdded)}</li>}
-        {c.permissionsRemoved.length > 0 && <li>Permissions removed: {list(c.permissionsRemoved)}</li>}
-        {c.commandsAdded.length > 0 && <li>Commands added: {list(c.commandsAdded)}</li>}
-        {c.commandsRemoved.length > 0 && <li>Commands removed: {list(c.commandsRemoved)}</li>}
-        {c.commandsChanged.length > 0 && <li>Commands changed: {list(c.commandsChanged)}</li>}
+        {c.permissionsRemoved.length > 0 && <li>{t('update.permissionsRemoved', { list: list(c.permissionsRemoved, t) })}</li>}
+        {c.commandsAdded.length > 0 && <li>{t('update.commandsAdded', { list: list(c.commandsAdded, t) })}</li>}
+        {c.commandsRemoved.length > 0 && <li>{t('update.commandsRemoved', { list: list(c.commandsRemoved, t) })}</li>}
+        {c.commandsChanged.length > 0 && <li>{t('update.commandsChanged', { list: list(c.commandsChanged, t) })}</li>}
       </ul>
-      <p>
-        If the plugin is running, it is stopped, replaced and started again. Its data and settings are kept, and the installed version is
-        kept as a backup. Cancel leaves everything as it is.
-      </p>
+      <p>{t('update.whatHappens')}</p>
       <label className="check">
-        <input type="checkbox" checked={startAfter} onChange={(e) => setStartAfter(e.target.checked)} /> Start it after the update even if
-        it is not running now
+        <input type="checkbox" checked={startAfter} onChange={(e) => setStartAfter(e.target.checked)} /> {t('update.startAfter')}
       </label>
-      {error !== undefined && <ErrorNotice error={error} title="The update failed" />}
+      {error !== undefined && <ErrorNotice error={error} title={t('update.failed')} />}
       <div className="buttons">
         <button type="button" className="secondary" disabled={busy} onClick={() => void cancel()}>
-          Cancel
+          {t('common.cancel')}
         </button>
         <button type="button" disabled={busy} onClick={() => void confirm()}>
-          Replace {a.version} with {b.version}
+          {t('update.confirm', { from: a.version, to: b.version })}
         </button>
       </div>
     </Dialog>

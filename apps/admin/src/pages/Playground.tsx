@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES, type ConsoleMessageResponse } from '@host/admin-api';
 import { useId, useRef, useState, type FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
 import { call } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { ProviderMessage } from '../components/ProviderMessage';
@@ -9,6 +10,11 @@ interface Turn {
   conversation: string;
   sender: string;
   text: string;
+  /**
+   * The display names known when this message was sent: its replies show
+   * mentions with these, so a later change of name leaves the history as it was.
+   */
+  names: Readonly<Record<string, string>>;
   tookMs?: number;
   answer?: ConsoleMessageResponse;
   error?: unknown;
@@ -23,16 +29,19 @@ function Reply({
   answer: ConsoleMessageResponse;
   names: Readonly<Record<string, string>>;
 }) {
+  const { t } = useTranslation();
   const d = answer.deliveries.find((x) => x.pluginId === o.pluginId);
   return (
     <li className="bubble bot">
       <p className="who">
         <strong>{o.pluginId}</strong>
-        {d?.completion?.durationMs != null && <span className="muted"> · handled in {Math.round(d.completion.durationMs)} ms</span>}
+        {d?.completion?.durationMs != null && (
+          <span className="muted"> · {t('playground.handledIn', { ms: Math.round(d.completion.durationMs) })}</span>
+        )}
       </p>
       <ProviderMessage body={o.body} names={names} />
       <details>
-        <summary>Raw provider body</summary>
+        <summary>{t('playground.raw')}</summary>
         <pre className="raw" tabIndex={0}>
           {JSON.stringify(o.body, null, 2)}
         </pre>
@@ -43,6 +52,7 @@ function Reply({
 
 /** Chat as a user of the console provider and see what plugins answer, as QQ Bot would show it. */
 export default function PlaygroundPage() {
+  const { t } = useTranslation();
   const [turns, setTurns] = useState<Turn[]>([]);
   const [type, setType] = useState<'group' | 'c2c'>('group');
   const [busy, setBusy] = useState(false);
@@ -61,8 +71,15 @@ export default function PlaygroundPage() {
       id: String(f.get('sender') ?? '').trim() || 'user-1',
       displayName: String(f.get('displayName') ?? '').trim() || undefined,
     };
-    if (sender.displayName) setNames((n) => ({ ...n, [sender.id]: sender.displayName! }));
-    const turn: Turn = { n: ++counter.current, conversation: `${type}:${conversation.id}`, sender: sender.displayName ?? sender.id, text };
+    const known = sender.displayName ? { ...names, [sender.id]: sender.displayName } : names;
+    if (sender.displayName) setNames(known);
+    const turn: Turn = {
+      n: ++counter.current,
+      conversation: `${type}:${conversation.id}`,
+      sender: sender.displayName ?? sender.id,
+      text,
+      names: known,
+    };
     setTurns((t) => [...t, turn]);
     setBusy(true);
     const started = performance.now();
@@ -82,37 +99,34 @@ export default function PlaygroundPage() {
 
   return (
     <>
-      <h1>Playground</h1>
-      <p>
-        Chat as a user of the built-in console provider. Replies show as QQ Bot would show them; open &quot;Raw provider body&quot; for the
-        exact request body.
-      </p>
+      <h1>{t('playground.title')}</h1>
+      <p>{t('playground.intro')}</p>
       <form className="playground-form" onSubmit={(e) => void send(e)}>
         <fieldset>
-          <legend>Conversation</legend>
+          <legend>{t('playground.conversation')}</legend>
           <div className="row">
             <div>
-              <label htmlFor={ids.type}>Type</label>
+              <label htmlFor={ids.type}>{t('playground.type')}</label>
               <select id={ids.type} value={type} onChange={(e) => setType(e.target.value as 'group' | 'c2c')}>
-                <option value="group">Group</option>
-                <option value="c2c">One-to-one</option>
+                <option value="group">{t('playground.group')}</option>
+                <option value="c2c">{t('playground.c2c')}</option>
               </select>
             </div>
             <div>
-              <label htmlFor={ids.conv}>Conversation id</label>
+              <label htmlFor={ids.conv}>{t('playground.conversationId')}</label>
               <input id={ids.conv} name="conversation" placeholder={type === 'group' ? 'group-1' : 'user-1'} />
             </div>
             <div>
-              <label htmlFor={ids.sender}>Your user id</label>
+              <label htmlFor={ids.sender}>{t('playground.userId')}</label>
               <input id={ids.sender} name="sender" placeholder="user-1" />
             </div>
             <div>
-              <label htmlFor={ids.name}>Display name</label>
-              <input id={ids.name} name="displayName" placeholder="(none)" />
+              <label htmlFor={ids.name}>{t('playground.displayName')}</label>
+              <input id={ids.name} name="displayName" placeholder={t('playground.noDisplayName')} />
             </div>
           </div>
         </fieldset>
-        <label htmlFor={ids.text}>Message</label>
+        <label htmlFor={ids.text}>{t('playground.message')}</label>
         <div className="row">
           <textarea
             id={ids.text}
@@ -120,7 +134,7 @@ export default function PlaygroundPage() {
             rows={2}
             required
             maxLength={4000}
-            placeholder="/echo hello"
+            placeholder={t('playground.messagePlaceholder')}
             onKeyDown={(e) => {
               if (e.key === 'Enter' && !e.shiftKey) {
                 e.preventDefault();
@@ -129,45 +143,49 @@ export default function PlaygroundPage() {
             }}
           />
           <button type="submit" disabled={busy}>
-            Send
+            {t('playground.send')}
           </button>
         </div>
       </form>
-      <ol className="transcript" aria-live="polite" aria-label="Conversation">
-        {turns.map((t) => (
-          <li key={t.n} className="turn">
+      <ol className="transcript" aria-live="polite" aria-label={t('playground.transcript')}>
+        {turns.map((turn) => (
+          <li key={turn.n} className="turn">
             <ol>
               <li className="bubble me">
                 <p className="who">
-                  <strong>{t.sender}</strong> <span className="muted">in {t.conversation}</span>
+                  <strong>{turn.sender}</strong> <span className="muted">{t('playground.in', { conversation: turn.conversation })}</span>
                 </p>
-                <p className="provider-text">{t.text}</p>
+                <p className="provider-text">{turn.text}</p>
               </li>
-              {t.error !== undefined && (
+              {turn.error !== undefined && (
                 <li>
-                  <ErrorNotice error={t.error} title="Not delivered" />
+                  <ErrorNotice error={turn.error} title={t('playground.notDelivered')} />
                 </li>
               )}
-              {t.answer && (
+              {turn.answer && (
                 <>
-                  {t.answer.outbound.map((o, i) => (
-                    <Reply key={i} o={o} answer={t.answer!} names={names} />
+                  {turn.answer.outbound.map((o, i) => (
+                    <Reply key={i} o={o} answer={turn.answer!} names={turn.names} />
                   ))}
-                  {t.answer.refused.map((r, i) => (
+                  {turn.answer.refused.map((r, i) => (
                     <li key={`r${i}`} className="bubble refused">
                       <p className="who">
-                        <strong>{r.pluginId}</strong>: a reply was refused
+                        <strong>{r.pluginId}</strong>: {t('playground.replyRefused')}
                       </p>
                       <p>
-                        <code>{r.error.code}</code> {r.error.message}
+                        <code>{r.error.code}</code> <span lang="en">{r.error.message}</span>
                       </p>
                     </li>
                   ))}
                   <li className="meta">
-                    {t.answer.deliveries.length === 0
-                      ? 'No plugin took this message (no command matched and nobody observes).'
-                      : `Delivered to ${t.answer.deliveries.map((d) => `${d.pluginId} (${d.state}${d.error ? `: ${d.error.code}` : ''})`).join(', ')}`}{' '}
-                    · answered in {t.tookMs} ms
+                    {turn.answer.deliveries.length === 0
+                      ? t('playground.noTaker')
+                      : t('playground.deliveredTo', {
+                          list: turn.answer.deliveries
+                            .map((d) => `${d.pluginId} (${t(`detail.deliveryState.${d.state}`)}${d.error ? `: ${d.error.code}` : ''})`)
+                            .join(', '),
+                        })}{' '}
+                    · {t('playground.answeredIn', { ms: turn.tookMs })}
                   </li>
                 </>
               )}

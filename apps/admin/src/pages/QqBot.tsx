@@ -1,19 +1,14 @@
 import { ADMIN_ROUTES, type QqBotAccountListResponse, type QqBotAccountView } from '@host/admin-api';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { call } from '../api';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice } from '../components/ErrorNotice';
-
-const OUTCOMES: Record<NonNullable<QqBotAccountView['lastEvent']>['outcome'], string> = {
-  validated: 'callback URL validated',
-  dispatched: 'message dispatched to plugins',
-  deferred: 'not taken: the host was at its bound of waiting events; the platform pushes it again',
-  unsupported: 'event type not supported (logged, acknowledged)',
-  refused: 'request refused',
-};
+import { formatDateTime } from '../i18n';
 
 function CopyUrl({ url }: { url: string }) {
+  const { t } = useTranslation();
   const [copied, setCopied] = useState(false);
   return (
     <button
@@ -26,13 +21,14 @@ function CopyUrl({ url }: { url: string }) {
         )
       }
     >
-      {copied ? 'Copied' : 'Copy webhook URL'}
+      {copied ? t('common.copied') : t('qqbot.copyUrl')}
     </button>
   );
 }
 
 /** Removal of an account added through the admin API, after a confirmation dialog. */
 function RemoveAccount({ a }: { a: QqBotAccountView }) {
+  const { t } = useTranslation();
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -51,28 +47,25 @@ function RemoveAccount({ a }: { a: QqBotAccountView }) {
     }
   }
   if (a.source === 'file') {
-    return <p className="hint">Read-only here: remove it from the accounts file and restart the host.</p>;
+    return <p className="hint">{t('qqbot.readOnly')}</p>;
   }
   return (
     <>
       <div className="buttons">
         <button type="button" className="secondary" onClick={() => setConfirming(true)}>
-          Remove account
+          {t('qqbot.remove')}
         </button>
       </div>
       {confirming && (
-        <Dialog open title={`Remove QQ Bot account ${a.id}?`} onClose={() => setConfirming(false)}>
-          <p>
-            The host forgets its app id and secret. Its webhook URL answers 404 from then on, so the platform&apos;s events for this bot
-            stop arriving, and plugins can no longer reply or send through it. Adding it again gives the same webhook URL.
-          </p>
-          {error !== undefined && <ErrorNotice error={error} title="Not removed" />}
+        <Dialog open title={t('qqbot.removeTitle', { id: a.id })} onClose={() => setConfirming(false)}>
+          <p>{t('qqbot.removeText')}</p>
+          {error !== undefined && <ErrorNotice error={error} title={t('qqbot.notRemoved')} />}
           <div className="buttons">
             <button type="button" className="secondary" onClick={() => setConfirming(false)}>
-              Cancel
+              {t('common.cancel')}
             </button>
             <button type="button" disabled={busy} onClick={() => void remove()}>
-              Remove {a.id}
+              {t('qqbot.removeConfirm', { id: a.id })}
             </button>
           </div>
         </Dialog>
@@ -86,6 +79,7 @@ function RemoveAccount({ a }: { a: QqBotAccountView }) {
  * the answer never contains it, and the field is cleared once the host took it.
  */
 function AddAccountPanel() {
+  const { t } = useTranslation();
   const queryClient = useQueryClient();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -124,49 +118,49 @@ function AddAccountPanel() {
 
   return (
     <section className="panel" aria-labelledby="qqbot-add-title">
-      <h2 id="qqbot-add-title">Add QQ Bot account</h2>
+      <h2 id="qqbot-add-title">{t('qqbot.addTitle')}</h2>
       <form onSubmit={(e) => void submit(e)} className="inline-form" autoComplete="off">
         <div>
-          <label htmlFor={ids.id}>Account id (ends the webhook URL)</label>
+          <label htmlFor={ids.id}>{t('qqbot.accountId')}</label>
           <input id={ids.id} name="id" required placeholder="main" />
         </div>
         <div>
-          <label htmlFor={ids.appId}>AppID</label>
+          <label htmlFor={ids.appId}>{t('qqbot.appId')}</label>
           <input id={ids.appId} name="appId" required placeholder="102030405" />
         </div>
         <div>
-          <label htmlFor={ids.secret}>AppSecret</label>
+          <label htmlFor={ids.secret}>{t('qqbot.appSecret')}</label>
           <input id={ids.secret} name="secret" type="password" required autoComplete="new-password" spellCheck={false} />
         </div>
         <div>
-          <label htmlFor={ids.name}>Display name (optional)</label>
+          <label htmlFor={ids.name}>{t('qqbot.displayName')}</label>
           <input id={ids.name} name="displayName" maxLength={64} />
         </div>
         <details>
-          <summary>Platform addresses (for a sandbox, a proxy or a local fake)</summary>
+          <summary>{t('qqbot.addresses')}</summary>
           <div>
-            <label htmlFor={ids.api}>OpenAPI base URL</label>
+            <label htmlFor={ids.api}>{t('qqbot.apiBaseUrl')}</label>
             <input id={ids.api} name="apiBaseUrl" type="url" placeholder="https://api.sgroup.qq.com" />
           </div>
           <div>
-            <label htmlFor={ids.token}>Access token URL</label>
+            <label htmlFor={ids.token}>{t('qqbot.tokenUrl')}</label>
             <input id={ids.token} name="tokenUrl" type="url" placeholder="https://bots.qq.com/app/getAppAccessToken" />
           </div>
         </details>
         <button type="submit" disabled={busy}>
-          Add account
+          {t('qqbot.add')}
         </button>
       </form>
-      <p className="hint">
-        AppID and AppSecret are on the bot&apos;s development settings page of the QQ Bot Open Platform. The secret is stored in the data
-        directory (readable by the host user only) and never shown again.
-      </p>
-      {error !== undefined && <ErrorNotice error={error} title="Not added" />}
+      <p className="hint">{t('qqbot.addHint')}</p>
+      {error !== undefined && <ErrorNotice error={error} title={t('qqbot.notAdded')} />}
       {added && (
         <div className="success" role="status">
           <p>
-            Added <strong>{added.displayName ?? added.id}</strong>. Register its webhook URL <code>{added.webhookUrl}</code> as the callback
-            URL on the platform, which then validates it: the account below shows the validation as its last event.
+            <Trans
+              i18nKey="qqbot.added"
+              values={{ name: added.displayName ?? added.id, url: added.webhookUrl }}
+              components={{ strong: <strong />, code: <code /> }}
+            />
           </p>
         </div>
       )}
@@ -175,36 +169,35 @@ function AddAccountPanel() {
 }
 
 function Account({ a }: { a: QqBotAccountView }) {
+  const { t, i18n } = useTranslation();
   const last = a.lastEvent;
   return (
-    <li className="card" aria-label={`QQ Bot account ${a.id}`}>
+    <li className="card" aria-label={t('qqbot.accountLabel', { id: a.id })}>
       <h3>
-        {a.displayName ?? a.id} <span className="muted">· app {a.appId}</span>
+        {a.displayName ?? a.id} <span className="muted">· {t('qqbot.app', { appId: a.appId })}</span>
       </h3>
       <dl className="facts">
-        <dt>Webhook URL</dt>
+        <dt>{t('qqbot.webhookUrl')}</dt>
         <dd>
           <code>{a.webhookUrl}</code> <CopyUrl url={a.webhookUrl} />
         </dd>
-        <dt>Configured in</dt>
-        <dd>{a.source === 'file' ? 'the accounts file (HOST_QQBOT_ACCOUNTS_FILE)' : 'the admin API'}</dd>
-        <dt>Last event</dt>
+        <dt>{t('qqbot.configuredIn')}</dt>
+        <dd>{a.source === 'file' ? t('qqbot.sourceFile') : t('qqbot.sourceApi')}</dd>
+        <dt>{t('qqbot.lastEvent')}</dt>
         <dd>
           {last ? (
             <>
-              {OUTCOMES[last.outcome]}
-              {last.type ? ` (${last.type})` : ''} at <time dateTime={last.at}>{new Date(last.at).toLocaleString()}</time>
+              {t(`qqbot.outcome.${last.outcome}`)}
+              {last.type ? ` (${last.type})` : ''} ·{' '}
+              <time dateTime={last.at}>{formatDateTime(last.at, i18n.language === 'zh' ? 'zh' : 'en')}</time>
               {last.error ? ` · ${last.error}` : ''}
             </>
           ) : (
-            'none yet: register the webhook URL on the platform, which then validates it'
+            t('qqbot.noEvent')
           )}
         </dd>
-        <dt>Requests</dt>
-        <dd>
-          {a.counters.received} received, {a.counters.dispatched} dispatched, {a.counters.deferred} deferred (host busy),{' '}
-          {a.counters.refused} refused, {a.counters.unsupported} unsupported
-        </dd>
+        <dt>{t('qqbot.requests')}</dt>
+        <dd>{t('qqbot.counters', a.counters)}</dd>
       </dl>
       <RemoveAccount a={a} />
     </li>
@@ -213,6 +206,7 @@ function Account({ a }: { a: QqBotAccountView }) {
 
 /** The QQ Bot accounts the host serves: each one's webhook URL to register on the platform, and its last event. */
 export default function QqBotPage() {
+  const { t } = useTranslation();
   const accounts = useQuery({
     queryKey: ['qqbot-accounts'],
     queryFn: () => call<QqBotAccountListResponse>(ADMIN_ROUTES.listQqBotAccounts),
@@ -220,14 +214,9 @@ export default function QqBotPage() {
   });
   return (
     <section aria-labelledby="qqbot-title">
-      <h1 id="qqbot-title">QQ Bot accounts</h1>
+      <h1 id="qqbot-title">{t('qqbot.title')}</h1>
       {accounts.error ? <ErrorNotice error={accounts.error} /> : null}
-      {accounts.data && accounts.data.accounts.length === 0 ? (
-        <p>
-          No QQ Bot account is configured, so only the console provider (the playground) brings messages. Add an account below (or with
-          HOST_QQBOT_ACCOUNTS_FILE, see docs/operator/qqbot.md), then register its webhook URL on the platform.
-        </p>
-      ) : null}
+      {accounts.data && accounts.data.accounts.length === 0 ? <p>{t('qqbot.none')}</p> : null}
       <ul className="cards">
         {accounts.data?.accounts.map((a) => (
           <Account key={a.id} a={a} />

@@ -1,9 +1,12 @@
 import { useId, useState, type FormEvent } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { ApiError } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
-import { useSession } from '../session';
+import { LanguageSwitch } from '../components/LanguageSwitch';
+import { useSession, type SignedOutReason } from '../session';
 
-export function SignInPage({ reason }: { reason?: string }) {
+export function SignInPage({ reason }: { reason?: SignedOutReason }) {
+  const { t } = useTranslation();
   const { signIn } = useSession();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -27,27 +30,29 @@ export function SignInPage({ reason }: { reason?: string }) {
 
   return (
     <main id="main" className="sign-in">
-      <h1>Sign in to the plugin host</h1>
+      <div className="sign-in-language">
+        <LanguageSwitch />
+      </div>
+      <h1>{t('signIn.title')}</h1>
       {reason && !error && (
         <p className="notice" role="status">
-          {reason}
+          {t(`signIn.reason.${reason}`)}
         </p>
       )}
       <form onSubmit={(e) => void submit(e)}>
-        <label htmlFor={tokenId}>Admin token</label>
+        <label htmlFor={tokenId}>{t('signIn.token')}</label>
         <input id={tokenId} name="token" type="password" autoComplete="current-password" required spellCheck={false} />
         <p className="hint">
-          The host printed it at its first start (&quot;Admin token: …&quot;), or it is the one in the file of HOST_ADMIN_TOKEN_FILE. The
-          page keeps no copy: it is exchanged for a session cookie.
+          <Trans i18nKey="signIn.tokenHint" components={{ code: <code /> }} />
         </p>
         <button type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
+          {busy ? t('signIn.signingIn') : t('signIn.submit')}
         </button>
       </form>
       {error !== undefined && (
         <ErrorNotice
           error={error}
-          title={error instanceof ApiError && error.code === 'SESSION_TOKEN_INVALID' ? 'Wrong token' : undefined}
+          title={error instanceof ApiError && error.code === 'SESSION_TOKEN_INVALID' ? t('signIn.wrongToken') : undefined}
         />
       )}
     </main>
