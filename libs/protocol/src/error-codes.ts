@@ -75,14 +75,15 @@ export const MESSAGE_ERRORS = defineErrors({
     fix: 'Take the id from the event: sender.mentionId, or the mentions of the message.',
   },
   'message.mention.unsupported_target': {
-    message: 'Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.',
-    causes: 'A mention in a one-to-one chat, where there is nobody else to mention.',
+    message:
+      'This target does not take this mention: user mentions need a group or channel, and QQ Bot shows an everyone mention only in a guild channel. Remove the mention, or send to a target that takes it.',
+    causes:
+      'A mention in a one-to-one chat, where there is nobody else to mention, or an everyone mention to a QQ group, where the platform does not show it (only text channels do).',
   },
   'message.mention.unsupported_format': {
-    message:
-      'An everyone mention notifies members only in Markdown; in text format the provider shows the plain words "@everyone". Send it with format "markdown" to a group.',
-    causes: 'An @everyone part in a text reply: the provider shows the words, nobody is notified.',
-    fix: 'Send it with replyMarkdown (reply_markdown, ReplyMarkdown, ReplyMarkdownAsync) to a group.',
+    message: 'The provider does not show this mention in this format. Send the message in the other format, or without the mention.',
+    causes:
+      'Kept for providers whose mentions depend on the format; QQ Bot no longer gives it: an everyone mention there depends on the target (message.mention.unsupported_target).',
   },
   'message.mention.too_many': { message: 'A multi-user mention takes 1 to 20 users. Split the mention or the message.' },
   'message.format.unsupported_target': {
@@ -505,6 +506,10 @@ export const INSTALL_ERRORS = defineErrors({
   PENDING_UPDATE_NOT_FOUND: {
     status: 404,
     message: 'No pending update with this id. It was confirmed, cancelled or expired: upload the package again.',
+  },
+  BACKUP_NOT_FOUND: {
+    status: 404,
+    message: "The plugin has no backup of this name. The newest 3 are kept: see the plugin's backups in GET /api/plugins/{pluginId}.",
   },
   PENDING_UPDATE_STALE: {
     status: 409,

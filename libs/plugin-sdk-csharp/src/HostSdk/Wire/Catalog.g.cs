@@ -50,11 +50,11 @@ public static class Catalog
     /// </summary>
     public const string CodeMessageMentionInvalidId = "message.mention.invalid_id";
     /// <summary>
-    /// Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.
+    /// This target does not take this mention: user mentions need a group or channel, and QQ Bot shows an everyone mention only in a guild channel. Remove the mention, or send to a target that takes it.
     /// </summary>
     public const string CodeMessageMentionUnsupportedTarget = "message.mention.unsupported_target";
     /// <summary>
-    /// An everyone mention notifies members only in Markdown; in text format the provider shows the plain words "@everyone". Send it with format "markdown" to a group.
+    /// The provider does not show this mention in this format. Send the message in the other format, or without the mention.
     /// </summary>
     public const string CodeMessageMentionUnsupportedFormat = "message.mention.unsupported_format";
     /// <summary>
@@ -542,6 +542,10 @@ public static class Catalog
     /// </summary>
     public const string ErrPendingUpdateNotFound = "PENDING_UPDATE_NOT_FOUND";
     /// <summary>
+    /// The plugin has no backup of this name. The newest 3 are kept: see the plugin's backups in GET /api/plugins/{pluginId}.
+    /// </summary>
+    public const string ErrBackupNotFound = "BACKUP_NOT_FOUND";
+    /// <summary>
     /// The installed plugin changed since this update was prepared. Upload the package again.
     /// </summary>
     public const string ErrPendingUpdateStale = "PENDING_UPDATE_STALE";
@@ -998,8 +1002,8 @@ public static class Catalog
         new("MESSAGE_ERRORS", "message.parts.too_many", "The message has more than 100 parts after normalisation. Merge text or send several messages.", 0),
         new("MESSAGE_ERRORS", "message.part.unsupported", "A part has an unknown type. Use text, mention or composite parts.", 0),
         new("MESSAGE_ERRORS", "message.mention.invalid_id", "A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.", 0),
-        new("MESSAGE_ERRORS", "message.mention.unsupported_target", "Mentions (of users or @everyone) need a group or channel target. Remove the mention, or send to a group.", 0),
-        new("MESSAGE_ERRORS", "message.mention.unsupported_format", "An everyone mention notifies members only in Markdown; in text format the provider shows the plain words \"@everyone\". Send it with format \"markdown\" to a group.", 0),
+        new("MESSAGE_ERRORS", "message.mention.unsupported_target", "This target does not take this mention: user mentions need a group or channel, and QQ Bot shows an everyone mention only in a guild channel. Remove the mention, or send to a target that takes it.", 0),
+        new("MESSAGE_ERRORS", "message.mention.unsupported_format", "The provider does not show this mention in this format. Send the message in the other format, or without the mention.", 0),
         new("MESSAGE_ERRORS", "message.mention.too_many", "A multi-user mention takes 1 to 20 users. Split the mention or the message.", 0),
         new("MESSAGE_ERRORS", "message.format.unsupported_target", "Markdown is supported only for group targets. Send text format to this target, or reply in a group.", 0),
         new("MESSAGE_ERRORS", "message.target.invalid", "The target type or id is not valid for this provider. Use a target taken from an event.", 0),
@@ -1121,6 +1125,7 @@ public static class Catalog
         new("INSTALL_ERRORS", "INSTALL_ID_TAKEN", "This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.", 409),
         new("INSTALL_ERRORS", "UPDATE_CONFIRMATION_REQUIRED", "A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.", 409),
         new("INSTALL_ERRORS", "PENDING_UPDATE_NOT_FOUND", "No pending update with this id. It was confirmed, cancelled or expired: upload the package again.", 404),
+        new("INSTALL_ERRORS", "BACKUP_NOT_FOUND", "The plugin has no backup of this name. The newest 3 are kept: see the plugin's backups in GET /api/plugins/{pluginId}.", 404),
         new("INSTALL_ERRORS", "PENDING_UPDATE_STALE", "The installed plugin changed since this update was prepared. Upload the package again.", 409),
         new("INSTALL_ERRORS", "INSTALL_FAILED", "The installation failed part-way and the previous version was restored. See details and the host log.", 500),
         new("REGISTRATION_ERRORS", "REGISTRATION_URL_INVALID", "The base URL is not a valid http or https URL. Enter it as https://host[:port][/path].", 400),
