@@ -68,13 +68,15 @@ async function main(): Promise<void> {
     console.log(
       `reply received at POST ${sent.path} with ${sent.authorization?.replace(/ .*/, ' <token>')}:\n${JSON.stringify(sent.body, null, 2)}`,
     );
-    // What QQ clients show as a mention: the member's openid in the tag, in a Markdown message.
-    const markdown = (sent.body['markdown'] as { content?: unknown } | undefined)?.content;
+    // What QQ clients show as a mention: the member's openid in the tag, in text (msg_type 0) or Markdown (msg_type 2).
+    const body = sent.body as { msg_type?: unknown; content?: unknown; markdown?: { content?: unknown } };
+    const content = body.msg_type === 2 ? body.markdown?.content : body.content;
     const tag = `<qqbot-at-user id="${values.member}" />`;
+    const format = body.msg_type === 2 ? 'Markdown' : 'text (the account has no Markdown permission: "markdown": true turns it on)';
     console.log(
-      typeof markdown === 'string' && markdown.includes(tag)
-        ? `Markdown reply with a mention of the sender (${tag}): QQ shows it as @<their name>`
-        : `the reply has no Markdown mention of the sender ${values.member} (msg_type ${String(sent.body['msg_type'])})`,
+      typeof content === 'string' && content.includes(tag)
+        ? `${format} reply with a mention of the sender (${tag}): QQ shows it as @<their name>`
+        : `the reply has no mention of the sender ${values.member} (msg_type ${String(body.msg_type)})`,
     );
   } finally {
     await signer.close();
