@@ -170,6 +170,32 @@ describe('Dispatcher queues', () => {
     expect(plugin.received.map((e) => e.message.content)).toEqual(['1', '2', '3', '4']);
   });
 
+  it("counts a delivery routed through a queued endpoint and delivered directly here once among its plugin's active ones", async () => {
+    const { plugin, gate } = busy('reject');
+    let dispatcher!: Dispatcher;
+    // Routes as the durable queue's endpoint does: a wide pass-through queue, the plugin's own limits where it runs.
+    const queued: PluginEndpoint = {
+      pluginId: plugin.pluginId,
+      transport: 'stdio-jsonrpc',
+      routing: () => ({ ...plugin.routing(), concurrency: { maxConcurrentEvents: 100, queueCapacity: 100, overflowPolicy: 'reject' } }),
+      isAvailable: () => true,
+      deliver: (event) => {
+        const handed = dispatcher.deliverDirect(plugin, event);
+        return {
+          decision: handed.decided,
+          completion: handed.finished.then(() => ({ error: null })),
+          cancel: () => undefined,
+        };
+      },
+    };
+    dispatcher = new Dispatcher({ endpoints: () => [queued] });
+    const records = [1, 2, 3].map((n) => dispatcher.dispatch(makeEvent(String(n))));
+    await new Promise((r) => setImmediate(r));
+    expect(dispatcher.queueStats()).toEqual([expect.objectContaining({ pluginId: 'com.a.busy', active: 1, waiting: 2 })]);
+    gate.resolve();
+    await Promise.all(records);
+  });
+
   it('refuses an event before accepting it past the host-wide bound, and records nothing of it', async () => {
     const { plugin, gate } = busy('reject');
     const { dispatcher } = setup([plugin], { maxWaitingEvents: 1 });

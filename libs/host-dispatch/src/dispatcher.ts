@@ -136,10 +136,16 @@ export class Dispatcher {
     return undefined;
   }
 
-  /** Queue occupancy per plugin (routing queues; a replica's direct deliveries are under their plugin too), for health views. */
+  /**
+   * Queue occupancy per plugin (routing queues; a replica's direct deliveries are under their plugin too), for
+   * health views. A delivery routed to a queued endpoint and delivered here holds a slot in both queues: its
+   * plugin's active deliveries are those of the direct queue, where the plugin's own limit applies.
+   */
   queueStats(): PluginQueueStats[] {
     const byPlugin = new Map<string, PluginQueueStats>();
-    for (const [key, q] of this.queues) {
+    // Direct queues first, so a routing queue's pass-through slots are not counted again.
+    const queues = [...this.queues].sort(([a], [b]) => Number(b.startsWith(DIRECT)) - Number(a.startsWith(DIRECT)));
+    for (const [key, q] of queues) {
       const pluginId = key.startsWith(DIRECT) ? key.slice(DIRECT.length) : key;
       const s = q.stats;
       const seen = byPlugin.get(pluginId);
@@ -147,7 +153,7 @@ export class Dispatcher {
       else
         byPlugin.set(pluginId, {
           pluginId,
-          active: seen.active + s.active,
+          active: seen.active,
           waiting: seen.waiting + s.waiting,
           oldestWaitMilliseconds:
             seen.oldestWaitMilliseconds === null
