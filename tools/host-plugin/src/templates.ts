@@ -216,7 +216,7 @@ describe('${o.name}', () => {
 
   it('replies in text in a one-to-one chat', async () => {
     const { replies } = await createTestHost(plugin).send({ text: '/echo <hi>', conversation: 'c2c' });
-    expect(replies.map((r) => r.content)).toEqual(['You said: &lt;hi&gt;']);
+    expect(replies.map((r) => r.content)).toEqual(['You said: <\\u2060hi>']);
   });
 
   it('ignores messages that are not commands', async () => {
