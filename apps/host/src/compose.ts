@@ -45,7 +45,7 @@ import type { HostMetrics } from '@host/host-metrics';
 import { componentLog, type HostLog } from './host-log';
 import { metricsRouter, observeHost, providerOf } from './observability';
 import { DEFAULT_STORE, openStores, type StoreOptions } from './stores';
-import { Cluster } from './cluster';
+import { Cluster } from '@host/host-cluster';
 
 /** The conformance worker the build writes beside the host's main (apps/host/tsup.config.ts); absent when run from sources. */
 const DOCTOR_WORKER = join(__dirname, 'doctor-worker.cjs');

@@ -1,0 +1,1 @@
+export { Cluster, type ClusterOptions } from './cluster';
