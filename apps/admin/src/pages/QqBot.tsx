@@ -84,7 +84,7 @@ function AddAccountPanel() {
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [added, setAdded] = useState<QqBotAccountView>();
-  const ids = { id: useId(), appId: useId(), secret: useId(), name: useId(), api: useId(), token: useId() };
+  const ids = { id: useId(), appId: useId(), secret: useId(), name: useId(), markdown: useId(), api: useId(), token: useId() };
 
   async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -104,6 +104,7 @@ function AddAccountPanel() {
           ...optional('displayName'),
           ...optional('apiBaseUrl'),
           ...optional('tokenUrl'),
+          ...(form.get('markdown') === 'on' ? { markdown: true } : {}),
         },
       });
       setAdded(r.account);
@@ -135,6 +136,10 @@ function AddAccountPanel() {
         <div>
           <label htmlFor={ids.name}>{t('qqbot.displayName')}</label>
           <input id={ids.name} name="displayName" maxLength={64} />
+        </div>
+        <div>
+          <input id={ids.markdown} name="markdown" type="checkbox" />
+          <label htmlFor={ids.markdown}>{t('qqbot.markdown')}</label>
         </div>
         <details>
           <summary>{t('qqbot.addresses')}</summary>
