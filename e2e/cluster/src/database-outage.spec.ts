@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { api, buildHost, startHost, type RunningHost } from '@host/e2e-support';
 
-// Two built replicas on one PostgreSQL server under a light, steady load of console messages. The server is
+// Three built replicas on one PostgreSQL server under a light, steady load of console messages. The server is
 // stopped for 10 s (a planned restart, pg_ctl stop -m fast) and started again: meanwhile each replica says it is
 // not ready, refuses what it could not record with 503 STORE_UNAVAILABLE and keeps a bounded number of
 // connections and file descriptors; within 30 s of the server's return each one is ready and takes events again.
@@ -77,7 +77,7 @@ describe('replicas while their PostgreSQL server is away', () => {
     work = mkdtempSync(join(tmpdir(), 'e2e-cluster-outage-'));
     writeFileSync(join(work, 'host.key'), '6b'.repeat(32) + '\n', { mode: 0o600 });
     const url = await pg.createDatabase('outage');
-    for (const name of ['replica-a', 'replica-b']) {
+    for (const name of ['replica-a', 'replica-b', 'replica-c']) {
       mkdirSync(join(work, name));
       hosts.push(
         await startHost(join(work, name), { HOST_DATABASE_URL: url, HOST_KEY_FILE: join(work, 'host.key'), HOST_REPLICA_NAME: name }),
