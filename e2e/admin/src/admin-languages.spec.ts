@@ -364,3 +364,19 @@ it('says in the update dialog what each added permission allows', async () => {
   await dialog.getByRole('button', { name: '用 1.1.0 替换 1.0.0' }).click();
   await page.getByText(/已更新 Echo 1\.1\.0（com\.example\.echo）/).waitFor();
 });
+
+it('restores a backup through the update dialog: the kept version side by side with the installed one, then the confirmed downgrade', async () => {
+  await page.getByRole('link', { name: 'Echo', exact: true }).click();
+  const backups = page.locator('section', { has: page.getByRole('heading', { name: '备份' }) });
+  const item = backups.getByRole('listitem').filter({ hasText: '版本 1.0.0' });
+  await item.waitFor();
+  await item.getByRole('button', { name: /^恢复版本 1\.0\.0/ }).click();
+  const dialog = page.getByRole('dialog', { name: '更新 com.example.echo？' });
+  await dialog.waitFor();
+  await dialog.getByText('这是降级：从 1.1.0 降到 1.0.0。').waitFor();
+  await expectAccessible('zh: restore dialog');
+  await screenshot(page, 'zh-10-restore-dialog');
+  await dialog.getByRole('button', { name: '用 1.0.0 替换 1.1.0' }).click();
+  await backups.getByText('已恢复 com.example.echo 的版本 1.0.0。').waitFor();
+  expect((await api(host, 'GET', '/api/plugins/com.example.echo')).body.plugin.version).toBe('1.0.0');
+});

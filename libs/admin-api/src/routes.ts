@@ -358,6 +358,17 @@ export const ADMIN_ROUTES = {
       'INSTALL_COMPRESSION_RATIO',
     ],
   }),
+  restoreBackup: defineContract({
+    method: 'post',
+    path: '/plugins/{pluginId}/backups/{name}/restore',
+    summary: 'Restore a kept version of a stdio plugin from its backups',
+    description:
+      'Packs the backup folder and hands it to the installer as an upload: when the plugin is installed, the answer is 409 UPDATE_CONFIRMATION_REQUIRED with pendingUpdate (installed and restored versions side by side), confirmed or cancelled like any update; an uninstalled plugin is installed again (201), not started.',
+    tags: ['packages'],
+    params: { ...PLUGIN_PARAM, name: 'The backup folder name, from backups in GET /api/plugins/{pluginId}.' },
+    responses: { 201: { description: 'Installed from the backup.', schema: InstallResponseSchema } },
+    errors: ['PLUGIN_NOT_FOUND', 'BACKUP_NOT_FOUND', ...PACKAGE_ERRORS, 'UPDATE_CONFIRMATION_REQUIRED', 'INSTALL_FAILED'],
+  }),
   cancelUpdate: defineContract({
     method: 'delete',
     path: '/plugins/packages/pending/{id}',

@@ -292,6 +292,31 @@ describe('admin API', () => {
     expectError(await authed(h, 'post', '/api/plugins/com.example.broken/start'), 404, 'PLUGIN_NOT_FOUND');
   });
 
+  it('restores a kept version through the update flow: its dialog data first, then the confirmed downgrade', async () => {
+    const h = await harness();
+    await upload(h, pkg('1.0.0'));
+    const pending = (await upload(h, pkg('1.1.0'))).body.pendingUpdate;
+    expect((await authed(h, 'post', `/api/plugins/packages/pending/${pending.id}/confirm`).send({})).status).toBe(200);
+    const [backup] = (await authed(h, 'get', `/api/plugins/${ID}`)).body.plugin.backups;
+    expect(backup).toMatchObject({ version: '1.0.0' });
+
+    const restore = await authed(h, 'post', `/api/plugins/${ID}/backups/${encodeURIComponent(backup.name)}/restore`);
+    expectError(restore, 409, 'UPDATE_CONFIRMATION_REQUIRED');
+    expect(restore.body.pendingUpdate).toMatchObject({
+      installed: { version: '1.1.0' },
+      incoming: { version: '1.0.0' },
+      changes: { versionOrder: 'downgrade' },
+    });
+    const done = await authed(h, 'post', `/api/plugins/packages/pending/${restore.body.pendingUpdate.id}/confirm`).send({});
+    expect(done.status).toBe(200);
+    expect((await authed(h, 'get', `/api/plugins/${ID}`)).body.plugin.version).toBe('1.0.0');
+    expect(readFileSync(join(h.paths.packageDir(ID), 'index.js'), 'utf8')).toBe('// v1.0.0\n');
+
+    expectError(await authed(h, 'post', `/api/plugins/${ID}/backups/no-such-backup/restore`), 404, 'BACKUP_NOT_FOUND');
+    expectError(await authed(h, 'post', `/api/plugins/${ID}/backups/..%2F..%2Fstate/restore`), 404, 'BACKUP_NOT_FOUND');
+    expectError(await authed(h, 'post', '/api/plugins/not%20an%20id/backups/x/restore'), 404, 'PLUGIN_NOT_FOUND');
+  });
+
   it('keeps the previous settings when the running plugin refuses new ones, and answers SETTINGS_REFUSED with its reason', async () => {
     // The runtime answers as it does for a plugin whose settings.changed failed (libs/host-runtime supervisor.spec.ts runs a real one).
     let refuse = true;
@@ -417,6 +442,7 @@ describe('admin API', () => {
         'GET /api/plugins/packages/pending/{id}',
         'POST /api/plugins/packages/pending/{id}/confirm',
         'DELETE /api/plugins/packages/pending/{id}',
+        'POST /api/plugins/{pluginId}/backups/{name}/restore',
         'POST /api/plugins/{pluginId}/start',
         'POST /api/plugins/{pluginId}/stop',
         'POST /api/plugins/{pluginId}/restart',

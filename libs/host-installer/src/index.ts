@@ -10,3 +10,4 @@ export * from './discovery';
 export * from './backups';
 export * from './journal';
 export * from './installer';
+export * from './zip-folder';

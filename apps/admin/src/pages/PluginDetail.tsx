@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import { call } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { BackupList } from '../components/BackupList';
 import { CommandList, Facts, PermissionList } from '../components/Facts';
 import { LogView } from '../components/LogView';
 import { PluginActions } from '../components/PluginActions';
@@ -199,17 +200,7 @@ export function PluginDetailPage() {
       {p.transport !== 'http' && (
         <section aria-labelledby="backups-title">
           <h2 id="backups-title">{t('detail.backups.title')}</h2>
-          {p.backups.length === 0 ? (
-            <p className="muted">{t('detail.backups.none')}</p>
-          ) : (
-            <ul className="backups">
-              {p.backups.map((b) => (
-                <li key={b.name}>
-                  {t('detail.backups.item', { version: b.version, at: when(b.createdAt) })} <span className="muted">({b.name})</span>
-                </li>
-              ))}
-            </ul>
-          )}
+          <BackupList pluginId={p.pluginId} backups={p.backups} />
         </section>
       )}
     </>

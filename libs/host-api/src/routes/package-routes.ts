@@ -1,6 +1,7 @@
 import { ADMIN_ROUTES, type InstallResponse } from '@host/admin-api';
 import { HostError, type RegistryStore } from '@host/host-core';
-import { packageWarnings, type PluginInstaller } from '@host/host-installer';
+import { packageWarnings, zipFolder, type PluginInstaller } from '@host/host-installer';
+import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import multer from 'multer';
 import { mkdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -61,6 +62,15 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
     implementRoute(ADMIN_ROUTES.confirmUpdate, async ({ params, body }) => ({
       body: await result(await deps.installer.confirmUpdate(params['id']!, body)),
     })),
+    implementRoute(ADMIN_ROUTES.restoreBackup, async ({ params }) => {
+      const pluginId = params['pluginId']!;
+      if (!PLUGIN_ID_PATTERN.test(pluginId)) throw new HostError('PLUGIN_NOT_FOUND', undefined, { pluginId });
+      // Only a name the installer lists: a name is never joined to a path as sent.
+      const backup = (await deps.installer.backups(pluginId)).find((b) => b.name === params['name']);
+      if (!backup) throw new HostError('BACKUP_NOT_FOUND', undefined, { pluginId, name: params['name'] });
+      const r = await deps.installer.install(await zipFolder(backup.path), { startAfterInstall: false });
+      return { status: 201, body: await result(r) };
+    }),
     implementRoute(ADMIN_ROUTES.cancelUpdate, async ({ params }) => {
       await deps.installer.cancelUpdate(params['id']!);
       return { body: { cancelled: params['id'] } };
