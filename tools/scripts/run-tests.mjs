@@ -6,8 +6,17 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { missingToolchains, missingToolchainsReport } from './toolchains.mjs';
 
 const root = new URL('../..', import.meta.url).pathname;
+// First what the suites need beyond Node.js and npm: a missing one stops here, with the command that installs it,
+// rather than as failures deep in the run.
+const missingReport = missingToolchainsReport(missingToolchains());
+if (missingReport.length > 0) {
+  for (const line of missingReport) console.error(line);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 const reports = join(root, 'reports');
 rmSync(reports, { recursive: true, force: true });
 mkdirSync(join(reports, 'jest'), { recursive: true });
