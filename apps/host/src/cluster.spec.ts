@@ -226,6 +226,20 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     const replies = await db.query<{ n: number }>('SELECT n FROM host_event_replies WHERE event_id = $1', [consoleEvent]);
     expect(replies).toEqual([{ n: 1 }]);
 
+    // One event log: both replicas list the same events, those each took, with the plugin's delivery and reply
+    // (each writes its own behind by at most 200 ms: listed once both have written them).
+    const list = () => Promise.all([a, b].map((h) => request(h.app).get(`/api/events?limit=50&pluginId=${ID}`).set(auth)));
+    await list();
+    const listed = await list();
+    const shown = listed.map((r) => (r.body.events as { eventId: string }[]).map((e) => e.eventId));
+    expect(shown[0]).toEqual(shown[1]);
+    expect(shown[0]).toEqual(expect.arrayContaining([fromB.body.eventId, consoleEvent]));
+    const viaB = (listed[0]!.body.events as { eventId: string; deliveries: unknown[]; outbound: unknown[] }[]).find(
+      (e) => e.eventId === fromB.body.eventId,
+    )!;
+    expect(viaB.deliveries).toEqual([expect.objectContaining({ pluginId: ID, state: 'completed' })]);
+    expect(viaB.outbound).toHaveLength(1);
+
     // Stopped through b: a stops it and gives the lease up; both agree; it is disabled.
     const stopped = await request(b.app).post(`/api/plugins/${ID}/stop`).set(auth);
     expect(stopped.status).toBe(200);

@@ -317,7 +317,12 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     doctorWorker: existsSync(DOCTOR_WORKER) ? DOCTOR_WORKER : undefined,
     ...(o.isolation ? { doctorIsolation: doctorIsolation(o.isolation, paths.stateDir) } : {}),
     apiRoutes: [
-      ...consoleRoutes({ dispatcher, provider, store: stores.availability }),
+      ...consoleRoutes({
+        dispatcher,
+        provider,
+        store: stores.availability,
+        ...(stores.sharedEvents ? { sharedEvents: stores.sharedEvents } : {}),
+      }),
       ...httpRegistrationRoutes({ registry: httpPlugins }),
       ...qqbotRoutes({ accounts: qqbotAccounts, webhook: qqbotWebhook, publicUrl: o.qqbot?.publicUrl }),
     ],

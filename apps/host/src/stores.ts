@@ -1,7 +1,9 @@
 import type {
   AdminSessionStore,
   EventInbox,
+  EventLogQuery,
   EventLogStore,
+  EventRecord,
   HostPaths,
   PendingUpdateStore,
   RegistryStore,
@@ -47,6 +49,8 @@ export interface HostStores {
   pendingUpdates: PendingUpdateStore;
   /** The newest events with their deliveries and outbound messages (bounded). */
   events: EventLogStore;
+  /** The event log of every host sharing the store, newest first (a PostgreSQL server); absent when this host is alone. */
+  sharedEvents?: (query: EventLogQuery) => Promise<EventRecord[]>;
   /** Package archives by SHA-256, where every host sharing the store finds them; only the SQL store has them. */
   archives?: PackageArchiveStore;
   /** What signed webhooks took, so a captured request is refused after a restart (and by every replica on the database). */
@@ -136,6 +140,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         replays: stores.replays,
         sessions: new SqlAdminSessionStore(stores.db),
         inbox: stores.inbox,
+        ...(stores.db.kind === 'postgres' ? { sharedEvents: (q: EventLogQuery) => stores.events.listShared(q) } : {}),
         // Every SQL store delivers stdio plugins' events through its durable queue: one replica on the embedded
         // database, several on a PostgreSQL server (docs/operator/storage.md, "Accepted means delivered").
         cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue },

@@ -449,6 +449,8 @@ export const ADMIN_ROUTES = {
     method: 'get',
     path: '/events',
     summary: 'Recent event records',
+    description:
+      "Replicas sharing a PostgreSQL server answer from the event log they share, so each answers the same records, with every plugin's deliveries and replies wherever it ran (503 STORE_UNAVAILABLE while the server cannot be reached).",
     tags: ['console'],
     query: EventsQuerySchema,
     responses: { 200: { description: 'The newest event records, newest first.', schema: EventListResponseSchema } },

@@ -15,6 +15,7 @@ import {
   requireStore,
   type RouteDef,
   type RouteHandler,
+  type EventLogQuery,
   type StoreAvailability,
 } from '@host/host-core';
 import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
@@ -34,6 +35,11 @@ export interface ConsoleRouterOptions {
   maxStreamBufferedBytes?: number;
   /** The store's database: while it cannot be reached, a message is refused (STORE_UNAVAILABLE) instead of taken unrecorded. */
   store?: StoreAvailability;
+  /**
+   * The event log of every host sharing the store, newest first (replicas on one PostgreSQL server): GET /events
+   * answers from it, so every replica shows the same events. Without it, this host's own log.
+   */
+  sharedEvents?: (query: EventLogQuery) => Promise<EventRecord[]>;
 }
 
 // The request and response shapes are part of the admin API's contract.
@@ -123,9 +129,9 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
 
   route(ADMIN_ROUTES.listEvents, async ({ query }) => {
     const limit = Math.min(query.limit, o.dispatcher.events.capacity);
-    const body: EventListResponse = {
-      events: o.dispatcher.events.list({ limit, ...(query.pluginId ? { pluginId: query.pluginId } : {}) }).map(summarize),
-    };
+    const q = { limit, ...(query.pluginId ? { pluginId: query.pluginId } : {}) };
+    const records = o.sharedEvents ? await o.sharedEvents(q) : o.dispatcher.events.list(q);
+    const body: EventListResponse = { events: records.map(summarize) };
     return { body };
   });
 

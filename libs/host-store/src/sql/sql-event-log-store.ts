@@ -1,4 +1,4 @@
-import { interruptDeliveries, type EventRecord } from '@host/host-core';
+import { interruptDeliveries, type EventLogQuery, type EventRecord } from '@host/host-core';
 import { MemoryEventLogStore } from '../memory-event-log-store';
 import { WriteBehindEventLog, type SerialisedChange, type WriteBehindOptions } from '../write-behind-event-log';
 import type { SqlDatabase, SqlStatement } from './database';
@@ -65,6 +65,22 @@ export class SqlEventLogStore extends WriteBehindEventLog {
     for (const r of interrupted) store.dirty.set(r.eventId, { record: r, op: 'update' });
     await store.flush();
     return store;
+  }
+
+  /**
+   * The newest records of every host writing to this database, newest first
+   * (replicas on one server each write the events they took, with every
+   * plugin's deliveries and replies wherever they ran): this host's changes are
+   * written first, so what it shows itself is in the answer.
+   */
+  async listShared(query: EventLogQuery = {}): Promise<EventRecord[]> {
+    await this.flush();
+    const limit = Math.min(query.limit ?? 100, this.capacity);
+    const rows = await this.db.query<{ record: EventRecord }>(
+      `SELECT record FROM host_events WHERE $2::text IS NULL OR record->'recipients' ? $2 ORDER BY seq DESC LIMIT $1`,
+      [limit, query.pluginId ?? null],
+    );
+    return rows.map((r) => r.record);
   }
 
   protected async write(batch: SerialisedChange[]): Promise<void> {
