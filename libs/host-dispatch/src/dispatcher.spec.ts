@@ -172,12 +172,16 @@ describe('Dispatcher queues', () => {
 
   it("counts a delivery routed through a queued endpoint and delivered directly here once among its plugin's active ones", async () => {
     const { plugin, gate } = busy('reject');
-    let dispatcher!: Dispatcher;
+    const endpoints: PluginEndpoint[] = [];
+    const dispatcher = new Dispatcher({ endpoints: () => endpoints });
     // Routes as the durable queue's endpoint does: a wide pass-through queue, the plugin's own limits where it runs.
     const queued: PluginEndpoint = {
       pluginId: plugin.pluginId,
       transport: 'stdio-jsonrpc',
-      routing: () => ({ ...plugin.routing(), concurrency: { maxConcurrentEvents: 100, queueCapacity: 100, overflowPolicy: 'reject' } }),
+      routing: () => ({
+        ...plugin.routing(),
+        concurrency: { maxConcurrentEvents: 100, queueCapacity: 100, overflowPolicy: 'reject', handlerDeadlineMilliseconds: 60_000 },
+      }),
       isAvailable: () => true,
       deliver: (event) => {
         const handed = dispatcher.deliverDirect(plugin, event);
@@ -188,7 +192,7 @@ describe('Dispatcher queues', () => {
         };
       },
     };
-    dispatcher = new Dispatcher({ endpoints: () => [queued] });
+    endpoints.push(queued);
     const records = [1, 2, 3].map((n) => dispatcher.dispatch(makeEvent(String(n))));
     await new Promise((r) => setImmediate(r));
     expect(dispatcher.queueStats()).toEqual([expect.objectContaining({ pluginId: 'com.a.busy', active: 1, waiting: 2 })]);
