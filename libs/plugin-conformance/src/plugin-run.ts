@@ -139,6 +139,8 @@ export class PluginRun {
   private nextId = 1;
   private readonly pending = new Map<number, (answer: Answer) => void>();
   private readonly waiters = new Set<() => void>();
+  /** Ends each pending waitFor with false (dispose). */
+  private readonly giveUps = new Set<() => void>();
   readonly events = new Map<string, EventTrack>();
   stdoutBytes = 0;
   stderrBytes = 0;
@@ -443,12 +445,15 @@ export class PluginRun {
         else if (dead()) finish(false);
       };
       const timer = setTimeout(() => finish(false), ms);
+      const giveUp = () => finish(false);
       const finish = (value: boolean) => {
         clearTimeout(timer);
         this.waiters.delete(check);
+        this.giveUps.delete(giveUp);
         resolve(value);
       };
       this.waiters.add(check);
+      this.giveUps.add(giveUp);
     });
   }
 
@@ -467,6 +472,8 @@ export class PluginRun {
     if (this.child?.descendantsAlive()) this.child.signal('SIGKILL');
     this.groups.dispose();
     this.waiters.clear();
+    // A wait still running ends now, so no timer of a disposed run (up to a handler deadline) keeps the process alive.
+    for (const giveUp of [...this.giveUps]) giveUp();
   }
 }
 
