@@ -442,6 +442,7 @@ export class Cluster {
             this.deliverRow(local, { eventId: event.eventId, pluginId, origin: this.o.replica, event }, waiter);
           } else void this.recheckWaiters([waiter]);
         } else {
+          this.resumed.delete(event.eventId);
           await this.o.queue.enqueue(event.eventId, pluginId, event);
         }
       } catch (e) {
