@@ -127,7 +127,10 @@ export class Cluster {
   private takeOver = false;
   /** Plugins an operator started here just now, by when: kept while the record says `enabled` (written right after). */
   private readonly startedHere = new Map<string, number>();
-  /** Events routed again after a crash whose local delivery must first read the row the previous run wrote. */
+  /**
+   * Events routed again after a crash whose local deliveries (one per recipient plugin) must first read the rows the
+   * previous run wrote: kept for this process's life, bounded by what its predecessor left in the inbox.
+   */
   private readonly resumed = new Set<string>();
   /** Plugins this replica took the lease of and is starting (before the runtime says `starting`): events wait for them. */
   private readonly launching = new Set<string>();
@@ -436,13 +439,11 @@ export class Cluster {
         } else if (local) {
           // Another replica may have taken the same event (a provider's retry), or it is routed again after a crash:
           // the row, written first, says whether it was delivered already.
-          this.resumed.delete(event.eventId);
           if (await this.o.queue.enqueue(event.eventId, pluginId, event, true)) {
             waiter.local = true;
             this.deliverRow(local, { eventId: event.eventId, pluginId, origin: this.o.replica, event }, waiter);
           } else void this.recheckWaiters([waiter]);
         } else {
-          this.resumed.delete(event.eventId);
           await this.o.queue.enqueue(event.eventId, pluginId, event);
         }
       } catch (e) {
