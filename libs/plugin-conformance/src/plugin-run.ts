@@ -139,6 +139,8 @@ export class PluginRun {
   private nextId = 1;
   private readonly pending = new Map<number, (answer: Answer) => void>();
   private readonly waiters = new Set<() => void>();
+  /** Set by dispose: nothing is started any more. */
+  private disposed = false;
   /** Ends each pending waitFor with false (dispose). */
   private readonly giveUps = new Set<() => void>();
   readonly events = new Map<string, EventTrack>();
@@ -193,6 +195,12 @@ export class PluginRun {
 
   /** Starts the process; a start failure (command not found) ends the run at once and is in `spawnError`. */
   start(): void {
+    if (this.disposed) {
+      // The run was ended (its caller gave up): a scenario step after that starts nothing more.
+      this.spawnError = 'the run was ended before this start';
+      this.exit = { code: null, signal: null, at: performance.now() };
+      return;
+    }
     const launch = resolveLaunch(this.o.packageDir, this.o.manifest.transport.stdio);
     if (!launch.ok) {
       this.spawnError = launch.problem.message;
@@ -468,6 +476,7 @@ export class PluginRun {
 
   /** Ends everything of this run: the process group, and the hook that would kill it at the runner's exit. */
   dispose(): void {
+    this.disposed = true;
     for (const track of this.events.values()) track.hold?.release();
     if (this.child?.descendantsAlive()) this.child.signal('SIGKILL');
     this.groups.dispose();

@@ -190,6 +190,7 @@ export class ProcessGroups {
 
   /** SIGKILLs every tracked group at once (host exit). */
   killAll(): void {
+    if (this.pids.size === 0) return; // nothing to end, and nothing to write down again
     for (const [pid, { marker }] of this.pids) {
       signalGroup(pid, 'SIGKILL');
       if (marker) signalMarked(marker, 'SIGKILL');
