@@ -63,7 +63,7 @@ it('the packed plugin passes host-plugin doctor (the conformance suite)', () => 
 
 it('installs through the admin API, starts and replies in Markdown mentioning the sender', async () => {
   await installAndStart(host, readFileSync(join(project, `artifacts/${ID}.zip`)), ID);
-  expectMarkdownReply(await say(host, '/echo <i>hello</i>'), ID, '<qqbot-at-user id="author-1" /> said: **&lt;i&gt;hello&lt;\\/i&gt;**');
+  expectMarkdownReply(await say(host, '/echo <i>hello</i>'), ID, '<qqbot-at-user id="author-1" /> said: **\\<i\\>hello\\<\\/i\\>**');
 });
 
 it('updates to a new version through the confirmation flow', async () => {

@@ -148,7 +148,7 @@ it('installs through the admin API and replies in Markdown mentioning the sender
       body: expect.objectContaining({
         msg_type: 2,
         // The user's text is literal: & < > become entities, other punctuation takes a backslash.
-        markdown: { content: '<qqbot-at-user id="author-1" /> said: **&lt;i&gt;hello&lt;\\/i&gt;**' },
+        markdown: { content: '<qqbot-at-user id="author-1" /> said: **\\<i\\>hello\\<\\/i\\>**' },
       }),
     }),
   ]);

@@ -157,12 +157,18 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     return this.healthTracker.snapshot();
   }
 
-  /** An HTTP answer is decision and completion at once. */
+  /**
+   * An HTTP answer is the decision; the delivery completes once the messages
+   * it carried went to the sink (each is recorded and sent there, which may
+   * wait on the store), so the event's record holds them when it completes.
+   */
   deliver(event: MessageEvent, sink: OutboundSink): Delivery {
-    return answeredDelivery(this.exchangeEvent(event, sink));
+    const sending: { done: Promise<void> } = { done: Promise.resolve() };
+    const answered = answeredDelivery(this.exchangeEvent(event, sink, sending));
+    return { ...answered, completion: answered.completion.then(async (c) => (await sending.done, c)) };
   }
 
-  private async exchangeEvent(event: MessageEvent, sink: OutboundSink): Promise<DeliveryOutcome> {
+  private async exchangeEvent(event: MessageEvent, sink: OutboundSink, sending: { done: Promise<void> }): Promise<DeliveryOutcome> {
     const started = performance.now();
     if (this.breaker.acquire() === 'reject') {
       const next = this.breaker.nextProbeAt;
@@ -197,7 +203,7 @@ export class HttpPluginEndpoint implements PluginEndpoint {
     }
     if (response.outboundMessages.length > 0) {
       const capabilities = this.record.manifest.capabilities;
-      void this.outbound
+      sending.done = this.outbound
         .run(() =>
           deliverOutbound(this.pluginId, capabilities, event, response.outboundMessages, sink, (code, message) => this.warn(code, message)),
         )
