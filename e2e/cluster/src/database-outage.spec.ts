@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { api, buildHost, startHost, type RunningHost } from '@host/e2e-support';
+import { sleep, until } from './wait';
 
 // Three built replicas on one PostgreSQL server under a light, steady load of console messages. The server is
 // stopped for 10 s (a planned restart, pg_ctl stop -m fast) and started again: meanwhile each replica says it is
@@ -53,17 +54,6 @@ function descriptors(pid: number, port: number): { fds: number; connections: num
     if (inode && toServer.has(inode)) connections++;
   }
   return { fds, connections };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(ms: number, read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read().catch((e: Error) => e as unknown as T);
-    if (done(v) || Date.now() > deadline) return v;
-    await sleep(100);
-  }
 }
 
 describe('replicas while their PostgreSQL server is away', () => {

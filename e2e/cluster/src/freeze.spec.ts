@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { buildZip } from '@host/host-installer/testing';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { api, buildHost, packageForm, ROOT, startHost, type RunningHost } from '@host/e2e-support';
+import { sleep, until } from './wait';
 
 // Two built replicas on one PostgreSQL server. The one running a stdio plugin freezes (SIGSTOP) past its lease;
 // the other takes the plugin over and delivers events whose handlers take 2 s. The frozen one wakes (SIGCONT)
@@ -20,17 +21,6 @@ function echoPackage(): Buffer {
     { name: 'manifest.json', data: JSON.stringify(manifest) },
     { name: 'plugin.mjs', data: readFileSync(join(FIXTURES, 'misbehaving-plugin/plugin.mjs')) },
   ]);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(ms: number, read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read().catch((e: Error) => e as unknown as T);
-    if (done(v) || Date.now() > deadline) return v;
-    await sleep(100);
-  }
 }
 
 const chat = (host: RunningHost, text: string) =>
