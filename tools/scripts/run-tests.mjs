@@ -5,7 +5,7 @@
 // summed here, so a suite that ran nothing cannot look green.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { missingToolchains, missingToolchainsReport } from './toolchains.mjs';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -48,6 +48,17 @@ step('test', 'npx', [
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+// What failed, named again at the end: a long run's log is often read from its tail.
+const failedNames = [];
+const firstLines = (messages) =>
+  messages
+    .join('\n')
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(0, 6)
+    .map((l) => `      ${l.trim().slice(0, 200)}`)
+    .join('\n');
 const jestDir = join(reports, 'jest');
 for (const f of existsSync(jestDir) ? readdirSync(jestDir) : []) {
   const r = JSON.parse(readFileSync(join(jestDir, f), 'utf8'));
@@ -56,6 +67,12 @@ for (const f of existsSync(jestDir) ? readdirSync(jestDir) : []) {
   skipped += r.numPendingTests + (r.numTodoTests ?? 0);
   // A suite that failed to load counts as one failure, not zero.
   failed += r.numRuntimeErrorTestSuites ?? 0;
+  for (const suite of r.testResults ?? []) {
+    const file = relative(root, suite.name);
+    const failedTests = (suite.assertionResults ?? []).filter((a) => a.status === 'failed');
+    for (const a of failedTests) failedNames.push(`  ${file}: ${a.fullName}\n${firstLines(a.failureMessages ?? [])}`);
+    if (!failedTests.length && suite.status === 'failed') failedNames.push(`  ${file}\n${firstLines([suite.message ?? ''])}`);
+  }
 }
 const extraDir = join(reports, 'counts');
 for (const f of existsSync(extraDir) ? readdirSync(extraDir) : []) {
@@ -67,6 +84,7 @@ for (const f of existsSync(extraDir) ? readdirSync(extraDir) : []) {
 // Lint or typecheck failures are failed checks too.
 const stepFailures = failures.filter((f) => !f.startsWith('test ')).length;
 failed += stepFailures;
+if (failedNames.length) console.log(`\nfailed tests:\n${failedNames.join('\n')}`);
 if (failures.length) console.log(`\nfailed steps: ${failures.join(', ')}`);
 if (passed + failed === 0) {
   console.log('no tests ran');
