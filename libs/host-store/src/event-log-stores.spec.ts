@@ -64,7 +64,7 @@ describe('FileEventLogStore', () => {
   it('writes on its own after the flush interval', async () => {
     const s = await openStore({ flushIntervalMilliseconds: 10 });
     s.append(contractEvent('a'));
-    for (let i = 0; i < 100 && (await lines()).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && (await lines()).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
     expect(await lines()).toHaveLength(2);
   });
 

@@ -90,7 +90,7 @@ describe('ServerDatabase', () => {
       })
       .catch(() => undefined);
     await db.query("SELECT pg_notify('host_test_channel', 'last')");
-    for (let i = 0; i < 100 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
     await stop();
     expect(got).toEqual(['kept', 'last']);
   });
