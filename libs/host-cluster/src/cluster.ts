@@ -443,8 +443,11 @@ export class Cluster {
             waiter.local = true;
             this.deliverRow(local, { eventId: event.eventId, pluginId, origin: this.o.replica, event }, waiter);
           } else void this.recheckWaiters([waiter]);
-        } else {
-          await this.o.queue.enqueue(event.eventId, pluginId, event);
+        } else if (!(await this.o.queue.enqueue(event.eventId, pluginId, event))) {
+          // Queued before: routed again after a crash (or a provider's retry). An earlier process of this replica may
+          // have finished the row already, and a row finished under the origin's own name is announced to nobody (its
+          // worker answered the waiter in its own process, which is gone): read now, not at the next lease round.
+          void this.recheckWaiters([waiter]);
         }
       } catch (e) {
         fail(`the event could not be queued for ${pluginId}: ${(e as Error).message}`);
