@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync, readlinkSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
-import { api, buildHost, startHost, type RunningHost } from '@host/e2e-support';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { api, buildHost, type RunningHost } from '@host/e2e-support';
+import { chat, startReplicas, type ReplicaSet } from './replica-set';
 import { sleep, until } from './wait';
 
 // Three built replicas on one PostgreSQL server under a light, steady load of console messages. The server is
@@ -13,9 +11,6 @@ import { sleep, until } from './wait';
 
 /** The pool's connections (8) and the one listening connection. */
 const MAX_CONNECTIONS_PER_REPLICA = 9;
-
-const chat = (host: RunningHost, text: string) =>
-  api(host, 'POST', '/api/console/messages', { conversation: { type: 'group', id: 'room' }, sender: { id: 'u1' }, text });
 
 /** The socket inodes of TCP connections (any state but LISTEN) to `port`, from the kernel's table. */
 function connectionsTo(port: number): Set<string> {
@@ -57,28 +52,18 @@ function descriptors(pid: number, port: number): { fds: number; connections: num
 }
 
 describe('replicas while their PostgreSQL server is away', () => {
-  let pg: TestPostgres;
-  let work: string;
-  const hosts: RunningHost[] = [];
+  let set: ReplicaSet;
+  let pg: ReplicaSet['pg'];
+  let hosts: RunningHost[];
 
   beforeAll(async () => {
     buildHost();
-    pg = await startTestPostgres();
-    work = mkdtempSync(join(tmpdir(), 'e2e-cluster-outage-'));
-    writeFileSync(join(work, 'host.key'), '6b'.repeat(32) + '\n', { mode: 0o600 });
-    const url = await pg.createDatabase('outage');
-    for (const name of ['replica-a', 'replica-b', 'replica-c']) {
-      mkdirSync(join(work, name));
-      hosts.push(
-        await startHost(join(work, name), { HOST_DATABASE_URL: url, HOST_KEY_FILE: join(work, 'host.key'), HOST_REPLICA_NAME: name }),
-      );
-    }
+    set = await startReplicas({ names: ['replica-a', 'replica-b', 'replica-c'], database: 'outage', keyByte: '6b' });
+    ({ pg, hosts } = set);
   }, 120_000);
 
   afterAll(async () => {
-    for (const h of hosts) await h.stop('SIGKILL').catch(() => undefined);
-    await pg?.stop();
-    if (work) rmSync(work, { recursive: true, force: true });
+    await set?.close();
   });
 
   it('say they are not ready, refuse what they cannot record, hold a bounded number of connections, and resume within 30 s', async () => {

@@ -1,77 +1,33 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client } from 'pg';
-import { buildZip } from '@host/host-installer/testing';
-import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
-import { api, buildHost, packageForm, ROOT, startHost, type RunningHost } from '@host/e2e-support';
+import { api, buildHost, packageForm, type RunningHost } from '@host/e2e-support';
+import { chat, fixturePackage, runningOn as runningOnReplica, startReplicas, type ReplicaSet } from './replica-set';
 import { sleep, until } from './wait';
 
 // Two built replicas on one PostgreSQL server. The one running a stdio plugin freezes (SIGSTOP) past its lease;
 // the other takes the plugin over and delivers events whose handlers take 2 s. The frozen one wakes (SIGCONT)
 // while those are in flight: its lease's epoch is stale, so it claims none of them and records no reply, and
 // its next lease round stops its copy of the plugin. Every event is handled once, with one reply.
-const FIXTURES = join(ROOT, 'e2e/fixtures');
 const ECHO = 'com.example.freeze-echo';
 
-function echoPackage(): Buffer {
-  const manifest = JSON.parse(readFileSync(join(FIXTURES, 'misbehaving-plugin/manifest.json'), 'utf8'));
-  manifest.pluginId = ECHO;
-  return buildZip([
-    { name: 'manifest.json', data: JSON.stringify(manifest) },
-    { name: 'plugin.mjs', data: readFileSync(join(FIXTURES, 'misbehaving-plugin/plugin.mjs')) },
-  ]);
-}
-
-const chat = (host: RunningHost, text: string) =>
-  api(host, 'POST', '/api/console/messages', { conversation: { type: 'group', id: 'room' }, sender: { id: 'u1' }, text });
-
-const runningOn = async (host: RunningHost): Promise<string | undefined> => {
-  const p = (
-    (await api(host, 'GET', '/api/plugins')).body.plugins as { pluginId: string; state: string; runtime?: { replica?: string } }[]
-  ).find((x) => x.pluginId === ECHO);
-  return p?.state === 'running' ? p.runtime?.replica : undefined;
-};
+const runningOn = (host: RunningHost) => runningOnReplica(host, ECHO);
 
 describe('a replica frozen past its lease', () => {
-  let pg: TestPostgres;
-  let work: string;
-  let db: Client;
-  const hosts: RunningHost[] = [];
+  let set: ReplicaSet;
+  let db: ReplicaSet['db'];
+  let hosts: RunningHost[];
 
   beforeAll(async () => {
     buildHost();
-    pg = await startTestPostgres();
-    work = mkdtempSync(join(tmpdir(), 'e2e-cluster-freeze-'));
-    writeFileSync(join(work, 'host.key'), '7c'.repeat(32) + '\n', { mode: 0o600 });
-    const url = await pg.createDatabase('freeze');
-    for (const name of ['replica-a', 'replica-b']) {
-      mkdirSync(join(work, name));
-      hosts.push(
-        await startHost(join(work, name), { HOST_DATABASE_URL: url, HOST_KEY_FILE: join(work, 'host.key'), HOST_REPLICA_NAME: name }),
-      );
-    }
-    db = new Client({ connectionString: url });
-    await db.connect();
+    set = await startReplicas({ names: ['replica-a', 'replica-b'], database: 'freeze', keyByte: '7c' });
+    ({ db, hosts } = set);
   }, 120_000);
 
   afterAll(async () => {
-    for (const h of hosts) {
-      try {
-        process.kill(h.child.pid!, 'SIGCONT');
-      } catch {
-        // Ended already.
-      }
-      await h.stop('SIGKILL').catch(() => undefined);
-    }
-    await db?.end().catch(() => undefined);
-    await pg?.stop();
-    if (work) rmSync(work, { recursive: true, force: true });
+    await set?.close();
   });
 
   it('wakes fenced: it claims and replies to nothing the replica that took its lease delivers', async () => {
     const [a, b] = hosts as [RunningHost, RunningHost];
-    expect((await api(a, 'POST', '/api/plugins/packages', packageForm(echoPackage()))).status).toBe(201);
+    expect((await api(a, 'POST', '/api/plugins/packages', packageForm(fixturePackage(ECHO)))).status).toBe(201);
     expect((await api(a, 'POST', `/api/plugins/${ECHO}/start`)).body.plugin).toMatchObject({ state: 'running' });
     expect(
       await until(

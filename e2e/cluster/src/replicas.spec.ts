@@ -1,12 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Client } from 'pg';
-import { buildZip } from '@host/host-installer/testing';
-import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
-import { api, buildHost, packageForm, ROOT, startHost, type RunningHost } from '@host/e2e-support';
+import { api, buildHost, packageForm, type RunningHost } from '@host/e2e-support';
+import { chat, FIXTURES, fixturePackage, pluginsOf, runningOn, startReplicas, type ReplicaSet } from './replica-set';
+import { until } from './wait';
 
 // Three built hosts on one PostgreSQL server, as docs/operator/cluster.md sets them up: one package store,
 // one registry, one host key, and plugin-data/ on a volume they all mount (here: one directory each links
@@ -14,50 +12,18 @@ import { api, buildHost, packageForm, ROOT, startHost, type RunningHost } from '
 // its lease; an HTTP plugin is registered through host 3. Chat goes to all three at once; host 1 is killed
 // with SIGKILL; another replica takes the plugin over within the documented bound and every event accepted
 // before and after has exactly one outcome and at most one reply per plugin, and the plugin's data is whole.
-const FIXTURES = join(ROOT, 'e2e/fixtures');
 const ECHO = 'com.example.cluster-echo';
 const BARE = 'com.example.bare-echo';
 /** docs/operator/cluster.md: lease expiry 10 s plus one 3 s renewal round, plus the plugin's start. */
 const TAKEOVER_BOUND_MS = 15_000;
 
-function echoPackage(): Buffer {
-  const manifest = JSON.parse(readFileSync(join(FIXTURES, 'misbehaving-plugin/manifest.json'), 'utf8'));
-  manifest.pluginId = ECHO;
-  manifest.commands.push({ name: 'note', prefixes: ['/'] });
-  return buildZip([
-    { name: 'manifest.json', data: JSON.stringify(manifest) },
-    { name: 'plugin.mjs', data: readFileSync(join(FIXTURES, 'misbehaving-plugin/plugin.mjs')) },
-  ]);
-}
-
-async function until<T>(ms: number, read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const chat = (host: RunningHost, text: string) =>
-  api(host, 'POST', '/api/console/messages', {
-    conversation: { type: 'group', id: 'room' },
-    sender: { id: 'u1', displayName: 'Ann' },
-    text,
-  });
-
-type PluginView = { pluginId: string; version: string; transport: string; enabled: boolean; state: string; runtime?: { replica?: string } };
-const pluginsOf = async (host: RunningHost) => (await api(host, 'GET', '/api/plugins')).body.plugins as PluginView[];
 /** What an operator compares between replicas: every plugin with its version, transport, intent, state and where it runs. */
 const viewOf = async (host: RunningHost) =>
   (await pluginsOf(host)).map(
     (p) =>
       `${p.pluginId} ${p.version} ${p.transport} enabled=${p.enabled} ${p.state}${p.runtime?.replica ? ` on ${p.runtime.replica}` : ''}`,
   );
-const echoReplica = async (host: RunningHost) => {
-  const p = (await pluginsOf(host)).find((x) => x.pluginId === ECHO);
-  return p?.state === 'running' ? p.runtime?.replica : undefined;
-};
+const echoReplica = (host: RunningHost) => runningOn(host, ECHO);
 
 interface Sent {
   note: string;
@@ -71,41 +37,22 @@ interface Sent {
 }
 
 describe('three hosts on one PostgreSQL server', () => {
-  let pg: TestPostgres;
+  let set: ReplicaSet;
   let work: string;
-  let env: Record<string, string>;
-  let db: Client;
-  const hosts: RunningHost[] = [];
+  let db: ReplicaSet['db'];
+  let hosts: RunningHost[];
   const names = ['host-1', 'host-2', 'host-3'];
-  const dataDirs: string[] = [];
   let bare: ChildProcess | undefined;
 
   beforeAll(async () => {
     buildHost();
-    pg = await startTestPostgres();
-    work = mkdtempSync(join(tmpdir(), 'e2e-cluster-'));
-    writeFileSync(join(work, 'host.key'), '5a'.repeat(32) + '\n', { mode: 0o600 });
-    const url = await pg.createDatabase('cluster');
-    env = { HOST_DATABASE_URL: url, HOST_KEY_FILE: join(work, 'host.key') };
-    // The shared volume of plugin data.
-    mkdirSync(join(work, 'shared-plugin-data'));
-    for (const name of names) {
-      const dir = join(work, name);
-      mkdirSync(dir);
-      symlinkSync(join(work, 'shared-plugin-data'), join(dir, 'plugin-data'));
-      dataDirs.push(dir);
-    }
-    hosts.push(...(await Promise.all(names.map((name, i) => startHost(dataDirs[i]!, { ...env, HOST_REPLICA_NAME: name })))));
-    db = new Client({ connectionString: url });
-    await db.connect();
+    set = await startReplicas({ names, database: 'cluster', keyByte: '5a', sharedPluginData: true });
+    ({ work, db, hosts } = set);
   }, 120_000);
 
   afterAll(async () => {
     bare?.kill('SIGKILL');
-    await db?.end().catch(() => undefined);
-    for (const h of hosts) await h.stop('SIGTERM').catch(() => undefined);
-    await pg?.stop();
-    if (work) rmSync(work, { recursive: true, force: true });
+    await set?.close();
   });
 
   it('run each stdio plugin on one replica, move it when that replica is killed, and deliver every event once', async () => {
@@ -113,8 +60,17 @@ describe('three hosts on one PostgreSQL server', () => {
     for (const h of hosts) expect(h.output()).toContain('store: PostgreSQL server postgres://host@127.0.0.1:');
 
     // Installed and started through host 1: every replica unpacks the package; only host 1 runs it (its lease).
-    expect((await api(one, 'POST', '/api/plugins/packages', packageForm(echoPackage()))).status).toBe(201);
-    for (const dir of dataDirs) {
+    expect(
+      (
+        await api(
+          one,
+          'POST',
+          '/api/plugins/packages',
+          packageForm(fixturePackage(ECHO, (m) => m.commands.push({ name: 'note', prefixes: ['/'] }))),
+        )
+      ).status,
+    ).toBe(201);
+    for (const dir of set.dataDirs) {
       const file = join(dir, 'plugins-v2', ECHO, 'manifest.json');
       expect(await until(2000, async () => existsSync(file), Boolean)).toBe(true);
     }
@@ -235,7 +191,7 @@ describe('three hosts on one PostgreSQL server', () => {
     expect(dup.rows).toEqual([]);
 
     // The plugin's data is intact on the shared volume: a line for every accepted note, before and after the kill.
-    const notes = readFileSync(join(work, 'shared-plugin-data', ECHO, 'data', 'notes.txt'), 'utf8');
+    const notes = readFileSync(join(set.pluginData, ECHO, 'data', 'notes.txt'), 'utf8');
     const noted = new Set(
       notes
         .trim()
@@ -248,7 +204,7 @@ describe('three hosts on one PostgreSQL server', () => {
     const expected = [`${BARE} 1.0.0 http enabled=true running`, `${ECHO} 1.0.0 stdio-jsonrpc enabled=true running on ${newHolder}`];
     expect(await viewOf(two)).toEqual(expected);
     expect(await viewOf(three)).toEqual(expected);
-    hosts[0] = await startHost(dataDirs[0]!, { ...env, HOST_REPLICA_NAME: 'host-1' });
+    await set.start(0);
     expect(
       await until(
         2000,
