@@ -9,6 +9,7 @@ export * from './backoff';
 export * from './store-availability';
 export * from './keyed-lock';
 export * from './settings-store';
+export * from './archive-bytes';
 export * from './pending-update-store';
 export * from './event-log-store';
 export * from './admin-session-store';

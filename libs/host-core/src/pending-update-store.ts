@@ -1,3 +1,5 @@
+import type { ArchiveBytes } from './archive-bytes';
+
 /**
  * Uploaded update archives waiting for the operator's confirmation, each with
  * the description the installer made of it. The installer owns ids, expiry
@@ -5,8 +7,11 @@
  * default is `<state>/pending/<id>.zip` and `<id>.json`.
  */
 export interface PendingUpdateStore {
-  /** Keeps `archive` and its `description` (JSON-serialisable) under `id`: both or, on failure, neither. */
-  save(id: string, archive: Uint8Array, description: unknown): Promise<void>;
+  /**
+   * Keeps `archive` and its `description` (JSON-serialisable) under `id`: both or, on failure, neither.
+   * An archive given as a reader is copied a piece at a time.
+   */
+  save(id: string, archive: ArchiveBytes, description: unknown): Promise<void>;
   /** The description saved under `id`; `undefined` when there is none or it cannot be read. */
   read(id: string): Promise<unknown>;
   /** The archive saved under `id`; `undefined` when it is missing. */

@@ -27,6 +27,11 @@ interface Case {
   entries: { name: string; data?: string; method?: number; unixMode?: number; flags?: number; declaredSize?: number; rawBody?: string }[];
   edits: { at: number; byte: number }[];
   truncate?: number;
+  /** Written with ZIP64 records, and with this comment (base64). */
+  zip64?: boolean;
+  comment?: string;
+  /** Byte changes within the central directory and the end records (offset modulo their length). */
+  directoryEdits?: { at: number; byte: number }[];
 }
 
 const segment = fc.oneof(
@@ -72,6 +77,26 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
   truncate: fc.option(fc.nat(), { nil: undefined }),
 });
 
+/** Valid packages written with or without ZIP64 records and a comment, then changed only in their central directory and end records. */
+const directoryCaseArb: fc.Arbitrary<Case> = fc
+  .record({
+    entries: fc
+      .array(entry, { maxLength: 3 })
+      .map((extra) => [{ name: 'manifest.json', data: JSON.stringify(testManifest()) }, { name: 'index.js', data: 'x' }, ...extra]),
+    edits: fc.constant<Case['edits']>([]),
+    zip64: fc.boolean(),
+    comment: fc.oneof(
+      fc.constant(undefined),
+      fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString('base64')),
+      // An end record's signature inside the comment, as a second end record would have.
+      fc
+        .uint8Array({ maxLength: 30 })
+        .map((b) => Buffer.concat([Buffer.from(b), Buffer.from([0x50, 0x4b, 0x05, 0x06]), Buffer.alloc(18)]).toString('base64')),
+    ),
+    directoryEdits: fc.array(fc.record({ at: fc.nat(), byte: fc.nat({ max: 255 }) }), { minLength: 1, maxLength: 4 }),
+  })
+  .map(({ comment, ...rest }): Case => (comment === undefined ? rest : { ...rest, comment }));
+
 function zipOf(c: Case): Buffer {
   const specs: ZipEntrySpec[] = c.entries.map((e) => ({
     name: e.name,
@@ -82,7 +107,14 @@ function zipOf(c: Case): Buffer {
     ...(e.declaredSize === undefined ? {} : { declaredSize: e.declaredSize }),
     ...(e.rawBody === undefined ? {} : { rawBody: Buffer.from(e.rawBody, 'base64') }),
   }));
-  let zip = buildZip(specs);
+  let zip = buildZip(specs, {
+    ...(c.zip64 ? { zip64: true } : {}),
+    ...(c.comment === undefined ? {} : { comment: Buffer.from(c.comment, 'base64') }),
+  });
+  // Where the central directory starts, as the end record (or the ZIP64 one) says before any edit.
+  const end = zip.length - 22 - (c.comment === undefined ? 0 : Buffer.from(c.comment, 'base64').length);
+  const start = c.zip64 ? Number(zip.readBigUInt64LE(end - 20 - 56 + 48)) : zip.readUInt32LE(end + 16);
+  for (const { at, byte } of c.directoryEdits ?? []) if (zip.length > start) zip[start + (at % (zip.length - start))] = byte;
   for (const { at, byte } of c.edits) if (zip.length) zip[at % zip.length] = byte;
   if (c.truncate !== undefined && zip.length) zip = zip.subarray(0, c.truncate % zip.length);
   return zip;
@@ -159,6 +191,14 @@ describe('archive checks and extraction (fuzz)', () => {
     'throws only INSTALL_* HostErrors and never writes outside the target',
     async () => {
       await fc.assert(fc.asyncProperty(caseArb, checkCase), PARAMS);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'throws only INSTALL_* HostErrors and never writes outside the target when the central directory is damaged',
+    async () => {
+      await fc.assert(fc.asyncProperty(directoryCaseArb, checkCase), PARAMS);
     },
     TIMEOUT,
   );

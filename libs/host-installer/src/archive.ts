@@ -1,9 +1,8 @@
 import { HostError } from '@host/host-core';
-import AdmZip from 'adm-zip';
+import { bufferSource, type ArchiveSource } from './archive-source';
 import { checkEntryName, collisionKey, decodeEntryName, MAX_NAME_BYTES, MAX_NAME_DEPTH, printableName } from './entry-name';
 import { formatBytes, type InstallLimits } from './limits';
-
-type AdmEntry = ReturnType<AdmZip['getEntries']>[number];
+import { centralRecords, notAZip, readEndRecord, readLocalHeader, type CentralRecord } from './zip-structure';
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -14,6 +13,7 @@ const MSDOS_DIRECTORY = 0x10;
 const MSDOS_REPARSE_POINT = 0x400;
 const FLAG_ENCRYPTED = 0x1;
 const FLAG_STRONG_ENCRYPTION = 0x40;
+const FLAG_DATA_DESCRIPTOR = 0x8;
 const METHOD_STORED = 0;
 const METHOD_DEFLATE = 8;
 const METHOD_AES = 99;
@@ -30,8 +30,9 @@ export interface ArchiveEntry {
   declaredSize: number;
   compressedSize: number;
   crc: number;
-  /** The adm-zip entry, to read its compressed bytes. */
-  source: AdmEntry;
+  /** The archive the entry's compressed bytes are read from, and where they start (after its local header). */
+  archive: ArchiveSource;
+  dataOffset: number;
 }
 
 export interface CheckedArchive {
@@ -44,8 +45,8 @@ function entryError(code: ConstructorParameters<typeof HostError>[0], entry: str
   return new HostError(code, why, { entry });
 }
 
-function checkKind(entry: AdmEntry, name: string): { isDirectory: boolean; executable: boolean } {
-  const attr = entry.header.attr >>> 0;
+function checkKind(record: CentralRecord, name: string): { isDirectory: boolean; executable: boolean } {
+  const attr = record.externalAttributes >>> 0;
   const unixMode = attr >>> 16;
   const msdos = attr & 0xffff;
   const type = unixMode & S_IFMT;
@@ -68,97 +69,70 @@ function checkKind(entry: AdmEntry, name: string): { isDirectory: boolean; execu
 }
 
 /**
- * A name decoder for adm-zip that bounds its work before it happens. While
- * reading the central directory, adm-zip decodes every name and then creates
- * an implied folder entry for every prefix of every name, at a cost that
- * grows with the square of the depth: one 64 KB name of 32,000 levels took
- * seconds and gigabytes. This decoder is called for each name before that
- * step and refuses names that are too long or too deep, and archives whose
- * implied folders alone exceed the entry limit.
+ * Bounds each raw name before anything else looks at it: its length, its
+ * depth (the parent checks cost the square of the depth), and the folders
+ * all names imply together, which may not exceed the entry limit.
  */
-function boundedNameDecoder(limits: InstallLimits, tooMany: (count: number) => HostError) {
+function nameBounds(limits: InstallLimits, tooMany: (count: number) => HostError): (raw: Buffer) => void {
   const folders = new Set<string>();
-  const seen = new Set<Buffer>();
-  return {
-    efs: true,
-    encode: (text: string) => Buffer.from(text, 'utf8'),
-    decode: (raw: Buffer): string => {
-      const shown = () => printableName(raw.subarray(0, 80).toString('utf8'));
-      if (raw.length > MAX_NAME_BYTES) {
+  return (raw) => {
+    const shown = () => printableName(raw.subarray(0, 80).toString('utf8'));
+    if (raw.length > MAX_NAME_BYTES) {
+      throw new HostError(
+        'INSTALL_INVALID_ENTRY_NAME',
+        `Entry "${shown()}..." has a name of ${raw.length} bytes; at most ${MAX_NAME_BYTES} are allowed. Shorten the path.`,
+        { entry: shown() },
+      );
+    }
+    const name = raw.toString('utf8');
+    let depth = 0;
+    for (let i = name.indexOf('/'); i !== -1 && i < name.length - 1; i = name.indexOf('/', i + 1)) {
+      if (++depth > MAX_NAME_DEPTH) {
         throw new HostError(
           'INSTALL_INVALID_ENTRY_NAME',
-          `Entry "${shown()}..." has a name of ${raw.length} bytes; at most ${MAX_NAME_BYTES} are allowed. Shorten the path.`,
-          {
-            entry: shown(),
-          },
+          `Entry "${shown()}..." is nested more than ${MAX_NAME_DEPTH} folders deep. Flatten the package.`,
+          { entry: shown() },
         );
       }
-      const name = raw.toString('utf8');
-      // adm-zip decodes a name again on every access; count each raw name once.
-      if (seen.has(raw)) return name;
-      seen.add(raw);
-      let depth = 0;
-      for (let i = name.indexOf('/'); i !== -1 && i < name.length - 1; i = name.indexOf('/', i + 1)) {
-        if (++depth > MAX_NAME_DEPTH) {
-          throw new HostError(
-            'INSTALL_INVALID_ENTRY_NAME',
-            `Entry "${shown()}..." is nested more than ${MAX_NAME_DEPTH} folders deep. Flatten the package.`,
-            {
-              entry: shown(),
-            },
-          );
-        }
-        folders.add(name.slice(0, i + 1));
-        if (folders.size > limits.maxEntries) throw tooMany(folders.size);
-      }
-      return name;
-    },
+      folders.add(name.slice(0, i + 1));
+      if (folders.size > limits.maxEntries) throw tooMany(folders.size);
+    }
   };
 }
 
 /**
- * Opens an archive and checks every entry before anything is written: names,
- * kinds, encryption, compression method, duplicates, case collisions and the
- * entry count. Sizes are checked again, on real bytes, during extraction.
+ * Opens an archive and checks every entry before anything is written: the
+ * ZIP's own structure (end record, central directory, each local header
+ * against its central record), names, kinds, encryption, compression
+ * method, duplicates, case collisions, overlaps and the entry count. Only
+ * the central directory and the local headers are read, a window at a time;
+ * sizes are checked again, on real bytes, during extraction.
  */
-export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchive {
+export function readArchive(input: Uint8Array | ArchiveSource, limits: InstallLimits): CheckedArchive {
+  const source = input instanceof Uint8Array ? bufferSource(input) : input;
   const tooMany = (count: number) =>
     new HostError(
       'INSTALL_TOO_MANY_ENTRIES',
       `The archive has ${count} entries; the host allows at most ${limits.maxEntries}. Remove unneeded files (dev dependencies, tests, caches).`,
       { limit: limits.maxEntries, entries: count },
     );
-  let zip: AdmZip;
-  let raw: AdmEntry[];
-  try {
-    // `decoder` is a documented adm-zip option its type definitions omit.
-    const options = { decoder: boundedNameDecoder(limits, tooMany) } as unknown as ConstructorParameters<typeof AdmZip>[1];
-    zip = new AdmZip(buffer, options);
-  } catch (e) {
-    throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: (e as Error).message });
+  const end = readEndRecord(source);
+  // The count of the end record is checked before any record is read.
+  if (end.entries > limits.maxEntries) throw tooMany(end.entries);
+  const bound = nameBounds(limits, tooMany);
+  const raw: CentralRecord[] = [];
+  for (const record of centralRecords(source, end)) {
+    bound(record.rawName);
+    raw.push(record);
   }
-  // Reading the central directory costs kilobytes of heap per entry: a 64 MiB
-  // upload declaring a million entries would exhaust the heap before the
-  // count below is reached. The count in the end record (the number of
-  // entries the parser will read) is checked before any entry is read.
-  const declaredEntries = Number(zip.getEntryCount());
-  if (declaredEntries > limits.maxEntries) throw tooMany(declaredEntries);
-  try {
-    raw = zip.getEntries();
-  } catch (e) {
-    if (e instanceof HostError) throw e;
-    throw new HostError('INSTALL_NOT_A_ZIP', undefined, { reason: (e as Error).message });
-  }
-  if (raw.length > limits.maxEntries) throw tooMany(raw.length);
   const entries: ArchiveEntry[] = [];
   const exact = new Map<string, string>();
   const folded = new Map<string, string>();
   let declaredTotal = 0;
-  for (const source of raw) {
-    const name = decodeEntryName(source.rawEntryName);
+  for (const h of raw) {
+    const name = decodeEntryName(h.rawName);
     const { path, isDirectory: nameIsDir } = checkEntryName(name);
-    const kind = checkKind(source, name);
-    const h = source.header;
+    const kind = checkKind(h, name);
     // The local header's flags are checked again when the entry is inflated.
     if (h.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION) || h.method === METHOD_AES) {
       throw entryError(
@@ -204,11 +178,12 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
       declaredSize: h.size,
       compressedSize: h.compressedSize,
       crc: h.crc >>> 0,
-      source,
+      archive: source,
+      dataOffset: 0,
     });
   }
   checkParents(entries, exact, folded);
-  checkOverlaps(buffer, entries);
+  checkLocalHeaders(source, entries, raw, end.directoryOffset);
   if (declaredTotal > limits.maxUnpackedBytes) {
     throw new HostError(
       'INSTALL_TOO_LARGE_UNPACKED',
@@ -219,27 +194,30 @@ export function readArchive(buffer: Buffer, limits: InstallLimits): CheckedArchi
   return { entries, declaredTotal };
 }
 
-const LOCAL_HEADER_SIGNATURE = 0x04034b50;
-const LOCAL_HEADER_BYTES = 30;
+/** Deflate never makes more than this of `size` bytes (stored blocks cost 5 bytes per 64 KiB; the rest is margin). */
+function maxDeflatedBytes(size: number): number {
+  return size + Math.ceil(size / 8) + 1024;
+}
 
 /**
- * Every entry must own its bytes: its local header, name, extra field and
- * compressed data may not share a byte with another entry's. Overlapping
- * entries (many central records pointing at one local file, or into
- * another entry's data) let a small archive unpack to many times its size
- * while each entry looks ordinary; no zip tool writes them.
+ * Each entry's local header must be where its central record says, name the
+ * same file with the same method, encryption, CRC-32 and sizes (those a data
+ * descriptor does not give later), and its data must lie before the central
+ * directory. Every entry must own its bytes: its local header, name, extra
+ * field and compressed data may not share a byte with another entry's.
+ * Overlapping entries (many central records pointing at one local file, or
+ * into another entry's data) let a small archive unpack to many times its
+ * size while each entry looks ordinary; no zip tool writes them.
  */
-function checkOverlaps(buffer: Buffer, entries: ArchiveEntry[]): void {
-  const spans = entries.map((e) => {
-    const start = e.source.header.offset;
-    if (start + LOCAL_HEADER_BYTES > buffer.length || buffer.readUInt32LE(start) !== LOCAL_HEADER_SIGNATURE) {
-      throw new HostError('INSTALL_NOT_A_ZIP', undefined, {
-        reason: `entry "${printableName(e.path)}" has no local header at offset ${start}`,
-      });
-    }
-    const header = LOCAL_HEADER_BYTES + buffer.readUInt16LE(start + 26) + buffer.readUInt16LE(start + 28);
-    return { start, end: start + header + e.compressedSize, path: e.path };
+function checkLocalHeaders(source: ArchiveSource, entries: ArchiveEntry[], raw: CentralRecord[], directoryOffset: number): void {
+  const locals = entries.map((e, i) => {
+    const start = raw[i]!.localOffset;
+    const local = readLocalHeader(source, start, raw[i]!.rawName.length);
+    if (!local) throw notAZip(`entry "${printableName(e.path)}" has no local header at offset ${start}`);
+    return local;
   });
+  // Overlaps first: records sharing one local header also disagree with it on their names.
+  const spans = entries.map((e, i) => ({ start: raw[i]!.localOffset, end: locals[i]!.dataOffset + e.compressedSize, path: e.path }));
   spans.sort((a, b) => a.start - b.start);
   for (let i = 1; i < spans.length; i++) {
     const prev = spans[i - 1]!;
@@ -252,6 +230,49 @@ function checkOverlaps(buffer: Buffer, entries: ArchiveEntry[]): void {
       );
     }
   }
+  entries.forEach((e, i) => {
+    const central = raw[i]!;
+    const local = locals[i]!;
+    const disagree = (what: string) =>
+      entryError(
+        'INSTALL_ENTRY_CORRUPT',
+        e.path,
+        `Entry "${printableName(e.path)}" has a local header that disagrees with the central directory on its ${what}. The archive is damaged or was altered: re-create the ZIP and upload it again.`,
+      );
+    if (local.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION) || local.method === METHOD_AES) {
+      throw entryError(
+        'INSTALL_ENCRYPTED_ENTRY',
+        e.path,
+        `Entry "${printableName(e.path)}" is encrypted. Build the package without a password.`,
+      );
+    }
+    if (!local.rawName.equals(central.rawName)) throw disagree('name');
+    if (local.method !== central.method) throw disagree('compression method');
+    // With a data descriptor (flag bit 3) the local header leaves CRC and sizes to the descriptor after the data.
+    if (!(local.flags & FLAG_DATA_DESCRIPTOR)) {
+      if (local.crc >>> 0 !== central.crc >>> 0) throw disagree('CRC-32');
+      if (!local.zip64 && (local.compressedSize !== central.compressedSize || local.size !== central.size)) throw disagree('sizes');
+    }
+    const end = local.dataOffset + e.compressedSize;
+    if (end > directoryOffset) {
+      throw entryError(
+        'INSTALL_ENTRY_CORRUPT',
+        e.path,
+        `Entry "${printableName(e.path)}" runs past the entries' data into the central directory (offset ${end} > ${directoryOffset}). The archive is truncated or was altered: re-create the ZIP.`,
+      );
+    }
+    if (!e.isDirectory) {
+      const fits = e.method === METHOD_STORED ? e.compressedSize === e.declaredSize : e.compressedSize <= maxDeflatedBytes(e.declaredSize);
+      if (!fits) {
+        throw entryError(
+          'INSTALL_ENTRY_CORRUPT',
+          e.path,
+          `Entry "${printableName(e.path)}" holds ${e.compressedSize} compressed bytes for the ${e.declaredSize} it declares, more than ${e.method === METHOD_STORED ? 'storing' : 'deflate'} makes of them. The archive is damaged or was altered: re-create the ZIP.`,
+        );
+      }
+    }
+    e.dataOffset = local.dataOffset;
+  });
 }
 
 /**

@@ -1,7 +1,9 @@
 import { HostError } from '@host/host-core';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { inflateRawSync } from 'node:zlib';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createInflateRaw, crc32 as zlibCrc32, inflateRawSync } from 'node:zlib';
 import type { ArchiveEntry } from './archive';
 import { crc32 } from './crc32';
 import { printableName } from './entry-name';
@@ -28,50 +30,57 @@ function tooLarge(limits: InstallLimits, entry: ArchiveEntry): HostError {
   );
 }
 
+function ratioError(limits: InstallLimits, entry: ArchiveEntry): HostError {
+  return new HostError(
+    'INSTALL_COMPRESSION_RATIO',
+    `Entry "${printableName(entry.path)}" expands more than ${limits.maxCompressionRatio} times its compressed size (${entry.compressedSize} bytes compressed). This is how zip bombs look: package ordinary files.`,
+    { entry: entry.path, limit: limits.maxCompressionRatio },
+  );
+}
+
 /**
- * Inflates one entry, counting real output bytes: inflation stops as soon as
- * the entry passes its declared size, the compression-ratio cap or what is
- * left of the total budget, so a bomb never gets to allocate its payload.
+ * The most bytes an entry may unpack to, and the error passing it means: its
+ * declared size, what is left of the budget, or the compression-ratio cap.
  */
-export function inflateEntry(entry: ArchiveEntry, limits: InstallLimits, budget: UnpackBudget): Buffer {
-  let compressed: Buffer;
-  try {
-    compressed = entry.source.getCompressedData();
-  } catch (e) {
-    throw corrupt(entry, `cannot be located in the archive (${(e as Error).message})`);
-  }
-  if (compressed.length !== entry.compressedSize) throw corrupt(entry, 'is truncated');
-  // The local header is read only now; it must agree with the central directory.
-  const local = (entry.source.header as unknown as { localHeader: { flags: number; method: number } }).localHeader;
-  if (local.flags & 0x41) {
-    throw new HostError(
-      'INSTALL_ENCRYPTED_ENTRY',
-      `Entry "${printableName(entry.path)}" is encrypted. Build the package without a password.`,
-      { entry: entry.path },
-    );
-  }
-  if (local.method !== entry.method) throw corrupt(entry, 'has a local header that disagrees with the central directory');
+function outputCap(entry: ArchiveEntry, limits: InstallLimits, budget: UnpackBudget): { cap: number; over: () => HostError } {
   const ratioCap = Math.max(limits.ratioThresholdBytes, entry.compressedSize * limits.maxCompressionRatio);
   const cap = Math.min(entry.declaredSize, budget.remaining, ratioCap);
+  const over = () => {
+    if (cap === budget.remaining) return tooLarge(limits, entry);
+    if (cap === ratioCap) return ratioError(limits, entry);
+    return corrupt(entry, `unpacks to more than the ${entry.declaredSize} bytes its header declares`);
+  };
+  return { cap, over };
+}
+
+function readCompressed(entry: ArchiveEntry, position: number, length: number): Buffer {
+  const bytes = entry.archive.read(entry.dataOffset + position, length);
+  if (bytes.length !== length) throw corrupt(entry, 'is truncated');
+  return bytes;
+}
+
+/**
+ * Inflates one small entry into memory, counting real output bytes:
+ * inflation stops as soon as the entry passes its declared size, the
+ * compression-ratio cap or what is left of the budget, so a bomb never gets
+ * to allocate its payload. An entry declaring more than the budget is
+ * refused before it is read; the archive checks bounded its compressed size
+ * by its declared one, so this holds at most about the budget in memory.
+ */
+export function inflateEntry(entry: ArchiveEntry, limits: InstallLimits, budget: UnpackBudget): Buffer {
+  if (entry.declaredSize > budget.remaining) throw tooLarge(limits, entry);
+  const compressed = readCompressed(entry, 0, entry.compressedSize);
+  const { cap, over } = outputCap(entry, limits, budget);
   let data: Buffer;
   if (entry.method === 0) {
     data = compressed;
-    if (data.length > budget.remaining) throw tooLarge(limits, entry);
   } else {
     try {
       data = inflateRawSync(compressed, { maxOutputLength: Math.max(1, cap) });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ERR_BUFFER_TOO_LARGE')
         throw corrupt(entry, `has damaged compressed data (${(e as Error).message})`);
-      if (cap === budget.remaining) throw tooLarge(limits, entry);
-      if (cap === ratioCap) {
-        throw new HostError(
-          'INSTALL_COMPRESSION_RATIO',
-          `Entry "${printableName(entry.path)}" expands more than ${limits.maxCompressionRatio} times its compressed size (${entry.compressedSize} bytes compressed). This is how zip bombs look: package ordinary files.`,
-          { entry: entry.path, limit: limits.maxCompressionRatio },
-        );
-      }
-      throw corrupt(entry, `unpacks to more than the ${entry.declaredSize} bytes its header declares`);
+      throw over();
     }
   }
   if (data.length !== entry.declaredSize)
@@ -79,6 +88,74 @@ export function inflateEntry(entry: ArchiveEntry, limits: InstallLimits, budget:
   if (crc32(data) !== entry.crc) throw corrupt(entry, 'fails its CRC-32 check');
   budget.remaining -= data.length;
   return data;
+}
+
+/** Entries declaring at most this many bytes are inflated in memory at once; larger ones stream. */
+export const IN_MEMORY_ENTRY_BYTES = 1024 * 1024;
+/** Compressed bytes read at once while an entry streams. */
+const STREAM_READ_BYTES = 256 * 1024;
+
+/**
+ * Unpacks one entry of any size a piece at a time: compressed bytes read in
+ * ranges, inflated by a zlib stream, each piece counted against the same
+ * caps as inflateEntry, checked and written (to `target`, created, never
+ * replaced; nowhere when null) before the next is read. Memory stays a few
+ * hundred KiB whatever the entry's size.
+ */
+export async function streamEntry(
+  entry: ArchiveEntry,
+  limits: InstallLimits,
+  budget: UnpackBudget,
+  target: { path: string; mode: number } | null,
+): Promise<number> {
+  if (entry.declaredSize > budget.remaining) throw tooLarge(limits, entry);
+  const { cap, over } = outputCap(entry, limits, budget);
+  const fd = target ? openSync(target.path, 'wx', target.mode) : null;
+  let written = 0;
+  let crc = 0;
+  const take = (piece: Buffer) => {
+    written += piece.length;
+    if (written > cap) throw over();
+    crc = zlibCrc32(piece, crc);
+    if (fd !== null) for (let at = 0; at < piece.length;) at += writeSync(fd, piece, at);
+  };
+  try {
+    const pieces = function* () {
+      for (let at = 0; at < entry.compressedSize; at += STREAM_READ_BYTES) {
+        yield readCompressed(entry, at, Math.min(STREAM_READ_BYTES, entry.compressedSize - at));
+      }
+    };
+    if (entry.method === 0) {
+      for (const piece of pieces()) {
+        take(piece);
+        // A stored entry is read as fast as the disk allows: let the server answer in between.
+        await new Promise((r) => setImmediate(r));
+      }
+    } else {
+      const sink = new Writable({
+        write(piece: Buffer, _encoding, done) {
+          try {
+            take(piece);
+            done();
+          } catch (e) {
+            done(e as Error);
+          }
+        },
+      });
+      try {
+        await pipeline(Readable.from(pieces(), { objectMode: false }), createInflateRaw(), sink);
+      } catch (e) {
+        if (e instanceof HostError) throw e;
+        throw corrupt(entry, `has damaged compressed data (${(e as Error).message})`);
+      }
+    }
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+  if (written !== entry.declaredSize) throw corrupt(entry, `unpacks to ${written} bytes, not the ${entry.declaredSize} it declares`);
+  if (crc >>> 0 !== entry.crc) throw corrupt(entry, 'fails its CRC-32 check');
+  budget.remaining -= written;
+  return written;
 }
 
 export interface ExtractOptions {
@@ -116,15 +193,19 @@ export async function extractEntries(options: ExtractOptions): Promise<{ files: 
       if (destination) ensureDir(join(destination, path));
       continue;
     }
-    const data = inflateEntry(entry, limits, budget);
-    if (destination) {
-      const target = join(destination, path);
-      ensureDir(dirname(target));
+    const target = destination ? join(destination, path) : null;
+    if (target) ensureDir(dirname(target));
+    let bytes: number;
+    if (entry.declaredSize <= IN_MEMORY_ENTRY_BYTES) {
+      const data = inflateEntry(entry, limits, budget);
       // "wx": never follow or replace anything that is already there.
-      writeFileSync(target, data, { mode, flag: 'wx' });
+      if (target) writeFileSync(target, data, { mode, flag: 'wx' });
+      bytes = data.length;
+    } else {
+      bytes = await streamEntry(entry, limits, budget, target ? { path: target, mode } : null);
     }
     files++;
-    bytesSinceYield += data.length;
+    bytesSinceYield += bytes;
     if (++sinceYield >= YIELD_EVERY_ENTRIES || bytesSinceYield >= YIELD_EVERY_BYTES) {
       sinceYield = 0;
       bytesSinceYield = 0;

@@ -1,5 +1,6 @@
 export * from './limits';
 export * from './archive';
+export * from './archive-source';
 export * from './entry-name';
 export * from './extract';
 export * from './inspect';

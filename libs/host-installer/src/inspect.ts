@@ -1,7 +1,7 @@
 import { HostError } from '@host/host-core';
 import { LIMITS, parseManifestText, parseStdioManifest, type StdioManifest } from '@host/protocol';
-import { createHash } from 'node:crypto';
 import { readArchive, type ArchiveEntry } from './archive';
+import { bufferSource, type ArchiveSource } from './archive-source';
 import { inflateEntry } from './extract';
 import { checkNodeDependencies, checkPackage, checkPlatform } from './package-checks';
 import type { InstallLimits } from './limits';
@@ -109,11 +109,14 @@ const PACKAGE_JSON_MAX_BYTES = 1024 * 1024;
 /**
  * Checks an uploaded archive without writing anything: entries, layout,
  * manifest and package rules. Extraction then enforces the size limits on
- * real bytes. Nothing in the archive is executed, here or later.
+ * real bytes. Nothing in the archive is executed, here or later. An archive
+ * given as a source (a file) is read in ranges and must stay open until its
+ * plan is extracted.
  */
-export function inspectPackage(buffer: Buffer, limits: InstallLimits): PackagePlan {
-  const sha256 = createHash('sha256').update(buffer).digest('hex');
-  const { entries } = readArchive(buffer, limits);
+export function inspectPackage(input: Uint8Array | ArchiveSource, limits: InstallLimits): PackagePlan {
+  const source = input instanceof Uint8Array ? bufferSource(input) : input;
+  const sha256 = source.sha256();
+  const { entries } = readArchive(source, limits);
   const content = entries.filter((e) => !IGNORED_TOP_LEVEL.has(e.path.split('/')[0]!));
   const { folder, manifest: manifestEntry } = findManifestEntry(content);
   const manifest = readManifest(manifestEntry, limits);

@@ -15,6 +15,7 @@ import { FilePendingUpdateStore, fsyncDir, writeFileAtomic, type PackageArchiveS
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { openPackage, type ArchiveSource, type PackageInput } from './archive-source';
 import { listBackups, newBackupPath, pruneBackups, type BackupInfo } from './backups';
 import { discoverPackages } from './discovery';
 import { extractEntries } from './extract';
@@ -133,9 +134,20 @@ export class PluginInstaller {
   /**
    * Installs a new plugin. When the pluginId is installed already, keeps the
    * archive as a pending update and throws UPDATE_CONFIRMATION_REQUIRED with
-   * `details.pendingUpdate`.
+   * `details.pendingUpdate`. The archive is the bytes, or `{ file }`: an
+   * uploaded file, read in ranges while it is checked, kept and unpacked, so
+   * it is never held in memory whole (the file must stay until this ends).
    */
-  async install(archive: Buffer, options: { startAfterInstall?: boolean } = {}): Promise<InstallResult> {
+  async install(input: PackageInput, options: { startAfterInstall?: boolean } = {}): Promise<InstallResult> {
+    const archive = openPackage(input);
+    try {
+      return await this.installFrom(archive, options);
+    } finally {
+      archive.close();
+    }
+  }
+
+  private async installFrom(archive: ArchiveSource, options: { startAfterInstall?: boolean }): Promise<InstallResult> {
     const plan = inspectPackage(archive, this.limits);
     const id = plan.manifest.pluginId;
     return this.exclusiveFor(id, async () => {

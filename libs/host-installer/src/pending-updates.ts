@@ -1,4 +1,4 @@
-import { HostError, type PendingUpdateStore } from '@host/host-core';
+import { HostError, type ArchiveBytes, type PendingUpdateStore } from '@host/host-core';
 import { createHash, randomUUID } from 'node:crypto';
 
 // The shape is the admin API's: the answer to an upload that needs confirmation.
@@ -34,7 +34,11 @@ export class PendingUpdates {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async create(archive: Buffer, details: Omit<PendingUpdate, 'id' | 'createdAt' | 'expiresAt'>, ttlMs: number): Promise<PendingUpdate> {
+  async create(
+    archive: ArchiveBytes,
+    details: Omit<PendingUpdate, 'id' | 'createdAt' | 'expiresAt'>,
+    ttlMs: number,
+  ): Promise<PendingUpdate> {
     const id = randomUUID();
     const now = this.now();
     const pending: PendingUpdate = {

@@ -30,13 +30,18 @@ export interface AtomicWriteOptions {
  * old content or the new one, never a torn file: write a temporary file in the
  * same directory, fsync it, rename it over the target, fsync the directory.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array | Iterable<Uint8Array>,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const dir = dirname(file);
   const tmp = join(dir, `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await fs.open(tmp, 'wx', options.mode ?? 0o644);
   try {
     try {
-      await handle.writeFile(data);
+      if (typeof data === 'string' || data instanceof Uint8Array) await handle.writeFile(data);
+      else for (const piece of data) for (let at = 0; at < piece.byteLength;) at += (await handle.write(piece, at)).bytesWritten;
       await handle.sync();
     } finally {
       await handle.close();

@@ -1,4 +1,4 @@
-import type { PendingUpdateStore } from '@host/host-core';
+import { archivePieces, type ArchiveBytes, type PendingUpdateStore } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { isAtomicTempName, readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomic-write';
@@ -22,10 +22,10 @@ export class FilePendingUpdateStore implements PendingUpdateStore {
 
   constructor(readonly dir: string) {}
 
-  async save(id: string, archive: Uint8Array, description: unknown): Promise<void> {
+  async save(id: string, archive: ArchiveBytes, description: unknown): Promise<void> {
     await this.prepare();
     const zip = join(this.dir, `${checkId(id)}.zip`);
-    await writeFileAtomic(zip, archive, { mode: 0o600 });
+    await writeFileAtomic(zip, archive instanceof Uint8Array ? archive : archivePieces(archive), { mode: 0o600 });
     try {
       await writeJsonAtomic(join(this.dir, `${id}.json`), description, { mode: 0o600 });
     } catch (e) {

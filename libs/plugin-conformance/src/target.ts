@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { HostError } from '@host/host-core';
@@ -10,6 +10,7 @@ import {
   DEFAULT_INSTALL_LIMITS,
   extractEntries,
   inspectPackage,
+  openFileSource,
   type InstallLimits,
 } from '@host/host-installer';
 import { LIMITS, parseManifestText, parseStdioManifest, type StdioManifest } from '@host/protocol';
@@ -36,11 +37,14 @@ function refusal(e: unknown, manifest: StdioManifest | null = null): PreparedPlu
  * into a temporary folder, from where the plugin runs as if installed.
  */
 export async function preparePackageFile(file: string, limits: InstallLimits = DEFAULT_INSTALL_LIMITS): Promise<PreparedPlugin> {
-  const buffer = await readFile(file);
+  let archive;
   let plan;
   try {
-    plan = inspectPackage(buffer, limits);
+    // Read in ranges while it is checked and unpacked, as the installer reads an upload.
+    archive = openFileSource(file);
+    plan = inspectPackage(archive, limits);
   } catch (e) {
+    archive?.close();
     return refusal(e);
   }
   const dir = await mkdtemp(join(tmpdir(), 'host-doctor-package-'));
@@ -50,6 +54,8 @@ export async function preparePackageFile(file: string, limits: InstallLimits = D
   } catch (e) {
     await cleanup();
     return refusal(e, plan.manifest);
+  } finally {
+    archive.close();
   }
   return {
     ok: true,

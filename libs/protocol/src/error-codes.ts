@@ -407,6 +407,12 @@ export const INSTALL_ERRORS = defineErrors({
     status: 422,
     message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.',
   },
+  INSTALL_ZIP_AMBIGUOUS: {
+    status: 422,
+    message:
+      'The archive can be read in more than one way, so zip tools would disagree on what it holds (a second end record in its comment, bytes between its central directory and its end record, conflicting ZIP64 records). Re-create the ZIP with an ordinary zip tool.',
+    causes: 'A crafted archive, or one that a tool appended to or edited in place.',
+  },
   INSTALL_OVERLAPPING_ENTRIES: {
     status: 422,
     message:

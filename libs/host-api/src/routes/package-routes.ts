@@ -4,7 +4,6 @@ import { packageWarnings, zipFolder, type PluginInstaller } from '@host/host-ins
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import multer from 'multer';
 import { mkdirSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import type { RequestHandler } from 'express';
 import { join, relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
@@ -22,8 +21,8 @@ export interface PackageRouteDeps extends ViewDeps {
 
 export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown>[] {
   // The upload streams to a file (bounded by maxUploadBytes), never through memory piece by piece into one buffer;
-  // then the archive is read once and hashed, checked and unpacked from that one buffer. Files a host killed
-  // during an upload left behind go when the next one starts.
+  // the installer then hashes, checks, keeps and unpacks it from that file in ranges, never holding it whole.
+  // Files a host killed during an upload left behind go when the next one starts.
   const uploadsDir = join(deps.paths.stateDir, 'uploads');
   rmSync(uploadsDir, { recursive: true, force: true });
   mkdirSync(uploadsDir, { recursive: true, mode: 0o700 });
@@ -50,8 +49,7 @@ export function packageRoutes(deps: PackageRouteDeps): RouteDef<unknown, unknown
       async ({ req, body }) => {
         const file = (req as { file?: { path: string } }).file;
         if (!file) throw new HostError('INSTALL_NO_FILE');
-        const archive = await readFile(file.path);
-        const r = await deps.installer.install(archive, { startAfterInstall: body.startAfterInstall === 'true' });
+        const r = await deps.installer.install({ file: file.path }, { startAfterInstall: body.startAfterInstall === 'true' });
         return { status: 201, body: await result(r) };
       },
       { before: [declaredUploadSize(deps.maxUploadBytes), uploadSlots(deps.maxConcurrentUploads), upload, removeUploadWhenAnswered] },

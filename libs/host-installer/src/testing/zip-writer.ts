@@ -31,8 +31,21 @@ export interface ZipEntrySpec {
   sharesDataWith?: number;
 }
 
+/** How the archive as a whole is written. */
+export interface ZipLayout {
+  /**
+   * ZIP64 records as a writer that always uses them would write: sizes and
+   * offsets of each central record marked 0xFFFFFFFF and given in its ZIP64
+   * extra field, and the end record's numbers marked and given in a ZIP64 end
+   * record with its locator.
+   */
+  zip64?: boolean;
+  /** The archive comment, after the end record. */
+  comment?: Buffer;
+}
+
 /** Builds a ZIP archive byte by byte (local headers, central directory, end record). */
-export function buildZip(entries: ZipEntrySpec[]): Buffer {
+export function buildZip(entries: ZipEntrySpec[], layout: ZipLayout = {}): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -75,7 +88,19 @@ export function buildZip(entries: ZipEntrySpec[]): Buffer {
     central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE(attr, 38);
     central.writeUInt32LE(shared?.offset ?? offset, 42);
-    centrals.push(central, name);
+    if (layout.zip64) {
+      const extra = Buffer.alloc(28);
+      extra.writeUInt16LE(0x0001, 0);
+      extra.writeUInt16LE(24, 2);
+      extra.writeBigUInt64LE(BigInt(central.readUInt32LE(24)), 4);
+      extra.writeBigUInt64LE(BigInt(central.readUInt32LE(20)), 12);
+      extra.writeBigUInt64LE(BigInt(central.readUInt32LE(42)), 20);
+      for (const at of [20, 24, 42]) central.writeUInt32LE(0xffffffff, at);
+      central.writeUInt16LE(extra.length, 30);
+      centrals.push(central, name, extra);
+    } else {
+      centrals.push(central, name);
+    }
     if (shared) {
       written[written.length - 1] = shared;
       continue;
@@ -84,13 +109,31 @@ export function buildZip(entries: ZipEntrySpec[]): Buffer {
     offset += local.length + name.length + body.length;
   }
   const cd = Buffer.concat(centrals);
+  const comment = layout.comment ?? Buffer.alloc(0);
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
   end.writeUInt16LE(entries.length, 8);
   end.writeUInt16LE(entries.length, 10);
   end.writeUInt32LE(cd.length, 12);
   end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
+  end.writeUInt16LE(comment.length, 20);
+  if (!layout.zip64) return Buffer.concat([...locals, cd, end, comment]);
+  const record = Buffer.alloc(56);
+  record.writeUInt32LE(0x06064b50, 0);
+  record.writeBigUInt64LE(44n, 4); // the record's size after its first 12 bytes
+  record.writeUInt16LE(45, 12);
+  record.writeUInt16LE(45, 14);
+  record.writeBigUInt64LE(BigInt(entries.length), 24);
+  record.writeBigUInt64LE(BigInt(entries.length), 32);
+  record.writeBigUInt64LE(BigInt(cd.length), 40);
+  record.writeBigUInt64LE(BigInt(offset), 48);
+  const locator = Buffer.alloc(20);
+  locator.writeUInt32LE(0x07064b50, 0);
+  locator.writeBigUInt64LE(BigInt(offset + cd.length), 8);
+  locator.writeUInt32LE(1, 16);
+  for (const at of [8, 10]) end.writeUInt16LE(0xffff, at);
+  for (const at of [12, 16]) end.writeUInt32LE(0xffffffff, at);
+  return Buffer.concat([...locals, cd, record, locator, end, comment]);
 }
 
 /** A valid manifest for tests, with fields overridable. */

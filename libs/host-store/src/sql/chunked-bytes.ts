@@ -1,3 +1,4 @@
+import { archivePieces, type ArchiveBytes } from '@host/host-core';
 import type { SqlQueryable } from './database';
 
 /**
@@ -24,16 +25,15 @@ export async function writeChunks(
   tx: SqlQueryable,
   t: ChunkTable,
   key: string,
-  bytes: Uint8Array,
+  bytes: ArchiveBytes,
   chunkBytes = CHUNK_BYTES,
 ): Promise<number> {
-  const chunks = Math.ceil(bytes.byteLength / chunkBytes);
-  for (let n = 0; n < chunks; n++) {
-    const at = n * chunkBytes;
-    const piece = Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(chunkBytes, bytes.byteLength - at));
-    await tx.query(`INSERT INTO ${t.table} (${t.key}, n, bytes) VALUES ($1, $2, decode($3, 'base64'))`, [key, n, piece.toString('base64')]);
+  let n = 0;
+  for (const piece of archivePieces(bytes, chunkBytes)) {
+    const text = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('base64');
+    await tx.query(`INSERT INTO ${t.table} (${t.key}, n, bytes) VALUES ($1, $2, decode($3, 'base64'))`, [key, n++, text]);
   }
-  return chunks;
+  return n;
 }
 
 /** The number of pieces `writeChunks` makes of `size` bytes. */

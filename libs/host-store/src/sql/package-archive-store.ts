@@ -1,3 +1,4 @@
+import { archiveSha256, archiveSize, type ArchiveBytes } from '@host/host-core';
 import { createHash } from 'node:crypto';
 import { chunkCount, CHUNK_BYTES, readChunks, readWhole, writeChunks, type ChunkTable } from './chunked-bytes';
 import type { SqlDatabase } from './database';
@@ -8,8 +9,11 @@ import type { SqlDatabase } from './database';
  * keyed by the digest) can implement the same interface.
  */
 export interface PackageArchiveStore {
-  /** Keeps `archive` (once, however often it is put); answers its SHA-256 in lowercase hex. */
-  put(archive: Uint8Array): Promise<string>;
+  /**
+   * Keeps `archive` (once, however often it is put); answers its SHA-256 in lowercase hex. An archive
+   * given as a reader (an uploaded file) is read a piece at a time, never whole.
+   */
+  put(archive: ArchiveBytes): Promise<string>;
   /** The archive whose SHA-256 is `sha256`; undefined when none is kept. The bytes are checked against the digest. */
   get(sha256: string): Promise<Uint8Array | undefined>;
   has(sha256: string): Promise<boolean>;
@@ -53,14 +57,15 @@ export class SqlPackageArchiveStore implements PackageArchiveStore {
     private readonly chunkBytes = ARCHIVE_CHUNK_BYTES,
   ) {}
 
-  async put(archive: Uint8Array): Promise<string> {
-    const sha256 = sha256Hex(archive);
+  async put(archive: ArchiveBytes): Promise<string> {
+    const sha256 = archiveSha256(archive);
     if (await this.has(sha256)) return sha256;
-    const chunks = chunkCount(archive.byteLength, this.chunkBytes);
+    const size = archiveSize(archive);
+    const chunks = chunkCount(size, this.chunkBytes);
     await this.db.transaction(async (tx) => {
       const added = await tx.query(
         'INSERT INTO host_package_archives (sha256, bytes, size, chunks) VALUES ($1, NULL, $2, $3) ON CONFLICT (sha256) DO NOTHING RETURNING sha256',
-        [sha256, archive.byteLength, chunks],
+        [sha256, size, chunks],
       );
       // Another host stored it meanwhile.
       if (added.length === 0) return;

@@ -1,4 +1,4 @@
-import type { PendingUpdateStore } from '@host/host-core';
+import { archiveSize, type ArchiveBytes, type PendingUpdateStore } from '@host/host-core';
 import { chunkCount, readChunks, readWhole, writeChunks, type ChunkTable } from './chunked-bytes';
 import type { SqlDatabase } from './database';
 
@@ -13,13 +13,13 @@ const PENDING_CHUNKS: ChunkTable = { table: 'host_pending_update_chunks', key: '
 export class SqlPendingUpdateStore implements PendingUpdateStore {
   constructor(private readonly db: SqlDatabase) {}
 
-  async save(id: string, archive: Uint8Array, description: unknown): Promise<void> {
+  async save(id: string, archive: ArchiveBytes, description: unknown): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.query(
         `INSERT INTO host_pending_updates (id, archive, size, chunks, description) VALUES ($1, NULL, $2, $3, $4)
          ON CONFLICT (id) DO UPDATE SET archive = NULL, size = EXCLUDED.size, chunks = EXCLUDED.chunks,
            description = EXCLUDED.description, saved_at = now()`,
-        [id, archive.byteLength, chunkCount(archive.byteLength), JSON.stringify(description)],
+        [id, archiveSize(archive), chunkCount(archiveSize(archive)), JSON.stringify(description)],
       );
       await tx.query('DELETE FROM host_pending_update_chunks WHERE id = $1', [id]);
       await writeChunks(tx, PENDING_CHUNKS, id, archive);

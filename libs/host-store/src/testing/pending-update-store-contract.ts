@@ -1,4 +1,5 @@
-import type { PendingUpdateStore } from '@host/host-core';
+import { ARCHIVE_PIECE_BYTES, type ArchiveReader, type PendingUpdateStore } from '@host/host-core';
+import { randomBytes } from 'node:crypto';
 
 /** How the contract suite gets stores of the implementation under test. */
 export interface PendingUpdateStoreHarness {
@@ -58,6 +59,21 @@ export function describePendingUpdateStoreContract(name: string, harness: Pendin
       expect(await store.list()).toEqual([ID1]);
       expect(await store.read(ID1)).toEqual({ v: 2 });
       expect(text(await store.readArchive(ID1))).toBe('new');
+    });
+
+    it('copies an archive given as a reader a piece at a time, never asking for all of it at once', async () => {
+      const bytes = randomBytes(2 * ARCHIVE_PIECE_BYTES + 12_345);
+      const reads: number[] = [];
+      const reader: ArchiveReader = {
+        size: bytes.length,
+        read: (position, length) => {
+          reads.push(length);
+          return bytes.subarray(position, position + length);
+        },
+      };
+      await store.save(ID1, reader, { id: ID1 });
+      expect(Buffer.from((await store.readArchive(ID1))!).equals(bytes)).toBe(true);
+      expect(Math.max(...reads)).toBeLessThanOrEqual(ARCHIVE_PIECE_BYTES);
     });
 
     if (harness.reopen) {

@@ -474,6 +474,10 @@ public static class Catalog
     /// </summary>
     public const string ErrInstallCompressionRatio = "INSTALL_COMPRESSION_RATIO";
     /// <summary>
+    /// The archive can be read in more than one way, so zip tools would disagree on what it holds (a second end record in its comment, bytes between its central directory and its end record, conflicting ZIP64 records). Re-create the ZIP with an ordinary zip tool.
+    /// </summary>
+    public const string ErrInstallZipAmbiguous = "INSTALL_ZIP_AMBIGUOUS";
+    /// <summary>
     /// Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.
     /// </summary>
     public const string ErrInstallOverlappingEntries = "INSTALL_OVERLAPPING_ENTRIES";
@@ -1108,6 +1112,7 @@ public static class Catalog
         new("INSTALL_ERRORS", "INSTALL_TOO_MANY_ENTRIES", "The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).", 422),
         new("INSTALL_ERRORS", "INSTALL_TOO_LARGE_UNPACKED", "The unpacked package is larger than the host allows. Remove unneeded files.", 422),
         new("INSTALL_ERRORS", "INSTALL_COMPRESSION_RATIO", "An entry expands far more than real files do (a zip bomb guard). Package ordinary files.", 422),
+        new("INSTALL_ERRORS", "INSTALL_ZIP_AMBIGUOUS", "The archive can be read in more than one way, so zip tools would disagree on what it holds (a second end record in its comment, bytes between its central directory and its end record, conflicting ZIP64 records). Re-create the ZIP with an ordinary zip tool.", 422),
         new("INSTALL_ERRORS", "INSTALL_OVERLAPPING_ENTRIES", "Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.", 422),
         new("INSTALL_ERRORS", "INSTALL_MANIFEST_MISSING", "No manifest.json at the archive root or in a single top-level folder named by the plugin id.", 422),
         new("INSTALL_ERRORS", "INSTALL_LAYOUT_AMBIGUOUS", "The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.", 422),
