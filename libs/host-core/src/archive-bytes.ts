@@ -7,8 +7,12 @@ import { createHash } from 'node:crypto';
 export interface ArchiveReader {
   /** Bytes in the archive. */
   readonly size: number;
-  /** `length` bytes from `position`; fewer only at the end of the archive. */
-  read(position: number, length: number): Uint8Array;
+  /**
+   * `length` bytes from `position`; fewer only at the end of the archive. With `into` (at least `length`
+   * bytes), a reader may fill it and answer a view of it instead of allocating: a pass over a large archive
+   * then reuses one buffer instead of leaving the whole archive behind as garbage.
+   */
+  read(position: number, length: number, into?: Uint8Array): Uint8Array;
 }
 
 /** An archive in memory or one read in ranges. */
@@ -22,14 +26,16 @@ export function archiveSize(archive: ArchiveBytes): number {
 }
 
 /**
- * The archive's bytes in order, at most `pieceBytes` at a time (views of an
- * archive in memory, fresh reads of a reader).
+ * The archive's bytes in order, at most `pieceBytes` at a time: views of an
+ * archive in memory, or of one buffer a reader fills again for each piece.
+ * Use each piece before asking for the next.
  */
 export function* archivePieces(archive: ArchiveBytes, pieceBytes = ARCHIVE_PIECE_BYTES): Generator<Uint8Array> {
   const size = archiveSize(archive);
+  const scratch = archive instanceof Uint8Array ? undefined : new Uint8Array(Math.min(pieceBytes, size));
   for (let at = 0; at < size; at += pieceBytes) {
     const length = Math.min(pieceBytes, size - at);
-    const piece = archive instanceof Uint8Array ? archive.subarray(at, at + length) : archive.read(at, length);
+    const piece = archive instanceof Uint8Array ? archive.subarray(at, at + length) : archive.read(at, length, scratch);
     if (piece.byteLength !== length) throw new Error(`The archive ended at byte ${at + piece.byteLength} of ${size} while it was read.`);
     yield piece;
   }

@@ -8,7 +8,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * the read.
  */
 export interface ArchiveSource extends ArchiveReader {
-  read(position: number, length: number): Buffer;
+  read(position: number, length: number, into?: Uint8Array): Buffer;
   /** SHA-256 of the whole archive in lowercase hex, read piece by piece. */
   sha256(): string;
   /** Releases the file; reads after it fail. Nothing happens for bytes in memory. */
@@ -44,9 +44,9 @@ export function openFileSource(path: string): ArchiveSource {
   let digest: string | undefined;
   const source: ArchiveSource = {
     size,
-    read(position, length) {
+    read(position, length, into) {
       const wanted = Math.max(0, Math.min(length, size - position));
-      const out = Buffer.allocUnsafe(wanted);
+      const out = into && into.byteLength >= wanted ? Buffer.from(into.buffer, into.byteOffset, wanted) : Buffer.allocUnsafe(wanted);
       let got = 0;
       while (got < wanted) {
         const n = readSync(fd, out, got, wanted - got, position + got);

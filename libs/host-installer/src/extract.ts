@@ -53,8 +53,8 @@ function outputCap(entry: ArchiveEntry, limits: InstallLimits, budget: UnpackBud
   return { cap, over };
 }
 
-function readCompressed(entry: ArchiveEntry, position: number, length: number): Buffer {
-  const bytes = entry.archive.read(entry.dataOffset + position, length);
+function readCompressed(entry: ArchiveEntry, position: number, length: number, into?: Buffer): Buffer {
+  const bytes = entry.archive.read(entry.dataOffset + position, length, into);
   if (bytes.length !== length) throw corrupt(entry, 'is truncated');
   return bytes;
 }
@@ -126,8 +126,10 @@ export async function streamEntry(
       }
     };
     if (entry.method === 0) {
-      for (const piece of pieces()) {
-        take(piece);
+      // Each piece is checked and written before the next is read: one buffer serves them all.
+      const scratch = Buffer.allocUnsafe(Math.min(STREAM_READ_BYTES, entry.compressedSize));
+      for (let at = 0; at < entry.compressedSize; at += STREAM_READ_BYTES) {
+        take(readCompressed(entry, at, Math.min(STREAM_READ_BYTES, entry.compressedSize - at), scratch));
         // A stored entry is read as fast as the disk allows: let the server answer in between.
         await new Promise((r) => setImmediate(r));
       }
