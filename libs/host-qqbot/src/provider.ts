@@ -37,7 +37,7 @@ export function messagePath(target: Target): string {
 export function requestBody(target: Target, body: ProviderBody, replyTo: ReplyContext | undefined): Record<string, unknown> {
   if (target.type === 'channel') {
     const b = body as unknown as QQMessageBody;
-    const content = b.msg_type === 0 ? b.content : b.markdown.content;
+    const content = b.msg_type === 2 ? b.markdown.content : b.content;
     return replyTo ? { content, msg_id: replyTo.messageId } : { content };
   }
   return replyTo ? { ...body, msg_id: replyTo.messageId, msg_seq: replyTo.sequence } : { ...body };

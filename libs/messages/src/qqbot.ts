@@ -1,11 +1,32 @@
 import { LIMITS, type Target } from '@host/protocol';
 import { breakTags, countCodePoints, escapeGuildText, escapeMarkdownLiteral } from './escape';
-import type { NormalizedMessage } from './normalize';
+import type { NormalizedKeyboard, NormalizedMessage } from './normalize';
 import type { ProviderRenderer } from './renderer';
 import { fail, ok, quote, type MessageResult } from './result';
 
-/** The QQ Bot send body. The provider adds `msg_id` (passive reply) and `msg_seq` when it sends. */
-export type QQMessageBody = { msg_type: 0; content: string } | { msg_type: 2; markdown: { content: string } };
+/** One button of a QQ Bot keyboard (msg-btn.md of tencent-connect/bot-docs, "数据结构与协议"). */
+export interface QQButton {
+  id: string;
+  render_data: { label: string; visited_label: string; style: 0 | 1 };
+  action: {
+    /** 0 link, 1 callback, 2 command. */
+    type: 0 | 1 | 2;
+    data: string;
+    /** 2: everyone may click. */
+    permission: { type: 2 };
+    unsupport_tips: string;
+    enter?: boolean;
+  };
+}
+
+/**
+ * The QQ Bot send body. The provider adds `msg_id` or `event_id` (passive reply) and `msg_seq` when it
+ * sends, and for msg_type 7 uploads `media.url` and sends `media: {file_info}` in its place.
+ */
+export type QQMessageBody =
+  | { msg_type: 0; content: string }
+  | { msg_type: 2; markdown: { content: string }; keyboard?: { content: { rows: { buttons: QQButton[] }[] } } }
+  | { msg_type: 7; content: string; media: { file_type: 1; url: string } };
 
 /**
  * QQ target ids (group, member and user openids, channel ids) become a path
@@ -53,12 +74,29 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
     const oneToOne = target.type === 'user' || target.type === 'direct';
     const guild = target.type === 'channel' || target.type === 'direct';
     let content = '';
+    let image: string | undefined;
     const parts = message.parts;
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i] as NormalizedMessage['parts'][number];
       if (part.type === 'text') {
         // Normalisation keeps `literal` only in markdown messages.
         content += part.literal ? escapeMarkdownLiteral(part.text) : guild ? escapeGuildText(part.text) : breakTags(part.text);
+        continue;
+      }
+      if (part.type === 'file') {
+        return fail(
+          'message.part.unsupported_target',
+          `parts[${i}] is a file; QQ Bot's upload endpoint takes no files yet (file_type 4). Send a link to it in a text part.`,
+        );
+      }
+      if (part.type === 'image') {
+        if (target.type !== 'group' && target.type !== 'user') {
+          return fail(
+            'message.part.unsupported_target',
+            `parts[${i}] is an image and the target is of type "${target.type}"; the host sends images to QQ groups and one-to-one chats only.`,
+          );
+        }
+        image = part.url;
         continue;
       }
       if (oneToOne) {
@@ -91,6 +129,41 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
         );
       }
     }
-    return ok(markdown ? { msg_type: 2, markdown: { content } } : { msg_type: 0, content });
+    if (image !== undefined) {
+      if (message.keyboard) {
+        return fail(
+          'message.keyboard.unsupported_format',
+          'The message has an image and a keyboard; QQ Bot shows buttons only under Markdown. Send the buttons in a Markdown message of their own.',
+        );
+      }
+      // The platform wants a non-empty content with msg_type 7 (send.md: "content 字段需要填入一个值").
+      return ok({ msg_type: 7, content: content === '' ? ' ' : content, media: { file_type: 1, url: image } });
+    }
+    if (!markdown) return ok({ msg_type: 0, content });
+    return ok(
+      message.keyboard
+        ? { msg_type: 2, markdown: { content }, keyboard: { content: { rows: qqKeyboardRows(message.keyboard) } } }
+        : { msg_type: 2, markdown: { content } },
+    );
   },
 };
+
+/** A normalised keyboard as QQ Bot's rows of buttons; everyone may click every button. */
+function qqKeyboardRows(keyboard: NormalizedKeyboard): { buttons: QQButton[] }[] {
+  return keyboard.rows.map((row) => ({
+    buttons: row.buttons.map((b): QQButton => {
+      const type = b.action === 'link' ? 0 : b.action === 'callback' ? 1 : 2;
+      return {
+        id: b.id,
+        render_data: { label: b.label, visited_label: b.label, style: b.style === 'primary' ? 1 : 0 },
+        action: {
+          type,
+          data: b.data,
+          permission: { type: 2 },
+          unsupport_tips: b.label,
+          ...(b.action === 'command' ? { enter: b.send } : {}),
+        },
+      };
+    }),
+  }));
+}

@@ -23,7 +23,7 @@ const chatRenderer: ProviderRenderer<ChatBody> = {
   render(message: NormalizedMessage, target: Target) {
     if (target.type !== 'group') return fail('message.target.invalid', `chat sends only to groups, not "${target.type}".`);
     const out = message.parts
-      .map((p) => (p.type === 'text' ? escapeText(p.text) : p.target === 'user' ? `<@${p.id}>` : '<!here>'))
+      .map((p) => (p.type === 'text' ? escapeText(p.text) : p.type !== 'mention' ? p.url : p.target === 'user' ? `<@${p.id}>` : '<!here>'))
       .join('');
     return ok({ text: out, format: message.format });
   },

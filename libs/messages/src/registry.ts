@@ -55,7 +55,11 @@ export class RendererRegistry {
    * schemas (the host's RPC params and HTTP responses embed them): skips the
    * second schema pass on the hot path.
    */
-  renderParsed(provider: string, message: Pick<OutgoingMessage, 'format' | 'parts'>, target: Target): MessageResult<ProviderBody> {
+  renderParsed(
+    provider: string,
+    message: Pick<OutgoingMessage, 'format' | 'parts' | 'keyboard'>,
+    target: Target,
+  ): MessageResult<ProviderBody> {
     return this.renderNormalizedWith(this.require(provider), normalizeParsedMessage(message), target);
   }
 
@@ -111,7 +115,7 @@ export function renderMessage(
 /** Renders a message and target that already passed the protocol schemas. See RendererRegistry.renderParsed. */
 export function renderParsedMessage(
   provider: string,
-  message: Pick<OutgoingMessage, 'format' | 'parts'>,
+  message: Pick<OutgoingMessage, 'format' | 'parts' | 'keyboard'>,
   target: Target,
   registry: RendererRegistry = defaultRegistry,
 ): MessageResult<ProviderBody> {

@@ -56,7 +56,7 @@ function scanParts(parts: readonly unknown[], path: string, depth: number): Mess
       if (inside) return inside;
       continue;
     }
-    if (type !== 'text' && type !== 'mention') {
+    if (type !== 'text' && type !== 'mention' && type !== 'image' && type !== 'file') {
       return fail('message.part.unsupported', `${path}[${i}] has type ${describe(type)}.`).error;
     }
     if (type === 'mention' && target !== 'user' && target !== 'everyone') {
@@ -102,13 +102,15 @@ function messageIssue(issue: Issue, input: unknown): MessageError {
   // No parts array at all: there is nothing to send.
   if (path.length === 1 && path[0] === 'parts') return fail('message.empty', issueText(leaf)).error;
   if (path[0] === 'parts' && path[path.length - 1] === 'id') return fail('message.mention.invalid_id', issueText(leaf)).error;
+  if (path[0] === 'keyboard') return fail('message.keyboard.invalid', issueText(leaf)).error;
   return fail('message.part.unsupported', issueText(leaf)).error;
 }
 
 /**
  * Validates an outgoing message with the protocol's OutgoingMessageSchema
  * (fills `format: "text"`). Unknown part types, misshapen parts and unknown
- * fields are `message.part.unsupported`; a mention id of the wrong type is
+ * fields are `message.part.unsupported`; a misshapen keyboard is
+ * `message.keyboard.invalid`; a mention id of the wrong type is
  * `message.mention.invalid_id`; a missing `parts` array is `message.empty`.
  */
 export function parseOutgoingMessage(input: unknown): MessageResult<OutgoingMessage> {

@@ -34,6 +34,8 @@ function load<C>(file: string, kind: string): VectorFile<C> {
 
 const rendering = load<RenderingCase>('qqbot-rendering.json', 'rendering');
 const normalization = load<NormalizationCase>('normalization.json', 'normalization');
+const richRendering = load<RenderingCase>('rich-qqbot-rendering.json', 'rich-rendering');
+const richNormalization = load<NormalizationCase>('rich-normalization.json', 'rich-normalization');
 
 function check(result: MessageResult<unknown>, expected: object, key: string): void {
   const { error: code, ...rest } = expected as { error?: MessageErrorCode } & Record<string, unknown>;
@@ -62,6 +64,18 @@ describe('normalization vectors (normalization.json)', () => {
   });
 });
 
+describe('rich rendering vectors (rich-qqbot-rendering.json)', () => {
+  it.each(richRendering.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    check(renderMessage(c.provider, c.message, c.target), c.expect, 'body');
+  });
+});
+
+describe('rich normalization vectors (rich-normalization.json)', () => {
+  it.each(richNormalization.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    check(normalizeMessage(c.message), c.expect, 'normalized');
+  });
+});
+
 describe('vector coverage', () => {
   const errorsOf = (cases: { expect: object }[]) =>
     new Set(cases.flatMap((c) => ('error' in c.expect ? [(c.expect as { error: string }).error] : [])));
@@ -84,6 +98,20 @@ describe('vector coverage', () => {
         'message.parts.too_many',
         'message.target.invalid',
         'message.too_long',
+      ].sort(),
+    );
+  });
+
+  it('covers every error code images, files and keyboards add', () => {
+    expect([...errorsOf([...richRendering.cases, ...richNormalization.cases])].sort()).toEqual(
+      [
+        'message.format.unsupported_target',
+        'message.keyboard.invalid',
+        'message.keyboard.too_large',
+        'message.keyboard.unsupported_format',
+        'message.media.too_many',
+        'message.part.unsupported',
+        'message.part.unsupported_target',
       ].sort(),
     );
   });

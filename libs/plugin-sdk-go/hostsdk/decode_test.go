@@ -16,6 +16,7 @@ func TestOnePassDecodingAgreesWithTheTreeWalk(t *testing.T) {
 	types := map[string]any{
 		"host.initialize/params": wire.HostInitializeParams{}, "host.initialize/result": wire.HostInitializeResult{},
 		"events.message/params": wire.MessageEvent{}, "events.message/result": wire.EventAck{},
+		"events.deliver/params": wire.ChatEvent{}, "events.deliver/result": wire.EventAck{},
 		"events.cancel/params": wire.EventsCancelParams{}, "events.cancel/result": wire.EventsCancelResult{},
 		"plugin.stop/params": wire.PluginStopParams{}, "plugin.stop/result": wire.PluginStopResult{},
 		"plugin.ping/params": wire.PluginPingParams{}, "plugin.ping/result": wire.PluginPingResult{},

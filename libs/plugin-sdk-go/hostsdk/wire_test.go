@@ -51,7 +51,7 @@ func TestMessagePartsRoundTripAndStrictDecoding(t *testing.T) {
 	if b, _ := json.Marshal(wire.MessagePartText{Text: "z"}); string(b) != `{"type":"text","text":"z"}` {
 		t.Fatalf("constants not written: %s", b)
 	}
-	for _, bad := range []string{`{"type":"image"}`, `{"type":"text","text":"x","color":"red"}`, `{"type":"mention","target":"room"}`, `null`, `[]`} {
+	for _, bad := range []string{`{"type":"sticker"}`, `{"type":"text","text":"x","color":"red"}`, `{"type":"mention","target":"room"}`, `null`, `[]`} {
 		if _, err := wire.DecodeMessagePart([]byte(bad)); err == nil {
 			t.Errorf("%s was accepted", bad)
 		}

@@ -28,6 +28,9 @@ RUN = {
     "command-match": "match_command of the test host, which must route exactly like the host",
     "normalization": "normalize_message, the send path",
     "rendering": "parse_target, normalize_message and render_qqbot, the send path",
+    "event-routing": "skipped on purpose: the host routes events to plugins, an SDK does not",
+    "rich-normalization": "skipped on purpose: normalize_message has no image, file or keyboard support yet",
+    "rich-rendering": "skipped on purpose: render_qqbot has no image, file or keyboard support yet",
 }
 
 

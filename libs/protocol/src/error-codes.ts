@@ -63,12 +63,46 @@ export function defineErrors<const T extends Record<string, ErrorInfo>>(family: 
 }
 
 export const MESSAGE_ERRORS = defineErrors({
-  'message.empty': { message: 'The message has no content after normalisation. Add a non-empty text or mention part.' },
+  'message.empty': { message: 'The message has no content after normalisation. Add a non-empty text, mention, image or file part.' },
   'message.too_long': {
     message: 'The rendered message is longer than the provider allows (4000 characters). Shorten it or split it into several messages.',
   },
   'message.parts.too_many': { message: 'The message has more than 100 parts after normalisation. Merge text or send several messages.' },
-  'message.part.unsupported': { message: 'A part has an unknown type. Use text, mention or composite parts.' },
+  'message.part.unsupported': { message: 'A part has an unknown type. Use text, mention, image, file or composite parts.' },
+  'message.part.unsupported_target': {
+    message:
+      'The provider cannot send this kind of part to this target (QQ Bot: no file parts, and images only to groups and one-to-one chats). Send a link in a text part instead, or send to a target that takes it.',
+    causes:
+      'A file part to QQ Bot, whose upload endpoint does not take files yet (file_type 4), or an image to a guild channel or direct chat, which the host sends only as text.',
+  },
+  'message.media.too_many': {
+    message: 'The message has more than one image or file part. Send each image or file in a message of its own.',
+  },
+  'message.media.address_refused': {
+    message:
+      'The URL of an image or file part, or of a link button, names or resolves to an address the host does not fetch from (loopback, private, link-local or otherwise reserved). Serve the file from a public address.',
+    causes:
+      "A URL of a service on the plugin's own machine or network (localhost, 10.x, 192.168.x), or a host name that resolves to one; the host refuses it so no plugin can make it or the provider reach its internal network.",
+  },
+  'message.media.rate_limited': {
+    message:
+      'The plugin started more media uploads in the last minute than the host allows (20 per plugin). Send fewer images or files, or wait a minute.',
+  },
+  'message.media.upload_failed': {
+    message:
+      'The provider could not fetch or convert the image or file at the URL (QQ Bot: 304082 or 304083, or no file_info). Check that the URL answers with the file to anyone, and that its format is one the provider takes (PNG or JPEG for QQ Bot images).',
+  },
+  'message.keyboard.too_large': {
+    message:
+      'The keyboard has more rows or buttons than the provider shows (1 to 5 rows of 1 to 5 buttons). Split the buttons over several messages.',
+  },
+  'message.keyboard.invalid': {
+    message:
+      'A button of the keyboard is misshapen (no label, an unknown action, empty callback data, a bad id) or two buttons have the same id. Fix the button the message names; leave ids out to get unique ones.',
+  },
+  'message.keyboard.unsupported_format': {
+    message: 'A keyboard goes only with a Markdown message. Send the message with format "markdown", or without the keyboard.',
+  },
   'message.mention.invalid_id': {
     message: 'A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.',
     causes: 'An id typed by hand, a display name used as an id, or an id with markup in it.',
@@ -123,6 +157,10 @@ export const MESSAGE_ERRORS = defineErrors({
       'The provider refused to link this reply to the message it answers (QQ Bot: msg_id or event_id not valid for this bot, or an event that takes no reply). Do not repeat the reply.',
     causes:
       'The platform answered 40034024 (msg_id invalid or out of scope), 40034025 (event_id invalid) or 40034027 (the event takes no reply); details.providerCode says which.',
+  },
+  'message.reference.unavailable': {
+    message:
+      'The event takes no reply: the provider gave no way to answer it (the bot was removed, or the platform sends nothing to answer). Do not reply to it; messages.send cannot reach the conversation either.',
   },
   'message.reference.unknown': {
     message: 'The eventId was not delivered to this plugin or is too old. Reply only to events you received.',

@@ -36,15 +36,29 @@ export const ConversationSchema = z
   .meta({ id: 'Conversation' });
 export type Conversation = z.infer<typeof ConversationSchema>;
 
+/** What an incoming attachment is, from its content type: image/*, audio/*, video/*, anything else a file. */
+export const AttachmentKind = z.enum(['image', 'audio', 'video', 'file']);
+export type AttachmentKind = z.infer<typeof AttachmentKind>;
+
 export const AttachmentSchema = z
   .object({
     id: z.string(),
     contentType: z.string(),
+    kind: AttachmentKind.optional().describe('The host always sets it; absent only from a host older than this field.'),
     url: z.string().optional(),
     sizeBytes: z.number().int().min(0).optional(),
     fileName: z.string().optional(),
+    width: z.number().int().min(0).optional().describe('Pixels, for an image or video when the provider says.'),
+    height: z.number().int().min(0).optional().describe('Pixels, for an image or video when the provider says.'),
   })
   .meta({ id: 'Attachment' });
+export type Attachment = z.infer<typeof AttachmentSchema>;
+
+/** The kind of an attachment from its MIME content type (parameters and case ignored). */
+export function attachmentKind(contentType: string): AttachmentKind {
+  const major = contentType.trim().toLowerCase().split('/')[0];
+  return major === 'image' || major === 'audio' || major === 'video' ? major : 'file';
+}
 
 export const MessageReferenceSchema = z
   .object({
@@ -102,6 +116,72 @@ export type MessageEventInput = z.input<typeof MessageEventSchema>;
 /** The contract's name for the HTTP event body. */
 export type ModernPluginMessageEvent = MessageEvent;
 
+/** Fields every event of `events.deliver` has, as the message event has them. */
+const envelopeShape = {
+  eventId: NonBlankString,
+  timestamp: IsoTimestamp,
+  source: z.string().describe('Provider that produced the event: qqbot, console, ...'),
+  bot: BotRefSchema,
+  conversation: ConversationSchema,
+  rawPayload: z.unknown().optional(),
+};
+
+/** A click on a callback button of a keyboard the plugin sent. */
+export const InteractionSchema = z
+  .object({
+    id: NonBlankString.describe("The provider's id of the click (QQ Bot: the INTERACTION_CREATE id; the host acknowledges it)."),
+    data: z.string().describe('The callback data of the button (ButtonAction "callback" data).'),
+    buttonId: z.string().optional().describe('The id of the button, when the provider says.'),
+    messageId: z.string().optional().describe("The provider's id of the message that carried the keyboard, when it says."),
+  })
+  .meta({ id: 'Interaction' });
+export type Interaction = z.infer<typeof InteractionSchema>;
+
+/** The event types of `events.deliver`: every type but `message.created`. */
+export const ChatEventType = z.enum(['interaction.created', 'bot.added', 'bot.removed', 'conversation.opened']);
+export type ChatEventType = z.infer<typeof ChatEventType>;
+
+/**
+ * Every event type other than `message.created`: the params of stdio `events.deliver` and the body of HTTP
+ * `POST /host/plugin/events/deliver`. One object for every type, told apart by `eventType`, so every SDK
+ * decodes it as one type (docs/protocol/v2.md 5.4 says which fields each type has). The host sends a plugin
+ * only the types its manifest subscribes to, so a plugin that subscribes to `message.created` alone never
+ * sees this method (the growth rule of the spec).
+ */
+export const ChatEventSchema = z
+  .object({
+    ...envelopeShape,
+    eventType: ChatEventType,
+    sender: UserRefSchema.optional().describe(
+      'Who clicked (interaction.created, always), added or removed the bot, or opened the conversation, when known.',
+    ),
+    interaction: InteractionSchema.optional().describe('The click; present exactly in interaction.created.'),
+    messageReference: MessageReferenceSchema.optional().describe(
+      'Where a reply goes: always in interaction.created, when the provider allows one in bot.added and conversation.opened, never in bot.removed.',
+    ),
+  })
+  .meta({ id: 'ChatEvent' })
+  .superRefine((e, ctx) => {
+    if (e.eventType !== 'interaction.created') return;
+    for (const field of ['sender', 'interaction', 'messageReference'] as const) {
+      if (e[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required in an interaction.created event` });
+    }
+  });
+export type ChatEvent = z.output<typeof ChatEventSchema>;
+export type ChatEventInput = z.input<typeof ChatEventSchema>;
+/** A chat event of one type, with the fields that type always has. */
+export type InteractionEvent = ChatEvent & {
+  eventType: 'interaction.created';
+  sender: UserRef;
+  interaction: Interaction;
+  messageReference: MessageReference;
+};
+export type BotAddedEvent = ChatEvent & { eventType: 'bot.added' };
+export type BotRemovedEvent = ChatEvent & { eventType: 'bot.removed' };
+export type ConversationOpenedEvent = ChatEvent & { eventType: 'conversation.opened' };
+/** Any event a plugin can receive. */
+export type AnyEvent = MessageEvent | ChatEvent;
+
 /** Error a plugin reports for one event (ACK or HTTP response). */
 export const PluginErrorSchema = z
   .object({
@@ -113,7 +193,7 @@ export const PluginErrorSchema = z
 export type PluginError = z.infer<typeof PluginErrorSchema>;
 
 /**
- * Result of stdio `events.message`: the plugin's decision, sent as soon as it
+ * Result of stdio `events.message` and `events.deliver`: the plugin's decision, sent as soon as it
  * is known, not when the handler ends. `accepted: true` promises exactly one
  * `events.completed` later. Replies are separate calls, never part of the ACK.
  */

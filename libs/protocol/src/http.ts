@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { PluginErrorSchema } from './event';
 import { LIMITS } from './limits';
-import { MessageFormat, MessagePartSchema, TargetSchema } from './message';
+import { KeyboardSchema, MessageFormat, MessagePartSchema, TargetSchema } from './message';
 
 /** Paths of the two endpoints an HTTP plugin serves, relative to its base URL. */
 export const HTTP_PATHS = {
   manifest: '/host/plugin/manifest',
   messageEvents: '/host/plugin/events/message',
+  /** Events of the other types the plugin subscribes to (the ChatEvent body); answered with the message response. */
+  otherEvents: '/host/plugin/events/deliver',
 } as const;
 
 /**
@@ -38,6 +40,7 @@ export const OutboundMessageSchema = z.strictObject({
   target: TargetSchema.optional(),
   format: MessageFormat.default('text'),
   parts: z.array(MessagePartSchema),
+  keyboard: KeyboardSchema.optional(),
 });
 export type OutboundMessage = z.output<typeof OutboundMessageSchema>;
 

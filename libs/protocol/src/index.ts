@@ -18,6 +18,7 @@ export * from './json-shape';
 export * from './json-schema';
 export * from './catalogs';
 export * from './command-match';
+export * from './subscriptions';
 export * from './error-docs';
 export * from './conformance';
 export * from './versions';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConformanceChecksFileSchema, ConformanceScenarioSchema } from './conformance';
-import { EventAckSchema, MessageEventSchema } from './event';
+import { ChatEventSchema, EventAckSchema, MessageEventSchema } from './event';
 import { MessageResponseSchema } from './http';
 import { HttpCapabilitiesSchema, HttpManifestSchema, VALID_HTTP_CAPABILITY_VALUES } from './http-manifest';
 import { STDIO_TRANSPORT, StdioManifestSchema, StdioTransportSchema } from './manifest';
@@ -131,7 +131,13 @@ export function buildJsonSchemas(): Record<string, object> {
       MessageEventSchema,
       'params of events.message (stdio) and body of POST /host/plugin/events/message (HTTP).',
     ),
-    ...one('event-ack.schema.json', 'Event ACK', EventAckSchema, 'Result of events.message.'),
+    ...one(
+      'chat-event.schema.json',
+      'Chat event',
+      ChatEventSchema,
+      'params of events.deliver (stdio) and body of POST /host/plugin/events/deliver (HTTP): the event types other than message.created.',
+    ),
+    ...one('event-ack.schema.json', 'Event ACK', EventAckSchema, 'Result of events.message and events.deliver.'),
     ...one(
       'message-response.schema.json',
       'ModernPluginMessageResponse',

@@ -25,6 +25,20 @@ export const LIMITS = {
   maxMessageParts: 100,
   /** Longest rendered message body text, in characters. */
   maxMessageChars: 4000,
+  /** Most image or file parts in one outgoing message (a provider sends one file per message). */
+  maxMediaParts: 1,
+  /** Longest URL of an image or file part, or of a link button. */
+  maxMediaUrlChars: 2048,
+  /** Most rows of buttons under one message (QQ Bot's limit, msg-btn.md of tencent-connect/bot-docs). */
+  maxKeyboardRows: 5,
+  /** Most buttons in one keyboard row (QQ Bot's limit, same page). */
+  maxKeyboardButtonsPerRow: 5,
+  /** Longest button label, in characters. */
+  maxButtonLabelChars: 40,
+  /** Longest callback data or command text of a button, in characters. */
+  maxButtonDataChars: 512,
+  /** Media uploads one plugin may make per minute (image and file parts the host fetches for a provider). */
+  maxMediaUploadsPerMinute: 20,
   /** Most users one multi-user mention helper accepts. */
   maxMentionUsers: 20,
   /** Most outbound messages in one HTTP plugin response. */

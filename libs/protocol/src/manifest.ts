@@ -4,8 +4,11 @@ import { Architecture, ConversationType, NonBlankString, Platform, PluginId, Sem
 import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
 import { PermissionListSchema } from './permissions';
 
-/** Event types a plugin can subscribe to in protocol v2. */
-export const EventType = z.enum(['message.created']);
+/**
+ * Event types a plugin can subscribe to in protocol v2. The list grows within v2: a plugin gets only the
+ * types it subscribes to, so a new type changes nothing for a plugin that does not name it.
+ */
+export const EventType = z.enum(['message.created', 'interaction.created', 'bot.added', 'bot.removed', 'conversation.opened']);
 export type EventType = z.infer<typeof EventType>;
 
 export const STDIO_TRANSPORT = 'stdio-jsonrpc' as const;

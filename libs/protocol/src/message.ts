@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { NonBlankString } from './common';
+import { LIMITS } from './limits';
 
 /**
  * Outgoing messages: what a plugin asks the host to send. Mentions are typed
@@ -31,11 +33,37 @@ export const EveryoneMentionPartSchema = z.strictObject({
   target: z.literal('everyone'),
 });
 
+/**
+ * An absolute http(s) URL the host fetches (or hands to the provider to fetch). The host checks its
+ * address against its HTTP address policy before anything is fetched: no loopback, private or link-local
+ * addresses.
+ */
+export const MediaUrl = z
+  .string()
+  .max(LIMITS.maxMediaUrlChars)
+  .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/, { message: 'must be an absolute http or https URL without spaces' });
+
+export const ImagePartSchema = z.strictObject({
+  type: z.literal('image'),
+  url: MediaUrl.describe('Where the host fetches the image (PNG or JPEG on QQ Bot).'),
+  alt: z.string().max(200).optional().describe('Text shown where the image cannot be (the console, logs).'),
+});
+
+export const FilePartSchema = z.strictObject({
+  type: z.literal('file'),
+  url: MediaUrl.describe('Where the host fetches the file.'),
+  fileName: NonBlankString.max(255).optional().describe('The name the recipient sees; default: the last segment of the URL path.'),
+});
+
+export type ImagePart = z.infer<typeof ImagePartSchema>;
+export type FilePart = z.infer<typeof FilePartSchema>;
+/** A part that carries a file rather than text: at most LIMITS.maxMediaParts per message. */
+export type MediaPart = ImagePart | FilePart;
 export type TextPart = z.infer<typeof TextPartSchema>;
 export type UserMentionPart = z.infer<typeof UserMentionPartSchema>;
 export type EveryoneMentionPart = z.infer<typeof EveryoneMentionPartSchema>;
 export type CompositePart = { type: 'composite'; parts: MessagePart[] };
-export type MessagePart = TextPart | UserMentionPart | EveryoneMentionPart | CompositePart;
+export type MessagePart = TextPart | UserMentionPart | EveryoneMentionPart | ImagePart | FilePart | CompositePart;
 
 // The id names the recursive definition in generated JSON Schema
 // (`$defs/MessagePart`), which the other languages' generators turn into a type.
@@ -45,15 +73,61 @@ export const MessagePartSchema: z.ZodType<MessagePart> = z
       TextPartSchema,
       UserMentionPartSchema,
       EveryoneMentionPartSchema,
+      ImagePartSchema,
+      FilePartSchema,
       z.strictObject({ type: z.literal('composite'), parts: z.array(MessagePartSchema) }),
     ]),
   )
-  .meta({ id: 'MessagePart', description: 'A text, mention or composite part of an outgoing message.' });
+  .meta({ id: 'MessagePart', description: 'A text, mention, image, file or composite part of an outgoing message.' });
+
+/**
+ * What a button does when a user clicks it: "callback" gives `data` back to the plugin in
+ * interaction.created, "link" opens the URL in `data`, "command" puts the text in `data` into the user's input
+ * box (and sends it when `send` is true), which comes back as message.created.
+ */
+export const ButtonAction = z.enum(['callback', 'link', 'command']);
+export type ButtonAction = z.infer<typeof ButtonAction>;
+
+export const ButtonSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1 to 64 letters, digits or _ . : -' })
+      .optional()
+      .describe('Unique within the keyboard; comes back as interaction.buttonId. Default: the row and column, "r0c1".'),
+    label: NonBlankString.max(LIMITS.maxButtonLabelChars),
+    style: z.enum(['primary', 'secondary']).default('secondary'),
+    action: ButtonAction,
+    data: z
+      .string()
+      .min(1)
+      .max(LIMITS.maxButtonDataChars)
+      .describe('The callback data (callback), the http or https URL (link) or the text (command).'),
+    send: z.boolean().default(false).describe('command only: the client sends the text at once instead of leaving it in the input box.'),
+  })
+  .meta({ id: 'Button' });
+export type Button = z.output<typeof ButtonSchema>;
+
+/**
+ * Rows of buttons under a Markdown message. Its size is checked when the message is normalised
+ * (LIMITS.maxKeyboardRows rows, LIMITS.maxKeyboardButtonsPerRow buttons per row: message.keyboard.too_large),
+ * not by the schema, so an SDK can say which row is too long.
+ */
+export const KeyboardSchema = z
+  .strictObject({
+    rows: z.array(z.strictObject({ buttons: z.array(ButtonSchema) })),
+  })
+  .meta({ id: 'Keyboard' });
+export type Keyboard = z.output<typeof KeyboardSchema>;
+export type KeyboardInput = z.input<typeof KeyboardSchema>;
 
 export const OutgoingMessageSchema = z
   .strictObject({
     format: MessageFormat.default('text'),
     parts: z.array(MessagePartSchema),
+    keyboard: KeyboardSchema.optional().describe(
+      'Buttons under the message; only with format "markdown" (message.keyboard.unsupported_format).',
+    ),
   })
   .meta({ id: 'OutgoingMessage' });
 export type OutgoingMessage = z.output<typeof OutgoingMessageSchema>;

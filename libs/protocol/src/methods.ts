@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NonBlankString, PluginId } from './common';
-import { EventAckSchema, MessageEventSchema, PluginErrorSchema } from './event';
+import { ChatEventSchema, EventAckSchema, MessageEventSchema, PluginErrorSchema } from './event';
 import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
 import { OutgoingMessageSchema, SendResultSchema, TargetSchema } from './message';
 import type { Permission } from './permissions';
@@ -152,6 +152,14 @@ export const Methods = {
     params: MessageEventSchema,
     result: EventAckSchema,
     summary: 'Delivers a message event; the ACK is the decision (taken? intercepted?), sent before the handler finishes.',
+  }),
+  deliver: method({
+    method: 'events.deliver',
+    direction: 'hostToPlugin',
+    params: ChatEventSchema,
+    result: EventAckSchema,
+    summary:
+      'Delivers an event of another type than message.created (a button click, the bot added or removed, a conversation opened), only of the types the plugin subscribes to; answered like events.message.',
   }),
   cancel: method({
     method: 'events.cancel',

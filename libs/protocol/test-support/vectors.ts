@@ -33,8 +33,11 @@ export const VECTOR_KINDS = {
   'message-response': 'protocol',
   'rpc-method': 'protocol',
   'command-match': 'protocol',
+  'event-routing': 'protocol',
   rendering: 'messages',
   normalization: 'messages',
+  'rich-normalization': 'messages',
+  'rich-rendering': 'messages',
 } as const;
 
 export function loadVectorFiles(dir = VECTORS_DIR): VectorFile[] {

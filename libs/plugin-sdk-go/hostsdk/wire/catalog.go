@@ -13,6 +13,14 @@ const (
 	CodeMessageTooLong                     = "message.too_long"
 	CodeMessagePartsTooMany                = "message.parts.too_many"
 	CodeMessagePartUnsupported             = "message.part.unsupported"
+	CodeMessagePartUnsupportedTarget       = "message.part.unsupported_target"
+	CodeMessageMediaTooMany                = "message.media.too_many"
+	CodeMessageMediaAddressRefused         = "message.media.address_refused"
+	CodeMessageMediaRateLimited            = "message.media.rate_limited"
+	CodeMessageMediaUploadFailed           = "message.media.upload_failed"
+	CodeMessageKeyboardTooLarge            = "message.keyboard.too_large"
+	CodeMessageKeyboardInvalid             = "message.keyboard.invalid"
+	CodeMessageKeyboardUnsupportedFormat   = "message.keyboard.unsupported_format"
 	CodeMessageMentionInvalidID            = "message.mention.invalid_id"
 	CodeMessageMentionUnsupportedTarget    = "message.mention.unsupported_target"
 	CodeMessageMentionUnsupportedFormat    = "message.mention.unsupported_format"
@@ -24,6 +32,7 @@ const (
 	CodeMessageReferenceExpired            = "message.reference.expired"
 	CodeMessageReferenceReplyLimit         = "message.reference.reply_limit"
 	CodeMessageReferenceRefused            = "message.reference.refused"
+	CodeMessageReferenceUnavailable        = "message.reference.unavailable"
 	CodeMessageReferenceUnknown            = "message.reference.unknown"
 	CodeMessageProviderRateLimited         = "message.provider.rate_limited"
 	CodeMessageProviderActiveUnavailable   = "message.provider.active_unavailable"
@@ -271,10 +280,18 @@ type ErrorCode struct {
 
 // ErrorCodes lists every catalogued error code in catalogue order.
 var ErrorCodes = []ErrorCode{
-	{"MESSAGE_ERRORS", "message.empty", "The message has no content after normalisation. Add a non-empty text or mention part.", 0},
+	{"MESSAGE_ERRORS", "message.empty", "The message has no content after normalisation. Add a non-empty text, mention, image or file part.", 0},
 	{"MESSAGE_ERRORS", "message.too_long", "The rendered message is longer than the provider allows (4000 characters). Shorten it or split it into several messages.", 0},
 	{"MESSAGE_ERRORS", "message.parts.too_many", "The message has more than 100 parts after normalisation. Merge text or send several messages.", 0},
-	{"MESSAGE_ERRORS", "message.part.unsupported", "A part has an unknown type. Use text, mention or composite parts.", 0},
+	{"MESSAGE_ERRORS", "message.part.unsupported", "A part has an unknown type. Use text, mention, image, file or composite parts.", 0},
+	{"MESSAGE_ERRORS", "message.part.unsupported_target", "The provider cannot send this kind of part to this target (QQ Bot: no file parts, and images only to groups and one-to-one chats). Send a link in a text part instead, or send to a target that takes it.", 0},
+	{"MESSAGE_ERRORS", "message.media.too_many", "The message has more than one image or file part. Send each image or file in a message of its own.", 0},
+	{"MESSAGE_ERRORS", "message.media.address_refused", "The URL of an image or file part, or of a link button, names or resolves to an address the host does not fetch from (loopback, private, link-local or otherwise reserved). Serve the file from a public address.", 0},
+	{"MESSAGE_ERRORS", "message.media.rate_limited", "The plugin started more media uploads in the last minute than the host allows (20 per plugin). Send fewer images or files, or wait a minute.", 0},
+	{"MESSAGE_ERRORS", "message.media.upload_failed", "The provider could not fetch or convert the image or file at the URL (QQ Bot: 304082 or 304083, or no file_info). Check that the URL answers with the file to anyone, and that its format is one the provider takes (PNG or JPEG for QQ Bot images).", 0},
+	{"MESSAGE_ERRORS", "message.keyboard.too_large", "The keyboard has more rows or buttons than the provider shows (1 to 5 rows of 1 to 5 buttons). Split the buttons over several messages.", 0},
+	{"MESSAGE_ERRORS", "message.keyboard.invalid", "A button of the keyboard is misshapen (no label, an unknown action, empty callback data, a bad id) or two buttons have the same id. Fix the button the message names; leave ids out to get unique ones.", 0},
+	{"MESSAGE_ERRORS", "message.keyboard.unsupported_format", "A keyboard goes only with a Markdown message. Send the message with format \"markdown\", or without the keyboard.", 0},
 	{"MESSAGE_ERRORS", "message.mention.invalid_id", "A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.", 0},
 	{"MESSAGE_ERRORS", "message.mention.unsupported_target", "This target does not take this mention: user mentions need a group or channel, and QQ Bot shows an everyone mention only in a guild channel. Remove the mention, or send to a target that takes it.", 0},
 	{"MESSAGE_ERRORS", "message.mention.unsupported_format", "The provider does not show this mention in this format. Send the message in the other format, or without the mention.", 0},
@@ -286,6 +303,7 @@ var ErrorCodes = []ErrorCode{
 	{"MESSAGE_ERRORS", "message.reference.expired", "The reply window of this message has passed. Send a new message with messages.send instead.", 0},
 	{"MESSAGE_ERRORS", "message.reference.reply_limit", "The message being answered already has every reply the provider allows (QQ Bot: 5 replies to one received message, counted across all plugins). Put the rest into the replies already sent.", 0},
 	{"MESSAGE_ERRORS", "message.reference.refused", "The provider refused to link this reply to the message it answers (QQ Bot: msg_id or event_id not valid for this bot, or an event that takes no reply). Do not repeat the reply.", 0},
+	{"MESSAGE_ERRORS", "message.reference.unavailable", "The event takes no reply: the provider gave no way to answer it (the bot was removed, or the platform sends nothing to answer). Do not reply to it; messages.send cannot reach the conversation either.", 0},
 	{"MESSAGE_ERRORS", "message.reference.unknown", "The eventId was not delivered to this plugin or is too old. Reply only to events you received.", 0},
 	{"MESSAGE_ERRORS", "message.provider.rate_limited", "The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).", 0},
 	{"MESSAGE_ERRORS", "message.provider.active_unavailable", "The provider no longer delivers messages that answer no received message (QQ Bot ended active messages to groups and one-to-one chats on 2025-04-21). Reply to an event instead, within its reply window.", 0},
@@ -604,6 +622,13 @@ const (
 	LimitMaxLogLineChars                = 4096
 	LimitMaxMessageParts                = 100
 	LimitMaxMessageChars                = 4000
+	LimitMaxMediaParts                  = 1
+	LimitMaxMediaURLChars               = 2048
+	LimitMaxKeyboardRows                = 5
+	LimitMaxKeyboardButtonsPerRow       = 5
+	LimitMaxButtonLabelChars            = 40
+	LimitMaxButtonDataChars             = 512
+	LimitMaxMediaUploadsPerMinute       = 20
 	LimitMaxMentionUsers                = 20
 	LimitMaxOutboundMessages            = 20
 	LimitMaxHTTPResponseBytes           = 1048576
@@ -705,6 +730,8 @@ const (
 	MethodHostInitialize = "host.initialize"
 	// Delivers a message event; the ACK is the decision (taken? intercepted?), sent before the handler finishes.
 	MethodEventsMessage = "events.message"
+	// Delivers an event of another type than message.created (a button click, the bot added or removed, a conversation opened), only of the types the plugin subscribes to; answered like events.message.
+	MethodEventsDeliver = "events.deliver"
 	// Cancels a delivered event: its ACK timed out or its handler passed the deadline.
 	MethodEventsCancel = "events.cancel"
 	// Asks the plugin to finish in-flight events and exit.
@@ -736,6 +763,7 @@ type MethodInfo struct {
 var Methods = []MethodInfo{
 	{"host.initialize", "hostToPlugin", ""},
 	{"events.message", "hostToPlugin", ""},
+	{"events.deliver", "hostToPlugin", ""},
 	{"events.cancel", "hostToPlugin", ""},
 	{"plugin.stop", "hostToPlugin", ""},
 	{"plugin.ping", "hostToPlugin", ""},
@@ -754,6 +782,7 @@ const (
 	SignatureVersion          = "v1"
 	HTTPPathManifest          = "/host/plugin/manifest"
 	HTTPPathMessageEvents     = "/host/plugin/events/message"
+	HTTPPathOtherEvents       = "/host/plugin/events/deliver"
 	HTTPHeaderTimestamp       = "x-host-timestamp"
 	HTTPHeaderDeliveryID      = "x-host-delivery-id"
 	HTTPHeaderSignature       = "x-host-signature"

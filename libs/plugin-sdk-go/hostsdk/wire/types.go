@@ -18,9 +18,15 @@ import (
 type Attachment struct {
 	ID          string `json:"id"`
 	ContentType string `json:"contentType"`
-	URL         string `json:"url,omitempty"`
-	SizeBytes   *int64 `json:"sizeBytes,omitempty"`
-	FileName    string `json:"fileName,omitempty"`
+	// The host always sets it; absent only from a host older than this field.
+	Kind      string `json:"kind,omitempty"`
+	URL       string `json:"url,omitempty"`
+	SizeBytes *int64 `json:"sizeBytes,omitempty"`
+	FileName  string `json:"fileName,omitempty"`
+	// Pixels, for an image or video when the provider says.
+	Width *int64 `json:"width,omitempty"`
+	// Pixels, for an image or video when the provider says.
+	Height *int64 `json:"height,omitempty"`
 }
 
 // BotRef of protocol v2.
@@ -30,6 +36,48 @@ type BotRef struct {
 	Platform      string `json:"platform"`
 	ExternalBotID string `json:"externalBotId,omitempty"`
 	DisplayName   string `json:"displayName,omitempty"`
+}
+
+// Button of protocol v2.
+// Strict: unknown keys are refused. Schema: methods.json#/$defs/Button
+type Button struct {
+	// Unique within the keyboard; comes back as interaction.buttonId. Default: the row and column, "r0c1".
+	ID    string `json:"id,omitempty"`
+	Label string `json:"label"`
+	// Default: "secondary".
+	Style  *string `json:"style,omitempty"`
+	Action string  `json:"action"`
+	// The callback data (callback), the http or https URL (link) or the text (command).
+	Data string `json:"data"`
+	// command only: the client sends the text at once instead of leaving it in the input box. Default: false.
+	Send bool `json:"send,omitempty"`
+}
+
+// GetStyle returns Style, or its default "secondary" when it is absent.
+func (x *Button) GetStyle() string {
+	if x == nil || x.Style == nil {
+		return "secondary"
+	}
+	return *x.Style
+}
+
+// ChatEvent of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/$defs/ChatEvent
+type ChatEvent struct {
+	EventID   string `json:"eventId"`
+	Timestamp string `json:"timestamp"`
+	// Provider that produced the event: qqbot, console, ...
+	Source       string       `json:"source"`
+	Bot          BotRef       `json:"bot"`
+	Conversation Conversation `json:"conversation"`
+	RawPayload   any          `json:"rawPayload,omitempty"`
+	EventType    string       `json:"eventType"`
+	// Who clicked (interaction.created, always), added or removed the bot, or opened the conversation, when known.
+	Sender *UserRef `json:"sender,omitempty"`
+	// The click; present exactly in interaction.created.
+	Interaction *Interaction `json:"interaction,omitempty"`
+	// Where a reply goes: always in interaction.created, when the provider allows one in bot.added and conversation.opened, never in bot.removed.
+	MessageReference *MessageReference `json:"messageReference,omitempty"`
 }
 
 // Command of protocol v2.
@@ -267,6 +315,31 @@ type HTTPManifestSettings struct {
 	ConfigSchema map[string]ConfigField `json:"configSchema,omitempty"`
 }
 
+// Interaction of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/$defs/Interaction
+type Interaction struct {
+	// The provider's id of the click (QQ Bot: the INTERACTION_CREATE id; the host acknowledges it).
+	ID string `json:"id"`
+	// The callback data of the button (ButtonAction "callback" data).
+	Data string `json:"data"`
+	// The id of the button, when the provider says.
+	ButtonID string `json:"buttonId,omitempty"`
+	// The provider's id of the message that carried the keyboard, when it says.
+	MessageID string `json:"messageId,omitempty"`
+}
+
+// Keyboard of protocol v2.
+// Strict: unknown keys are refused. Schema: methods.json#/$defs/Keyboard
+type Keyboard struct {
+	Rows []KeyboardRowsItem `json:"rows"`
+}
+
+// KeyboardRowsItem of protocol v2.
+// Strict: unknown keys are refused. Schema: methods.json#/$defs/Keyboard/properties/rows/items
+type KeyboardRowsItem struct {
+	Buttons []Button `json:"buttons"`
+}
+
 // LogWriteParams of protocol v2.
 // Open: unknown keys are ignored. Schema: methods.json#/methods/log.write/params
 type LogWriteParams struct {
@@ -311,8 +384,8 @@ type MessageEventMessage struct {
 	Mentions []UserRef `json:"mentions,omitempty"`
 }
 
-// MessagePart: A text, mention or composite part of an outgoing message.
-// One of MessagePartText, MessagePartMentionUser, MessagePartMentionEveryone, MessagePartComposite; they are told apart by their constant fields.
+// MessagePart: A text, mention, image, file or composite part of an outgoing message.
+// One of MessagePartText, MessagePartMentionUser, MessagePartMentionEveryone, MessagePartImage, MessagePartFile, MessagePartComposite; they are told apart by their constant fields.
 type MessagePart interface {
 	isMessagePart()
 }
@@ -342,8 +415,8 @@ func (l *MessagePartList) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// DecodeMessagePart decodes one MessagePart JSON object into its branch type. The branches are strict:
-// an unknown key, an unknown branch or a wrong constant is an error.
+// DecodeMessagePart decodes one MessagePart JSON object into its branch type. Strict branches refuse an unknown key;
+// an unknown branch or a wrong constant is always an error.
 func DecodeMessagePart(data []byte) (MessagePart, error) {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(data, &keys); err != nil {
@@ -375,6 +448,18 @@ func DecodeMessagePart(data []byte) (MessagePart, error) {
 			return nil, err
 		}
 		return v, nil
+	case constant("type", "\"image\""):
+		var v MessagePartImage
+		if err := decodeStrict(data, &v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case constant("type", "\"file\""):
+		var v MessagePartFile
+		if err := decodeStrict(data, &v); err != nil {
+			return nil, err
+		}
+		return v, nil
 	case constant("type", "\"composite\""):
 		var v MessagePartComposite
 		if err := decodeStrict(data, &v); err != nil {
@@ -385,15 +470,8 @@ func DecodeMessagePart(data []byte) (MessagePart, error) {
 	return nil, fmt.Errorf("unsupported MessagePart (type %s, target %s)", keys["type"], keys["target"])
 }
 
-// decodeStrict decodes one JSON value and refuses keys the type does not have.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
-
 // MessagePartComposite of protocol v2.
-// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3
+// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/5
 type MessagePartComposite struct {
 	Type  string          `json:"type"`
 	Parts MessagePartList `json:"parts"`
@@ -406,6 +484,46 @@ func (x MessagePartComposite) MarshalJSON() ([]byte, error) {
 	type plain MessagePartComposite
 	v := plain(x)
 	v.Type = "composite"
+	return json.Marshal(v)
+}
+
+// MessagePartFile of protocol v2.
+// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/4
+type MessagePartFile struct {
+	Type string `json:"type"`
+	// Where the host fetches the file.
+	URL string `json:"url"`
+	// The name the recipient sees; default: the last segment of the URL path.
+	FileName string `json:"fileName,omitempty"`
+}
+
+func (MessagePartFile) isMessagePart() {}
+
+// MarshalJSON writes the part with its constant fields (type "file").
+func (x MessagePartFile) MarshalJSON() ([]byte, error) {
+	type plain MessagePartFile
+	v := plain(x)
+	v.Type = "file"
+	return json.Marshal(v)
+}
+
+// MessagePartImage of protocol v2.
+// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3
+type MessagePartImage struct {
+	Type string `json:"type"`
+	// Where the host fetches the image (PNG or JPEG on QQ Bot).
+	URL string `json:"url"`
+	// Text shown where the image cannot be (the console, logs).
+	Alt string `json:"alt,omitempty"`
+}
+
+func (MessagePartImage) isMessagePart() {}
+
+// MarshalJSON writes the part with its constant fields (type "image").
+func (x MessagePartImage) MarshalJSON() ([]byte, error) {
+	type plain MessagePartImage
+	v := plain(x)
+	v.Type = "image"
 	return json.Marshal(v)
 }
 
@@ -514,8 +632,9 @@ type MessagesSendParams struct {
 type OutboundMessage struct {
 	Target *Target `json:"target,omitempty"`
 	// Default: "text".
-	Format *string         `json:"format,omitempty"`
-	Parts  MessagePartList `json:"parts"`
+	Format   *string         `json:"format,omitempty"`
+	Parts    MessagePartList `json:"parts"`
+	Keyboard *Keyboard       `json:"keyboard,omitempty"`
 }
 
 // GetFormat returns Format, or its default "text" when it is absent.
@@ -532,6 +651,8 @@ type OutgoingMessage struct {
 	// Default: "text".
 	Format *string         `json:"format,omitempty"`
 	Parts  MessagePartList `json:"parts"`
+	// Buttons under the message; only with format "markdown" (message.keyboard.unsupported_format).
+	Keyboard *Keyboard `json:"keyboard,omitempty"`
 }
 
 // GetFormat returns Format, or its default "text" when it is absent.
@@ -786,4 +907,11 @@ type UserRef struct {
 	MemberOpenID string `json:"memberOpenId,omitempty"`
 	UnionOpenID  string `json:"unionOpenId,omitempty"`
 	DisplayName  string `json:"displayName,omitempty"`
+}
+
+// decodeStrict decodes one JSON value and refuses keys the type does not have.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }

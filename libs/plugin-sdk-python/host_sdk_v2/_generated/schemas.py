@@ -207,7 +207,13 @@ DOCUMENTS: Dict[str, Any] = {
                 "properties": {
                     "eventType": {
                         "type": "string",
-                        "enum": ["message.created"],
+                        "enum": [
+                            "message.created",
+                            "interaction.created",
+                            "bot.added",
+                            "bot.removed",
+                            "conversation.opened",
+                        ],
                     },
                     "botAccountIds": {
                         "description": "Only events received by these bots.",
@@ -484,7 +490,13 @@ DOCUMENTS: Dict[str, Any] = {
                 "properties": {
                     "eventType": {
                         "type": "string",
-                        "enum": ["message.created"],
+                        "enum": [
+                            "message.created",
+                            "interaction.created",
+                            "bot.added",
+                            "bot.removed",
+                            "conversation.opened",
+                        ],
                     },
                     "botAccountIds": {
                         "description": "Only events received by these bots.",
@@ -765,6 +777,11 @@ DOCUMENTS: Dict[str, Any] = {
                     "contentType": {
                         "type": "string",
                     },
+                    "kind": {
+                        "description": "The host always sets it; absent only from a host older than this field.",
+                        "type": "string",
+                        "enum": ["image", "audio", "video", "file"],
+                    },
                     "url": {
                         "type": "string",
                     },
@@ -775,6 +792,18 @@ DOCUMENTS: Dict[str, Any] = {
                     },
                     "fileName": {
                         "type": "string",
+                    },
+                    "width": {
+                        "description": "Pixels, for an image or video when the provider says.",
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 9007199254740991,
+                    },
+                    "height": {
+                        "description": "Pixels, for an image or video when the provider says.",
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 9007199254740991,
                     },
                 },
                 "required": ["id", "contentType"],
@@ -836,7 +865,7 @@ DOCUMENTS: Dict[str, Any] = {
     "event-ack.schema.json": {
         "$id": "https://schemas.host.dev/plugin/v2/event-ack.schema.json",
         "title": "Event ACK",
-        "description": "Result of events.message.",
+        "description": "Result of events.message and events.deliver.",
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "properties": {
@@ -920,6 +949,9 @@ DOCUMENTS: Dict[str, Any] = {
                                 "$ref": "#/$defs/MessagePart",
                             },
                         },
+                        "keyboard": {
+                            "$ref": "#/$defs/Keyboard",
+                        },
                     },
                     "required": ["parts"],
                     "additionalProperties": False,
@@ -960,7 +992,7 @@ DOCUMENTS: Dict[str, Any] = {
                 "additionalProperties": False,
             },
             "MessagePart": {
-                "description": "A text, mention or composite part of an outgoing message.",
+                "description": "A text, mention, image, file or composite part of an outgoing message.",
                 "anyOf": [
                     {
                         "type": "object",
@@ -1022,6 +1054,51 @@ DOCUMENTS: Dict[str, Any] = {
                         "properties": {
                             "type": {
                                 "type": "string",
+                                "const": "image",
+                            },
+                            "url": {
+                                "type": "string",
+                                "maxLength": 2048,
+                                "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
+                                "description": "Where the host fetches the image (PNG or JPEG on QQ Bot).",
+                            },
+                            "alt": {
+                                "description": "Text shown where the image cannot be (the console, logs).",
+                                "type": "string",
+                                "maxLength": 200,
+                            },
+                        },
+                        "required": ["type", "url"],
+                        "additionalProperties": False,
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "type": {
+                                "type": "string",
+                                "const": "file",
+                            },
+                            "url": {
+                                "type": "string",
+                                "maxLength": 2048,
+                                "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
+                                "description": "Where the host fetches the file.",
+                            },
+                            "fileName": {
+                                "description": "The name the recipient sees; default: the last segment of the URL path.",
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 255,
+                            },
+                        },
+                        "required": ["type", "url"],
+                        "additionalProperties": False,
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "type": {
+                                "type": "string",
                                 "const": "composite",
                             },
                             "parts": {
@@ -1035,6 +1112,66 @@ DOCUMENTS: Dict[str, Any] = {
                         "additionalProperties": False,
                     },
                 ],
+            },
+            "Keyboard": {
+                "type": "object",
+                "properties": {
+                    "rows": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "buttons": {
+                                    "type": "array",
+                                    "items": {
+                                        "$ref": "#/$defs/Button",
+                                    },
+                                },
+                            },
+                            "required": ["buttons"],
+                            "additionalProperties": False,
+                        },
+                    },
+                },
+                "required": ["rows"],
+                "additionalProperties": False,
+            },
+            "Button": {
+                "type": "object",
+                "properties": {
+                    "id": {
+                        "description": "Unique within the keyboard; comes back as interaction.buttonId. Default: the row and column, \"r0c1\".",
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+                    },
+                    "label": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 40,
+                    },
+                    "style": {
+                        "default": "secondary",
+                        "type": "string",
+                        "enum": ["primary", "secondary"],
+                    },
+                    "action": {
+                        "type": "string",
+                        "enum": ["callback", "link", "command"],
+                    },
+                    "data": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 512,
+                        "description": "The callback data (callback), the http or https URL (link) or the text (command).",
+                    },
+                    "send": {
+                        "default": False,
+                        "description": "command only: the client sends the text at once instead of leaving it in the input box.",
+                        "type": "boolean",
+                    },
+                },
+                "required": ["label", "action", "data"],
+                "additionalProperties": False,
             },
             "PluginError": {
                 "type": "object",
@@ -1073,12 +1210,16 @@ DOCUMENTS: Dict[str, Any] = {
                     "$ref": "#/$defs/MessagePart",
                 },
             },
+            "keyboard": {
+                "description": "Buttons under the message; only with format \"markdown\" (message.keyboard.unsupported_format).",
+                "$ref": "#/$defs/Keyboard",
+            },
         },
         "required": ["parts"],
         "additionalProperties": False,
         "$defs": {
             "MessagePart": {
-                "description": "A text, mention or composite part of an outgoing message.",
+                "description": "A text, mention, image, file or composite part of an outgoing message.",
                 "anyOf": [
                     {
                         "type": "object",
@@ -1140,6 +1281,51 @@ DOCUMENTS: Dict[str, Any] = {
                         "properties": {
                             "type": {
                                 "type": "string",
+                                "const": "image",
+                            },
+                            "url": {
+                                "type": "string",
+                                "maxLength": 2048,
+                                "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
+                                "description": "Where the host fetches the image (PNG or JPEG on QQ Bot).",
+                            },
+                            "alt": {
+                                "description": "Text shown where the image cannot be (the console, logs).",
+                                "type": "string",
+                                "maxLength": 200,
+                            },
+                        },
+                        "required": ["type", "url"],
+                        "additionalProperties": False,
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "type": {
+                                "type": "string",
+                                "const": "file",
+                            },
+                            "url": {
+                                "type": "string",
+                                "maxLength": 2048,
+                                "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
+                                "description": "Where the host fetches the file.",
+                            },
+                            "fileName": {
+                                "description": "The name the recipient sees; default: the last segment of the URL path.",
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 255,
+                            },
+                        },
+                        "required": ["type", "url"],
+                        "additionalProperties": False,
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "type": {
+                                "type": "string",
                                 "const": "composite",
                             },
                             "parts": {
@@ -1153,6 +1339,66 @@ DOCUMENTS: Dict[str, Any] = {
                         "additionalProperties": False,
                     },
                 ],
+            },
+            "Keyboard": {
+                "type": "object",
+                "properties": {
+                    "rows": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "buttons": {
+                                    "type": "array",
+                                    "items": {
+                                        "$ref": "#/$defs/Button",
+                                    },
+                                },
+                            },
+                            "required": ["buttons"],
+                            "additionalProperties": False,
+                        },
+                    },
+                },
+                "required": ["rows"],
+                "additionalProperties": False,
+            },
+            "Button": {
+                "type": "object",
+                "properties": {
+                    "id": {
+                        "description": "Unique within the keyboard; comes back as interaction.buttonId. Default: the row and column, \"r0c1\".",
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+                    },
+                    "label": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 40,
+                    },
+                    "style": {
+                        "default": "secondary",
+                        "type": "string",
+                        "enum": ["primary", "secondary"],
+                    },
+                    "action": {
+                        "type": "string",
+                        "enum": ["callback", "link", "command"],
+                    },
+                    "data": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 512,
+                        "description": "The callback data (callback), the http or https URL (link) or the text (command).",
+                    },
+                    "send": {
+                        "default": False,
+                        "description": "command only: the client sends the text at once instead of leaving it in the input box.",
+                        "type": "boolean",
+                    },
+                },
+                "required": ["label", "action", "data"],
+                "additionalProperties": False,
             },
         },
     },
@@ -1295,6 +1541,16 @@ METHODS: Dict[str, Any] = {
             "summary": "Delivers a message event; the ACK is the decision (taken? intercepted?), sent before the handler finishes.",
             "params": {
                 "$ref": "#/$defs/MessageEvent",
+            },
+            "result": {
+                "$ref": "#/$defs/EventAck",
+            },
+        },
+        "events.deliver": {
+            "direction": "hostToPlugin",
+            "summary": "Delivers an event of another type than message.created (a button click, the bot added or removed, a conversation opened), only of the types the plugin subscribes to; answered like events.message.",
+            "params": {
+                "$ref": "#/$defs/ChatEvent",
             },
             "result": {
                 "$ref": "#/$defs/EventAck",
@@ -1574,6 +1830,11 @@ METHODS: Dict[str, Any] = {
                 "contentType": {
                     "type": "string",
                 },
+                "kind": {
+                    "description": "The host always sets it; absent only from a host older than this field.",
+                    "type": "string",
+                    "enum": ["image", "audio", "video", "file"],
+                },
                 "url": {
                     "type": "string",
                 },
@@ -1584,6 +1845,18 @@ METHODS: Dict[str, Any] = {
                 },
                 "fileName": {
                     "type": "string",
+                },
+                "width": {
+                    "description": "Pixels, for an image or video when the provider says.",
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 9007199254740991,
+                },
+                "height": {
+                    "description": "Pixels, for an image or video when the provider says.",
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 9007199254740991,
                 },
             },
             "required": ["id", "contentType"],
@@ -1606,6 +1879,85 @@ METHODS: Dict[str, Any] = {
                 },
             },
             "required": ["botAccountId", "platform"],
+        },
+        "Button": {
+            "type": "object",
+            "properties": {
+                "id": {
+                    "description": "Unique within the keyboard; comes back as interaction.buttonId. Default: the row and column, \"r0c1\".",
+                    "type": "string",
+                    "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+                },
+                "label": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 40,
+                },
+                "style": {
+                    "default": "secondary",
+                    "type": "string",
+                    "enum": ["primary", "secondary"],
+                },
+                "action": {
+                    "type": "string",
+                    "enum": ["callback", "link", "command"],
+                },
+                "data": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 512,
+                    "description": "The callback data (callback), the http or https URL (link) or the text (command).",
+                },
+                "send": {
+                    "default": False,
+                    "description": "command only: the client sends the text at once instead of leaving it in the input box.",
+                    "type": "boolean",
+                },
+            },
+            "required": ["label", "action", "data"],
+            "additionalProperties": False,
+        },
+        "ChatEvent": {
+            "type": "object",
+            "properties": {
+                "eventId": {
+                    "type": "string",
+                    "minLength": 1,
+                },
+                "timestamp": {
+                    "type": "string",
+                    "format": "date-time",
+                    "pattern": "^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$",
+                },
+                "source": {
+                    "type": "string",
+                    "description": "Provider that produced the event: qqbot, console, ...",
+                },
+                "bot": {
+                    "$ref": "#/$defs/BotRef",
+                },
+                "conversation": {
+                    "$ref": "#/$defs/Conversation",
+                },
+                "rawPayload": {},
+                "eventType": {
+                    "type": "string",
+                    "enum": ["interaction.created", "bot.added", "bot.removed", "conversation.opened"],
+                },
+                "sender": {
+                    "description": "Who clicked (interaction.created, always), added or removed the bot, or opened the conversation, when known.",
+                    "$ref": "#/$defs/UserRef",
+                },
+                "interaction": {
+                    "description": "The click; present exactly in interaction.created.",
+                    "$ref": "#/$defs/Interaction",
+                },
+                "messageReference": {
+                    "description": "Where a reply goes: always in interaction.created, when the provider allows one in bot.added and conversation.opened, never in bot.removed.",
+                    "$ref": "#/$defs/MessageReference",
+                },
+            },
+            "required": ["eventId", "timestamp", "source", "bot", "conversation", "eventType"],
         },
         "CommandMatch": {
             "type": "object",
@@ -1685,6 +2037,52 @@ METHODS: Dict[str, Any] = {
             },
             "required": ["eventId", "accepted"],
         },
+        "Interaction": {
+            "type": "object",
+            "properties": {
+                "id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The provider's id of the click (QQ Bot: the INTERACTION_CREATE id; the host acknowledges it).",
+                },
+                "data": {
+                    "type": "string",
+                    "description": "The callback data of the button (ButtonAction \"callback\" data).",
+                },
+                "buttonId": {
+                    "description": "The id of the button, when the provider says.",
+                    "type": "string",
+                },
+                "messageId": {
+                    "description": "The provider's id of the message that carried the keyboard, when it says.",
+                    "type": "string",
+                },
+            },
+            "required": ["id", "data"],
+        },
+        "Keyboard": {
+            "type": "object",
+            "properties": {
+                "rows": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "buttons": {
+                                "type": "array",
+                                "items": {
+                                    "$ref": "#/$defs/Button",
+                                },
+                            },
+                        },
+                        "required": ["buttons"],
+                        "additionalProperties": False,
+                    },
+                },
+            },
+            "required": ["rows"],
+            "additionalProperties": False,
+        },
         "MessageEvent": {
             "type": "object",
             "properties": {
@@ -1762,7 +2160,7 @@ METHODS: Dict[str, Any] = {
             ],
         },
         "MessagePart": {
-            "description": "A text, mention or composite part of an outgoing message.",
+            "description": "A text, mention, image, file or composite part of an outgoing message.",
             "anyOf": [
                 {
                     "type": "object",
@@ -1817,6 +2215,51 @@ METHODS: Dict[str, Any] = {
                         },
                     },
                     "required": ["type", "target"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "type": {
+                            "type": "string",
+                            "const": "image",
+                        },
+                        "url": {
+                            "type": "string",
+                            "maxLength": 2048,
+                            "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
+                            "description": "Where the host fetches the image (PNG or JPEG on QQ Bot).",
+                        },
+                        "alt": {
+                            "description": "Text shown where the image cannot be (the console, logs).",
+                            "type": "string",
+                            "maxLength": 200,
+                        },
+                    },
+                    "required": ["type", "url"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "type": {
+                            "type": "string",
+                            "const": "file",
+                        },
+                        "url": {
+                            "type": "string",
+                            "maxLength": 2048,
+                            "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
+                            "description": "Where the host fetches the file.",
+                        },
+                        "fileName": {
+                            "description": "The name the recipient sees; default: the last segment of the URL path.",
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 255,
+                        },
+                    },
+                    "required": ["type", "url"],
                     "additionalProperties": False,
                 },
                 {
@@ -1882,6 +2325,10 @@ METHODS: Dict[str, Any] = {
                     "items": {
                         "$ref": "#/$defs/MessagePart",
                     },
+                },
+                "keyboard": {
+                    "description": "Buttons under the message; only with format \"markdown\" (message.keyboard.unsupported_format).",
+                    "$ref": "#/$defs/Keyboard",
                 },
             },
             "required": ["parts"],

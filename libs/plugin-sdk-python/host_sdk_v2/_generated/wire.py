@@ -9,9 +9,15 @@ from typing import Any, Dict, List, Literal, TypedDict, Union
 _AttachmentOptional = TypedDict(
     "_AttachmentOptional",
     {
+        # The host always sets it; absent only from a host older than this field.
+        "kind": Literal["image", "audio", "video", "file"],
         "url": str,
         "sizeBytes": int,
         "fileName": str,
+        # Pixels, for an image or video when the provider says.
+        "width": int,
+        # Pixels, for an image or video when the provider says.
+        "height": int,
     },
     total=False,
 )
@@ -39,6 +45,56 @@ class BotRef(_BotRefOptional):
 
     botAccountId: str
     platform: str
+
+
+_ButtonOptional = TypedDict(
+    "_ButtonOptional",
+    {
+        # Unique within the keyboard; comes back as interaction.buttonId. Default: the row and column, "r0c1".
+        "id": str,
+        # Default: "secondary".
+        "style": Literal["primary", "secondary"],
+        # command only: the client sends the text at once instead of leaving it in the input box. Default: false.
+        "send": bool,
+    },
+    total=False,
+)
+
+
+class Button(_ButtonOptional):
+    """Strict: unknown keys are refused. Schema: methods.json#/$defs/Button"""
+
+    label: str
+    action: Literal["callback", "link", "command"]
+    # The callback data (callback), the http or https URL (link) or the text (command).
+    data: str
+
+
+_ChatEventOptional = TypedDict(
+    "_ChatEventOptional",
+    {
+        "rawPayload": Any,
+        # Who clicked (interaction.created, always), added or removed the bot, or opened the conversation, when known.
+        "sender": "UserRef",
+        # The click; present exactly in interaction.created.
+        "interaction": "Interaction",
+        # Where a reply goes: always in interaction.created, when the provider allows one in bot.added and conversation.opened, never in bot.removed.
+        "messageReference": "MessageReference",
+    },
+    total=False,
+)
+
+
+class ChatEvent(_ChatEventOptional):
+    """Open: unknown keys are ignored. Schema: methods.json#/$defs/ChatEvent"""
+
+    eventId: str
+    timestamp: str
+    # Provider that produced the event: qqbot, console, ...
+    source: str
+    bot: "BotRef"
+    conversation: "Conversation"
+    eventType: Literal["interaction.created", "bot.added", "bot.removed", "conversation.opened"]
 
 
 _CommandOptional = TypedDict(
@@ -193,7 +249,7 @@ _EventSubscriptionOptional = TypedDict(
 class EventSubscription(_EventSubscriptionOptional):
     """Strict: unknown keys are refused. Schema: manifest.schema.json#/$defs/EventSubscription"""
 
-    eventType: Literal["message.created"]
+    eventType: Literal["message.created", "interaction.created", "bot.added", "bot.removed", "conversation.opened"]
 
 
 class EventsCancelParams(TypedDict):
@@ -344,6 +400,39 @@ class HttpManifestSettings(_HttpManifestSettingsOptional):
     pass
 
 
+_InteractionOptional = TypedDict(
+    "_InteractionOptional",
+    {
+        # The id of the button, when the provider says.
+        "buttonId": str,
+        # The provider's id of the message that carried the keyboard, when it says.
+        "messageId": str,
+    },
+    total=False,
+)
+
+
+class Interaction(_InteractionOptional):
+    """Open: unknown keys are ignored. Schema: methods.json#/$defs/Interaction"""
+
+    # The provider's id of the click (QQ Bot: the INTERACTION_CREATE id; the host acknowledges it).
+    id: str
+    # The callback data of the button (ButtonAction "callback" data).
+    data: str
+
+
+class Keyboard(TypedDict):
+    """Strict: unknown keys are refused. Schema: methods.json#/$defs/Keyboard"""
+
+    rows: List["KeyboardRowsItem"]
+
+
+class KeyboardRowsItem(TypedDict):
+    """Strict: unknown keys are refused. Schema: methods.json#/$defs/Keyboard/properties/rows/items"""
+
+    buttons: List["Button"]
+
+
 _LogWriteParamsOptional = TypedDict(
     "_LogWriteParamsOptional",
     {
@@ -412,14 +501,50 @@ class MessageEventMessage(_MessageEventMessageOptional):
     content: str
 
 
-# A text, mention or composite part of an outgoing message.
-MessagePart = Union["MessagePartText", "MessagePartMentionUser", "MessagePartMentionEveryone", "MessagePartComposite"]
+# A text, mention, image, file or composite part of an outgoing message.
+MessagePart = Union["MessagePartText", "MessagePartMentionUser", "MessagePartMentionEveryone", "MessagePartImage", "MessagePartFile", "MessagePartComposite"]
 
 class MessagePartComposite(TypedDict):
-    """Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3"""
+    """Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/5"""
 
     type: Literal["composite"]
     parts: List["MessagePart"]
+
+
+_MessagePartFileOptional = TypedDict(
+    "_MessagePartFileOptional",
+    {
+        # The name the recipient sees; default: the last segment of the URL path.
+        "fileName": str,
+    },
+    total=False,
+)
+
+
+class MessagePartFile(_MessagePartFileOptional):
+    """Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/4"""
+
+    type: Literal["file"]
+    # Where the host fetches the file.
+    url: str
+
+
+_MessagePartImageOptional = TypedDict(
+    "_MessagePartImageOptional",
+    {
+        # Text shown where the image cannot be (the console, logs).
+        "alt": str,
+    },
+    total=False,
+)
+
+
+class MessagePartImage(_MessagePartImageOptional):
+    """Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3"""
+
+    type: Literal["image"]
+    # Where the host fetches the image (PNG or JPEG on QQ Bot).
+    url: str
 
 
 class MessagePartMentionEveryone(TypedDict):
@@ -530,6 +655,7 @@ _OutboundMessageOptional = TypedDict(
         "target": "Target",
         # Default: "text".
         "format": Literal["text", "markdown"],
+        "keyboard": "Keyboard",
     },
     total=False,
 )
@@ -546,6 +672,8 @@ _OutgoingMessageOptional = TypedDict(
     {
         # Default: "text".
         "format": Literal["text", "markdown"],
+        # Buttons under the message; only with format "markdown" (message.keyboard.unsupported_format).
+        "keyboard": "Keyboard",
     },
     total=False,
 )
@@ -830,6 +958,7 @@ class UserRef(_UserRefOptional):
 METHOD_TYPES = {
     "host.initialize": ("\"HostInitializeParams\"", "\"HostInitializeResult\""),
     "events.message": ("\"MessageEvent\"", "\"EventAck\""),
+    "events.deliver": ("\"ChatEvent\"", "\"EventAck\""),
     "events.cancel": ("\"EventsCancelParams\"", "\"EventsCancelResult\""),
     "plugin.stop": ("\"PluginStopParams\"", "\"PluginStopResult\""),
     "plugin.ping": ("\"PluginPingParams\"", "\"PluginPingResult\""),

@@ -237,8 +237,8 @@ function emitUnion(alias: NamedType, model: ProtocolModel): string[] {
     '\treturn nil',
     '}',
     '',
-    `// Decode${name} decodes one ${name} JSON object into its branch type. The branches are strict:`,
-    '// an unknown key, an unknown branch or a wrong constant is an error.',
+    `// Decode${name} decodes one ${name} JSON object into its branch type. Strict branches refuse an unknown key;`,
+    '// an unknown branch or a wrong constant is always an error.',
     `func Decode${name}(data []byte) (${name}, error) {`,
     '\tvar keys map[string]json.RawMessage',
     '\tif err := json.Unmarshal(data, &keys); err != nil {',
@@ -260,7 +260,8 @@ function emitUnion(alias: NamedType, model: ProtocolModel): string[] {
     out.push(
       `\tcase ${cond}:`,
       `\t\tvar v ${b.name}`,
-      '\t\tif err := decodeStrict(data, &v); err != nil {',
+      // An open branch (an event a newer host may add fields to) ignores unknown keys, as its schema says.
+      b.open ? '\t\tif err := json.Unmarshal(data, &v); err != nil {' : '\t\tif err := decodeStrict(data, &v); err != nil {',
       '\t\t\treturn nil, err',
       '\t\t}',
       '\t\treturn v, nil',
@@ -274,21 +275,26 @@ function emitUnion(alias: NamedType, model: ProtocolModel): string[] {
       .join(', ')})`,
     '}',
     '',
-    '// decodeStrict decodes one JSON value and refuses keys the type does not have.',
-    'func decodeStrict(data []byte, v any) error {',
-    '\tdec := json.NewDecoder(bytes.NewReader(data))',
-    '\tdec.DisallowUnknownFields()',
-    '\treturn dec.Decode(v)',
-    '}',
-    '',
   );
   return out;
 }
+
+/** The decoder of strict union branches, once per file. */
+const DECODE_STRICT = [
+  '// decodeStrict decodes one JSON value and refuses keys the type does not have.',
+  'func decodeStrict(data []byte, v any) error {',
+  '\tdec := json.NewDecoder(bytes.NewReader(data))',
+  '\tdec.DisallowUnknownFields()',
+  '\treturn dec.Decode(v)',
+  '}',
+  '',
+];
 
 function typesFile(model: ProtocolModel): string {
   const unionOf = unionMembership(model);
   const body: string[] = [];
   for (const type of model.types) body.push(...(type.kind === 'object' ? emitObject(type, model, unionOf) : emitUnion(type, model)));
+  if (model.types.some((t) => t.kind !== 'object')) body.push(...DECODE_STRICT);
   const lines = [
     ...HEADER,
     '',

@@ -30,7 +30,7 @@ public static class Catalog
 
     // Error codes of the error catalogue (docs/protocol/v2.md section 11.3).
     /// <summary>
-    /// The message has no content after normalisation. Add a non-empty text or mention part.
+    /// The message has no content after normalisation. Add a non-empty text, mention, image or file part.
     /// </summary>
     public const string CodeMessageEmpty = "message.empty";
     /// <summary>
@@ -42,9 +42,41 @@ public static class Catalog
     /// </summary>
     public const string CodeMessagePartsTooMany = "message.parts.too_many";
     /// <summary>
-    /// A part has an unknown type. Use text, mention or composite parts.
+    /// A part has an unknown type. Use text, mention, image, file or composite parts.
     /// </summary>
     public const string CodeMessagePartUnsupported = "message.part.unsupported";
+    /// <summary>
+    /// The provider cannot send this kind of part to this target (QQ Bot: no file parts, and images only to groups and one-to-one chats). Send a link in a text part instead, or send to a target that takes it.
+    /// </summary>
+    public const string CodeMessagePartUnsupportedTarget = "message.part.unsupported_target";
+    /// <summary>
+    /// The message has more than one image or file part. Send each image or file in a message of its own.
+    /// </summary>
+    public const string CodeMessageMediaTooMany = "message.media.too_many";
+    /// <summary>
+    /// The URL of an image or file part, or of a link button, names or resolves to an address the host does not fetch from (loopback, private, link-local or otherwise reserved). Serve the file from a public address.
+    /// </summary>
+    public const string CodeMessageMediaAddressRefused = "message.media.address_refused";
+    /// <summary>
+    /// The plugin started more media uploads in the last minute than the host allows (20 per plugin). Send fewer images or files, or wait a minute.
+    /// </summary>
+    public const string CodeMessageMediaRateLimited = "message.media.rate_limited";
+    /// <summary>
+    /// The provider could not fetch or convert the image or file at the URL (QQ Bot: 304082 or 304083, or no file_info). Check that the URL answers with the file to anyone, and that its format is one the provider takes (PNG or JPEG for QQ Bot images).
+    /// </summary>
+    public const string CodeMessageMediaUploadFailed = "message.media.upload_failed";
+    /// <summary>
+    /// The keyboard has more rows or buttons than the provider shows (1 to 5 rows of 1 to 5 buttons). Split the buttons over several messages.
+    /// </summary>
+    public const string CodeMessageKeyboardTooLarge = "message.keyboard.too_large";
+    /// <summary>
+    /// A button of the keyboard is misshapen (no label, an unknown action, empty callback data, a bad id) or two buttons have the same id. Fix the button the message names; leave ids out to get unique ones.
+    /// </summary>
+    public const string CodeMessageKeyboardInvalid = "message.keyboard.invalid";
+    /// <summary>
+    /// A keyboard goes only with a Markdown message. Send the message with format "markdown", or without the keyboard.
+    /// </summary>
+    public const string CodeMessageKeyboardUnsupportedFormat = "message.keyboard.unsupported_format";
     /// <summary>
     /// A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.
     /// </summary>
@@ -89,6 +121,10 @@ public static class Catalog
     /// The provider refused to link this reply to the message it answers (QQ Bot: msg_id or event_id not valid for this bot, or an event that takes no reply). Do not repeat the reply.
     /// </summary>
     public const string CodeMessageReferenceRefused = "message.reference.refused";
+    /// <summary>
+    /// The event takes no reply: the provider gave no way to answer it (the bot was removed, or the platform sends nothing to answer). Do not reply to it; messages.send cannot reach the conversation either.
+    /// </summary>
+    public const string CodeMessageReferenceUnavailable = "message.reference.unavailable";
     /// <summary>
     /// The eventId was not delivered to this plugin or is too old. Reply only to events you received.
     /// </summary>
@@ -1001,10 +1037,18 @@ public static class Catalog
     /// <summary>Every catalogued error code in catalogue order.</summary>
     public static readonly IReadOnlyList<ErrorCodeInfo> ErrorCodes =
     [
-        new("MESSAGE_ERRORS", "message.empty", "The message has no content after normalisation. Add a non-empty text or mention part.", 0),
+        new("MESSAGE_ERRORS", "message.empty", "The message has no content after normalisation. Add a non-empty text, mention, image or file part.", 0),
         new("MESSAGE_ERRORS", "message.too_long", "The rendered message is longer than the provider allows (4000 characters). Shorten it or split it into several messages.", 0),
         new("MESSAGE_ERRORS", "message.parts.too_many", "The message has more than 100 parts after normalisation. Merge text or send several messages.", 0),
-        new("MESSAGE_ERRORS", "message.part.unsupported", "A part has an unknown type. Use text, mention or composite parts.", 0),
+        new("MESSAGE_ERRORS", "message.part.unsupported", "A part has an unknown type. Use text, mention, image, file or composite parts.", 0),
+        new("MESSAGE_ERRORS", "message.part.unsupported_target", "The provider cannot send this kind of part to this target (QQ Bot: no file parts, and images only to groups and one-to-one chats). Send a link in a text part instead, or send to a target that takes it.", 0),
+        new("MESSAGE_ERRORS", "message.media.too_many", "The message has more than one image or file part. Send each image or file in a message of its own.", 0),
+        new("MESSAGE_ERRORS", "message.media.address_refused", "The URL of an image or file part, or of a link button, names or resolves to an address the host does not fetch from (loopback, private, link-local or otherwise reserved). Serve the file from a public address.", 0),
+        new("MESSAGE_ERRORS", "message.media.rate_limited", "The plugin started more media uploads in the last minute than the host allows (20 per plugin). Send fewer images or files, or wait a minute.", 0),
+        new("MESSAGE_ERRORS", "message.media.upload_failed", "The provider could not fetch or convert the image or file at the URL (QQ Bot: 304082 or 304083, or no file_info). Check that the URL answers with the file to anyone, and that its format is one the provider takes (PNG or JPEG for QQ Bot images).", 0),
+        new("MESSAGE_ERRORS", "message.keyboard.too_large", "The keyboard has more rows or buttons than the provider shows (1 to 5 rows of 1 to 5 buttons). Split the buttons over several messages.", 0),
+        new("MESSAGE_ERRORS", "message.keyboard.invalid", "A button of the keyboard is misshapen (no label, an unknown action, empty callback data, a bad id) or two buttons have the same id. Fix the button the message names; leave ids out to get unique ones.", 0),
+        new("MESSAGE_ERRORS", "message.keyboard.unsupported_format", "A keyboard goes only with a Markdown message. Send the message with format \"markdown\", or without the keyboard.", 0),
         new("MESSAGE_ERRORS", "message.mention.invalid_id", "A user mention has a blank id or one with control characters or markup. Use sender.mentionId from the event.", 0),
         new("MESSAGE_ERRORS", "message.mention.unsupported_target", "This target does not take this mention: user mentions need a group or channel, and QQ Bot shows an everyone mention only in a guild channel. Remove the mention, or send to a target that takes it.", 0),
         new("MESSAGE_ERRORS", "message.mention.unsupported_format", "The provider does not show this mention in this format. Send the message in the other format, or without the mention.", 0),
@@ -1016,6 +1060,7 @@ public static class Catalog
         new("MESSAGE_ERRORS", "message.reference.expired", "The reply window of this message has passed. Send a new message with messages.send instead.", 0),
         new("MESSAGE_ERRORS", "message.reference.reply_limit", "The message being answered already has every reply the provider allows (QQ Bot: 5 replies to one received message, counted across all plugins). Put the rest into the replies already sent.", 0),
         new("MESSAGE_ERRORS", "message.reference.refused", "The provider refused to link this reply to the message it answers (QQ Bot: msg_id or event_id not valid for this bot, or an event that takes no reply). Do not repeat the reply.", 0),
+        new("MESSAGE_ERRORS", "message.reference.unavailable", "The event takes no reply: the provider gave no way to answer it (the bot was removed, or the platform sends nothing to answer). Do not reply to it; messages.send cannot reach the conversation either.", 0),
         new("MESSAGE_ERRORS", "message.reference.unknown", "The eventId was not delivered to this plugin or is too old. Reply only to events you received.", 0),
         new("MESSAGE_ERRORS", "message.provider.rate_limited", "The messaging provider refused the message because a rate limit or quota was reached; details.providerCode is its own code. Send fewer messages, or later (QQ Bot allows 5 replies per received message).", 0),
         new("MESSAGE_ERRORS", "message.provider.active_unavailable", "The provider no longer delivers messages that answer no received message (QQ Bot ended active messages to groups and one-to-one chats on 2025-04-21). Reply to an event instead, within its reply window.", 0),
@@ -1354,6 +1399,13 @@ public static class Catalog
     public const int LimitMaxLogLineChars = 4096;
     public const int LimitMaxMessageParts = 100;
     public const int LimitMaxMessageChars = 4000;
+    public const int LimitMaxMediaParts = 1;
+    public const int LimitMaxMediaUrlChars = 2048;
+    public const int LimitMaxKeyboardRows = 5;
+    public const int LimitMaxKeyboardButtonsPerRow = 5;
+    public const int LimitMaxButtonLabelChars = 40;
+    public const int LimitMaxButtonDataChars = 512;
+    public const int LimitMaxMediaUploadsPerMinute = 20;
     public const int LimitMaxMentionUsers = 20;
     public const int LimitMaxOutboundMessages = 20;
     public const int LimitMaxHttpResponseBytes = 1048576;
@@ -1470,6 +1522,10 @@ public static class Catalog
     /// </summary>
     public const string MethodEventsMessage = "events.message";
     /// <summary>
+    /// Delivers an event of another type than message.created (a button click, the bot added or removed, a conversation opened), only of the types the plugin subscribes to; answered like events.message.
+    /// </summary>
+    public const string MethodEventsDeliver = "events.deliver";
+    /// <summary>
     /// Cancels a delivered event: its ACK timed out or its handler passed the deadline.
     /// </summary>
     public const string MethodEventsCancel = "events.cancel";
@@ -1507,6 +1563,7 @@ public static class Catalog
     [
         new("host.initialize", "hostToPlugin", ""),
         new("events.message", "hostToPlugin", ""),
+        new("events.deliver", "hostToPlugin", ""),
         new("events.cancel", "hostToPlugin", ""),
         new("plugin.stop", "hostToPlugin", ""),
         new("plugin.ping", "hostToPlugin", ""),
@@ -1526,6 +1583,7 @@ public static class Catalog
     public const string SignatureVersion = "v1";
     public const string HttpPathManifest = "/host/plugin/manifest";
     public const string HttpPathMessageEvents = "/host/plugin/events/message";
+    public const string HttpPathOtherEvents = "/host/plugin/events/deliver";
     public const string HttpHeaderTimestamp = "x-host-timestamp";
     public const string HttpHeaderDeliveryId = "x-host-delivery-id";
     public const string HttpHeaderSignature = "x-host-signature";

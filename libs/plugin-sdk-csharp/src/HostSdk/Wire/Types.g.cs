@@ -22,6 +22,13 @@ public sealed partial record Attachment
     [JsonPropertyName("contentType")]
     public required string ContentType { get; init; }
 
+    /// <summary>
+    /// The host always sets it; absent only from a host older than this field.
+    /// </summary>
+    [JsonPropertyName("kind")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Kind { get; init; }
+
     [JsonPropertyName("url")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? Url { get; init; }
@@ -33,6 +40,20 @@ public sealed partial record Attachment
     [JsonPropertyName("fileName")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? FileName { get; init; }
+
+    /// <summary>
+    /// Pixels, for an image or video when the provider says.
+    /// </summary>
+    [JsonPropertyName("width")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public long? Width { get; init; }
+
+    /// <summary>
+    /// Pixels, for an image or video when the provider says.
+    /// </summary>
+    [JsonPropertyName("height")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public long? Height { get; init; }
 }
 
 /// <summary>
@@ -54,6 +75,108 @@ public sealed partial record BotRef
     [JsonPropertyName("displayName")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? DisplayName { get; init; }
+}
+
+/// <summary>
+/// Button of protocol v2.
+/// Strict: unknown keys are refused. Schema: methods.json#/$defs/Button
+/// </summary>
+[JsonUnmappedMemberHandling(JsonUnmappedMemberHandling.Disallow)]
+public sealed partial record Button
+{
+    /// <summary>
+    /// Unique within the keyboard; comes back as interaction.buttonId. Default: the row and column, "r0c1".
+    /// </summary>
+    [JsonPropertyName("id")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Id { get; init; }
+
+    [JsonPropertyName("label")]
+    public required string Label { get; init; }
+
+    /// <summary>
+    /// Default: "secondary".
+    /// </summary>
+    [JsonPropertyName("style")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Style { get; init; }
+
+    /// <summary>Style, or its schema default "secondary" when it is absent.</summary>
+    [JsonIgnore]
+    public string StyleOrDefault => Style ?? "secondary";
+
+    [JsonPropertyName("action")]
+    public required string Action { get; init; }
+
+    /// <summary>
+    /// The callback data (callback), the http or https URL (link) or the text (command).
+    /// </summary>
+    [JsonPropertyName("data")]
+    public required string Data { get; init; }
+
+    /// <summary>
+    /// command only: the client sends the text at once instead of leaving it in the input box. Default: false.
+    /// </summary>
+    [JsonPropertyName("send")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public bool? Send { get; init; }
+
+    /// <summary>Send, or its schema default false when it is absent.</summary>
+    [JsonIgnore]
+    public bool SendOrDefault => Send ?? false;
+}
+
+/// <summary>
+/// ChatEvent of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/$defs/ChatEvent
+/// </summary>
+public sealed partial record ChatEvent
+{
+    [JsonPropertyName("eventId")]
+    public required string EventId { get; init; }
+
+    [JsonPropertyName("timestamp")]
+    public required string Timestamp { get; init; }
+
+    /// <summary>
+    /// Provider that produced the event: qqbot, console, ...
+    /// </summary>
+    [JsonPropertyName("source")]
+    public required string Source { get; init; }
+
+    [JsonPropertyName("bot")]
+    public required BotRef Bot { get; init; }
+
+    [JsonPropertyName("conversation")]
+    public required Conversation Conversation { get; init; }
+
+    [JsonPropertyName("rawPayload")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public JsonElement? RawPayload { get; init; }
+
+    [JsonPropertyName("eventType")]
+    public required string EventType { get; init; }
+
+    /// <summary>
+    /// Who clicked (interaction.created, always), added or removed the bot, or opened the conversation, when known.
+    /// </summary>
+    [JsonPropertyName("sender")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public UserRef? Sender { get; init; }
+
+    /// <summary>
+    /// The click; present exactly in interaction.created.
+    /// </summary>
+    [JsonPropertyName("interaction")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public Interaction? Interaction { get; init; }
+
+    /// <summary>
+    /// Where a reply goes: always in interaction.created, when the provider allows one in bot.added and conversation.opened, never in bot.removed.
+    /// </summary>
+    [JsonPropertyName("messageReference")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public MessageReference? MessageReference { get; init; }
 }
 
 /// <summary>
@@ -606,6 +729,61 @@ public sealed partial record HttpManifestSettings
 }
 
 /// <summary>
+/// Interaction of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/$defs/Interaction
+/// </summary>
+public sealed partial record Interaction
+{
+    /// <summary>
+    /// The provider's id of the click (QQ Bot: the INTERACTION_CREATE id; the host acknowledges it).
+    /// </summary>
+    [JsonPropertyName("id")]
+    public required string Id { get; init; }
+
+    /// <summary>
+    /// The callback data of the button (ButtonAction "callback" data).
+    /// </summary>
+    [JsonPropertyName("data")]
+    public required string Data { get; init; }
+
+    /// <summary>
+    /// The id of the button, when the provider says.
+    /// </summary>
+    [JsonPropertyName("buttonId")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? ButtonId { get; init; }
+
+    /// <summary>
+    /// The provider's id of the message that carried the keyboard, when it says.
+    /// </summary>
+    [JsonPropertyName("messageId")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? MessageId { get; init; }
+}
+
+/// <summary>
+/// Keyboard of protocol v2.
+/// Strict: unknown keys are refused. Schema: methods.json#/$defs/Keyboard
+/// </summary>
+[JsonUnmappedMemberHandling(JsonUnmappedMemberHandling.Disallow)]
+public sealed partial record Keyboard
+{
+    [JsonPropertyName("rows")]
+    public required IReadOnlyList<KeyboardRowsItem> Rows { get; init; }
+}
+
+/// <summary>
+/// KeyboardRowsItem of protocol v2.
+/// Strict: unknown keys are refused. Schema: methods.json#/$defs/Keyboard/properties/rows/items
+/// </summary>
+[JsonUnmappedMemberHandling(JsonUnmappedMemberHandling.Disallow)]
+public sealed partial record KeyboardRowsItem
+{
+    [JsonPropertyName("buttons")]
+    public required IReadOnlyList<Button> Buttons { get; init; }
+}
+
+/// <summary>
 /// LogWriteParams of protocol v2.
 /// Open: unknown keys are ignored. Schema: methods.json#/methods/log.write/params
 /// </summary>
@@ -713,8 +891,8 @@ public sealed partial record MessageEventMessage
 }
 
 /// <summary>
-/// MessagePart: A text, mention or composite part of an outgoing message.
-/// One of MessagePartText, MessagePartMentionUser, MessagePartMentionEveryone, MessagePartComposite; they are told apart by their constant fields.
+/// MessagePart: A text, mention, image, file or composite part of an outgoing message.
+/// One of MessagePartText, MessagePartMentionUser, MessagePartMentionEveryone, MessagePartImage, MessagePartFile, MessagePartComposite; they are told apart by their constant fields.
 /// </summary>
 [JsonConverter(typeof(MessagePartJsonConverter))]
 public abstract partial record MessagePart;
@@ -734,6 +912,10 @@ public sealed class MessagePartJsonConverter : JsonConverter<MessagePart>
             return root.Deserialize(WireJsonContext.Default.MessagePartMentionUser);
         if (Constant(root, "type", static p => p.ValueKind == JsonValueKind.String && p.GetString() == "mention") && Constant(root, "target", static p => p.ValueKind == JsonValueKind.String && p.GetString() == "everyone"))
             return root.Deserialize(WireJsonContext.Default.MessagePartMentionEveryone);
+        if (Constant(root, "type", static p => p.ValueKind == JsonValueKind.String && p.GetString() == "image"))
+            return root.Deserialize(WireJsonContext.Default.MessagePartImage);
+        if (Constant(root, "type", static p => p.ValueKind == JsonValueKind.String && p.GetString() == "file"))
+            return root.Deserialize(WireJsonContext.Default.MessagePartFile);
         if (Constant(root, "type", static p => p.ValueKind == JsonValueKind.String && p.GetString() == "composite"))
             return root.Deserialize(WireJsonContext.Default.MessagePartComposite);
         throw new JsonException("unsupported MessagePart (" + "type " + Describe(root, "type") + ", " + "target " + Describe(root, "target") + ")");
@@ -752,6 +934,12 @@ public sealed class MessagePartJsonConverter : JsonConverter<MessagePart>
             case MessagePartMentionEveryone v:
                 JsonSerializer.Serialize(writer, v, WireJsonContext.Default.MessagePartMentionEveryone);
                 break;
+            case MessagePartImage v:
+                JsonSerializer.Serialize(writer, v, WireJsonContext.Default.MessagePartImage);
+                break;
+            case MessagePartFile v:
+                JsonSerializer.Serialize(writer, v, WireJsonContext.Default.MessagePartFile);
+                break;
             case MessagePartComposite v:
                 JsonSerializer.Serialize(writer, v, WireJsonContext.Default.MessagePartComposite);
                 break;
@@ -769,7 +957,7 @@ public sealed class MessagePartJsonConverter : JsonConverter<MessagePart>
 
 /// <summary>
 /// MessagePartComposite of protocol v2.
-/// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3
+/// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/5
 /// </summary>
 [JsonUnmappedMemberHandling(JsonUnmappedMemberHandling.Disallow)]
 public sealed partial record MessagePartComposite : MessagePart
@@ -780,6 +968,56 @@ public sealed partial record MessagePartComposite : MessagePart
 
     [JsonPropertyName("parts")]
     public required IReadOnlyList<MessagePart> Parts { get; init; }
+}
+
+/// <summary>
+/// MessagePartFile of protocol v2.
+/// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/4
+/// </summary>
+[JsonUnmappedMemberHandling(JsonUnmappedMemberHandling.Disallow)]
+public sealed partial record MessagePartFile : MessagePart
+{
+    [JsonPropertyName("type")]
+    [JsonRequired]
+    public string Type { get; init; } = "file";
+
+    /// <summary>
+    /// Where the host fetches the file.
+    /// </summary>
+    [JsonPropertyName("url")]
+    public required string Url { get; init; }
+
+    /// <summary>
+    /// The name the recipient sees; default: the last segment of the URL path.
+    /// </summary>
+    [JsonPropertyName("fileName")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? FileName { get; init; }
+}
+
+/// <summary>
+/// MessagePartImage of protocol v2.
+/// Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3
+/// </summary>
+[JsonUnmappedMemberHandling(JsonUnmappedMemberHandling.Disallow)]
+public sealed partial record MessagePartImage : MessagePart
+{
+    [JsonPropertyName("type")]
+    [JsonRequired]
+    public string Type { get; init; } = "image";
+
+    /// <summary>
+    /// Where the host fetches the image (PNG or JPEG on QQ Bot).
+    /// </summary>
+    [JsonPropertyName("url")]
+    public required string Url { get; init; }
+
+    /// <summary>
+    /// Text shown where the image cannot be (the console, logs).
+    /// </summary>
+    [JsonPropertyName("alt")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Alt { get; init; }
 }
 
 /// <summary>
@@ -967,6 +1205,10 @@ public sealed partial record OutboundMessage
 
     [JsonPropertyName("parts")]
     public required IReadOnlyList<MessagePart> Parts { get; init; }
+
+    [JsonPropertyName("keyboard")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public Keyboard? Keyboard { get; init; }
 }
 
 /// <summary>
@@ -989,6 +1231,13 @@ public sealed partial record OutgoingMessage
 
     [JsonPropertyName("parts")]
     public required IReadOnlyList<MessagePart> Parts { get; init; }
+
+    /// <summary>
+    /// Buttons under the message; only with format "markdown" (message.keyboard.unsupported_format).
+    /// </summary>
+    [JsonPropertyName("keyboard")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public Keyboard? Keyboard { get; init; }
 }
 
 /// <summary>
@@ -1460,6 +1709,8 @@ public sealed partial record UserRef
 [JsonSourceGenerationOptions(DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull)]
 [JsonSerializable(typeof(Attachment))]
 [JsonSerializable(typeof(BotRef))]
+[JsonSerializable(typeof(Button))]
+[JsonSerializable(typeof(ChatEvent))]
 [JsonSerializable(typeof(Command))]
 [JsonSerializable(typeof(CommandMatch))]
 [JsonSerializable(typeof(Concurrency))]
@@ -1477,12 +1728,17 @@ public sealed partial record UserRef
 [JsonSerializable(typeof(HostInitializeResult))]
 [JsonSerializable(typeof(HttpManifest))]
 [JsonSerializable(typeof(HttpManifestSettings))]
+[JsonSerializable(typeof(Interaction))]
+[JsonSerializable(typeof(Keyboard))]
+[JsonSerializable(typeof(KeyboardRowsItem))]
 [JsonSerializable(typeof(LogWriteParams))]
 [JsonSerializable(typeof(LogWriteResult))]
 [JsonSerializable(typeof(MessageEvent))]
 [JsonSerializable(typeof(MessageEventMessage))]
 [JsonSerializable(typeof(MessagePart))]
 [JsonSerializable(typeof(MessagePartComposite))]
+[JsonSerializable(typeof(MessagePartFile))]
+[JsonSerializable(typeof(MessagePartImage))]
 [JsonSerializable(typeof(MessagePartMentionEveryone))]
 [JsonSerializable(typeof(MessagePartMentionUser))]
 [JsonSerializable(typeof(MessagePartText))]
