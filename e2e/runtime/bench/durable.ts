@@ -10,9 +10,13 @@
 // added latency per event are taken in the same run.
 //
 //   npx nx run e2e-runtime:bench-durable
+//   npx nx run e2e-runtime:bench-durable --args=--profile=<folder>
+//     also writes a CPU profile of each host (main thread and the embedded
+//     database's thread, `--cpu-prof`) into <folder>/<store>/, to open in
+//     Chrome's DevTools or any .cpuprofile viewer.
 import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/e2e-support';
 import { buildZip } from '@host/host-installer/testing';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,13 +26,30 @@ const FIXTURE = join(HERE, '../../fixtures/misbehaving-plugin');
 const PLUGIN_ID = 'com.example.durable-bench';
 const ROUNDS = 3;
 const EVENTS: Record<number, number> = { 1: 300, 32: 2000 };
+const PROFILE = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
 const STORES = { file: 'in memory (HOST_STORE=file)', sql: 'durable (embedded SQL store)' } as const;
 
 interface Round {
   eventsPerSecond: number;
   p50: number;
   p99: number;
+  /** The host's CPU time per event (all its threads), in ms: unlike throughput, it does not depend on what else the machine runs. */
+  cpu: number;
+  /** The part of `cpu` spent off the main thread (the embedded database's thread, V8's and libuv's helpers). */
+  cpuOffMain: number;
   failed: number;
+}
+
+/** CPU seconds the threads of `pid` ran so far (schedstat): [all of them, the main thread]. */
+function threadCpu(pid: number): [number, number] {
+  let all = 0;
+  let main = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    all += ns;
+    if (task === String(pid)) main = ns;
+  }
+  return [all / 1e9, main / 1e9];
 }
 
 function echoPackage(): Buffer {
@@ -48,6 +69,7 @@ async function round(host: RunningHost, inFlight: number, events: number): Promi
   const latencies: number[] = [];
   let failed = 0;
   let next = 0;
+  const cpu0 = threadCpu(host.child.pid!);
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
@@ -65,8 +87,11 @@ async function round(host: RunningHost, inFlight: number, events: number): Promi
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  const cpu1 = threadCpu(host.child.pid!);
   latencies.sort((a, b) => a - b);
-  return { eventsPerSecond: events / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), failed };
+  const cpu = ((cpu1[0] - cpu0[0]) * 1000) / events;
+  const cpuOffMain = cpu - ((cpu1[1] - cpu0[1]) * 1000) / events;
+  return { eventsPerSecond: events / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), cpu, cpuOffMain, failed };
 }
 
 const medianOf = (rounds: Round[], key: keyof Round) =>
@@ -74,7 +99,8 @@ const medianOf = (rounds: Round[], key: keyof Round) =>
 
 async function measure(store: keyof typeof STORES): Promise<Record<number, Round>> {
   const dataDir = mkdtempSync(join(tmpdir(), `host-bench-durable-${store}-`));
-  const host = await startHost(dataDir, { HOST_STORE: store });
+  const nodeArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, store)}`] : [];
+  const host = await startHost(dataDir, { HOST_STORE: store }, [], { nodeArgs });
   try {
     const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(echoPackage(), { startAfterInstall: 'true' }));
     if (installed.status !== 201) throw new Error(`install failed: ${JSON.stringify(installed.body)}`);
@@ -87,6 +113,8 @@ async function measure(store: keyof typeof STORES): Promise<Record<number, Round
         eventsPerSecond: medianOf(rounds, 'eventsPerSecond'),
         p50: medianOf(rounds, 'p50'),
         p99: medianOf(rounds, 'p99'),
+        cpu: medianOf(rounds, 'cpu'),
+        cpuOffMain: medianOf(rounds, 'cpuOffMain'),
         failed: rounds.reduce((n, r) => n + r.failed, 0),
       };
     }
@@ -108,11 +136,11 @@ async function main(): Promise<void> {
     for (const store of ['file', 'sql'] as const) {
       const r = results[store][inFlight]!;
       lines.push(
-        `c=${String(inFlight).padStart(2)}  ${STORES[store].padEnd(30)} ${r.eventsPerSecond.toFixed(0).padStart(6)} ev/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  failed ${r.failed}`,
+        `c=${String(inFlight).padStart(2)}  ${STORES[store].padEnd(30)} ${r.eventsPerSecond.toFixed(0).padStart(6)} ev/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  host CPU ${r.cpu.toFixed(2)} ms/event (${r.cpuOffMain.toFixed(2)} off the main thread)  failed ${r.failed}`,
       );
     }
     lines.push(
-      `c=${String(inFlight).padStart(2)}  durable / in memory: ${((b.eventsPerSecond / a.eventsPerSecond) * 100).toFixed(1)}% of the throughput (target at least 90%); p50 ${b.p50 - a.p50 >= 0 ? '+' : ''}${(b.p50 - a.p50).toFixed(2)} ms per event`,
+      `c=${String(inFlight).padStart(2)}  durable / in memory: ${((b.eventsPerSecond / a.eventsPerSecond) * 100).toFixed(1)}% of the throughput (target at least 90%); p50 ${b.p50 - a.p50 >= 0 ? '+' : ''}${(b.p50 - a.p50).toFixed(2)} ms per event; host CPU ${((b.cpu / a.cpu) * 100).toFixed(0)}%`,
     );
   }
   console.log(lines.join('\n'));

@@ -36,10 +36,10 @@ export async function startHost(
   dataDir: string,
   env: Record<string, string> = {},
   args: string[] = [],
-  options: { startTimeoutMilliseconds?: number } = {},
+  options: { startTimeoutMilliseconds?: number; nodeArgs?: string[] } = {},
 ): Promise<RunningHost> {
   const startTimeout = options.startTimeoutMilliseconds ?? 15_000;
-  const child = spawn(process.execPath, [HOST_MAIN, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), HOST_MAIN, ...args], {
     cwd: ROOT,
     env: {
       PATH: process.env['PATH'] ?? '',

@@ -220,12 +220,23 @@ function notice(base: QueueNotice, extra: Record<string, unknown>): string {
  * so a call the database refuses fails alone.
  */
 export class Batcher<I, O> {
+  /**
+   * How many batches of one kind to keep on their way on `db`: the embedded
+   * database runs one call at a time on its thread, so a second batch would
+   * only wait there, holding calls the first could have taken; a server runs
+   * two on two connections.
+   */
+  static parallelOn(db: SqlDatabase): number {
+    return db.kind === 'embedded' ? 1 : 2;
+  }
+
   private readonly waiting: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
   private running = 0;
 
+  /** @param parallel how many batches may be on their way at once (a function: asked at each call, see {@link parallelOn}). */
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
-    private readonly parallel = 2,
+    private readonly parallel: number | (() => number) = 2,
     private readonly max = 200,
   ) {}
 
@@ -237,7 +248,8 @@ export class Batcher<I, O> {
   }
 
   private next(): void {
-    while (this.running < this.parallel && this.waiting.length > 0) {
+    const parallel = typeof this.parallel === 'function' ? this.parallel() : this.parallel;
+    while (this.running < parallel && this.waiting.length > 0) {
       const batch = this.waiting.splice(0, this.max);
       this.running++;
       void (async () => {
@@ -319,9 +331,10 @@ export class SqlDeliveryQueue {
    * their way): one statement writes them all and announces each plugin with
    * new rows to claim once.
    */
-  private readonly enqueues = new Batcher<{ e: string; p: string; ev: unknown; claim: boolean }, boolean>(async (items) => {
-    const rows = await this.db.query<{ i: number }>(
-      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, ev jsonb, claim boolean)),
+  private readonly enqueues = new Batcher<{ e: string; p: string; ev: unknown; claim: boolean }, boolean>(
+    async (items) => {
+      const rows = await this.db.query<{ i: number }>(
+        `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, ev jsonb, claim boolean)),
        added AS (
          INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts)
            SELECT e, p, $2, ev, CASE WHEN claim THEN 'claimed' ELSE 'pending' END, CASE WHEN claim THEN $3 END, CASE WHEN claim THEN 1 ELSE 0 END
@@ -332,11 +345,13 @@ export class SqlDeliveryQueue {
        -- The same pair twice in one batch: the first call queued it, the other finds it queued.
        SELECT DISTINCT ON (x.e, x.p) x.i, told.n FROM added JOIN x ON x.e = added.event_id AND x.p = added.plugin_id, told
         ORDER BY x.e, x.p, x.i`,
-      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.replica, this.claimer, QUEUE_CHANNEL],
-    );
-    const added = new Set(rows.map((r) => r.i));
-    return items.map((_, i) => added.has(i));
-  });
+        [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.replica, this.claimer, QUEUE_CHANNEL],
+      );
+      const added = new Set(rows.map((r) => r.i));
+      return items.map((_, i) => added.has(i));
+    },
+    () => Batcher.parallelOn(this.db),
+  );
 
   /**
    * Claims up to `limit` waiting rows of `pluginId` (oldest first) for this
@@ -369,17 +384,20 @@ export class SqlDeliveryQueue {
   }
 
   /** Decisions recorded together, in one statement, each origin told. */
-  private readonly decisions = new Batcher<{ e: string; p: string; d: unknown; tell: string }, void>(async (items) => {
-    await this.db.query(
-      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, d jsonb, tell text)),
+  private readonly decisions = new Batcher<{ e: string; p: string; d: unknown; tell: string }, void>(
+    async (items) => {
+      await this.db.query(
+        `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, d jsonb, tell text)),
        decided AS (
          UPDATE host_event_queue q SET state = 'decided', decision = x.d
            FROM x WHERE q.event_id = x.e AND q.plugin_id = x.p AND q.state = 'claimed' AND q.claimed_by = $2 RETURNING x.tell)
        SELECT pg_notify($3, tell) FROM decided`,
-      [JSON.stringify(items), this.claimer, QUEUE_CHANNEL],
-    );
-    return items.map(() => undefined);
-  });
+        [JSON.stringify(items), this.claimer, QUEUE_CHANNEL],
+      );
+      return items.map(() => undefined);
+    },
+    () => Batcher.parallelOn(this.db),
+  );
 
   /**
    * Records the final outcome (once: a row already final is left as it is),
@@ -419,9 +437,10 @@ export class SqlDeliveryQueue {
   private readonly finishes = new Batcher<
     { e: string; p: string; d: unknown; c: unknown; a: boolean; tell: QueueNotice | null; r: readonly unknown[] | null },
     boolean
-  >(async (items) => {
-    const rows = await this.db.query<{ i: number }>(
-      `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, d jsonb, c jsonb, a boolean, tell jsonb, r jsonb)),
+  >(
+    async (items) => {
+      const rows = await this.db.query<{ i: number }>(
+        `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, d jsonb, c jsonb, a boolean, tell jsonb, r jsonb)),
        finished AS (
          UPDATE host_event_queue q SET state = 'done', decision = coalesce(q.decision, x.d), completion = x.c, done_at = now()
            FROM x WHERE q.event_id = x.e AND q.plugin_id = x.p AND q.state <> 'done' AND (x.a OR q.claimed_by = $2)
@@ -431,11 +450,13 @@ export class SqlDeliveryQueue {
          FROM finished, LATERAL (SELECT (tell || jsonb_build_object('d', decision, 'c', completion)
                                          || CASE WHEN r IS NULL OR jsonb_typeof(r) = 'null' THEN '{}'::jsonb ELSE jsonb_build_object('r', r) END)::text
                                          AS full_notice) n`,
-      [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer, QUEUE_CHANNEL],
-    );
-    const done = new Set(rows.map((r) => r.i));
-    return items.map((_, i) => done.has(i));
-  });
+        [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.claimer, QUEUE_CHANNEL],
+      );
+      const done = new Set(rows.map((r) => r.i));
+      return items.map((_, i) => done.has(i));
+    },
+    () => Batcher.parallelOn(this.db),
+  );
 
   async get(eventId: string, pluginId: string): Promise<QueuedDelivery | undefined> {
     const rows = await this.db.query<Row>(
@@ -498,25 +519,28 @@ export class SqlDeliveryQueue {
   private readonly recordings = new Batcher<
     { e: string; p: string; n: number; req: unknown; ep: number | null },
     { fresh: boolean; reply: RecordedReply } | typeof LOST
-  >(async (items) => {
-    const out: ({ fresh: boolean; reply: RecordedReply } | typeof LOST)[] = new Array(items.length);
-    let todo = items.map((item, i) => ({ item, i }));
-    for (let attempt = 0; todo.length > 0; attempt++) {
-      if (attempt >= RECORD_REPLY_ATTEMPTS)
-        throw new Error(
-          `Could not number a reply to event ${todo[0]!.item.e}: ${RECORD_REPLY_ATTEMPTS} tries each met another process's reply.`,
-        );
-      const got = await this.recordBatch(todo.map((t) => t.item));
-      const left: typeof todo = [];
-      todo.forEach((t, j) => {
-        const r = got[j];
-        if (r) out[t.i] = r;
-        else left.push(t);
-      });
-      todo = left;
-    }
-    return out;
-  });
+  >(
+    async (items) => {
+      const out: ({ fresh: boolean; reply: RecordedReply } | typeof LOST)[] = new Array(items.length);
+      let todo = items.map((item, i) => ({ item, i }));
+      for (let attempt = 0; todo.length > 0; attempt++) {
+        if (attempt >= RECORD_REPLY_ATTEMPTS)
+          throw new Error(
+            `Could not number a reply to event ${todo[0]!.item.e}: ${RECORD_REPLY_ATTEMPTS} tries each met another process's reply.`,
+          );
+        const got = await this.recordBatch(todo.map((t) => t.item));
+        const left: typeof todo = [];
+        todo.forEach((t, j) => {
+          const r = got[j];
+          if (r) out[t.i] = r;
+          else left.push(t);
+        });
+        todo = left;
+      }
+      return out;
+    },
+    () => Batcher.parallelOn(this.db),
+  );
 
   /** Answers each item recorded before or recorded now; undefined where another process got in first. */
   private async recordBatch(
@@ -567,15 +591,18 @@ export class SqlDeliveryQueue {
   }
 
   /** Replies marked sent together, in one statement. */
-  private readonly notes = new Batcher<{ e: string; p: string; n: number; o: unknown }, void>(async (items) => {
-    await this.db.query(
-      `UPDATE host_event_replies r SET outbound = x.o, sent_at = now()
+  private readonly notes = new Batcher<{ e: string; p: string; n: number; o: unknown }, void>(
+    async (items) => {
+      await this.db.query(
+        `UPDATE host_event_replies r SET outbound = x.o, sent_at = now()
          FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, n integer, o jsonb)
         WHERE r.event_id = x.e AND r.plugin_id = x.p AND r.n = x.n`,
-      [JSON.stringify(items)],
-    );
-    return items.map(() => undefined);
-  });
+        [JSON.stringify(items)],
+      );
+      return items.map(() => undefined);
+    },
+    () => Batcher.parallelOn(this.db),
+  );
 
   /**
    * Records the `n`-th send (messages.send) of `pluginId` while it handles

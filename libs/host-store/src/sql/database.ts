@@ -107,6 +107,9 @@ export const EMBEDDED_SETTINGS: readonly string[] = [
   'min_wal_size=32MB',
   'max_wal_size=64MB',
   'full_page_writes=off',
+  // Statements reach the embedded database with their parameters as quoted literals (see inline-parameters.ts),
+  // which relies on a backslash in a literal being an ordinary character.
+  'standard_conforming_strings=on',
 ];
 
 export interface EmbeddedOpenOptions {

@@ -1,3 +1,5 @@
+import { inlineParameters } from './inline-parameters';
+
 /**
  * The embedded database's thread. PGlite (PostgreSQL compiled to
  * WebAssembly) runs its queries on the thread that calls it; here that is a
@@ -14,6 +16,10 @@
  * still be copying the database's files from a template; it opens the
  * database when told to (`{ op: 'open' }`, sent once the folder is ready).
  *
+ * Every statement runs as a simple query, its parameters written into it as
+ * literals ({@link inlineParameters}): one pass through PGlite's PostgreSQL
+ * loop instead of six.
+ *
  * Messages to the worker: `{ op: 'open' }`, `{ id, op: 'query', sql, params, tx? }`, `{ id, op: 'batch', statements }`
  * (each `{ sql, params }`, run in one transaction: one message for a whole write), `{ id, op: 'begin' }`
  * (answers a transaction id), `{ id, op: 'end', tx, commit }`, `{ id, op: 'listen', channel }`,
@@ -22,6 +28,7 @@
  */
 export const EMBEDDED_WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const inlineParameters = (${inlineParameters.toString()});
 const { readFile } = require('node:fs/promises');
 const { join, dirname } = require('node:path');
 const { PGlite } = require(workerData.pglite);
@@ -56,15 +63,14 @@ parentPort.on('message', async (m) => {
     switch (m.op) {
       case 'query': {
         const on = m.tx ? txs.get(m.tx).tx : db;
-        return answer(m.id, (await on.query(m.sql, m.params)).rows);
+        const results = await on.exec(inlineParameters(m.sql, m.params || []));
+        return answer(m.id, results.length ? results[results.length - 1].rows : []);
       }
       case 'batch': {
-        const results = await db.transaction(async (t) => {
-          const rows = [];
-          for (const st of m.statements) rows.push((await t.query(st.sql, st.params)).rows);
-          return rows;
-        });
-        return answer(m.id, results);
+        // One simple query of all the statements: PostgreSQL runs them as one transaction, in one call into PGlite.
+        const results = await db.exec(m.statements.map((st) => inlineParameters(st.sql, st.params || [])).join(';\\n'));
+        if (results.length !== m.statements.length) throw new Error('A statement of the batch held more than one statement.');
+        return answer(m.id, results.map((r) => r.rows));
       }
       case 'begin': {
         const tx = nextTx++;

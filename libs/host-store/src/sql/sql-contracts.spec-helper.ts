@@ -59,6 +59,40 @@ export function describeSqlStoreContracts(name: string, database: () => SqlDatab
     reopen: async (capacity) => SqlEventLogStore.open(database(), { capacity }),
   });
 
+  describe(`SqlEventLogStore's table (${name})`, () => {
+    const rows = async () =>
+      (await database().query<{ event_id: string }>('SELECT event_id FROM host_events ORDER BY seq')).map((r) => r.event_id);
+
+    it('holds at most a tenth more than the capacity, and is cut back to the newest ones', async () => {
+      await emptyTables(database());
+      const log = await SqlEventLogStore.open(database(), { capacity: 20, flushIntervalMilliseconds: 60_000 });
+      const most: number[] = [];
+      for (let i = 0; i < 45; i++) {
+        log.append(contractEvent(`e${i}`, ['com.example.one']));
+        await log.flush();
+        most.push((await rows()).length);
+      }
+      await log.close();
+      expect(Math.max(...most)).toBeLessThanOrEqual(22);
+      const left = await rows();
+      expect(left.length).toBeGreaterThanOrEqual(20);
+      // Whatever was kept is the newest, in order.
+      expect(left).toEqual(Array.from({ length: left.length }, (_, i) => `e${45 - left.length + i}`));
+    }, 60_000);
+
+    it('keeps a record written again in the same write as a cut that would have reached its old place', async () => {
+      await emptyTables(database());
+      const log = await SqlEventLogStore.open(database(), { capacity: 10, flushIntervalMilliseconds: 60_000 });
+      for (let i = 0; i < 12; i++) log.append(contractEvent(`e${i}`, ['com.example.one']));
+      await log.flush();
+      // The oldest comes back (an event routed again) with the write that cuts the table past the newest 10.
+      log.append(contractEvent('e0', ['com.example.one']));
+      log.append(contractEvent('e12', ['com.example.one']));
+      await log.close();
+      expect(await rows()).toEqual(['e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e9', 'e10', 'e11', 'e0', 'e12']);
+    });
+  });
+
   describe(`SqlEventInbox (${name})`, () => {
     beforeEach(() => emptyTables(database()));
     const event = (id: string) => contractEvent(id).event as MessageEvent;

@@ -20,15 +20,18 @@ export class SqlEventInbox implements EventInbox {
     return this.adds.push(event);
   }
 
-  private readonly adds = new Batcher<MessageEvent, void>(async (events) => {
-    await this.db.query(
-      `INSERT INTO host_event_inbox (event_id, origin, event)
+  private readonly adds = new Batcher<MessageEvent, void>(
+    async (events) => {
+      await this.db.query(
+        `INSERT INTO host_event_inbox (event_id, origin, event)
          SELECT e->>'eventId', $2, e FROM jsonb_array_elements($1::jsonb) AS x(e)
        ON CONFLICT (event_id) DO NOTHING`,
-      [JSON.stringify(events), this.origin],
-    );
-    return events.map(() => undefined);
-  });
+        [JSON.stringify(events), this.origin],
+      );
+      return events.map(() => undefined);
+    },
+    () => Batcher.parallelOn(this.db),
+  );
 
   async unsettled(): Promise<MessageEvent[]> {
     const rows = await this.db.query<{ event: MessageEvent }>(

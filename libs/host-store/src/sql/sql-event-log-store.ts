@@ -1,7 +1,7 @@
 import { interruptDeliveries, type EventLogQuery, type EventRecord } from '@host/host-core';
 import { MemoryEventLogStore } from '../memory-event-log-store';
 import { WriteBehindEventLog, type SerialisedChange, type WriteBehindOptions } from '../write-behind-event-log';
-import type { SqlDatabase, SqlStatement } from './database';
+import type { SqlDatabase } from './database';
 
 export interface SqlEventLogStoreOptions extends WriteBehindOptions {
   /** Which host writes (kept with each event); a host marks only its own unfinished deliveries interrupted on start. */
@@ -32,6 +32,8 @@ export class SqlEventLogStore extends WriteBehindEventLog {
   private readonly replica: string;
   private readonly vacuumEveryRows: number;
   private rowsSinceVacuum = 0;
+  private readonly trimEveryRows: number;
+  private rowsSinceTrim = 0;
 
   private constructor(
     private readonly db: SqlDatabase,
@@ -41,6 +43,7 @@ export class SqlEventLogStore extends WriteBehindEventLog {
     super(window, o);
     this.replica = o.replica ?? 'host';
     this.vacuumEveryRows = o.vacuumEveryRows ?? Math.max(500, window.capacity);
+    this.trimEveryRows = Math.max(1, Math.ceil(window.capacity / 10));
   }
 
   static async open(db: SqlDatabase, options: SqlEventLogStoreOptions = {}): Promise<SqlEventLogStore> {
@@ -89,34 +92,36 @@ export class SqlEventLogStore extends WriteBehindEventLog {
     const updates: string[] = [];
     for (const { json, op } of batch) (op === 'event' ? events : updates).push(json);
     if (events.length === 0 && updates.length === 0) return;
-    const statements: SqlStatement[] = [];
-    if (events.length) {
-      statements.push({
-        sql: `INSERT INTO host_events (event_id, replica, record)
-                SELECT r->>'eventId', $2, r FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(r, n) ORDER BY n
-                ON CONFLICT (event_id) DO UPDATE SET record = EXCLUDED.record, replica = EXCLUDED.replica, seq = nextval('host_events_seq')`,
-        params: [`[${events.join(',')}]`, this.replica],
-      });
-    }
-    if (updates.length) {
-      statements.push({
-        sql: `UPDATE host_events e SET record = x.r FROM jsonb_array_elements($1::jsonb) AS x(r) WHERE e.event_id = x.r->>'eventId'`,
-        params: [`[${updates.join(',')}]`],
-      });
-    }
-    // Events whose record is written final leave the inbox in the same batch (one transaction): an accepted event is
-    // always in one or the other.
+    // Events whose record is written final leave the inbox in the same statement: an accepted event is always in
+    // one or the other.
     const final = batch.flatMap(({ record }) => (record.completedAt !== null ? [record.eventId] : []));
-    if (final.length) statements.push({ sql: 'DELETE FROM host_event_inbox WHERE event_id = ANY($1::text[])', params: [final] });
-    if (events.length) {
-      // Bounded: only the newest `capacity` rows stay.
-      statements.push({
-        sql: 'DELETE FROM host_events WHERE seq <= (SELECT seq FROM host_events ORDER BY seq DESC OFFSET $1 LIMIT 1)',
-        params: [this.capacity],
-      });
-    }
-    // One message to the embedded database's thread for the whole write.
-    await this.db.batch(statements);
+    this.rowsSinceTrim += events.length;
+    // Bounded: only the newest `capacity` rows stay. Trimmed once a tenth of the capacity was added (the table
+    // holds at most that much more meanwhile), not at every write: finding the cut walks `capacity` index entries.
+    const trim = this.rowsSinceTrim >= this.trimEveryRows;
+    if (trim) this.rowsSinceTrim = 0;
+    // One statement (its parts are data-modifying WITH clauses, each run once and to completion, in one implicit
+    // transaction): on the embedded database every call costs about as much as the work it carries, so a write is
+    // one call whatever it holds. No two parts touch the same row: a record is either new or an update in a batch,
+    // and the trim (which sees the table as it was before this statement) leaves the batch's own rows alone.
+    const parts: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    if (events.length)
+      parts.push(`added AS (
+        INSERT INTO host_events (event_id, replica, record)
+          SELECT r->>'eventId', ${param(this.replica)}, r FROM jsonb_array_elements(${param(`[${events.join(',')}]`)}::jsonb) WITH ORDINALITY AS x(r, n) ORDER BY n
+          ON CONFLICT (event_id) DO UPDATE SET record = EXCLUDED.record, replica = EXCLUDED.replica, seq = nextval('host_events_seq'))`);
+    if (updates.length)
+      parts.push(`changed AS (
+        UPDATE host_events e SET record = x.r FROM jsonb_array_elements(${param(`[${updates.join(',')}]`)}::jsonb) AS x(r)
+          WHERE e.event_id = x.r->>'eventId')`);
+    if (final.length) parts.push(`taken AS (DELETE FROM host_event_inbox WHERE event_id = ANY(${param(final)}::text[]))`);
+    if (trim)
+      parts.push(`trimmed AS (
+        DELETE FROM host_events WHERE seq <= (SELECT seq FROM host_events ORDER BY seq DESC OFFSET ${param(this.capacity)} LIMIT 1)
+          AND NOT event_id = ANY(${param(batch.map(({ record }) => record.eventId))}::text[]))`);
+    await this.db.query(`WITH ${parts.join(',\n')}\nSELECT 1`, params);
     this.rowsSinceVacuum += events.length + updates.length;
     if (this.db.kind === 'embedded' && this.rowsSinceVacuum >= this.vacuumEveryRows) {
       // PGlite runs PostgreSQL in single-user mode, without autovacuum: the
