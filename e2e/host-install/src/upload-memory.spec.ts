@@ -7,12 +7,14 @@ import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/
 
 // A package of about 60 MB uploaded to the built host on its default store (SQL, embedded PGlite). The host's
 // peak resident memory (VmHWM of the real host process) may grow by a bounded multiple of the archive: the upload
-// goes to disk, the archive is held once while it is checked, and it reaches the database in bounded chunks.
-// (Stored in the database as one value, the same upload took a host to several gigabytes.)
+// goes to disk, and the installer hashes, checks, stores (in 1 MiB chunks) and unpacks it from that file in
+// ranges, never holding it whole. Measured on a busy 2-core machine: 1.37x to 1.63x the archive (six runs);
+// 2.0x to 2.9x when the archive was read into one buffer and checked from it; several gigabytes when it was
+// stored in the database as one value.
 const FIXTURE = resolve(__dirname, '../../fixtures/misbehaving-plugin');
 const ARCHIVE_MB = 60;
 /** The bound: the peak grows by at most this many times the archive's size. */
-const PEAK_GROWTH_PER_ARCHIVE = 4;
+const PEAK_GROWTH_PER_ARCHIVE = 2;
 
 function kib(status: string, field: string): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
@@ -34,7 +36,8 @@ describe('a large package upload on the default store', () => {
   });
 
   it(`keeps the host's peak memory within ${PEAK_GROWTH_PER_ARCHIVE}x the archive, and serves the archive back intact`, async () => {
-    host = await startHost(dataDir);
+    // A loaded machine can take longer than the usual 15 s to start the host and its embedded database.
+    host = await startHost(dataDir, {}, [], { startTimeoutMilliseconds: 90_000 });
     expect(host.output()).toMatch(/store: .*embedded/i);
     const manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as Record<string, unknown>;
     manifest['pluginId'] = 'com.example.large';
