@@ -6,12 +6,15 @@
 //   flood     the same, while the fixture in flood-stderr --flood-line-by-line mode writes short stderr lines
 //             one write each, as fast as it can (it gets no events: only the echo plugin's latency is measured)
 //
-// It reports the echo's p50 and p99 in both, their ratios (target: at most 1.25), the host's CPU time per
-// second of each phase, and how many of the flooder's lines the host logged and dropped.
+// It reports the echo's p50 and p99 in both, their ratios (target: at most 1.25), the host's and the flooder's
+// CPU time per second of each phase (the flooder's from /proc: a Node.js flooder whose stderr is left unread
+// does not block, it queues its writes and runs on), the machine's load average, and how many of the
+// flooder's lines the host logged and dropped.
 //
 // Rounds of both phases alternate (--rounds, default 3); the ratios are the median of the rounds' ratios.
 //
 // Usage: node tools/scripts/ts-run.mjs e2e/runtime/bench/stderr-flood.ts [--seconds=10] [--rate=100] [--rounds=3]
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestHost, type TestHost } from '../src/harness';
@@ -30,13 +33,46 @@ interface Phase {
   answered: number;
   failed: number;
   cpuPerSecond: number;
+  /** The flooder's CPU time per second of the phase (0 in the baseline). */
+  flooderCpuPerSecond: number;
+  /** The machine's 1-minute load average at the end of the phase. */
+  load: number;
+}
+
+/** Processes whose command line holds `word` (Linux), to read the flooder's own CPU time. */
+function pidsWith(word: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(word)) out.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** CPU seconds (user and system) the processes have used so far; 100 clock ticks a second on Linux. */
+function cpuSecondsOf(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / 100;
 }
 
 /** Sends "/echo" at RATE per second for SECONDS (open loop: a slow answer does not delay the next request). */
-async function measure(port: number, agent: Agent): Promise<Phase> {
+async function measure(port: number, agent: Agent, flooderPids: number[] = []): Promise<Phase> {
   const times: number[] = [];
   let failed = 0;
   const cpu = process.cpuUsage();
+  const flooderCpu = cpuSecondsOf(flooderPids);
   const started = performance.now();
   const pending: Promise<void>[] = [];
   for (let i = 0; i < SECONDS * RATE; i++) {
@@ -59,6 +95,8 @@ async function measure(port: number, agent: Agent): Promise<Phase> {
     answered: times.length,
     failed,
     cpuPerSecond: (used.user + used.system) / 1e6 / wall,
+    flooderCpuPerSecond: (cpuSecondsOf(flooderPids) - flooderCpu) / wall,
+    load: Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
   };
 }
 
@@ -113,21 +151,21 @@ async function main(): Promise<void> {
       await host.runtime.start(flooder);
       // Past the first burst, into the steady flood.
       await new Promise((r) => setTimeout(r, 2_000));
-      const flood = await measure(port, agent);
+      const flood = await measure(port, agent, pidsWith('flood-stderr'));
       await host.runtime.stop(flooder);
       rounds.push({ baseline, flood });
     }
 
     console.log(`\n${RATE} requests/s for ${SECONDS} s per phase, ${ROUNDS} rounds\n`);
-    console.log('| round | phase | answered | failed | p50 ms | p99 ms | host CPU s/s |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('| round | phase | answered | failed | p50 ms | p99 ms | host CPU s/s | flooder CPU s/s | load |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     rounds.forEach((r, i) => {
       for (const [name, p] of [
         ['baseline', r.baseline],
         ['flood', r.flood],
       ] as const)
         console.log(
-          `| ${i + 1} | ${name} | ${p.answered} | ${p.failed} | ${p.p50.toFixed(2)} | ${p.p99.toFixed(2)} | ${p.cpuPerSecond.toFixed(3)} |`,
+          `| ${i + 1} | ${name} | ${p.answered} | ${p.failed} | ${p.p50.toFixed(2)} | ${p.p99.toFixed(2)} | ${p.cpuPerSecond.toFixed(3)} | ${p.flooderCpuPerSecond.toFixed(3)} | ${p.load.toFixed(1)} |`,
         );
     });
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

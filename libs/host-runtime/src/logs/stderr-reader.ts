@@ -14,15 +14,23 @@ export const STDERR_FLOOD_PAUSE_MILLISECONDS = 1_000;
  * rate the pipe is left unread for a moment, so the plugin's writes fill it
  * and the next read takes up to a whole pipe at once instead of one small
  * write at a time. A plugin writing many times its rate is left unread for a
- * second at a time: its writes to stderr then block, which slows only that
- * plugin, never the host or other plugins.
+ * second at a time. Where its writes to stderr then block, that slows only
+ * that plugin; but a Node.js plugin's writes to a full pipe do not block: they
+ * queue in the plugin and it goes on at full speed, taking a CPU from the host
+ * and the other plugins. So `onFlood` is called (once) when the plugin first
+ * writes many times its rate, for the caller to lower its CPU priority.
  */
-export function readStderr(stream: Readable, limiter: LogRateLimiter, onLine: (line: string) => void): void {
+export function readStderr(stream: Readable, limiter: LogRateLimiter, onLine: (line: string) => void, onFlood?: () => void): void {
   const splitter = new LineSplitter(onLine, undefined, limiter.gate);
   let timer: NodeJS.Timeout | null = null;
+  let flooding = false;
   stream.on('data', (chunk: Buffer) => {
     splitter.push(chunk);
     if (!limiter.exhausted || timer) return;
+    if (!flooding && limiter.farOver) {
+      flooding = true;
+      onFlood?.();
+    }
     stream.pause();
     // After the process exits the pipe still resumes and drains (at most one pipe's worth is left in it).
     timer = setTimeout(

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import {
   answeredDelivery,
+  chatEventOf,
   type CompletionOutcome,
   type Delivery,
   type DeliveryOutcome,
@@ -33,6 +34,7 @@ import { LogRateLimiter } from '../logs/log-rate-limit';
 import type { RuntimeLimits } from '../limits';
 import { formatDuration, type RuntimeTimings } from '../timings';
 import { checkInitializeResult, initializeParams } from './handshake';
+import { lowerGroupPriority } from './process-groups';
 import { buildEnvironment, resolveLaunch, type PluginDirectories } from './launch';
 import type { ModuleContainment } from './module-containment';
 import type { ProcessRunner, RunningProcess } from './runner';
@@ -190,8 +192,22 @@ export class PluginProcess {
       }
     });
     child.onExit((code, signal) => this.onExit(code, signal));
-    // Lines past the log rate are counted unread; a flooding plugin's stderr is read in whole pipes, then left a while.
-    readStderr(child.stderr, this.logRate, (line) => this.onStderrLine(line));
+    // Lines past the log rate are counted unread; a flooding plugin's stderr is read in whole pipes, then left a while,
+    // and the plugin runs at the lowest CPU priority from then on, so its loop slows no one but itself.
+    readStderr(
+      child.stderr,
+      this.logRate,
+      (line) => this.onStderrLine(line),
+      () => {
+        const pid = child.pid;
+        if (pid === undefined) return;
+        const lowered = lowerGroupPriority(pid);
+        this.log(
+          'warn',
+          `stderr flood: the plugin writes many times its log rate; its ${lowered} process(es) now run at the lowest CPU priority`,
+        );
+      },
+    );
     this.connection = this.connect(child);
     await this.handshake();
   }
@@ -319,7 +335,7 @@ export class PluginProcess {
   }
 
   /**
-   * Sends events.message. The decision is the ACK; the completion settles
+   * Sends events.message, or events.deliver for an event of another type. The decision is the ACK; the completion settles
    * with events.completed after an accepted ACK, at once after a decline or
    * a failure, and with `delivery.interrupted` when the process exits first.
    */
@@ -341,7 +357,10 @@ export class PluginProcess {
       this.completeEvent(eventId, { error: null });
       return o;
     };
-    const decision = this.request(Methods.message.method, event).then(
+    // An event of another type than message.created goes out as the plugin gets it, through events.deliver.
+    const chat = chatEventOf(event);
+    const method = chat ? Methods.deliver.method : Methods.message.method;
+    const decision = this.request(method, chat ?? event).then(
       (answer): DeliveryOutcome => {
         const ack = EventAckSchema.safeParse(answer);
         if (!ack.success || ack.data.eventId !== eventId) {
@@ -363,7 +382,7 @@ export class PluginProcess {
       (e: unknown): DeliveryOutcome => {
         // vscode-jsonrpc's own codes mean "connection gone" only when it is gone: a live plugin may answer with any code.
         if (e instanceof ResponseError && !(CONNECTION_LOST_CODES.has(e.code) && this.connectionGone)) {
-          return done(outcome({ code: 'delivery.plugin_error', message: `events.message failed with error ${e.code}: ${e.message}` }));
+          return done(outcome({ code: 'delivery.plugin_error', message: `${method} failed with error ${e.code}: ${e.message}` }));
         }
         return done(
           outcome({ code: 'delivery.failed', message: 'the plugin exited or its connection closed before it acknowledged the event' }),

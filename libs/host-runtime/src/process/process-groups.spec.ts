@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { groupAlive, markedProcesses, RUN_MARKER_VARIABLE, signalMarked } from './process-groups';
+import { groupAlive, LOWEST_PRIORITY, lowerGroupPriority, markedProcesses, RUN_MARKER_VARIABLE, signalMarked } from './process-groups';
 
 // Linux finds a run's processes by the marker in their environment (/proc/<pid>/environ).
 const linux = process.platform === 'linux' ? describe : describe.skip;
@@ -54,6 +54,33 @@ linux('groupAlive', () => {
     } finally {
       leader.kill('SIGKILL');
       rmSync(proc, { recursive: true, force: true });
+    }
+  });
+});
+
+linux('lowerGroupPriority', () => {
+  it('gives every process of the group the lowest CPU priority, and no process outside it', async () => {
+    // A leader that starts a child in its own group and says its pid, beside an unrelated process.
+    const leader = spawn(
+      process.execPath,
+      [
+        '-e',
+        "const c = require('child_process').spawn('sleep', ['30'], { stdio: 'ignore' }); console.log(c.pid); setInterval(() => {}, 1000)",
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'], detached: true },
+    );
+    const other = spawn('sleep', ['30'], { stdio: 'ignore', detached: true });
+    const exited = [leader, other].map((c) => new Promise((r) => c.once('exit', r)));
+    try {
+      const child = Number(await new Promise<string>((r) => leader.stdout!.once('data', (d: Buffer) => r(d.toString()))));
+      expect(lowerGroupPriority(leader.pid!)).toBe(2);
+      expect([getPriority(leader.pid!), getPriority(child)]).toEqual([LOWEST_PRIORITY, LOWEST_PRIORITY]);
+      expect(getPriority(other.pid!)).toBe(getPriority());
+      expect(lowerGroupPriority(999_999_999)).toBe(0);
+    } finally {
+      process.kill(-leader.pid!, 'SIGKILL');
+      other.kill('SIGKILL');
+      await Promise.all(exited);
     }
   });
 });

@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { dirname } from 'node:path';
 import { processStartTime } from '@host/host-store';
 /**
@@ -33,6 +34,52 @@ export function groupAlive(pid: number, procRoot = '/proc'): boolean {
     if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   return process.platform !== 'linux' || groupRuns(pid, procRoot);
+}
+
+/** The lowest CPU priority (the highest nice value): such a process runs when nothing else wants the CPU. */
+export const LOWEST_PRIORITY = 19;
+
+/**
+ * Gives every process of the group led by `pgid` the lowest CPU priority
+ * (processes it starts later inherit it); answers how many it reached. Raising
+ * a nice value needs no privilege; it is not lowered back for the process's
+ * life. Elsewhere than on Linux only the leader is reached.
+ */
+export function lowerGroupPriority(pgid: number, procRoot = '/proc'): number {
+  const members = process.platform === 'linux' ? groupMembers(pgid, procRoot) : [pgid];
+  let lowered = 0;
+  for (const pid of members) {
+    try {
+      setPriority(pid, LOWEST_PRIORITY);
+      lowered++;
+    } catch {
+      // exited meanwhile, or not ours to change
+    }
+  }
+  return lowered;
+}
+
+/** The live processes of group `pgid`, from /proc ([] when it cannot be read). */
+function groupMembers(pgid: number, procRoot: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(procRoot);
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`${procRoot}/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') out.push(Number(name));
+  }
+  return out;
 }
 
 /** Whether /proc lists a process of group `pgid` that is not a zombie (true when /proc cannot be read). */
