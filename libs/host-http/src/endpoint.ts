@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import {
   answeredDelivery,
+  chatEventOf,
   backoffDelay,
   SerialQueue,
   type BackoffPolicy,
@@ -269,12 +270,14 @@ export class HttpPluginEndpoint implements PluginEndpoint {
 
   /** POSTs the event with retries where safe, all inside the plugin's request timeout. */
   private async post(event: MessageEvent): Promise<MessageResponse> {
-    const body = JSON.stringify(event);
+    // An event of another type than message.created goes out as the plugin gets it, to its own path.
+    const chat = chatEventOf(event);
+    const body = JSON.stringify(chat ?? event);
     const deliveryId = randomUUID();
     const deadline = performance.now() + this.requestTimeout();
     const maxRetries = this.options.maxRetries ?? HTTP_DEFAULTS.maxRetries;
     const backoff = this.options.retryBackoff ?? DEFAULT_RETRY_BACKOFF;
-    const path = `${this.base.basePath}${HTTP_PATHS.messageEvents}`;
+    const path = `${this.base.basePath}${chat ? HTTP_PATHS.otherEvents : HTTP_PATHS.messageEvents}`;
     for (let attempt = 0; ; attempt++) {
       const remaining = Math.ceil(deadline - performance.now());
       let retryable: DeliveryError | undefined;

@@ -5,6 +5,7 @@ export * from './delivery-error';
 export * from './endpoint';
 export * from './health';
 export * from './manifest-fetch';
+export * from './media-guard';
 export * from './outbound';
 export * from './pinned-connector';
 export * from './registry';

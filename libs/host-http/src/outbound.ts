@@ -22,7 +22,7 @@ export async function deliverOutbound(
   warn: (code: string, message: string) => void,
 ): Promise<void> {
   for (const [index, item] of messages.entries()) {
-    const message = { format: item.format, parts: item.parts };
+    const message = { format: item.format, parts: item.parts, ...(item.keyboard ? { keyboard: item.keyboard } : {}) };
     const isReply = !item.target || isEventConversation(event, item.target);
     if (!isReply && !(capabilities & Capability.SendMessages)) {
       warn(

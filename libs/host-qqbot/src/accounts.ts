@@ -27,6 +27,8 @@ export class QqBotAccount {
   readonly tokenUrl: string;
   lastEvent: QqBotLastEvent | null = null;
   readonly counters = { received: 0, dispatched: 0, deferred: 0, refused: 0, unsupported: 0 };
+  /** Button clicks acknowledged to the platform, and acknowledgements it did not take (logged). */
+  readonly interactionAcks = { sent: 0, failed: 0 };
 
   constructor(
     readonly config: QqBotAccountInput,

@@ -1,10 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import type { MessageEvent, UserRef } from '@host/protocol';
+import { routableEvent } from '@host/host-core';
+import { attachmentKind, type ChatEvent, type MessageEvent, type MessageReference, type UserRef } from '@host/protocol';
 import { z } from 'zod';
 
 /** The platform's event types that become `message.created` events. */
 export const SUPPORTED_EVENT_TYPES = ['GROUP_AT_MESSAGE_CREATE', 'C2C_MESSAGE_CREATE', 'AT_MESSAGE_CREATE'] as const;
 export type SupportedEventType = (typeof SUPPORTED_EVENT_TYPES)[number];
+
+/**
+ * The platform's events that become the other event types (tencent-connect/bot-docs: INTERACTION_CREATE in
+ * message/trans/msg-btn.md; GROUP_ADD_ROBOT, GROUP_DEL_ROBOT, GROUP_MSG_RECEIVE in group/manage/event.md;
+ * FRIEND_ADD, FRIEND_DEL, C2C_MSG_RECEIVE in user/manage/event.md).
+ */
+export const CHAT_EVENT_TYPES = {
+  INTERACTION_CREATE: 'interaction.created',
+  GROUP_ADD_ROBOT: 'bot.added',
+  FRIEND_ADD: 'bot.added',
+  GROUP_DEL_ROBOT: 'bot.removed',
+  FRIEND_DEL: 'bot.removed',
+  GROUP_MSG_RECEIVE: 'conversation.opened',
+  C2C_MSG_RECEIVE: 'conversation.opened',
+} as const satisfies Record<string, ChatEvent['eventType']>;
+
+/**
+ * The platform's events a bot may answer with their event id (`event_id` of the send APIs, send.md of
+ * tencent-connect/bot-docs): INTERACTION_CREATE, C2C_MSG_RECEIVE and FRIEND_ADD in one-to-one chats,
+ * INTERACTION_CREATE, GROUP_ADD_ROBOT and GROUP_MSG_RECEIVE in groups.
+ */
+const ANSWERABLE = new Set(['INTERACTION_CREATE', 'C2C_MSG_RECEIVE', 'FRIEND_ADD', 'GROUP_ADD_ROBOT', 'GROUP_MSG_RECEIVE']);
+
+/** What `messageReference.messageId` holds for an event answered by its event id: this, then the id. */
+export const EVENT_ANCHOR_PREFIX = 'event:';
 
 /** Passive-reply windows of the platform, from when the user's message was sent. */
 export interface ReplyWindows {
@@ -90,7 +116,36 @@ const AttachmentSchema = z.looseObject({
   filename: z.string().max(1024).optional(),
   url: z.string().max(4096).optional(),
   size: z.union([z.number(), z.string()]).optional(),
+  width: z.union([z.number(), z.string()]).optional(),
+  height: z.union([z.number(), z.string()]).optional(),
 });
+
+const InteractionSchema = z.looseObject({
+  id: Id,
+  timestamp: z.string().optional(),
+  chat_type: z.number().optional(),
+  scene: z.string().optional(),
+  group_openid: z.string().max(256).optional(),
+  group_member_openid: z.string().max(256).optional(),
+  user_openid: z.string().max(256).optional(),
+  guild_id: z.string().max(256).optional(),
+  channel_id: z.string().max(256).optional(),
+  data: z
+    .looseObject({
+      resolved: z
+        .looseObject({
+          button_data: z.string().max(4096).optional(),
+          button_id: z.string().max(256).optional(),
+          user_id: z.string().max(256).optional(),
+          message_id: z.string().max(256).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
+
+const GroupRobotSchema = z.looseObject({ group_openid: Id, op_member_openid: z.string().max(256).optional(), timestamp: z.unknown() });
+const FriendSchema = z.looseObject({ openid: Id, timestamp: z.unknown() });
 
 const GroupMentionSchema = z.looseObject({
   id: z.string().optional(),
@@ -143,7 +198,11 @@ export interface BotIdentity {
   markdownAllowed?: boolean;
 }
 
-export type MappingResult = { ok: true; event: MessageEvent } | { ok: false; reason: string };
+/**
+ * A mapped event: a message event, or another type as the dispatcher routes it (see routableEvent).
+ * `interactionId` names a button click the host must acknowledge to the platform.
+ */
+export type MappingResult = { ok: true; event: MessageEvent; interactionId?: string } | { ok: false; reason: string };
 
 const ZONED_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
@@ -236,7 +295,138 @@ export function mapDispatch(
       reference: { messageId: m.id, targetType: 'channel', targetId: m.channel_id, restrictions: restrictions('channel', false) },
     });
   }
-  return { ok: false, reason: `event type ${typeof type === 'string' ? type : JSON.stringify(type)} has no message.created mapping` };
+  if (typeof type === 'string' && Object.prototype.hasOwnProperty.call(CHAT_EVENT_TYPES, type)) {
+    return mapChatEvent(type as keyof typeof CHAT_EVENT_TYPES, payload, bot, receivedAt, windows);
+  }
+  return { ok: false, reason: `event type ${typeof type === 'string' ? type : JSON.stringify(type)} has no mapping` };
+}
+
+function botRef(bot: BotIdentity): ChatEvent['bot'] {
+  return {
+    botAccountId: bot.botAccountId,
+    platform: 'qqbot',
+    externalBotId: bot.appId,
+    ...(bot.displayName ? { displayName: bot.displayName } : {}),
+  };
+}
+
+/** The platform's seconds since the epoch (a number or a digit string), or an RFC 3339 time, as ISO 8601. */
+function platformTime(value: unknown, receivedAt: number): { iso: string; at: number } {
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
+  if (Number.isFinite(seconds) && seconds > 0) {
+    const at = Math.min(seconds * 1000, receivedAt);
+    return { iso: new Date(at).toISOString(), at };
+  }
+  if (typeof value === 'string' && ZONED_ISO.test(value)) return { iso: value, at: Math.min(Date.parse(value), receivedAt) };
+  return { iso: new Date(receivedAt).toISOString(), at: receivedAt };
+}
+
+function mapChatEvent(
+  type: keyof typeof CHAT_EVENT_TYPES,
+  payload: { id?: unknown; d?: unknown },
+  bot: BotIdentity,
+  receivedAt: number,
+  windows: ReplyWindows,
+): MappingResult {
+  const eventType = CHAT_EVENT_TYPES[type];
+  const payloadId = typeof payload.id === 'string' && payload.id !== '' ? payload.id : undefined;
+  const anchor = (
+    id: string | undefined,
+    targetType: MessageReference['targetType'],
+    targetId: string,
+    windowMs: number,
+    since: number,
+  ): MessageReference | undefined =>
+    id === undefined || !ANSWERABLE.has(type)
+      ? undefined
+      : {
+          messageId: `${EVENT_ANCHOR_PREFIX}${id}`,
+          targetType,
+          targetId,
+          replyUntil: new Date(since + windowMs).toISOString(),
+          restrictions: ['qqbot.reply_anchor=event_id', `qqbot.passive_reply.window_seconds=${windowMs / 1000}`],
+        };
+  const common = { eventId: randomUUID(), source: 'qqbot', bot: botRef(bot), rawPayload: payload };
+  let event: ChatEvent;
+  let interactionId: string | undefined;
+  if (type === 'INTERACTION_CREATE') {
+    const d = InteractionSchema.safeParse(payload.d);
+    if (!d.success) return { ok: false, reason: `INTERACTION_CREATE without ${firstIssue(d.error)}` };
+    const i = d.data;
+    const time = platformTime(i.timestamp, receivedAt);
+    const resolved = i.data?.resolved ?? {};
+    const interaction = {
+      id: i.id,
+      data: resolved.button_data ?? '',
+      ...(resolved.button_id ? { buttonId: resolved.button_id } : {}),
+      ...(resolved.message_id ? { messageId: resolved.message_id } : {}),
+    };
+    interactionId = i.id;
+    if (i.group_openid) {
+      const member = i.group_member_openid ?? resolved.user_id;
+      if (!member) return { ok: false, reason: 'INTERACTION_CREATE in a group without group_member_openid' };
+      event = {
+        ...common,
+        eventType,
+        timestamp: time.iso,
+        conversation: { type: 'group', conversationId: i.group_openid, groupOpenId: i.group_openid },
+        sender: { provider: 'qqbot', mentionId: member, memberOpenId: member },
+        interaction,
+        messageReference: anchor(i.id, 'group', i.group_openid, windows.groupMilliseconds, time.at)!,
+      };
+    } else if (i.user_openid) {
+      event = {
+        ...common,
+        eventType,
+        timestamp: time.iso,
+        conversation: { type: 'c2c', conversationId: i.user_openid, c2cOpenId: i.user_openid },
+        sender: { provider: 'qqbot', mentionId: i.user_openid, userOpenId: i.user_openid },
+        interaction,
+        messageReference: anchor(i.id, 'user', i.user_openid, windows.c2cMilliseconds, time.at)!,
+      };
+    } else if (i.channel_id && i.guild_id && resolved.user_id) {
+      event = {
+        ...common,
+        eventType,
+        timestamp: time.iso,
+        conversation: { type: 'channel', conversationId: i.channel_id, guildId: i.guild_id, channelId: i.channel_id },
+        sender: { provider: 'qqbot', mentionId: resolved.user_id },
+        interaction,
+        messageReference: anchor(i.id, 'channel', i.channel_id, windows.channelMilliseconds, time.at)!,
+      };
+    } else {
+      return { ok: false, reason: 'INTERACTION_CREATE names no group, user or channel it happened in' };
+    }
+  } else if (type === 'GROUP_ADD_ROBOT' || type === 'GROUP_DEL_ROBOT' || type === 'GROUP_MSG_RECEIVE') {
+    const d = GroupRobotSchema.safeParse(payload.d);
+    if (!d.success) return { ok: false, reason: `${type} without ${firstIssue(d.error)}` };
+    const g = d.data;
+    const time = platformTime(g.timestamp, receivedAt);
+    const reference = anchor(payloadId, 'group', g.group_openid, windows.groupMilliseconds, time.at);
+    event = {
+      ...common,
+      eventType,
+      timestamp: time.iso,
+      conversation: { type: 'group', conversationId: g.group_openid, groupOpenId: g.group_openid },
+      ...(g.op_member_openid ? { sender: { provider: 'qqbot', mentionId: g.op_member_openid, memberOpenId: g.op_member_openid } } : {}),
+      ...(reference ? { messageReference: reference } : {}),
+    };
+  } else {
+    const d = FriendSchema.safeParse(payload.d);
+    if (!d.success) return { ok: false, reason: `${type} without ${firstIssue(d.error)}` };
+    const f = d.data;
+    const time = platformTime(f.timestamp, receivedAt);
+    const reference = anchor(payloadId, 'user', f.openid, windows.c2cMilliseconds, time.at);
+    event = {
+      ...common,
+      eventType,
+      timestamp: time.iso,
+      conversation: { type: 'c2c', conversationId: f.openid, c2cOpenId: f.openid },
+      sender: { provider: 'qqbot', mentionId: f.openid, userOpenId: f.openid },
+      ...(reference ? { messageReference: reference } : {}),
+    };
+  }
+  return { ok: true, event: routableEvent(event), ...(interactionId ? { interactionId } : {}) };
 }
 
 interface Parts {
@@ -282,13 +472,19 @@ function build(
 function attachments(messageId: string, list: z.infer<typeof AttachmentSchema>[] | undefined): MessageEvent['message']['attachments'] {
   return (list ?? []).map((a, i) => {
     const size = typeof a.size === 'number' ? a.size : a.size !== undefined ? Number(a.size) : NaN;
+    const width = typeof a.width === 'number' ? a.width : a.width !== undefined ? Number(a.width) : NaN;
+    const height = typeof a.height === 'number' ? a.height : a.height !== undefined ? Number(a.height) : NaN;
+    const contentType = a.content_type ?? 'application/octet-stream';
     const url = a.url ? (/^[a-z][a-z0-9+.-]*:\/\//i.test(a.url) ? a.url : `https://${a.url.replace(/^\/+/, '')}`) : undefined;
     return {
       id: `${messageId}:${i}`,
-      contentType: a.content_type ?? 'application/octet-stream',
+      contentType,
+      kind: attachmentKind(contentType),
       ...(url ? { url } : {}),
       ...(Number.isInteger(size) && size >= 0 ? { sizeBytes: size } : {}),
       ...(a.filename ? { fileName: a.filename } : {}),
+      ...(Number.isInteger(width) && width >= 0 ? { width } : {}),
+      ...(Number.isInteger(height) && height >= 0 ? { height } : {}),
     };
   });
 }

@@ -36,7 +36,8 @@ export {
   type QqBotAccountsOptions,
   type SecretSealer,
 } from './accounts';
-export { QqBotProvider, messagePath, requestBody, type QqBotProviderOptions } from './provider';
+export { QqBotProvider, filesPath, messagePath, requestBody, type QqBotProviderOptions } from './provider';
+export { MediaCache } from './media-cache';
 export { ReplyBudget, MAX_REPLIES_PER_MESSAGE, type ReplyBudgetOptions } from './reply-budget';
 export { QqBotWebhook, ACK_BODY, ACK_TEXT, type QqBotWebhookOptions, type WebhookAnswer } from './webhook';
 export { qqbotRoutes, accountView, webhookPath, readRawBody, DEFAULT_MAX_WEBHOOK_BYTES, type QqBotRoutesOptions } from './routes';

@@ -1,10 +1,11 @@
-import { backoffDelay, HostError } from '@host/host-core';
+import { backoffDelay, HostError, isHostError } from '@host/host-core';
 import { Agent, request, type Dispatcher } from 'undici';
 import {
   ACCOUNT_PLATFORM_CODES,
   ACTIVE_UNAVAILABLE_PLATFORM_CODES,
   DUPLICATE_PLATFORM_CODES,
   MARKDOWN_REFUSED_PLATFORM_CODES,
+  MEDIA_FAILED_PLATFORM_CODES,
   parsePlatformError,
   platformFailure,
   RATE_LIMIT_PLATFORM_CODES,
@@ -149,6 +150,55 @@ export class QqBotApiClient {
 
   /** POSTs `body` to `path` of the OpenAPI with the access token; see the class for retries. */
   async post(path: string, body: unknown, idempotent: boolean): Promise<PostResult> {
+    const answer = await this.call('POST', path, body, idempotent);
+    return answer.alreadyDelivered ? { id: '', alreadyDelivered: true } : { id: answer.id };
+  }
+
+  /**
+   * Uploads a file by URL through the rich-media endpoint (`path` is /v2/groups/{group_openid}/files or
+   * /v2/users/{openid}/files; rich-media.md of tencent-connect/bot-docs): the platform fetches the URL and
+   * answers `file_info`, which a msg_type 7 message sends, and its `ttl` in seconds (0: no end). With
+   * `srv_send_msg: false` nothing is sent, so a retry after a lost answer is safe.
+   *
+   * @throws HostError message.media.upload_failed when the platform could not fetch or convert the file
+   */
+  async uploadMedia(path: string, fileType: number, url: string): Promise<{ fileInfo: string; ttlSeconds: number }> {
+    let answer: { json: unknown };
+    try {
+      answer = await this.call('POST', path, { file_type: fileType, url, srv_send_msg: false }, true);
+    } catch (e) {
+      const code = isHostError(e) ? e.details?.['providerCode'] : undefined;
+      if (typeof code === 'number' && MEDIA_FAILED_PLATFORM_CODES.has(code)) {
+        throw new HostError('message.media.upload_failed', `the platform could not fetch ${url}: ${(e as Error).message}`, {
+          ...(e as HostError).details,
+          url,
+        });
+      }
+      throw e;
+    }
+    const json = answer.json as { file_info?: unknown; ttl?: unknown } | null;
+    if (typeof json?.file_info !== 'string' || json.file_info === '') {
+      throw new HostError('message.media.upload_failed', `the platform answered the upload of ${url} without file_info`, { url });
+    }
+    const ttl = typeof json.ttl === 'number' && Number.isFinite(json.ttl) && json.ttl > 0 ? json.ttl : 0;
+    return { fileInfo: json.file_info, ttlSeconds: ttl };
+  }
+
+  /**
+   * Tells the platform an INTERACTION_CREATE was received (`PUT /interactions/{id}` with `code` 0, msg-btn.md
+   * of tencent-connect/bot-docs): until then the user's client shows the click as loading. Repeating it is
+   * harmless, so it is retried like a passive reply.
+   */
+  async acknowledgeInteraction(interactionId: string, code = 0): Promise<void> {
+    await this.call('PUT', `/interactions/${encodeURIComponent(interactionId)}`, { code }, true);
+  }
+
+  private async call(
+    method: 'POST' | 'PUT',
+    path: string,
+    body: unknown,
+    idempotent: boolean,
+  ): Promise<{ id: string; json: unknown; alreadyDelivered?: boolean }> {
     const url = this.o.apiBaseUrl.replace(/\/+$/, '') + path;
     const maxRetries = idempotent ? (this.o.maxRetries ?? 2) : 0;
     let retries = 0;
@@ -161,7 +211,7 @@ export class QqBotApiClient {
       const token = await this.accessToken();
       let answer: Answer;
       try {
-        answer = await this.exchange(url, body, { authorization: `QQBot ${token}`, 'x-union-appid': this.o.appId });
+        answer = await this.exchange(url, body, { authorization: `QQBot ${token}`, 'x-union-appid': this.o.appId }, method);
       } catch (e) {
         mayHaveArrived = true;
         if (retries < maxRetries) {
@@ -179,13 +229,15 @@ export class QqBotApiClient {
       // 201 and 202 carry an error body, e.g. 304023/304024 (accepted, held for review): taken, without an id.
       if (answer.status >= 200 && answer.status < 300) {
         let id = '';
+        let json: unknown = null;
         try {
-          const parsed = JSON.parse(answer.text) as { id?: unknown };
+          json = JSON.parse(answer.text) as unknown;
+          const parsed = json as { id?: unknown } | null;
           if (typeof parsed?.id === 'string') id = parsed.id;
         } catch {
-          // A 2xx without a JSON body: sent, without an id.
+          // A 2xx without a JSON body (an interaction's acknowledgement answers nothing): sent, without an id.
         }
-        return { id };
+        return { id, json };
       }
       const platform = parsePlatformError(answer.text);
       if (!refreshed && (answer.status === 401 || isCode(platform, TOKEN_PLATFORM_CODES))) {
@@ -197,7 +249,7 @@ export class QqBotApiClient {
         retriedCheck = true;
         continue;
       }
-      if (mayHaveArrived && isCode(platform, DUPLICATE_PLATFORM_CODES)) return { id: '', alreadyDelivered: true };
+      if (mayHaveArrived && isCode(platform, DUPLICATE_PLATFORM_CODES)) return { id: '', json: null, alreadyDelivered: true };
       if (isCode(platform, REPLY_LIMIT_PLATFORM_CODES)) {
         throw platformFailure(
           'message.reference.reply_limit',
@@ -280,11 +332,11 @@ export class QqBotApiClient {
     return backoffDelay({ baseMilliseconds: this.o.retryDelayMilliseconds ?? 250, maxMilliseconds: 4_000, jitter: 0.2 }, retry);
   }
 
-  private async exchange(url: string, body: unknown, headers: Record<string, string>): Promise<Answer> {
+  private async exchange(url: string, body: unknown, headers: Record<string, string>, method: 'POST' | 'PUT' = 'POST'): Promise<Answer> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
-        method: 'POST',
+        method,
         dispatcher: this.dispatcher,
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(body),

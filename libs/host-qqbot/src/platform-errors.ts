@@ -92,6 +92,15 @@ export const REPLY_REFUSED_PLATFORM_CODES = codeTable([
 ]);
 
 /**
+ * The platform could not fetch or convert the file at the URL of an upload (send.md of
+ * tencent-connect/bot-docs, error codes of the group and C2C send APIs): message.media.upload_failed.
+ */
+export const MEDIA_FAILED_PLATFORM_CODES = codeTable([
+  { code: 304082, source: 'documented', meaning: '"upload media info fail" (send.md): fetching the media failed, retry' },
+  { code: 304083, source: 'documented', meaning: '"convert media info fail" (send.md): converting the media failed, retry' },
+]);
+
+/**
  * The replies one received message may have are used up (5 per message, send.md of
  * tencent-connect/bot-docs): message.reference.reply_limit, not a rate limit to wait out.
  */

@@ -3,13 +3,33 @@ import type { MessageProvider, ProviderSendResult, ReplyContext } from '@host/ho
 import { renderParsedMessage, type ProviderBody, type QQMessageBody } from '@host/messages';
 import type { OutgoingMessage, Target } from '@host/protocol';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
-import { DEFAULT_REPLY_WINDOWS, type ReplyWindows } from './event-mapping';
+import { DEFAULT_REPLY_WINDOWS, EVENT_ANCHOR_PREFIX, type ReplyWindows } from './event-mapping';
+import { MediaCache } from './media-cache';
 import { ReplyBudget, type ReplyBudgetOptions } from './reply-budget';
 
 export interface QqBotProviderOptions {
   /** The reply windows the budget forgets messages after (default: the platform's). */
   replyWindows?: ReplyWindows;
   budget?: ReplyBudgetOptions;
+  /** Uploaded files kept for reuse (default: a MediaCache of 1000 entries). */
+  media?: MediaCache;
+}
+
+/** The rich-media upload path for `target` (rich-media.md of tencent-connect/bot-docs); groups and users only. */
+export function filesPath(target: Target): string {
+  const id = encodeURIComponent(target.id);
+  return target.type === 'group' ? `/v2/groups/${id}/files` : `/v2/users/${id}/files`;
+}
+
+/**
+ * The passive-reply fields of a reply: `msg_id` for a received message, `event_id` for an event the platform
+ * lets a bot answer by its id (its reference's message id starts with `event:`), and `msg_seq`.
+ */
+function replyFields(replyTo: ReplyContext, withSequence: boolean): Record<string, unknown> {
+  const anchor = replyTo.messageId.startsWith(EVENT_ANCHOR_PREFIX)
+    ? { event_id: replyTo.messageId.slice(EVENT_ANCHOR_PREFIX.length) }
+    : { msg_id: replyTo.messageId };
+  return withSequence ? { ...anchor, msg_seq: replyTo.sequence } : anchor;
 }
 
 /** The OpenAPI path a message to `target` is posted to. */
@@ -38,9 +58,9 @@ export function requestBody(target: Target, body: ProviderBody, replyTo: ReplyCo
   if (target.type === 'channel') {
     const b = body as unknown as QQMessageBody;
     const content = b.msg_type === 2 ? b.markdown.content : b.content;
-    return replyTo ? { content, msg_id: replyTo.messageId } : { content };
+    return replyTo ? { content, ...replyFields(replyTo, false) } : { content };
   }
-  return replyTo ? { ...body, msg_id: replyTo.messageId, msg_seq: replyTo.sequence } : { ...body };
+  return replyTo ? { ...body, ...replyFields(replyTo, true) } : { ...body };
 }
 
 /**
@@ -62,6 +82,7 @@ export class QqBotProvider implements MessageProvider {
   readonly id = 'qqbot';
   readonly renderer = 'qqbot';
   readonly budget: ReplyBudget;
+  readonly media: MediaCache;
   private readonly windows: ReplyWindows;
 
   constructor(
@@ -70,6 +91,7 @@ export class QqBotProvider implements MessageProvider {
   ) {
     this.budget = new ReplyBudget(o.budget);
     this.windows = o.replyWindows ?? DEFAULT_REPLY_WINDOWS;
+    this.media = o.media ?? new MediaCache();
   }
 
   botAccountIds(): readonly string[] {
@@ -80,9 +102,16 @@ export class QqBotProvider implements MessageProvider {
     target: Target,
     body: ProviderBody,
     replyTo?: ReplyContext,
-    message?: Pick<OutgoingMessage, 'format' | 'parts'>,
+    message?: Pick<OutgoingMessage, 'format' | 'parts' | 'keyboard'>,
   ): Promise<ProviderSendResult> {
     const account = this.accountFor(target, replyTo);
+    if (replyTo && replyTo.messageId === '') {
+      throw new HostError(
+        'message.reference.unavailable',
+        `event ${replyTo.eventId} takes no reply on QQ Bot (the platform gave no message or event id to answer it with)`,
+        { provider: 'qqbot', eventId: replyTo.eventId },
+      );
+    }
     const path = messagePath(target);
     const v2 = target.type === 'group' || target.type === 'user';
     if (v2 && !replyTo) {
@@ -98,7 +127,20 @@ export class QqBotProvider implements MessageProvider {
       release = this.budget.take(account.id, replyTo.messageId, window);
     }
     let out = body;
-    const asked: 'text' | 'markdown' = (body as unknown as QQMessageBody).msg_type === 2 ? 'markdown' : 'text';
+    const rendered = body as unknown as QQMessageBody;
+    if (rendered.msg_type === 7) {
+      // The platform fetches the file once per account and scope; its file_info is reused while it is valid.
+      try {
+        const fileInfo = await this.media.fileInfo(account.id, target.type === 'group' ? 'group' : 'user', rendered.media.url, () =>
+          account.client.uploadMedia(filesPath(target), rendered.media.file_type, rendered.media.url),
+        );
+        out = { msg_type: 7, content: rendered.content, media: { file_info: fileInfo } };
+      } catch (e) {
+        release?.();
+        throw e;
+      }
+    }
+    const asked: 'text' | 'markdown' = rendered.msg_type === 2 ? 'markdown' : 'text';
     let format = asked;
     if (format === 'markdown' && account.config.markdown !== true && message) {
       out = asText(message, target);
@@ -144,8 +186,10 @@ export class QqBotProvider implements MessageProvider {
 }
 
 /** The same parts rendered as text: mentions stay mentions (the at-user tag works in text), Markdown syntax shows as typed. */
-function asText(message: Pick<OutgoingMessage, 'format' | 'parts'>, target: Target): ProviderBody {
-  const rendered = renderParsedMessage('qqbot', { ...message, format: 'text' }, target);
+function asText(message: Pick<OutgoingMessage, 'format' | 'parts' | 'keyboard'>, target: Target): ProviderBody {
+  // Buttons need Markdown: the text form goes without them.
+  const { keyboard: _dropped, ...rest } = message;
+  const rendered = renderParsedMessage('qqbot', { ...rest, format: 'text' }, target);
   if (!rendered.ok) throw new HostError(rendered.error.code, rendered.error.message, { provider: 'qqbot' });
   return rendered.value;
 }

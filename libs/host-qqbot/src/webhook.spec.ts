@@ -338,13 +338,13 @@ describe('QQ Bot webhook', () => {
 
   it('acknowledges event types without a mapping, logging them as unsupported', async () => {
     const { app, events, logs, accounts } = await setup();
-    const body = JSON.stringify({ op: 0, id: 'GROUP_ADD_ROBOT:1', t: 'GROUP_ADD_ROBOT', d: { group_openid: 'G' } });
+    const body = JSON.stringify({ op: 0, id: 'GROUP_MSG_REJECT:1', t: 'GROUP_MSG_REJECT', d: { group_openid: 'G' } });
     const res = await post(app, body, signed(body));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ op: 12 });
     expect(events).toHaveLength(0);
-    expect(logs.some((l) => l.includes('GROUP_ADD_ROBOT has no message.created mapping'))).toBe(true);
-    expect(accounts.get('main')!.lastEvent).toMatchObject({ type: 'GROUP_ADD_ROBOT', outcome: 'unsupported' });
+    expect(logs.some((l) => l.includes('GROUP_MSG_REJECT has no mapping'))).toBe(true);
+    expect(accounts.get('main')!.lastEvent).toMatchObject({ type: 'GROUP_MSG_REJECT', outcome: 'unsupported' });
     const broken = JSON.stringify({ op: 0, id: 'E2', t: 'GROUP_AT_MESSAGE_CREATE', d: { id: 'm' } });
     expect((await post(app, broken, signed(broken))).status).toBe(200);
     expect(logs.some((l) => l.includes('GROUP_AT_MESSAGE_CREATE without a valid d.'))).toBe(true);

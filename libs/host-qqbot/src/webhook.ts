@@ -204,6 +204,9 @@ export class QqBotWebhook {
     }
     account.counters.dispatched++;
     this.note(account, { op: 0, type, platformEventId, outcome: 'dispatched', eventId: event.eventId, error: null });
+    // A button click spins in the user's client until the platform hears back: acknowledged now, whatever the
+    // plugins do with the event (msg-btn.md of tencent-connect/bot-docs, "回应").
+    if (mapped.interactionId !== undefined) this.acknowledgeInteraction(account, mapped.interactionId);
     // The platform waits at most 3 s for the answer: routing and plugins run behind it.
     taken.routed.catch((e: unknown) => {
       this.o.log(
@@ -212,6 +215,20 @@ export class QqBotWebhook {
       );
     });
     return { status: 200, body: ACK_BODY };
+  }
+
+  private acknowledgeInteraction(account: QqBotAccount, interactionId: string): void {
+    account.client.acknowledgeInteraction(interactionId).then(
+      () => account.interactionAcks.sent++,
+      (e: unknown) => {
+        account.interactionAcks.failed++;
+        this.logLimited(
+          account.id,
+          'warn',
+          `qqbot ${account.id}: could not acknowledge interaction ${interactionId} to the platform: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      },
+    );
   }
 
   private validate(account: QqBotAccount, d: unknown, remote: string, verified: boolean): WebhookAnswer {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
 
 /** One message call the fake received. */
 export interface RecordedMessage {
@@ -10,6 +11,26 @@ export interface RecordedMessage {
   targetId: string;
   authorization: string | undefined;
   unionAppId: string | undefined;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+/** One rich-media upload the fake took (POST /v2/groups/{id}/files or /v2/users/{id}/files). */
+export interface RecordedUpload {
+  path: string;
+  targetType: 'group' | 'user';
+  targetId: string;
+  body: Record<string, unknown>;
+  /** What the fake fetched from `body.url`, as the platform does. */
+  fetched: { status: number; contentType: string; bytes: number } | null;
+  /** The file_info answered, when the upload succeeded. */
+  fileInfo?: string;
+  at: number;
+}
+
+/** One interaction acknowledgement (PUT /interactions/{id}). */
+export interface RecordedInteractionAck {
+  interactionId: string;
   body: Record<string, unknown>;
   at: number;
 }
@@ -40,7 +61,14 @@ export interface FakeQqPlatformOptions {
   latencyMilliseconds?: number;
   /** Whether the bot may send Markdown (default true); false answers msg_type 2 with 40034012, as for a bot without the permission. */
   markdownAllowed?: boolean;
+  /** ttl in seconds of the file_info an upload answers (default 3600; 0: no end). */
+  fileInfoTtlSeconds?: number;
 }
+
+/** Largest file the fake fetches for an upload. */
+const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+/** Content types the platform takes per file_type (rich-media.md: images png/jpg, video mp4, voice silk). */
+const UPLOAD_TYPES: Record<number, RegExp> = { 1: /^image\/(png|jpe?g)$/i, 2: /^video\/mp4$/i, 3: /^audio\/(silk|x-silk)$/i };
 
 /**
  * A local stand-in for the QQ Bot Open Platform's OpenAPI, for tests and
@@ -55,10 +83,24 @@ export interface FakeQqPlatformOptions {
  * - the sixth reply to one msg_id is refused with 400 code 22009;
  * - Markdown from a bot without the permission (`markdownAllowed: false`) is
  *   refused with 400 code 40034012.
+ * - the rich-media upload (POST /v2/groups/{id}/files, /v2/users/{id}/files)
+ *   fetches `url` itself and answers `file_info` and `ttl`, or 400 with code
+ *   304082 when the URL cannot be fetched and 304083 when the file is not of
+ *   its `file_type` (PNG or JPEG for images); file_type 4 (files) is refused;
+ * - msg_type 7 needs a non-empty content and a `media.file_info` this fake
+ *   issued for the same kind of target (group or user), or 400;
+ * - a keyboard goes only with msg_type 2 and has at most 5 rows of at most 5
+ *   buttons, each with render_data.label, action.type 0 to 2, action.data and
+ *   action.permission, or 400;
+ * - PUT /interactions/{id} with `{code}` acknowledges a button click.
  * Failures are scripted with `failNext`.
  */
 export class FakeQqPlatform {
   readonly messages: RecordedMessage[] = [];
+  readonly uploads: RecordedUpload[] = [];
+  readonly interactionAcks: RecordedInteractionAck[] = [];
+  /** file_info values issued, with the kind of target they serve. */
+  private readonly fileInfos = new Map<string, 'group' | 'user'>();
   messageCount = 0;
   tokenRequests = 0;
   /** Every access token issued, oldest first. */
@@ -123,6 +165,15 @@ export class FakeQqPlatform {
     });
   }
 
+  /** Resolves once `ready()` is true, polling; rejects after `timeoutMs`. */
+  async waitFor(ready: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (!ready()) {
+      if (Date.now() > until) throw new Error(`the fake platform did not see ${what} within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
@@ -139,6 +190,19 @@ export class FakeQqPlatform {
     }
     const path = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'POST' && path === '/app/getAppAccessToken') return this.token(body, res);
+    const upload = /^\/v2\/(groups|users)\/([^/]+)\/files$/.exec(path);
+    if (req.method === 'POST' && upload) {
+      if (!this.authorized(req)) return answer(res, 401, { code: 11244, message: 'token not exist or expire' });
+      return this.upload(upload[1] === 'groups' ? 'group' : 'user', decodeURIComponent(upload[2]!), path, body, res);
+    }
+    const ack = /^\/interactions\/([^/]+)$/.exec(path);
+    if (req.method === 'PUT' && ack) {
+      if (!this.authorized(req)) return answer(res, 401, { code: 11244, message: 'token not exist or expire' });
+      if (!Number.isInteger(body['code'])) return answer(res, 400, { code: 40034006, message: 'code is required' });
+      this.interactionAcks.push({ interactionId: decodeURIComponent(ack[1]!), body, at: Date.now() });
+      res.writeHead(204).end();
+      return;
+    }
     const m = /^\/(?:v2\/(groups|users)|(channels))\/([^/]+)\/messages$/.exec(path);
     if (req.method !== 'POST' || !m) return answer(res, 404, { code: 404, message: 'not found' });
     if (this.o.latencyMilliseconds) await new Promise((r) => setTimeout(r, this.o.latencyMilliseconds));
@@ -149,7 +213,7 @@ export class FakeQqPlatform {
     const expiresAt = token ? this.tokens.get(token) : undefined;
     if (expiresAt === undefined || expiresAt < Date.now()) return answer(res, 401, { code: 11244, message: 'token not exist or expire' });
     const targetType = m[1] === 'groups' ? 'group' : m[1] === 'users' ? 'user' : 'channel';
-    const problem = checkBody(targetType, body);
+    const problem = checkBody(targetType, body) ?? this.checkMedia(targetType, body);
     if (problem) return answer(res, 400, { code: 40034006, message: problem });
     if (targetType !== 'channel') {
       const msgId = body['msg_id'];
@@ -194,6 +258,72 @@ export class FakeQqPlatform {
     });
   }
 
+  private authorized(req: IncomingMessage): boolean {
+    const token = /^QQBot (\S+)$/.exec(String(req.headers['authorization'] ?? ''))?.[1];
+    const expiresAt = token ? this.tokens.get(token) : undefined;
+    return expiresAt !== undefined && expiresAt >= Date.now();
+  }
+
+  private checkMedia(targetType: string, body: Record<string, unknown>): string | null {
+    if (body['msg_type'] !== 7) return null;
+    const info = (body['media'] as { file_info?: unknown } | undefined)?.file_info;
+    if (typeof info !== 'string') return 'media.file_info is required for msg_type 7';
+    const scope = this.fileInfos.get(info);
+    if (scope === undefined) return 'media.file_info is not one this platform issued';
+    if (scope !== targetType) return `media.file_info was uploaded for ${scope} targets, not ${targetType}`;
+    return null;
+  }
+
+  private async upload(
+    targetType: 'group' | 'user',
+    targetId: string,
+    path: string,
+    body: Record<string, unknown>,
+    res: ServerResponse,
+  ): Promise<void> {
+    const recorded: RecordedUpload = { path, targetType, targetId, body, fetched: null, at: Date.now() };
+    this.uploads.push(recorded);
+    const fileType = body['file_type'];
+    const url = body['url'];
+    if (
+      typeof fileType !== 'number' ||
+      ![1, 2, 3, 4].includes(fileType) ||
+      typeof url !== 'string' ||
+      typeof body['srv_send_msg'] !== 'boolean'
+    ) {
+      return answer(res, 400, { code: 40034006, message: 'file_type (1 to 4), url and srv_send_msg are required' });
+    }
+    if (fileType === 4) return answer(res, 400, { code: 40034006, message: 'file_type 4 is not open' });
+    try {
+      const got = await request(url, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000 });
+      let bytes = 0;
+      for await (const chunk of got.body) {
+        bytes += (chunk as Buffer).length;
+        if (bytes > MAX_UPLOAD_BYTES) {
+          got.body.destroy();
+          break;
+        }
+      }
+      const contentType = String(got.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim();
+      recorded.fetched = { status: got.statusCode, contentType, bytes };
+    } catch {
+      return answer(res, 400, { code: 304082, message: 'upload media info fail', err_code: 304082, trace_id: traceId() });
+    }
+    const f = recorded.fetched;
+    if (f.status !== 200 || f.bytes === 0 || f.bytes > MAX_UPLOAD_BYTES) {
+      return answer(res, 400, { code: 304082, message: 'upload media info fail', err_code: 304082, trace_id: traceId() });
+    }
+    if (!UPLOAD_TYPES[fileType]!.test(f.contentType)) {
+      return answer(res, 400, { code: 304083, message: 'convert media info fail', err_code: 304083, trace_id: traceId() });
+    }
+    const fileInfo = randomBytes(24).toString('base64');
+    recorded.fileInfo = fileInfo;
+    this.fileInfos.set(fileInfo, targetType);
+    answer(res, 200, { file_uuid: randomBytes(8).toString('hex'), file_info: fileInfo, ttl: this.o.fileInfoTtlSeconds ?? 3600 });
+  }
+
   private token(body: Record<string, unknown>, res: ServerResponse): void {
     this.tokenRequests++;
     const scripted = this.takeScript(true);
@@ -224,12 +354,36 @@ function checkBody(targetType: string, body: Record<string, unknown>): string | 
   if (targetType === 'channel') return typeof body['content'] === 'string' ? null : 'content is required';
   if (body['msg_type'] === 0)
     return typeof body['content'] === 'string' && body['content'] !== '' ? null : 'content is required for msg_type 0';
+  if (body['keyboard'] !== undefined && body['msg_type'] !== 2) return 'keyboard goes only with msg_type 2';
   if (body['msg_type'] === 2) {
     const md = body['markdown'] as { content?: unknown } | undefined;
     if (targetType !== 'group') return 'markdown is not allowed here';
-    return typeof md?.content === 'string' && md.content !== '' ? null : 'markdown.content is required for msg_type 2';
+    if (typeof md?.content !== 'string' || md.content === '') return 'markdown.content is required for msg_type 2';
+    return body['keyboard'] === undefined ? null : checkKeyboard(body['keyboard']);
   }
-  return 'msg_type must be 0 or 2';
+  if (body['msg_type'] === 7)
+    return typeof body['content'] === 'string' && body['content'] !== '' ? null : 'content is required for msg_type 7';
+  return 'msg_type must be 0, 2 or 7';
+}
+
+/** The custom keyboard of msg-btn.md (tencent-connect/bot-docs): at most 5 rows of at most 5 buttons. */
+function checkKeyboard(keyboard: unknown): string | null {
+  const rows = (keyboard as { content?: { rows?: unknown } } | null)?.content?.rows;
+  if (!Array.isArray(rows) || rows.length === 0 || rows.length > 5) return 'keyboard.content.rows must have 1 to 5 rows';
+  for (const row of rows) {
+    const buttons = (row as { buttons?: unknown } | null)?.buttons;
+    if (!Array.isArray(buttons) || buttons.length === 0 || buttons.length > 5) return 'a keyboard row must have 1 to 5 buttons';
+    for (const b of buttons as {
+      render_data?: { label?: unknown };
+      action?: { type?: unknown; data?: unknown; permission?: { type?: unknown } };
+    }[]) {
+      if (typeof b?.render_data?.label !== 'string' || b.render_data.label === '') return 'a button needs render_data.label';
+      if (![0, 1, 2].includes(b.action?.type as number)) return 'a button needs action.type 0, 1 or 2';
+      if (typeof b.action?.data !== 'string') return 'a button needs action.data';
+      if (typeof b.action?.permission?.type !== 'number') return 'a button needs action.permission.type';
+    }
+  }
+  return null;
 }
 
 function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,5 +1,12 @@
 // Test helpers: a local fake of the QQ Bot Open Platform and the platform's side of the webhook.
-export { FakeQqPlatform, type FakeQqPlatformOptions, type RecordedMessage, type ScriptedAnswer } from './fake-platform';
+export {
+  FakeQqPlatform,
+  type FakeQqPlatformOptions,
+  type RecordedInteractionAck,
+  type RecordedMessage,
+  type RecordedUpload,
+  type ScriptedAnswer,
+} from './fake-platform';
 export {
   WebhookSigner,
   platformTime,
