@@ -10,7 +10,7 @@
 // added latency per event are taken in the same run.
 //
 //   npx nx run e2e-runtime:bench-durable
-//   npx nx run e2e-runtime:bench-durable --args=--profile=<folder>
+//   npx nx run e2e-runtime:bench-durable --args="--profile=<folder> --in-flight=1"
 //     also writes a CPU profile of each host (main thread and the embedded
 //     database's thread, `--cpu-prof`) into <folder>/<store>/, to open in
 //     Chrome's DevTools or any .cpuprofile viewer.
@@ -27,6 +27,8 @@ const PLUGIN_ID = 'com.example.durable-bench';
 const ROUNDS = 3;
 const EVENTS: Record<number, number> = { 1: 300, 32: 2000 };
 const PROFILE = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
+/** `--in-flight=1` or `--in-flight=32`: only that one (a profile of one load). */
+const IN_FLIGHT = [1, 32].filter((n) => !process.argv.some((a) => a.startsWith('--in-flight=')) || process.argv.includes(`--in-flight=${n}`));
 const STORES = { file: 'in memory (HOST_STORE=file)', sql: 'durable (embedded SQL store)' } as const;
 
 interface Round {
@@ -106,7 +108,7 @@ async function measure(store: keyof typeof STORES): Promise<Record<number, Round
     if (installed.status !== 201) throw new Error(`install failed: ${JSON.stringify(installed.body)}`);
     await round(host, 4, 100); // warm-up
     const out: Record<number, Round> = {};
-    for (const inFlight of [1, 32]) {
+    for (const inFlight of IN_FLIGHT) {
       const rounds: Round[] = [];
       for (let r = 0; r < ROUNDS; r++) rounds.push(await round(host, inFlight, EVENTS[inFlight]!));
       out[inFlight] = {
@@ -130,7 +132,7 @@ async function main(): Promise<void> {
   buildHost();
   const results = { file: await measure('file'), sql: await measure('sql') };
   const lines: string[] = [];
-  for (const inFlight of [1, 32]) {
+  for (const inFlight of IN_FLIGHT) {
     const a = results.file[inFlight]!;
     const b = results.sql[inFlight]!;
     for (const store of ['file', 'sql'] as const) {
@@ -144,7 +146,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(lines.join('\n'));
-  const failed = results.file[1]!.failed + results.file[32]!.failed + results.sql[1]!.failed + results.sql[32]!.failed;
+  const failed = IN_FLIGHT.reduce((n, c) => n + results.file[c]!.failed + results.sql[c]!.failed, 0);
   if (failed > 0) process.exitCode = 1;
 }
 
