@@ -38,7 +38,9 @@ export async function startHost(
   args: string[] = [],
   options: { startTimeoutMilliseconds?: number; nodeArgs?: string[] } = {},
 ): Promise<RunningHost> {
-  const startTimeout = options.startTimeoutMilliseconds ?? 15_000;
+  // Long enough for a loaded machine (a start takes about a second on a quiet one): this detects a host that never
+  // starts, it measures nothing.
+  const startTimeout = options.startTimeoutMilliseconds ?? 60_000;
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), HOST_MAIN, ...args], {
     cwd: ROOT,
     env: {
@@ -57,7 +59,13 @@ export async function startHost(
     child.once('exit', (code, signal) => r({ code, signal })),
   );
   const port = await new Promise<number>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`host did not start within ${startTimeout / 1000} s:\n${out}`)), startTimeout);
+    // A host that did not start is ended before the failure is told, so the caller's clean-up finds no process
+    // still writing to its data directory.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, startTimeout);
     const check = () => {
       const m = /listening on http:\/\/[^:]+:(\d+)\//.exec(out);
       if (m) {
@@ -68,7 +76,7 @@ export async function startHost(
     child.stdout!.on('data', check);
     void exited.then(() => {
       clearTimeout(timer);
-      fail(new Error(`host exited before listening:\n${out}`));
+      fail(new Error(timedOut ? `host did not start within ${startTimeout / 1000} s:\n${out}` : `host exited before listening:\n${out}`));
     });
   });
   return {
