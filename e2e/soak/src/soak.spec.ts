@@ -2,17 +2,24 @@
 // random (crash, hang, slow, flood, malformed answers) under a steady event
 // load. It checks the bookkeeping, never the speed: every event gets exactly
 // one final outcome per recipient plugin (no duplicates, none lost), host
-// memory stays flat, and no plugin process outlives the host.
+// memory stays flat, and no plugin process outlives the host. Beside the
+// events, hostile requests run all along (hostile-traffic.ts): JSON depth
+// bombs on the admin API and the QQ Bot webhook, and wrong admin tokens at a
+// high rate from another address; a stdio plugin answers "fault:deep" with a
+// frame nested as deep, the HTTP plugins with such a body, and one more stdio
+// plugin floods stderr throughout.
 //
 // SOAK_SECONDS sets the load duration (default 45 s; `npx nx run e2e-soak:soak`
 // runs 600 s). The report is printed at the end.
 import { buildZip } from '@host/host-installer/testing';
+import { FakeQqPlatform, WebhookSigner } from '@host/host-qqbot/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/e2e-support';
+import { sendHostileTraffic } from './hostile-traffic';
 
 const SECONDS = Number(process.env['SOAK_SECONDS']) || Number(process.env['SOAK_LONG_SECONDS']) || 45;
 const EVENTS_PER_SECOND = 6;
@@ -26,6 +33,10 @@ const STDIO_PLUGINS: { id: string; args: string[] }[] = [
   { id: 'com.example.soak-crashy', args: ['crash-after=15'] },
   { id: 'com.example.soak-stuck', args: ['never-complete'] },
   { id: 'com.example.soak-noisy', args: ['stdout-garbage', '--garbage-at=running'] },
+  // A depth bomb from the plugin's side: the host refuses the frame before parsing it and stops the plugin.
+  { id: 'com.example.soak-deep', args: ['--deep-frame-on=fault:deep'] },
+  // Short stderr lines in a tight loop from start to stop, answering events meanwhile.
+  { id: 'com.example.soak-flood', args: ['flood-stderr', '--flood-line-by-line'] },
 ];
 const HTTP_PLUGINS = ['com.example.soak-http-a', 'com.example.soak-http-b'];
 
@@ -43,7 +54,12 @@ const TEXTS = [
   'fault:error',
   'fault:flood',
   'fault:drop',
+  'fault:deep',
 ];
+/** Wrong admin tokens the guesser sends every 250 ms: 40 a second, against 10 a minute allowed per address. */
+const GUESSES_PER_ROUND = 10;
+const WRONG_TOKEN_CODES = new Set(['401 SESSION_TOKEN_INVALID', '401 UNAUTHORIZED', '429 AUTH_THROTTLED', '429 SESSION_SIGN_IN_THROTTLED']);
+const BOT = { appId: '102030409', secret: 'e2eSecretForQQSoak000' };
 
 function stdioPackage(id: string, args: string[]): Buffer {
   const manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as Record<string, unknown>;
@@ -107,15 +123,26 @@ interface EventView {
 
 let dataDir: string;
 let host: RunningHost | undefined;
+let platform: FakeQqPlatform | undefined;
+let accountsFile: string;
 const httpChildren: ChildProcess[] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
   buildHost();
   dataDir = mkdtempSync(join(tmpdir(), 'host-soak-'));
+  platform = await FakeQqPlatform.start(BOT);
+  accountsFile = `${dataDir}.qqbot.json`;
+  writeFileSync(
+    accountsFile,
+    JSON.stringify({ accounts: [{ id: 'main', apiBaseUrl: platform.apiBaseUrl, tokenUrl: platform.tokenUrl, ...BOT }] }),
+    { mode: 0o600 },
+  );
 });
 
 afterAll(async () => {
   await host?.stop();
+  await platform?.close();
+  if (accountsFile) rmSync(accountsFile, { force: true });
   for (const c of httpChildren) {
     if (c.exitCode === null && c.signalCode === null) {
       c.kill('SIGTERM');
@@ -126,7 +153,8 @@ afterAll(async () => {
 });
 
 it(`keeps exactly one outcome per event and plugin through ${SECONDS} s of faults`, async () => {
-  host = await startHost(dataDir);
+  host = await startHost(dataDir, { HOST_QQBOT_ACCOUNTS_FILE: accountsFile });
+  const signer = new WebhookSigner({ ...BOT, webhookUrl: (await api(host, 'GET', '/api/qqbot/accounts')).body.accounts[0].webhookUrl });
   for (const p of STDIO_PLUGINS) {
     const r = await api(host, 'POST', '/api/plugins/packages', packageForm(stdioPackage(p.id, p.args), { startAfterInstall: 'true' }));
     expect([r.status, r.body]).toEqual([201, expect.anything()]);
@@ -169,6 +197,11 @@ it(`keeps exactly one outcome per event and plugin through ${SECONDS} s of fault
     for (const e of r.body.events as EventView[]) views.set(e.eventId, e);
   };
   const started = Date.now();
+  const hostile = sendHostileTraffic(host, signer, {
+    roundMilliseconds: 250,
+    guessesPerRound: GUESSES_PER_ROUND,
+    stop: () => Date.now() - started >= SECONDS * 1000,
+  });
   let i = 0;
   let rssPeak = rssStart ?? 0;
   let lastPoll = started;
@@ -184,11 +217,17 @@ it(`keeps exactly one outcome per event and plugin through ${SECONDS} s of fault
     }
   }
   await Promise.all(posts);
+  const refused = await hostile;
+  await signer.close();
   // Drain: wait until every event has a final outcome per recipient (handler deadlines and timeouts are 1 s).
   const pending = () => sent.filter((id) => !isFinal(views.get(id)));
   for (let waited = 0; waited < 60_000 && (await poll(), pending().length > 0); waited += 500) await new Promise((r) => setTimeout(r, 500));
   notePids();
   const rssEnd = rssKiB(hostPid);
+  const logOf = async (id: string): Promise<string[]> =>
+    ((await api(host!, 'GET', `/api/plugins/${id}/logs?tail=5000`)).body.lines as { message: string }[]).map((l) => l.message);
+  const deepLog = await logOf('com.example.soak-deep');
+  const floodLog = await logOf('com.example.soak-flood');
 
   let duplicates = 0;
   let lost = 0;
@@ -239,6 +278,7 @@ it(`keeps exactly one outcome per event and plugin through ${SECONDS} s of fault
     hostRssKiB: { start: rssStart, peak: rssPeak, end: rssEnd },
     pluginProcessesSeen: pluginPids.size,
     leftoverProcesses: leftover.length,
+    hostileRequests: refused,
   };
   console.log(`soak report\n${JSON.stringify(report, null, 2)}`);
 
@@ -247,6 +287,22 @@ it(`keeps exactly one outcome per event and plugin through ${SECONDS} s of fault
   expect(lost).toBe(0);
   expect(outcomes).toBeGreaterThan(0);
   expect(leftover).toEqual([]);
+  // The plugin's depth bomb was refused as a frame (the plugin stopped for it), and the flooder runs at the lowest priority.
+  expect(deepLog.some((m) => /framing\.json\.too_complex: .*nest deeper than \d+ levels/.test(m))).toBe(true);
+  expect(floodLog.some((m) => m.startsWith('stderr flood: '))).toBe(true);
+  // Every hostile request was answered with its refusal, none with a server error.
+  expect(refused.unanswered).toBe(0);
+  const answers = Object.entries(refused.answers);
+  const kinds = (what: string) => answers.filter(([k]) => k.startsWith(`${what} `));
+  expect(kinds('deep console message').map(([k]) => k)).toEqual(['deep console message 400 REQUEST_JSON_TOO_COMPLEX']);
+  expect(kinds('deep HTTP registration').map(([k]) => k)).toEqual(['deep HTTP registration 400 REQUEST_JSON_TOO_COMPLEX']);
+  expect(kinds('deep webhook').map(([k]) => k)).toEqual(['deep webhook 400 QQBOT_PAYLOAD_TOO_COMPLEX']);
+  const guesses = [...kinds('wrong bearer token'), ...kinds('wrong sign-in token')];
+  for (const [k] of guesses) expect(WRONG_TOKEN_CODES).toContain(k.replace(/^wrong (bearer|sign-in) token /, ''));
+  // The guesser's address is throttled after 10 wrong tokens a minute; the operator's requests (postErrors) never are.
+  const checked = guesses.filter(([k]) => k.includes(' 401 ')).reduce((n, [, c]) => n + c, 0);
+  expect(checked).toBeLessThanOrEqual(10 * (Math.ceil(SECONDS / 60) + 1));
+  expect(guesses.filter(([k]) => k.includes(' 429 ')).reduce((n, [, c]) => n + c, 0)).toBeGreaterThan(0);
   // Flat memory, with a generous bound: warm-up (JIT, caches, the event log filling) is allowed, growth with time is not.
   if (rssStart !== null && rssEnd !== null) expect(rssEnd).toBeLessThan(rssStart * 2 + 64 * 1024);
 });
