@@ -52,7 +52,7 @@ it('init --lang python gives a project whose tests pass and that packs into a ZI
   expect(
     run(process.execPath, [CLI, 'init', 'py-echo', '--lang', 'python', '--id', ID, '--name', 'Py Echo', '--author', 'Tests'], work),
   ).toMatch(/Created com\.example\.pyecho/);
-  expect(run('python3', ['-m', 'unittest'], project)).toMatch(/Ran 3 tests[\s\S]*OK/);
+  expect(run('python3', ['-m', 'unittest'], project)).toMatch(/Ran 5 tests[\s\S]*OK/);
   expect(run(process.execPath, [CLI, 'pack'], project)).toMatch(/packed com\.example\.pyecho 1\.0\.0/);
   expect(existsSync(join(project, `artifacts/${ID}.zip`))).toBe(true);
 });

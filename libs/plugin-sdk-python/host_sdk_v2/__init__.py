@@ -10,6 +10,10 @@ One plugin definition runs over stdio (the host starts it) or HTTP (a WSGI app):
     def echo(ctx):
         ctx.reply_markdown(at.user(ctx.sender), " said: ", literal(ctx.args))
 
+    @plugin.on_interaction          # needs {"eventType": "interaction.created"} in eventSubscriptions
+    def clicked(ctx):
+        ctx.reply("you chose ", ctx.data)
+
     if __name__ == "__main__":
         plugin.run()
 """
@@ -27,17 +31,19 @@ from ._generated.catalog import (
 )
 from ._version import SDK_NAME, SDK_VERSION
 from .cancellation import Cancellation
-from .context import Directories, LifecycleContext, MessageContext, MessageSender, PluginLogger, Sent
+from .context import ChatEventContext, Directories, EventContext, LifecycleContext, MessageContext, MessageSender, PluginLogger, Sent
 from .errors import HANDLER_FAILED_CODE, SDK_ERRORS, HandlerError, HostCallError, PluginMessageError, PluginSdkError
-from .parts import at, composite, literal, text
+from .parts import at, callback_button, command_button, composite, file_from_url, image_from_url, keyboard, link_button, literal, text
 from .plugin import Plugin
 from .stdio import USAGE_EXIT_CODE
 
 __all__ = [
     "Cancellation",
     "Capability",
+    "ChatEventContext",
     "Directories",
     "ERROR_CODES",
+    "EventContext",
     "HANDLER_FAILED_CODE",
     "HOST_STDIO_FLAG",
     "HTTP_DEFAULTS",
@@ -61,7 +67,13 @@ __all__ = [
     "Sent",
     "USAGE_EXIT_CODE",
     "at",
+    "callback_button",
+    "command_button",
     "composite",
+    "file_from_url",
+    "image_from_url",
+    "keyboard",
+    "link_button",
     "literal",
     "text",
 ]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence
 
-from ._generated.wire import CommandMatch, MessageEvent, SendResult, UserRef
+from ._generated.wire import ChatEvent, CommandMatch, Interaction, Keyboard, MessageEvent, SendResult, UserRef
 from .answer import Answer
 from .cancellation import Cancellation
 from .errors import PluginMessageError, PluginSdkError
@@ -246,17 +246,15 @@ class LifecycleContext:
         return self._session.settings
 
 
-class MessageContext(LifecycleContext):
-    """What a message or command handler receives.
-
-    ``ctx.event`` is the message event as the host sent it; ``ctx.sender`` its sender; ``ctx.command``
-    the matched command (``ctx.command["args"]`` is the text after the command word) or None;
-    ``ctx.args`` the same text ("" without a command); ``ctx.text`` the message content.
-    """
+class EventContext(LifecycleContext):
+    """What every event handler receives: the event, replies in its conversation, the decision
+    (intercept or pass on), the log and the cancellation. :class:`MessageContext` (messages and commands)
+    and :class:`ChatEventContext` (button clicks, the bot added or removed, a conversation opened) add
+    what their events carry."""
 
     at = at
 
-    def __init__(self, event: MessageEvent, transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
+    def __init__(self, event: Mapping[str, Any], transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
         #: Appended to by the handler's threads, read by the runtime: list appends and reads by index
         #: are atomic, so no lock.
         self._pending: List[Sent] = []
@@ -264,11 +262,8 @@ class MessageContext(LifecycleContext):
         self._settle_index = 0
         self._settle_done: Optional[Callable[[], None]] = None
         self._settle_resume: Optional[Callable[[Callable[[], None]], None]] = None
-        self.event: MessageEvent = event
-        self.sender: UserRef = event["sender"]
-        self.command: Optional[CommandMatch] = event.get("command")
-        self.args: str = self.command["args"] if self.command else ""
-        self.text: str = event["message"]["content"]
+        self.event: Any = event
+        self.event_type: str = event["eventType"]
         self.cancellation = cancellation
         self._on_decision = on_decision
         self._decision: Optional[bool] = None
@@ -291,8 +286,13 @@ class MessageContext(LifecycleContext):
         """A text part."""
         return text(value)
 
-    def _reply(self, fmt: str, parts: Sequence[PartInput]) -> Sent:
-        ref = self.event["messageReference"]
+    def _reply(self, fmt: str, parts: Sequence[PartInput], keyboard: Optional[Keyboard] = None) -> Sent:
+        ref = self.event.get("messageReference")
+        if ref is None:
+            raise PluginMessageError(
+                "message.reference.unavailable",
+                f'The {self.event_type} event {self.event["eventId"]} takes no reply (it has no messageReference). Do not reply to it.',
+            )
         target = {"type": ref["targetType"], "id": ref["targetId"]}
         until = ref.get("replyUntil")
         if until is not None and _parse_time(until) < datetime.now(timezone.utc):
@@ -301,7 +301,9 @@ class MessageContext(LifecycleContext):
                 f'The reply window closed at {until}. Reply sooner, or send with ctx.messages.{target["type"]}("{target["id"]}").send(...) (needs messages.send).',
                 target=target,
             )
-        message, checked, body = prepare_message(fmt, parts, target, provider_for(self.event.get("source")), self._session.permissions, "messages.reply")
+        message, checked, body = prepare_message(
+            fmt, parts, target, provider_for(self.event.get("source")), self._session.permissions, "messages.reply", keyboard
+        )
         return self._track(Sent(self._transport_obj.reply(self.event, message, checked, body)))
 
     def reply(self, *parts: PartInput) -> Sent:
@@ -309,9 +311,11 @@ class MessageContext(LifecycleContext):
         PluginMessageError at once when the message breaks a rule."""
         return self._reply("text", parts)
 
-    def reply_markdown(self, *parts: PartInput) -> Sent:
-        """Replies in Markdown (groups only). Mentions become provider tags: ``ctx.reply_markdown(at.user(ctx.sender), " said ", ctx.args)``."""
-        return self._reply("markdown", parts)
+    def reply_markdown(self, *parts: PartInput, keyboard: Optional[Keyboard] = None) -> Sent:
+        """Replies in Markdown (groups only). Mentions become provider tags: ``ctx.reply_markdown(at.user(ctx.sender), " said ", ctx.args)``.
+        ``keyboard`` (see :func:`host_sdk_v2.keyboard`) puts buttons under the message; a click on a callback
+        button comes back to ``@plugin.on_interaction``."""
+        return self._reply("markdown", parts, keyboard)
 
     def intercept(self) -> None:
         """Stops the plugins after this one from seeing the message. Needs ``Plugin(..., intercepts=True)``
@@ -394,6 +398,47 @@ class MessageContext(LifecycleContext):
         resume = self._settle_resume
         if resume is not None:
             resume(self._settle_step)
+
+
+class MessageContext(EventContext):
+    """What a message or command handler receives.
+
+    ``ctx.event`` is the message event as the host sent it; ``ctx.sender`` its sender; ``ctx.command``
+    the matched command (``ctx.command["args"]`` is the text after the command word) or None;
+    ``ctx.args`` the same text ("" without a command); ``ctx.text`` the message content.
+    """
+
+    def __init__(self, event: MessageEvent, transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
+        super().__init__(event, transport, session, cancellation, on_decision)
+        self.event: MessageEvent = event
+        self.sender: UserRef = event["sender"]
+        self.command: Optional[CommandMatch] = event.get("command")
+        self.args: str = self.command["args"] if self.command else ""
+        self.text: str = event["message"]["content"]
+
+
+class ChatEventContext(EventContext):
+    """What the handlers of ``interaction.created``, ``bot.added``, ``bot.removed`` and
+    ``conversation.opened`` receive (docs/protocol/v2.md 5.4).
+
+    ``ctx.event`` is the event as the host sent it; ``ctx.sender`` who clicked, added, removed or opened
+    (always set for a click, else None when the provider does not say); ``ctx.interaction`` the click
+    ``{id, data, buttonId?, messageId?}`` (None for other types); ``ctx.data`` the callback data of the
+    clicked button ("" for other types). ``ctx.reply`` answers in the event's conversation while its reply
+    window lasts; ``bot.removed`` takes no reply (``message.reference.unavailable``).
+    """
+
+    def __init__(self, event: ChatEvent, transport: Transport, session: Session, cancellation: Cancellation, on_decision: Callable[[bool], None]) -> None:
+        super().__init__(event, transport, session, cancellation, on_decision)
+        self.event: ChatEvent = event
+        self.sender: Optional[UserRef] = event.get("sender")
+        self.interaction: Optional[Interaction] = event.get("interaction")
+        self.data: str = self.interaction["data"] if self.interaction else ""
+
+    @property
+    def can_reply(self) -> bool:
+        """Whether the event says where a reply goes (``messageReference``)."""
+        return "messageReference" in self.event
 
 
 def _parse_time(value: str) -> datetime:

@@ -6,11 +6,11 @@ import inspect
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Mapping, Optional, Union
 
-from ._generated.wire import EventAck, MessageEvent, PluginError
+from ._generated.wire import ChatEvent, EventAck, MessageEvent, PluginError
 from .cancellation import Cancellation
-from .context import MessageContext, Session, Transport
+from .context import ChatEventContext, EventContext, MessageContext, Session, Transport
 from .errors import HANDLER_FAILED_CODE, HandlerError, PluginMessageError, PluginSdkError
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class EventRun:
 
     def __init__(
         self,
-        event: MessageEvent,
+        event: Union[MessageEvent, ChatEvent],
         transport: Transport,
         session: Session,
         on_ack: Callable[[EventAck], None],
@@ -95,7 +95,8 @@ class EventRun:
             # Decided here, before anything else can see this run.
             self._ack_lock = None
             self._accept(False)
-        self.ctx = MessageContext(event, transport, session, cancellation, self._decided)
+        context = MessageContext if event["eventType"] == "message.created" else ChatEventContext
+        self.ctx: EventContext = context(event, transport, session, cancellation, self._decided)  # type: ignore[arg-type]
         self._started = time.monotonic()
 
     def _ack(self, value: EventAck) -> None:
@@ -135,8 +136,10 @@ class EventRun:
         error: Optional[PluginError] = None
         if thrown is not None:
             error = to_plugin_error(thrown)
-            command = self.event.get("command")
-            what = f'command "{command["name"]}"' if command else "message"
+            envelope: Mapping[str, Any] = self.event
+            command = envelope.get("command")
+            event_type = self.event["eventType"]
+            what = f'command "{command["name"]}"' if command else "message" if event_type == "message.created" else f"{event_type} event"
             self._transport.log(
                 "error",
                 f"handler for {what} {self.event['eventId']} failed: {error['message']}",
@@ -159,7 +162,7 @@ class EventRun:
 
 async def dispatch_event(
     plugin: "Plugin",
-    event: MessageEvent,
+    event: Union[MessageEvent, ChatEvent],
     transport: Transport,
     session: Session,
     on_ack: Callable[[EventAck], None],

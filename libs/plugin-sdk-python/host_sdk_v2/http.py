@@ -18,7 +18,7 @@ from .context import Directories, LifecycleContext, Session, Transport
 from .dispatch import call_handler, dispatch_event
 from .errors import PluginSdkError
 from .signing import ReplayGuard, verify_signature
-from .validation import validate_document
+from .validation import validate_document, validate_method
 
 if TYPE_CHECKING:
     from .plugin import Plugin
@@ -80,10 +80,16 @@ class _Outbound(Transport):
         return settled({"accepted": True, "target": target})
 
     def reply(self, event: Mapping[str, Any], message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any]) -> "Answer[Any]":
-        return self._push({"format": message["format"], "parts": message["parts"]}, target)
+        item = {"format": message["format"], "parts": message["parts"]}
+        if "keyboard" in message:
+            item["keyboard"] = message["keyboard"]
+        return self._push(item, target)
 
     def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
-        return self._push({"target": target, "format": message["format"], "parts": message["parts"]}, target)
+        item = {"target": target, "format": message["format"], "parts": message["parts"]}
+        if "keyboard" in message:
+            item["keyboard"] = message["keyboard"]
+        return self._push(item, target)
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
         self._log(level, message, fields)
@@ -110,8 +116,8 @@ def _stderr_log(level: str, message: str, fields: Optional[Mapping[str, Any]]) -
 
 
 class HttpApp:
-    """A WSGI application serving ``GET /host/plugin/manifest`` and ``POST /host/plugin/events/message``
-    for one plugin (paths are matched on ``PATH_INFO``, so mount it under any prefix).
+    """A WSGI application serving ``GET /host/plugin/manifest``, ``POST /host/plugin/events/message`` and
+    ``POST /host/plugin/events/deliver`` (the other event types the manifest subscribes to) for one plugin (paths are matched on ``PATH_INFO``, so mount it under any prefix).
 
     ``secret``: the signing secret shown at registration, several during a rotation, or a function asked
     on every request (:func:`secret_from_file`). Until it gives one, events get 401 ``signature.secret_unset``
@@ -166,9 +172,13 @@ class HttpApp:
             method = environ.get("REQUEST_METHOD", "GET")
             if path == HTTP_PATHS["manifest"]:
                 return self._manifest(environ, method, start_response)
-            if path == HTTP_PATHS["messageEvents"]:
-                return self._event(environ, method, start_response)
-            return self._error(start_response, "http.not_found", f"no endpoint at {path or '/'}; the plugin serves {HTTP_PATHS['manifest']} and {HTTP_PATHS['messageEvents']}")
+            if path == HTTP_PATHS["messageEvents"] or path == HTTP_PATHS["otherEvents"]:
+                return self._event(environ, method, start_response, path)
+            return self._error(
+                start_response,
+                "http.not_found",
+                f"no endpoint at {path or '/'}; the plugin serves {HTTP_PATHS['manifest']}, {HTTP_PATHS['messageEvents']} and {HTTP_PATHS['otherEvents']}",
+            )
         except Exception as error:  # never leak a stack trace to the host
             self._log("error", f"request failed: {error!r}", None)
             return self._error(start_response, "plugin.internal_error", "the plugin failed to answer; see its log")
@@ -216,9 +226,9 @@ class HttpApp:
         data = stream.read(length) if length > 0 else b""
         return data
 
-    def _event(self, environ: Dict[str, Any], method: str, start_response: StartResponse) -> List[bytes]:
+    def _event(self, environ: Dict[str, Any], method: str, start_response: StartResponse, path: str) -> List[bytes]:
         if method != "POST":
-            return self._error(start_response, "http.method_not_allowed", f"use POST for {HTTP_PATHS['messageEvents']}", headers=[("Allow", "POST")])
+            return self._error(start_response, "http.method_not_allowed", f"use POST for {path}", headers=[("Allow", "POST")])
         raw = self._read_body(environ)
         if raw is None:
             return self._error(start_response, "http.body_too_large", f"the request body is larger than {self._max_body} bytes")
@@ -247,9 +257,14 @@ class HttpApp:
                 body = json.loads(raw.decode("utf-8"))
             except ValueError as error:
                 return self._error(start_response, "event.invalid", f"the body is not JSON: {error}")
-            event, issues = validate_document("message-event.schema.json", body, "event", owned=True)
+            if path == HTTP_PATHS["messageEvents"]:
+                event, issues = validate_document("message-event.schema.json", body, "event", owned=True)
+                what = "a message event"
+            else:
+                event, issues = validate_method("events.deliver", "params", body, "event", owned=True)
+                what = "an event of interaction.created, bot.added, bot.removed or conversation.opened"
             if event is None:
-                return self._error(start_response, "event.invalid", "the body is not a message event", {"issues": issues})
+                return self._error(start_response, "event.invalid", f"the body is not {what}", {"issues": issues})
             if not self._ensure_started():
                 return self._error(start_response, "plugin.start_failed", "the plugin failed to start (on_start raised); see its log")
             return self._json(start_response, 200, self._process(event))

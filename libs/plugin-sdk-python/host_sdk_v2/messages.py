@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ._generated.catalog import LIMITS
 from .errors import PluginMessageError
-from .parts import to_parts
+from .parts import BUTTON_ID, media_url_problem, to_parts
 
 #: Deepest allowed composite nesting: a composite directly in ``parts`` is at depth 1.
 MAX_COMPOSITE_DEPTH = 8
@@ -30,7 +30,11 @@ _PART_KEYS: Dict[str, Tuple[Set[str], Set[str]]] = {
     "mention-user": ({"type", "target", "id"}, {"displayName"}),
     "mention-everyone": ({"type", "target"}, set()),
     "composite": ({"type", "parts"}, set()),
+    "image": ({"type", "url"}, {"alt"}),
+    "file": ({"type", "url"}, {"fileName"}),
 }
+_BUTTON_KEYS = ({"label", "action", "data"}, {"id", "style", "send"})
+_CONTROL = re.compile("[\u0000-\u001f\u007f]")
 
 
 def _fail(code: str, detail: str, target: Optional[Mapping[str, str]] = None) -> PluginMessageError:
@@ -64,8 +68,8 @@ def _check_part(part: Any, path: str, depth: int) -> None:
         for i, child in enumerate(inner):
             _check_part(child, f"{path}.parts[{i}]", depth + 1)
         shape = "composite"
-    elif kind == "text":
-        shape = "text"
+    elif kind in ("text", "image", "file"):
+        shape = kind
     elif kind == "mention":
         target = part.get("target")
         if target not in ("user", "everyone"):
@@ -86,6 +90,14 @@ def _check_part(part: Any, path: str, depth: int) -> None:
             raise _fail("message.part.unsupported", f"{path}.text must be a string.")
         if "literal" in part and not isinstance(part["literal"], bool):
             raise _fail("message.part.unsupported", f"{path}.literal must be true or false.")
+    if shape in ("image", "file"):
+        problem = media_url_problem(part["url"])
+        if problem is not None:
+            raise _fail("message.part.unsupported", f"{path}.url {problem}.")
+        if "alt" in part and (not isinstance(part["alt"], str) or len(part["alt"]) > 200):
+            raise _fail("message.part.unsupported", f"{path}.alt must be a string of at most 200 characters.")
+        if "fileName" in part and not _non_blank(part["fileName"], 255):
+            raise _fail("message.part.unsupported", f"{path}.fileName must be 1 to 255 characters, not blank, without control characters.")
     if shape == "mention-user":
         if not isinstance(part["id"], str):
             raise _fail("message.mention.invalid_id", f"{path}.id must be a string.")
@@ -93,8 +105,86 @@ def _check_part(part: Any, path: str, depth: int) -> None:
             raise _fail("message.part.unsupported", f"{path}.displayName must be a string.")
 
 
+def _non_blank(value: Any, limit: int) -> bool:
+    return isinstance(value, str) and 1 <= len(value) <= limit and value.strip(_JS_WHITESPACE) != "" and not _CONTROL.search(value)
+
+
+def _check_button(button: Any, path: str) -> None:
+    if not isinstance(button, dict):
+        raise _fail("message.keyboard.invalid", f"{path} is {_describe(button)}, not a button object.")
+    required, optional = _BUTTON_KEYS
+    for key in button:
+        if key not in required and key not in optional:
+            raise _fail("message.keyboard.invalid", f'{path} has the unknown field "{key}".')
+    for key in sorted(required - set(button)):
+        raise _fail("message.keyboard.invalid", f'{path} needs "{key}".')
+    if "id" in button and not (isinstance(button["id"], str) and BUTTON_ID.fullmatch(button["id"])):
+        raise _fail("message.keyboard.invalid", f"{path}.id must be 1 to 64 letters, digits or _ . : -.")
+    if not _non_blank(button["label"], LIMITS["maxButtonLabelChars"]):
+        raise _fail("message.keyboard.invalid", f"{path}.label must be 1 to {LIMITS['maxButtonLabelChars']} characters, not blank, without control characters.")
+    if button.get("style", "secondary") not in ("primary", "secondary"):
+        raise _fail("message.keyboard.invalid", f'{path}.style must be "primary" or "secondary".')
+    if button["action"] not in ("callback", "link", "command"):
+        raise _fail("message.keyboard.invalid", f'{path}.action must be "callback", "link" or "command", not {_describe(button["action"])}.')
+    data = button["data"]
+    if not isinstance(data, str) or not 1 <= len(data) <= LIMITS["maxButtonDataChars"]:
+        raise _fail("message.keyboard.invalid", f"{path}.data must be 1 to {LIMITS['maxButtonDataChars']} characters.")
+    if "send" in button and not isinstance(button["send"], bool):
+        raise _fail("message.keyboard.invalid", f"{path}.send must be true or false.")
+
+
+def _check_keyboard(keyboard: Any) -> None:
+    """The shape of a keyboard (message.keyboard.invalid); its size is checked by :func:`normalize_keyboard`."""
+    if not isinstance(keyboard, dict) or set(keyboard) != {"rows"} or not isinstance(keyboard["rows"], list):
+        raise _fail("message.keyboard.invalid", 'keyboard must be an object {"rows": [{"buttons": [...]}, ...]}.')
+    for r, row in enumerate(keyboard["rows"]):
+        if not isinstance(row, dict) or set(row) != {"buttons"} or not isinstance(row["buttons"], list):
+            raise _fail("message.keyboard.invalid", f'keyboard.rows[{r}] must be an object {{"buttons": [...]}}.')
+        for c, button in enumerate(row["buttons"]):
+            _check_button(button, f"keyboard.rows[{r}].buttons[{c}]")
+
+
+def normalize_keyboard(keyboard: Any, fmt: str) -> Dict[str, Any]:
+    """Checks a keyboard against the protocol's limits (v2.md 7.2 step 8) and gives every button its id
+    (``r<row>c<column>`` when none), style and send. Order: format, shape, size row by row, ids, links."""
+    if fmt != "markdown":
+        raise _fail("message.keyboard.unsupported_format", 'The message has a keyboard and format "text"; send it with format "markdown".')
+    _check_keyboard(keyboard)
+    rows = keyboard["rows"]
+    if not 1 <= len(rows) <= LIMITS["maxKeyboardRows"]:
+        raise _fail("message.keyboard.too_large", f"The keyboard has {len(rows)} rows; it takes 1 to {LIMITS['maxKeyboardRows']}.")
+    seen: Dict[str, str] = {}
+    out: List[Dict[str, Any]] = []
+    for r, row in enumerate(rows):
+        buttons = row["buttons"]
+        if not 1 <= len(buttons) <= LIMITS["maxKeyboardButtonsPerRow"]:
+            raise _fail("message.keyboard.too_large", f"keyboard.rows[{r}] has {len(buttons)} buttons; a row takes 1 to {LIMITS['maxKeyboardButtonsPerRow']}.")
+        normalized: List[Dict[str, Any]] = []
+        for c, b in enumerate(buttons):
+            button_id = b.get("id", f"r{r}c{c}")
+            where = f"keyboard.rows[{r}].buttons[{c}]"
+            if button_id in seen:
+                default = "" if "id" in b else " (its default id)"
+                raise _fail("message.keyboard.invalid", f"{where} has the id {button_id!r} of {seen[button_id]}{default}.")
+            seen[button_id] = where
+            if b["action"] == "link" and media_url_problem(b["data"]) is not None:
+                raise _fail("message.keyboard.invalid", f"{where} is a link button whose data {b['data']!r} is not an absolute http or https URL.")
+            normalized.append(
+                {
+                    "id": button_id,
+                    "label": b["label"],
+                    "style": b.get("style", "secondary"),
+                    "action": b["action"],
+                    "data": b["data"],
+                    "send": b["action"] == "command" and b.get("send") is True,
+                }
+            )
+        out.append({"buttons": normalized})
+    return {"rows": out}
+
+
 def parse_outgoing_message(message: Any) -> Dict[str, Any]:
-    """Checks the shape of an outgoing message ``{format?, parts}``; fills ``format: "text"``."""
+    """Checks the shape of an outgoing message ``{format?, parts, keyboard?}``; fills ``format: "text"``."""
     if not isinstance(message, dict):
         raise _fail("message.empty", f'The message must be an object {{"format"?, "parts": [...]}}, not {_describe(message)}.')
     parts = message.get("parts")
@@ -103,12 +193,16 @@ def parse_outgoing_message(message: Any) -> Dict[str, Any]:
     for i, part in enumerate(parts):
         _check_part(part, f"parts[{i}]", 0)
     for key in message:
-        if key not in ("format", "parts"):
+        if key not in ("format", "parts", "keyboard"):
             raise _fail("message.part.unsupported", f'The message has the unknown field "{key}".')
     fmt = message.get("format", "text")
     if fmt not in ("text", "markdown"):
         raise _fail("message.part.unsupported", f'"format" must be "text" or "markdown", not {_describe(fmt)}.')
-    return {"format": fmt, "parts": parts}
+    parsed = {"format": fmt, "parts": parts}
+    if "keyboard" in message:
+        _check_keyboard(message["keyboard"])
+        parsed["keyboard"] = message["keyboard"]
+    return parsed
 
 
 class _Flattener:
@@ -118,6 +212,7 @@ class _Flattener:
         self.pending_text = ""
         self.pending_literal = False
         self.has_mention = False
+        self.media = 0
 
     def add(self, parts: Sequence[Mapping[str, Any]], path: str, depth: int) -> None:
         for i, part in enumerate(parts):
@@ -136,6 +231,11 @@ class _Flattener:
                 self.flush()
                 self.parts.append(dict(part))
                 self.has_mention = True
+            elif kind in ("image", "file"):
+                # A file separates the text around it: a provider may send the two apart.
+                self.flush()
+                self.parts.append(dict(part))
+                self.media += 1
             elif kind == "composite":
                 if depth >= MAX_COMPOSITE_DEPTH:
                     raise _fail("message.part.unsupported", f"{path}[{i}] nests composites {depth + 1} levels deep.")
@@ -160,11 +260,19 @@ def normalize_message(message: Any) -> Dict[str, Any]:
     flat.add(parsed["parts"], "parts", 0)
     flat.flush()
     parts = flat.parts
-    if not flat.has_mention and all(_INVISIBLE.sub("", p["text"]).strip(_JS_WHITESPACE) == "" for p in parts):
+    if not flat.has_mention and flat.media == 0 and all(_INVISIBLE.sub("", p["text"]).strip(_JS_WHITESPACE) == "" for p in parts):
         raise _fail("message.empty", "It has no parts left." if not parts else "It has only whitespace or invisible text.")
+    if flat.media > LIMITS["maxMediaParts"]:
+        raise _fail(
+            "message.media.too_many",
+            f"It has {flat.media} image or file parts; a message takes at most {LIMITS['maxMediaParts']}. Send one message per file.",
+        )
     if len(parts) > LIMITS["maxMessageParts"]:
         raise _fail("message.parts.too_many", f"It has {len(parts)} parts after merging adjacent text.")
-    return {"format": parsed["format"], "parts": parts}
+    normalized = {"format": parsed["format"], "parts": parts}
+    if "keyboard" in parsed:
+        normalized["keyboard"] = normalize_keyboard(parsed["keyboard"], parsed["format"])
+    return normalized
 
 
 def normalize_strings(fmt: str, parts: Sequence[str]) -> Dict[str, Any]:
@@ -237,12 +345,28 @@ def render_qqbot(message: Mapping[str, Any], target: Mapping[str, str]) -> Dict[
     one_to_one = target["type"] in ("user", "direct")
     guild = target["type"] in ("channel", "direct")
     content: List[str] = []
-    for part in message["parts"]:
+    image: Optional[str] = None
+    for i, part in enumerate(message["parts"]):
         if part["type"] == "text":
             if part.get("literal"):
                 content.append(escape_markdown_literal(part["text"]))
             else:
                 content.append(escape_guild_text(part["text"]) if guild else break_tags(part["text"]))
+            continue
+        if part["type"] == "file":
+            raise _fail(
+                "message.part.unsupported_target",
+                f"parts[{i}] is a file; QQ Bot's upload endpoint takes no files yet (file_type 4). Send a link to it in a text part.",
+                target,
+            )
+        if part["type"] == "image":
+            if target["type"] not in ("group", "user"):
+                raise _fail(
+                    "message.part.unsupported_target",
+                    f'parts[{i}] is an image and the target is of type "{target["type"]}"; the host sends images to QQ groups and one-to-one chats only.',
+                    target,
+                )
+            image = part["url"]
             continue
         if one_to_one:
             raise _fail("message.mention.unsupported_target", f'The target is a one-to-one chat (type "{target["type"]}"). Remove the mention.', target)
@@ -260,7 +384,47 @@ def render_qqbot(message: Mapping[str, Any], target: Mapping[str, str]) -> Dict[
     chars = _code_points(text)
     if chars > LIMITS["maxMessageChars"]:
         raise _fail("message.too_long", f"The rendered content has {chars} characters, over the limit of {LIMITS['maxMessageChars']}.", target)
-    return {"msg_type": 2, "markdown": {"content": text}} if markdown else {"msg_type": 0, "content": text}
+    keyboard = message.get("keyboard")
+    if image is not None:
+        if keyboard is not None:
+            raise _fail(
+                "message.keyboard.unsupported_format",
+                "The message has an image and a keyboard; QQ Bot shows buttons only under Markdown. Send the buttons in a Markdown message of their own.",
+                target,
+            )
+        # The platform wants a non-empty content with msg_type 7.
+        return {"msg_type": 7, "content": text if text != "" else " ", "media": {"file_type": 1, "url": image}}
+    if not markdown:
+        return {"msg_type": 0, "content": text}
+    if keyboard is None:
+        return {"msg_type": 2, "markdown": {"content": text}}
+    return {"msg_type": 2, "markdown": {"content": text}, "keyboard": {"content": {"rows": _qq_keyboard_rows(keyboard)}}}
+
+
+def _qq_keyboard_rows(keyboard: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """A normalised keyboard as QQ Bot's rows of buttons (action type 0 link, 1 callback, 2 command);
+    everyone may click every button."""
+    rows: List[Dict[str, Any]] = []
+    for row in keyboard["rows"]:
+        buttons: List[Dict[str, Any]] = []
+        for b in row["buttons"]:
+            action: Dict[str, Any] = {
+                "type": {"link": 0, "callback": 1, "command": 2}[b["action"]],
+                "data": b["data"],
+                "permission": {"type": 2},
+                "unsupport_tips": b["label"],
+            }
+            if b["action"] == "command":
+                action["enter"] = b["send"]
+            buttons.append(
+                {
+                    "id": b["id"],
+                    "render_data": {"label": b["label"], "visited_label": b["label"], "style": 1 if b["style"] == "primary" else 0},
+                    "action": action,
+                }
+            )
+        rows.append({"buttons": buttons})
+    return rows
 
 
 RENDERERS = {"qqbot": render_qqbot}
@@ -278,9 +442,10 @@ def prepare_message(
     provider: str,
     permissions: Optional[Sequence[str]],
     need: str,
+    keyboard: Optional[Mapping[str, Any]] = None,
 ) -> Tuple[Dict[str, Any], Dict[str, str], Dict[str, Any]]:
-    """Checks and normalises a message for ``target`` exactly as the host will; returns
-    ``(normalised message, target, provider body)`` or raises PluginMessageError."""
+    """Checks and normalises a message (with its ``keyboard``, if any) for ``target`` exactly as the host
+    will; returns ``(normalised message, target, provider body)`` or raises PluginMessageError."""
     checked = parse_target(target)
     if permissions is not None and need not in permissions:
         raise _fail(
@@ -292,11 +457,14 @@ def prepare_message(
         if type(part) is not str:
             break
     else:
-        if fmt in ("text", "markdown"):
+        if fmt in ("text", "markdown") and keyboard is None:
             # Plain strings (ctx.reply("hi")): one text part, no mention to check.
             normalized = normalize_strings(fmt, parts)
             return normalized, checked, RENDERERS[provider](normalized, checked)
-    normalized = normalize_message({"format": fmt, "parts": to_parts(parts)})
+    message: Dict[str, Any] = {"format": fmt, "parts": to_parts(parts)}
+    if keyboard is not None:
+        message["keyboard"] = keyboard
+    normalized = normalize_message(message)
     if permissions is not None and "messages.mentionEveryone" not in permissions:
         if any(p["type"] == "mention" and p["target"] == "everyone" for p in normalized["parts"]):
             raise _fail(

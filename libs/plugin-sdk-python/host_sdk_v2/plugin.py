@@ -8,12 +8,14 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequ
 from ._generated.catalog import Capability
 from ._generated.wire import MessageEvent
 from ._version import SDK_VERSION
-from .context import LifecycleContext, MessageContext
+from .context import ChatEventContext, LifecycleContext, MessageContext
 from .errors import PluginSdkError
 from .validation import validate_manifest
 
 #: A message or command handler: ``def handler(ctx)`` or ``async def handler(ctx)``.
 Handler = Callable[[MessageContext], Union[None, Awaitable[None]]]
+#: A handler of another event type (a button click, the bot added or removed, a conversation opened).
+ChatEventHandler = Callable[[ChatEventContext], Union[None, Awaitable[None]]]
 LifecycleHook = Callable[[LifecycleContext], Union[None, Awaitable[None]]]
 SettingsHook = Callable[[LifecycleContext, Mapping[str, Any]], Union[None, Awaitable[None]]]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,6 +66,8 @@ class Plugin:
         self._on_start: Optional[LifecycleHook] = None
         self._on_stop: Optional[LifecycleHook] = None
         self._on_settings_changed: Optional[SettingsHook] = None
+        #: Handlers of the event types other than message.created, by eventType.
+        self._event_handlers: Dict[str, ChatEventHandler] = {}
 
     @classmethod
     def from_manifest(cls, path: str = "manifest.json", intercepts: bool = False) -> "Plugin":
@@ -112,6 +116,41 @@ class Plugin:
         self._on_message = self._callable(handler, "on_message")
         return handler
 
+    def on_interaction(self, handler: F) -> F:
+        """Registers the handler of ``interaction.created``: a user clicked a callback button of a keyboard
+        the plugin sent (``ctx.data`` is the button's data, ``ctx.sender`` who clicked). The manifest must
+        subscribe to ``interaction.created`` in ``eventSubscriptions``."""
+        return self._on_event("interaction.created", handler, "on_interaction")
+
+    def on_bot_added(self, handler: F) -> F:
+        """Registers the handler of ``bot.added``: the bot was added to a group, or a user added it as a
+        friend. The manifest must subscribe to ``bot.added``."""
+        return self._on_event("bot.added", handler, "on_bot_added")
+
+    def on_bot_removed(self, handler: F) -> F:
+        """Registers the handler of ``bot.removed``: the bot was removed from a group, or a user removed
+        it. The event takes no reply. The manifest must subscribe to ``bot.removed``."""
+        return self._on_event("bot.removed", handler, "on_bot_removed")
+
+    def on_conversation_opened(self, handler: F) -> F:
+        """Registers the handler of ``conversation.opened``: a conversation accepts the bot's messages
+        again. The manifest must subscribe to ``conversation.opened``."""
+        return self._on_event("conversation.opened", handler, "on_conversation_opened")
+
+    def _on_event(self, event_type: str, handler: F, what: str) -> F:
+        self._callable(handler, what)
+        subscribed = [s["eventType"] for s in self.manifest.get("eventSubscriptions", [])]
+        if event_type not in subscribed:
+            raise PluginSdkError(
+                "SDK_DEFINITION_INVALID",
+                f'@plugin.{what} handles "{event_type}", which the manifest of "{self.plugin_id}" does not subscribe to, so the host would never '
+                f'send it; add {{"eventType": "{event_type}"}} to "eventSubscriptions".',
+            )
+        if event_type in self._event_handlers:
+            raise PluginSdkError("SDK_DEFINITION_INVALID", f"{what} already has a handler ({self._event_handlers[event_type].__name__}).")
+        self._event_handlers[event_type] = handler
+        return handler
+
     def on_start(self, hook: F) -> F:
         """Runs once after the host initialized the plugin (stdio) or before the first request (HTTP)."""
         self._on_start = self._callable(hook, "on_start")
@@ -144,8 +183,12 @@ class Plugin:
                     f"manifest command(s) {', '.join(repr(n) for n in unhandled)} have no handler; add @plugin.command(\"{unhandled[0]}\") or @plugin.on_message.",
                 )
 
-    def handler_for(self, event: MessageEvent) -> Optional[Handler]:
-        """The command's handler, else on_message."""
+    def handler_for(self, event: Mapping[str, Any]) -> Optional[Callable[[Any], Any]]:
+        """The handler of an event: for a message the command's handler, else on_message; for another
+        event type the handler registered for it. None when nothing takes it (the SDK declines it)."""
+        event_type = event.get("eventType")
+        if event_type != "message.created":
+            return self._event_handlers.get(event_type)  # type: ignore[arg-type]
         command = event.get("command")
         if command and command["name"] in self._commands:
             return self._commands[command["name"]]

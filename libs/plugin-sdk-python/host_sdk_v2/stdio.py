@@ -590,6 +590,7 @@ class StdioRuntime:
         self._tasks: "set[asyncio.Task[Any]]" = set()
         self._handlers: Dict[str, Callable[[Any, Any], None]] = {
             "events.message": self._on_event,
+            "events.deliver": self._on_deliver,
             "events.cancel": self._on_cancel,
             "plugin.ping": self._on_ping,
             "plugin.stop": self._on_stop,
@@ -992,6 +993,20 @@ class StdioRuntime:
         if event is None:
             self._invalid(request_id, "events.message", issues)
             return
+        self._admit(request_id, event)
+
+    def _on_deliver(self, request_id: Any, params: Any) -> None:
+        """``events.deliver``: an event of another type, answered and run like a message (v2.md 4.11)."""
+        if self._stopping:
+            self._respond_error(request_id, RpcErrorCode.Stopping, "the plugin is stopping and takes no new events")
+            return
+        event, issues = validate_method("events.deliver", "params", params, "event", owned=True)
+        if event is None:
+            self._invalid(request_id, "events.deliver", issues)
+            return
+        self._admit(request_id, event)
+
+    def _admit(self, request_id: Any, event: Dict[str, Any]) -> None:
         event_id = event["eventId"]
         if event_id in self._live:
             self._respond_error(request_id, RpcErrorCode.InvalidParams, f"event {event_id} is already being handled; every delivery needs its own eventId")

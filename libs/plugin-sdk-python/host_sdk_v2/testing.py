@@ -1,11 +1,14 @@
-"""A test host for unit tests: delivers message events to a plugin in memory, matching commands exactly
-as the host does, and records the decision, the completion and every message the plugin made::
+"""A test host for unit tests: delivers message events and the other event types (button clicks, the bot
+added or removed, a conversation opened) to a plugin in memory, matching commands exactly as the host
+does, and records the decision, the completion and every message the plugin made::
 
     from host_sdk_v2.testing import TestHost
 
     host = TestHost(plugin)
     delivery = host.send("/echo hi")
     assert delivery.replies[0].body == {"msg_type": 2, "markdown": {"content": '<qqbot-at-user id="u1" /> said: hi'}}
+    clicked = host.click("vote:yes")          # interaction.created, as a callback button's click
+    assert clicked.replies[0].parts == [{"type": "text", "text": "You voted yes"}]
 """
 
 import asyncio
@@ -20,7 +23,7 @@ from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
 from .dispatch import call_handler, dispatch_event
 from .errors import PluginSdkError
-from .validation import validate_document
+from .validation import validate_document, validate_method
 
 if TYPE_CHECKING:
     from .plugin import Plugin
@@ -168,15 +171,90 @@ class TestHost:
             event["command"] = {k: match[k] for k in ("name", "word", "prefix", "args")}
         return event
 
+    def chat_event(
+        self,
+        event_type: str,
+        conversation: str = "group",
+        conversation_id: str = "group-1",
+        sender_id: Optional[str] = "user-1",
+        sender_name: Optional[str] = "Alice",
+        source: str = "qqbot",
+        reply_window_seconds: Optional[float] = 300,
+        interaction: Optional[Mapping[str, Any]] = None,
+        can_reply: bool = True,
+    ) -> Dict[str, Any]:
+        """An event of ``event_type`` (``interaction.created``, ``bot.added``, ``bot.removed`` or
+        ``conversation.opened``) as the host delivers it through ``events.deliver``: ``bot.removed`` never
+        has a ``messageReference``; the others have one unless ``can_reply`` is False (an ``interaction.created``
+        always has one, and a sender). ``sender_id=None`` leaves the sender out where the type allows."""
+        n = next(self._ids)
+        now = datetime.now(timezone.utc)
+        target_type = {"group": "group", "c2c": "user", "channel": "channel", "direct": "direct"}[conversation]
+        event: Dict[str, Any] = {
+            "eventId": f"evt-test-{n}",
+            "eventType": event_type,
+            "timestamp": now.isoformat().replace("+00:00", "Z"),
+            "source": source,
+            "bot": {"botAccountId": "bot-1", "platform": source},
+            "conversation": {"type": conversation, "conversationId": conversation_id},
+        }
+        clicked = event_type == "interaction.created"
+        if sender_id is not None or clicked:
+            sender: Dict[str, Any] = {"provider": source, "mentionId": sender_id or "user-1"}
+            if sender_name is not None:
+                sender["displayName"] = sender_name
+            event["sender"] = sender
+        if clicked:
+            event["interaction"] = dict(interaction) if interaction is not None else {"id": f"interaction-{n}", "data": ""}
+        if clicked or (can_reply and event_type != "bot.removed"):
+            # QQ Bot answers these by the platform's event id, which the host marks with "event:".
+            answered = event["interaction"]["id"] if clicked else f"{event_type}:{n}"
+            reference: Dict[str, Any] = {"messageId": f"event:{answered}", "targetType": target_type, "targetId": conversation_id, "restrictions": []}
+            if reply_window_seconds is not None:
+                reference["replyUntil"] = (now + timedelta(seconds=reply_window_seconds)).isoformat().replace("+00:00", "Z")
+            event["messageReference"] = reference
+        return event
+
+    def click(self, data: str, button_id: Optional[str] = None, message_id: Optional[str] = None, **options: Any) -> Delivery:
+        """A user clicks a callback button whose data is ``data``: delivers ``interaction.created``
+        (options as for :meth:`chat_event`)."""
+        n = next(self._ids)
+        interaction: Dict[str, Any] = {"id": f"interaction-{n}", "data": data}
+        if button_id is not None:
+            interaction["buttonId"] = button_id
+        if message_id is not None:
+            interaction["messageId"] = message_id
+        return self.deliver(self.chat_event("interaction.created", interaction=interaction, **options))
+
+    def bot_added(self, **options: Any) -> Delivery:
+        """The bot is added to the conversation: delivers ``bot.added`` (options as for :meth:`chat_event`)."""
+        return self.deliver(self.chat_event("bot.added", **options))
+
+    def bot_removed(self, **options: Any) -> Delivery:
+        """The bot is removed from the conversation: delivers ``bot.removed``, which takes no reply."""
+        return self.deliver(self.chat_event("bot.removed", **options))
+
+    def conversation_opened(self, **options: Any) -> Delivery:
+        """The conversation accepts the bot's messages again: delivers ``conversation.opened``."""
+        return self.deliver(self.chat_event("conversation.opened", **options))
+
     def send(self, text: str, **options: Any) -> Delivery:
         """Builds an event for ``text`` (see :meth:`event`) and delivers it."""
         return self.deliver(self.event(text, **options))
 
     def deliver(self, event: Mapping[str, Any], cancellation: Optional[Cancellation] = None) -> Delivery:
-        """Delivers an event (validated like the host's envelope) and waits until its handler ended."""
-        checked, issues = validate_document("message-event.schema.json", event, "event")
+        """Delivers an event (validated like the host's envelope: a message event, or another type as
+        ``events.deliver`` params) and waits until its handler ended. As the host, it delivers another
+        event type only when the manifest subscribes to it (else ValueError)."""
+        event_type = event.get("eventType")
+        if event_type == "message.created":
+            checked, issues = validate_document("message-event.schema.json", event, "event")
+        else:
+            checked, issues = validate_method("events.deliver", "params", event, "event")
+            if checked is not None and event_type not in [s["eventType"] for s in self.plugin.manifest.get("eventSubscriptions", [])]:
+                raise ValueError(f'the manifest does not subscribe to "{event_type}", so the host would never deliver it; add {{"eventType": "{event_type}"}} to "eventSubscriptions".')
         if checked is None:
-            raise ValueError(f"not a valid message event: {issues}")
+            raise ValueError(f"not a valid {event_type} event: {issues}")
         self.start()
         recorder = _Recorder(self)
         acks: List[Dict[str, Any]] = []

@@ -29,8 +29,8 @@ RUN = {
     "normalization": "normalize_message, the send path",
     "rendering": "parse_target, normalize_message and render_qqbot, the send path",
     "event-routing": "skipped on purpose: the host routes events to plugins, an SDK does not",
-    "rich-normalization": "skipped on purpose: normalize_message has no image, file or keyboard support yet",
-    "rich-rendering": "skipped on purpose: render_qqbot has no image, file or keyboard support yet",
+    "rich-normalization": "normalize_message with image, file and keyboard, the send path",
+    "rich-rendering": "parse_target, normalize_message and render_qqbot with image, file and keyboard, the send path",
 }
 
 
@@ -144,7 +144,7 @@ class FramingVectorsTest(unittest.TestCase):
 
 class MessageVectorsTest(unittest.TestCase):
     def test_normalization(self) -> None:
-        for case in cases("normalization"):
+        for case in cases("normalization") + cases("rich-normalization"):
             with self.subTest(case["name"]):
                 try:
                     got: Dict[str, Any] = {"normalized": normalize_message(case["message"])}
@@ -153,7 +153,7 @@ class MessageVectorsTest(unittest.TestCase):
                 self.assertEqual(got, case["expect"])
 
     def test_rendering(self) -> None:
-        for case in cases("rendering"):
+        for case in cases("rendering") + cases("rich-rendering"):
             with self.subTest(case["name"]):
                 self.assertEqual(case["provider"], "qqbot")
                 try:

@@ -42,7 +42,7 @@ describe('host-plugin init --lang python', () => {
       encoding: 'utf8',
       env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
     });
-    expect(tests.stderr).toMatch(/Ran 3 tests[\s\S]*OK/);
+    expect(tests.stderr).toMatch(/Ran 5 tests[\s\S]*OK/);
     expect(tests.status).toBe(0);
 
     // The type hints of the project and its vendored SDK are accepted by pyright (a devDependency here).

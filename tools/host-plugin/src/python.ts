@@ -3,7 +3,7 @@ import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
 import { CliError } from './errors';
-import { starterManifest } from './templates';
+import { richStarterManifest, STARTER_IMAGE_URL } from './starter-rich';
 
 /**
  * Python plugin projects: `init --lang python` writes one, and `pack` inside
@@ -26,14 +26,20 @@ export interface PythonInitOptions {
 /** The files of a new Python plugin project, by path (the SDK copy is added by copyPythonSdk). */
 export function pythonProjectFiles(o: PythonInitOptions): Map<string, string> {
   const files = new Map<string, string>();
-  files.set('manifest.json', starterManifest({ ...o, sdkVersion: PYTHON_SDK_VERSION, start: { command: 'python3', args: ['plugin.py'] } }));
+  files.set(
+    'manifest.json',
+    richStarterManifest({ ...o, sdkVersion: PYTHON_SDK_VERSION, start: { command: 'python3', args: ['plugin.py'] } }),
+  );
   files.set(
     'plugin.py',
     `"""${o.name}: a protocol v2 chat-bot plugin."""
 
-from host_sdk_v2 import Plugin, at, literal
+from host_sdk_v2 import Plugin, at, callback_button, image_from_url, keyboard, literal
 
 plugin = Plugin.from_manifest("manifest.json")
+
+# Replace with a picture of your own: an http or https URL the platform can fetch (PNG or JPEG).
+CAT_URL = "${STARTER_IMAGE_URL}"
 
 
 @plugin.command("echo")
@@ -46,6 +52,30 @@ def echo(ctx):
         ctx.reply_markdown(at.user(ctx.sender), " said: **", literal(text), "**")
     else:
         ctx.reply("You said: ", text)
+
+
+@plugin.command("cat")
+def cat(ctx):
+    # "/cat" -> an image with a caption (QQ groups and one-to-one chats).
+    ctx.reply("Here is a cat", image_from_url(CAT_URL, alt="a cat"))
+
+
+@plugin.command("vote")
+def vote(ctx):
+    # "/vote" -> a question with two buttons under it (Markdown: groups only).
+    # A click comes back to on_interaction below with the button's data.
+    if ctx.event["conversation"]["type"] != "group":
+        ctx.reply("Votes work in groups.")
+        return
+    buttons = keyboard([callback_button("Yes", "vote:yes", primary=True), callback_button("No", "vote:no")])
+    ctx.reply_markdown("**Do you like cats?**", keyboard=buttons)
+
+
+@plugin.on_interaction
+def clicked(ctx):
+    # A click on a callback button (manifest.json subscribes to "interaction.created").
+    if ctx.data.startswith("vote:"):
+        ctx.reply_markdown(at.user(ctx.sender), " voted **", literal(ctx.data[len("vote:"):]), "**")
 
 
 if __name__ == "__main__":
@@ -61,7 +91,7 @@ import unittest
 from host_sdk_v2.testing import TestHost
 
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from plugin import plugin  # noqa: E402
+from plugin import CAT_URL, plugin  # noqa: E402
 
 
 class EchoTest(unittest.TestCase):
@@ -82,6 +112,25 @@ class EchoTest(unittest.TestCase):
     def test_one_to_one_chats_get_text(self):
         delivery = TestHost(plugin).send("/echo hi", conversation="c2c")
         self.assertEqual(delivery.replies[0].body, {"msg_type": 0, "content": "You said: hi"})
+
+    def test_cat_replies_with_an_image(self):
+        delivery = TestHost(plugin).send("/cat")
+        body = delivery.replies[0].body
+        self.assertEqual(body["msg_type"], 7)  # a media message: QQ Bot fetches the URL
+        self.assertEqual(body["media"]["url"], CAT_URL)
+
+    def test_a_vote_button_click_is_answered(self):
+        host = TestHost(plugin)
+        asked = host.send("/vote")
+        buttons = asked.replies[0].body["keyboard"]["content"]["rows"][0]["buttons"]
+        self.assertEqual([b["action"]["data"] for b in buttons], ["vote:yes", "vote:no"])
+        # The test host clicks the first button as the host delivers a click: interaction.created.
+        clicked = host.click(buttons[0]["action"]["data"], button_id=buttons[0]["id"])
+        self.assertTrue(clicked.ack["accepted"])
+        self.assertEqual(
+            clicked.replies[0].body,
+            {"msg_type": 2, "markdown": {"content": '<qqbot-at-user id="user-1" /> voted **yes**'}},
+        )
 
 
 if __name__ == "__main__":
@@ -104,7 +153,7 @@ python3 plugin.py                   # without --host-stdio it only prints help
 \`\`\`
 
 Upload \`artifacts/${o.pluginId}.zip\` to the host (\`POST /api/plugins/packages\`), start it, and send
-\`/echo hello\` in a group. Dependencies go in \`requirements.txt\`; the packer installs them into the ZIP.
+\`/echo hello\`, \`/cat\` (an image) or \`/vote\` (buttons; a click comes back to \`on_interaction\`) in a group. Dependencies go in \`requirements.txt\`; the packer installs them into the ZIP.
 The SDK guide is \`host_sdk_v2\`'s README in the SDK release archive.
 `,
   );
