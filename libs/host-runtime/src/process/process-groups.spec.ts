@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { groupAlive, LOWEST_PRIORITY, lowerGroupPriority, markedProcesses, RUN_MARKER_VARIABLE, signalMarked } from './process-groups';
@@ -75,6 +75,9 @@ linux('lowerGroupPriority', () => {
       const child = Number(await new Promise<string>((r) => leader.stdout!.once('data', (d: Buffer) => r(d.toString()))));
       expect(lowerGroupPriority(leader.pid!)).toBe(2);
       expect([getPriority(leader.pid!), getPriority(child)]).toEqual([LOWEST_PRIORITY, LOWEST_PRIORITY]);
+      // Scheduled by session (autogroup), the plugin's own session is weighed at the lowest priority as well.
+      if (existsSync(`/proc/${leader.pid}/autogroup`))
+        expect(readFileSync(`/proc/${leader.pid}/autogroup`, 'utf8')).toMatch(/ nice 19\n?$/);
       expect(getPriority(other.pid!)).toBe(getPriority());
       expect(lowerGroupPriority(999_999_999)).toBe(0);
     } finally {

@@ -44,6 +44,12 @@ export const LOWEST_PRIORITY = 19;
  * (processes it starts later inherit it); answers how many it reached. Raising
  * a nice value needs no privilege; it is not lowered back for the process's
  * life. Elsewhere than on Linux only the leader is reached.
+ *
+ * Where the kernel groups processes by session for scheduling (Linux's
+ * autogroup, on by default on desktops and many servers), a process's nice
+ * value only weighs it against its own session, and a plugin has a session
+ * of its own (it is started detached): so the session's autogroup gets the
+ * lowest priority too, through /proc/<pid>/autogroup.
  */
 export function lowerGroupPriority(pgid: number, procRoot = '/proc'): number {
   const members = process.platform === 'linux' ? groupMembers(pgid, procRoot) : [pgid];
@@ -53,7 +59,12 @@ export function lowerGroupPriority(pgid: number, procRoot = '/proc'): number {
       setPriority(pid, LOWEST_PRIORITY);
       lowered++;
     } catch {
-      // exited meanwhile, or not ours to change
+      continue; // exited meanwhile, or not ours to change
+    }
+    try {
+      if (process.platform === 'linux') writeFileSync(`${procRoot}/${pid}/autogroup`, String(LOWEST_PRIORITY));
+    } catch {
+      // no autogroup scheduling in this kernel, or the process is gone
     }
   }
   return lowered;
