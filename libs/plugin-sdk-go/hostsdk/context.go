@@ -200,7 +200,7 @@ func prepare(p *Plugin, format string, parts []Part, target wire.Target, need st
 		return wire.OutgoingMessage{}, messageError(wire.CodeMessagePermissionDenied, &t,
 			fmt.Sprintf("this needs the %q permission, which manifest.json does not declare; add it to \"permissions\" and reinstall the plugin", need))
 	}
-	normalized, err := normalize(format, parts, &t)
+	normalized, keyboard, err := normalize(format, parts, &t)
 	if err != nil {
 		return wire.OutgoingMessage{}, err
 	}
@@ -223,7 +223,21 @@ func prepare(p *Plugin, format string, parts []Part, target wire.Target, need st
 				"AtEveryone notifies members only in Markdown; in text QQ shows the plain words \"@everyone\". Use ReplyMarkdown or SendMarkdown to a group")
 		}
 	}
-	return wire.OutgoingMessage{Format: &format, Parts: normalized}, nil
+	for i, part := range normalized {
+		if _, file := part.(wire.MessagePartFile); file {
+			return wire.OutgoingMessage{}, messageError(wire.CodeMessagePartUnsupportedTarget, &t,
+				fmt.Sprintf("parts[%d] is a file; QQ Bot's upload endpoint takes no files yet. Send a link to it in a text part", i))
+		}
+		if _, image := part.(wire.MessagePartImage); image && target.Type != "group" && target.Type != "user" {
+			return wire.OutgoingMessage{}, messageError(wire.CodeMessagePartUnsupportedTarget, &t,
+				fmt.Sprintf("parts[%d] is an image and the target is of type %q; images go to QQ groups and one-to-one chats only", i, target.Type))
+		}
+		if _, image := part.(wire.MessagePartImage); image && keyboard != nil {
+			return wire.OutgoingMessage{}, messageError(wire.CodeMessageKeyboardUnsupportedFormat, &t,
+				"the message has an image and a keyboard; QQ Bot shows buttons only under Markdown. Send the buttons in a Markdown message of their own")
+		}
+	}
+	return wire.OutgoingMessage{Format: &format, Parts: normalized, Keyboard: keyboard}, nil
 }
 
 // Context is what a message or command handler receives. It is a context.Context: it is cancelled when

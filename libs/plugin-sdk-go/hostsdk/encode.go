@@ -106,9 +106,12 @@ func appendTarget(b []byte, t wire.Target) []byte {
 	return append(b, '}')
 }
 
-// appendOutgoing appends {format?, parts}; false for parts it does not know
-// (composites are flattened before sending, so they do not occur here).
+// appendOutgoing appends {format?, parts}; false for parts it does not know and for a message with a
+// keyboard, which encoding/json writes (composites are flattened before sending, so they do not occur here).
 func appendOutgoing(b []byte, m wire.OutgoingMessage) ([]byte, bool) {
+	if m.Keyboard != nil {
+		return b, false
+	}
 	b = append(b, '{')
 	if m.Format != nil {
 		b = append(b, `"format":`...)

@@ -264,16 +264,19 @@ func writeError(w http.ResponseWriter, code, message string, details any, header
 	writeJSON(w, status, map[string]any{"error": body}, headers)
 }
 
-// ServeHTTP answers GET {base}/host/plugin/manifest and POST {base}/host/plugin/events/message.
+// ServeHTTP answers GET {base}/host/plugin/manifest, POST {base}/host/plugin/events/message and POST
+// {base}/host/plugin/events/deliver (the other event types the manifest subscribes to).
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimRight(r.URL.Path, "/")
 	switch {
 	case strings.HasSuffix(path, wire.HTTPPathManifest):
 		h.serveManifest(w, r)
 	case strings.HasSuffix(path, wire.HTTPPathMessageEvents):
-		h.serveEvent(w, r)
+		h.serveEvent(w, r, wire.HTTPPathMessageEvents)
+	case strings.HasSuffix(path, wire.HTTPPathOtherEvents):
+		h.serveEvent(w, r, wire.HTTPPathOtherEvents)
 	default:
-		writeError(w, wire.CodeHTTPNotFound, fmt.Sprintf("%s is neither %s nor %s", r.URL.Path, wire.HTTPPathManifest, wire.HTTPPathMessageEvents), nil, nil)
+		writeError(w, wire.CodeHTTPNotFound, fmt.Sprintf("%s is neither %s, %s nor %s", r.URL.Path, wire.HTTPPathManifest, wire.HTTPPathMessageEvents, wire.HTTPPathOtherEvents), nil, nil)
 	}
 }
 
@@ -302,9 +305,9 @@ func (h *HTTPServer) serveManifest(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *HTTPServer) serveEvent(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPServer) serveEvent(w http.ResponseWriter, r *http.Request, endpoint string) {
 	if r.Method != http.MethodPost {
-		writeError(w, wire.CodeHTTPMethodNotAllowed, "use POST for "+wire.HTTPPathMessageEvents, nil, map[string]string{"Allow": "POST"})
+		writeError(w, wire.CodeHTTPMethodNotAllowed, "use POST for "+endpoint, nil, map[string]string{"Allow": "POST"})
 		return
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
@@ -361,22 +364,35 @@ func (h *HTTPServer) serveEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var event wire.MessageEvent
-	if issues := decodeEvent(raw, &event); issues != nil {
-		writeError(w, wire.CodeEventInvalid, "the body is not a message event: "+describeIssues(issues), map[string]any{"issues": issues}, nil)
-		return
+	var handler Handler
+	if endpoint == wire.HTTPPathOtherEvents {
+		var chat wire.ChatEvent
+		if issues := decodeChatEvent(raw, &chat); issues != nil {
+			writeError(w, wire.CodeEventInvalid, "the body is not an event of interaction.created, bot.added, bot.removed or conversation.opened: "+describeIssues(issues), map[string]any{"issues": issues}, nil)
+			return
+		}
+		var envelope *wire.MessageEvent
+		if handler, envelope = h.p.chatHandler(&chat); envelope != nil {
+			event = *envelope
+		}
+	} else {
+		if issues := decodeEvent(raw, &event); issues != nil {
+			writeError(w, wire.CodeEventInvalid, "the body is not a message event: "+describeIssues(issues), map[string]any{"issues": issues}, nil)
+			return
+		}
+		handler = h.p.handlerFor(&event)
 	}
 	<-h.ready
 	if h.startErr != nil {
 		writeError(w, wire.CodePluginStartFailed, "the plugin failed to start (OnStart returned an error); see its log", nil, nil)
 		return
 	}
-	writeJSON(w, http.StatusOK, h.process(r.Context(), &event), nil)
+	writeJSON(w, http.StatusOK, h.process(r.Context(), &event, handler), nil)
 }
 
 // process runs the handler; the response is decision and completion at once.
-func (h *HTTPServer) process(reqCtx context.Context, event *wire.MessageEvent) wire.MessageResponse {
+func (h *HTTPServer) process(reqCtx context.Context, event *wire.MessageEvent, handler Handler) wire.MessageResponse {
 	resp := wire.MessageResponse{OutboundMessages: []wire.OutboundMessage{}}
-	handler := h.p.handlerFor(event)
 	if handler == nil {
 		return resp
 	}
@@ -393,7 +409,7 @@ func (h *HTTPServer) process(reqCtx context.Context, event *wire.MessageEvent) w
 	var perr *wire.PluginError
 	if err != nil {
 		perr = toPluginError(err)
-		h.opts.Log(LevelError, fmt.Sprintf("handler for event %s failed: %s", event.EventID, perr.Message), map[string]any{"code": perr.Code})
+		h.opts.Log(LevelError, fmt.Sprintf("handler for %s %s failed: %s", describeEvent(event), event.EventID, perr.Message), map[string]any{"code": perr.Code})
 	}
 	_, intercepted := c.decisionState()
 	resp.Accepted = perr == nil
@@ -433,7 +449,7 @@ func (o *outbound) push(item wire.OutboundMessage) error {
 func (o *outbound) kind() Transport { return TransportHTTP }
 
 func (o *outbound) reply(_ context.Context, _ *wire.MessageEvent, message wire.OutgoingMessage, target wire.Target) (*wire.SendResult, error) {
-	if err := o.push(wire.OutboundMessage{Format: message.Format, Parts: message.Parts}); err != nil {
+	if err := o.push(wire.OutboundMessage{Format: message.Format, Parts: message.Parts, Keyboard: message.Keyboard}); err != nil {
 		return nil, err
 	}
 	return &wire.SendResult{Accepted: true, Target: target}, nil
@@ -441,7 +457,7 @@ func (o *outbound) reply(_ context.Context, _ *wire.MessageEvent, message wire.O
 
 func (o *outbound) send(_ context.Context, _ *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
 	t := target
-	if err := o.push(wire.OutboundMessage{Target: &t, Format: message.Format, Parts: message.Parts}); err != nil {
+	if err := o.push(wire.OutboundMessage{Target: &t, Format: message.Format, Parts: message.Parts, Keyboard: message.Keyboard}); err != nil {
 		return nil, err
 	}
 	return &wire.SendResult{Accepted: true, Target: target}, nil

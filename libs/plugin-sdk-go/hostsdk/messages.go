@@ -85,6 +85,170 @@ var partKeys = map[string][2][]string{
 	"mention-user":     {{"type", "target", "id"}, {"displayName"}},
 	"mention-everyone": {{"type", "target"}, nil},
 	"composite":        {{"type", "parts"}, nil},
+	"image":            {{"type", "url"}, {"alt"}},
+	"file":             {{"type", "url"}, {"fileName"}},
+}
+
+// mediaURLProblem says why url cannot be the URL of an image, a file or a link button ("" when it can):
+// an absolute http or https URL without spaces, of at most wire.LimitMaxMediaURLChars characters.
+func mediaURLProblem(url string) string {
+	if n := utf8.RuneCountInString(url); n > wire.LimitMaxMediaURLChars {
+		return fmt.Sprintf("has %d characters; at most %d are allowed", n, wire.LimitMaxMediaURLChars)
+	}
+	rest, ok := strings.CutPrefix(url, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(url, "http://")
+	}
+	if !ok || rest == "" || strings.ContainsFunc(rest, jsWhitespace) || strings.ContainsAny(rest[:1], "/?#") {
+		return "must be an absolute http or https URL without spaces"
+	}
+	return ""
+}
+
+// nonBlank: 1 to limit characters, not blank, no control characters (the protocol's NonBlankString).
+func nonBlank(s string, limit int) bool {
+	if s == "" || utf8.RuneCountInString(s) > limit || blankOfWhitespace(s) {
+		return false
+	}
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func blankOfWhitespace(s string) bool {
+	for _, r := range s {
+		if !jsWhitespace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func keyboardInvalid(target *wire.Target, format string, args ...any) error {
+	return messageError(wire.CodeMessageKeyboardInvalid, target, fmt.Sprintf(format, args...))
+}
+
+var buttonIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+// checkButton checks the fields of one button (message.keyboard.invalid).
+func checkButton(b wire.Button, path string, target *wire.Target) error {
+	if b.ID != "" && !buttonIDPattern.MatchString(b.ID) {
+		return keyboardInvalid(target, "%s.id %q is not 1 to 64 letters, digits or _ . : -", path, b.ID)
+	}
+	if !nonBlank(b.Label, wire.LimitMaxButtonLabelChars) {
+		return keyboardInvalid(target, "%s.label must be 1 to %d characters, not blank, without control characters", path, wire.LimitMaxButtonLabelChars)
+	}
+	if style := b.GetStyle(); style != "primary" && style != "secondary" {
+		return keyboardInvalid(target, `%s.style must be "primary" or "secondary"`, path)
+	}
+	if b.Action != "callback" && b.Action != "link" && b.Action != "command" {
+		return keyboardInvalid(target, `%s.action must be "callback", "link" or "command", not %q`, path, b.Action)
+	}
+	if n := utf8.RuneCountInString(b.Data); n < 1 || n > wire.LimitMaxButtonDataChars {
+		return keyboardInvalid(target, "%s.data must be 1 to %d characters", path, wire.LimitMaxButtonDataChars)
+	}
+	return nil
+}
+
+// parseKeyboard checks the JSON shape of a keyboard and returns it typed (message.keyboard.invalid).
+func parseKeyboard(v any) (*wire.Keyboard, error) {
+	obj, ok := v.(map[string]any)
+	rows, isList := obj["rows"].([]any)
+	if !ok || !isList || len(obj) != 1 {
+		return nil, keyboardInvalid(nil, `keyboard must be an object {"rows": [{"buttons": [...]}, ...]}`)
+	}
+	k := &wire.Keyboard{Rows: make([]wire.KeyboardRowsItem, len(rows))}
+	for r, rawRow := range rows {
+		row, ok := rawRow.(map[string]any)
+		buttons, isList := row["buttons"].([]any)
+		if !ok || !isList || len(row) != 1 {
+			return nil, keyboardInvalid(nil, `keyboard.rows[%d] must be an object {"buttons": [...]}`, r)
+		}
+		for c, rawButton := range buttons {
+			path := fmt.Sprintf("keyboard.rows[%d].buttons[%d]", r, c)
+			b, ok := rawButton.(map[string]any)
+			if !ok {
+				return nil, keyboardInvalid(nil, "%s is %s, not a button object", path, describe(rawButton))
+			}
+			for key := range b {
+				if !contains([]string{"id", "label", "style", "action", "data", "send"}, key) {
+					return nil, keyboardInvalid(nil, `%s has the unknown field "%s"`, path, key)
+				}
+			}
+			var button wire.Button
+			var typed bool
+			if button.Label, typed = b["label"].(string); !typed {
+				return nil, keyboardInvalid(nil, `%s needs "label", a string`, path)
+			}
+			if button.Action, typed = b["action"].(string); !typed {
+				return nil, keyboardInvalid(nil, `%s needs "action", a string`, path)
+			}
+			if button.Data, typed = b["data"].(string); !typed {
+				return nil, keyboardInvalid(nil, `%s needs "data", a string`, path)
+			}
+			if id, has := b["id"]; has {
+				if button.ID, typed = id.(string); !typed || button.ID == "" {
+					return nil, keyboardInvalid(nil, "%s.id must be 1 to 64 letters, digits or _ . : -", path)
+				}
+			}
+			if style, has := b["style"]; has {
+				s, typed := style.(string)
+				if !typed {
+					return nil, keyboardInvalid(nil, `%s.style must be "primary" or "secondary"`, path)
+				}
+				button.Style = &s
+			}
+			if send, has := b["send"]; has {
+				if button.Send, typed = send.(bool); !typed {
+					return nil, keyboardInvalid(nil, "%s.send must be true or false", path)
+				}
+			}
+			if err := checkButton(button, path, nil); err != nil {
+				return nil, err
+			}
+			k.Rows[r].Buttons = append(k.Rows[r].Buttons, button)
+		}
+	}
+	return k, nil
+}
+
+// normalizeKeyboard checks a keyboard against the protocol's limits (v2.md 7.2 step 8) and gives every
+// button its id (r<row>c<column> when none), style and send. Order: format, size row by row, ids, links.
+func normalizeKeyboard(k *wire.Keyboard, format string, target *wire.Target) (*wire.Keyboard, error) {
+	if format != "markdown" {
+		return nil, messageError(wire.CodeMessageKeyboardUnsupportedFormat, target, `the message has a keyboard and format "text"; send it with ReplyMarkdown or SendMarkdown`)
+	}
+	if n := len(k.Rows); n < 1 || n > wire.LimitMaxKeyboardRows {
+		return nil, messageError(wire.CodeMessageKeyboardTooLarge, target, fmt.Sprintf("the keyboard has %d rows; it takes 1 to %d", n, wire.LimitMaxKeyboardRows))
+	}
+	seen := map[string]string{}
+	out := &wire.Keyboard{Rows: make([]wire.KeyboardRowsItem, len(k.Rows))}
+	for r, row := range k.Rows {
+		if n := len(row.Buttons); n < 1 || n > wire.LimitMaxKeyboardButtonsPerRow {
+			return nil, messageError(wire.CodeMessageKeyboardTooLarge, target,
+				fmt.Sprintf("keyboard.rows[%d] has %d buttons; a row takes 1 to %d", r, n, wire.LimitMaxKeyboardButtonsPerRow))
+		}
+		buttons := make([]wire.Button, len(row.Buttons))
+		for c, b := range row.Buttons {
+			path := fmt.Sprintf("keyboard.rows[%d].buttons[%d]", r, c)
+			if err := checkButton(b, path, target); err != nil {
+				return nil, err
+			}
+			id := b.ID
+			if id == "" {
+				id = fmt.Sprintf("r%dc%d", r, c)
+			}
+			if first, dup := seen[id]; dup {
+				return nil, keyboardInvalid(target, "%s has the id %q of %s", path, id, first)
+			}
+			seen[id] = path
+			if b.Action == "link" && mediaURLProblem(b.Data) != "" {
+				return nil, keyboardInvalid(target, "%s is a link button whose data %q is not an absolute http or https URL", path, b.Data)
+			}
+			style := b.GetStyle()
+			buttons[c] = wire.Button{ID: id, Label: b.Label, Style: &style, Action: b.Action, Data: b.Data, Send: b.Action == "command" && b.Send}
+		}
+		out.Rows[r] = wire.KeyboardRowsItem{Buttons: buttons}
+	}
+	return out, nil
 }
 
 func unsupported(format string, args ...any) error {
@@ -116,8 +280,8 @@ func parsePart(v any, path string, depth int) (Part, error) {
 			children = append(children, p)
 		}
 		shape = "composite"
-	case "text":
-		shape = "text"
+	case "text", "image", "file":
+		shape = kind.(string)
 	case "mention":
 		target := obj["target"]
 		if target != "user" && target != "everyone" {
@@ -166,6 +330,28 @@ func parsePart(v any, path string, depth int) (Part, error) {
 		return wire.MessagePartMentionUser{Type: "mention", Target: "user", ID: id, DisplayName: display}, nil
 	case "mention-everyone":
 		return AtEveryone(), nil
+	case "image", "file":
+		url, ok := obj["url"].(string)
+		if !ok {
+			return nil, unsupported("%s.url must be a string", path)
+		}
+		if problem := mediaURLProblem(url); problem != "" {
+			return nil, unsupported("%s.url %s", path, problem)
+		}
+		if shape == "image" {
+			alt, has := obj["alt"]
+			text, isString := alt.(string)
+			if has && (!isString || utf8.RuneCountInString(text) > 200) {
+				return nil, unsupported("%s.alt must be a string of at most 200 characters", path)
+			}
+			return wire.MessagePartImage{Type: "image", URL: url, Alt: text}, nil
+		}
+		name, has := obj["fileName"]
+		text, isString := name.(string)
+		if has && (!isString || !nonBlank(text, 255)) {
+			return nil, unsupported("%s.fileName must be 1 to 255 characters, not blank, without control characters", path)
+		}
+		return wire.MessagePartFile{Type: "file", URL: url, FileName: text}, nil
 	default:
 		return wire.MessagePartComposite{Type: "composite", Parts: children}, nil
 	}
@@ -180,7 +366,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// parseOutgoing checks the JSON shape of an outgoing message {format?, parts}; format defaults to text.
+// parseOutgoing checks the JSON shape of an outgoing message {format?, parts, keyboard?}; format defaults
+// to text. A keyboard comes back as the WithKeyboard part at the end of the parts.
 func parseOutgoing(v any) (string, []Part, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -190,7 +377,7 @@ func parseOutgoing(v any) (string, []Part, error) {
 	if !ok {
 		return "", nil, messageError(wire.CodeMessageEmpty, nil, `"parts" must be an array of parts`)
 	}
-	parts := make([]Part, 0, len(list))
+	parts := make([]Part, 0, len(list)+1)
 	for i, raw := range list {
 		p, err := parsePart(raw, fmt.Sprintf("parts[%d]", i), 0)
 		if err != nil {
@@ -199,7 +386,7 @@ func parseOutgoing(v any) (string, []Part, error) {
 		parts = append(parts, p)
 	}
 	for key := range obj {
-		if key != "format" && key != "parts" {
+		if key != "format" && key != "parts" && key != "keyboard" {
 			return "", nil, unsupported(`the message has the unknown field "%s"`, key)
 		}
 	}
@@ -210,6 +397,13 @@ func parseOutgoing(v any) (string, []Part, error) {
 			return "", nil, unsupported(`"format" must be "text" or "markdown", not %s`, describe(f))
 		}
 		format = s
+	}
+	if raw, has := obj["keyboard"]; has {
+		k, err := parseKeyboard(raw)
+		if err != nil {
+			return "", nil, err
+		}
+		parts = append(parts, keyboardOption{wire.MessagePartComposite{Type: "composite"}, k})
 	}
 	return format, parts, nil
 }
@@ -223,6 +417,8 @@ type flattener struct {
 	pending        strings.Builder
 	pendingLiteral bool
 	hasMention     bool
+	media          int
+	keyboard       *wire.Keyboard
 }
 
 func (f *flattener) add(parts []Part, depth int) error {
@@ -254,6 +450,25 @@ func (f *flattener) add(parts []Part, depth int) error {
 			f.flush()
 			f.out = append(f.out, v)
 			f.hasMention = true
+		case wire.MessagePartImage, wire.MessagePartFile:
+			url := ""
+			if image, ok := v.(wire.MessagePartImage); ok {
+				url = image.URL
+			} else {
+				url = v.(wire.MessagePartFile).URL
+			}
+			if problem := mediaURLProblem(url); problem != "" {
+				return messageError(wire.CodeMessagePartUnsupported, f.target, fmt.Sprintf("the URL %q of an image or file %s", url, problem))
+			}
+			// A file separates the text around it: a provider may send the two apart.
+			f.flush()
+			f.out = append(f.out, v)
+			f.media++
+		case keyboardOption:
+			if f.keyboard != nil {
+				return messageError(wire.CodeMessageKeyboardInvalid, f.target, "the message has two keyboards; pass WithKeyboard once")
+			}
+			f.keyboard = v.keyboard
 		case mentionGroup:
 			if v.users < 1 || v.users > wire.LimitMaxMentionUsers {
 				return messageError(wire.CodeMessageMentionTooMany, f.target, "")
@@ -283,14 +498,15 @@ func (f *flattener) flush() {
 	f.pending.Reset()
 }
 
-// normalize applies the host's normalisation (v2.md 7.2) to typed parts.
-func normalize(format string, parts []Part, target *wire.Target) (wire.MessagePartList, error) {
+// normalize applies the host's normalisation (v2.md 7.2) to typed parts; the keyboard (WithKeyboard) comes
+// back normalised, or nil.
+func normalize(format string, parts []Part, target *wire.Target) (wire.MessagePartList, *wire.Keyboard, error) {
 	f := &flattener{markdown: format == "markdown", target: target, out: wire.MessagePartList{}}
 	if err := f.add(parts, 0); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.flush()
-	if !f.hasMention {
+	if !f.hasMention && f.media == 0 {
 		blank := true
 		for _, p := range f.out {
 			if t, ok := p.(wire.MessagePartText); ok && !blankText(t.Text) {
@@ -298,13 +514,24 @@ func normalize(format string, parts []Part, target *wire.Target) (wire.MessagePa
 			}
 		}
 		if blank {
-			return nil, messageError(wire.CodeMessageEmpty, target, "")
+			return nil, nil, messageError(wire.CodeMessageEmpty, target, "")
 		}
 	}
-	if len(f.out) > wire.LimitMaxMessageParts {
-		return nil, messageError(wire.CodeMessagePartsTooMany, target, fmt.Sprintf("it has %d parts after merging adjacent text", len(f.out)))
+	if f.media > wire.LimitMaxMediaParts {
+		return nil, nil, messageError(wire.CodeMessageMediaTooMany, target,
+			fmt.Sprintf("it has %d image or file parts; a message takes at most %d. Send one message per file", f.media, wire.LimitMaxMediaParts))
 	}
-	return f.out, nil
+	if len(f.out) > wire.LimitMaxMessageParts {
+		return nil, nil, messageError(wire.CodeMessagePartsTooMany, target, fmt.Sprintf("it has %d parts after merging adjacent text", len(f.out)))
+	}
+	if f.keyboard == nil {
+		return f.out, nil, nil
+	}
+	keyboard, err := normalizeKeyboard(f.keyboard, format, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.out, keyboard, nil
 }
 
 var (
@@ -328,7 +555,7 @@ func escapeMarkdownLiteral(s string) string {
 }
 
 // renderQQBot renders a normalised message for QQ Bot (v2.md 7.3): the body the host would send.
-func renderQQBot(format string, parts wire.MessagePartList, target wire.Target) (map[string]any, error) {
+func renderQQBot(format string, parts wire.MessagePartList, keyboard *wire.Keyboard, target wire.Target) (map[string]any, error) {
 	t := target
 	if !qqTargetPattern.MatchString(target.ID) || target.ID == "." || target.ID == ".." {
 		return nil, messageError(wire.CodeMessageTargetInvalid, &t, fmt.Sprintf("the target id %q is not a QQ id", target.ID))
@@ -340,8 +567,19 @@ func renderQQBot(format string, parts wire.MessagePartList, target wire.Target) 
 	oneToOne := target.Type == "user" || target.Type == "direct"
 	guild := target.Type == "channel" || target.Type == "direct"
 	var content strings.Builder
-	for _, p := range parts {
+	image := ""
+	for i, p := range parts {
 		switch v := p.(type) {
+		case wire.MessagePartFile:
+			return nil, messageError(wire.CodeMessagePartUnsupportedTarget, &t,
+				fmt.Sprintf("parts[%d] is a file; QQ Bot's upload endpoint takes no files yet (file_type 4). Send a link to it in a text part", i))
+		case wire.MessagePartImage:
+			if target.Type != "group" && target.Type != "user" {
+				return nil, messageError(wire.CodeMessagePartUnsupportedTarget, &t,
+					fmt.Sprintf("parts[%d] is an image and the target is of type %q; the host sends images to QQ groups and one-to-one chats only", i, target.Type))
+			}
+			image = v.URL
+			continue
 		case wire.MessagePartText:
 			switch {
 			case v.Literal:
@@ -370,10 +608,55 @@ func renderQQBot(format string, parts wire.MessagePartList, target wire.Target) 
 	if n := utf8.RuneCountInString(text); n > wire.LimitMaxMessageChars {
 		return nil, messageError(wire.CodeMessageTooLong, &t, fmt.Sprintf("the rendered content has %d characters, over the limit of %d", n, wire.LimitMaxMessageChars))
 	}
-	if markdown {
-		return map[string]any{"msg_type": 2, "markdown": map[string]any{"content": text}}, nil
+	if image != "" {
+		if keyboard != nil {
+			return nil, messageError(wire.CodeMessageKeyboardUnsupportedFormat, &t,
+				"the message has an image and a keyboard; QQ Bot shows buttons only under Markdown. Send the buttons in a Markdown message of their own")
+		}
+		if text == "" {
+			text = " " // the platform wants a non-empty content with msg_type 7
+		}
+		return map[string]any{"msg_type": 7, "content": text, "media": map[string]any{"file_type": 1, "url": image}}, nil
 	}
-	return map[string]any{"msg_type": 0, "content": text}, nil
+	if !markdown {
+		return map[string]any{"msg_type": 0, "content": text}, nil
+	}
+	body := map[string]any{"msg_type": 2, "markdown": map[string]any{"content": text}}
+	if keyboard != nil {
+		body["keyboard"] = map[string]any{"content": map[string]any{"rows": qqKeyboardRows(keyboard)}}
+	}
+	return body, nil
+}
+
+// qqKeyboardRows is a normalised keyboard as QQ Bot's rows of buttons (action type 0 link, 1 callback,
+// 2 command); everyone may click every button.
+func qqKeyboardRows(k *wire.Keyboard) []any {
+	rows := make([]any, len(k.Rows))
+	for r, row := range k.Rows {
+		buttons := make([]any, len(row.Buttons))
+		for c, b := range row.Buttons {
+			style := 0
+			if b.GetStyle() == "primary" {
+				style = 1
+			}
+			action := map[string]any{
+				"type":           map[string]int{"link": 0, "callback": 1, "command": 2}[b.Action],
+				"data":           b.Data,
+				"permission":     map[string]any{"type": 2},
+				"unsupport_tips": b.Label,
+			}
+			if b.Action == "command" {
+				action["enter"] = b.Send
+			}
+			buttons[c] = map[string]any{
+				"id":          b.ID,
+				"render_data": map[string]any{"label": b.Label, "visited_label": b.Label, "style": style},
+				"action":      action,
+			}
+		}
+		rows[r] = map[string]any{"buttons": buttons}
+	}
+	return rows
 }
 
 // parseTarget checks a target {type, id}; any fault is message.target.invalid.

@@ -58,3 +58,72 @@ type mentionGroup struct {
 }
 
 const maxCompositeDepth = 8
+
+// ImageFromURL is an image the host has the provider fetch from url, an absolute http or https URL of at
+// most wire.LimitMaxMediaURLChars characters (QQ Bot: PNG or JPEG, to groups and one-to-one chats). Set
+// Alt for the text shown where the image cannot be. A message takes at most wire.LimitMaxMediaParts image
+// or file; a URL that is not http(s) is refused with message.part.unsupported when the message is sent.
+func ImageFromURL(url string) wire.MessagePartImage {
+	return wire.MessagePartImage{Type: "image", URL: url}
+}
+
+// FileFromURL is a file the host has the provider fetch from url (rules as ImageFromURL). Set FileName for
+// the name the recipient sees. QQ Bot takes no files yet (message.part.unsupported_target).
+func FileFromURL(url string) wire.MessagePartFile {
+	return wire.MessagePartFile{Type: "file", URL: url}
+}
+
+// CallbackButton is a button whose click the plugin gets as interaction.created, with data as
+// ctx.Data() (OnInteraction). Set ID to know the button by ctx.Interaction().ButtonID (default "r<row>c<column>").
+func CallbackButton(label, data string) wire.Button {
+	return wire.Button{Label: label, Action: "callback", Data: data}
+}
+
+// LinkButton is a button that opens url (an absolute http or https URL) in the user's client; no event follows.
+func LinkButton(label, url string) wire.Button {
+	return wire.Button{Label: label, Action: "link", Data: url}
+}
+
+// CommandButton is a button that puts text in the user's input box; what the user sends comes back as a
+// message event. Set Send to have the client send it at once.
+func CommandButton(label, text string) wire.Button {
+	return wire.Button{Label: label, Action: "command", Data: text}
+}
+
+// Primary is b shown as the keyboard's main choice.
+func Primary(b wire.Button) wire.Button {
+	style := "primary"
+	b.Style = &style
+	return b
+}
+
+// Keyboard is rows of buttons under a Markdown message: send it with
+// ctx.ReplyMarkdown(parts..., WithKeyboard(k)). It is checked when the message is sent, against the
+// protocol's limits: 1 to wire.LimitMaxKeyboardRows rows of 1 to wire.LimitMaxKeyboardButtonsPerRow
+// buttons (message.keyboard.too_large), unique ids and http(s) links (message.keyboard.invalid); Check
+// runs the same check at once.
+func Keyboard(rows ...[]wire.Button) wire.Keyboard {
+	k := wire.Keyboard{Rows: make([]wire.KeyboardRowsItem, len(rows))}
+	for i, row := range rows {
+		k.Rows[i] = wire.KeyboardRowsItem{Buttons: row}
+	}
+	return k
+}
+
+// CheckKeyboard checks k as sending it would (the error is a *MessageError).
+func CheckKeyboard(k wire.Keyboard) error {
+	_, err := normalizeKeyboard(&k, "markdown", nil)
+	return err
+}
+
+// WithKeyboard puts k under the message it is passed with: ctx.ReplyMarkdown(Text("Vote?"),
+// WithKeyboard(k)). It adds no content; a keyboard goes only with Markdown (message.keyboard.unsupported_format).
+func WithKeyboard(k wire.Keyboard) Part {
+	return keyboardOption{wire.MessagePartComposite{Type: "composite"}, &k}
+}
+
+// keyboardOption is the Part WithKeyboard makes: the message's keyboard, no content.
+type keyboardOption struct {
+	wire.MessagePartComposite
+	keyboard *wire.Keyboard
+}

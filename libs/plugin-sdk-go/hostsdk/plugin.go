@@ -51,6 +51,8 @@ type Plugin struct {
 	onStop            LifecycleHandler
 	onSettingsChanged SettingsHandler
 	intercepts        bool
+	// events are the handlers of the event types other than message.created, by eventType.
+	events map[string]EventHandler
 }
 
 var pluginIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)+$`)

@@ -98,6 +98,7 @@ func (p *Plugin) RunStdio(args []string, stdin io.Reader, stdout, stderr io.Writ
 type eventTask struct {
 	reqID   json.RawMessage
 	event   *wire.MessageEvent
+	handler Handler
 	ctx     *Context
 	cancel  context.CancelCauseFunc
 	due     deadline // the handler deadline
@@ -229,7 +230,7 @@ func (rt *stdioRuntime) onRequest(m *rpcMessage) bool {
 		return true
 	}
 	switch m.Method {
-	case wire.MethodEventsMessage:
+	case wire.MethodEventsMessage, wire.MethodEventsDeliver:
 		rt.onEvent(m)
 	case wire.MethodEventsCancel:
 		rt.onCancel(m)
@@ -413,11 +414,26 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		return
 	}
 	var event wire.MessageEvent
-	if issues := decodeParams(m, &event); issues != nil {
-		rt.invalidParams(m, issues)
-		return
+	var handler Handler
+	if m.Method == wire.MethodEventsDeliver {
+		var chat wire.ChatEvent
+		if issues := decodeParams(m, &chat); issues != nil {
+			rt.invalidParams(m, issues)
+			return
+		}
+		var envelope *wire.MessageEvent
+		if handler, envelope = rt.p.chatHandler(&chat); envelope != nil {
+			event = *envelope
+		} else {
+			event.EventID = chat.EventID
+		}
+	} else {
+		if issues := decodeParams(m, &event); issues != nil {
+			rt.invalidParams(m, issues)
+			return
+		}
+		handler = rt.p.handlerFor(&event)
 	}
-	handler := rt.p.handlerFor(&event)
 	rt.mu.Lock()
 	_, duplicate := rt.live[event.EventID]
 	rt.mu.Unlock()
@@ -431,7 +447,7 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(rt.root)
-	task := &eventTask{reqID: m.ID, event: &event, cancel: cancel, rt: rt}
+	task := &eventTask{reqID: m.ID, event: &event, handler: handler, cancel: cancel, rt: rt}
 	task.due.owner = task
 	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: rt.logger}, event: &event}
 	rt.mu.Lock()
@@ -516,15 +532,11 @@ func (rt *stdioRuntime) runEvent(task *eventTask) {
 	}
 	task.ctx.onDecide = accept
 	started := time.Now()
-	err := runHandler(rt.p.handlerFor(event), task.ctx)
+	err := runHandler(task.handler, task.ctx)
 	var perr *wire.PluginError
 	if err != nil {
 		perr = toPluginError(err)
-		what := "message"
-		if event.Command != nil {
-			what = fmt.Sprintf("command %q", event.Command.Name)
-		}
-		rt.log(LevelError, fmt.Sprintf("handler for %s %s failed: %s", what, event.EventID, perr.Message), map[string]any{"code": perr.Code})
+		rt.log(LevelError, fmt.Sprintf("handler for %s %s failed: %s", describeEvent(event), event.EventID, perr.Message), map[string]any{"code": perr.Code})
 	}
 	decided, _ := task.ctx.decisionState()
 	declined := rt.p.intercepts && !decided && perr != nil

@@ -4,7 +4,7 @@ import { join, resolve, sep } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
 import { findGo as findGoToolchain, goEnv, GoToolchainError, MIN_GO } from '@host/plugin-sdk-go/toolchain';
 import { CliError } from './errors';
-import { starterManifest } from './templates';
+import { richStarterManifest, STARTER_IMAGE_URL } from './starter-rich';
 
 /**
  * Go plugin projects: `init --lang go` writes one, and `pack` inside one runs
@@ -49,7 +49,7 @@ export function goModulePath(pluginId: string): string {
 export function goProjectFiles(o: GoInitOptions): Map<string, string> {
   const exe = goExecutableName(o.pluginId);
   const files = new Map<string, string>();
-  files.set('manifest.json', starterManifest({ ...o, sdkVersion: GO_SDK_VERSION, start: { command: `./${exe}`, args: [] } }));
+  files.set('manifest.json', richStarterManifest({ ...o, sdkVersion: GO_SDK_VERSION, start: { command: `./${exe}`, args: [] } }));
   files.set(
     'go.mod',
     `module ${goModulePath(o.pluginId)}
@@ -67,7 +67,16 @@ replace ${GO_SDK_MODULE} => ./sdk-go
     `// Command ${exe} is ${o.name}: a protocol v2 chat-bot plugin.
 package main
 
-import "${GO_SDK_MODULE}/hostsdk"
+import (
+	"strings"
+
+	"${GO_SDK_MODULE}/hostsdk"
+	"${GO_SDK_MODULE}/hostsdk/wire"
+)
+
+// catURL is the picture /cat sends: replace it with your own, an http or https URL the platform can
+// fetch (PNG or JPEG).
+const catURL = "${STARTER_IMAGE_URL}"
 
 // newPlugin defines the plugin; main runs it and the tests drive it with the test host.
 func newPlugin() *hostsdk.Plugin {
@@ -84,6 +93,36 @@ func newPlugin() *hostsdk.Plugin {
 			return err
 		}
 		_, err := ctx.Reply(hostsdk.Text("You said: "), hostsdk.Text(text))
+		return err
+	})
+	plugin.Command("cat", func(ctx *hostsdk.Context) error {
+		// "/cat" -> an image with a caption (QQ groups and one-to-one chats).
+		image := hostsdk.ImageFromURL(catURL)
+		image.Alt = "a cat"
+		_, err := ctx.Reply(hostsdk.Text("Here is a cat"), image)
+		return err
+	})
+	plugin.Command("vote", func(ctx *hostsdk.Context) error {
+		// "/vote" -> a question with two buttons under it (Markdown: groups only). A click comes back
+		// to OnInteraction below with the button's data.
+		if ctx.Event().Conversation.Type != "group" {
+			_, err := ctx.Reply(hostsdk.Text("Votes work in groups."))
+			return err
+		}
+		buttons := hostsdk.Keyboard([]wire.Button{
+			hostsdk.Primary(hostsdk.CallbackButton("Yes", "vote:yes")),
+			hostsdk.CallbackButton("No", "vote:no"),
+		})
+		_, err := ctx.ReplyMarkdown(hostsdk.Text("**Do you like cats?**"), hostsdk.WithKeyboard(buttons))
+		return err
+	})
+	plugin.OnInteraction(func(ctx *hostsdk.EventContext) error {
+		// A click on a callback button (manifest.json subscribes to "interaction.created").
+		choice, ok := strings.CutPrefix(ctx.Data(), "vote:")
+		if !ok {
+			return nil
+		}
+		_, err := ctx.ReplyMarkdown(hostsdk.AtUser(*ctx.Sender()), hostsdk.Text(" voted **"), hostsdk.Literal(choice), hostsdk.Text("**"))
 		return err
 	})
 	return plugin
@@ -130,6 +169,36 @@ func TestOneToOneChatsGetText(t *testing.T) {
 		t.Fatalf("replies %+v", r)
 	}
 }
+
+func TestCatRepliesWithAnImage(t *testing.T) {
+	host := hostsdktest.Start(t, newPlugin(), hostsdktest.Options{})
+	d := host.Send(hostsdktest.Message{Text: "/cat"})
+	r := host.RepliesTo(d.Event.EventID)
+	if len(r) != 1 {
+		t.Fatalf("replies %+v", r)
+	}
+	if image, ok := r[0].Parts[1].(wire.MessagePartImage); !ok || image.URL != catURL {
+		t.Fatalf("the reply has no image: %#v", r[0].Parts)
+	}
+}
+
+func TestAVoteButtonClickIsAnswered(t *testing.T) {
+	host := hostsdktest.Start(t, newPlugin(), hostsdktest.Options{})
+	asked := host.Send(hostsdktest.Message{Text: "/vote"})
+	r := host.RepliesTo(asked.Event.EventID)
+	if len(r) != 1 || r[0].Keyboard == nil {
+		t.Fatalf("the question has no buttons: %+v", r)
+	}
+	yes := r[0].Keyboard.Rows[0].Buttons[0]
+	// The test host clicks the button as the host delivers a click: interaction.created.
+	clicked := host.Click(yes.Data, yes.ID, hostsdktest.Message{})
+	if clicked.Ack == nil || !clicked.Ack.Accepted || clicked.Completion == nil || clicked.Completion.Error != nil {
+		t.Fatalf("ack %+v, completion %+v", clicked.Ack, clicked.Completion)
+	}
+	if got := host.RepliesTo(clicked.Event.EventID); len(got) != 1 || got[0].Text() != "@test-user voted **yes**" {
+		t.Fatalf("answer %+v", got)
+	}
+}
 `,
   );
   files.set('.gitignore', `artifacts/\n/${exe}\n/${exe}.exe\n`);
@@ -147,7 +216,8 @@ go run ${GO_SDK_MODULE}/cmd/host-pack -goos linux -goarch arm64   # for another 
 go build && ./${exe} --http 127.0.0.1:8787 --secret-file signing-secret   # as an HTTP plugin (register the URL with the host)
 \`\`\`
 
-Upload the ZIP to the host (\`POST /api/plugins/packages\`), start it, and send \`/echo hello\` in a group.
+Upload the ZIP to the host (\`POST /api/plugins/packages\`), start it, and send \`/echo hello\`, \`/cat\` (an image) or
+\`/vote\` (buttons; a click comes back to \`OnInteraction\`) in a group.
 The packaged manifest launches the compiled \`./${exe}\` (\`${exe}.exe\` on Windows) and lists only the
 platform it was built for, so a host on another platform refuses it at install.
 `,

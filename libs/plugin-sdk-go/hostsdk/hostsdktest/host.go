@@ -47,6 +47,8 @@ type Reply struct {
 	Target  wire.Target
 	Format  string
 	Parts   wire.MessagePartList
+	// Keyboard is the keyboard under the message (normalised by the SDK), or nil.
+	Keyboard *wire.Keyboard
 }
 
 // Text joins the text parts and writes mentions as @id (for assertions).
@@ -83,7 +85,10 @@ func (e *RPCError) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Messa
 
 // Delivery is one events.message: its ACK (or error) and, when accepted, its completion.
 type Delivery struct {
+	// Event is the message event; for another event type (DeliverEvent) its id, bot, conversation and
+	// reference, with the event itself in Chat.
 	Event     wire.MessageEvent
+	Chat      *wire.ChatEvent
 	ack       chan struct{}
 	completed chan struct{}
 	Ack       *wire.EventAck
@@ -371,13 +376,18 @@ func (h *Host) answer(m *frame) {
 			h.respondError(m.ID, wire.RPCInvalidParams, fmt.Sprintf("invalid params: %v", err), nil)
 			return
 		}
-		reply := Reply{Kind: kind, EventID: p.EventID, Format: p.Message.GetFormat(), Parts: p.Message.Parts}
+		reply := Reply{Kind: kind, EventID: p.EventID, Format: p.Message.GetFormat(), Parts: p.Message.Parts, Keyboard: p.Message.Keyboard}
 		h.mu.Lock()
 		if kind == "reply" {
 			d := h.deliveries[p.EventID]
 			if d == nil {
 				h.mu.Unlock()
 				h.respondError(m.ID, wire.RPCMessageRejected, "the event was not delivered to this plugin", map[string]any{"code": wire.CodeMessageReferenceUnknown})
+				return
+			}
+			if d.Chat != nil && d.Chat.MessageReference == nil {
+				h.mu.Unlock()
+				h.respondError(m.ID, wire.RPCMessageRejected, "the event takes no reply", map[string]any{"code": wire.CodeMessageReferenceUnavailable})
 				return
 			}
 			reply.Target = wire.Target{Type: d.Event.MessageReference.TargetType, ID: d.Event.MessageReference.TargetID}
@@ -442,11 +452,93 @@ func (h *Host) Event(m Message) wire.MessageEvent {
 
 // Deliver sends an event and returns its delivery at once; WaitAck and WaitCompleted wait for it.
 func (h *Host) Deliver(event wire.MessageEvent) *Delivery {
-	d := &Delivery{Event: event, ack: make(chan struct{}), completed: make(chan struct{})}
+	return h.deliver(&Delivery{Event: event}, wire.MethodEventsMessage, event)
+}
+
+// DeliverEvent sends an event of another type (events.deliver) and returns its delivery at once; the
+// delivery's Event holds its id, bot, conversation and reference, and Chat the event itself. As the host,
+// it sends only a type the manifest subscribes to (the test fails otherwise).
+func (h *Host) DeliverEvent(event wire.ChatEvent) *Delivery {
+	h.t.Helper()
+	if h.manifest != nil {
+		subscribed := false
+		for _, s := range h.manifest.EventSubscriptions {
+			subscribed = subscribed || s.EventType == event.EventType
+		}
+		if !subscribed {
+			h.t.Fatalf("manifest.json does not subscribe to %q, so the host would never deliver it; add {\"eventType\": %q} to \"eventSubscriptions\"", event.EventType, event.EventType)
+		}
+	}
+	envelope := wire.MessageEvent{EventID: event.EventID, EventType: event.EventType, Timestamp: event.Timestamp, Source: event.Source, Bot: event.Bot, Conversation: event.Conversation}
+	if event.MessageReference != nil {
+		envelope.MessageReference = *event.MessageReference
+	}
+	if event.Sender != nil {
+		envelope.Sender = *event.Sender
+	}
+	return h.deliver(&Delivery{Event: envelope, Chat: &event}, wire.MethodEventsDeliver, event)
+}
+
+// ChatEvent builds an event of eventType ("interaction.created", "bot.added", "bot.removed" or
+// "conversation.opened") as the host delivers it: m.Conversation and m.Sender as for Event (Text is
+// unused); bot.removed has no messageReference, the others one answered by the platform's event id
+// ("event:..."). Set or clear fields of the result before DeliverEvent to vary it.
+func (h *Host) ChatEvent(eventType string, m Message) wire.ChatEvent {
+	base := h.Event(m)
+	event := wire.ChatEvent{
+		EventID: base.EventID, EventType: eventType, Timestamp: base.Timestamp, Source: base.Source,
+		Bot: base.Bot, Conversation: base.Conversation, Sender: &base.Sender,
+	}
+	if eventType == "interaction.created" {
+		event.Interaction = &wire.Interaction{ID: "interaction-" + base.EventID}
+	}
+	if eventType != "bot.removed" {
+		ref := base.MessageReference
+		ref.MessageID = "event:" + eventType + ":" + base.EventID
+		if event.Interaction != nil {
+			ref.MessageID = "event:" + event.Interaction.ID
+		}
+		event.MessageReference = &ref
+	}
+	return event
+}
+
+// Click delivers interaction.created for a click on a callback button with data (and buttonID, when not
+// empty) and waits until its handler completed.
+func (h *Host) Click(data, buttonID string, m Message) *Delivery {
+	h.t.Helper()
+	event := h.ChatEvent("interaction.created", m)
+	event.Interaction.Data = data
+	event.Interaction.ButtonID = buttonID
+	return h.WaitCompleted(h.DeliverEvent(event))
+}
+
+// BotAdded delivers bot.added and waits until its handler completed.
+func (h *Host) BotAdded(m Message) *Delivery {
+	h.t.Helper()
+	return h.WaitCompleted(h.DeliverEvent(h.ChatEvent("bot.added", m)))
+}
+
+// BotRemoved delivers bot.removed (which takes no reply) and waits until its handler completed.
+func (h *Host) BotRemoved(m Message) *Delivery {
+	h.t.Helper()
+	return h.WaitCompleted(h.DeliverEvent(h.ChatEvent("bot.removed", m)))
+}
+
+// ConversationOpened delivers conversation.opened and waits until its handler completed.
+func (h *Host) ConversationOpened(m Message) *Delivery {
+	h.t.Helper()
+	return h.WaitCompleted(h.DeliverEvent(h.ChatEvent("conversation.opened", m)))
+}
+
+func (h *Host) deliver(d *Delivery, method string, params any) *Delivery {
+	d.ack = make(chan struct{})
+	d.completed = make(chan struct{})
+	event := d.Event
 	h.mu.Lock()
 	h.deliveries[event.EventID] = d
 	h.mu.Unlock()
-	answer := h.CallAsync(wire.MethodEventsMessage, event)
+	answer := h.CallAsync(method, params)
 	go func() {
 		a := <-answer
 		h.mu.Lock()
