@@ -179,6 +179,56 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
     }
   }, 60_000);
 
+  it('routes again, from a live replica, the events a replica that is gone left in its inbox', async () => {
+    const live = await open('live');
+    try {
+      const installed = await request(live.app)
+        .post('/api/plugins/packages')
+        .set(auth)
+        .field('startAfterInstall', 'true')
+        .attach('package', stdioFixturePackage(ID), 'echo.zip');
+      expect(installed.status).toBe(201);
+      expect(
+        await within(
+          5000,
+          () => whereRunning(live),
+          (w) => w === 'running on live',
+        ),
+      ).toBe('running on live');
+      // An event a replica took (kept in its inbox) before it died for good: it never beats again.
+      const taken = (await say(live, '/echo first')).body.eventId as string;
+      const event = { ...live.dispatcher.events.get(taken)!.event, eventId: 'left-by-ghost', text: '/echo left behind' };
+      await db.query(
+        `INSERT INTO host_event_inbox (event_id, origin, event, accepted_at) VALUES ($1, 'ghost', $2, now() - interval '1 hour')`,
+        [event.eventId, JSON.stringify(event)],
+      );
+      // Within a lease round the live replica routes it: delivered once, replied to, logged final, out of the inbox.
+      const record = await within(
+        10_000,
+        async () => live.dispatcher.events.get('left-by-ghost'),
+        (r) => r?.completedAt != null,
+      );
+      expect(record?.deliveries).toEqual([expect.objectContaining({ pluginId: ID, state: 'completed' })]);
+      expect(record?.outbound).toEqual([expect.objectContaining({ pluginId: ID })]);
+      expect(
+        await within(
+          5000,
+          () => db.query('SELECT origin FROM host_event_inbox WHERE event_id = $1', ['left-by-ghost']),
+          (rows) => rows.length === 0,
+        ),
+      ).toEqual([]);
+      expect(await db.query('SELECT attempts FROM host_event_queue WHERE event_id = $1', ['left-by-ghost'])).toEqual([{ attempts: 1 }]);
+      expect(logLines).toContain('live: cluster: routing again 1 accepted event of a replica that stopped without finishing them');
+      // The live replica's own events stay its own: it beats.
+      expect(await db.query(`SELECT name FROM host_replicas WHERE name = 'live' AND expires_at > now()`)).toEqual([{ name: 'live' }]);
+    } finally {
+      await request(live.app).delete(`/api/plugins/${ID}`).set(auth);
+      await live.close();
+      hosts.splice(hosts.indexOf(live), 1);
+      await db.query('DELETE FROM host_plugin_leases');
+    }
+  }, 30_000);
+
   it('run a plugin on one replica, deliver to it from the other, and move it when its replica stops', async () => {
     const a = await open('a');
     const b = await open('b');

@@ -22,6 +22,7 @@ import {
   type FileImportSummary,
   type PackageArchiveStore,
   type SqlDeliveryQueue,
+  type SqlEventInbox,
   type SqlLeases,
   type StoreChange,
 } from '@host/host-store';
@@ -60,7 +61,7 @@ export interface HostStores {
   /** Events accepted and not yet logged final, routed again after a crash (SQL store; the file store keeps none). */
   inbox?: EventInbox;
   /** Leases and the durable delivery queue of stdio plugins (SQL store: one replica embedded, several on a server). */
-  cluster?: { replica: string; leases: SqlLeases; queue: SqlDeliveryQueue };
+  cluster?: { replica: string; leases: SqlLeases; queue: SqlDeliveryQueue; inbox: SqlEventInbox };
   /** What this start imported from the file store's files (SQL store, first start on an existing data directory). */
   imported?: FileImportSummary;
   /** Whether the store's database server answers (a PostgreSQL server only; the others are never away). */
@@ -143,7 +144,7 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         ...(stores.db.kind === 'postgres' ? { sharedEvents: (q: EventLogQuery) => stores.events.listShared(q) } : {}),
         // Every SQL store delivers stdio plugins' events through its durable queue: one replica on the embedded
         // database, several on a PostgreSQL server (docs/operator/storage.md, "Accepted means delivered").
-        cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue },
+        cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue, inbox: stores.inbox },
         imported: stores.imported,
         ...(stores.availability ? { availability: stores.availability } : {}),
         watch: stores.watch,

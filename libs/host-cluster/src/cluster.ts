@@ -23,6 +23,7 @@ import {
   type ControlAction,
   type QueueNotice,
   type SqlDeliveryQueue,
+  type SqlEventInbox,
   type SqlLeases,
 } from '@host/host-store';
 import type { StdioPluginRuntime } from '@host/host-runtime';
@@ -32,6 +33,11 @@ export interface ClusterOptions {
   replica: string;
   leases: SqlLeases;
   queue: SqlDeliveryQueue;
+  /**
+   * This replica's inbox: when replicas share the database, the lease round takes over the inbox of a replica
+   * that is gone ({@link SqlEventInbox.adoptOrphans}) and routes its events again.
+   */
+  inbox?: SqlEventInbox;
   store: RegistryStore;
   /** The local runtime; given with {@link Cluster.attach} when it is made after the cluster. */
   runtime?: StdioPluginRuntime;
@@ -681,6 +687,7 @@ export class Cluster {
     const heldBefore = new Set(this.held);
     const records = await this.refreshEndpoints();
 
+    if (this.o.shared) await this.adoptOrphans();
     // Renew what this replica holds; a plugin whose lease was lost (this replica was cut off too long) stops here.
     const renewed = new Set(await this.o.leases.renew());
     for (const id of [...this.held]) {
@@ -737,6 +744,24 @@ export class Cluster {
     for (const id of this.held) void this.pump(id);
     await this.recheck(RECHECK_MILLISECONDS);
     if (++this.rounds % 20 === 0) await this.o.queue.prune(this.o.keepFinished ?? 10_000);
+  }
+
+  /**
+   * Says this replica is alive, and routes again the events a replica that is gone (it did not beat for a
+   * lease's time, and no process of its name came back) accepted and never logged final: nobody else would.
+   * Their queue rows say what was delivered already; the outcomes of those reach the event's record here.
+   */
+  private async adoptOrphans(): Promise<void> {
+    await this.o.leases.heartbeat();
+    if (!this.o.inbox) return;
+    const events = await this.o.inbox.adoptOrphans(this.ttlMs);
+    if (events.length === 0) return;
+    this.o.log(
+      'warn',
+      `cluster: routing again ${events.length} accepted event${events.length === 1 ? '' : 's'} of a replica that stopped without finishing them`,
+    );
+    this.resuming(events.map((e) => e.eventId));
+    this.o.dispatcher().resume(events);
   }
 
   private syncEndpoints(): void {

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import type { MessageEvent } from '@host/protocol';
 import { LeaseLostError, SqlDeliveryQueue, SqlLeases, type QueueNotice } from './cluster-tables';
+import { SqlEventInbox } from './sql-event-inbox';
 import { ServerDatabase } from './database';
 import { migrate } from './migrations';
 import { startTestPostgres, type TestPostgres } from '../testing/postgres-server';
@@ -95,6 +97,46 @@ describe('leases', () => {
       status: { state: 'running', crashCount: 0 },
       live: true,
     });
+  });
+});
+
+describe("a gone replica's inbox", () => {
+  const event = (id: string) => ({ eventId: id, text: 'hi' }) as unknown as MessageEvent;
+  const accepted = async (id: string, secondsAgo: number) =>
+    a.query(`UPDATE host_event_inbox SET accepted_at = now() - make_interval(secs => $2) WHERE event_id = $1`, [id, secondsAgo]);
+
+  it('is taken by one live replica once its heartbeat ended, oldest first; a live or only slow replica keeps its own', async () => {
+    const gone = new SqlEventInbox(a, 'gone');
+    const slow = new SqlEventInbox(a, 'slow');
+    const one = new SqlEventInbox(a, 'one');
+    const two = new SqlEventInbox(b, 'two');
+    await new SqlLeases(a, 'gone', 30_000).heartbeat();
+    await new SqlLeases(a, 'slow', 30_000).heartbeat();
+    await new SqlLeases(a, 'one', 30_000).heartbeat();
+    await new SqlLeases(b, 'two', 30_000).heartbeat();
+    for (const id of ['g2', 'g1', 'g-new']) await gone.add(event(id));
+    await slow.add(event('s1'));
+    await one.add(event('o1'));
+    await accepted('g1', 60);
+    await accepted('g2', 50);
+    await accepted('s1', 60);
+    await accepted('o1', 60);
+    // Alive: nothing is taken.
+    expect(await one.adoptOrphans(10_000)).toEqual([]);
+    // The heartbeat of `gone` ended; `slow` still beats.
+    await a.query(`UPDATE host_replicas SET expires_at = now() - interval '1 second' WHERE name = 'gone'`);
+    const [x, y] = await Promise.all([one.adoptOrphans(10_000), two.adoptOrphans(10_000)]);
+    // Each event by one of the two, oldest first; one accepted within the grace is left for now.
+    expect([...x, ...y].map((e) => e.eventId).sort()).toEqual(['g1', 'g2']);
+    const taker = x.length ? one : two;
+    expect((x.length ? x : y).map((e) => e.eventId)).toEqual(['g1', 'g2']);
+    expect((await taker.unsettled()).map((e) => e.eventId)).toEqual(expect.arrayContaining(['g1', 'g2']));
+    expect((await gone.unsettled()).map((e) => e.eventId)).toEqual(['g-new']);
+    expect((await slow.unsettled()).map((e) => e.eventId)).toEqual(['s1']);
+    // A replica that never wrote a heartbeat (an older host) counts as gone too, past the grace.
+    await new SqlEventInbox(a, 'older').add(event('old1'));
+    await accepted('old1', 60);
+    expect((await one.adoptOrphans(10_000)).map((e) => e.eventId)).toEqual(['old1']);
   });
 });
 

@@ -45,6 +45,19 @@ export class SqlLeases {
   ) {}
 
   /**
+   * Says this replica is alive until a lease's time from now (`host_replicas`):
+   * another replica takes the inbox of one whose heartbeat ended
+   * ({@link SqlEventInbox.adoptOrphans}). Made at every lease round.
+   */
+  async heartbeat(): Promise<void> {
+    await this.db.query(
+      `INSERT INTO host_replicas (name, expires_at) VALUES ($1, now() + make_interval(secs => $2::double precision / 1000))
+       ON CONFLICT (name) DO UPDATE SET expires_at = EXCLUDED.expires_at, seen_at = now()`,
+      [this.replica, this.ttlMilliseconds],
+    );
+  }
+
+  /**
    * Takes the lease of each of `pluginIds` that is free or expired (or
    * already ours); answers those now held. `force`: whoever holds it (an
    * operator starts the plugin here after stopping it).

@@ -203,6 +203,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE host_plugin_leases ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 10,
+    name: "replicas' heartbeats: the inbox of a replica that stopped beating (and never came back) is taken by a live one",
+    // Older replicas write no heartbeat: the events of theirs left unfinished a lease's time are routed again by a
+    // newer replica, whose queue rows say what was delivered already (nothing is delivered twice).
+    sql: `
+      CREATE TABLE host_replicas (
+        name       text PRIMARY KEY,
+        expires_at timestamptz NOT NULL,
+        seen_at    timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** The database was changed by a newer host in a way this one cannot work with. */

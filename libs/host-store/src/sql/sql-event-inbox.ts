@@ -33,6 +33,29 @@ export class SqlEventInbox implements EventInbox {
     () => Batcher.parallelOn(this.db),
   );
 
+  /**
+   * Takes over the events of replicas that are gone: those whose heartbeat
+   * ({@link SqlLeases.heartbeat}) ended, or that never wrote one, accepted
+   * more than `graceMilliseconds` ago (a lease's time: a replica that was only
+   * slow beats again within it). Each row is taken by one replica (the update
+   * locks it; a second taker finds the new origin alive). Answers the events,
+   * for this replica to route again: their queue rows say what was delivered
+   * already, so nothing is delivered twice. Rows of replicas whose name comes
+   * back are not theirs any more.
+   */
+  async adoptOrphans(graceMilliseconds: number): Promise<MessageEvent[]> {
+    const rows = await this.db.query<{ event: MessageEvent }>(
+      `WITH taken AS (
+         UPDATE host_event_inbox i SET origin = $1
+          WHERE i.origin <> $1 AND i.accepted_at < now() - make_interval(secs => $2::double precision / 1000)
+            AND NOT EXISTS (SELECT 1 FROM host_replicas r WHERE r.name = i.origin AND r.expires_at >= now())
+          RETURNING i.event, i.accepted_at, i.event_id)
+       SELECT event FROM taken ORDER BY accepted_at, event_id`,
+      [this.origin, graceMilliseconds],
+    );
+    return rows.map((r) => r.event);
+  }
+
   async unsettled(): Promise<MessageEvent[]> {
     const rows = await this.db.query<{ event: MessageEvent }>(
       'SELECT event FROM host_event_inbox WHERE origin = $1 ORDER BY accepted_at, event_id',
