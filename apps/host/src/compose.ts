@@ -15,6 +15,7 @@ import {
   adminAppRouter,
   AuthThrottle,
   createApp,
+  statsRoutes,
   ensureAdminToken,
   FollowableLogStore,
   reapDoctorProcesses,
@@ -28,7 +29,7 @@ import { Dispatcher, EventLog, RefusalLog } from '@host/host-dispatch';
 import { QqBotAccounts, QqBotProvider, QqBotWebhook, qqbotRoutes } from '@host/host-qqbot';
 import type { QqBotAccountInput } from '@host/admin-api';
 import type { MessageEvent } from '@host/protocol';
-import { HttpPluginRegistry, httpRegistrationRoutes, type HttpEndpointOptions } from '@host/host-http';
+import { DEFAULT_ADDRESS_POLICY, HttpPluginRegistry, httpRegistrationRoutes, MediaGuard, type HttpEndpointOptions } from '@host/host-http';
 import { PluginInstaller, type InstallerOptions, type RecoveryReport } from '@host/host-installer';
 import {
   FilePluginLogStore,
@@ -178,6 +179,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     : undefined;
   // Events refused at admission: one log line per cause and 10 s, with the count of the others.
   const refusalLog = new RefusalLog((message) => o.log('warn', message, { component: 'dispatch' }));
+  const media = new MediaGuard({ policy: o.http?.policy ?? DEFAULT_ADDRESS_POLICY });
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: cluster
@@ -187,7 +189,9 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     ...(o.maxWaitingEvents !== undefined ? { maxWaitingEvents: o.maxWaitingEvents } : {}),
     onRefused: (event, refusal) => refusalLog.note(event, refusal),
     ...(stores.inbox ? { inbox: stores.inbox } : {}),
-    ...(cluster ? { outbound: (sink) => cluster.outbound(sink) } : {}),
+    // Image and file URLs are checked against the HTTP plugins' address policy, and counted per plugin, before
+    // anything is recorded or sent (docs/protocol/v2.md 7.1).
+    outbound: (sink) => media.wrap(cluster ? cluster.outbound(sink) : sink),
     ...(cluster || o.metrics
       ? {
           observeOutbound: (r, out) => {
@@ -197,7 +201,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         }
       : {}),
   });
-  observeHost({ dispatcher, httpPlugins, metrics: o.metrics, log: o.log });
+  const stats = observeHost({ dispatcher, httpPlugins, metrics: o.metrics, log: o.log });
   dispatcher.providers.register(provider);
   // QQ Bot accounts: from the accounts file and those added through the admin API (kept in the state directory).
   // QQ events come in through each account's webhook; messages.send goes to the bot its target names (the console
@@ -293,6 +297,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
 
   // Every wrong admin token and throttle is logged with its client address (security.md asks operators to watch them).
   const authThrottle = new AuthThrottle({ log: (m) => o.log('warn', m, { component: 'auth' }) });
+  const queues = () => new Map(dispatcher.queueStats().map(({ pluginId, ...q }) => [pluginId, q]));
   const app = createApp({
     paths,
     store,
@@ -302,7 +307,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     runtime: lifecycle,
     logs,
     http: httpPlugins,
-    queues: () => new Map(dispatcher.queueStats().map(({ pluginId, ...stats }) => [pluginId, stats])),
+    queues,
     adminTokenHash: token.hash,
     ...(stores.availability ? { storeAvailability: stores.availability } : {}),
     maxUploadBytes: o.maxUploadBytes,
@@ -324,6 +329,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         ...(stores.sharedEvents ? { sharedEvents: stores.sharedEvents } : {}),
       }),
       ...httpRegistrationRoutes({ registry: httpPlugins }),
+      ...statsRoutes({ paths, store, installer, runtime: lifecycle, http: httpPlugins, queues, stats, pending: installer.pending }),
       ...qqbotRoutes({ accounts: qqbotAccounts, webhook: qqbotWebhook, publicUrl: o.qqbot?.publicUrl }),
     ],
     log: (m) => o.log('error', m, { component: 'api' }),

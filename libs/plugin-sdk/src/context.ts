@@ -13,6 +13,7 @@ import type { NormalizedMessage, ProviderBody } from '@host/messages';
 import { PluginMessageError, PluginSdkError } from './errors';
 import { at, literal, text, type PartInput } from './parts';
 import { prepareMessage, providerFor } from './outgoing';
+import { KeyboardBuilder } from './rich';
 
 /** Which transport runs the plugin. */
 export type TransportKind = 'stdio' | 'http' | 'test';
@@ -124,9 +125,10 @@ export interface MessageContext extends LifecycleContext {
   reply(...parts: PartInput[]): Promise<SendResult>;
   /**
    * Replies in Markdown: only in groups (`message.format.unsupported_target`
-   * otherwise). Mentions become provider tags; text stays escaped.
+   * otherwise). Mentions become provider tags; text stays escaped. A
+   * `keyboard()` among the arguments goes under the message as buttons.
    */
-  replyMarkdown(...parts: PartInput[]): Promise<SendResult>;
+  replyMarkdown(...parts: (PartInput | KeyboardBuilder)[]): Promise<SendResult>;
   /**
    * Decides to intercept the event: the plugins after this one do not
    * receive it. Needs `intercepts: true` in definePlugin (and, on stdio, the
@@ -332,10 +334,20 @@ export function createMessageContext(
     decision = intercepted;
     options.onDecision?.(intercepted);
   };
-  const reply = (format: MessageFormat, parts: PartInput[]): Promise<SendResult> =>
+  const reply = (format: MessageFormat, args: (PartInput | KeyboardBuilder)[]): Promise<SendResult> =>
     track(
       (async () => {
         const target = replyTarget(event);
+        if (event.messageReference.messageId === '') {
+          throw new PluginMessageError(
+            'message.reference.unavailable',
+            `Event ${event.eventId} (${event.eventType}) takes no reply: the provider gave nothing to answer it with.`,
+            { target },
+          );
+        }
+        const keyboards = args.filter((a): a is KeyboardBuilder => a instanceof KeyboardBuilder);
+        const parts = args.filter((a): a is PartInput => !(a instanceof KeyboardBuilder));
+        const keyboard = keyboards.length > 0 ? keyboards[keyboards.length - 1]!.build() : undefined;
         const until = event.messageReference.replyUntil;
         if (until !== undefined && Date.parse(until) < Date.now()) {
           throw new PluginMessageError(
@@ -347,12 +359,17 @@ export function createMessageContext(
         const prepared = prepareMessage({
           format,
           parts,
+          ...(keyboard ? { keyboard } : {}),
           target,
           provider: providerFor(event.source),
           permissions: session.permissions,
           need: 'messages.reply',
         });
-        const message = { format, parts: prepared.message.parts };
+        const message = {
+          format,
+          parts: prepared.message.parts,
+          ...(prepared.message.keyboard ? { keyboard: prepared.message.keyboard } : {}),
+        };
         return io.reply(event, message, {
           kind: 'reply',
           target: prepared.target,

@@ -9,6 +9,7 @@ import {
 } from '@host/protocol';
 import type { LifecycleContext, MessageHandler } from './context';
 import { PluginSdkError } from './errors';
+import type { ChatEventHandler, InteractionHandler } from './rich';
 import { runStdio, type StdioOptions } from './stdio/runtime';
 import { SDK_VERSION } from './version';
 
@@ -45,6 +46,18 @@ export interface PluginDefinition {
    * the handler of that name with `ctx.command` set.
    */
   readonly commands?: Readonly<Record<string, MessageHandler>>;
+  /**
+   * Handles `interaction.created`: a user clicked a callback button of a keyboard the plugin sent
+   * (`ctx.interaction.data` is the button's data). The host has already acknowledged the click to the
+   * platform; answer with `ctx.reply`. The manifest must subscribe to "interaction.created".
+   */
+  readonly onInteraction?: InteractionHandler;
+  /** Handles `bot.added`: the bot joined a group or a user added it. The manifest must subscribe to "bot.added". */
+  readonly onBotAdded?: ChatEventHandler;
+  /** Handles `bot.removed`: the bot left a group or a user removed it; nothing can be sent there any more. */
+  readonly onBotRemoved?: ChatEventHandler;
+  /** Handles `conversation.opened`: a conversation accepts the bot's messages again. */
+  readonly onConversationOpened?: ChatEventHandler;
   /**
    * Runs once after the host initialized the plugin (stdio) or before the
    * first request is served (HTTP). Events wait until it finishes; a throw
@@ -133,9 +146,18 @@ export function resolveManifest(source: unknown, kind?: 'stdio' | 'http'): Plugi
   return result.value;
 }
 
+/** The handler of each event type other than message.created, by definition key. */
+export const CHAT_HANDLERS = {
+  onInteraction: 'interaction.created',
+  onBotAdded: 'bot.added',
+  onBotRemoved: 'bot.removed',
+  onConversationOpened: 'conversation.opened',
+} as const;
+
 function checkHandlers(def: PluginDefinition, manifest: PluginManifest | undefined): void {
-  for (const key of ['onMessage', 'onStart', 'onStop', 'onSettingsChanged'] as const) {
-    if (def[key] !== undefined && typeof def[key] !== 'function') fail(`"${key}" must be a function.`);
+  for (const key of ['onMessage', 'onStart', 'onStop', 'onSettingsChanged', ...Object.keys(CHAT_HANDLERS)] as const) {
+    const value = (def as unknown as Record<string, unknown>)[key];
+    if (value !== undefined && typeof value !== 'function') fail(`"${key}" must be a function.`);
   }
   if (def.intercepts !== undefined && typeof def.intercepts !== 'boolean') fail('"intercepts" must be true or false.');
   const commands = def.commands ?? {};
@@ -149,6 +171,14 @@ function checkHandlers(def: PluginDefinition, manifest: PluginManifest | undefin
       'SDK_INTERCEPT_PERMISSION_MISSING',
       `"intercepts" is true but manifest.json of "${manifest.pluginId}" does not declare "messages.intercept"; add it to "permissions" (or remove "intercepts").`,
     );
+  }
+  for (const [key, eventType] of Object.entries(CHAT_HANDLERS)) {
+    if ((def as unknown as Record<string, unknown>)[key] === undefined) continue;
+    if (!manifest.eventSubscriptions.some((s) => s.eventType === eventType)) {
+      fail(
+        `"${key}" handles ${eventType} events, which the manifest does not subscribe to; add {"eventType": "${eventType}"} to "eventSubscriptions".`,
+      );
+    }
   }
   const declared = manifest.commands;
   for (const name of Object.keys(commands)) {

@@ -1,13 +1,33 @@
 import type { EventAck, HandlerErrorCode, MessageEvent, PluginError } from '@host/protocol';
 import { createMessageContext, type MessageHandler, type Session, type TransportIO } from './context';
-import type { Plugin } from './define-plugin';
+import { CHAT_HANDLERS, type Plugin } from './define-plugin';
+import { chatEventOf, type EventContext } from './rich';
 import { HandlerError, PluginMessageError, PluginSdkError } from './errors';
 
 /** Code reported when a handler throws something other than a HandlerError. */
 export const HANDLER_FAILED_CODE = 'plugin.handler_failed' satisfies HandlerErrorCode;
 
-/** Which handler takes the event: the command's handler, else onMessage. */
+/**
+ * Which handler takes the event: for an event of another type than message.created, the handler of its type
+ * (onInteraction, onBotAdded, ...), given the event's own context; else the command's handler, else onMessage.
+ */
 export function handlerFor(plugin: Plugin, event: MessageEvent): MessageHandler | undefined {
+  const chat = chatEventOf(event);
+  if (chat) {
+    const key = (Object.keys(CHAT_HANDLERS) as (keyof typeof CHAT_HANDLERS)[]).find((k) => CHAT_HANDLERS[k] === chat.eventType);
+    const handler = key === undefined ? undefined : (plugin.definition[key] as ((ctx: EventContext) => void | Promise<void>) | undefined);
+    if (!handler) return undefined;
+    // The message context without message and command, plus the event (and the click); getters stay live.
+    return (ctx) =>
+      handler(
+        Object.create(ctx, {
+          event: { value: chat, enumerable: true },
+          ...(chat.interaction ? { interaction: { value: chat.interaction, enumerable: true } } : {}),
+          message: { value: undefined },
+          command: { value: undefined },
+        }) as EventContext,
+      );
+  }
   const commands = plugin.definition.commands ?? {};
   const name = event.command?.name;
   if (name !== undefined && Object.prototype.hasOwnProperty.call(commands, name)) return commands[name];
@@ -95,7 +115,7 @@ export async function dispatchEvent(
     error = toPluginError(thrown);
     io.log(
       'error',
-      `handler for ${event.command ? `command "${event.command.name}"` : 'message'} ${event.eventId} failed: ${error.message}`,
+      `handler for ${event.command ? `command "${event.command.name}"` : (chatEventOf(event)?.eventType ?? 'message')} ${event.eventId} failed: ${error.message}`,
       {
         code: error.code,
         ...(thrown instanceof Error && thrown.stack ? { stack: thrown.stack } : {}),

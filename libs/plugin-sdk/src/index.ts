@@ -17,6 +17,19 @@ export type {
   TransportKind,
 } from './context';
 export { at, composite, literal, text, type MentionableUser, type PartInput } from './parts';
+export {
+  image,
+  file,
+  keyboard,
+  callbackButton,
+  linkButton,
+  commandButton,
+  KeyboardBuilder,
+  type EventContext,
+  type InteractionContext,
+  type InteractionHandler,
+  type ChatEventHandler,
+} from './rich';
 export { HandlerError, HostCallError, PluginMessageError, PluginSdkError, SDK_ERRORS, type SdkErrorCode } from './errors';
 export { HANDLER_FAILED_CODE } from './dispatch';
 export { runStdio, USAGE_EXIT_CODE, type StdioOptions } from './stdio/runtime';
@@ -24,8 +37,16 @@ export { HOST_STDIO_FLAG } from './stdio/protocol-mode';
 export { SDK_NAME, SDK_VERSION } from './version';
 export { RpcErrorCode } from '@host/protocol';
 export type {
+  Attachment,
+  Button,
+  ButtonAction,
+  ChatEvent,
   CommandMatch,
   Conversation,
+  FilePart,
+  ImagePart,
+  Interaction,
+  Keyboard,
   EventAck,
   HttpManifest,
   MessageErrorCode,

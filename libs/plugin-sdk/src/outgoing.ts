@@ -1,5 +1,5 @@
 import { getRenderer, normalizeMessage, parseTarget, renderParsedMessage, type NormalizedMessage, type ProviderBody } from '@host/messages';
-import type { MessageFormat, Permission, Target } from '@host/protocol';
+import type { Keyboard, MessageFormat, Permission, Target } from '@host/protocol';
 import { PluginMessageError } from './errors';
 import { toParts, type PartInput } from './parts';
 
@@ -26,6 +26,7 @@ export function providerFor(source: string | undefined): string {
 export function prepareMessage(args: {
   format: MessageFormat;
   parts: readonly PartInput[];
+  keyboard?: Keyboard;
   target: Target;
   provider: string;
   permissions: readonly string[] | undefined;
@@ -42,7 +43,7 @@ export function prepareMessage(args: {
       { target },
     );
   }
-  const normalized = normalizeMessage({ format, parts: toParts(args.parts) });
+  const normalized = normalizeMessage({ format, parts: toParts(args.parts), ...(args.keyboard ? { keyboard: args.keyboard } : {}) });
   if (!normalized.ok) throw new PluginMessageError(normalized.error.code, normalized.error.message, { target });
   if (
     permissions &&

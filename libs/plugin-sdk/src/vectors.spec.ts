@@ -26,6 +26,10 @@ const RUN = {
 const SKIPPED = {
   'event-ack': 'the SDK writes ACKs but never reads one; libs/protocol runs these against the schema the SDK bundles',
   'message-response': 'the SDK writes HTTP responses (checked with the bundled schema before sending) but never reads one',
+  'event-routing': "routing is the host's; the test host applies the same subscription rule (rich.spec.ts sends it every new type)",
+  'rich-normalization':
+    'the send path normalises with @host/messages, which runs these; rich.spec.ts sends images, files and keyboards through ctx.reply',
+  'rich-rendering': 'the send path renders with @host/messages, which runs these; rich.spec.ts checks the rendered bodies',
 } as const;
 
 const ROOT = join(__dirname, '../../protocol/vectors');

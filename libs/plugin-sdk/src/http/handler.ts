@@ -7,11 +7,13 @@ import {
   HTTP_HEADERS,
   HTTP_PATHS,
   LIMITS,
+  ChatEventSchema,
   MessageEventSchema,
   MessageResponseSchema,
   PLUGIN_HTTP_ERRORS,
   SIGNATURE_ERRORS,
   validate,
+  type ValidationResult,
   type EventAck,
   type MessageResponse,
   type OutboundMessage,
@@ -20,6 +22,7 @@ import {
 import { createLifecycleContext, type LogLevel, type Session, type TransportIO } from '../context';
 import type { Plugin } from '../define-plugin';
 import { dispatchEvent } from '../dispatch';
+import { carrierOf } from '../rich';
 import { PluginSdkError } from '../errors';
 import { ReplayGuard, replayRejection, verifySignature } from './signature';
 
@@ -138,12 +141,17 @@ export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 /** The codes of HTTP_ERRORS. */
 export const HTTP_ERROR_CODES = Object.keys(HTTP_ERRORS) as readonly HttpErrorCode[];
 
-type Route = 'manifest' | 'events';
+type Route = 'manifest' | 'events' | 'other-events';
+
+function mapValid<T, U>(r: ValidationResult<T>, f: (value: T) => U): ValidationResult<U> {
+  return r.ok ? { ok: true, value: f(r.value) } : r;
+}
 
 export function routeOf(url: string | undefined): Route | undefined {
   const path = (url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
   if (path === HTTP_PATHS.manifest) return 'manifest';
   if (path === HTTP_PATHS.messageEvents) return 'events';
+  if (path === HTTP_PATHS.otherEvents) return 'other-events';
   return undefined;
 }
 
@@ -245,7 +253,7 @@ export class HttpPluginServer {
   async handle(req: IncomingMessage, res: ServerResponse, route: Route, body?: Buffer): Promise<void> {
     try {
       if (route === 'manifest') return await this.serveManifest(req, res);
-      return await this.serveEvent(req, res, body);
+      return await this.serveEvent(req, res, body, route === 'other-events');
     } catch (error) {
       this.logLine('error', `request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       if (!res.headersSent) sendError(res, 'plugin.internal_error', 'the plugin failed to answer; see its log');
@@ -280,9 +288,9 @@ export class HttpPluginServer {
     sendJson(res, 200, this.plugin.httpManifest());
   }
 
-  private async serveEvent(req: IncomingMessage, res: ServerResponse, given?: Buffer): Promise<void> {
-    if (req.method !== 'POST')
-      return sendError(res, 'http.method_not_allowed', `use POST for ${HTTP_PATHS.messageEvents}`, undefined, { allow: 'POST' });
+  private async serveEvent(req: IncomingMessage, res: ServerResponse, given?: Buffer, other = false): Promise<void> {
+    const path = other ? HTTP_PATHS.otherEvents : HTTP_PATHS.messageEvents;
+    if (req.method !== 'POST') return sendError(res, 'http.method_not_allowed', `use POST for ${path}`, undefined, { allow: 'POST' });
     const limit = this.options.maxBodyBytes ?? LIMITS.maxPayloadBytes;
     const raw = given ?? (await readBody(req, limit));
     if (raw === 'too_large' || raw.length > limit)
@@ -324,8 +332,12 @@ export class HttpPluginServer {
     } catch (error) {
       return sendError(res, 'event.invalid', `the body is not JSON: ${(error as Error).message}`);
     }
-    const parsed = validate(MessageEventSchema, json, 'event');
-    if (!parsed.ok) return sendError(res, 'event.invalid', 'the body is not a message event', { issues: parsed.issues });
+    // POST /host/plugin/events/deliver carries the other event types; they run through the message path.
+    const parsed = other ? mapValid(validate(ChatEventSchema, json, 'event'), carrierOf) : validate(MessageEventSchema, json, 'event');
+    if (!parsed.ok)
+      return sendError(res, 'event.invalid', `the body is not ${other ? 'an event of another type' : 'a message event'}`, {
+        issues: parsed.issues,
+      });
     try {
       await this.ready;
     } catch {
@@ -358,11 +370,16 @@ export class HttpPluginServer {
     const io: TransportIO = {
       kind: 'http',
       reply: async (_event, message, prepared) => {
-        push({ format: message.format, parts: message.parts });
+        push({ format: message.format, parts: message.parts, ...(message.keyboard ? { keyboard: message.keyboard } : {}) });
         return { accepted: true, target: prepared.target };
       },
       send: async (message, prepared) => {
-        push({ target: prepared.target, format: message.format, parts: message.parts });
+        push({
+          target: prepared.target,
+          format: message.format,
+          parts: message.parts,
+          ...(message.keyboard ? { keyboard: message.keyboard } : {}),
+        });
         return { accepted: true, target: prepared.target };
       },
       log: this.logLine,

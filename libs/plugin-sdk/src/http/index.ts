@@ -85,7 +85,7 @@ export function httpRouter(plugin: Plugin, options: HttpPluginOptions): HttpMidd
     if (!route) return next();
     const body = (req as IncomingMessage & { body?: unknown }).body;
     if (Buffer.isBuffer(body)) return void server.handle(req, res, route, body);
-    if (route === 'events' && req.readableEnded) {
+    if (route !== 'manifest' && req.readableEnded) {
       return sendError(
         res,
         'http.body_consumed',

@@ -65,7 +65,7 @@ describe('stdio runtime in a real process', () => {
       pluginId: 'com.example.fixture',
       sdkName: '@host/plugin-sdk-v2',
       sdkVersion: RELEASE_VERSIONS.sdkVersion,
-      capabilities: ['events.message', 'events.cancel', 'plugin.stop', 'plugin.ping', 'settings.changed'],
+      capabilities: ['events.message', 'events.deliver', 'events.cancel', 'plugin.stop', 'plugin.ping', 'settings.changed'],
       encoding: 'json',
     });
     expect((await host.request('host.initialize', host.initParams())).error?.code).toBe(RpcErrorCode.AlreadyInitialized);

@@ -3,6 +3,7 @@ import {
   InitializeParamsSchema,
   LIMITS,
   METHOD_LIST,
+  ChatEventSchema,
   MessageEventSchema,
   Methods,
   PROTOCOL_VERSION,
@@ -27,6 +28,7 @@ import { RpcConnection, type IncomingRequest } from './connection';
 import { hostFailure } from './host-errors';
 import { HOST_STDIO_FLAG, enterProtocolMode, isProtocolMode } from './protocol-mode';
 import { EventRunner } from './event-runner';
+import { carrierOf } from '../rich';
 
 /** Streams and exit hook of the stdio runtime; the defaults are the process's own. */
 export interface StdioOptions {
@@ -203,6 +205,8 @@ class StdioRuntime {
     switch (method) {
       case Methods.message.method:
         return this.onEvent(request);
+      case Methods.deliver.method:
+        return this.onChatEvent(request);
       case Methods.cancel.method:
         return this.onCancel(request);
       case Methods.ping.method:
@@ -294,6 +298,21 @@ class StdioRuntime {
       );
     }
     this.events.message(id, parsed.value);
+  }
+
+  /** events.deliver: an event of another type, run through the same path as a message (docs/protocol/v2.md 4.11). */
+  private onChatEvent({ id, params }: IncomingRequest): void {
+    if (this.stopping) return this.conn.respondError(id, RpcErrorCode.Stopping, 'the plugin is stopping and takes no new events');
+    const parsed = validate(ChatEventSchema, params, 'event');
+    if (!parsed.ok) {
+      return this.conn.respondError(
+        id,
+        RpcErrorCode.InvalidParams,
+        `events.deliver params are invalid: ${parsed.issues.map((i) => i.message).join('; ')}`,
+        { issues: parsed.issues },
+      );
+    }
+    this.events.message(id, carrierOf(parsed.value));
   }
 
   /** events.cancel: answered at once (docs/protocol/v2.md 4.8). */

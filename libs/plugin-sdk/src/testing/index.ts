@@ -1,5 +1,6 @@
 export {
   createTestHost,
+  type TestClick,
   type TestCompletion,
   type TestDelivery,
   type TestDeliveryInProgress,

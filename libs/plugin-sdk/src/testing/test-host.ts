@@ -1,5 +1,6 @@
 import type { ProviderBody } from '@host/messages';
 import type {
+  ChatEventInput,
   CancelReason,
   CommandMatch,
   Conversation,
@@ -12,7 +13,7 @@ import type {
   Target,
   UserRef,
 } from '@host/protocol';
-import { MessageEventSchema, RUNTIME_DEFAULTS } from '@host/protocol';
+import { ChatEventSchema, MessageEventSchema, RUNTIME_DEFAULTS } from '@host/protocol';
 import {
   createLifecycleContext,
   type LogLevel,
@@ -23,6 +24,7 @@ import {
 } from '../context';
 import { resolveManifest, type ManifestSource, type Plugin, type PluginManifest } from '../define-plugin';
 import { dispatchEvent } from '../dispatch';
+import { carrierOf } from '../rich';
 import { EventSignal } from '../event-signal';
 import { matchCommand } from './command-match';
 
@@ -136,6 +138,15 @@ export interface TestDeliveryInProgress extends Promise<TestDelivery> {
 }
 
 /** An in-memory host for unit tests. */
+/** Where and by whom a test click happens. */
+export interface TestClick {
+  conversation?: { type: ConversationType; id: string };
+  senderId?: string;
+  buttonId?: string;
+  botAccountId?: string;
+  source?: string;
+}
+
 export interface TestHost {
   /**
    * Delivers a message as a user would write it: builds the event and
@@ -145,6 +156,13 @@ export interface TestHost {
   send(message: string | TestMessage): TestDeliveryInProgress;
   /** Delivers a complete event (validated with the protocol schema; defaults filled in); rejects when it is invalid. */
   deliver(event: MessageEventInput): TestDeliveryInProgress;
+  /**
+   * Delivers an event of another type (interaction.created, bot.added, bot.removed, conversation.opened) as
+   * the host does with events.deliver: to the handler of its type, only when the manifest subscribes to it.
+   */
+  deliverEvent(event: ChatEventInput): TestDeliveryInProgress;
+  /** A user clicks a callback button whose data is `data`: an interaction.created event in a group (by default). */
+  click(data: string, options?: TestClick): TestDeliveryInProgress;
   /** Runs onStart (send and deliver do it on first use). */
   start(): Promise<void>;
   /** Aborts every handler's signal, waits for in-flight events to end, then runs onStop. */
@@ -269,7 +287,7 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
         (!s.conversationIds || s.conversationIds.includes(event.conversation.conversationId)),
     );
 
-  const deliver = (input: MessageEventInput): TestDeliveryInProgress => {
+  const deliverWith = (input: MessageEventInput | ChatEventInput, parse: (input: unknown) => MessageEvent): TestDeliveryInProgress => {
     const sink = { replies: [] as TestReply[], logs: [] as TestLogEntry[] };
     const signal = new EventSignal(abort.signal);
     let eventId = typeof input === 'object' && input !== null && typeof input.eventId === 'string' ? input.eventId : 'test-event';
@@ -284,7 +302,7 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
     deadline.unref?.();
     async function run(): Promise<TestDelivery> {
       await start();
-      const event = MessageEventSchema.parse(input);
+      const event = parse(input);
       eventId = event.eventId;
       if (!subscribed(event)) {
         const declined = { eventId: event.eventId, accepted: false, intercepted: false, error: null };
@@ -361,9 +379,40 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
     });
   };
 
+  const deliver = (input: MessageEventInput): TestDeliveryInProgress => deliverWith(input, (i) => MessageEventSchema.parse(i));
+
+  const deliverEvent = (input: ChatEventInput): TestDeliveryInProgress => deliverWith(input, (i) => carrierOf(ChatEventSchema.parse(i)));
+
+  let clicks = 0;
+  const click = (data: string, o: TestClick = {}): TestDeliveryInProgress => {
+    const n = ++clicks;
+    const type = o.conversation?.type ?? 'group';
+    const targetId = o.conversation?.id ?? 'test-group';
+    const senderId = o.senderId ?? 'test-user';
+    return deliverEvent({
+      eventId: `test-click-${n}`,
+      eventType: 'interaction.created',
+      timestamp: new Date().toISOString(),
+      source: o.source ?? 'qqbot',
+      bot: { botAccountId: o.botAccountId ?? 'test-bot', platform: o.source ?? 'qqbot' },
+      conversation: { type, conversationId: targetId },
+      sender: { provider: o.source ?? 'qqbot', mentionId: senderId },
+      interaction: { id: `test-interaction-${n}`, data, ...(o.buttonId ? { buttonId: o.buttonId } : {}) },
+      messageReference: {
+        messageId: `event:test-interaction-${n}`,
+        targetType: CONVERSATION_TARGET[type],
+        targetId,
+        replyUntil: new Date(Date.now() + 300_000).toISOString(),
+        restrictions: [],
+      },
+    });
+  };
+
   return {
     send,
     deliver,
+    deliverEvent,
+    click,
     start,
     async stop() {
       abort.abort(new Error('test host stopped'));
