@@ -2,7 +2,7 @@ import type { OutboundRecord } from '@host/host-core';
 import { AuthThrottle, requireAdmin } from '@host/host-api';
 import type { Dispatcher } from '@host/host-dispatch';
 import type { HttpPluginRegistry } from '@host/host-http';
-import { HostMetrics, logDeliveryFailures } from '@host/host-metrics';
+import { HostMetrics, logDeliveryFailures, StatsRing, tapEventLog } from '@host/host-metrics';
 import { Router, type RequestHandler } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { HostLog } from './host-log';
@@ -10,18 +10,28 @@ import type { HostLog } from './host-log';
 /**
  * Connects the metrics to the parts that produce their facts (the event log, queues, refusals, HTTP
  * circuits), and logs failed deliveries with their plugin and event ids. Metrics are optional; the
- * failure log is not.
+ * failure log and the admin app's dashboard series (GET /api/stats, fed by the same tap) are not.
  */
-export function observeHost(o: { dispatcher: Dispatcher; httpPlugins: HttpPluginRegistry; metrics?: HostMetrics; log: HostLog }): void {
+export function observeHost(o: {
+  dispatcher: Dispatcher;
+  httpPlugins: HttpPluginRegistry;
+  metrics?: HostMetrics;
+  log: HostLog;
+}): StatsRing {
   const { dispatcher, httpPlugins, metrics } = o;
+  const stats = new StatsRing();
   logDeliveryFailures(dispatcher.events, (message, fields) => o.log('warn', message, { component: 'dispatch', ...fields }));
-  if (!metrics) return;
-  metrics.observeEventLog(dispatcher.events);
+  if (!metrics) {
+    tapEventLog(dispatcher.events, undefined, stats);
+    return stats;
+  }
+  metrics.observeEventLog(dispatcher.events, stats);
   metrics.attach({
     queues: () => dispatcher.queueStats(),
     refusals: () => dispatcher.refusals,
     circuits: () => httpPlugins.liveEndpoints().map((e) => ({ pluginId: e.pluginId, ...e.health() })),
   });
+  return stats;
 }
 
 /**

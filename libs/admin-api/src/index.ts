@@ -9,3 +9,4 @@ export * from './routes';
 export * from './doctor';
 export * from './session';
 export * from './qqbot';
+export * from './stats';

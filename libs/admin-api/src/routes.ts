@@ -38,6 +38,7 @@ import {
   UninstallResponseSchema,
 } from './plugins';
 import { SessionResponseSchema, SignInBodySchema, SignInResponseSchema, SignOutResponseSchema } from './session';
+import { StatsResponseSchema } from './stats';
 
 import {
   QqBotAccountDeletedSchema,
@@ -151,6 +152,16 @@ export const ADMIN_ROUTES = {
     tags: ['host'],
     responses: { 200: { description: 'The host can use its store.', schema: ReadyResponseSchema } },
     errors: ['STORE_UNAVAILABLE'],
+  }),
+  stats: defineContract({
+    method: 'get',
+    path: '/stats',
+    summary: "The dashboard's figures: the last hour in 10 s buckets, each plugin's health and the alerts",
+    description:
+      "Events in, deliveries by outcome and end-to-end p50 and p99 latency per 10 s bucket over the last hour, counted on this host from the same event log updates as the Prometheus metrics (kept even when metrics are off); each plugin's state, error rate over the last 5 minutes, queue and last error; and the alerts that need the operator. Cheap enough to poll every few seconds.",
+    tags: ['host'],
+    responses: { 200: { description: 'The figures now.', schema: StatsResponseSchema } },
+    errors: [],
   }),
   openapi: defineContract({
     method: 'get',

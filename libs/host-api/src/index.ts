@@ -12,3 +12,4 @@ export * from './session';
 export * from './admin-app';
 export * from './log-followers';
 export { reapDoctorProcesses, DOCTOR_RUN_TIMEOUT_MILLISECONDS, type DoctorIsolation } from './routes/doctor-routes';
+export { statsRoutes, type StatsSource, type StatsRouteDeps, type PluginRecent } from './routes/stats-routes';

@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { codeLabel, tapEventLog, type EventLogFeed } from './event-log-tap';
 import { defineFamilies, type CircuitView, type HostFamilies, type ScrapeReaders } from './families';
 import { RuntimeTap } from './runtime-tap';
+import type { StatsRing } from './stats-ring';
 import { timeStore } from './store-timing';
 
 export interface HostMetricsOptions {
@@ -46,9 +47,9 @@ export class HostMetrics {
     Object.assign(this.sources, sources);
   }
 
-  /** Follows the dispatcher's event log; returns the function that stops it. */
-  observeEventLog(feed: EventLogFeed): () => void {
-    return tapEventLog(feed, this.families);
+  /** Follows the dispatcher's event log, feeding the dashboard's `stats` too; returns the function that stops it. */
+  observeEventLog(feed: EventLogFeed, stats?: StatsRing): () => void {
+    return tapEventLog(feed, this.families, stats);
   }
 
   /** One reply or send a plugin asked for, as the outbound sink recorded it (error or not). */
