@@ -202,6 +202,17 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
         `INSERT INTO host_event_inbox (event_id, origin, event, accepted_at) VALUES ($1, 'ghost', $2, now() - interval '1 hour')`,
         [event.eventId, JSON.stringify(event)],
       );
+      // Another it had queued for the plugin before it died: the row names it as the origin.
+      const queued = { ...event, eventId: 'queued-by-ghost', text: '/echo queued behind' };
+      await db.query(
+        `INSERT INTO host_event_inbox (event_id, origin, event, accepted_at) VALUES ($1, 'ghost', $2, now() - interval '1 hour')`,
+        [queued.eventId, JSON.stringify(queued)],
+      );
+      await db.query(`INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state) VALUES ($1, $2, 'ghost', $3, 'pending')`, [
+        queued.eventId,
+        ID,
+        JSON.stringify(queued),
+      ]);
       // Within a lease round the live replica routes it: delivered once, replied to, logged final, out of the inbox.
       const record = await within(
         10_000,
@@ -218,7 +229,17 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
         ),
       ).toEqual([]);
       expect(await db.query('SELECT attempts FROM host_event_queue WHERE event_id = $1', ['left-by-ghost'])).toEqual([{ attempts: 1 }]);
-      expect(logLines).toContain('live: cluster: routing again 1 accepted event of a replica that stopped without finishing them');
+      // The queued one is claimed and delivered once; its outcome, announced to the gone origin, reaches the record here.
+      const behind = await within(
+        10_000,
+        async () => live.dispatcher.events.get('queued-by-ghost'),
+        (r) => r?.completedAt != null,
+      );
+      expect(behind?.deliveries).toEqual([expect.objectContaining({ pluginId: ID, state: 'completed' })]);
+      expect(await db.query('SELECT attempts, state FROM host_event_queue WHERE event_id = $1', ['queued-by-ghost'])).toEqual([
+        { attempts: 1, state: 'done' },
+      ]);
+      expect(logLines).toContain('live: cluster: routing again 2 accepted events of a replica that stopped without finishing them');
       // The live replica's own events stay its own: it beats.
       expect(await db.query(`SELECT name FROM host_replicas WHERE name = 'live' AND expires_at > now()`)).toEqual([{ name: 'live' }]);
     } finally {

@@ -60,6 +60,8 @@ export interface ClusterOptions {
 const MAX_REPLY_COUNTERS = 10_000;
 /** How long an origin waits for a queued delivery's row before it reads it again (lost notifications). */
 const RECHECK_MILLISECONDS = 2_000;
+/** Events taken over from gone replicas whose announced outcomes this replica listens for, at most. */
+const MAX_ADOPTED = 10_000;
 /** Replies of one handling carried to the origin with the outcome at most (more: the origin reads them). */
 const MAX_CARRIED_REPLIES = 32;
 
@@ -138,6 +140,12 @@ export class Cluster {
    * previous run wrote: kept for this process's life, bounded by what its predecessor left in the inbox.
    */
   private readonly resumed = new Set<string>();
+  /**
+   * Events taken over from a replica that is gone ({@link adoptOrphans}): their queue rows name that replica as
+   * the origin, so the outcomes announced for them are heard here too. The newest {@link MAX_ADOPTED} only (older
+   * ones are read by the lease round's recheck).
+   */
+  private readonly adopted = new Set<string>();
   /** Plugins this replica took the lease of and is starting (before the runtime says `starting`): events wait for them. */
   private readonly launching = new Set<string>();
   /** Starts of the round that took plugins over at the host's start, which {@link start} waits for. */
@@ -760,6 +768,10 @@ export class Cluster {
       'warn',
       `cluster: routing again ${events.length} accepted event${events.length === 1 ? '' : 's'} of a replica that stopped without finishing them`,
     );
+    for (const e of events) {
+      this.adopted.add(e.eventId);
+      if (this.adopted.size > MAX_ADOPTED) this.adopted.delete(this.adopted.values().next().value!);
+    }
     this.resuming(events.map((e) => e.eventId));
     this.o.dispatcher().resume(events);
   }
@@ -797,7 +809,7 @@ export class Cluster {
     if (n.k === 'new') {
       if (this.held.has(n.p)) void this.pump(n.p);
     } else if (n.k === 'decided' || n.k === 'done') {
-      if (n.o !== this.o.replica) return;
+      if (n.o !== this.o.replica && !this.adopted.has(n.e)) return;
       const w = this.waiters.get(`${n.e}\u0000${n.p}`);
       if (!w || w.local) return;
       // The notification carries what was recorded: answered without reading the row (nor its replies, when they came too).
