@@ -57,7 +57,8 @@ beforeAll(async () => {
   host = await startHost(dataDir);
   const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(workerPackage(), { startAfterInstall: 'true' }));
   expect(installed.status).toBe(201);
-});
+  // Building and starting the host take a while on a loaded machine.
+}, 120_000);
 
 afterAll(async () => {
   await agent.close();
