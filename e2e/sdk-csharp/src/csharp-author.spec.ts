@@ -74,7 +74,7 @@ it('init --lang csharp gives a project whose tests pass and that dotnet publish 
   expect(
     run(process.execPath, [CLI, 'init', 'csecho', '--lang', 'csharp', '--id', ID, '--name', 'C# Echo', '--author', 'Tests'], work),
   ).toMatch(/Created com\.example\.csecho/);
-  expect(run('dotnet', ['test', `tests/${ASSEMBLY}.Tests`], project)).toMatch(/Passed!\s+- Failed:\s+0, Passed:\s+4\b/);
+  expect(run('dotnet', ['test', `tests/${ASSEMBLY}.Tests`], project)).toMatch(/Passed!\s+- Failed:\s+0, Passed:\s+6\b/);
   expect(run('dotnet', ['publish', '-c', 'Release'], project)).toMatch(/Packed com\.example\.csecho/);
   expect(existsSync(artifact())).toBe(true);
 });

@@ -49,7 +49,7 @@ describe('host-plugin init --lang csharp', () => {
     expect(out.lines.join('\n')).toMatch(/dotnet publish -c Release/);
 
     const tests = spawnSync('dotnet', ['test', 'tests/CsEcho.Tests'], { cwd: dir, encoding: 'utf8', env: dotnetEnv });
-    expect(tests.stdout + tests.stderr).toMatch(/Passed!\s+- Failed:\s+0, Passed:\s+4\b/);
+    expect(tests.stdout + tests.stderr).toMatch(/Passed!\s+- Failed:\s+0, Passed:\s+6\b/);
     expect(tests.status).toBe(0);
 
     expect(await run(['pack', dir], io(root))).toBe(0);

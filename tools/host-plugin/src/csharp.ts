@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from '
 import { join, resolve } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
 import { CliError } from './errors';
-import { starterManifest } from './templates';
+import { richStarterManifest, STARTER_IMAGE_URL } from './starter-rich';
 
 /**
  * C# plugin projects: `init --lang csharp` writes one, and `pack` inside one
@@ -42,7 +42,10 @@ export function csharpAssemblyName(pluginId: string): string {
 export function csharpProjectFiles(o: CsharpInitOptions): Map<string, string> {
   const asm = csharpAssemblyName(o.pluginId);
   const files = new Map<string, string>();
-  files.set('manifest.json', starterManifest({ ...o, sdkVersion: CSHARP_SDK_VERSION, start: { command: 'dotnet', args: [`${asm}.dll`] } }));
+  files.set(
+    'manifest.json',
+    richStarterManifest({ ...o, sdkVersion: CSHARP_SDK_VERSION, start: { command: 'dotnet', args: [`${asm}.dll`] } }),
+  );
   files.set(
     `${asm}.csproj`,
     `<Project Sdk="Microsoft.NET.Sdk">
@@ -71,6 +74,7 @@ export function csharpProjectFiles(o: CsharpInitOptions): Map<string, string> {
   files.set(
     'EchoPlugin.cs',
     `using HostSdk;
+using HostSdk.Wire;
 
 namespace ${asm};
 
@@ -78,6 +82,9 @@ namespace ${asm};
 public static class EchoPlugin
 {
     public const string PluginId = "${o.pluginId}";
+
+    /// <summary>The picture /cat sends: replace it with your own, an http or https URL the platform can fetch (PNG or JPEG).</summary>
+    public const string CatUrl = "${STARTER_IMAGE_URL}";
 
     public static Plugin Create() =>
         new PluginBuilder(PluginId)
@@ -91,6 +98,26 @@ public static class EchoPlugin
                     await ctx.ReplyMarkdownAsync(Mention.User(ctx.Sender), Text.Of(" said: **"), Text.Literal(text), Text.Of("**"));
                 else
                     await ctx.ReplyAsync(Text.Of("You said: "), Text.Of(text));
+            })
+            // "/cat" -> an image with a caption (QQ groups and one-to-one chats).
+            .Command("cat", ctx => ctx.ReplyAsync(Text.Of("Here is a cat"), Parts.ImageFromUrl(CatUrl, "a cat")))
+            .Command("vote", async ctx =>
+            {
+                // "/vote" -> a question with two buttons under it (Markdown: groups only). A click comes back to
+                // OnInteraction below with the button's data.
+                if (ctx.Event.Conversation.Type != "group")
+                {
+                    await ctx.ReplyAsync(Text.Of("Votes work in groups."));
+                    return;
+                }
+                var buttons = Keyboard.Of([Buttons.Callback("Yes", "vote:yes", primary: true), Buttons.Callback("No", "vote:no")]);
+                await ctx.ReplyMarkdownAsync([Text.Of("**Do you like cats?**")], buttons);
+            })
+            // A click on a callback button (manifest.json subscribes to "interaction.created").
+            .OnInteraction(async ctx =>
+            {
+                if (ctx.Data.StartsWith("vote:", StringComparison.Ordinal))
+                    await ctx.ReplyMarkdownAsync(Mention.User(ctx.Sender!), Text.Of(" voted **"), Text.Literal(ctx.Data["vote:".Length..]), Text.Of("**"));
             })
             .Build();
 }
@@ -141,7 +168,7 @@ public class EchoPluginTests
     private static async Task<TestHost> Started()
     {
         var host = TestHost.Start(EchoPlugin.Create());
-        host.Commands = [new Command { Name = "echo", Prefixes = ["/"] }];
+        host.Commands = [new Command { Name = "echo", Prefixes = ["/"] }, new Command { Name = "cat", Prefixes = ["/"] }, new Command { Name = "vote", Prefixes = ["/"] }];
         var init = await host.InitializeAsync();
         Assert.False(init.IsError, init.ErrorMessage);
         return host;
@@ -200,6 +227,31 @@ public class EchoPluginTests
         Assert.Equal("e5", reply.Params.GetProperty("eventId").GetString());
     }
 
+    [Fact]
+    public async Task CatRepliesWithAnImage()
+    {
+        await using var host = await Started();
+        await host.SendMessageAsync("e6", "/cat");
+        var message = await NextReply(host);
+        Assert.Equal(EchoPlugin.CatUrl, Assert.IsType<MessagePartImage>(message.Parts[1]).Url);
+    }
+
+    [Fact]
+    public async Task AVoteButtonClickIsAnswered()
+    {
+        await using var host = await Started();
+        await host.SendMessageAsync("e7", "/vote");
+        var question = await NextReply(host);
+        var yes = question.Keyboard!.Rows[0].Buttons[0];
+        // The test host clicks the button as the host delivers a click: events.deliver with interaction.created.
+        var ack = await host.ClickAsync("e8", yes.Data, yes.Id);
+        Assert.True(ack.Result!.Value.GetProperty("accepted").GetBoolean());
+        var answer = await host.WaitForCallAsync(Catalog.MethodMessagesReply, c => c.Params.GetProperty("eventId").GetString() == "e8");
+        var parts = answer.Params.GetProperty("message").Deserialize(WireJsonContext.Default.OutgoingMessage)!.Parts;
+        Assert.IsType<MessagePartMentionUser>(parts[0]);
+        Assert.Equal("yes", Assert.IsType<MessagePartText>(parts[2]).Text);
+    }
+
     private static async Task<OutgoingMessage> NextReply(TestHost host)
     {
         var reply = await host.WaitForCallAsync(Catalog.MethodMessagesReply);
@@ -244,8 +296,8 @@ dotnet publish -c Release            # writes artifacts/${asm}.zip (or: host-plu
 dotnet run                           # without --host-stdio it only prints help
 \`\`\`
 
-Upload \`artifacts/${asm}.zip\` to the host (\`POST /api/plugins/packages\`), start it, and send \`/echo hello\`
-in a group. The packaged manifest launches \`dotnet ${asm}.dll --host-stdio\`, so the host's machine needs the
+Upload \`artifacts/${asm}.zip\` to the host (\`POST /api/plugins/packages\`), start it, and send \`/echo hello\`,
+\`/cat\` (an image) or \`/vote\` (buttons; a click comes back to \`OnInteraction\`) in a group. The packaged manifest launches \`dotnet ${asm}.dll --host-stdio\`, so the host's machine needs the
 .NET runtime (8 or newer). Check the package with \`host-plugin doctor artifacts/${asm}.zip\`.
 
 To serve the same plugin over HTTP (registered by URL instead of uploaded), reference the package

@@ -52,6 +52,20 @@ public static class HostPluginEndpoints
                 : await endpoint.PostEventAsync(name => Header(request, name), body, context.RequestAborted).ConfigureAwait(false);
             await WriteAsync(context, answer).ConfigureAwait(false);
         });
+        app.Map(prefix + Catalog.HttpPathOtherEvents, async context =>
+        {
+            var request = context.Request;
+            if (!HttpMethods.IsPost(request.Method))
+            {
+                await WriteAsync(context, HttpPluginEndpoint.MethodNotAllowed(Catalog.HttpPathOtherEvents, "POST")).ConfigureAwait(false);
+                return;
+            }
+            var body = await ReadBoundedAsync(request, endpoint.MaxBodyBytes, context.RequestAborted).ConfigureAwait(false);
+            var answer = body is null
+                ? endpoint.BodyTooLarge()
+                : await endpoint.PostOtherEventAsync(name => Header(request, name), body, context.RequestAborted).ConfigureAwait(false);
+            await WriteAsync(context, answer).ConfigureAwait(false);
+        });
         return endpoint;
     }
 

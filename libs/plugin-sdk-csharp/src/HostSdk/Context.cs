@@ -63,7 +63,8 @@ internal interface IPluginTransport
 {
     HostInitializeParamsDirectories Directories { get; }
     PluginLogger Logger { get; }
-    Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts);
+    /// <summary>messages.reply of event <paramref name="eventId"/>, to where <paramref name="reference"/> says.</summary>
+    Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard);
     /// <summary>messages.send; <paramref name="eventId"/> is the handler's event (null outside a message handler).</summary>
     Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId);
 }
@@ -214,15 +215,77 @@ public sealed class MessageContext : PluginContext
     public string Args => Event.Command?.Args ?? "";
 
     /// <summary>Replies in plain text where the message came from.</summary>
-    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event, "text", parts);
+    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "text", parts, null);
 
     /// <summary>Replies in Markdown (needed for an everyone mention).</summary>
-    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event, "markdown", parts);
+    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "markdown", parts, null);
+
+    /// <summary>Replies in Markdown with <paramref name="keyboard"/> (<see cref="Keyboard.Of"/>) under the message; a click on a callback button comes back to <see cref="PluginBuilder.OnInteraction"/>.</summary>
+    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, Keyboard keyboard) =>
+        Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "markdown", parts, keyboard);
 
     /// <summary>A send from this handler speaks as the bot that received the event unless the target names one.</summary>
     private protected override Target Route(Target target) =>
         target is { BotAccountId: null } ? target with { BotAccountId = Event.Bot.BotAccountId } : target;
 
     /// <summary>A send from this handler names its event, so the host ties it to this handling.</summary>
+    private protected override string? HandlerEventId => Event.EventId;
+}
+
+/// <summary>
+/// What the handlers of interaction.created, bot.added, bot.removed and conversation.opened get (docs/protocol/v2.md 5.4):
+/// the event, replies in its conversation, the decision, and everything of <see cref="PluginContext"/>; no command or
+/// message accessors.
+/// </summary>
+public sealed class EventContext : PluginContext
+{
+    private readonly EventDecision _decision;
+
+    internal EventContext(IPluginTransport runtime, Settings settings, ChatEvent chatEvent, CancellationToken cancellationToken, EventDecision decision)
+        : base(runtime, settings, cancellationToken)
+    {
+        Event = chatEvent;
+        _decision = decision;
+    }
+
+    /// <summary>The event exactly as the host sent it.</summary>
+    public ChatEvent Event { get; }
+
+    /// <summary>"interaction.created", "bot.added", "bot.removed" or "conversation.opened".</summary>
+    public string EventType => Event.EventType;
+
+    /// <summary>Who clicked, added or removed the bot, or opened the conversation; null when the provider does not say (a click always has one).</summary>
+    public UserRef? Sender => Event.Sender;
+
+    /// <summary>The click of an interaction.created event, else null.</summary>
+    public Interaction? Interaction => Event.Interaction;
+
+    /// <summary>The callback data of the clicked button ("" for other event types).</summary>
+    public string Data => Event.Interaction?.Data ?? "";
+
+    /// <summary>True when the event says where a reply goes (messageReference): always for a click, never for bot.removed.</summary>
+    public bool CanReply => Event.MessageReference != null;
+
+    /// <summary>Stops the event from reaching the plugins after this one (needs <see cref="PluginBuilder.Intercepts"/>).</summary>
+    public void Intercept() => _decision.Decide(true);
+
+    /// <summary>Lets the event go on to the plugins after this one, as early as the handler knows it.</summary>
+    public void Pass() => _decision.Decide(false);
+
+    /// <summary>Replies in plain text in the event's conversation; an event without a messageReference (bot.removed) throws message.reference.unavailable.</summary>
+    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Reference(), "text", parts, null);
+
+    /// <summary>Replies in Markdown (groups only).</summary>
+    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Reference(), "markdown", parts, null);
+
+    /// <summary>Replies in Markdown with <paramref name="keyboard"/> under the message.</summary>
+    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, Keyboard keyboard) => Runtime.ReplyAsync(Event.EventId, Reference(), "markdown", parts, keyboard);
+
+    private MessageReference Reference() => Event.MessageReference ?? throw MessageException.Of(Catalog.CodeMessageReferenceUnavailable, null,
+        $"the {Event.EventType} event {Event.EventId} takes no reply (it has no messageReference); do not reply to it");
+
+    private protected override Target Route(Target target) =>
+        target is { BotAccountId: null } ? target with { BotAccountId = Event.Bot.BotAccountId } : target;
+
     private protected override string? HandlerEventId => Event.EventId;
 }

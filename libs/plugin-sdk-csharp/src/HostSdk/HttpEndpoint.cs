@@ -195,7 +195,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
 
     /// <summary>The answer to a path that is neither endpoint (404).</summary>
     public static HttpAnswer NotFound(string path) =>
-        Error(Catalog.CodeHttpNotFound, $"{path} is neither {Catalog.HttpPathManifest} nor {Catalog.HttpPathMessageEvents}");
+        Error(Catalog.CodeHttpNotFound, $"{path} is neither {Catalog.HttpPathManifest}, {Catalog.HttpPathMessageEvents} nor {Catalog.HttpPathOtherEvents}");
 
     /// <summary>The answer to a method the path does not take (405 with Allow).</summary>
     public static HttpAnswer MethodNotAllowed(string path, string allow) =>
@@ -206,7 +206,17 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
     /// runs the handler and answers the message response (the decision and completion at once). The handler's token is
     /// cancelled when <paramref name="requestAborted"/> is (the host closed the request), at the deadline, and on dispose.
     /// </summary>
-    public async Task<HttpAnswer> PostEventAsync(Func<string, string?> header, ReadOnlyMemory<byte> body, CancellationToken requestAborted = default)
+    public Task<HttpAnswer> PostEventAsync(Func<string, string?> header, ReadOnlyMemory<byte> body, CancellationToken requestAborted = default) =>
+        PostAsync(header, body, other: false, requestAborted);
+
+    /// <summary>
+    /// POST {base}/host/plugin/events/deliver: an event of another type (interaction.created, bot.added, bot.removed,
+    /// conversation.opened), checked and answered like <see cref="PostEventAsync"/>; a type without a handler is declined.
+    /// </summary>
+    public Task<HttpAnswer> PostOtherEventAsync(Func<string, string?> header, ReadOnlyMemory<byte> body, CancellationToken requestAborted = default) =>
+        PostAsync(header, body, other: true, requestAborted);
+
+    private async Task<HttpAnswer> PostAsync(Func<string, string?> header, ReadOnlyMemory<byte> body, bool other, CancellationToken requestAborted)
     {
         if (body.Length > _options.MaxBodyBytes) return BodyTooLarge();
         var secrets = _options.Secrets!();
@@ -230,6 +240,25 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
             var expires = DateTimeOffset.FromUnixTimeSeconds(check.Timestamp) + _options.Tolerance + TimeSpan.FromSeconds(1);
             if (!_replay.Remember(check.DeliveryId, expires, now))
                 return Error(Catalog.CodeSignatureReplayed, $"delivery {check.DeliveryId} was already received; a replayed request is refused");
+            if (other)
+            {
+                ChatEvent? chat;
+                try
+                {
+                    chat = JsonSerializer.Deserialize(body.Span, WireJsonContext.Default.ChatEvent);
+                }
+                catch (JsonException ex)
+                {
+                    return Error(Catalog.CodeEventInvalid, "the body is not an event of another type: " + ex.Message, issues: [(ex.Path ?? "", ex.Message)]);
+                }
+                if (chat is null) return Error(Catalog.CodeEventInvalid, "the body is not an event", issues: [("", "the body is null")]);
+                if (StdioRuntime.CheckChatEvent(chat) is { } chatFault)
+                    return Error(Catalog.CodeEventInvalid, "the body is not an event of another type: " + chatFault.Message, issues: [chatFault]);
+                await _started.ConfigureAwait(false);
+                if (_startError is not null)
+                    return Error(Catalog.CodePluginStartFailed, "the plugin failed to start (OnStart threw); see its log");
+                return new HttpAnswer(200, Encode(await ProcessChatAsync(chat, requestAborted).ConfigureAwait(false)), NoHeaders);
+            }
             MessageEvent? e;
             try
             {
@@ -287,6 +316,27 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
             _log("error", $"handler for {what} {e.EventId} failed: {error.Message} ({error.Code})");
         }
         // A handler that failed still intercepted if it had decided so (as over stdio, where the ACK went out first).
+        return new MessageResponse { Accepted = error is null, Intercepted = decision.Intercepted, OutboundMessages = transport.Close(), Error = error };
+    }
+
+    private async Task<MessageResponse> ProcessChatAsync(ChatEvent e, CancellationToken requestAborted)
+    {
+        if (!_plugin.Events.TryGetValue(e.EventType, out var handler))
+            return new MessageResponse { Accepted = false, Intercepted = false, OutboundMessages = [], Error = null };
+        using var cts = CancellationTokenSource.CreateLinkedTokenSource(_root.Token, requestAborted);
+        cts.CancelAfter(_options.HandlerDeadline);
+        var transport = new EventTransport(this);
+        var decision = new EventDecision(e.EventId, _plugin.Intercepts);
+        PluginError? error = null;
+        try
+        {
+            await handler(new EventContext(transport, _settings, e, cts.Token, decision)).ConfigureAwait(false);
+        }
+        catch (Exception ex)
+        {
+            error = StdioRuntime.ErrorOf(ex, cts.IsCancellationRequested, e.EventId);
+            _log("error", $"handler for {e.EventType} event {e.EventId} failed: {error.Message} ({error.Code})");
+        }
         return new MessageResponse { Accepted = error is null, Intercepted = decision.Intercepted, OutboundMessages = transport.Close(), Error = error };
     }
 
@@ -389,10 +439,11 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
             return Task.FromResult(new SendResult { Accepted = true, Target = target });
         }
 
-        public Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts)
+        public Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard)
         {
-            var target = new Target { Type = e.MessageReference.TargetType, Id = e.MessageReference.TargetId };
-            return Push(target, new OutboundMessage { Format = format, Parts = PartChecks.Normalize(parts, format, target) });
+            var target = new Target { Type = reference.TargetType, Id = reference.TargetId };
+            var message = PartChecks.Message(parts, format, target, keyboard);
+            return Push(target, new OutboundMessage { Format = format, Parts = message.Parts, Keyboard = message.Keyboard });
         }
 
         // The response answers its event already: the handler's eventId is not needed there.
@@ -406,7 +457,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         public HostInitializeParamsDirectories Directories => endpoint.Directories;
         public PluginLogger Logger => endpoint._logger;
 
-        public Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts) => throw Unavailable();
+        public Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard) => throw Unavailable();
         public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId) => throw Unavailable();
 
         private static InvalidOperationException Unavailable() =>

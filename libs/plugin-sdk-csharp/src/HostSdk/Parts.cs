@@ -60,8 +60,24 @@ internal static class PartChecks
 
     /// <summary>Flattens composites and checks the parts as the host does before rendering (docs/protocol/v2.md 7.2).</summary>
     public static List<MessagePart> Normalize(IEnumerable<MessagePart> parts, string format, Target? target)
+        => NormalizeParts(parts, format, target);
+
+    /// <summary>The message of a reply or send: its parts normalised, and its keyboard (only with Markdown, not with an image).</summary>
+    public static OutgoingMessage Message(IEnumerable<MessagePart> parts, string format, Target? target, Keyboard? keyboard)
+    {
+        var normalized = NormalizeParts(parts, format, target);
+        if (keyboard == null) return new OutgoingMessage { Format = format, Parts = normalized };
+        var checkedKeyboard = RichChecks.Normalize(keyboard, format, target);
+        if (normalized.Any(p => p is MessagePartImage))
+            throw MessageException.Of(Catalog.CodeMessageKeyboardUnsupportedFormat, target,
+                "the message has an image and a keyboard; QQ Bot shows buttons only under Markdown. Send the buttons in a Markdown message of their own");
+        return new OutgoingMessage { Format = format, Parts = normalized, Keyboard = checkedKeyboard };
+    }
+
+    private static List<MessagePart> NormalizeParts(IEnumerable<MessagePart> parts, string format, Target? target)
     {
         var output = new List<MessagePart>();
+        var media = 0;
         void Walk(IEnumerable<MessagePart> list, int depth)
         {
             foreach (var p in list)
@@ -84,6 +100,19 @@ internal static class PartChecks
                                 "an everyone mention needs a Markdown message: send it with ReplyMarkdownAsync or SendMarkdownAsync");
                         output.Add(e);
                         break;
+                    case MessagePartImage or MessagePartFile:
+                        var (url, isFile) = p is MessagePartImage image ? (image.Url, false) : (((MessagePartFile)p).Url, true);
+                        if (RichChecks.UrlProblem(url) is { } problem)
+                            throw MessageException.Of(Catalog.CodeMessagePartUnsupported, target, $"the URL \"{url}\" of an image or file {problem}");
+                        if (isFile && target != null)
+                            throw MessageException.Of(Catalog.CodeMessagePartUnsupportedTarget, target,
+                                "QQ Bot's upload endpoint takes no files yet; send a link to the file in a text part");
+                        if (!isFile && target is { Type: not ("group" or "user") })
+                            throw MessageException.Of(Catalog.CodeMessagePartUnsupportedTarget, target,
+                                $"the host sends images to QQ groups and one-to-one chats only, not to a {target.Type}");
+                        media++;
+                        output.Add(p);
+                        break;
                     case MessagePartComposite c:
                         if (depth >= MaxDepth)
                             throw MessageException.Of(Catalog.CodeMessagePartUnsupported, target, "composites nest more than 8 levels deep; flatten the message");
@@ -97,6 +126,9 @@ internal static class PartChecks
         Walk(parts, 0);
         if (output.All(p => p is MessagePartText t && string.IsNullOrWhiteSpace(t.Text)))
             throw MessageException.Of(Catalog.CodeMessageEmpty, target);
+        if (media > Catalog.LimitMaxMediaParts)
+            throw MessageException.Of(Catalog.CodeMessageMediaTooMany, target,
+                $"the message has {media} image or file parts; it takes at most {Catalog.LimitMaxMediaParts}. Send one message per file");
         return output;
     }
 }

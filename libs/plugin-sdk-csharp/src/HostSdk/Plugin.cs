@@ -6,6 +6,9 @@ namespace HostSdk;
 /// <summary>A handler of one message event.</summary>
 public delegate Task MessageHandler(MessageContext context);
 
+/// <summary>A handler of an event of another type than message.created (a button click, the bot added or removed, a conversation opened).</summary>
+public delegate Task ChatEventHandler(EventContext context);
+
 /// <summary>A handler of a lifecycle step (start, stop, settings change).</summary>
 public delegate Task LifecycleHandler(PluginContext context);
 
@@ -18,6 +21,7 @@ public sealed class PluginBuilder
     private LifecycleHandler? _onStart;
     private LifecycleHandler? _onStop;
     private LifecycleHandler? _onSettingsChanged;
+    private readonly Dictionary<string, ChatEventHandler> _events = new(StringComparer.Ordinal);
     private string _description = "";
     private bool _intercepts;
     private string? _manifestPath;
@@ -40,6 +44,28 @@ public sealed class PluginBuilder
     public PluginBuilder OnMessage(MessageHandler handler)
     {
         _onMessage = handler;
+        return this;
+    }
+
+    /// <summary>
+    /// Handles interaction.created: a user clicked a callback button of a keyboard the plugin sent
+    /// (<see cref="EventContext.Data"/> is the button's data). manifest.json must subscribe to "interaction.created", or
+    /// the host never sends it (the handshake is refused when the manifest lacks it).
+    /// </summary>
+    public PluginBuilder OnInteraction(ChatEventHandler handler) => OnEvent("interaction.created", handler);
+
+    /// <summary>Handles bot.added (the bot was added to a group, or a user added it); manifest.json must subscribe to "bot.added".</summary>
+    public PluginBuilder OnBotAdded(ChatEventHandler handler) => OnEvent("bot.added", handler);
+
+    /// <summary>Handles bot.removed, which takes no reply; manifest.json must subscribe to "bot.removed".</summary>
+    public PluginBuilder OnBotRemoved(ChatEventHandler handler) => OnEvent("bot.removed", handler);
+
+    /// <summary>Handles conversation.opened (a conversation accepts the bot's messages again); manifest.json must subscribe to it.</summary>
+    public PluginBuilder OnConversationOpened(ChatEventHandler handler) => OnEvent("conversation.opened", handler);
+
+    private PluginBuilder OnEvent(string eventType, ChatEventHandler handler)
+    {
+        if (!_events.TryAdd(eventType, handler)) throw new ArgumentException(Catalog.ErrSdkDefinitionInvalid + $": {eventType} has two handlers", nameof(handler));
         return this;
     }
 
@@ -72,6 +98,7 @@ public sealed class PluginBuilder
     {
         Intercepts = _intercepts,
         ManifestPath = _manifestPath,
+        Events = new(_events),
     };
 }
 
@@ -108,13 +135,16 @@ public sealed class Plugin
 
     internal string? ManifestPath { get; init; }
 
+    /// <summary>The handlers of the event types other than message.created, by eventType.</summary>
+    internal Dictionary<string, ChatEventHandler> Events { get; init; } = new();
+
     /// <summary>
     /// Why this plugin cannot run over stdio: it intercepts but the manifest it runs with lacks messages.intercept, so
     /// the host would ignore every interception. Null when it may run (or no manifest is found to check).
     /// </summary>
     internal string? InterceptRefusal()
     {
-        if (!Intercepts) return null;
+        if (!Intercepts && Events.Count == 0) return null;
         var candidates = ManifestPath is { } p ? [p] : new[] { "manifest.json", Path.Combine(AppContext.BaseDirectory, "manifest.json") };
         foreach (var path in candidates)
         {
@@ -130,7 +160,10 @@ public sealed class Plugin
                 continue; // not a manifest this check can read; the host validated the one it started the plugin with
             }
             if (manifest is null || manifest.PluginId != PluginId) continue;
-            if ((manifest.Permissions ?? []).Contains(Catalog.PermissionMessagesIntercept)) return null;
+            var subscribed = (manifest.EventSubscriptions ?? []).Select(s => s.EventType).ToHashSet();
+            if (Events.Keys.FirstOrDefault(t => !subscribed.Contains(t)) is { } missing)
+                return $"{Catalog.ErrSdkDefinitionInvalid}: plugin \"{PluginId}\" handles \"{missing}\" but {path} does not subscribe to it, so the host would never send it; add {{\"eventType\": \"{missing}\"}} to \"eventSubscriptions\"";
+            if (!Intercepts || (manifest.Permissions ?? []).Contains(Catalog.PermissionMessagesIntercept)) return null;
             return $"{Catalog.ErrSdkInterceptPermissionMissing}: plugin \"{PluginId}\" calls .Intercepts() but {path} does not declare the \"{Catalog.PermissionMessagesIntercept}\" permission, so the host would ignore every interception; add it to \"permissions\" (or drop .Intercepts())";
         }
         return null;

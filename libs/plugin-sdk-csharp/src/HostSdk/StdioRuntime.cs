@@ -33,10 +33,13 @@ public sealed class StdioRuntime : IPluginTransport
     /// <summary>events.completed requests not yet answered: a stop waits for them (within its grace) before the process exits.</summary>
     private readonly HashSet<Task> _completions = new();
 
-    private sealed class EventTask(JsonElement requestId, MessageEvent messageEvent, CancellationTokenSource cts)
+    private sealed class EventTask(JsonElement requestId, MessageEvent? messageEvent, CancellationTokenSource cts, ChatEvent? chatEvent = null)
     {
         public JsonElement RequestId { get; } = requestId;
-        public MessageEvent Event { get; } = messageEvent;
+        /// <summary>The message event, or null for another event type (<see cref="Chat"/>).</summary>
+        public MessageEvent? Event { get; } = messageEvent;
+        public ChatEvent? Chat { get; } = chatEvent;
+        public string EventId => Event?.EventId ?? Chat!.EventId;
         public CancellationTokenSource Cts { get; } = cts;
         public bool Started { get; set; }
     }
@@ -54,7 +57,8 @@ public sealed class StdioRuntime : IPluginTransport
 
     PluginLogger IPluginTransport.Logger => Logger;
     HostInitializeParamsDirectories IPluginTransport.Directories => Directories;
-    Task<SendResult> IPluginTransport.ReplyAsync(MessageEvent e, string format, MessagePart[] parts) => ReplyAsync(e, format, parts);
+    Task<SendResult> IPluginTransport.ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard) =>
+        ReplyAsync(eventId, reference, format, parts, keyboard);
     Task<SendResult> IPluginTransport.SendAsync(Target target, string format, MessagePart[] parts, string? eventId) =>
         SendAsync(target, format, parts, eventId);
 
@@ -130,6 +134,7 @@ public sealed class StdioRuntime : IPluginTransport
         switch (m.Method)
         {
             case Catalog.MethodEventsMessage: await OnEventAsync(m, id).ConfigureAwait(false); break;
+            case Catalog.MethodEventsDeliver: await OnDeliverAsync(m, id).ConfigureAwait(false); break;
             case Catalog.MethodEventsCancel: await OnCancelAsync(m, id).ConfigureAwait(false); break;
             case Catalog.MethodPluginPing: await OnPingAsync(m, id).ConfigureAwait(false); break;
             case Catalog.MethodPluginStop: await OnStopAsync(m, id).ConfigureAwait(false); break;
@@ -152,6 +157,24 @@ public sealed class StdioRuntime : IPluginTransport
             new PluginError { Code = Catalog.ErrSdkEventCancelled, Message = $"the handler of event {eventId} was cancelled" },
         _ => new PluginError { Code = Catalog.CodePluginHandlerFailed, Message = Clip(ex.GetType().Name + ": " + ex.Message) },
     };
+
+    /// <summary>The values of an events.deliver event the SDK relies on (the envelope is open); the first fault, or null.</summary>
+    internal static (string Path, string Message)? CheckChatEvent(ChatEvent e)
+    {
+        var required = new (string Path, string? Value)[]
+        {
+            ("eventId", e.EventId), ("timestamp", e.Timestamp), ("bot.botAccountId", e.Bot?.BotAccountId),
+            ("conversation.conversationId", e.Conversation?.ConversationId),
+        };
+        foreach (var (path, value) in required)
+            if (string.IsNullOrEmpty(value)) return (path, path + " must not be empty");
+        if (e.EventType is not ("interaction.created" or "bot.added" or "bot.removed" or "conversation.opened"))
+            return ("eventType", "eventType must be \"interaction.created\", \"bot.added\", \"bot.removed\" or \"conversation.opened\"");
+        if (e.MessageReference is { } r && (string.IsNullOrEmpty(r.MessageId) || string.IsNullOrEmpty(r.TargetId) || r.TargetType is not ("group" or "channel" or "user" or "direct")))
+            return ("messageReference", "messageReference needs messageId, targetId and a targetType of group, channel, user or direct");
+        if (e.Interaction is { } i && string.IsNullOrEmpty(i.Id)) return ("interaction.id", "interaction.id must not be empty");
+        return null;
+    }
 
     internal static (string Path, string Message)? CheckEvent(MessageEvent e)
     {
@@ -298,26 +321,55 @@ public sealed class StdioRuntime : IPluginTransport
             await InvalidParamsAsync(id, m.Method!, fault.Path, fault.Message, "event.field.invalid").ConfigureAwait(false);
             return;
         }
-        if (_plugin.HandlerFor(e) == null)
+        await AdmitAsync(id, e.EventId, _plugin.HandlerFor(e) != null, cts => new EventTask(id, e, cts)).ConfigureAwait(false);
+    }
+
+    /// <summary>events.deliver: an event of another type, admitted, answered and completed like a message (v2.md 4.11).</summary>
+    private async Task OnDeliverAsync(RpcMessage m, JsonElement id)
+    {
+        bool stopping;
+        lock (_lock) stopping = _stopping;
+        if (stopping)
+        {
+            await _conn.RespondErrorAsync(id, Catalog.RpcStopping, "the plugin is stopping and takes no new events").ConfigureAwait(false);
+            return;
+        }
+        var e = Decode(m, WireJsonContext.Default.ChatEvent, out var problem);
+        if (e == null || problem != null)
+        {
+            await InvalidParamsAsync(id, m.Method!, "", problem ?? "params are missing").ConfigureAwait(false);
+            return;
+        }
+        if (CheckChatEvent(e) is { } fault)
+        {
+            await InvalidParamsAsync(id, m.Method!, fault.Path, fault.Message, "event.field.invalid").ConfigureAwait(false);
+            return;
+        }
+        await AdmitAsync(id, e.EventId, _plugin.Events.ContainsKey(e.EventType), cts => new EventTask(id, null, cts, e)).ConfigureAwait(false);
+    }
+
+    private async Task AdmitAsync(JsonElement id, string eventId, bool handled, Func<CancellationTokenSource, EventTask> create)
+    {
+        if (!handled)
         {
             // No handler takes it: the decision is known at once and holds no slot.
-            await _conn.RespondAsync(id, new EventAck { EventId = e.EventId, Accepted = false }, WireJsonContext.Default.EventAck).ConfigureAwait(false);
+            await _conn.RespondAsync(id, new EventAck { EventId = eventId, Accepted = false }, WireJsonContext.Default.EventAck).ConfigureAwait(false);
             return;
         }
         EventTask task;
         bool runNow;
         lock (_lock)
         {
-            if (_live.ContainsKey(e.EventId))
+            if (_live.ContainsKey(eventId))
             {
-                _ = _conn.RespondErrorAsync(id, Catalog.RpcInvalidParams, $"event {e.EventId} is already being handled; every delivery needs its own eventId");
+                _ = _conn.RespondErrorAsync(id, Catalog.RpcInvalidParams, $"event {eventId} is already being handled; every delivery needs its own eventId");
                 return;
             }
             var refused = !_started ? _queue.Count >= _maxConcurrent + _queueCapacity : _running >= _maxConcurrent || _queue.Count > 0;
             if (refused)
             {
                 var (n, q) = (_maxConcurrent, _queueCapacity);
-                _ = _conn.RespondErrorAsync(id, Catalog.RpcOverloaded, $"all {n} event handler(s) are busy; event {e.EventId} was refused", w =>
+                _ = _conn.RespondErrorAsync(id, Catalog.RpcOverloaded, $"all {n} event handler(s) are busy; event {eventId} was refused", w =>
                 {
                     w.WriteNumber("maxConcurrentEvents", n);
                     w.WriteNumber("queueCapacity", q);
@@ -327,8 +379,8 @@ public sealed class StdioRuntime : IPluginTransport
             var cts = CancellationTokenSource.CreateLinkedTokenSource(_root.Token);
             // Counted from admission, as the host counts from sending (6.5).
             cts.CancelAfter(_deadline);
-            task = new EventTask(id, e, cts);
-            _live[e.EventId] = task;
+            task = create(cts);
+            _live[eventId] = task;
             runNow = _started;
             if (runNow)
             {
@@ -359,24 +411,26 @@ public sealed class StdioRuntime : IPluginTransport
 
     private async Task RunEventAsync(EventTask task)
     {
-        var e = task.Event;
+        var eventId = task.EventId;
         // The ACK is the decision (4.2): a plugin that cannot intercept sends it before its handler runs; one that can,
         // when the handler calls Intercept() or Pass(), or when the handler ends.
-        var decision = new EventDecision(e.EventId, _plugin.Intercepts, intercepted =>
-            _ = _conn.RespondAsync(task.RequestId, new EventAck { EventId = e.EventId, Accepted = true, Intercepted = intercepted }, WireJsonContext.Default.EventAck));
+        var decision = new EventDecision(eventId, _plugin.Intercepts, intercepted =>
+            _ = _conn.RespondAsync(task.RequestId, new EventAck { EventId = eventId, Accepted = true, Intercepted = intercepted }, WireJsonContext.Default.EventAck));
         if (!_plugin.Intercepts) decision.TrySettle(false);
         var clock = System.Diagnostics.Stopwatch.StartNew();
         PluginError? error = null;
         try
         {
-            var context = new MessageContext(this, _settings, e, task.Cts.Token, decision);
-            await _plugin.HandlerFor(e)!(context).ConfigureAwait(false);
+            if (task.Event is { } e)
+                await _plugin.HandlerFor(e)!(new MessageContext(this, _settings, e, task.Cts.Token, decision)).ConfigureAwait(false);
+            else
+                await _plugin.Events[task.Chat!.EventType](new EventContext(this, _settings, task.Chat, task.Cts.Token, decision)).ConfigureAwait(false);
         }
         catch (Exception ex)
         {
-            error = ErrorOf(ex, task.Cts.IsCancellationRequested, e.EventId);
-            var what = e.Command != null ? $"command \"{e.Command.Name}\"" : "message";
-            Log("error", $"handler for {what} {e.EventId} failed: {error.Message}", null);
+            error = ErrorOf(ex, task.Cts.IsCancellationRequested, eventId);
+            var what = task.Event is { Command: { } c } ? $"command \"{c.Name}\"" : task.Event != null ? "message" : task.Chat!.EventType + " event";
+            Log("error", $"handler for {what} {eventId} failed: {error.Message}", null);
         }
         // A handler that failed before deciding declines the event (with its error, and no events.completed follows);
         // one that ended without deciding passes.
@@ -387,7 +441,7 @@ public sealed class StdioRuntime : IPluginTransport
             {
                 declined = decision.TrySettleDeclined();
                 if (declined)
-                    _ = _conn.RespondAsync(task.RequestId, new EventAck { EventId = e.EventId, Accepted = false, Intercepted = false, Error = error }, WireJsonContext.Default.EventAck);
+                    _ = _conn.RespondAsync(task.RequestId, new EventAck { EventId = eventId, Accepted = false, Intercepted = false, Error = error }, WireJsonContext.Default.EventAck);
             }
             else decision.TrySettle(false);
         }
@@ -395,7 +449,7 @@ public sealed class StdioRuntime : IPluginTransport
         task.Cts.Dispose();
         lock (_lock)
         {
-            _live.Remove(e.EventId);
+            _live.Remove(eventId);
             _running--;
         }
         if (declined)
@@ -409,13 +463,13 @@ public sealed class StdioRuntime : IPluginTransport
         }
         // The slot is free before events.completed goes out: the host may send the next event at once.
         var completed = _conn.RequestAsync(Catalog.MethodEventsCompleted,
-            new EventsCompletedParams { Token = Token, EventId = e.EventId, Error = error, DurationMs = Math.Round(duration, 3) },
+            new EventsCompletedParams { Token = Token, EventId = eventId, Error = error, DurationMs = Math.Round(duration, 3) },
             WireJsonContext.Default.EventsCompletedParams, RequestTimeout);
         lock (_lock) _completions.Add(completed);
         _ = completed.ContinueWith(t =>
         {
             lock (_lock) _completions.Remove(completed);
-            if (t.Exception != null && !_conn.IsClosed) Error($"[warn] events.completed for {e.EventId} failed: {t.Exception.InnerException?.Message}");
+            if (t.Exception != null && !_conn.IsClosed) Error($"[warn] events.completed for {eventId} failed: {t.Exception.InnerException?.Message}");
         }, TaskScheduler.Default);
         lock (_lock)
         {
@@ -533,7 +587,7 @@ public sealed class StdioRuntime : IPluginTransport
             _stopping = true;
             waiting = [.. _queue];
             _queue.Clear();
-            foreach (var t in waiting) _live.Remove(t.Event.EventId);
+            foreach (var t in waiting) _live.Remove(t.EventId);
             if (_running > 0)
             {
                 _idle = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -636,13 +690,13 @@ public sealed class StdioRuntime : IPluginTransport
         }
     }
 
-    internal Task<SendResult> ReplyAsync(MessageEvent e, string format, MessagePart[] parts)
+    internal Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard)
     {
-        var target = new Target { Type = e.MessageReference.TargetType, Id = e.MessageReference.TargetId };
-        var message = new OutgoingMessage { Format = format, Parts = PartChecks.Normalize(parts, format, target) };
+        var target = new Target { Type = reference.TargetType, Id = reference.TargetId };
+        var message = PartChecks.Message(parts, format, target, keyboard);
         var token = Token;
         if (token.Length == 0) throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": messages.reply cannot be sent before host.initialize");
-        return CallAsync(Catalog.MethodMessagesReply, new MessagesReplyParams { Token = token, EventId = e.EventId, Message = message },
+        return CallAsync(Catalog.MethodMessagesReply, new MessagesReplyParams { Token = token, EventId = eventId, Message = message },
             WireJsonContext.Default.MessagesReplyParams, target);
     }
 

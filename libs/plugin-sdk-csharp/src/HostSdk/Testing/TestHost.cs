@@ -176,6 +176,50 @@ public sealed class TestHost : IAsyncDisposable
         ["command"] = command == null ? null : new JsonObject { ["name"] = command, ["word"] = word ?? command, ["prefix"] = prefix, ["args"] = args },
     };
 
+    /// <summary>
+    /// An event of another type (interaction.created, bot.added, bot.removed, conversation.opened) as the host delivers it
+    /// with events.deliver, in the same group as <see cref="MessageEvent"/>, from Alice: bot.removed has no
+    /// messageReference, the others one answered by the platform's event id ("event:..."); interaction.created has the
+    /// click (<paramref name="data"/>, <paramref name="buttonId"/>).
+    /// </summary>
+    public static JsonObject ChatEvent(string eventId, string eventType, string data = "", string? buttonId = null)
+    {
+        var e = new JsonObject
+        {
+            ["eventId"] = eventId,
+            ["eventType"] = eventType,
+            ["timestamp"] = "2026-01-01T00:00:00.000Z",
+            ["source"] = "test",
+            ["bot"] = new JsonObject { ["botAccountId"] = "bot-1", ["platform"] = "test" },
+            ["conversation"] = new JsonObject { ["type"] = "group", ["conversationId"] = "group:1" },
+            ["sender"] = new JsonObject { ["provider"] = "test", ["mentionId"] = "U-1", ["displayName"] = "Alice" },
+        };
+        var answered = eventType + ":" + eventId;
+        if (eventType == "interaction.created")
+        {
+            var click = new JsonObject { ["id"] = "click-" + eventId, ["data"] = data };
+            if (buttonId != null) click["buttonId"] = buttonId;
+            e["interaction"] = click;
+            answered = "click-" + eventId;
+        }
+        if (eventType != "bot.removed")
+            e["messageReference"] = new JsonObject { ["messageId"] = "event:" + answered, ["targetType"] = "group", ["targetId"] = "G-1" };
+        return e;
+    }
+
+    /// <summary>A user clicks a callback button with <paramref name="data"/>: sends events.deliver with interaction.created.</summary>
+    public Task<RpcResponse> ClickAsync(string eventId, string data, string? buttonId = null) =>
+        RequestAsync(Catalog.MethodEventsDeliver, ChatEvent(eventId, "interaction.created", data, buttonId));
+
+    /// <summary>Sends events.deliver with bot.added.</summary>
+    public Task<RpcResponse> BotAddedAsync(string eventId) => RequestAsync(Catalog.MethodEventsDeliver, ChatEvent(eventId, "bot.added"));
+
+    /// <summary>Sends events.deliver with bot.removed (which takes no reply).</summary>
+    public Task<RpcResponse> BotRemovedAsync(string eventId) => RequestAsync(Catalog.MethodEventsDeliver, ChatEvent(eventId, "bot.removed"));
+
+    /// <summary>Sends events.deliver with conversation.opened.</summary>
+    public Task<RpcResponse> ConversationOpenedAsync(string eventId) => RequestAsync(Catalog.MethodEventsDeliver, ChatEvent(eventId, "conversation.opened"));
+
     /// <summary>The plugin's manifest commands, used by <see cref="SendMessageAsync"/> to route text as the host does.</summary>
     public IReadOnlyList<Command> Commands { get; set; } = [];
 
