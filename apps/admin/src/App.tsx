@@ -11,6 +11,9 @@ import { SessionProvider, useSession } from './session';
 // The playground brings the Markdown renderer; it loads when opened.
 const PlaygroundPage = lazy(() => import('./pages/Playground'));
 const QqBotPage = lazy(() => import('./pages/QqBot'));
+// The first screen after sign-in; its charts load with it.
+const DashboardPage = lazy(() => import('./pages/Dashboard'));
+const EventsPage = lazy(() => import('./pages/Events'));
 
 function Shell() {
   const { t } = useTranslation();
@@ -31,8 +34,12 @@ function Shell() {
         <span className="brand">{t('app.brand')}</span>
         <nav aria-label={t('app.mainNav')}>
           <NavLink to="/" end>
+            {t('nav.dashboard')}
+          </NavLink>
+          <NavLink to="/plugins" end>
             {t('nav.plugins')}
           </NavLink>
+          <NavLink to="/events">{t('nav.events')}</NavLink>
           <NavLink to="/playground">{t('nav.playground')}</NavLink>
           <NavLink to="/qqbot">{t('nav.qqbot')}</NavLink>
         </nav>
@@ -45,8 +52,10 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         <Suspense fallback={<p role="status">{t('common.loading')}</p>}>
           <Routes>
-            <Route path="/" element={<PluginsPage />} />
+            <Route path="/" element={<DashboardPage />} />
+            <Route path="/plugins" element={<PluginsPage />} />
             <Route path="/plugins/:pluginId" element={<PluginDetailPage />} />
+            <Route path="/events" element={<EventsPage />} />
             <Route path="/playground" element={<PlaygroundPage />} />
             <Route path="/qqbot" element={<QqBotPage />} />
             <Route path="*" element={<p>{t('app.noSuchPage')}</p>} />

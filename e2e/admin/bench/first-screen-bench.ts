@@ -138,11 +138,11 @@ async function main(): Promise<void> {
       const s = await timeToInteractive(page, `${host.url}/`, () => page.getByRole('button', { name: 'Sign in' }).waitFor());
       await page.getByLabel('Admin token').fill(TOKEN);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'v2 plugins' }).waitFor();
+      await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
       // A new context for the signed-in load would lose the cookie: clear the cache instead.
       const cdp = await context.newCDPSession(page);
       await cdp.send('Network.clearBrowserCache');
-      const p = await timeToInteractive(page, `${host.url}/`, () => page.locator('li.plugin').nth(9).waitFor());
+      const p = await timeToInteractive(page, `${host.url}/plugins`, () => page.locator('li.plugin').nth(9).waitFor());
       await context.close();
       if (round === 0) continue; // warm-up: the browser's own first start
       times.baseline.push(b);

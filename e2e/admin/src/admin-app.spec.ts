@@ -124,6 +124,9 @@ it('a wrong token is refused with the reason; the right one signs in with an Htt
   await screenshot(page, '01-sign-in-wrong-token');
   await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  // The dashboard is the first screen; the plugins tab is one link away.
+  await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+  await page.getByRole('link', { name: 'v2 plugins', exact: true }).click();
   await page.getByRole('heading', { name: 'v2 plugins' }).waitFor();
   const health = (await api(host, 'GET', '/api/health')).body;
   await page.getByText(`Host ${health.version} · protocol v${health.protocolVersion} · SDK ${health.sdkVersion}`).waitFor();
@@ -509,7 +512,7 @@ it('signs out: the page asks for the token again and the old cookie answers SESS
   const [cookie] = await context.cookies();
   // A second tab of the same session, on the plugins tab (which reads the list every few seconds).
   const other = await context.newPage();
-  await other.goto('/');
+  await other.goto('/plugins');
   await other.getByRole('heading', { name: 'v2 plugins' }).waitFor();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to the plugin host' }).waitFor();

@@ -135,11 +135,14 @@ it('opens in Chinese for a browser that prefers it: every page, its dates, and t
   await screenshot(page, 'zh-01-sign-in');
   await page.getByLabel('管理令牌').fill(ADMIN_TOKEN);
   await page.getByRole('button', { name: '登录', exact: true }).click();
+  await page.getByRole('heading', { name: '仪表盘', level: 1 }).waitFor();
+  await expectAccessible('zh: dashboard');
+  await page.getByRole('link', { name: 'v2 插件', exact: true }).click();
 
   await page.getByRole('heading', { name: 'v2 插件', level: 1 }).waitFor();
   await page.getByRole('heading', { name: '安装插件包（ZIP）' }).waitFor();
   await page.locator('li[data-plugin-id="com.example.echo"]').getByText('运行中').waitFor();
-  expect(await page.getByRole('navigation').innerText()).toMatch(/v2 插件\s+对话调试\s+QQ 机器人/);
+  expect(await page.getByRole('navigation').innerText()).toMatch(/仪表盘\s+v2 插件\s+实时事件\s+对话调试\s+QQ 机器人/);
   await expectAccessible('zh: plugins');
   await screenshot(page, 'zh-02-plugins');
 

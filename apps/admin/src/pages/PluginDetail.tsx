@@ -121,7 +121,7 @@ export function PluginDetailPage() {
     return (
       <>
         <p>
-          <Link to="/">{t('detail.back')}</Link>
+          <Link to="/plugins">{t('detail.back')}</Link>
         </p>
         <ErrorNotice error={q.error} />
       </>
@@ -132,7 +132,7 @@ export function PluginDetailPage() {
   return (
     <>
       <p>
-        <Link to="/">{t('detail.back')}</Link>
+        <Link to="/plugins">{t('detail.back')}</Link>
       </p>
       <h1>{p.name ?? p.pluginId}</h1>
       <p className="muted">
