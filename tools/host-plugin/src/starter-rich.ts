@@ -1,13 +1,13 @@
 import { json, starterManifest, type StarterManifest } from './templates';
 
 /**
- * The picture the Python, Go and C# starters reply with to `/cat`: a public image (PNG or JPEG, as QQ Bot
+ * The picture the starters reply with to `/cat`: a public image (PNG or JPEG, as QQ Bot
  * takes), fetched by the platform when the reply is sent. Authors replace it with their own.
  */
 export const STARTER_IMAGE_URL = 'https://upload.wikimedia.org/wikipedia/commons/3/3a/Cat03.jpg';
 
 /**
- * manifest.json of a new Python, Go or C# project: the starter's `echo` command, plus `cat` (an image
+ * manifest.json of a new project in any of the four languages: the starter's `echo` command, plus `cat` (an image
  * reply) and `vote` (a keyboard of callback buttons), and the `interaction.created` subscription that
  * brings the clicks on those buttons back to the plugin.
  */

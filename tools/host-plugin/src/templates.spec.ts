@@ -86,4 +86,22 @@ describe('init --intercepts', () => {
     expect(await host.send('just chatting')).toMatchObject({ ack: { accepted: false, intercepted: false } });
     expect(readFileSync(join(dir, 'src/plugin.spec.ts'), 'utf8')).toContain('expect(ack.intercepted).toBe(true);');
   });
+
+  it('gives a plugin that replies to /cat with an image and answers a click on a /vote button, as its own test expects', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { default: plugin, CAT_URL } = require(join(dir, 'src/plugin.ts'));
+    expect(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).eventSubscriptions).toContainEqual({
+      eventType: 'interaction.created',
+    });
+    const host = createTestHost(plugin);
+    expect((await host.send('/cat')).replies[0]!.body).toMatchObject({ msg_type: 7, media: { url: CAT_URL } });
+    const asked = await host.send('/vote');
+    const button = (
+      asked.replies[0]!.body as { keyboard: { content: { rows: { buttons: { id: string; action: { data: string } }[] }[] } } }
+    ).keyboard.content.rows[0]!.buttons[0]!;
+    const clicked = await host.click(button.action.data, { buttonId: button.id, senderId: 'user-1' });
+    expect(clicked.replies.map((r) => r.body)).toEqual([
+      { msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> voted **yes**' } },
+    ]);
+  });
 });

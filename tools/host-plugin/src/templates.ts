@@ -1,4 +1,5 @@
 import { SDK_VERSION } from '@host/plugin-sdk-v2';
+import { richStarterManifest, STARTER_IMAGE_URL } from './starter-rich';
 
 /** What `init` asks for; everything has a default. */
 export interface InitOptions {
@@ -104,7 +105,7 @@ export function projectFiles(o: InitOptions): Map<string, string> {
   );
   files.set(
     'manifest.json',
-    starterManifest({
+    richStarterManifest({
       ...o,
       sdkVersion: SDK_VERSION,
       start: { command: 'node', args: ['dist/index.js'] },
@@ -140,7 +141,10 @@ export function projectFiles(o: InitOptions): Map<string, string> {
   files.set(
     'src/plugin.ts',
     `import { join } from 'node:path';
-import { definePlugin, literal, readManifest } from '@host/plugin-sdk-v2';
+import { callbackButton, definePlugin, image, keyboard, literal, readManifest } from '@host/plugin-sdk-v2';
+
+// Replace with a picture of your own: an http or https URL the platform can fetch (PNG or JPEG).
+export const CAT_URL = '${STARTER_IMAGE_URL}';
 
 /**
  * The plugin: one definition, run over stdio by src/index.ts (the packaged
@@ -174,6 +178,21 @@ export default definePlugin({
         await ctx.reply('You said: ', text);
       }
     },
+    // "/cat" -> an image with a caption (QQ groups and one-to-one chats).
+    async cat(ctx) {
+      await ctx.reply('Here is a cat', image.fromUrl(CAT_URL, { alt: 'a cat' }));
+    },
+    // "/vote" -> a question with two buttons under it (Markdown: groups only).
+    // A click comes back to onInteraction below with the button's data.
+    async vote(ctx) {
+      if (ctx.message.conversation.type !== 'group') return void (await ctx.reply('Votes work in groups.'));
+      await ctx.replyMarkdown('**Do you like cats?**', keyboard().row(callbackButton('Yes', 'vote:yes', { style: 'primary' }), callbackButton('No', 'vote:no')));
+    },
+  },
+  // A click on a callback button (manifest.json subscribes to "interaction.created").
+  async onInteraction(ctx) {
+    const data = ctx.interaction.data;
+    if (data.startsWith('vote:')) await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' voted **', literal(data.slice('vote:'.length)), '**');
   },
 });
 `,
@@ -189,7 +208,7 @@ void plugin.main();
   files.set(
     'src/plugin.spec.ts',
     `import { createTestHost } from '@host/plugin-sdk-v2/testing';
-import plugin from './plugin';
+import plugin, { CAT_URL } from './plugin';
 
 describe('${o.name}', () => {
   it('replies in Markdown and mentions the sender in a group', async () => {
@@ -219,6 +238,23 @@ describe('${o.name}', () => {
     expect(replies.map((r) => r.content)).toEqual(['You said: <\\u2060hi>']);
   });
 
+  it('replies to /cat with an image', async () => {
+    const { replies } = await createTestHost(plugin).send('/cat');
+    expect(replies[0]!.body).toMatchObject({ msg_type: 7, media: { url: CAT_URL } });
+  });
+
+  it('asks with buttons and answers a click', async () => {
+    const host = createTestHost(plugin);
+    const asked = await host.send('/vote');
+    const buttons = (asked.replies[0]!.body as { keyboard: { content: { rows: { buttons: { id: string; action: { data: string } }[] }[] } } })
+      .keyboard.content.rows[0]!.buttons;
+    expect(buttons.map((b) => b.action.data)).toEqual(['vote:yes', 'vote:no']);
+    // The test host clicks the first button as the host delivers a click: interaction.created.
+    const clicked = await host.click(buttons[0]!.action.data, { buttonId: buttons[0]!.id, senderId: 'user-1' });
+    expect(clicked.ack.accepted).toBe(true);
+    expect(clicked.replies.map((r) => r.body)).toEqual([{ msg_type: 2, markdown: { content: '<qqbot-at-user id="user-1" /> voted **yes**' } }]);
+  });
+
   it('ignores messages that are not commands', async () => {
     const { ack, replies } = await createTestHost(plugin).send('just chatting');
     expect([ack.accepted, replies]).toEqual([false, []]);
@@ -243,7 +279,7 @@ npm run notes       # release notes from manifest.json
 \`\`\`
 
 Install: upload \`artifacts/${o.pluginId}.zip\` to the host (\`POST /api/plugins/packages\` with the file in the
-field \`package\` and \`startAfterInstall=true\`), then send \`/echo hello\` in a group (the host's console
+field \`package\` and \`startAfterInstall=true\`), then send \`/echo hello\`, \`/cat\` (an image) or \`/vote\` (buttons; a click comes back to \`onInteraction\`) in a group (the host's console
 provider: \`POST /api/console/messages\`).
 `,
   );
