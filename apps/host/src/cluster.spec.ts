@@ -43,6 +43,23 @@ const whereRunning = async (host: Host) => {
   return `${p.state}${p.runtime?.replica ? ` on ${p.runtime.replica}` : ''}`;
 };
 
+/** Installs the fixture plugin through `host` and waits until it runs on `replica`. */
+async function installRunning(host: Host, replica: string): Promise<void> {
+  const installed = await request(host.app)
+    .post('/api/plugins/packages')
+    .set(auth)
+    .field('startAfterInstall', 'true')
+    .attach('package', stdioFixturePackage(ID), 'echo.zip');
+  expect(installed.status).toBe(201);
+  expect(
+    await within(
+      5000,
+      () => whereRunning(host),
+      (w) => w === `running on ${replica}`,
+    ),
+  ).toBe(`running on ${replica}`);
+}
+
 describe('two composed hosts on one PostgreSQL server, with leases', () => {
   let server: TestPostgres;
   let db: ServerDatabase;
@@ -129,19 +146,7 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
 
   it('takes over the leases a killed process of the same name left, when it restarts at once', async () => {
     const first = await open('a');
-    const installed = await request(first.app)
-      .post('/api/plugins/packages')
-      .set(auth)
-      .field('startAfterInstall', 'true')
-      .attach('package', stdioFixturePackage(ID), 'echo.zip');
-    expect(installed.status).toBe(201);
-    expect(
-      await within(
-        5000,
-        () => whereRunning(first),
-        (w) => w === 'running on a',
-      ),
-    ).toBe('running on a');
+    await installRunning(first, 'a');
     await first.close();
     hosts.splice(hosts.indexOf(first), 1);
     // As if that process had been killed: its lease still names it, for long after its restart.
@@ -182,19 +187,7 @@ describe('two composed hosts on one PostgreSQL server, with leases', () => {
   it('routes again, from a live replica, the events a replica that is gone left in its inbox', async () => {
     const live = await open('live');
     try {
-      const installed = await request(live.app)
-        .post('/api/plugins/packages')
-        .set(auth)
-        .field('startAfterInstall', 'true')
-        .attach('package', stdioFixturePackage(ID), 'echo.zip');
-      expect(installed.status).toBe(201);
-      expect(
-        await within(
-          5000,
-          () => whereRunning(live),
-          (w) => w === 'running on live',
-        ),
-      ).toBe('running on live');
+      await installRunning(live, 'live');
       // An event a replica took (kept in its inbox) before it died for good: it never beats again.
       const taken = (await say(live, '/echo first')).body.eventId as string;
       const event = { ...live.dispatcher.events.get(taken)!.event, eventId: 'left-by-ghost', text: '/echo left behind' };
