@@ -1,6 +1,6 @@
 import { ready } from '../i18n';
 import { render } from '@testing-library/react';
-import { markdownWithMentionLinks, ProviderMessage, safeUrl, unescapeQQ } from './ProviderMessage';
+import { markdownWithMentionLinks, ProviderMessage, safeUrl } from './ProviderMessage';
 
 beforeAll(() => ready);
 
@@ -40,16 +40,16 @@ describe('ProviderMessage (a QQ Bot body as the client shows it)', () => {
     expect(container.innerHTML).not.toMatch(/javascript:|onerror="alert\(2\)"/);
   });
 
-  it('shows text bodies as text with the escaping undone, and anything else as JSON', () => {
-    const text = render(<ProviderMessage body={{ msg_type: 0, content: '@Alice &lt;b&gt;x&lt;/b&gt; &amp;amp;' }} />);
-    expect(text.container.textContent).toBe('@Alice <b>x</b> &amp;');
+  it('shows text bodies as they go out (as the client shows them: entities stay as typed), and anything else as JSON', () => {
+    const text = render(<ProviderMessage body={{ msg_type: 0, content: '@Alice <\u2060b>x<\u2060/b> &lt;i&gt; &amp;' }} />);
+    expect(text.container.textContent).toBe('@Alice <\u2060b>x<\u2060/b> &lt;i&gt; &amp;');
     expect(text.container.querySelector('b')).toBeNull();
     const other = render(<ProviderMessage body={{ unexpected: '<i>x</i>' }} />);
     expect(other.container.querySelector('pre')?.textContent).toContain('"unexpected": "<i>x</i>"');
     expect(other.container.querySelector('i')).toBeNull();
   });
 
-  it('helpers: only http(s) and mention addresses survive; tags become mention links; QQ escaping is undone once', () => {
+  it('helpers: only http(s) and mention addresses survive; tags become mention links', () => {
     expect(safeUrl('javascript:alert(1)')).toBe('');
     expect(safeUrl('data:text/html,<b>')).toBe('');
     expect(safeUrl('https://example.com/')).toBe('https://example.com/');
@@ -57,6 +57,5 @@ describe('ProviderMessage (a QQ Bot body as the client shows it)', () => {
     expect(markdownWithMentionLinks('a <qqbot-at-user id="u1" /> b')).toBe('a [@](mention:u1) b');
     // A tag with characters outside the id alphabet is not a mention and stays as it is.
     expect(markdownWithMentionLinks('<qqbot-at-user id="u1)[x](javascript:y" />')).toBe('<qqbot-at-user id="u1)[x](javascript:y" />');
-    expect(unescapeQQ('&amp;lt;')).toBe('&lt;');
   });
 });

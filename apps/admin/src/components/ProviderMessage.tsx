@@ -6,11 +6,6 @@ const MENTION_USER = /<qqbot-at-user id="([A-Za-z0-9_.:@-]{1,128})" \/>/g;
 const MENTION_EVERYONE = /<qqbot-at-everyone \/>/g;
 const EVERYONE = '*everyone';
 
-/** Undoes the QQ Bot text escaping (&amp; &lt; &gt;), as the client shows it. */
-export function unescapeQQ(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-}
-
 /**
  * The Markdown of a QQ Bot body with its mention tags turned into links the
  * renderer below shows as chips. The ids come from the tag's own alphabet, so
@@ -72,7 +67,9 @@ export function ProviderMessage({ body, names = {} }: { body: unknown; names?: R
       </div>
     );
   }
-  if (b?.msg_type === 0 && typeof b.content === 'string') return <p className="provider-text">{unescapeQQ(b.content)}</p>;
+  // A group or one-to-one text body goes out as typed (docs/operator/qqbot.md, "Replies"): the client shows it as it
+  // is, entities included, and so does the preview.
+  if (b?.msg_type === 0 && typeof b.content === 'string') return <p className="provider-text">{b.content}</p>;
   return (
     <pre className="raw" tabIndex={0}>
       {JSON.stringify(body, null, 2)}
