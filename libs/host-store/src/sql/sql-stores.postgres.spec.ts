@@ -27,7 +27,7 @@ describe('migrate', () => {
     const second = await ServerDatabase.open(server.url.replace(/\/postgres$/, '/migrate_twice'));
     try {
       const [a, b] = await Promise.all([migrate(first), migrate(second)]);
-      expect([...a, ...b].sort()).toEqual(MIGRATIONS.map((m) => m.version));
+      expect([...a, ...b].sort((x, y) => x - y)).toEqual(MIGRATIONS.map((m) => m.version));
       expect(await migrate(first)).toEqual([]);
       expect(await appliedMigrations(first)).toEqual(MIGRATIONS.map((m) => m.version));
     } finally {
