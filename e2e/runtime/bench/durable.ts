@@ -28,7 +28,9 @@ const ROUNDS = 3;
 const EVENTS: Record<number, number> = { 1: 300, 32: 2000 };
 const PROFILE = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
 /** `--in-flight=1` or `--in-flight=32`: only that one (a profile of one load). */
-const IN_FLIGHT = [1, 32].filter((n) => !process.argv.some((a) => a.startsWith('--in-flight=')) || process.argv.includes(`--in-flight=${n}`));
+const IN_FLIGHT = [1, 32].filter(
+  (n) => !process.argv.some((a) => a.startsWith('--in-flight=')) || process.argv.includes(`--in-flight=${n}`),
+);
 const STORES = { file: 'in memory (HOST_STORE=file)', sql: 'durable (embedded SQL store)' } as const;
 
 interface Round {
