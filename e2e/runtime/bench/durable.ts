@@ -16,7 +16,8 @@
 //     Chrome's DevTools or any .cpuprofile viewer.
 import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/e2e-support';
 import { buildZip } from '@host/host-installer/testing';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { threadCpuSecondsOf } from './sdk-peer';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,18 +45,6 @@ interface Round {
   failed: number;
 }
 
-/** CPU seconds the threads of `pid` ran so far (schedstat): [all of them, the main thread]. */
-function threadCpu(pid: number): [number, number] {
-  let all = 0;
-  let main = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    all += ns;
-    if (task === String(pid)) main = ns;
-  }
-  return [all / 1e9, main / 1e9];
-}
-
 function echoPackage(): Buffer {
   const manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as Record<string, unknown>;
   manifest['pluginId'] = PLUGIN_ID;
@@ -73,7 +62,7 @@ async function round(host: RunningHost, inFlight: number, events: number): Promi
   const latencies: number[] = [];
   let failed = 0;
   let next = 0;
-  const cpu0 = threadCpu(host.child.pid!);
+  const cpu0 = threadCpuSecondsOf(host.child.pid!);
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
@@ -91,10 +80,10 @@ async function round(host: RunningHost, inFlight: number, events: number): Promi
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  const cpu1 = threadCpu(host.child.pid!);
+  const cpu1 = threadCpuSecondsOf(host.child.pid!);
   latencies.sort((a, b) => a - b);
-  const cpu = ((cpu1[0] - cpu0[0]) * 1000) / events;
-  const cpuOffMain = cpu - ((cpu1[1] - cpu0[1]) * 1000) / events;
+  const cpu = ((cpu1.all - cpu0.all) * 1000) / events;
+  const cpuOffMain = cpu - ((cpu1.main - cpu0.main) * 1000) / events;
   return { eventsPerSecond: events / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), cpu, cpuOffMain, failed };
 }
 

@@ -43,16 +43,28 @@ function sysCountersOf(pid: number | undefined): SysCounters {
 }
 
 /**
+ * CPU seconds the threads of `pid` ran so far (schedstat): all of them, and its main thread alone.
+ * Throws where the kernel has no schedstat.
+ */
+export function threadCpuSecondsOf(pid: number): { all: number; main: number } {
+  let all = 0;
+  let main = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    all += ns;
+    if (task === String(pid)) main = ns;
+  }
+  return { all: all / 1e9, main: main / 1e9 };
+}
+
+/**
  * CPU seconds a process used so far: the nanoseconds each of its threads ran (schedstat), or where the
  * kernel has no schedstat the user and system time of /proc/<pid>/stat, counted in 10 ms ticks (too coarse
  * for a few thousand exchanges of 20 µs).
  */
 export function cpuSecondsOf(pid: number | undefined): number {
   try {
-    let ns = 0;
-    for (const task of readdirSync(`/proc/${pid}/task`))
-      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    return ns / 1e9;
+    return threadCpuSecondsOf(pid!).all;
   } catch {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
