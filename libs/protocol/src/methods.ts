@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { NonBlankString, PluginId } from './common';
+import { IsoTimestamp, NonBlankString, PluginId } from './common';
 import { ChatEventSchema, EventAckSchema, MessageEventSchema, PluginErrorSchema } from './event';
 import { LIMITS, PROTOCOL_VERSION, RUNTIME_DEFAULTS } from './limits';
-import { OutgoingMessageSchema, SendResultSchema, TargetSchema } from './message';
+import { MediaId, OutgoingMessageSchema, SendResultSchema, TargetSchema } from './message';
 import type { Permission } from './permissions';
 
 /**
@@ -90,6 +90,9 @@ export const LogWriteParamsSchema = z.object({
   level: LogLevel,
   message: z.string(),
   fields: z.record(z.string(), z.unknown()).optional(),
+  eventId: NonBlankString.optional().describe(
+    'The event whose handler writes this line (the SDKs fill it in). The host keeps it with the line only when that event was delivered to this plugin, so the line can be found from the event; otherwise the line is kept without it.',
+  ),
 });
 export const AcceptedResultSchema = z.object({ accepted: z.literal(true) });
 
@@ -127,6 +130,50 @@ export const SendParamsSchema = z.object({
   eventId: NonBlankString.optional().describe(
     'The event whose handler makes this send (the SDKs fill it in). The host uses it only when that event was delivered to this plugin: the default bot, the event log, and the once-only record of a cluster; otherwise it is ignored.',
   ),
+});
+
+const UploadId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{16,64}$/, { message: 'must be an upload id from media.upload' })
+  .describe('The id media.upload gave.');
+
+export const MediaUploadParamsSchema = z.object({
+  token: Token,
+  contentType: z
+    .string()
+    .max(127)
+    .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/, { message: 'must be a lowercase media type such as image/png' })
+    .describe(
+      'The media type of the bytes; image/png, image/jpeg, image/gif or image/webp for an image. The host checks it against the first bytes.',
+    ),
+  size: z
+    .number()
+    .int()
+    .min(1)
+    .describe(`The number of bytes that follow, at most ${LIMITS.maxMediaUploadBytes} (LIMITS.maxMediaUploadBytes).`),
+  fileName: NonBlankString.max(255).optional().describe('The name a file part shows when it names none.'),
+});
+export const MediaUploadResultSchema = z.object({
+  uploadId: UploadId,
+  maxChunkBytes: z.number().int().min(1).describe('Most bytes one media.chunk may carry, decoded.'),
+});
+
+export const MediaChunkParamsSchema = z.object({
+  token: Token,
+  uploadId: UploadId,
+  offset: z.number().int().min(0).describe('Where the chunk starts: the number of bytes sent before it.'),
+  data: z.string().describe(`The bytes, base64 (RFC 4648, with padding); at most ${LIMITS.maxMediaChunkBytes} decoded.`),
+});
+export const MediaChunkResultSchema = z.object({
+  received: z.number().int().min(0).describe('Bytes of the upload received so far.'),
+});
+
+export const MediaFinishParamsSchema = z.object({ token: Token, uploadId: UploadId });
+export const MediaFinishResultSchema = z.object({
+  mediaId: MediaId.describe('Put it in an image or file part as mediaId; only this plugin can use it.'),
+  contentType: z.string(),
+  size: z.number().int().min(1),
+  expiresAt: IsoTimestamp.describe('When the host forgets the media id (LIMITS.mediaTtlMilliseconds after finishing).'),
 });
 
 export const SettingsChangedParamsSchema = z.object({
@@ -218,6 +265,30 @@ export const Methods = {
     result: SendResultSchema,
     permission: 'messages.send',
     summary: 'Sends a message to a target.',
+  }),
+  mediaUpload: method({
+    method: 'media.upload',
+    direction: 'pluginToHost',
+    params: MediaUploadParamsSchema,
+    result: MediaUploadResultSchema,
+    permission: 'media.upload',
+    summary: 'Begins an upload of bytes for an image or file part: declares their content type and size; media.chunk sends them.',
+  }),
+  mediaChunk: method({
+    method: 'media.chunk',
+    direction: 'pluginToHost',
+    params: MediaChunkParamsSchema,
+    result: MediaChunkResultSchema,
+    permission: 'media.upload',
+    summary: 'Sends the next bytes of an upload, base64, in order.',
+  }),
+  mediaFinish: method({
+    method: 'media.finish',
+    direction: 'pluginToHost',
+    params: MediaFinishParamsSchema,
+    result: MediaFinishResultSchema,
+    permission: 'media.upload',
+    summary: 'Ends an upload: the host checks the bytes against the content type and answers the media id.',
   }),
 } as const;
 

@@ -348,6 +348,8 @@ type LogWriteParams struct {
 	Level   string         `json:"level"`
 	Message string         `json:"message"`
 	Fields  map[string]any `json:"fields,omitempty"`
+	// The event whose handler writes this line (the SDKs fill it in). The host keeps it with the line only when that event was delivered to this plugin, so the line can be found from the event; otherwise the line is kept without it.
+	EventID string `json:"eventId,omitempty"`
 }
 
 // LogWriteResult of protocol v2.

@@ -1701,6 +1701,11 @@ METHODS: Dict[str, Any] = {
                         },
                         "additionalProperties": {},
                     },
+                    "eventId": {
+                        "description": "The event whose handler writes this line (the SDKs fill it in). The host keeps it with the line only when that event was delivered to this plugin, so the line can be found from the event; otherwise the line is kept without it.",
+                        "type": "string",
+                        "minLength": 1,
+                    },
                 },
                 "required": ["token", "level", "message"],
             },

@@ -437,6 +437,8 @@ _LogWriteParamsOptional = TypedDict(
     "_LogWriteParamsOptional",
     {
         "fields": Dict[str, Any],
+        # The event whose handler writes this line (the SDKs fill it in). The host keeps it with the line only when that event was delivered to this plugin, so the line can be found from the event; otherwise the line is kept without it.
+        "eventId": str,
     },
     total=False,
 )

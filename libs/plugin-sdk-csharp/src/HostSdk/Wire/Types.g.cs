@@ -804,6 +804,13 @@ public sealed partial record LogWriteParams
     [JsonPropertyName("fields")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyDictionary<string, JsonElement>? Fields { get; init; }
+
+    /// <summary>
+    /// The event whose handler writes this line (the SDKs fill it in). The host keeps it with the line only when that event was delivered to this plugin, so the line can be found from the event; otherwise the line is kept without it.
+    /// </summary>
+    [JsonPropertyName("eventId")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? EventId { get; init; }
 }
 
 /// <summary>
