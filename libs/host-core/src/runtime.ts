@@ -38,12 +38,18 @@ export interface LogLine {
   stream: 'stderr' | 'log' | 'host';
   level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
   message: string;
+  /** The structured fields of a `log.write` line. */
+  fields?: Record<string, unknown>;
+  /** The event whose handler wrote the line (`log.write` with an eventId the host delivered to this plugin). */
+  eventId?: string;
 }
 
 /** A plugin's log: bounded and rotated; readable through the logs API. */
 export interface PluginLogStore {
   append(pluginId: string, line: LogLine): void;
   tail(pluginId: string, lines: number): Promise<LogLine[]>;
+  /** The newest `max` lines of `pluginId` that carry `eventId`, oldest first; absent where the store cannot search. */
+  linesOfEvent?(pluginId: string, eventId: string, max: number): Promise<LogLine[]>;
   /** Flushes pending writes. */
   flush(): Promise<void>;
 }

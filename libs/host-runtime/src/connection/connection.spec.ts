@@ -92,6 +92,7 @@ describe('plugin-to-host requests', () => {
       token: 't'.repeat(43),
       permissions,
       logs,
+      deliveredHere: (eventId) => eventId === 'e-running',
       sink: dispatcher.sink,
       onCompleted,
     });
@@ -199,7 +200,26 @@ describe('plugin-to-host requests', () => {
     const { handle, logs } = handler([]);
     expect(await handle('log.write', { token, level: 'warn', message: 'disk low', fields: { free: 3 } })).toEqual({ accepted: true });
     expect(await logs.tail('com.a.b', 1)).toEqual([
-      expect.objectContaining({ stream: 'log', level: 'warn', message: 'disk low {"free":3}' }),
+      { at: expect.any(String), stream: 'log', level: 'warn', message: 'disk low', fields: { free: 3 } },
     ]);
+  });
+
+  it('keeps the eventId of a log.write line only for an event delivered to this process', async () => {
+    const { handle, logs } = handler([]);
+    await handle('log.write', { token, level: 'info', message: 'answered', eventId: 'e-running' });
+    // Another plugin's event or a made-up id: the line is kept, the id is not.
+    await handle('log.write', { token, level: 'info', message: 'claims another event', eventId: 'e-of-another-plugin' });
+    await handle('log.write', { token, level: 'info', message: 'outside a handler' });
+    expect((await logs.tail('com.a.b', 3)).map((l) => [l.message, l.eventId ?? null])).toEqual([
+      ['answered', 'e-running'],
+      ['claims another event', null],
+      ['outside a handler', null],
+    ]);
+    expect((await logs.linesOfEvent('com.a.b', 'e-running', 10)).map((l) => l.message)).toEqual(['answered']);
+    expect(await logs.linesOfEvent('com.a.b', 'e-of-another-plugin', 10)).toEqual([]);
+    for (const eventId of ['', 7]) {
+      const refused = (await handle('log.write', { token, level: 'info', message: 'x', eventId })) as { code: number };
+      expect(refused.code).toBe(RpcErrorCode.InvalidParams);
+    }
   });
 });

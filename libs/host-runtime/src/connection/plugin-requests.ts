@@ -13,6 +13,8 @@ export interface PluginRequestContext {
   logs: PluginLogStore;
   /** log.write calls over the rate are answered but not logged (the limiter counts them). */
   logRate?: LogRateLimiter;
+  /** Whether this process was handed `eventId`: only then does a log.write line keep it (docs/protocol/v2.md 4.5). */
+  deliveredHere?: (eventId: string) => boolean;
   sink: OutboundSink;
   /** events.completed: settles the event's delivery; false when the host no longer waits for it. */
   onCompleted: (eventId: string, error: PluginError | null, durationMs: number | undefined) => boolean;
@@ -76,12 +78,17 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
       switch (method) {
         case Methods.log.method: {
           if (ctx.logRate && !ctx.logRate.take()) return { accepted: true };
-          const fields = p['fields'] ? ` ${JSON.stringify(p['fields'])}` : '';
+          const fields = p['fields'] as LogLine['fields'];
+          // Another plugin's event, a made-up id or one this process was never handed is dropped, never refused.
+          const eventId = p['eventId'] as string | undefined;
+          const own = eventId !== undefined && ctx.deliveredHere?.(eventId) === true;
           ctx.logs.append(ctx.pluginId, {
             at: new Date().toISOString(),
             stream: 'log',
             level: p['level'] as LogLine['level'],
-            message: `${p['message'] as string}${fields}`,
+            message: p['message'] as string,
+            ...(fields && Object.keys(fields).length > 0 ? { fields } : {}),
+            ...(own ? { eventId } : {}),
           });
           return { accepted: true };
         }

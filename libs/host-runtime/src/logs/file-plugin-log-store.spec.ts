@@ -46,6 +46,38 @@ describe('FilePluginLogStore', () => {
     expect(Number(marker.message.split(' ')[0]) + tail.length - 1).toBe(100);
   });
 
+  it("finds an event's lines across rotated files, newest last, at most the number asked for", async () => {
+    const paths = hostPaths(dir);
+    const store = new FilePluginLogStore(paths, { maxFileBytes: 2_000, maxFiles: 3 });
+    const ofEvent = (message: string, eventId: string): LogLine => ({ ...line(message), stream: 'log', eventId, fields: { n: 1 } });
+    store.append('com.a.b', ofEvent('first of e-1', 'e-1'));
+    // Enough other lines to push the first one into a rotated file.
+    for (let i = 0; i < 30; i++) {
+      store.append('com.a.b', i === 15 ? ofEvent('second of e-1', 'e-1') : line(`noise ${i} "eventId":"e-1" ${'.'.repeat(40)}`));
+      await store.flush();
+    }
+    store.append('com.a.b', ofEvent('of e-2', 'e-2'));
+    store.append('com.a.b', ofEvent('third of e-1', 'e-1'));
+    expect(readdirSync(paths.logDirOf('com.a.b')).length).toBeGreaterThan(1);
+    const all = await store.linesOfEvent('com.a.b', 'e-1', 10);
+    expect(all.map((l) => l.message)).toEqual(['first of e-1', 'second of e-1', 'third of e-1']);
+    expect(all[0]).toMatchObject({ stream: 'log', eventId: 'e-1', fields: { n: 1 } });
+    expect((await store.linesOfEvent('com.a.b', 'e-1', 2)).map((l) => l.message)).toEqual(['second of e-1', 'third of e-1']);
+    expect(await store.linesOfEvent('com.a.b', 'e-9', 10)).toEqual([]);
+    expect(await store.linesOfEvent('com.other.plugin', 'e-1', 10)).toEqual([]);
+  });
+
+  it('keeps fields apart while the line fits, and as text at the end of a capped message when it does not', async () => {
+    const store = new FilePluginLogStore(hostPaths(dir));
+    store.append('com.a.b', { ...line('small'), fields: { k: 'v' } });
+    store.append('com.a.b', { ...line('big'), fields: { k: 'v'.repeat(LIMITS.maxLogLineChars) } });
+    const [small, big] = await store.tail('com.a.b', 2);
+    expect(small).toMatchObject({ message: 'small', fields: { k: 'v' } });
+    expect(big!.fields).toBeUndefined();
+    expect(big!.message).toHaveLength(LIMITS.maxLogLineChars);
+    expect(big!.message.startsWith('big {"k":"vvv')).toBe(true);
+  });
+
   it('caps long lines and tells subscribers', async () => {
     const store = new FilePluginLogStore(hostPaths(dir));
     const seen: string[] = [];

@@ -2,6 +2,7 @@ import { appendFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path';
 import type { HostPaths, LogLine, PluginLogStore } from '@host/host-core';
 import { SerialQueue } from '@host/host-core';
+import { LIMITS } from '@host/protocol';
 import { capLogLine } from './line-limits';
 
 export interface FileLogStoreOptions {
@@ -58,7 +59,7 @@ export class FilePluginLogStore implements PluginLogStore {
   }
 
   append(pluginId: string, line: LogLine): void {
-    const capped: LogLine = { ...line, message: capLogLine(line.message) };
+    const capped = capLine(line);
     for (const l of this.listeners) l(pluginId, capped);
     const state = this.state(pluginId);
     const text = JSON.stringify(capped) + '\n';
@@ -90,6 +91,31 @@ export class FilePluginLogStore implements PluginLogStore {
       if (text === null) break;
       const parsed = text.split('\n').flatMap(parseLine);
       out.unshift(...parsed.slice(Math.max(0, parsed.length - (lines - out.length))));
+    }
+    return out;
+  }
+
+  /**
+   * The newest `max` lines of `pluginId` written for `eventId`, oldest first,
+   * from the same bounded files `tail` reads (newest file first, so the search
+   * stops as soon as it has enough). A line is parsed only when its text names
+   * the event, so a search costs a scan of at most `maxFiles` files.
+   */
+  async linesOfEvent(pluginId: string, eventId: string, max: number): Promise<LogLine[]> {
+    const state = this.states.get(pluginId);
+    if (state) await this.schedule(state);
+    const dir = this.paths.logDirOf(pluginId);
+    const needle = `"eventId":${JSON.stringify(eventId)}`;
+    const out: LogLine[] = [];
+    for (let i = 0; i < this.maxFiles && out.length < max; i++) {
+      const text = await readFile(join(dir, fileName(i)), 'utf8').catch(() => null);
+      if (text === null) break;
+      const found = text
+        .split('\n')
+        .filter((l) => l.includes(needle))
+        .flatMap(parseLine)
+        .filter((l) => l.eventId === eventId);
+      out.unshift(...found.slice(Math.max(0, found.length - (max - out.length))));
     }
     return out;
   }
@@ -161,6 +187,19 @@ export class FilePluginLogStore implements PluginLogStore {
 
 function fileName(index: number): string {
   return index === 0 ? LOG_FILE_NAME : `${LOG_FILE_NAME}.${index}`;
+}
+
+/**
+ * A line within LIMITS.maxLogLineChars: its message and its fields' JSON together. Fields that do not fit
+ * become text at the end of the message (cut with the rest), so a line never outgrows the limit.
+ */
+function capLine(line: LogLine): LogLine {
+  if (line.fields === undefined) return { ...line, message: capLogLine(line.message) };
+  const fields = JSON.stringify(line.fields);
+  if (line.message.length + 1 + fields.length <= LIMITS.maxLogLineChars) return line;
+  const flat: LogLine = { ...line, message: capLogLine(`${line.message} ${fields}`) };
+  delete flat.fields;
+  return flat;
 }
 
 function parseLine(text: string): LogLine[] {

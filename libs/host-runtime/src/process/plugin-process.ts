@@ -101,6 +101,8 @@ const ERROR_LINE = /^(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[[A-Z0-9_]+\]
 const STACK_FRAME = /^\s+(?:at |File ")/;
 /** Plugin-to-host requests the host works on at once per plugin; more wait in order. */
 const MAX_PARALLEL_PLUGIN_REQUESTS = 64;
+/** Events a process remembers having been handed, newest kept: a log.write naming one keeps its eventId. */
+export const REMEMBERED_DELIVERIES = 1024;
 
 /**
  * One run of a stdio plugin process: spawn, handshake, requests, stop. A new
@@ -134,6 +136,8 @@ export class PluginProcess {
   private readonly awaitingCompletion = new Map<string, (outcome: CompletionOutcome) => void>();
   /** log.write calls and stderr lines over the plugin's log rate are dropped and counted. */
   private readonly logRate: LogRateLimiter;
+  /** The last REMEMBERED_DELIVERIES events handed to this process, oldest first (a Set keeps insertion order). */
+  private readonly delivered = new Set<string>();
   private reader: FramedMessageReader | null = null;
   /** Set once the plugin counts as misbehaving; what vscode-jsonrpc reports after that is noise. */
   private misbehaving = false;
@@ -258,6 +262,7 @@ export class PluginProcess {
       permissions: this.o.manifest.permissions,
       logs: this.o.logs,
       logRate: this.logRate,
+      deliveredHere: (eventId) => this.delivered.has(eventId),
       sink: this.o.sink,
       onCompleted: (eventId, error, durationMs) =>
         this.completeEvent(eventId, { error, ...(durationMs !== undefined ? { durationMs } : {}) }),
@@ -353,6 +358,9 @@ export class PluginProcess {
     const completion = new Promise<CompletionOutcome>((resolve) => (complete = resolve));
     // Registered before sending: events.completed may be read right behind the ACK.
     this.awaitingCompletion.set(eventId, complete);
+    this.delivered.delete(eventId);
+    this.delivered.add(eventId);
+    if (this.delivered.size > REMEMBERED_DELIVERIES) this.delivered.delete(this.delivered.values().next().value as string);
     const done = (o: DeliveryOutcome): DeliveryOutcome => {
       this.completeEvent(eventId, { error: null });
       return o;
