@@ -183,6 +183,11 @@ describe('OpenAPI document of the composed host', () => {
       expect(paths['/api/console/messages']!['post']!.responses['200']!.content!['application/json']!.schema).toEqual(
         expect.objectContaining({ type: 'object' }),
       );
+      const chatEvents = paths['/api/console/chat-events']!['post']!;
+      expect(JSON.stringify(chatEvents.requestBody)).toContain('interaction.created');
+      expect(chatEvents.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual(
+        expect.arrayContaining(['BAD_REQUEST', 'REQUEST_JSON_TOO_COMPLEX']),
+      );
     } finally {
       await host.close();
       rmSync(dataDir, { recursive: true, force: true });

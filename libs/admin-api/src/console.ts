@@ -1,29 +1,69 @@
 import { MENTION_ID_PATTERN } from '@host/messages';
-import { CommandMatchSchema, MessageEventSchema, NonBlankString, TargetSchema } from '@host/protocol';
+import { ChatEventType, CommandMatchSchema, EventType, LIMITS, MessageEventSchema, NonBlankString, TargetSchema } from '@host/protocol';
 import { z } from 'zod';
 
 /** Longest text of a console message. */
 export const MAX_CONSOLE_TEXT_CHARS = 4000;
 
+const ConsoleConversationSchema = z.strictObject({
+  type: z.enum(['group', 'c2c']),
+  id: NonBlankString.max(128),
+});
+const ConsoleSenderSchema = z.strictObject({
+  id: z.string().regex(MENTION_ID_PATTERN, { message: 'must be 1 to 128 letters, digits or _ . : @ -' }),
+  displayName: z.string().max(64).optional(),
+});
+const WaitMsSchema = z
+  .number()
+  .int()
+  .min(0)
+  .optional()
+  .describe('Collect replies this many milliseconds longer (at most the host limit, default 30000).');
+
 /** Body of POST /console/messages. */
 export const ConsoleMessageRequestSchema = z.strictObject({
-  conversation: z.strictObject({
-    type: z.enum(['group', 'c2c']),
-    id: NonBlankString.max(128),
-  }),
-  sender: z.strictObject({
-    id: z.string().regex(MENTION_ID_PATTERN, { message: 'must be 1 to 128 letters, digits or _ . : @ -' }),
-    displayName: z.string().max(64).optional(),
-  }),
+  conversation: ConsoleConversationSchema,
+  sender: ConsoleSenderSchema,
   text: z.string().max(MAX_CONSOLE_TEXT_CHARS),
-  waitMs: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe('Collect replies this many milliseconds longer (at most the host limit, default 30000).'),
+  waitMs: WaitMsSchema,
 });
 export type ConsoleMessageRequest = z.infer<typeof ConsoleMessageRequestSchema>;
+
+/** The click of POST /console/chat-events: what a callback button of a keyboard the plugin sent carries. */
+export const ConsoleInteractionSchema = z.strictObject({
+  data: z.string().min(1).max(LIMITS.maxButtonDataChars).describe("The button's callback data."),
+  buttonId: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { message: 'must be 1 to 64 letters, digits or _ . : -' })
+    .optional()
+    .describe("The button's id."),
+  messageId: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,128}$/, { message: 'must be 1 to 128 letters, digits or _ . : -' })
+    .optional()
+    .describe('The id of the console message that carried the keyboard.'),
+});
+
+/**
+ * Body of POST /console/chat-events: an event other than a message in a console conversation, as the QQ Bot
+ * provider makes it from the platform's (a button click, the bot added to or removed from the conversation, the
+ * conversation opened again). `interaction` is required with `interaction.created` and refused with any other type.
+ */
+export const ConsoleChatEventRequestSchema = z
+  .strictObject({
+    eventType: ChatEventType,
+    conversation: ConsoleConversationSchema,
+    sender: ConsoleSenderSchema.describe('Who clicked, added or removed the bot, or opened the conversation.'),
+    interaction: ConsoleInteractionSchema.optional(),
+    waitMs: WaitMsSchema,
+  })
+  .superRefine((e, ctx) => {
+    if (e.eventType === 'interaction.created' && !e.interaction)
+      ctx.addIssue({ code: 'custom', path: ['interaction'], message: 'is required with eventType "interaction.created"' });
+    if (e.eventType !== 'interaction.created' && e.interaction)
+      ctx.addIssue({ code: 'custom', path: ['interaction'], message: 'goes only with eventType "interaction.created"' });
+  });
+export type ConsoleChatEventRequest = z.infer<typeof ConsoleChatEventRequestSchema>;
 
 const CodeMessageSchema = z.object({ code: z.string(), message: z.string() });
 
@@ -95,7 +135,15 @@ export const EventRecordSummarySchema = z.object({
   receivedAt: z.string(),
   routedAt: z.string().nullable().describe('When every recipient had decided or failed.'),
   completedAt: z.string().nullable().describe('When every delivery had reached a final state.'),
-  event: MessageEventSchema.omit({ rawPayload: true }),
+  event: MessageEventSchema.omit({ rawPayload: true }).extend({
+    eventType: EventType,
+    chatEvent: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'For an event of a type other than message.created: the event as the plugins got it (events.deliver), without its raw payload; the fields around it are its message-shaped copy the host routes.',
+      ),
+  }),
   recipients: z.array(z.string()).describe('The chosen plugins in delivery order.'),
   deliveries: z.array(
     z.object({

@@ -13,6 +13,7 @@ describe('admin API route contracts', () => {
     expect(ADMIN_ROUTE_LIST.map(routeKey)).toEqual(
       expect.arrayContaining([
         'POST /console/messages',
+        'POST /console/chat-events',
         'GET /console/events',
         'GET /events',
         'POST /plugins/http',

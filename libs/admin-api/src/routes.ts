@@ -1,5 +1,6 @@
 import type { ErrorCode } from '@host/protocol';
 import {
+  ConsoleChatEventRequestSchema,
   ConsoleEventsQuerySchema,
   ConsoleMessageRequestSchema,
   ConsoleMessageResponseSchema,
@@ -438,6 +439,17 @@ export const ADMIN_ROUTES = {
       'Delivers a message.created event and answers once every chosen plugin acknowledged or failed (and after waitMs more, when given) with {eventId, deliveries, outbound, refused}; outbound[].body is the exact QQ Bot request body. When the events waiting for plugins are at their bound, the event is refused before it is accepted (503 EVENTS_OVERLOADED): send it again later.',
     tags: ['console'],
     body: ConsoleMessageRequestSchema,
+    responses: { 200: { description: 'Deliveries and rendered outbound messages.', schema: ConsoleMessageResponseSchema } },
+    errors: ['BAD_REQUEST', 'STORE_UNAVAILABLE', 'EVENTS_OVERLOADED'],
+  }),
+  sendConsoleChatEvent: defineContract({
+    method: 'post',
+    path: '/console/chat-events',
+    summary: 'Send a button click or a bot or conversation event of the simulated bot and collect what plugins answer',
+    description:
+      "Delivers an interaction.created (a click on a callback button: its data, the conversation and the clicking user), bot.added, bot.removed or conversation.opened event, as the QQ Bot provider makes them, to the plugins whose manifest subscribes to its type (events.deliver), and answers as POST /console/messages does. A click and bot.added and conversation.opened take replies (on QQ Bot by the event's id), bot.removed none (message.reference.unavailable).",
+    tags: ['console'],
+    body: ConsoleChatEventRequestSchema,
     responses: { 200: { description: 'Deliveries and rendered outbound messages.', schema: ConsoleMessageResponseSchema } },
     errors: ['BAD_REQUEST', 'STORE_UNAVAILABLE', 'EVENTS_OVERLOADED'],
   }),

@@ -7,6 +7,7 @@ import {
   type RouteContract,
 } from '@host/admin-api';
 import {
+  chatEventOf,
   errorHandler,
   implementRoute,
   invalidRequest,
@@ -19,7 +20,7 @@ import {
   type StoreAvailability,
 } from '@host/host-core';
 import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
-import { EVENT_JSON_SHAPE_LIMITS } from '@host/protocol';
+import { EVENT_JSON_SHAPE_LIMITS, type MessageEvent } from '@host/protocol';
 import { Router, type RequestHandler } from 'express';
 import type { ConsoleProvider } from './console-provider';
 import { SseStream } from './sse-stream';
@@ -65,6 +66,12 @@ export function toConsoleResponse(record: EventRecord): ConsoleMessageResponse {
 /** A record as streamed and listed: everything but the provider's raw payload. */
 export function summarize(record: EventRecord): Omit<EventRecord, 'event'> & { event: Omit<EventRecord['event'], 'rawPayload'> } {
   const { rawPayload: _raw, ...event } = record.event;
+  // An event of another type keeps the plugin's copy beside the message-shaped one; its raw payload goes too.
+  const chat = chatEventOf(record.event);
+  if (chat) {
+    const { rawPayload: _chatRaw, ...kept } = chat;
+    return { ...record, event: { ...event, chatEvent: kept } as typeof event };
+  }
   return { ...record, event };
 }
 
@@ -74,6 +81,9 @@ export function summarize(record: EventRecord): Omit<EventRecord, 'event'> & { e
  * - POST /console/messages: send a message as a console user; answers when
  *   every chosen plugin's handler completed or failed (at most
  *   `maxWaitMilliseconds`), after collecting replies for `waitMs` more when given.
+ * - POST /console/chat-events: the same for a button click or a bot or
+ *   conversation event (interaction.created, bot.added, bot.removed,
+ *   conversation.opened), delivered to the plugins subscribed to its type.
  * - GET /console/events: Server-Sent Events of the event log (`?history=N`
  *   first replays the N newest records).
  * - GET /events: recent event records as JSON (`?pluginId=`, `?limit=`).
@@ -85,30 +95,35 @@ export function consoleRoutes(o: ConsoleRouterOptions): RouteDef[] {
   const maxWait = o.maxWaitMilliseconds ?? 30_000;
   const heartbeat = o.heartbeatMilliseconds ?? 15_000;
 
+  /** Dispatches `event` and answers when every chosen plugin completed or failed (at most maxWait), then after `waitMs`. */
+  const deliver = async (what: string, waitMs: number | undefined, create: () => MessageEvent) => {
+    if (waitMs !== undefined && waitMs > maxWait) {
+      throw invalidRequest(what, [{ code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` }]);
+    }
+    await requireStore(o.store);
+    const event = create();
+    // Refused before anything is recorded when the host cannot take it now (EVENTS_OVERLOADED, 503); else the
+    // record is in the event log at once, while its deliveries may wait for busy or starting plugins.
+    const routed = o.dispatcher.dispatch(event);
+    let timer: NodeJS.Timeout | undefined;
+    const done = await Promise.race([
+      routed.then((r) => (r.completedAt === null ? o.dispatcher.whenCompleted(r.eventId) : r)).then(() => true),
+      new Promise<false>((r) => (timer = setTimeout(() => r(false), maxWait))),
+    ]);
+    clearTimeout(timer);
+    const record = done ? await routed : (o.dispatcher.events.get(event.eventId) ?? (await routed));
+    if (waitMs) await new Promise((r) => setTimeout(r, waitMs));
+    return { body: toConsoleResponse(o.dispatcher.events.get(event.eventId) ?? record) };
+  };
   route(
     ADMIN_ROUTES.sendConsoleMessage,
-    async ({ body: input }) => {
-      if (input.waitMs !== undefined && input.waitMs > maxWait) {
-        throw invalidRequest('console message', [
-          { code: 'console.field.invalid', path: 'waitMs', message: `"waitMs" must be at most ${maxWait}.` },
-        ]);
-      }
-      await requireStore(o.store);
-      const event = o.provider.createEvent(input);
-      // Refused before anything is recorded when the host cannot take it now (EVENTS_OVERLOADED, 503); else the
-      // record is in the event log at once, while its deliveries may wait for busy or starting plugins.
-      const routed = o.dispatcher.dispatch(event);
-      let timer: NodeJS.Timeout | undefined;
-      const done = await Promise.race([
-        routed.then((r) => (r.completedAt === null ? o.dispatcher.whenCompleted(r.eventId) : r)).then(() => true),
-        new Promise<false>((r) => (timer = setTimeout(() => r(false), maxWait))),
-      ]);
-      clearTimeout(timer);
-      const record = done ? await routed : (o.dispatcher.events.get(event.eventId) ?? (await routed));
-      if (input.waitMs) await new Promise((r) => setTimeout(r, input.waitMs));
-      return { body: toConsoleResponse(record) };
-    },
+    ({ body: input }) => deliver('console message', input.waitMs, () => o.provider.createEvent(input)),
     [jsonBody({ limit: '64kb', shape: EVENT_JSON_SHAPE_LIMITS })],
+  );
+  route(
+    ADMIN_ROUTES.sendConsoleChatEvent,
+    ({ body: input }) => deliver('console chat event', input.waitMs, () => o.provider.createChatEvent(input)),
+    [jsonBody({ limit: '16kb', shape: EVENT_JSON_SHAPE_LIMITS })],
   );
 
   route(ADMIN_ROUTES.consoleEvents, async ({ res, query }) => {

@@ -1,4 +1,4 @@
-export { ConsoleProvider, type ConsoleMessageInput, type ConsoleProviderOptions } from './console-provider';
+export { ConsoleProvider, type ConsoleChatEventInput, type ConsoleMessageInput, type ConsoleProviderOptions } from './console-provider';
 export {
   createConsoleRouter,
   consoleRoutes,
