@@ -87,6 +87,36 @@ export const MESSAGE_ERRORS = defineErrors({
   'message.media.rate_limited': {
     message:
       'The plugin started more media uploads in the last minute than the host allows (20 per plugin). Send fewer images or files, or wait a minute.',
+    causes:
+      'Image and file parts sent by URL and uploads of bytes (media.upload) are counted apart, each at most 20 per plugin and minute; error.data.retryAfterMilliseconds says when the oldest leaves the minute.',
+  },
+  'message.media.too_large': {
+    message:
+      'The upload is larger than the host takes (10 MiB), or a chunk carries more than 512 KiB or more bytes than the upload declared. Send a smaller file, or serve it from a URL.',
+    causes:
+      'A size declared in media.upload above the limit, a media.chunk whose data decodes to more than 512 KiB, or chunks that add up to more than the declared size.',
+  },
+  'message.media.type_mismatch': {
+    message:
+      'The bytes of the upload do not match its declared content type, the content type is not one the host takes for images (PNG, JPEG, GIF or WebP), or an image part names media that is not an image. Declare the type the bytes really have.',
+    causes:
+      'A file uploaded with the content type of another (a JPEG declared as image/png, a text file declared as an image), an SVG or BMP image, or a media id of a file upload used in an image part.',
+    fix: 'Take the content type from the file itself (its first bytes), not from its name; send other kinds of image as a file part, or convert them to PNG.',
+  },
+  'message.media.unknown': {
+    message:
+      'The media id or upload id is not known to the host: it was never given to this plugin, its time ran out (media ids live 60 minutes, uploads wait 60 s for their next chunk), or the host restarted. Upload the bytes again.',
+    causes:
+      "An id kept across a host restart or longer than its lifetime, an id of another plugin's upload (each plugin sees only its own), or an upload id after media.finish or after it was dropped for a refused chunk.",
+  },
+  'message.media.upload_invalid': {
+    message:
+      'The chunk does not continue the upload: its offset is not the number of bytes received so far, its data is not base64, another chunk of the upload is still being written, or media.finish came before all declared bytes. Send the chunks in order, one at a time.',
+  },
+  'message.media.store_full': {
+    message:
+      'The host keeps as many uploaded bytes as it may (256 MiB for all plugins); the upload is refused until older media expire. Try again later, or send the file from a URL.',
+    causes: 'Many or large uploads in the last hour by one or more plugins; uploads under way count with their declared size.',
   },
   'message.media.upload_failed': {
     message:
@@ -750,6 +780,11 @@ export const API_ERRORS = defineErrors({
   },
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
+  EVENT_NOT_FOUND: {
+    status: 404,
+    message:
+      "This host's event log keeps no event with this eventId: it was never received here, or it is older than the newest events the log keeps. List the recent events with GET /api/events.",
+  },
   BAD_REQUEST: { status: 400, message: 'The request body is not valid. details.issues lists each field and the fix.' },
   REQUEST_JSON_TOO_COMPLEX: {
     status: 400,

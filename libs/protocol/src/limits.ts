@@ -37,8 +37,24 @@ export const LIMITS = {
   maxButtonLabelChars: 40,
   /** Longest callback data or command text of a button, in characters. */
   maxButtonDataChars: 512,
-  /** Media uploads one plugin may make per minute (image and file parts the host fetches for a provider). */
+  /**
+   * Media uploads one plugin may make per minute: image and file parts the host fetches for a provider, and,
+   * counted apart by the same rule, uploads of bytes with `media.upload`.
+   */
   maxMediaUploadsPerMinute: 20,
+  /** Largest file one `media.upload` may carry, in bytes (its declared `size`). */
+  maxMediaUploadBytes: 10 * 1024 * 1024,
+  /**
+   * Most bytes in one `media.chunk`, decoded (base64 makes its `data` a third longer): well under
+   * maxPayloadBytes, so a chunk never needs a large frame.
+   */
+  maxMediaChunkBytes: 512 * 1024,
+  /** Most bytes the host keeps of uploaded media (finished and under way) for all plugins together. */
+  maxMediaStoreBytes: 256 * 1024 * 1024,
+  /** How long a media id from `media.finish` stays usable in image and file parts. */
+  mediaTtlMilliseconds: 60 * 60_000,
+  /** How long an upload may wait for its next `media.chunk` or `media.finish` before the host drops it. */
+  mediaUploadIdleMilliseconds: 60_000,
   /** Most users one multi-user mention helper accepts. */
   maxMentionUsers: 20,
   /** Most outbound messages in one HTTP plugin response. */

@@ -43,17 +43,41 @@ export const MediaUrl = z
   .max(LIMITS.maxMediaUrlChars)
   .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/, { message: 'must be an absolute http or https URL without spaces' });
 
-export const ImagePartSchema = z.strictObject({
-  type: z.literal('image'),
-  url: MediaUrl.describe('Where the host fetches the image (PNG or JPEG on QQ Bot).'),
-  alt: z.string().max(200).optional().describe('Text shown where the image cannot be (the console, logs).'),
-});
+/** The id `media.finish` gives for uploaded bytes: usable by the plugin that uploaded them, until it expires. */
+export const MediaId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{16,64}$/, { message: 'must be a media id from media.finish (16 to 64 letters, digits, _ or -)' });
 
-export const FilePartSchema = z.strictObject({
-  type: z.literal('file'),
-  url: MediaUrl.describe('Where the host fetches the file.'),
-  fileName: NonBlankString.max(255).optional().describe('The name the recipient sees; default: the last segment of the URL path.'),
-});
+/** An image or file part names its bytes one way: a URL the host fetches, or the id of bytes the plugin uploaded. */
+function oneSource(part: { url?: unknown; mediaId?: unknown }, ctx: z.core.$RefinementCtx): void {
+  if ((part.url === undefined) === (part.mediaId === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [part.url === undefined ? 'url' : 'mediaId'],
+      message: 'give exactly one of url and mediaId',
+    });
+  }
+}
+
+export const ImagePartSchema = z
+  .strictObject({
+    type: z.literal('image'),
+    url: MediaUrl.optional().describe('Where the host fetches the image (PNG or JPEG on QQ Bot). Exactly one of url and mediaId.'),
+    mediaId: MediaId.optional().describe('The id media.finish gave for uploaded image bytes. Exactly one of url and mediaId.'),
+    alt: z.string().max(200).optional().describe('Text shown where the image cannot be (the console, logs).'),
+  })
+  .superRefine(oneSource);
+
+export const FilePartSchema = z
+  .strictObject({
+    type: z.literal('file'),
+    url: MediaUrl.optional().describe('Where the host fetches the file. Exactly one of url and mediaId.'),
+    mediaId: MediaId.optional().describe('The id media.finish gave for uploaded bytes. Exactly one of url and mediaId.'),
+    fileName: NonBlankString.max(255)
+      .optional()
+      .describe('The name the recipient sees; default: the name given to media.upload, or the last segment of the URL path.'),
+  })
+  .superRefine(oneSource);
 
 export type ImagePart = z.infer<typeof ImagePartSchema>;
 export type FilePart = z.infer<typeof FilePartSchema>;

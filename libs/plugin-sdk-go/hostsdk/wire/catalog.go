@@ -17,6 +17,11 @@ const (
 	CodeMessageMediaTooMany                = "message.media.too_many"
 	CodeMessageMediaAddressRefused         = "message.media.address_refused"
 	CodeMessageMediaRateLimited            = "message.media.rate_limited"
+	CodeMessageMediaTooLarge               = "message.media.too_large"
+	CodeMessageMediaTypeMismatch           = "message.media.type_mismatch"
+	CodeMessageMediaUnknown                = "message.media.unknown"
+	CodeMessageMediaUploadInvalid          = "message.media.upload_invalid"
+	CodeMessageMediaStoreFull              = "message.media.store_full"
 	CodeMessageMediaUploadFailed           = "message.media.upload_failed"
 	CodeMessageKeyboardTooLarge            = "message.keyboard.too_large"
 	CodeMessageKeyboardInvalid             = "message.keyboard.invalid"
@@ -201,6 +206,7 @@ const (
 	ErrOriginRefused                       = "ORIGIN_REFUSED"
 	ErrNotFound                            = "NOT_FOUND"
 	ErrPluginNotFound                      = "PLUGIN_NOT_FOUND"
+	ErrEventNotFound                       = "EVENT_NOT_FOUND"
 	ErrBadRequest                          = "BAD_REQUEST"
 	ErrRequestJSONTooComplex               = "REQUEST_JSON_TOO_COMPLEX"
 	ErrPluginStateConflict                 = "PLUGIN_STATE_CONFLICT"
@@ -288,6 +294,11 @@ var ErrorCodes = []ErrorCode{
 	{"MESSAGE_ERRORS", "message.media.too_many", "The message has more than one image or file part. Send each image or file in a message of its own.", 0},
 	{"MESSAGE_ERRORS", "message.media.address_refused", "The URL of an image or file part, or of a link button, names or resolves to an address the host does not fetch from (loopback, private, link-local or otherwise reserved). Serve the file from a public address.", 0},
 	{"MESSAGE_ERRORS", "message.media.rate_limited", "The plugin started more media uploads in the last minute than the host allows (20 per plugin). Send fewer images or files, or wait a minute.", 0},
+	{"MESSAGE_ERRORS", "message.media.too_large", "The upload is larger than the host takes (10 MiB), or a chunk carries more than 512 KiB or more bytes than the upload declared. Send a smaller file, or serve it from a URL.", 0},
+	{"MESSAGE_ERRORS", "message.media.type_mismatch", "The bytes of the upload do not match its declared content type, the content type is not one the host takes for images (PNG, JPEG, GIF or WebP), or an image part names media that is not an image. Declare the type the bytes really have.", 0},
+	{"MESSAGE_ERRORS", "message.media.unknown", "The media id or upload id is not known to the host: it was never given to this plugin, its time ran out (media ids live 60 minutes, uploads wait 60 s for their next chunk), or the host restarted. Upload the bytes again.", 0},
+	{"MESSAGE_ERRORS", "message.media.upload_invalid", "The chunk does not continue the upload: its offset is not the number of bytes received so far, its data is not base64, another chunk of the upload is still being written, or media.finish came before all declared bytes. Send the chunks in order, one at a time.", 0},
+	{"MESSAGE_ERRORS", "message.media.store_full", "The host keeps as many uploaded bytes as it may (256 MiB for all plugins); the upload is refused until older media expire. Try again later, or send the file from a URL.", 0},
 	{"MESSAGE_ERRORS", "message.media.upload_failed", "The provider could not fetch or convert the image or file at the URL (QQ Bot: 304082 or 304083, or no file_info). Check that the URL answers with the file to anyone, and that its format is one the provider takes (PNG or JPEG for QQ Bot images).", 0},
 	{"MESSAGE_ERRORS", "message.keyboard.too_large", "The keyboard has more rows or buttons than the provider shows (1 to 5 rows of 1 to 5 buttons). Split the buttons over several messages.", 0},
 	{"MESSAGE_ERRORS", "message.keyboard.invalid", "A button of the keyboard is misshapen (no label, an unknown action, empty callback data, a bad id) or two buttons have the same id. Fix the button the message names; leave ids out to get unique ones.", 0},
@@ -472,6 +483,7 @@ var ErrorCodes = []ErrorCode{
 	{"API_ERRORS", "ORIGIN_REFUSED", "The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send \"Authorization: Bearer <token>\" from a script.", 403},
 	{"API_ERRORS", "NOT_FOUND", "No such route. See GET /api/openapi.json for the admin API.", 404},
 	{"API_ERRORS", "PLUGIN_NOT_FOUND", "No plugin with this pluginId. List plugins with GET /api/plugins.", 404},
+	{"API_ERRORS", "EVENT_NOT_FOUND", "This host's event log keeps no event with this eventId: it was never received here, or it is older than the newest events the log keeps. List the recent events with GET /api/events.", 404},
 	{"API_ERRORS", "BAD_REQUEST", "The request body is not valid. details.issues lists each field and the fix.", 400},
 	{"API_ERRORS", "REQUEST_JSON_TOO_COMPLEX", "The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.", 400},
 	{"API_ERRORS", "PLUGIN_STATE_CONFLICT", "The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.", 409},
@@ -629,6 +641,11 @@ const (
 	LimitMaxButtonLabelChars            = 40
 	LimitMaxButtonDataChars             = 512
 	LimitMaxMediaUploadsPerMinute       = 20
+	LimitMaxMediaUploadBytes            = 10485760
+	LimitMaxMediaChunkBytes             = 524288
+	LimitMaxMediaStoreBytes             = 268435456
+	LimitMediaTtlMilliseconds           = 3600000
+	LimitMediaUploadIdleMilliseconds    = 60000
 	LimitMaxMentionUsers                = 20
 	LimitMaxOutboundMessages            = 20
 	LimitMaxHTTPResponseBytes           = 1048576
@@ -706,7 +723,7 @@ var Permissions = []PermissionInfo{
 	{"messages.mentionEveryone", "Mention everyone in a group (@everyone).", []string{}},
 	{"messages.intercept", "Stop an event from reaching the plugins after this one (answer intercepted: true).", []string{}},
 	{"messages.recall", "Recall (delete) messages the bot sent.", []string{}},
-	{"media.upload", "Upload images and files for messages.", []string{}},
+	{"media.upload", "Upload images and files for messages.", []string{"media.upload", "media.chunk", "media.finish"}},
 	{"users.read", "Read user profiles.", []string{}},
 	{"groups.read", "Read group information and member lists.", []string{}},
 	{"groups.manage", "Change group settings.", []string{}},
@@ -748,6 +765,12 @@ const (
 	MethodMessagesReply = "messages.reply"
 	// Sends a message to a target.
 	MethodMessagesSend = "messages.send"
+	// Begins an upload of bytes for an image or file part: declares their content type and size; media.chunk sends them.
+	MethodMediaUpload = "media.upload"
+	// Sends the next bytes of an upload, base64, in order.
+	MethodMediaChunk = "media.chunk"
+	// Ends an upload: the host checks the bytes against the content type and answers the media id.
+	MethodMediaFinish = "media.finish"
 )
 
 // MethodInfo describes one JSON-RPC method.
@@ -772,6 +795,9 @@ var Methods = []MethodInfo{
 	{"events.completed", "pluginToHost", ""},
 	{"messages.reply", "pluginToHost", "messages.reply"},
 	{"messages.send", "pluginToHost", "messages.send"},
+	{"media.upload", "pluginToHost", "media.upload"},
+	{"media.chunk", "pluginToHost", "media.upload"},
+	{"media.finish", "pluginToHost", "media.upload"},
 }
 
 // Names on the wire.

@@ -358,6 +358,68 @@ type LogWriteResult struct {
 	Accepted bool `json:"accepted"`
 }
 
+// MediaChunkParams of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/methods/media.chunk/params
+type MediaChunkParams struct {
+	// The runtime token from host.initialize.
+	Token string `json:"token"`
+	// The id media.upload gave.
+	UploadID string `json:"uploadId"`
+	// Where the chunk starts: the number of bytes sent before it.
+	Offset int64 `json:"offset"`
+	// The bytes, base64 (RFC 4648, with padding); at most 524288 decoded.
+	Data string `json:"data"`
+}
+
+// MediaChunkResult of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/methods/media.chunk/result
+type MediaChunkResult struct {
+	// Bytes of the upload received so far.
+	Received int64 `json:"received"`
+}
+
+// MediaFinishParams of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/methods/media.finish/params
+type MediaFinishParams struct {
+	// The runtime token from host.initialize.
+	Token string `json:"token"`
+	// The id media.upload gave.
+	UploadID string `json:"uploadId"`
+}
+
+// MediaFinishResult of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/methods/media.finish/result
+type MediaFinishResult struct {
+	// Put it in an image or file part as mediaId; only this plugin can use it.
+	MediaID     string `json:"mediaId"`
+	ContentType string `json:"contentType"`
+	Size        int64  `json:"size"`
+	// When the host forgets the media id (LIMITS.mediaTtlMilliseconds after finishing).
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// MediaUploadParams of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/methods/media.upload/params
+type MediaUploadParams struct {
+	// The runtime token from host.initialize.
+	Token string `json:"token"`
+	// The media type of the bytes; image/png, image/jpeg, image/gif or image/webp for an image. The host checks it against the first bytes.
+	ContentType string `json:"contentType"`
+	// The number of bytes that follow, at most 10485760 (LIMITS.maxMediaUploadBytes).
+	Size int64 `json:"size"`
+	// The name a file part shows when it names none.
+	FileName string `json:"fileName,omitempty"`
+}
+
+// MediaUploadResult of protocol v2.
+// Open: unknown keys are ignored. Schema: methods.json#/methods/media.upload/result
+type MediaUploadResult struct {
+	// The id media.upload gave.
+	UploadID string `json:"uploadId"`
+	// Most bytes one media.chunk may carry, decoded.
+	MaxChunkBytes int64 `json:"maxChunkBytes"`
+}
+
 // MessageEvent of protocol v2.
 // Open: unknown keys are ignored. Schema: methods.json#/$defs/MessageEvent
 type MessageEvent struct {
@@ -493,9 +555,11 @@ func (x MessagePartComposite) MarshalJSON() ([]byte, error) {
 // Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/4
 type MessagePartFile struct {
 	Type string `json:"type"`
-	// Where the host fetches the file.
-	URL string `json:"url"`
-	// The name the recipient sees; default: the last segment of the URL path.
+	// Where the host fetches the file. Exactly one of url and mediaId.
+	URL string `json:"url,omitempty"`
+	// The id media.finish gave for uploaded bytes. Exactly one of url and mediaId.
+	MediaID string `json:"mediaId,omitempty"`
+	// The name the recipient sees; default: the name given to media.upload, or the last segment of the URL path.
 	FileName string `json:"fileName,omitempty"`
 }
 
@@ -513,8 +577,10 @@ func (x MessagePartFile) MarshalJSON() ([]byte, error) {
 // Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3
 type MessagePartImage struct {
 	Type string `json:"type"`
-	// Where the host fetches the image (PNG or JPEG on QQ Bot).
-	URL string `json:"url"`
+	// Where the host fetches the image (PNG or JPEG on QQ Bot). Exactly one of url and mediaId.
+	URL string `json:"url,omitempty"`
+	// The id media.finish gave for uploaded image bytes. Exactly one of url and mediaId.
+	MediaID string `json:"mediaId,omitempty"`
 	// Text shown where the image cannot be (the console, logs).
 	Alt string `json:"alt,omitempty"`
 }

@@ -1057,10 +1057,15 @@ DOCUMENTS: Dict[str, Any] = {
                                 "const": "image",
                             },
                             "url": {
+                                "description": "Where the host fetches the image (PNG or JPEG on QQ Bot). Exactly one of url and mediaId.",
                                 "type": "string",
                                 "maxLength": 2048,
                                 "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
-                                "description": "Where the host fetches the image (PNG or JPEG on QQ Bot).",
+                            },
+                            "mediaId": {
+                                "description": "The id media.finish gave for uploaded image bytes. Exactly one of url and mediaId.",
+                                "type": "string",
+                                "pattern": "^[A-Za-z0-9_-]{16,64}$",
                             },
                             "alt": {
                                 "description": "Text shown where the image cannot be (the console, logs).",
@@ -1068,7 +1073,7 @@ DOCUMENTS: Dict[str, Any] = {
                                 "maxLength": 200,
                             },
                         },
-                        "required": ["type", "url"],
+                        "required": ["type"],
                         "additionalProperties": False,
                     },
                     {
@@ -1079,19 +1084,24 @@ DOCUMENTS: Dict[str, Any] = {
                                 "const": "file",
                             },
                             "url": {
+                                "description": "Where the host fetches the file. Exactly one of url and mediaId.",
                                 "type": "string",
                                 "maxLength": 2048,
                                 "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
-                                "description": "Where the host fetches the file.",
+                            },
+                            "mediaId": {
+                                "description": "The id media.finish gave for uploaded bytes. Exactly one of url and mediaId.",
+                                "type": "string",
+                                "pattern": "^[A-Za-z0-9_-]{16,64}$",
                             },
                             "fileName": {
-                                "description": "The name the recipient sees; default: the last segment of the URL path.",
+                                "description": "The name the recipient sees; default: the name given to media.upload, or the last segment of the URL path.",
                                 "type": "string",
                                 "minLength": 1,
                                 "maxLength": 255,
                             },
                         },
-                        "required": ["type", "url"],
+                        "required": ["type"],
                         "additionalProperties": False,
                     },
                     {
@@ -1284,10 +1294,15 @@ DOCUMENTS: Dict[str, Any] = {
                                 "const": "image",
                             },
                             "url": {
+                                "description": "Where the host fetches the image (PNG or JPEG on QQ Bot). Exactly one of url and mediaId.",
                                 "type": "string",
                                 "maxLength": 2048,
                                 "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
-                                "description": "Where the host fetches the image (PNG or JPEG on QQ Bot).",
+                            },
+                            "mediaId": {
+                                "description": "The id media.finish gave for uploaded image bytes. Exactly one of url and mediaId.",
+                                "type": "string",
+                                "pattern": "^[A-Za-z0-9_-]{16,64}$",
                             },
                             "alt": {
                                 "description": "Text shown where the image cannot be (the console, logs).",
@@ -1295,7 +1310,7 @@ DOCUMENTS: Dict[str, Any] = {
                                 "maxLength": 200,
                             },
                         },
-                        "required": ["type", "url"],
+                        "required": ["type"],
                         "additionalProperties": False,
                     },
                     {
@@ -1306,19 +1321,24 @@ DOCUMENTS: Dict[str, Any] = {
                                 "const": "file",
                             },
                             "url": {
+                                "description": "Where the host fetches the file. Exactly one of url and mediaId.",
                                 "type": "string",
                                 "maxLength": 2048,
                                 "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
-                                "description": "Where the host fetches the file.",
+                            },
+                            "mediaId": {
+                                "description": "The id media.finish gave for uploaded bytes. Exactly one of url and mediaId.",
+                                "type": "string",
+                                "pattern": "^[A-Za-z0-9_-]{16,64}$",
                             },
                             "fileName": {
-                                "description": "The name the recipient sees; default: the last segment of the URL path.",
+                                "description": "The name the recipient sees; default: the name given to media.upload, or the last segment of the URL path.",
                                 "type": "string",
                                 "minLength": 1,
                                 "maxLength": 255,
                             },
                         },
-                        "required": ["type", "url"],
+                        "required": ["type"],
                         "additionalProperties": False,
                     },
                     {
@@ -1824,6 +1844,146 @@ METHODS: Dict[str, Any] = {
                 "$ref": "#/$defs/SendResult",
             },
         },
+        "media.upload": {
+            "direction": "pluginToHost",
+            "summary": "Begins an upload of bytes for an image or file part: declares their content type and size; media.chunk sends them.",
+            "permission": "media.upload",
+            "params": {
+                "type": "object",
+                "properties": {
+                    "token": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The runtime token from host.initialize.",
+                    },
+                    "contentType": {
+                        "type": "string",
+                        "maxLength": 127,
+                        "pattern": "^[a-z0-9][a-z0-9!#$&^_.+-]*\\/[a-z0-9][a-z0-9!#$&^_.+-]*$",
+                        "description": "The media type of the bytes; image/png, image/jpeg, image/gif or image/webp for an image. The host checks it against the first bytes.",
+                    },
+                    "size": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 9007199254740991,
+                        "description": "The number of bytes that follow, at most 10485760 (LIMITS.maxMediaUploadBytes).",
+                    },
+                    "fileName": {
+                        "description": "The name a file part shows when it names none.",
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 255,
+                    },
+                },
+                "required": ["token", "contentType", "size"],
+            },
+            "result": {
+                "type": "object",
+                "properties": {
+                    "uploadId": {
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9_-]{16,64}$",
+                        "description": "The id media.upload gave.",
+                    },
+                    "maxChunkBytes": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 9007199254740991,
+                        "description": "Most bytes one media.chunk may carry, decoded.",
+                    },
+                },
+                "required": ["uploadId", "maxChunkBytes"],
+            },
+        },
+        "media.chunk": {
+            "direction": "pluginToHost",
+            "summary": "Sends the next bytes of an upload, base64, in order.",
+            "permission": "media.upload",
+            "params": {
+                "type": "object",
+                "properties": {
+                    "token": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The runtime token from host.initialize.",
+                    },
+                    "uploadId": {
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9_-]{16,64}$",
+                        "description": "The id media.upload gave.",
+                    },
+                    "offset": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 9007199254740991,
+                        "description": "Where the chunk starts: the number of bytes sent before it.",
+                    },
+                    "data": {
+                        "type": "string",
+                        "description": "The bytes, base64 (RFC 4648, with padding); at most 524288 decoded.",
+                    },
+                },
+                "required": ["token", "uploadId", "offset", "data"],
+            },
+            "result": {
+                "type": "object",
+                "properties": {
+                    "received": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 9007199254740991,
+                        "description": "Bytes of the upload received so far.",
+                    },
+                },
+                "required": ["received"],
+            },
+        },
+        "media.finish": {
+            "direction": "pluginToHost",
+            "summary": "Ends an upload: the host checks the bytes against the content type and answers the media id.",
+            "permission": "media.upload",
+            "params": {
+                "type": "object",
+                "properties": {
+                    "token": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The runtime token from host.initialize.",
+                    },
+                    "uploadId": {
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9_-]{16,64}$",
+                        "description": "The id media.upload gave.",
+                    },
+                },
+                "required": ["token", "uploadId"],
+            },
+            "result": {
+                "type": "object",
+                "properties": {
+                    "mediaId": {
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9_-]{16,64}$",
+                        "description": "Put it in an image or file part as mediaId; only this plugin can use it.",
+                    },
+                    "contentType": {
+                        "type": "string",
+                    },
+                    "size": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 9007199254740991,
+                    },
+                    "expiresAt": {
+                        "type": "string",
+                        "format": "date-time",
+                        "pattern": "^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$",
+                        "description": "When the host forgets the media id (LIMITS.mediaTtlMilliseconds after finishing).",
+                    },
+                },
+                "required": ["mediaId", "contentType", "size", "expiresAt"],
+            },
+        },
     },
     "$defs": {
         "Attachment": {
@@ -2230,10 +2390,15 @@ METHODS: Dict[str, Any] = {
                             "const": "image",
                         },
                         "url": {
+                            "description": "Where the host fetches the image (PNG or JPEG on QQ Bot). Exactly one of url and mediaId.",
                             "type": "string",
                             "maxLength": 2048,
                             "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
-                            "description": "Where the host fetches the image (PNG or JPEG on QQ Bot).",
+                        },
+                        "mediaId": {
+                            "description": "The id media.finish gave for uploaded image bytes. Exactly one of url and mediaId.",
+                            "type": "string",
+                            "pattern": "^[A-Za-z0-9_-]{16,64}$",
                         },
                         "alt": {
                             "description": "Text shown where the image cannot be (the console, logs).",
@@ -2241,7 +2406,7 @@ METHODS: Dict[str, Any] = {
                             "maxLength": 200,
                         },
                     },
-                    "required": ["type", "url"],
+                    "required": ["type"],
                     "additionalProperties": False,
                 },
                 {
@@ -2252,19 +2417,24 @@ METHODS: Dict[str, Any] = {
                             "const": "file",
                         },
                         "url": {
+                            "description": "Where the host fetches the file. Exactly one of url and mediaId.",
                             "type": "string",
                             "maxLength": 2048,
                             "pattern": "^https?:\\/\\/[^\\s/?#]+[^\\s]*$",
-                            "description": "Where the host fetches the file.",
+                        },
+                        "mediaId": {
+                            "description": "The id media.finish gave for uploaded bytes. Exactly one of url and mediaId.",
+                            "type": "string",
+                            "pattern": "^[A-Za-z0-9_-]{16,64}$",
                         },
                         "fileName": {
-                            "description": "The name the recipient sees; default: the last segment of the URL path.",
+                            "description": "The name the recipient sees; default: the name given to media.upload, or the last segment of the URL path.",
                             "type": "string",
                             "minLength": 1,
                             "maxLength": 255,
                         },
                     },
-                    "required": ["type", "url"],
+                    "required": ["type"],
                     "additionalProperties": False,
                 },
                 {

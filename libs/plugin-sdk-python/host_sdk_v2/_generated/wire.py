@@ -459,6 +459,76 @@ class LogWriteResult(TypedDict):
     accepted: Literal[True]
 
 
+class MediaChunkParams(TypedDict):
+    """Open: unknown keys are ignored. Schema: methods.json#/methods/media.chunk/params"""
+
+    # The runtime token from host.initialize.
+    token: str
+    # The id media.upload gave.
+    uploadId: str
+    # Where the chunk starts: the number of bytes sent before it.
+    offset: int
+    # The bytes, base64 (RFC 4648, with padding); at most 524288 decoded.
+    data: str
+
+
+class MediaChunkResult(TypedDict):
+    """Open: unknown keys are ignored. Schema: methods.json#/methods/media.chunk/result"""
+
+    # Bytes of the upload received so far.
+    received: int
+
+
+class MediaFinishParams(TypedDict):
+    """Open: unknown keys are ignored. Schema: methods.json#/methods/media.finish/params"""
+
+    # The runtime token from host.initialize.
+    token: str
+    # The id media.upload gave.
+    uploadId: str
+
+
+class MediaFinishResult(TypedDict):
+    """Open: unknown keys are ignored. Schema: methods.json#/methods/media.finish/result"""
+
+    # Put it in an image or file part as mediaId; only this plugin can use it.
+    mediaId: str
+    contentType: str
+    size: int
+    # When the host forgets the media id (LIMITS.mediaTtlMilliseconds after finishing).
+    expiresAt: str
+
+
+_MediaUploadParamsOptional = TypedDict(
+    "_MediaUploadParamsOptional",
+    {
+        # The name a file part shows when it names none.
+        "fileName": str,
+    },
+    total=False,
+)
+
+
+class MediaUploadParams(_MediaUploadParamsOptional):
+    """Open: unknown keys are ignored. Schema: methods.json#/methods/media.upload/params"""
+
+    # The runtime token from host.initialize.
+    token: str
+    # The media type of the bytes; image/png, image/jpeg, image/gif or image/webp for an image. The host checks it against the first bytes.
+    contentType: str
+    # The number of bytes that follow, at most 10485760 (LIMITS.maxMediaUploadBytes).
+    size: int
+
+
+class MediaUploadResult(TypedDict):
+    """Open: unknown keys are ignored. Schema: methods.json#/methods/media.upload/result"""
+
+    # The id media.upload gave.
+    uploadId: str
+    # Most bytes one media.chunk may carry, decoded.
+    maxChunkBytes: int
+
+
 _MessageEventOptional = TypedDict(
     "_MessageEventOptional",
     {
@@ -516,7 +586,11 @@ class MessagePartComposite(TypedDict):
 _MessagePartFileOptional = TypedDict(
     "_MessagePartFileOptional",
     {
-        # The name the recipient sees; default: the last segment of the URL path.
+        # Where the host fetches the file. Exactly one of url and mediaId.
+        "url": str,
+        # The id media.finish gave for uploaded bytes. Exactly one of url and mediaId.
+        "mediaId": str,
+        # The name the recipient sees; default: the name given to media.upload, or the last segment of the URL path.
         "fileName": str,
     },
     total=False,
@@ -527,13 +601,15 @@ class MessagePartFile(_MessagePartFileOptional):
     """Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/4"""
 
     type: Literal["file"]
-    # Where the host fetches the file.
-    url: str
 
 
 _MessagePartImageOptional = TypedDict(
     "_MessagePartImageOptional",
     {
+        # Where the host fetches the image (PNG or JPEG on QQ Bot). Exactly one of url and mediaId.
+        "url": str,
+        # The id media.finish gave for uploaded image bytes. Exactly one of url and mediaId.
+        "mediaId": str,
         # Text shown where the image cannot be (the console, logs).
         "alt": str,
     },
@@ -545,8 +621,6 @@ class MessagePartImage(_MessagePartImageOptional):
     """Strict: unknown keys are refused. Schema: methods.json#/$defs/MessagePart/anyOf/3"""
 
     type: Literal["image"]
-    # Where the host fetches the image (PNG or JPEG on QQ Bot).
-    url: str
 
 
 class MessagePartMentionEveryone(TypedDict):
@@ -969,4 +1043,7 @@ METHOD_TYPES = {
     "events.completed": ("\"EventsCompletedParams\"", "\"EventsCompletedResult\""),
     "messages.reply": ("\"MessagesReplyParams\"", "\"SendResult\""),
     "messages.send": ("\"MessagesSendParams\"", "\"SendResult\""),
+    "media.upload": ("\"MediaUploadParams\"", "\"MediaUploadResult\""),
+    "media.chunk": ("\"MediaChunkParams\"", "\"MediaChunkResult\""),
+    "media.finish": ("\"MediaFinishParams\"", "\"MediaFinishResult\""),
 }

@@ -62,6 +62,26 @@ public static class Catalog
     /// </summary>
     public const string CodeMessageMediaRateLimited = "message.media.rate_limited";
     /// <summary>
+    /// The upload is larger than the host takes (10 MiB), or a chunk carries more than 512 KiB or more bytes than the upload declared. Send a smaller file, or serve it from a URL.
+    /// </summary>
+    public const string CodeMessageMediaTooLarge = "message.media.too_large";
+    /// <summary>
+    /// The bytes of the upload do not match its declared content type, the content type is not one the host takes for images (PNG, JPEG, GIF or WebP), or an image part names media that is not an image. Declare the type the bytes really have.
+    /// </summary>
+    public const string CodeMessageMediaTypeMismatch = "message.media.type_mismatch";
+    /// <summary>
+    /// The media id or upload id is not known to the host: it was never given to this plugin, its time ran out (media ids live 60 minutes, uploads wait 60 s for their next chunk), or the host restarted. Upload the bytes again.
+    /// </summary>
+    public const string CodeMessageMediaUnknown = "message.media.unknown";
+    /// <summary>
+    /// The chunk does not continue the upload: its offset is not the number of bytes received so far, its data is not base64, another chunk of the upload is still being written, or media.finish came before all declared bytes. Send the chunks in order, one at a time.
+    /// </summary>
+    public const string CodeMessageMediaUploadInvalid = "message.media.upload_invalid";
+    /// <summary>
+    /// The host keeps as many uploaded bytes as it may (256 MiB for all plugins); the upload is refused until older media expire. Try again later, or send the file from a URL.
+    /// </summary>
+    public const string CodeMessageMediaStoreFull = "message.media.store_full";
+    /// <summary>
     /// The provider could not fetch or convert the image or file at the URL (QQ Bot: 304082 or 304083, or no file_info). Check that the URL answers with the file to anyone, and that its format is one the provider takes (PNG or JPEG for QQ Bot images).
     /// </summary>
     public const string CodeMessageMediaUploadFailed = "message.media.upload_failed";
@@ -798,6 +818,10 @@ public static class Catalog
     /// </summary>
     public const string ErrPluginNotFound = "PLUGIN_NOT_FOUND";
     /// <summary>
+    /// This host's event log keeps no event with this eventId: it was never received here, or it is older than the newest events the log keeps. List the recent events with GET /api/events.
+    /// </summary>
+    public const string ErrEventNotFound = "EVENT_NOT_FOUND";
+    /// <summary>
     /// The request body is not valid. details.issues lists each field and the fix.
     /// </summary>
     public const string ErrBadRequest = "BAD_REQUEST";
@@ -1045,6 +1069,11 @@ public static class Catalog
         new("MESSAGE_ERRORS", "message.media.too_many", "The message has more than one image or file part. Send each image or file in a message of its own.", 0),
         new("MESSAGE_ERRORS", "message.media.address_refused", "The URL of an image or file part, or of a link button, names or resolves to an address the host does not fetch from (loopback, private, link-local or otherwise reserved). Serve the file from a public address.", 0),
         new("MESSAGE_ERRORS", "message.media.rate_limited", "The plugin started more media uploads in the last minute than the host allows (20 per plugin). Send fewer images or files, or wait a minute.", 0),
+        new("MESSAGE_ERRORS", "message.media.too_large", "The upload is larger than the host takes (10 MiB), or a chunk carries more than 512 KiB or more bytes than the upload declared. Send a smaller file, or serve it from a URL.", 0),
+        new("MESSAGE_ERRORS", "message.media.type_mismatch", "The bytes of the upload do not match its declared content type, the content type is not one the host takes for images (PNG, JPEG, GIF or WebP), or an image part names media that is not an image. Declare the type the bytes really have.", 0),
+        new("MESSAGE_ERRORS", "message.media.unknown", "The media id or upload id is not known to the host: it was never given to this plugin, its time ran out (media ids live 60 minutes, uploads wait 60 s for their next chunk), or the host restarted. Upload the bytes again.", 0),
+        new("MESSAGE_ERRORS", "message.media.upload_invalid", "The chunk does not continue the upload: its offset is not the number of bytes received so far, its data is not base64, another chunk of the upload is still being written, or media.finish came before all declared bytes. Send the chunks in order, one at a time.", 0),
+        new("MESSAGE_ERRORS", "message.media.store_full", "The host keeps as many uploaded bytes as it may (256 MiB for all plugins); the upload is refused until older media expire. Try again later, or send the file from a URL.", 0),
         new("MESSAGE_ERRORS", "message.media.upload_failed", "The provider could not fetch or convert the image or file at the URL (QQ Bot: 304082 or 304083, or no file_info). Check that the URL answers with the file to anyone, and that its format is one the provider takes (PNG or JPEG for QQ Bot images).", 0),
         new("MESSAGE_ERRORS", "message.keyboard.too_large", "The keyboard has more rows or buttons than the provider shows (1 to 5 rows of 1 to 5 buttons). Split the buttons over several messages.", 0),
         new("MESSAGE_ERRORS", "message.keyboard.invalid", "A button of the keyboard is misshapen (no label, an unknown action, empty callback data, a bad id) or two buttons have the same id. Fix the button the message names; leave ids out to get unique ones.", 0),
@@ -1229,6 +1258,7 @@ public static class Catalog
         new("API_ERRORS", "ORIGIN_REFUSED", "The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send \"Authorization: Bearer <token>\" from a script.", 403),
         new("API_ERRORS", "NOT_FOUND", "No such route. See GET /api/openapi.json for the admin API.", 404),
         new("API_ERRORS", "PLUGIN_NOT_FOUND", "No plugin with this pluginId. List plugins with GET /api/plugins.", 404),
+        new("API_ERRORS", "EVENT_NOT_FOUND", "This host's event log keeps no event with this eventId: it was never received here, or it is older than the newest events the log keeps. List the recent events with GET /api/events.", 404),
         new("API_ERRORS", "BAD_REQUEST", "The request body is not valid. details.issues lists each field and the fix.", 400),
         new("API_ERRORS", "REQUEST_JSON_TOO_COMPLEX", "The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.", 400),
         new("API_ERRORS", "PLUGIN_STATE_CONFLICT", "The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.", 409),
@@ -1406,6 +1436,11 @@ public static class Catalog
     public const int LimitMaxButtonLabelChars = 40;
     public const int LimitMaxButtonDataChars = 512;
     public const int LimitMaxMediaUploadsPerMinute = 20;
+    public const int LimitMaxMediaUploadBytes = 10485760;
+    public const int LimitMaxMediaChunkBytes = 524288;
+    public const int LimitMaxMediaStoreBytes = 268435456;
+    public const int LimitMediaTtlMilliseconds = 3600000;
+    public const int LimitMediaUploadIdleMilliseconds = 60000;
     public const int LimitMaxMentionUsers = 20;
     public const int LimitMaxOutboundMessages = 20;
     public const int LimitMaxHttpResponseBytes = 1048576;
@@ -1496,7 +1531,7 @@ public static class Catalog
         new("messages.mentionEveryone", "Mention everyone in a group (@everyone).", []),
         new("messages.intercept", "Stop an event from reaching the plugins after this one (answer intercepted: true).", []),
         new("messages.recall", "Recall (delete) messages the bot sent.", []),
-        new("media.upload", "Upload images and files for messages.", []),
+        new("media.upload", "Upload images and files for messages.", ["media.upload", "media.chunk", "media.finish"]),
         new("users.read", "Read user profiles.", []),
         new("groups.read", "Read group information and member lists.", []),
         new("groups.manage", "Change group settings.", []),
@@ -1557,6 +1592,18 @@ public static class Catalog
     /// Sends a message to a target.
     /// </summary>
     public const string MethodMessagesSend = "messages.send";
+    /// <summary>
+    /// Begins an upload of bytes for an image or file part: declares their content type and size; media.chunk sends them.
+    /// </summary>
+    public const string MethodMediaUpload = "media.upload";
+    /// <summary>
+    /// Sends the next bytes of an upload, base64, in order.
+    /// </summary>
+    public const string MethodMediaChunk = "media.chunk";
+    /// <summary>
+    /// Ends an upload: the host checks the bytes against the content type and answers the media id.
+    /// </summary>
+    public const string MethodMediaFinish = "media.finish";
 
     /// <summary>Every JSON-RPC method of protocol v2.</summary>
     public static readonly IReadOnlyList<MethodInfo> Methods =
@@ -1572,6 +1619,9 @@ public static class Catalog
         new("events.completed", "pluginToHost", ""),
         new("messages.reply", "pluginToHost", "messages.reply"),
         new("messages.send", "pluginToHost", "messages.send"),
+        new("media.upload", "pluginToHost", "media.upload"),
+        new("media.chunk", "pluginToHost", "media.upload"),
+        new("media.finish", "pluginToHost", "media.upload"),
     ];
 
     // Names on the wire.

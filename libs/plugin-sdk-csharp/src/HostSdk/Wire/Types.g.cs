@@ -825,6 +825,145 @@ public sealed partial record LogWriteResult
 }
 
 /// <summary>
+/// MediaChunkParams of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/methods/media.chunk/params
+/// </summary>
+public sealed partial record MediaChunkParams
+{
+    /// <summary>
+    /// The runtime token from host.initialize.
+    /// </summary>
+    [JsonPropertyName("token")]
+    public required string Token { get; init; }
+
+    /// <summary>
+    /// The id media.upload gave.
+    /// </summary>
+    [JsonPropertyName("uploadId")]
+    public required string UploadId { get; init; }
+
+    /// <summary>
+    /// Where the chunk starts: the number of bytes sent before it.
+    /// </summary>
+    [JsonPropertyName("offset")]
+    public required long Offset { get; init; }
+
+    /// <summary>
+    /// The bytes, base64 (RFC 4648, with padding); at most 524288 decoded.
+    /// </summary>
+    [JsonPropertyName("data")]
+    public required string Data { get; init; }
+}
+
+/// <summary>
+/// MediaChunkResult of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/methods/media.chunk/result
+/// </summary>
+public sealed partial record MediaChunkResult
+{
+    /// <summary>
+    /// Bytes of the upload received so far.
+    /// </summary>
+    [JsonPropertyName("received")]
+    public required long Received { get; init; }
+}
+
+/// <summary>
+/// MediaFinishParams of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/methods/media.finish/params
+/// </summary>
+public sealed partial record MediaFinishParams
+{
+    /// <summary>
+    /// The runtime token from host.initialize.
+    /// </summary>
+    [JsonPropertyName("token")]
+    public required string Token { get; init; }
+
+    /// <summary>
+    /// The id media.upload gave.
+    /// </summary>
+    [JsonPropertyName("uploadId")]
+    public required string UploadId { get; init; }
+}
+
+/// <summary>
+/// MediaFinishResult of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/methods/media.finish/result
+/// </summary>
+public sealed partial record MediaFinishResult
+{
+    /// <summary>
+    /// Put it in an image or file part as mediaId; only this plugin can use it.
+    /// </summary>
+    [JsonPropertyName("mediaId")]
+    public required string MediaId { get; init; }
+
+    [JsonPropertyName("contentType")]
+    public required string ContentType { get; init; }
+
+    [JsonPropertyName("size")]
+    public required long Size { get; init; }
+
+    /// <summary>
+    /// When the host forgets the media id (LIMITS.mediaTtlMilliseconds after finishing).
+    /// </summary>
+    [JsonPropertyName("expiresAt")]
+    public required string ExpiresAt { get; init; }
+}
+
+/// <summary>
+/// MediaUploadParams of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/methods/media.upload/params
+/// </summary>
+public sealed partial record MediaUploadParams
+{
+    /// <summary>
+    /// The runtime token from host.initialize.
+    /// </summary>
+    [JsonPropertyName("token")]
+    public required string Token { get; init; }
+
+    /// <summary>
+    /// The media type of the bytes; image/png, image/jpeg, image/gif or image/webp for an image. The host checks it against the first bytes.
+    /// </summary>
+    [JsonPropertyName("contentType")]
+    public required string ContentType { get; init; }
+
+    /// <summary>
+    /// The number of bytes that follow, at most 10485760 (LIMITS.maxMediaUploadBytes).
+    /// </summary>
+    [JsonPropertyName("size")]
+    public required long Size { get; init; }
+
+    /// <summary>
+    /// The name a file part shows when it names none.
+    /// </summary>
+    [JsonPropertyName("fileName")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? FileName { get; init; }
+}
+
+/// <summary>
+/// MediaUploadResult of protocol v2.
+/// Open: unknown keys are ignored. Schema: methods.json#/methods/media.upload/result
+/// </summary>
+public sealed partial record MediaUploadResult
+{
+    /// <summary>
+    /// The id media.upload gave.
+    /// </summary>
+    [JsonPropertyName("uploadId")]
+    public required string UploadId { get; init; }
+
+    /// <summary>
+    /// Most bytes one media.chunk may carry, decoded.
+    /// </summary>
+    [JsonPropertyName("maxChunkBytes")]
+    public required long MaxChunkBytes { get; init; }
+}
+
+/// <summary>
 /// MessageEvent of protocol v2.
 /// Open: unknown keys are ignored. Schema: methods.json#/$defs/MessageEvent
 /// </summary>
@@ -989,13 +1128,21 @@ public sealed partial record MessagePartFile : MessagePart
     public string Type { get; init; } = "file";
 
     /// <summary>
-    /// Where the host fetches the file.
+    /// Where the host fetches the file. Exactly one of url and mediaId.
     /// </summary>
     [JsonPropertyName("url")]
-    public required string Url { get; init; }
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Url { get; init; }
 
     /// <summary>
-    /// The name the recipient sees; default: the last segment of the URL path.
+    /// The id media.finish gave for uploaded bytes. Exactly one of url and mediaId.
+    /// </summary>
+    [JsonPropertyName("mediaId")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? MediaId { get; init; }
+
+    /// <summary>
+    /// The name the recipient sees; default: the name given to media.upload, or the last segment of the URL path.
     /// </summary>
     [JsonPropertyName("fileName")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
@@ -1014,10 +1161,18 @@ public sealed partial record MessagePartImage : MessagePart
     public string Type { get; init; } = "image";
 
     /// <summary>
-    /// Where the host fetches the image (PNG or JPEG on QQ Bot).
+    /// Where the host fetches the image (PNG or JPEG on QQ Bot). Exactly one of url and mediaId.
     /// </summary>
     [JsonPropertyName("url")]
-    public required string Url { get; init; }
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Url { get; init; }
+
+    /// <summary>
+    /// The id media.finish gave for uploaded image bytes. Exactly one of url and mediaId.
+    /// </summary>
+    [JsonPropertyName("mediaId")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? MediaId { get; init; }
 
     /// <summary>
     /// Text shown where the image cannot be (the console, logs).
@@ -1740,6 +1895,12 @@ public sealed partial record UserRef
 [JsonSerializable(typeof(KeyboardRowsItem))]
 [JsonSerializable(typeof(LogWriteParams))]
 [JsonSerializable(typeof(LogWriteResult))]
+[JsonSerializable(typeof(MediaChunkParams))]
+[JsonSerializable(typeof(MediaChunkResult))]
+[JsonSerializable(typeof(MediaFinishParams))]
+[JsonSerializable(typeof(MediaFinishResult))]
+[JsonSerializable(typeof(MediaUploadParams))]
+[JsonSerializable(typeof(MediaUploadResult))]
 [JsonSerializable(typeof(MessageEvent))]
 [JsonSerializable(typeof(MessageEventMessage))]
 [JsonSerializable(typeof(MessagePart))]
