@@ -6,13 +6,15 @@ import { join } from 'node:path';
  * The Content-Security-Policy of the admin app's pages: script, styles and
  * connections only from the host itself, no inline script, no plugins, no
  * framing. Anything a plugin supplies that slipped into the page as markup
- * still could not run.
+ * still could not run. Images may come from web addresses: the playground shows
+ * the image a plugin's reply names by its URL, as the QQ client shows the one
+ * the platform fetched (an image runs nothing; the page sends no referrer).
  */
 export const ADMIN_APP_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self' data: https: http:",
   "font-src 'self'",
   "connect-src 'self'",
   "manifest-src 'self'",

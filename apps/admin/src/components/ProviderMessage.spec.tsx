@@ -1,6 +1,6 @@
 import { ready } from '../i18n';
-import { render } from '@testing-library/react';
-import { markdownWithMentionLinks, ProviderMessage, safeUrl } from './ProviderMessage';
+import { fireEvent, render } from '@testing-library/react';
+import { markdownWithMentionLinks, ProviderMessage, safeUrl, type ButtonPress } from './ProviderMessage';
 
 beforeAll(() => ready);
 
@@ -47,6 +47,81 @@ describe('ProviderMessage (a QQ Bot body as the client shows it)', () => {
     const other = render(<ProviderMessage body={{ unexpected: '<i>x</i>' }} />);
     expect(other.container.querySelector('pre')?.textContent).toContain('"unexpected": "<i>x</i>"');
     expect(other.container.querySelector('i')).toBeNull();
+  });
+
+  it("shows a rich-media body's image under its text, with no referrer; an address that is not a web one stays JSON", () => {
+    const { container } = render(
+      <ProviderMessage
+        body={{ msg_type: 7, content: 'thanks', media: { file_type: 1, url: 'https://example.com/a.png' }, event_id: 'e1' }}
+      />,
+    );
+    const img = container.querySelector('figure.provider-media img')!;
+    expect(img.getAttribute('src')).toBe('https://example.com/a.png');
+    expect(img.getAttribute('alt')).toBe('Image sent by the plugin');
+    expect(img.getAttribute('referrerpolicy')).toBe('no-referrer');
+    expect(container.querySelector('figcaption')?.textContent).toBe('thanks');
+    // The renderer's one space of an otherwise empty content shows no caption.
+    const bare = render(
+      <ProviderMessage body={{ msg_type: 7, content: ' ', media: { file_type: 1, url: 'https://example.com/b.png' } }} />,
+    );
+    expect(bare.container.querySelector('figcaption')).toBeNull();
+    const script = render(<ProviderMessage body={{ msg_type: 7, content: ' ', media: { file_type: 1, url: 'javascript:alert(1)' } }} />);
+    expect(script.container.querySelector('img')).toBeNull();
+    expect(script.container.querySelector('pre')?.textContent).toContain('javascript:alert(1)');
+  });
+
+  const button = (id: string, label: string, type: 0 | 1 | 2, data: string, extra: object = {}) => ({
+    id,
+    render_data: { label, visited_label: label, style: id === 'yes' ? 1 : 0 },
+    action: { type, data, permission: { type: 2 }, unsupport_tips: label, ...extra },
+  });
+  const keyboardBody = {
+    msg_type: 2,
+    markdown: { content: '**Vote?**' },
+    keyboard: {
+      content: {
+        rows: [
+          { buttons: [button('yes', 'Yes', 1, 'vote:yes'), button('no', 'No', 1, 'vote:no')] },
+          {
+            buttons: [
+              button('docs', 'Docs', 0, 'https://example.com/docs'),
+              button('bad', 'Bad', 0, 'javascript:alert(1)'),
+              button('help', 'Help', 2, '/help', { enter: true }),
+            ],
+          },
+        ],
+      },
+    },
+  };
+
+  it('shows a keyboard in its rows: callback and command buttons report their press, link buttons open web addresses only', () => {
+    const pressed: ButtonPress[] = [];
+    const { container, getByRole } = render(<ProviderMessage body={keyboardBody} onPress={(p) => pressed.push(p)} />);
+    expect(container.querySelector('strong')?.textContent).toBe('Vote?');
+    const rows = [...container.querySelectorAll('.provider-keyboard .keyboard-row')].map((r) => [...r.children].map((b) => b.textContent));
+    expect(rows).toEqual([
+      ['Yes', 'No'],
+      ['Docs', 'Bad', 'Help'],
+    ]);
+    expect(getByRole('group', { name: 'Buttons' })).toBeTruthy();
+    expect(getByRole('button', { name: 'Yes' }).className).toBe('keyboard-button primary');
+    const docs = getByRole('link', { name: 'Docs' });
+    expect(docs.getAttribute('href')).toBe('https://example.com/docs');
+    expect(docs.getAttribute('rel')).toBe('noopener noreferrer nofollow');
+    // A link button whose address is not a web one shows without an address.
+    expect(container.querySelectorAll('a')).toHaveLength(1);
+    expect(container.innerHTML).not.toContain('javascript:');
+    fireEvent.click(getByRole('button', { name: 'No' }));
+    fireEvent.click(getByRole('button', { name: 'Help' }));
+    expect(pressed).toEqual([
+      { label: 'No', kind: 'callback', data: 'vote:no', buttonId: 'no' },
+      { label: 'Help', kind: 'command', text: '/help', send: true },
+    ]);
+  });
+
+  it('shows the buttons disabled where nothing takes a press', () => {
+    const { getByRole } = render(<ProviderMessage body={keyboardBody} />);
+    expect((getByRole('button', { name: 'Yes' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('helpers: only http(s) and mention addresses survive; tags become mention links', () => {

@@ -49,27 +49,111 @@ function componentsFor(names: Readonly<Record<string, string>>, t: TFunction): C
   };
 }
 
+/** One button of a QQ Bot keyboard body (msg-btn.md of tencent-connect/bot-docs): action 0 link, 1 callback, 2 command. */
+export interface KeyboardButton {
+  id?: string;
+  render_data?: { label?: string; style?: number };
+  action?: { type?: number; data?: string; enter?: boolean };
+}
+
+/** A click on a callback (1) or command (2) button; link buttons open their URL themselves. */
+export type ButtonPress = { label: string } & (
+  { kind: 'callback'; data: string; buttonId?: string } | { kind: 'command'; text: string; send: boolean }
+);
+
+type Body = {
+  msg_type?: number;
+  content?: unknown;
+  markdown?: { content?: unknown };
+  keyboard?: { content?: { rows?: { buttons?: KeyboardButton[] }[] } };
+  media?: { url?: unknown };
+} | null;
+
+/**
+ * The rows of buttons under a Markdown message, as the client shows them: a link button opens its address
+ * (web addresses only), a callback or command button calls `onPress`; without it they show, disabled.
+ */
+function Keyboard({ rows, onPress }: { rows: { buttons?: KeyboardButton[] }[]; onPress?: (press: ButtonPress) => void }) {
+  const { t } = useTranslation();
+  return (
+    <div className="provider-keyboard" role="group" aria-label={t('playground.keyboard')}>
+      {rows.map((row, r) => (
+        <div key={r} className="keyboard-row">
+          {(row.buttons ?? []).map((b, i) => {
+            const label = b.render_data?.label ?? '';
+            const data = b.action?.data ?? '';
+            const className = b.render_data?.style === 1 ? 'keyboard-button primary' : 'keyboard-button';
+            if (b.action?.type === 0) {
+              const href = safeUrl(data);
+              return href ? (
+                <a key={i} className={className} href={href} target="_blank" rel="noopener noreferrer nofollow" title={href}>
+                  {label}
+                </a>
+              ) : (
+                <span key={i} className={className}>
+                  {label}
+                </span>
+              );
+            }
+            const press: ButtonPress =
+              b.action?.type === 1
+                ? { label, kind: 'callback', data, ...(b.id ? { buttonId: b.id } : {}) }
+                : { label, kind: 'command', text: data, send: b.action?.enter === true };
+            return (
+              <button key={i} type="button" className={className} disabled={!onPress} onClick={() => onPress?.(press)}>
+                {label}
+              </button>
+            );
+          })}
+        </div>
+      ))}
+    </div>
+  );
+}
+
 /**
  * A QQ Bot message body as the QQ client would show it: text as text
  * (entities undone), Markdown rendered without raw HTML, images or script
- * links, and user mentions as chips with the member's name when `names`
- * knows it.
+ * links, user mentions as chips with the member's name when `names`
+ * knows it, a rich-media message's image with its text, and a keyboard's
+ * rows of buttons (`onPress` takes the clicks of callback and command buttons).
  */
-export function ProviderMessage({ body, names = {} }: { body: unknown; names?: Readonly<Record<string, string>> }) {
+export function ProviderMessage({
+  body,
+  names = {},
+  onPress,
+}: {
+  body: unknown;
+  names?: Readonly<Record<string, string>>;
+  onPress?: (press: ButtonPress) => void;
+}) {
   const { t } = useTranslation();
-  const b = body as { msg_type?: number; content?: unknown; markdown?: { content?: unknown } } | null;
+  const b = body as Body;
   if (b?.msg_type === 2 && typeof b.markdown?.content === 'string') {
+    const rows = b.keyboard?.content?.rows;
     return (
       <div className="provider-markdown">
         <Markdown skipHtml urlTransform={safeUrl} disallowedElements={['img']} unwrapDisallowed components={componentsFor(names, t)}>
           {markdownWithMentionLinks(b.markdown.content)}
         </Markdown>
+        {Array.isArray(rows) && <Keyboard rows={rows} onPress={onPress} />}
       </div>
     );
   }
   // A group or one-to-one text body goes out as typed (docs/operator/qqbot.md, "Replies"): the client shows it as it
   // is, entities included, and so does the preview.
   if (b?.msg_type === 0 && typeof b.content === 'string') return <p className="provider-text">{b.content}</p>;
+  // A rich-media message: the provider uploads the URL and the client shows the image under the text (the
+  // renderer puts one space in an empty content, which the platform requires).
+  if (b?.msg_type === 7 && typeof b.media?.url === 'string' && safeUrl(b.media.url)) {
+    const text = typeof b.content === 'string' ? b.content.trim() : '';
+    return (
+      <figure className="provider-media">
+        <img src={safeUrl(b.media.url)} alt={t('playground.image')} referrerPolicy="no-referrer" loading="lazy" />
+        {text !== '' && <figcaption className="provider-text">{text}</figcaption>}
+      </figure>
+    );
+  }
   return (
     <pre className="raw" tabIndex={0}>
       {JSON.stringify(body, null, 2)}

@@ -1,15 +1,31 @@
-import { ADMIN_ROUTES, type ConsoleMessageResponse } from '@host/admin-api';
+import { ADMIN_ROUTES, type ConsoleChatEventRequest, type ConsoleMessageResponse } from '@host/admin-api';
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { call } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
-import { ProviderMessage } from '../components/ProviderMessage';
+import { ProviderMessage, type ButtonPress } from '../components/ProviderMessage';
+
+/** The events other than a message the playground can send for its conversation (a click is sent by a button). */
+const CONVERSATION_EVENTS = ['bot.added', 'bot.removed', 'conversation.opened'] as const;
+type ConversationEvent = (typeof CONVERSATION_EVENTS)[number];
+/** Their names' keys (i18next reads a dot as a path). */
+const EVENT_KEY = { 'bot.added': 'botAdded', 'bot.removed': 'botRemoved', 'conversation.opened': 'conversationOpened' } as const;
+
+interface Conversation {
+  type: 'group' | 'c2c';
+  id: string;
+}
+interface Sender {
+  id: string;
+  displayName?: string;
+}
 
 interface Turn {
   n: number;
-  conversation: string;
+  conversation: Conversation;
   sender: string;
-  text: string;
+  /** What the user did: a message's text, or the event sent. */
+  said: { kind: 'text'; text: string } | { kind: 'click'; label: string } | { kind: 'event'; eventType: ConversationEvent };
   /**
    * The display names known when this message was sent: its replies show
    * mentions with these, so a later change of name leaves the history as it was.
@@ -24,10 +40,12 @@ function Reply({
   o,
   answer,
   names,
+  onPress,
 }: {
   o: ConsoleMessageResponse['outbound'][number];
   answer: ConsoleMessageResponse;
   names: Readonly<Record<string, string>>;
+  onPress: (press: ButtonPress) => void;
 }) {
   const { t } = useTranslation();
   const d = answer.deliveries.find((x) => x.pluginId === o.pluginId);
@@ -39,7 +57,7 @@ function Reply({
           <span className="muted"> · {t('playground.handledIn', { ms: Math.round(d.completion.durationMs) })}</span>
         )}
       </p>
-      <ProviderMessage body={o.body} names={names} />
+      <ProviderMessage body={o.body} names={names} onPress={onPress} />
       <details>
         <summary>{t('playground.raw')}</summary>
         <pre className="raw" tabIndex={0}>
@@ -50,58 +68,116 @@ function Reply({
   );
 }
 
-/** Chat as a user of the console provider and see what plugins answer, as QQ Bot would show it. */
+/**
+ * Chat as a user of the console provider and see what plugins answer, as QQ Bot would show it: click the
+ * buttons of their keyboards (a callback button sends interaction.created to the plugins subscribed to it), and
+ * send the bot's own events for the conversation.
+ */
 export default function PlaygroundPage() {
   const { t } = useTranslation();
   const [turns, setTurns] = useState<Turn[]>([]);
   const [type, setType] = useState<'group' | 'c2c'>('group');
   const [busy, setBusy] = useState(false);
+  const [eventType, setEventType] = useState<ConversationEvent>('bot.added');
   const counter = useRef(0);
+  const formRef = useRef<HTMLFormElement>(null);
   // Display names of the users this playground spoke as, for mention chips.
   const [names, setNames] = useState<Record<string, string>>({});
-  const ids = { type: useId(), conv: useId(), sender: useId(), name: useId(), text: useId() };
+  const ids = { type: useId(), conv: useId(), sender: useId(), name: useId(), text: useId(), event: useId() };
 
-  async function send(e: FormEvent<HTMLFormElement>) {
-    e.preventDefault();
-    const form = e.currentTarget;
+  /** The conversation and the user the form names now. */
+  function who(form: HTMLFormElement): { conversation: Conversation; sender: Sender } {
     const f = new FormData(form);
-    const text = String(f.get('text') ?? '');
-    const conversation = { type, id: String(f.get('conversation') ?? '').trim() || (type === 'group' ? 'group-1' : 'user-1') };
-    const sender = {
-      id: String(f.get('sender') ?? '').trim() || 'user-1',
-      displayName: String(f.get('displayName') ?? '').trim() || undefined,
+    return {
+      conversation: { type, id: String(f.get('conversation') ?? '').trim() || (type === 'group' ? 'group-1' : 'user-1') },
+      sender: {
+        id: String(f.get('sender') ?? '').trim() || 'user-1',
+        displayName: String(f.get('displayName') ?? '').trim() || undefined,
+      },
     };
+  }
+
+  /** Adds a turn, sends it, and shows the answer in it. */
+  async function run(
+    conversation: Conversation,
+    sender: Sender,
+    said: Turn['said'],
+    request: () => Promise<ConsoleMessageResponse>,
+  ): Promise<void> {
     const known = sender.displayName ? { ...names, [sender.id]: sender.displayName } : names;
     if (sender.displayName) setNames(known);
-    const turn: Turn = {
-      n: ++counter.current,
-      conversation: `${type}:${conversation.id}`,
-      sender: sender.displayName ?? sender.id,
-      text,
-      names: known,
-    };
+    const turn: Turn = { n: ++counter.current, conversation, sender: sender.displayName ?? sender.id, said, names: known };
     setTurns((t) => [...t, turn]);
     setBusy(true);
     const started = performance.now();
     try {
-      const answer = await call<ConsoleMessageResponse>(ADMIN_ROUTES.sendConsoleMessage, {
-        body: { conversation, sender, text },
-      });
-      turn.answer = answer;
+      turn.answer = await request();
     } catch (err) {
       turn.error = err;
     }
     turn.tookMs = Math.round(performance.now() - started);
     setTurns((t) => t.map((x) => (x.n === turn.n ? { ...turn } : x)));
     setBusy(false);
+  }
+
+  async function sendText(form: HTMLFormElement, text: string) {
+    const { conversation, sender } = who(form);
+    await run(conversation, sender, { kind: 'text', text }, () =>
+      call<ConsoleMessageResponse>(ADMIN_ROUTES.sendConsoleMessage, { body: { conversation, sender, text } }),
+    );
+  }
+
+  async function send(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = e.currentTarget;
+    await sendText(form, String(new FormData(form).get('text') ?? ''));
     (form.elements.namedItem('text') as HTMLTextAreaElement).value = '';
+  }
+
+  function sendChatEvent(conversation: Conversation, sender: Sender, said: Turn['said'], body: ConsoleChatEventRequest) {
+    return run(conversation, sender, said, () => call<ConsoleMessageResponse>(ADMIN_ROUTES.sendConsoleChatEvent, { body }));
+  }
+
+  /**
+   * A button of a reply in `turn`'s conversation, clicked by the user the form names now: a callback button sends
+   * interaction.created; a command button puts its text in the message box, and sends it when the button says so.
+   */
+  function press(turn: Turn, p: ButtonPress) {
+    const form = formRef.current;
+    if (!form) return;
+    const { sender } = who(form);
+    if (p.kind === 'callback') {
+      void sendChatEvent(
+        turn.conversation,
+        sender,
+        { kind: 'click', label: p.label },
+        {
+          eventType: 'interaction.created',
+          conversation: turn.conversation,
+          sender,
+          interaction: { data: p.data, ...(p.buttonId ? { buttonId: p.buttonId } : {}) },
+        },
+      );
+      return;
+    }
+    const box = form.elements.namedItem('text') as HTMLTextAreaElement;
+    box.value = p.text;
+    if (p.send) form.requestSubmit();
+    else box.focus();
+  }
+
+  function sendEvent() {
+    const form = formRef.current;
+    if (!form) return;
+    const { conversation, sender } = who(form);
+    void sendChatEvent(conversation, sender, { kind: 'event', eventType }, { eventType, conversation, sender });
   }
 
   return (
     <>
       <h1>{t('playground.title')}</h1>
       <p>{t('playground.intro')}</p>
-      <form className="playground-form" onSubmit={(e) => void send(e)}>
+      <form className="playground-form" ref={formRef} onSubmit={(e) => void send(e)}>
         <fieldset>
           <legend>{t('playground.conversation')}</legend>
           <div className="row">
@@ -146,6 +222,19 @@ export default function PlaygroundPage() {
             {t('playground.send')}
           </button>
         </div>
+        <div className="row playground-events">
+          <label htmlFor={ids.event}>{t('playground.event')}</label>
+          <select id={ids.event} value={eventType} onChange={(e) => setEventType(e.target.value as ConversationEvent)}>
+            {CONVERSATION_EVENTS.map((x) => (
+              <option key={x} value={x}>
+                {t(`playground.events.${EVENT_KEY[x]}`)}
+              </option>
+            ))}
+          </select>
+          <button type="button" className="secondary" disabled={busy} onClick={sendEvent}>
+            {t('playground.sendEvent')}
+          </button>
+        </div>
       </form>
       <ol className="transcript" aria-live="polite" aria-label={t('playground.transcript')}>
         {turns.map((turn) => (
@@ -153,9 +242,18 @@ export default function PlaygroundPage() {
             <ol>
               <li className="bubble me">
                 <p className="who">
-                  <strong>{turn.sender}</strong> <span className="muted">{t('playground.in', { conversation: turn.conversation })}</span>
+                  <strong>{turn.sender}</strong>{' '}
+                  <span className="muted">{t('playground.in', { conversation: `${turn.conversation.type}:${turn.conversation.id}` })}</span>
                 </p>
-                <p className="provider-text">{turn.text}</p>
+                {turn.said.kind === 'text' ? (
+                  <p className="provider-text">{turn.said.text}</p>
+                ) : (
+                  <p className="provider-event">
+                    {turn.said.kind === 'click'
+                      ? t('playground.clicked', { label: turn.said.label })
+                      : t(`playground.events.${EVENT_KEY[turn.said.eventType]}`)}
+                  </p>
+                )}
               </li>
               {turn.error !== undefined && (
                 <li>
@@ -165,7 +263,7 @@ export default function PlaygroundPage() {
               {turn.answer && (
                 <>
                   {turn.answer.outbound.map((o, i) => (
-                    <Reply key={i} o={o} answer={turn.answer!} names={turn.names} />
+                    <Reply key={i} o={o} answer={turn.answer!} names={turn.names} onPress={(p) => press(turn, p)} />
                   ))}
                   {turn.answer.refused.map((r, i) => (
                     <li key={`r${i}`} className="bubble refused">
@@ -179,7 +277,7 @@ export default function PlaygroundPage() {
                   ))}
                   <li className="meta">
                     {turn.answer.deliveries.length === 0
-                      ? t('playground.noTaker')
+                      ? t(turn.said.kind === 'text' ? 'playground.noTaker' : 'playground.noSubscriber')
                       : t('playground.deliveredTo', {
                           list: turn.answer.deliveries
                             .map((d) => `${d.pluginId} (${t(`detail.deliveryState.${d.state}`)}${d.error ? `: ${d.error.code}` : ''})`)
