@@ -16,6 +16,7 @@ import {
   AuthThrottle,
   createApp,
   statsRoutes,
+  eventLogRoutes,
   ensureAdminToken,
   FollowableLogStore,
   reapDoctorProcesses,
@@ -190,8 +191,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     onRefused: (event, refusal) => refusalLog.note(event, refusal),
     ...(stores.inbox ? { inbox: stores.inbox } : {}),
     // Image and file URLs are checked against the HTTP plugins' address policy, and counted per plugin, before
-    // anything is recorded or sent (docs/protocol/v2.md 7.1).
-    outbound: (sink) => media.wrap(cluster ? cluster.outbound(sink) : sink),
+    // anything is sent (docs/protocol/v2.md 7.1); a refusal is recorded with the event the reply answers.
+    outbound: (sink) =>
+      media.wrap(cluster ? cluster.outbound(sink) : sink, (request, error) =>
+        sink.noteRefusal(request, { code: error.code, message: error.message }),
+      ),
     ...(cluster || o.metrics
       ? {
           observeOutbound: (r, out) => {
@@ -298,6 +302,12 @@ export async function composeHost(o: HostOptions): Promise<Host> {
   // Every wrong admin token and throttle is logged with its client address (security.md asks operators to watch them).
   const authThrottle = new AuthThrottle({ log: (m) => o.log('warn', m, { component: 'auth' }) });
   const queues = () => new Map(dispatcher.queueStats().map(({ pluginId, ...q }) => [pluginId, q]));
+  // An event another replica received is in the shared log only (bounded by its capacity, as GET /api/events is).
+  const eventOf = async (eventId: string) =>
+    dispatcher.events.get(eventId) ??
+    (stores.sharedEvents
+      ? (await stores.sharedEvents({ limit: dispatcher.events.capacity })).find((r) => r.eventId === eventId)
+      : undefined);
   const app = createApp({
     paths,
     store,
@@ -330,6 +340,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       }),
       ...httpRegistrationRoutes({ registry: httpPlugins }),
       ...statsRoutes({ paths, store, installer, runtime: lifecycle, http: httpPlugins, queues, stats, pending: installer.pending }),
+      ...eventLogRoutes({ event: eventOf, logs }),
       ...qqbotRoutes({ accounts: qqbotAccounts, webhook: qqbotWebhook, publicUrl: o.qqbot?.publicUrl }),
     ],
     log: (m) => o.log('error', m, { component: 'api' }),

@@ -10,3 +10,4 @@ export * from './doctor';
 export * from './session';
 export * from './qqbot';
 export * from './stats';
+export * from './event-logs';

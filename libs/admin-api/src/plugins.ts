@@ -172,6 +172,11 @@ export const LogLineSchema = z.object({
   stream: z.enum(['stderr', 'log', 'host']),
   level: z.enum(['trace', 'debug', 'info', 'warn', 'error']),
   message: z.string(),
+  fields: z.record(z.string(), z.unknown()).optional().describe('The structured fields of a log.write line.'),
+  eventId: z
+    .string()
+    .optional()
+    .describe('The event whose handler wrote the line: a log.write eventId the host delivered to this plugin; never on stderr lines.'),
 });
 export const LogsResponseSchema = z.object({ lines: z.array(LogLineSchema) });
 export type LogsResponse = z.infer<typeof LogsResponseSchema>;

@@ -10,6 +10,7 @@ import {
 } from './console';
 import { defineContract, type RouteContract } from './contract';
 import { DoctorResponseSchema, LastDoctorResponseSchema } from './doctor';
+import { EventLogsQuerySchema, EventLogsResponseSchema } from './event-logs';
 import {
   ConfirmHttpRefreshBodySchema,
   RefreshHttpPluginResponseSchema,
@@ -479,6 +480,18 @@ export const ADMIN_ROUTES = {
     query: EventsQuerySchema,
     responses: { 200: { description: 'The newest event records, newest first.', schema: EventListResponseSchema } },
     errors: ['BAD_REQUEST'],
+  }),
+  eventLogs: defineContract({
+    method: 'get',
+    path: '/events/{eventId}/logs',
+    summary: 'The plugin log lines written for one event',
+    description:
+      "For each plugin the event was delivered to, in delivery order, the lines its handler wrote with log.write for this event (the SDKs' handler loggers name the event; the host keeps the name only for an event it delivered to that plugin), oldest first, the newest `limit` of them, read from the plugin's bounded log files on this host. stderr lines name no event and are not included. An HTTP plugin has no log.write: its entry says so (`kept: false`). The event is looked up in this host's event log.",
+    tags: ['console'],
+    params: { eventId: 'The eventId of an event record (GET /api/events).' },
+    query: EventLogsQuerySchema,
+    responses: { 200: { description: "Each recipient's log lines for the event.", schema: EventLogsResponseSchema } },
+    errors: ['EVENT_NOT_FOUND', 'BAD_REQUEST', 'RUNTIME_UNAVAILABLE'],
   }),
 
   listQqBotAccounts: defineContract({

@@ -13,3 +13,4 @@ export * from './admin-app';
 export * from './log-followers';
 export { reapDoctorProcesses, DOCTOR_RUN_TIMEOUT_MILLISECONDS, type DoctorIsolation } from './routes/doctor-routes';
 export { statsRoutes, type StatsSource, type StatsRouteDeps, type PluginRecent } from './routes/stats-routes';
+export { eventLogRoutes, type EventLogRouteDeps } from './routes/event-log-routes';

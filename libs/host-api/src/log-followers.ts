@@ -27,6 +27,10 @@ export class FollowableLogStore implements PluginLogStore {
     return this.inner.tail(pluginId, lines);
   }
 
+  async linesOfEvent(pluginId: string, eventId: string, max: number): Promise<LogLine[]> {
+    return this.inner.linesOfEvent ? this.inner.linesOfEvent(pluginId, eventId, max) : [];
+  }
+
   flush(): Promise<void> {
     return this.inner.flush();
   }
