@@ -191,8 +191,11 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     onRefused: (event, refusal) => refusalLog.note(event, refusal),
     ...(stores.inbox ? { inbox: stores.inbox } : {}),
     // Image and file URLs are checked against the HTTP plugins' address policy, and counted per plugin, before
-    // anything is recorded or sent (docs/protocol/v2.md 7.1).
-    outbound: (sink) => media.wrap(cluster ? cluster.outbound(sink) : sink),
+    // anything is sent (docs/protocol/v2.md 7.1); a refusal is recorded with the event the reply answers.
+    outbound: (sink) =>
+      media.wrap(cluster ? cluster.outbound(sink) : sink, (request, error) =>
+        sink.noteRefusal(request, { code: error.code, message: error.message }),
+      ),
     ...(cluster || o.metrics
       ? {
           observeOutbound: (r, out) => {

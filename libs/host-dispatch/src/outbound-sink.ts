@@ -230,6 +230,19 @@ export class HostOutboundSink implements OutboundSink {
 
   /** A refusal for a missing permission, in the event log with the event it answers (or as a send). */
   private notePermissionRefusal(request: OutboundRequest, message: string, eventId: string | undefined): void {
+    this.noteRefusal(request, { code: 'message.permission.denied', message }, eventId);
+  }
+
+  /**
+   * Records a refusal decided before this sink saw the request (the media guard's checks of image and file
+   * parts), on the event the reply answers, or as a send, as its own refusals are recorded: the event log then
+   * shows the code with the delivery the plugin was answering.
+   */
+  noteRefusal(
+    request: OutboundRequest,
+    error: { code: string; message: string },
+    eventId: string | undefined = request.kind === 'send' ? this.ownEvent(request) : request.eventId,
+  ): void {
     let target: Target | undefined = request.target;
     let record: EventRecord | undefined;
     if (request.kind === 'reply') {
@@ -239,7 +252,7 @@ export class HostOutboundSink implements OutboundSink {
       record = this.o.events.get(request.eventId ?? '');
       if (record && record.source !== found.reference.source) record = undefined;
     }
-    if (target) this.note(record, request, target, { body: null, error: { code: 'message.permission.denied', message } }, eventId);
+    if (target) this.note(record, request, target, { body: null, error }, eventId);
   }
 
   /**

@@ -44,10 +44,19 @@ export class MediaGuard {
     this.now = o.now ?? Date.now;
   }
 
-  wrap(sink: OutboundSink): OutboundSink {
+  /**
+   * `sink` behind the checks. `refused` hears each refusal before the plugin gets it, so the host can record it in
+   * the event log with the event the reply answers (HostOutboundSink.noteRefusal).
+   */
+  wrap(sink: OutboundSink, refused?: (request: OutboundRequest, error: HostError) => void): OutboundSink {
     return {
       send: async (request) => {
-        await this.check(request);
+        try {
+          await this.check(request);
+        } catch (e) {
+          if (e instanceof HostError) refused?.(request, e);
+          throw e;
+        }
         return sink.send(request);
       },
     };
