@@ -21,11 +21,10 @@ import {
   SqlAdminSessionStore,
   type FileImportSummary,
   type PackageArchiveStore,
-  type SqlDeliveryQueue,
   type SqlEventInbox,
-  type SqlLeases,
   type StoreChange,
 } from '@host/host-store';
+import { SqlDeliveryQueue, SqlLeases } from '@host/host-cluster';
 import { join } from 'node:path';
 
 /**
@@ -144,7 +143,12 @@ export async function openStores(kind: string, paths: HostPaths, options: StoreO
         ...(stores.db.kind === 'postgres' ? { sharedEvents: (q: EventLogQuery) => stores.events.listShared(q) } : {}),
         // Every SQL store delivers stdio plugins' events through its durable queue: one replica on the embedded
         // database, several on a PostgreSQL server (docs/operator/storage.md, "Accepted means delivered").
-        cluster: { replica: options.replica ?? 'host', leases: stores.leases, queue: stores.queue, inbox: stores.inbox },
+        cluster: {
+          replica: options.replica ?? 'host',
+          leases: new SqlLeases(stores.db, options.replica ?? 'host'),
+          queue: new SqlDeliveryQueue(stores.db, options.replica ?? 'host'),
+          inbox: stores.inbox,
+        },
         imported: stores.imported,
         ...(stores.availability ? { availability: stores.availability } : {}),
         watch: stores.watch,

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { MessageEvent } from '@host/protocol';
-import { LeaseLostError, SqlDeliveryQueue, SqlLeases, type QueueNotice } from './cluster-tables';
-import { SqlEventInbox } from './sql-event-inbox';
-import { ServerDatabase } from './database';
-import { migrate } from './migrations';
-import { startTestPostgres, type TestPostgres } from '../testing/postgres-server';
+import { migrate, ServerDatabase, SqlEventInbox } from '@host/host-store';
+import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
+import type { QueueNotice } from './queue-notices';
+import { LeaseLostError, SqlDeliveryQueue } from './sql-delivery-queue';
+import { SqlLeases } from './sql-leases';
 
 // Leases and the durable delivery queue against a real PostgreSQL server (two connections pools stand for two replicas).
 let server: TestPostgres;

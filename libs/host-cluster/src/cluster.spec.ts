@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { hostPaths } from '@host/host-core';
 import { Dispatcher, type OutboundRecord } from '@host/host-dispatch';
 import { FilePluginLogStore, StdioPluginRuntime } from '@host/host-runtime';
-import { openSqlStores, SqlDeliveryQueue, type SqlStores } from '@host/host-store';
+import { openSqlStores, type SqlStores } from '@host/host-store';
 import { contractRecord } from '@host/host-store/testing';
 import type { EventRecord } from '@host/host-core';
 import type { MessageEvent } from '@host/protocol';
 import { Cluster } from './cluster';
+import { SqlDeliveryQueue } from './sql-delivery-queue';
+import { SqlLeases } from './sql-leases';
 
 const PLUGIN = 'com.example.resumed';
 
@@ -50,6 +52,7 @@ describe('an event routed again whose row an earlier process of the replica fini
   it('is answered from the row with the reply the earlier process sent, without a lease round', async () => {
     const event = messageEvent('ev-resumed');
     const before = new SqlDeliveryQueue(stores.db, 'host', 'host/earlier');
+    const queue = new SqlDeliveryQueue(stores.db, 'host');
     expect(await before.enqueue(event.eventId, PLUGIN, event, true)).toBe(true);
     await before.recordReply(event.eventId, PLUGIN, 1, { message: 'hi' });
     const sent: OutboundRecord = {
@@ -72,8 +75,8 @@ describe('an event routed again whose row an earlier process of the replica fini
     const dispatcher: Dispatcher = new Dispatcher({ endpoints: () => cluster.endpoints() });
     cluster = new Cluster({
       replica: 'host',
-      leases: stores.leases,
-      queue: stores.queue,
+      leases: new SqlLeases(stores.db, 'host'),
+      queue,
       store: stores.registry,
       dispatcher: () => dispatcher,
       invalid: () => [],
@@ -100,6 +103,6 @@ describe('an event routed again whose row an earlier process of the replica fini
     expect(logged?.deliveries).toEqual([expect.objectContaining({ pluginId: PLUGIN, state: 'completed', accepted: true })]);
     expect(logged?.outbound).toEqual([expect.objectContaining({ pluginId: PLUGIN, body: { content: 'hi' } })]);
     // Not delivered again: the row is the earlier process's, claimed once.
-    expect(await stores.queue.get(event.eventId, PLUGIN)).toMatchObject({ state: 'done', claimedBy: 'host/earlier', attempts: 1 });
+    expect(await queue.get(event.eventId, PLUGIN)).toMatchObject({ state: 'done', claimedBy: 'host/earlier', attempts: 1 });
   }, 20_000);
 });

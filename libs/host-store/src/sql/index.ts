@@ -11,5 +11,5 @@ export * from './sql-admin-session-store';
 export * from './sql-replay-store';
 export * from './sql-event-inbox';
 export * from './package-archive-store';
-export * from './cluster-tables';
+export * from './batcher';
 export * from './open-sql-stores';

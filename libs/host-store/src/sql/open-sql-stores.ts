@@ -10,7 +10,6 @@ import { watchChanges, type StoreChange } from './changes';
 import { describeDatabaseUrl, EmbeddedDatabase, ServerDatabase, type SqlDatabase } from './database';
 import { migrate } from './migrations';
 import { SqlPackageArchiveStore } from './package-archive-store';
-import { SqlDeliveryQueue, SqlLeases } from './cluster-tables';
 import { SqlEventInbox } from './sql-event-inbox';
 import { HostKeyMismatchError, loadHostKey, type SecretBox } from './secret-box';
 import { SqlEventLogStore } from './sql-event-log-store';
@@ -66,10 +65,6 @@ export interface SqlStores {
   archives: SqlPackageArchiveStore;
   /** What signed webhooks took, so a replay is refused after a restart and on every replica. */
   replays: SqlReplayStore;
-  /** Which replica runs each stdio plugin (used when several hosts share a PostgreSQL server). */
-  leases: SqlLeases;
-  /** The durable delivery queue of stdio plugins (idem). */
-  queue: SqlDeliveryQueue;
   /** Events this host accepted and has not logged final yet. */
   inbox: SqlEventInbox;
   /** What this start imported from the data directory's files, if it did. */
@@ -118,8 +113,6 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       events,
       archives: new SqlPackageArchiveStore(db),
       replays: new SqlReplayStore(db),
-      leases: new SqlLeases(db, o.replica ?? 'host'),
-      queue: new SqlDeliveryQueue(db, o.replica ?? 'host'),
       inbox: new SqlEventInbox(db, o.replica ?? 'host'),
       imported,
       ...(db instanceof ServerDatabase ? { availability: db } : {}),

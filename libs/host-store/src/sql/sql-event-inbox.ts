@@ -1,6 +1,6 @@
 import type { EventInbox } from '@host/host-core';
 import type { MessageEvent } from '@host/protocol';
-import { Batcher } from './cluster-tables';
+import { Batcher } from './batcher';
 import type { SqlDatabase } from './database';
 
 /**
@@ -35,7 +35,7 @@ export class SqlEventInbox implements EventInbox {
 
   /**
    * Takes over the events of replicas that are gone: those whose heartbeat
-   * ({@link SqlLeases.heartbeat}) ended, or that never wrote one, accepted
+   * (`host_replicas`, which the cluster's lease round writes) ended, or that never wrote one, accepted
    * more than `graceMilliseconds` ago (a lease's time: a replica that was only
    * slow beats again within it). Each row is taken by one replica (the update
    * locks it; a second taker finds the new origin alive). Answers the events,
