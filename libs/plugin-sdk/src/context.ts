@@ -26,7 +26,10 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
 /**
  * Writes to the plugin's log in the host (stdio: the `log.write` call; HTTP:
- * stderr of the service). Never blocks and never throws.
+ * stderr of the service). Never blocks and never throws. The logger of a
+ * handler's context names the handler's event in every line (`log.write`
+ * eventId), so the host shows the line with that event; the plugin's own
+ * logger (onStart, onStop, a timer) names none.
  */
 export interface PluginLogger {
   debug(message: string, fields?: Record<string, unknown>): void;
@@ -164,7 +167,8 @@ export interface TransportIO {
   readonly kind: TransportKind;
   reply(event: MessageEvent, message: OutgoingMessage, prepared: SentMessage): Promise<SendResult>;
   send(message: OutgoingMessage, prepared: SentMessage, event: MessageEvent | undefined): Promise<SendResult>;
-  log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+  /** `eventId`: the event whose handler writes the line (absent outside a handler). */
+  log(level: LogLevel, message: string, fields?: Record<string, unknown>, eventId?: string): void;
 }
 
 /** A message as it leaves the plugin: normalised parts, target and the provider body the host will send. */
@@ -219,8 +223,10 @@ export function replyTarget(event: MessageEvent): Target {
   return { type: event.messageReference.targetType, id: event.messageReference.targetId };
 }
 
-function makeLogger(io: TransportIO): PluginLogger {
-  const write = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => io.log(level, String(message), fields);
+/** A logger whose lines name `eventId`, the event of the handler it is given to (none outside a handler). */
+function makeLogger(io: TransportIO, eventId?: string): PluginLogger {
+  const write = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
+    eventId === undefined ? io.log(level, String(message), fields) : io.log(level, String(message), fields, eventId);
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
 
@@ -308,7 +314,7 @@ export function createMessageContext(
   options: MessageContextOptions = {},
 ): { ctx: MessageContext; settle(): Promise<void>; decision(): boolean | undefined } {
   const pending = new Set<Promise<unknown>>();
-  const log = makeLogger(io);
+  const log = makeLogger(io, event.eventId);
   const track = <T>(p: Promise<T>): Promise<T> => {
     const tracked = new ObservedPromise<T>((resolve, reject) => void p.then(resolve, reject));
     // A message the handler never awaited must not crash the process with an

@@ -120,6 +120,7 @@ export async function dispatchEvent(
         code: error.code,
         ...(thrown instanceof Error && thrown.stack ? { stack: thrown.stack } : {}),
       },
+      event.eventId,
     );
   }
   const declined = !acked && error !== null;

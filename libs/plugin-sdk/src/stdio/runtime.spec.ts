@@ -248,7 +248,9 @@ describe('stdio runtime in a real process', () => {
     const ack = await host.request('events.message', messageEvent('x', '/cancellable', { name: 'cancellable', args: '' }));
     expect(ack.result).toMatchObject({ accepted: true });
     expect((await host.request('events.cancel', { eventId: 'x', reason: 'ackTimeout' })).result).toEqual({ cancelled: true });
+    // The handler's logger names its event in log.write; onStart's logger (the 'started' line) names none.
     expect((await logged(host, 'aborted')).params).toMatchObject({
+      eventId: 'x',
       fields: { code: 'SDK_EVENT_CANCELLED', message: expect.stringMatching(/Event x was cancelled.*ackTimeout/) },
     });
     expect((await completionOf(host, 'x')).params).toMatchObject({ eventId: 'x', error: null });

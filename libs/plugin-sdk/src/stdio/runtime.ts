@@ -151,7 +151,7 @@ class StdioRuntime {
         event ? { target: prepared.target, message, eventId: event.eventId } : { target: prepared.target, message },
         prepared.target,
       ) as ReturnType<TransportIO['send']>,
-    log: (level, message, fields) => this.log(level, message, fields),
+    log: (level, message, fields, eventId) => this.log(level, message, fields, eventId),
   };
 
   /** A plugin-to-host request with the runtime token; host refusals become typed errors. */
@@ -182,13 +182,13 @@ class StdioRuntime {
     return this.init.token;
   }
 
-  private log(level: LogLevel, message: string, fields?: Record<string, unknown>): void {
+  private log(level: LogLevel, message: string, fields?: Record<string, unknown>, eventId?: string): void {
     const line = `[${level}] ${message}${fields && Object.keys(fields).length ? ` ${safeJson(fields)}` : ''}\n`;
     if (!this.init || this.conn.isClosed) {
       this.stderr.write(line);
       return;
     }
-    const params = { token: this.init.token, level, message, ...(fields ? { fields } : {}) };
+    const params = { token: this.init.token, level, message, ...(fields ? { fields } : {}), ...(eventId ? { eventId } : {}) };
     this.conn.request(Methods.log.method, params, this.timeout).catch(() => this.stderr.write(line));
   }
 

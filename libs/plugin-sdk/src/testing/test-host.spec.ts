@@ -152,7 +152,28 @@ describe('createTestHost: replies', () => {
     const { replies, completion, logs } = await host.send('x');
     expect(replies.map((r) => r.content)).toEqual(['one']);
     expect(completion).toEqual({ error: null, durationMs: expect.any(Number) });
-    expect(logs).toEqual([{ level: 'warn', message: expect.stringMatching(/did not await failed: .*message has no content/) }]);
+    expect(logs).toEqual([
+      { level: 'warn', message: expect.stringMatching(/did not await failed: .*message has no content/), eventId: 'test-event-1' },
+    ]);
+  });
+
+  it("names the handler's event in each line of its logger, and none in the plugin's own logger", async () => {
+    const plugin = definePlugin({
+      pluginId: 'com.example.logs',
+      onStart: (ctx) => ctx.log.info('ready'),
+      onMessage: (ctx) => ctx.log.info('answered', { sender: ctx.sender.mentionId }),
+      onInteraction: (ctx) => ctx.log.warn('clicked'),
+    });
+    const host = createTestHost(plugin);
+    const { logs } = await host.send('hi');
+    expect(logs).toEqual([{ level: 'info', message: 'answered', fields: { sender: expect.any(String) }, eventId: 'test-event-1' }]);
+    await host.click('vote:1');
+    expect(host.logs).toEqual([
+      { level: 'info', message: 'ready' },
+      { level: 'info', message: 'answered', fields: { sender: expect.any(String) }, eventId: 'test-event-1' },
+      { level: 'warn', message: 'clicked', eventId: expect.any(String) },
+    ]);
+    expect(host.logs[2]!.eventId).not.toBe('test-event-1');
   });
 
   it('refuses more than 20 users in one mention', () => {

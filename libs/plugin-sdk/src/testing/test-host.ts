@@ -78,6 +78,8 @@ export interface TestLogEntry {
   level: LogLevel;
   message: string;
   fields?: Record<string, unknown>;
+  /** The event of the handler that wrote the line, as `log.write` names it; absent outside a handler. */
+  eventId?: string;
 }
 
 /** How the handler of an accepted event ended: what the stdio runtime reports with `events.completed`. */
@@ -263,8 +265,8 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
     kind: 'test',
     reply: async (_event, _message, prepared) => record(prepared, sink?.replies),
     send: async (_message, prepared) => record(prepared, sink?.replies),
-    log: (level, message, fields) => {
-      const entry: TestLogEntry = fields ? { level, message, fields } : { level, message };
+    log: (level, message, fields, eventId) => {
+      const entry: TestLogEntry = { level, message, ...(fields ? { fields } : {}), ...(eventId ? { eventId } : {}) };
       logs.push(entry);
       sink?.logs.push(entry);
     },
