@@ -1,18 +1,24 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_TOKEN, ROOT, startHost, type RunningHost } from '@host/e2e-support';
-import { containsMismatch, quickstartScript, quickstartSteps, type QuickstartStep } from './quickstart';
+import { ADMIN_TOKEN, isolationModesHere, ROOT, startHost, type RunningHost } from '@host/e2e-support';
+import { containsMismatch, firstHostStep, quickstartScript, quickstartSteps, type QuickstartStep } from './quickstart';
 
 // Each plugin author guide's quick start, run exactly as docs/guides/<language>/README.md writes it (see
 // quickstart.ts for the markers), in an empty folder outside the repository, against a real built host of
 // its own. A guide gets a quick start by writing its Markdown: nothing here names a language's commands.
+// The host runs in its default isolation (the strongest this machine offers); the steps from the first that
+// talks to the host (install, chat) then run again against a host in each weaker mode the machine offers, so the
+// plugin the guide built serves in every mode.
 const GUIDES = join(ROOT, 'docs/guides');
 const CLI = join(ROOT, 'tools/host-plugin/dist/cli.cjs');
 
 /** Guides whose quick start is not written yet; the test fails when one of them gets one, so the list shrinks. */
 const NO_QUICKSTART_YET: string[] = [];
+
+const MODES = isolationModesHere();
+const OTHER_MODES = MODES.slice(0, -1);
 
 const guides = readdirSync(GUIDES, { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(GUIDES, d.name, 'README.md')))
@@ -35,12 +41,15 @@ it('every guide but those listed as pending has a quick start that ends by chatt
 describe.each(guides.filter((g) => g.steps.length > 0))('the $name guide quick start', ({ name, steps }) => {
   let work: string;
   let host: RunningHost;
+  const others: { mode: string; host: RunningHost; outDir: string }[] = [];
   let outDir: string;
   let result: { code: number | null; out: string };
 
   beforeAll(async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npx nx run e2e-guides:test", which builds it first`);
     work = mkdtempSync(join(tmpdir(), `guide-${name}-`));
+    // A plugin of a user of its own (own-user mode) must be able to pass through to its package folder.
+    chmodSync(work, 0o711);
     outDir = join(work, 'steps');
     const prefix = join(work, 'npm-global');
     const cwd = join(work, 'reader');
@@ -54,8 +63,19 @@ describe.each(guides.filter((g) => g.steps.length > 0))('the $name guide quick s
     });
     if (linked.status !== 0) throw new Error(`npm install -g ./tools/host-plugin failed:\n${linked.stdout}\n${linked.stderr}`);
     host = await startHost(join(work, 'data'));
+    for (const mode of OTHER_MODES) {
+      const other = await startHost(join(work, `data-${mode}`), { HOST_PLUGIN_ISOLATION: mode });
+      others.push({ mode, host: other, outDir: join(work, `steps-${mode}`) });
+    }
     const script = join(work, 'quickstart.sh');
-    writeFileSync(script, quickstartScript(steps, outDir));
+    writeFileSync(
+      script,
+      quickstartScript(
+        steps,
+        outDir,
+        others.map((o) => ({ hostUrl: o.host.url, outDir: o.outDir })),
+      ),
+    );
     const env = {
       ...process.env,
       PATH: [join(prefix, 'bin'), process.env['PATH'] ?? ''].join(':'),
@@ -82,19 +102,20 @@ describe.each(guides.filter((g) => g.steps.length > 0))('the $name guide quick s
 
   afterAll(async () => {
     await host?.stop();
+    for (const o of others) await o.host.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const report = (n: number, step: QuickstartStep) => {
-    const read = (ext: string) => (existsSync(join(outDir, `${n}.${ext}`)) ? readFileSync(join(outDir, `${n}.${ext}`), 'utf8') : '');
-    return `docs/guides/${name}/README.md line ${step.line}:\n${step.script}\n--- stdout\n${read('out').slice(-4000)}\n--- stderr\n${read('err').slice(-4000)}\n--- host\n${host.output().slice(-2000)}`;
+  const report = (n: number, step: QuickstartStep, dir: string, ran: RunningHost) => {
+    const read = (ext: string) => (existsSync(join(dir, `${n}.${ext}`)) ? readFileSync(join(dir, `${n}.${ext}`), 'utf8') : '');
+    return `docs/guides/${name}/README.md line ${step.line}:\n${step.script}\n--- stdout\n${read('out').slice(-4000)}\n--- stderr\n${read('err').slice(-4000)}\n--- host\n${ran.output().slice(-2000)}`;
   };
 
-  it.each(steps.map((step, n) => ({ n, step, first: step.script.split('\n')[0] })))('step $n: $first', ({ n, step }) => {
-    if (!existsSync(join(outDir, `${n}.done`)))
-      throw new Error(`the step failed or did not run (bash exited ${result.code}):\n${report(n, step)}`);
+  const check = (n: number, step: QuickstartStep, dir: string, ran: RunningHost) => {
+    if (!existsSync(join(dir, `${n}.done`)))
+      throw new Error(`the step failed or did not run (bash exited ${result.code}):\n${report(n, step, dir, ran)}`);
     if (!step.expect) return;
-    const stdout = readFileSync(join(outDir, `${n}.out`), 'utf8').trim();
+    const stdout = readFileSync(join(dir, `${n}.out`), 'utf8').trim();
     let json: unknown;
     try {
       json = JSON.parse(stdout);
@@ -102,7 +123,20 @@ describe.each(guides.filter((g) => g.steps.length > 0))('the $name guide quick s
       json = JSON.parse(stdout.split('\n').pop() ?? '');
     }
     const mismatch = containsMismatch(json, step.expect.json);
-    if (mismatch) throw new Error(`the output differs from the page's (line ${step.expect.line}): ${mismatch}\n${report(n, step)}`);
+    if (mismatch)
+      throw new Error(`the output differs from the page's (line ${step.expect.line}): ${mismatch}\n${report(n, step, dir, ran)}`);
+  };
+
+  it.each(steps.map((step, n) => ({ n, step, first: step.script.split('\n')[0] })))('step $n: $first', ({ n, step }) => {
+    check(n, step, outDir, host);
+  });
+
+  const again = steps.map((step, n) => ({ n, step, first: step.script.split('\n')[0] })).slice(Math.max(firstHostStep(steps), 0));
+  describe.each(OTHER_MODES)('again on a host with HOST_PLUGIN_ISOLATION=%s', (mode) => {
+    it.each(again)('step $n: $first', ({ n, step }) => {
+      const other = others.find((o) => o.mode === mode)!;
+      check(n, step, other.outDir, other.host);
+    });
   });
 
   it('runs to the end', () => {

@@ -66,17 +66,40 @@ export function quickstartSteps(markdown: string): QuickstartStep[] {
   return steps;
 }
 
+/** Another host the steps that talk to a host run against again, with their output kept apart. */
+export interface QuickstartRerun {
+  hostUrl: string;
+  outDir: string;
+}
+
+/** The first step that talks to the host (`$HOST_URL`): it and those after it are what a rerun plays again. */
+export function firstHostStep(steps: QuickstartStep[]): number {
+  return steps.findIndex((s) => /\$\{?HOST_URL\b/.test(s.script));
+}
+
 /**
  * One bash script running every step in the current shell, each step's stdout and stderr written to
  * `<outDir>/<n>.out` and `<n>.err`, and `<n>.done` once it finished; it stops at the first failing command.
+ * Then, for each rerun, the same shell plays the steps from the first that talks to the host again, in the folder
+ * that step ran in, with HOST_URL set to the rerun's host and output in the rerun's outDir.
  */
-export function quickstartScript(steps: QuickstartStep[], outDir: string): string {
+export function quickstartScript(steps: QuickstartStep[], outDir: string, reruns: QuickstartRerun[] = []): string {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const body = steps.map((s, n) => {
-    const file = (ext: string) => q(`${outDir}/${n}.${ext}`);
-    return `{\n${s.script}\n} > ${file('out')} 2> ${file('err')}\n: > ${file('done')}`;
-  });
-  return ['set -eo pipefail', `mkdir -p ${q(outDir)}`, ...body, ''].join('\n');
+  const play = (from: number, dir: string) =>
+    steps.slice(from).map((s, i) => {
+      const file = (ext: string) => q(`${dir}/${from + i}.${ext}`);
+      const mark = from + i === hostStep && dir === outDir ? 'quickstart_host_step_dir="$PWD"\n' : '';
+      return `${mark}{\n${s.script}\n} > ${file('out')} 2> ${file('err')}\n: > ${file('done')}`;
+    });
+  const hostStep = firstHostStep(steps);
+  if (reruns.length > 0 && hostStep < 0) throw new Error('no step talks to the host ($HOST_URL), so there is nothing to run again');
+  const again = reruns.flatMap((r) => [
+    `mkdir -p ${q(r.outDir)}`,
+    'cd "$quickstart_host_step_dir"',
+    `export HOST_URL=${q(r.hostUrl)}`,
+    ...play(hostStep, r.outDir),
+  ]);
+  return ['set -eo pipefail', `mkdir -p ${q(outDir)}`, ...play(0, outDir), ...again, ''].join('\n');
 }
 
 /**

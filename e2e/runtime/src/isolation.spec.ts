@@ -5,14 +5,12 @@ import { buildZip } from '@host/host-installer/testing';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/e2e-support';
+import { api, buildHost, isolationModesHere, packageForm, startHost, type RunningHost } from '@host/e2e-support';
 
 jest.setTimeout(120_000);
 
 const FIXTURE = join(__dirname, '../../fixtures/misbehaving-plugin');
-const root = process.platform === 'linux' && process.getuid?.() === 0;
-const hasBwrap = ['/usr/bin/bwrap', '/bin/bwrap'].some((f) => existsSync(f));
-const MODES = ['same-user', ...(root ? ['own-user'] : []), ...(root && hasBwrap ? ['sandbox'] : [])];
+const MODES = isolationModesHere();
 
 function pluginPackage(id: string, args: string[], network?: string): Buffer {
   const manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as Record<string, unknown>;
