@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { LogLine, OutboundRequest, OutboundSink, PluginLogStore } from '@host/host-core';
+import { routableEvent, takesNoReply, type LogLine, type OutboundRequest, type OutboundSink, type PluginLogStore } from '@host/host-core';
 import {
   buildEnvironment,
   createPluginRequestHandler,
@@ -26,6 +26,7 @@ import {
   LIMITS,
   Methods,
   RpcErrorCode,
+  type ChatEvent,
   type JsonRpcMessage,
   type MessageEvent,
   type PluginError,
@@ -62,7 +63,10 @@ export interface ReplyRecord {
 /** What happened to one delivered event. */
 export interface EventTrack {
   eventId: string;
+  /** The event as the host routes it: a message event, or the message-shaped copy of `chat`. */
   event: MessageEvent;
+  /** An event of another type, sent with events.deliver. */
+  chat?: ChatEvent;
   label: string;
   sentAt: number;
   ack?: Answer;
@@ -338,6 +342,16 @@ export class PluginRun {
           }
         : request.target!;
     const record: ReplyRecord = { at: performance.now(), format, targetType: target.type };
+    if (track && request.kind === 'reply' && takesNoReply(track.event.messageReference.messageId)) {
+      // An event that takes no reply (bot.removed): refused as a provider refuses it, once recorded.
+      record.refusal = { rpcCode: RpcErrorCode.MessageRejected, code: 'message.reference.unavailable' };
+      track.replies.push(record);
+      this.wake();
+      throw {
+        code: 'message.reference.unavailable',
+        message: `event ${track.eventId} (${track.chat?.eventType ?? track.event.eventType}) takes no reply`,
+      };
+    }
     if (track) {
       if (!track.ack && !this.intercepts) this.note('events.decision-first', `event ${track.eventId}: messages.reply came before the ACK`);
       track.replies.push(record);
@@ -423,6 +437,25 @@ export class PluginRun {
     };
     this.events.set(event.eventId, track);
     void this.request(Methods.message.method, event, (answer) => {
+      track.ack = answer;
+      this.wake();
+    });
+    return track;
+  }
+
+  /** Sends events.deliver with an event of another type and tracks what follows it, as `deliver` does. */
+  deliverChat(chat: ChatEvent, label: string): EventTrack {
+    const track: EventTrack = {
+      eventId: chat.eventId,
+      label,
+      event: routableEvent(chat),
+      chat,
+      sentAt: performance.now(),
+      completions: [],
+      replies: [],
+    };
+    this.events.set(chat.eventId, track);
+    void this.request(Methods.deliver.method, chat, (answer) => {
       track.ack = answer;
       this.wake();
     });

@@ -1,5 +1,6 @@
 import { checkInitializeResult, initializeParams } from '@host/host-runtime';
 import {
+  ChatEventType,
   EventAckSchema,
   matchCommand,
   METHOD_LIST,
@@ -7,6 +8,7 @@ import {
   RUNTIME_DEFAULTS,
   resolveTimeRef,
   type ConformanceScenario,
+  type ChatEvent,
   type ConformanceStep,
   type MessageEvent,
   type RpcErrorName,
@@ -136,6 +138,10 @@ export class ScenarioRunner {
         return;
       case 'deliver':
         return this.deliver(step);
+      case 'deliverSubscribed':
+        return this.deliverSubscribed(step);
+      case 'expectReplies':
+        return this.expectReplies(step);
       case 'release':
         for (const t of this.labels.get(step.label) ?? []) t.hold?.release();
         return;
@@ -357,6 +363,123 @@ export class ScenarioRunner {
         isDeclined(t.ack) ||
         t.ack?.lost !== undefined;
       await this.run.waitFor(() => tracks.every(settled), this.bound('plugin.handlerDeadlineMilliseconds'));
+    }
+  }
+
+  /**
+   * The events of the other types the host would deliver to this plugin: one of each type its manifest subscribes
+   * to, in a group chat, with the fields the host gives that type (docs/protocol/v2.md 5.4).
+   */
+  private buildChatEvents(): ChatEvent[] {
+    const subscribed = new Set(this.ctx.manifest.eventSubscriptions.map((s) => s.eventType));
+    return ChatEventType.options
+      .filter((t) => subscribed.has(t))
+      .map((eventType) => {
+        const n = ++this.eventCount;
+        return {
+          eventId: `conformance-${this.scenario.id}-${n}`,
+          eventType,
+          timestamp: new Date().toISOString(),
+          source: 'qqbot',
+          bot: { botAccountId: 'conformance-bot', platform: 'qqbot', displayName: 'Conformance' },
+          conversation: { type: 'group', conversationId: 'conformance-group', groupOpenId: 'CONFORMANCEGROUP' },
+          sender: { provider: 'qqbot', mentionId: 'CONFORMANCEUSER', memberOpenId: 'CONFORMANCEUSER', displayName: 'Conformance' },
+          ...(eventType === 'interaction.created'
+            ? { interaction: { id: `conformance-click-${this.scenario.id}-${n}`, data: 'conformance', buttonId: 'r0c0' } }
+            : {}),
+          // The bot removed from a chat can no longer answer in it.
+          ...(eventType === 'bot.removed'
+            ? {}
+            : {
+                messageReference: {
+                  messageId: `conformance-anchor-${this.scenario.id}-${n}`,
+                  targetType: 'group' as const,
+                  targetId: 'CONFORMANCEGROUP',
+                  replyUntil: new Date(Date.now() + RUNTIME_DEFAULTS.handlerDeadlineMilliseconds).toISOString(),
+                  restrictions: [],
+                },
+              }),
+        };
+      });
+  }
+
+  private async deliverSubscribed(step: Step<'deliverSubscribed'>): Promise<void> {
+    const events = this.buildChatEvents();
+    if (events.length === 0)
+      return this.skip(
+        step.check,
+        'the manifest subscribes to no event type but message.created, so no events.deliver was sent (a host sends a plugin only the types it subscribes to)',
+      );
+    const within = this.bound(this.run.intercepts && step.withinForInterceptors ? step.withinForInterceptors : step.within);
+    // As a host does, at most the plugin's maxConcurrentEvents at once: the next waits for a handler to end.
+    const max = this.ctx.manifest.concurrency?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents;
+    const tracks: EventTrack[] = [];
+    this.labels.set(step.label, tracks);
+    const inFlight = () => tracks.filter((t) => t.ack === undefined || (isAccepted(t.ack) && t.completions.length === 0)).length;
+    for (const e of events) {
+      if (inFlight() >= max) await this.run.waitFor(() => inFlight() < max, this.bound('plugin.handlerDeadlineMilliseconds'));
+      tracks.push(this.run.deliverChat(e, step.label));
+    }
+    await this.run.waitFor(() => tracks.every((t) => t.ack !== undefined), within);
+    for (const t of tracks) {
+      const type = t.chat!.eventType;
+      if (!t.ack) {
+        if (this.run.pollution) {
+          this.skip(step.check, 'not judged: stdout carried something that is not a frame (see stdout.frames-only)');
+          continue;
+        }
+        this.fail(step.check, `events.deliver (${type}) got no answer within ${ms(within)}${this.exitNote()}`);
+        continue;
+      }
+      const a = t.ack;
+      if (a.lost || a.error) {
+        this.fail(
+          step.check,
+          `events.deliver (${type}) was answered with ${describeAnswer(a)}; an ACK was expected, as the manifest subscribes to ${type}`,
+        );
+        continue;
+      }
+      const parsed = EventAckSchema.safeParse(a.result);
+      if (!parsed.success) this.fail(step.check, `the ACK ${truncate(JSON.stringify(a.result))} of ${type} is not a valid ACK`);
+      else if (parsed.data.eventId !== t.eventId)
+        this.fail(step.check, `the ACK of ${type} names eventId ${parsed.data.eventId}; the event was ${t.eventId}`);
+      else this.pass(step.check, `${type}: ACK accepted=${parsed.data.accepted} after ${ms(a.at - t.sentAt)}`);
+    }
+  }
+
+  private expectReplies(step: Step<'expectReplies'>): void {
+    const tracks = this.labels.get(step.label) ?? [];
+    const replies = tracks.flatMap((t) => t.replies.map((r) => ({ t, r })));
+    if (replies.length === 0)
+      return this.skip(
+        step.check,
+        tracks.length === 0 ? `no event of "${step.label}" was delivered` : 'the handlers sent no reply to these events',
+      );
+    for (const { t, r } of replies) {
+      const type = t.chat?.eventType ?? t.event.eventType;
+      if (!r.refusal) {
+        this.pass(step.check, `${type}: a ${r.format} reply the host takes`);
+        continue;
+      }
+      if (r.refusal.code !== 'message.reference.unavailable') {
+        this.fail(
+          step.check,
+          `the ${r.format} reply to ${type} was refused with ${r.refusal.code ?? `error ${r.refusal.rpcCode}`}: the provider cannot carry it to a ${r.targetType} (docs/protocol/v2.md 7.3)`,
+        );
+        continue;
+      }
+      const completion = t.completions[0];
+      if (!completion) this.fail(step.check, `after the refusal, event ${t.eventId} (${type}) was not reported completed`);
+      else if (completion.error && completion.error.code !== 'message.reference.unavailable')
+        this.fail(
+          step.check,
+          `the handler of ${type} failed with code ${completion.error.code} ("${truncate(completion.error.message, 100)}"); the host refused its reply with message.reference.unavailable, and that code should reach the plugin`,
+        );
+      else
+        this.pass(
+          step.check,
+          `${type} takes no reply: it was refused with message.reference.unavailable and the plugin completed the event ${completion.error ? 'with that code' : 'without an error'}`,
+        );
     }
   }
 

@@ -48,7 +48,9 @@ describe('a run with a time bound', () => {
 
 describe('a plugin the busy checks cannot apply to', () => {
   it('skips them with the reason (it declines the plain messages it gets, declaring no command), and still conforms', async () => {
-    const report = await runConformance(writeRawFixture(join(root, 'observer'), '', 'org.conformance.observer', { commands: false }));
+    const report = await runConformance(
+      writeRawFixture(join(root, 'observer'), '', 'org.conformance.observer', { commands: false, chatEvents: false }),
+    );
     const status = statusOf(report);
     expect(report.passed).toBe(true);
     for (const id of ['ping.while-busy', 'events.overloaded']) {
@@ -60,6 +62,42 @@ describe('a plugin the busy checks cannot apply to', () => {
     expect(status['messages.markdown-c2c']).toBe('skip');
     expect(status['events.decision-first']).toBe('skip');
     expect(report.checks.find((c) => c.id === 'events.completion')!.seen[0]).toMatch(/was declined and nothing followed/);
+  }, 60_000);
+});
+
+describe('events of the other types (events.deliver)', () => {
+  const FIXTURES = join(__dirname, '../../../e2e/fixtures');
+  const seen = (report: ConformanceReport, id: string) => report.checks.find((c) => c.id === id)!.seen;
+
+  it('sends a plugin one event of each type its manifest subscribes to, which it must ACK, complete and answer with replies the host takes', async () => {
+    const report = await runConformance(writeRawFixture(join(root, 'chat-events')));
+    const status = statusOf(report);
+    expect([status['events.deliver-ack'], status['events.deliver-completion'], status['events.deliver-replies']]).toEqual([
+      'pass',
+      'pass',
+      'pass',
+    ]);
+    expect(seen(report, 'events.deliver-ack').map((s) => s.replace(/ after .*/, ''))).toEqual([
+      '[session] interaction.created: ACK accepted=true',
+      '[session] bot.added: ACK accepted=true',
+      '[session] bot.removed: ACK accepted=true',
+      '[session] conversation.opened: ACK accepted=true',
+    ]);
+    // Its reply to bot.removed is refused as a provider refuses it, and the handler passes the host's code on.
+    expect(seen(report, 'events.deliver-replies')).toContain(
+      '[session] bot.removed takes no reply: it was refused with message.reference.unavailable and the plugin completed the event with that code',
+    );
+  }, 60_000);
+
+  it('sends a plugin that subscribes to message.created alone no events.deliver, and skips those checks saying so', async () => {
+    // The host's own misbehaving fixture answers no events.deliver: were one sent, its ACK check would fail.
+    const report = await runConformance(join(FIXTURES, 'misbehaving-plugin'));
+    for (const id of ['events.deliver-ack', 'events.deliver-completion', 'events.deliver-replies']) {
+      expect(statusOf(report)[id]).toBe('skip');
+    }
+    expect(seen(report, 'events.deliver-ack')[0]).toMatch(
+      /subscribes to no event type but message\.created, so no events\.deliver was sent/,
+    );
   }, 60_000);
 });
 

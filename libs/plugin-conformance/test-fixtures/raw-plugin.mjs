@@ -87,6 +87,26 @@ async function onEvent(id, event) {
   await completed;
 }
 
+// An event of another type (events.deliver): taken and answered with a text, as a greeting plugin would; the host
+// refuses a reply to bot.removed, and the handler reports the host's code.
+async function onChatEvent(id, event) {
+  if (stopping) return respondError(id, -32007, 'stopping');
+  if (FAULT === 'deliver-unhandled') return respondError(id, -32601, 'unknown method events.deliver');
+  if (running >= init.runtime.maxConcurrentEvents) return respondError(id, -32006, 'all handlers are busy');
+  running++;
+  respond(id, { eventId: event.eventId, accepted: true });
+  const part =
+    FAULT === 'deliver-file-reply'
+      ? { type: 'file', url: 'https://example.com/greeting.pdf', fileName: 'greeting.pdf' }
+      : { type: 'text', text: `got ${event.eventType}${event.interaction ? ` ${event.interaction.data}` : ''}` };
+  const answer = await call('messages.reply', { token: init.token, eventId: event.eventId, message: { format: 'text', parts: [part] } });
+  const error = answer.error ? { code: answer.error.data?.code ?? 'plugin.handler_failed', message: answer.error.message } : null;
+  running--;
+  const completed = FAULT === 'deliver-no-completion' ? null : call('events.completed', { token: init.token, eventId: event.eventId, error });
+  idle();
+  await completed;
+}
+
 function onRequest({ id, method, params }) {
   if (method === 'host.initialize') {
     if (init && FAULT !== 'reinitialize') return respondError(id, -32004, 'already initialized');
@@ -108,6 +128,8 @@ function onRequest({ id, method, params }) {
       return pingAnswer(id, params);
     case 'events.message':
       return void onEvent(id, params);
+    case 'events.deliver':
+      return void onChatEvent(id, params);
     case 'events.cancel':
       return respond(id, { cancelled: false });
     case 'plugin.stop':

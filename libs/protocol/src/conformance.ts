@@ -106,6 +106,27 @@ export const ConformanceStepSchema = z.discriminatedUnion('do', [
       'Sends events.message: for the first declared command that applies to the conversation type, else a plain message (the plugin as observer).',
     ),
   z
+    .object({
+      do: z.literal('deliverSubscribed'),
+      label: z.string().min(1),
+      expect: z.object({ ack: z.literal(true) }).strict(),
+      within: TimeRef,
+      withinForInterceptors: TimeRef.optional().describe(
+        'The bound for a plugin with messages.intercept, which decides in its handler (default: within).',
+      ),
+      ...checked,
+    })
+    .strict()
+    .describe(
+      'Sends events.deliver once for each event type other than message.created that the manifest subscribes to (interaction.created, bot.added, bot.removed, conversation.opened), in a group chat, with the fields the host gives that type; a type the manifest does not name is never sent (the growth rule, 5.1), and a plugin that names none is skipped.',
+    ),
+  z
+    .object({ do: z.literal('expectReplies'), label: z.string().min(1), ...checked })
+    .strict()
+    .describe(
+      'Every reply a handler of the label sent was taken by the host pieces (checked and rendered for QQ Bot), but a reply to an event that takes none (bot.removed), which is refused with message.reference.unavailable, after which the plugin completes the event with no error or with that code; skipped when the handlers sent no reply.',
+    ),
+  z
     .object({ do: z.literal('release'), label: z.string().min(1) })
     .strict()
     .describe('Answers the held messages.reply calls of a label.'),

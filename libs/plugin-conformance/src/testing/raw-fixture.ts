@@ -18,6 +18,9 @@ export const RAW_FAULTS = {
   'ping-blocked': 'ping.while-busy',
   'no-overloaded': 'events.overloaded',
   'markdown-c2c-generic': 'messages.markdown-c2c',
+  'deliver-unhandled': 'events.deliver-ack',
+  'deliver-no-completion': 'events.deliver-completion',
+  'deliver-file-reply': 'events.deliver-replies',
   'tolerant-framing': 'framing.malformed-exit',
   'ignores-stop': 'stop.graceful',
   'no-eof-exit': 'stdin.eof-exit',
@@ -26,12 +29,20 @@ export const RAW_FAULTS = {
 } as const;
 export type RawFault = keyof typeof RAW_FAULTS;
 
-/** Writes an unpacked package of the fixture into `dir` (manifest.json and plugin.mjs); returns `dir`. Without commands it declines every event. */
+/** The event types other than message.created the fixture subscribes to, unless told not to. */
+const CHAT_EVENT_SUBSCRIPTIONS = ['interaction.created', 'bot.added', 'bot.removed', 'conversation.opened'].map((eventType) => ({
+  eventType,
+}));
+
+/**
+ * Writes an unpacked package of the fixture into `dir` (manifest.json and plugin.mjs); returns `dir`. Without commands it
+ * declines every message; without chat events it subscribes to message.created alone.
+ */
 export function writeRawFixture(
   dir: string,
   fault: RawFault | '' = '',
   pluginId = 'org.conformance.raw',
-  options: { commands?: boolean } = {},
+  options: { commands?: boolean; chatEvents?: boolean } = {},
 ): string {
   mkdirSync(dir, { recursive: true });
   copyFileSync(RAW_PLUGIN_SCRIPT, join(dir, 'plugin.mjs'));
@@ -46,7 +57,7 @@ export function writeRawFixture(
       type: 'stdio-jsonrpc',
       stdio: { command: 'node', args: ['plugin.mjs', '--host-stdio'], workingDirectory: '.', environment: fault ? { FAULT: fault } : {} },
     },
-    eventSubscriptions: [{ eventType: 'message.created' }],
+    eventSubscriptions: [{ eventType: 'message.created' }, ...(options.chatEvents === false ? [] : CHAT_EVENT_SUBSCRIPTIONS)],
     permissions: ['messages.reply'],
     commands: options.commands === false ? [] : [{ name: 'raw' }],
     concurrency: { maxConcurrentEvents: 2, handlerDeadlineMilliseconds: 2000 },
