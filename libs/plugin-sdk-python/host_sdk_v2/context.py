@@ -89,7 +89,8 @@ class Transport:
     def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[SendResult]":
         raise NotImplementedError
 
-    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
+        """``event_id``: the event whose handler writes the line (``log.write`` eventId); None outside a handler."""
         raise NotImplementedError
 
 
@@ -114,14 +115,20 @@ class Session:
 
 class PluginLogger:
     """Writes to the plugin's log in the host (stdio: ``log.write``; HTTP: stderr). Never blocks, never raises.
-    Keyword arguments become structured fields: ``ctx.log.info("greeting", sender=ctx.sender["mentionId"])``."""
+    Keyword arguments become structured fields: ``ctx.log.info("greeting", sender=ctx.sender["mentionId"])``.
+    A handler's logger names the handler's event in every line (``log.write`` eventId), so the host shows the
+    line with that event; the plugin's own logger (on_start, on_stop, a timer) names none."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, event_id: Optional[str] = None) -> None:
         self._transport = transport
+        self._event_id = event_id
 
     def _write(self, level: str, message: str, fields: Dict[str, Any]) -> None:
         try:
-            self._transport.log(level, str(message), fields or None)
+            if self._event_id is None:
+                self._transport.log(level, str(message), fields or None)
+            else:
+                self._transport.log(level, str(message), fields or None, self._event_id)
         except Exception as error:  # logging must never break a handler
             sys.stderr.write(f"[{level}] {message} (log failed: {error})\n")
 
@@ -225,7 +232,9 @@ class LifecycleContext:
     def log(self) -> PluginLogger:
         """The plugin's log in the host: ``ctx.log.info("greeting", sender=ctx.sender["mentionId"])``."""
         if self._log is None:
-            self._log = PluginLogger(self._transport_obj)
+            # Only an event's context has its event: it names it in every line.
+            event = self._event_of_sender
+            self._log = PluginLogger(self._transport_obj, event["eventId"] if event is not None else None)
         return self._log
 
     @property

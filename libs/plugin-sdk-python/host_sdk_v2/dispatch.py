@@ -144,6 +144,7 @@ class EventRun:
                 "error",
                 f"handler for {what} {self.event['eventId']} failed: {error['message']}",
                 {"code": error["code"], "stack": "".join(traceback.format_exception(type(thrown), thrown, thrown.__traceback__))},
+                self.event["eventId"],
             )
         self._declined = not self._acked and error is not None
         if self._declined:

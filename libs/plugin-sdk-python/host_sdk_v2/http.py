@@ -91,7 +91,8 @@ class _Outbound(Transport):
             item["keyboard"] = message["keyboard"]
         return self._push(item, target)
 
-    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
+        # No log.write over HTTP: the line goes to the service's own log, which keeps no event id.
         self._log(level, message, fields)
 
 
@@ -107,7 +108,8 @@ class _Lifecycle(Transport):
     def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         raise PluginSdkError("SDK_SEND_UNAVAILABLE", "An HTTP plugin cannot send outside an event: the host takes messages only in event responses.")
 
-    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
+        # No log.write over HTTP: the line goes to the service's own log, which keeps no event id.
         self._log(level, message, fields)
 
 

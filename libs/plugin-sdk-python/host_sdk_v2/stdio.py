@@ -484,8 +484,8 @@ class _StdioTransport(Transport):
             params["eventId"] = event["eventId"]  # the handler's event (v2.md 4.7)
         return self._runtime.call("messages.send", params, target)
 
-    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
-        self._runtime.log(level, message, fields)
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
+        self._runtime.log(level, message, fields, event_id)
 
 
 def _host_failure(error: BaseException, target: Optional[Mapping[str, str]]) -> BaseException:
@@ -874,7 +874,7 @@ class StdioRuntime:
             self._cancel(event_id, "deadline")
         self._watch()
 
-    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]] = None) -> None:
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]] = None, event_id: Optional[str] = None) -> None:
         line = f"[{level}] {message}"
         if fields:
             from .context import describe
@@ -886,6 +886,8 @@ class StdioRuntime:
         params: Dict[str, Any] = {"level": level, "message": message}
         if fields:
             params["fields"] = dict(fields)
+        if event_id is not None:
+            params["eventId"] = event_id  # the handler's event (v2.md 4.5)
         future = self._request("log.write", encode_json(params))
         future.add_done_callback(lambda f: f.exception() is not None and self._stderr.write(line + "\n"))
 

@@ -104,8 +104,11 @@ class _Recorder(Transport):
     def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         return self._record("send", message, target, body)
 
-    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]]) -> None:
-        self._host.logs.append({"level": level, "message": message, "fields": dict(fields or {})})
+    def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
+        entry: Dict[str, Any] = {"level": level, "message": message, "fields": dict(fields or {})}
+        if event_id is not None:
+            entry["eventId"] = event_id  # as log.write names the handler's event
+        self._host.logs.append(entry)
 
 
 class TestHost:

@@ -151,7 +151,21 @@ class TestHostTest(unittest.TestCase):
         host = TestHost(plugin_with(handler))
         delivery = host.send("x")
         self.assertEqual(delivery.replies[0].body, {"msg_type": 0, "content": 'ab<qqbot-at-user id="u2" />'})
-        self.assertEqual(host.logs[-1], {"level": "info", "message": "sent", "fields": {"target": "group-1"}})
+        self.assertEqual(host.logs[-1], {"level": "info", "message": "sent", "fields": {"target": "group-1"}, "eventId": delivery.ack["eventId"]})
+
+    def test_a_handlers_logger_names_its_event_and_the_plugins_own_logger_none(self) -> None:
+        plugin = plugin_with(lambda ctx: ctx.log.info("answered", sender=ctx.sender["mentionId"]))
+
+        @plugin.on_start
+        def started(ctx: Any) -> None:
+            ctx.log.info("ready")
+
+        host = TestHost(plugin)
+        first = host.send("a")
+        second = host.send("b")
+        self.assertEqual([line.get("eventId") for line in host.logs], [None, first.ack["eventId"], second.ack["eventId"]])
+        self.assertNotEqual(first.ack["eventId"], second.ack["eventId"])
+        self.assertEqual(host.logs[0], {"level": "info", "message": "ready", "fields": {}})
 
     def test_settings_defaults_changes_and_lifecycle_hooks(self) -> None:
         plugin = plugin_with(lambda ctx: ctx.reply(ctx.settings["greeting"]))

@@ -83,6 +83,8 @@ class StdioRuntimeTest(unittest.TestCase):
         self.assertEqual(self.host.errors, [])
         log = self.host.requests_of("log.write")[0]["params"]
         self.assertEqual((log["level"], log["message"], log["fields"]), ("info", "logged", {"args": "a"}))
+        # The handler's logger names its event (v2.md 4.5), so the host can show the line with it.
+        self.assertEqual(log["eventId"], "e1")
 
     def test_a_failing_handler_reports_its_code_in_the_completion(self) -> None:
         self.host.initialize()
