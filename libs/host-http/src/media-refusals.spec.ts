@@ -87,6 +87,22 @@ describe("the media guard's refusals in the event log", () => {
     ]);
   });
 
+  it('records a messages.send the guard refuses as a send, with its code and target', async () => {
+    const seen: { kind: string; code: string | undefined; target: unknown }[] = [];
+    const guard = new MediaGuard({ policy: { allowLoopback: false, allowPrivate: false } });
+    const dispatcher = new Dispatcher({
+      endpoints: () => [],
+      outbound: (sink) => guard.wrap(sink, (request, error) => sink.noteRefusal(request, { code: error.code, message: error.message })),
+      observeOutbound: (_request, out) => seen.push({ kind: out.kind, code: out.error?.code, target: out.target }),
+    });
+    dispatcher.providers.register(new ConsoleProvider());
+    const target = { type: 'group' as const, id: 'g1', botAccountId: 'console-bot' };
+    await expect(
+      dispatcher.outbound.send({ pluginId: 'com.example.pics', kind: 'send', target, message: image('http://10.0.0.1/a.png') }),
+    ).rejects.toMatchObject({ code: 'message.media.address_refused' });
+    expect(seen).toEqual([{ kind: 'send', code: 'message.media.address_refused', target }]);
+  });
+
   it.each([
     [
       'a file part',
