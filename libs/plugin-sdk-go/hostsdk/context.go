@@ -57,7 +57,9 @@ const (
 )
 
 // Logger writes to the plugin's log in the host (stdio: log.write; HTTP: stderr). It never blocks the
-// caller for long and never fails: a line the host refuses goes to stderr.
+// caller for long and never fails: a line the host refuses goes to stderr. A handler's Logger
+// (ctx.Log()) names the handler's event in every line, so the host shows the line with that event; the
+// plugin's own (OnStart, OnStop, a timer) names none.
 type Logger struct {
 	write func(level LogLevel, message string, fields map[string]any)
 }

@@ -123,7 +123,6 @@ type stdioRuntime struct {
 	exitOnce   sync.Once
 	logSlots   chan struct{}
 	deadlines  *deadlines // the handler deadlines
-	logger     *Logger    // shared by the handlers' contexts
 
 	mu            sync.Mutex
 	init          *wire.HostInitializeParams
@@ -165,7 +164,6 @@ func newStdioRuntime(p *Plugin, stdin io.Reader, stdout, stderr io.Writer) *stdi
 		work:          make(chan *eventTask),
 	}
 	rt.s = &session{plugin: p, io: rt, settings: Settings{}}
-	rt.logger = &Logger{write: rt.log}
 	return rt
 }
 
@@ -449,7 +447,7 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 	ctx, cancel := context.WithCancelCause(rt.root)
 	task := &eventTask{reqID: m.ID, event: &event, handler: handler, cancel: cancel, rt: rt}
 	task.due.owner = task
-	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: rt.logger}, event: &event}
+	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: rt.eventLogger(event.EventID)}, event: &event}
 	rt.mu.Lock()
 	var refused bool
 	if !rt.started {
@@ -536,7 +534,7 @@ func (rt *stdioRuntime) runEvent(task *eventTask) {
 	var perr *wire.PluginError
 	if err != nil {
 		perr = toPluginError(err)
-		rt.log(LevelError, fmt.Sprintf("handler for %s %s failed: %s", describeEvent(event), event.EventID, perr.Message), map[string]any{"code": perr.Code})
+		rt.logLine(LevelError, fmt.Sprintf("handler for %s %s failed: %s", describeEvent(event), event.EventID, perr.Message), map[string]any{"code": perr.Code}, event.EventID)
 	}
 	decided, _ := task.ctx.decisionState()
 	declined := rt.p.intercepts && !decided && perr != nil
@@ -788,7 +786,20 @@ func (rt *stdioRuntime) send(_ context.Context, event *wire.MessageEvent, target
 	return rt.call(wire.MethodMessagesSend, params, &target)
 }
 
+// log writes a line of the plugin's own (outside a handler): it names no event.
 func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]any) {
+	rt.logLine(level, message, fields, "")
+}
+
+// eventLogger is the Logger of one handler: every line names its event (log.write eventId, v2.md 4.5).
+func (rt *stdioRuntime) eventLogger(eventID string) *Logger {
+	return &Logger{write: func(level LogLevel, message string, fields map[string]any) {
+		rt.logLine(level, message, fields, eventID)
+	}}
+}
+
+// logLine sends a log.write, naming eventID unless it is empty; stderr takes it when the host cannot.
+func (rt *stdioRuntime) logLine(level LogLevel, message string, fields map[string]any, eventID string) {
 	line := fmt.Sprintf("[%s] %s", level, message)
 	if len(fields) > 0 {
 		if b, err := json.Marshal(fields); err == nil {
@@ -806,7 +817,7 @@ func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]an
 		rt.errorf("%s", line) // too many log lines wait for the host: keep this one on stderr
 		return
 	}
-	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields}
+	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields, EventID: eventID}
 	sent := rt.conn.notify(wire.MethodLogWrite, params, rt.requestTimeout(), func(_ []byte, err error) {
 		<-rt.logSlots
 		if err != nil {

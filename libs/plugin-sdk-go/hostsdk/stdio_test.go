@@ -508,3 +508,42 @@ func TestOneProcessorAnswersPingAndCancelWhileAHandlerComputes(t *testing.T) {
 		t.Fatalf("completion %+v", d.Completion)
 	}
 }
+
+func TestAHandlersLoggerNamesItsEventAndThePluginsOwnLoggerNone(t *testing.T) {
+	p := hostsdk.MustLoad("testdata/manifest.json")
+	p.OnStart(func(ctx *hostsdk.Lifecycle) error {
+		ctx.Log().Info("ready", nil)
+		return nil
+	})
+	p.Command("echo", func(ctx *hostsdk.Context) error {
+		ctx.Log().Info("answered", map[string]any{"args": ctx.Args()})
+		return nil
+	})
+	h := hostsdktest.Start(t, p, hostsdktest.Options{})
+	d := h.Send(hostsdktest.Message{Text: "/echo hi"})
+	if d.Ack == nil || !d.Ack.Accepted {
+		t.Fatalf("ack %+v", d.Ack)
+	}
+	// log.write calls are answered asynchronously; wait for both lines.
+	var ready, answered *hostsdktest.LogEntry
+	for end := time.Now().Add(2 * time.Second); (ready == nil || answered == nil) && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		for _, l := range h.Logs() {
+			l := l
+			switch l.Message {
+			case "ready":
+				ready = &l
+			case "answered":
+				answered = &l
+			}
+		}
+	}
+	if ready == nil || answered == nil {
+		t.Fatalf("lines missing: %+v", h.Logs())
+	}
+	if answered.EventID != d.Event.EventID || answered.Fields["args"] != "hi" {
+		t.Fatalf("the handler's line names event %q, want %q: %+v", answered.EventID, d.Event.EventID, answered)
+	}
+	if ready.EventID != "" {
+		t.Fatalf("OnStart's line names event %q", ready.EventID)
+	}
+}

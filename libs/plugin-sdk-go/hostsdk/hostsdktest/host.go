@@ -72,6 +72,8 @@ type LogEntry struct {
 	Level   string
 	Message string
 	Fields  map[string]any
+	// EventID is the event whose handler wrote the line; empty for the plugin's own lines.
+	EventID string
 }
 
 // RPCError is an error answer of the plugin.
@@ -331,7 +333,7 @@ func (h *Host) answer(m *frame) {
 		var p wire.LogWriteParams
 		_ = json.Unmarshal(m.Params, &p)
 		h.mu.Lock()
-		h.logs = append(h.logs, LogEntry{Level: p.Level, Message: p.Message, Fields: p.Fields})
+		h.logs = append(h.logs, LogEntry{Level: p.Level, Message: p.Message, Fields: p.Fields, EventID: p.EventID})
 		h.mu.Unlock()
 		h.respond(m.ID, wire.LogWriteResult{Accepted: true})
 	case wire.MethodEventsCompleted:
