@@ -116,8 +116,13 @@ describe('acquireDataDirLock', () => {
   });
 
   onLinux('takes over a lock whose holder has ended but was not collected yet (a zombie)', async () => {
-    // sh starts `true` and then becomes `sleep`, which never collects it: `true` stays a zombie until sleep ends.
-    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The parent forks a child that exits at once and never collects it: the child stays a zombie until the parent
+    // ends. (A shell's `true & exec sleep` was not one: a shell may collect `true` before its exec.)
+    const parent = spawn(
+      'python3',
+      ['-c', 'import os, time\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nprint(pid, flush=True)\ntime.sleep(30)'],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     try {
       const zombie = Number((await once(parent.stdout!, 'data'))[0].toString().trim());
       for (let i = 0; i < 50 && processState(zombie) !== 'Z'; i++) await new Promise((r) => setTimeout(r, 20));
