@@ -16,6 +16,11 @@ export interface PendingUpdateStore {
   read(id: string): Promise<unknown>;
   /** The archive saved under `id`; `undefined` when it is missing. */
   readArchive(id: string): Promise<Uint8Array | undefined>;
+  /**
+   * The file holding the archive saved under `id`, for a store that keeps it as one, so that it is read in
+   * ranges instead of whole; `undefined` when this store does not keep it in a file (then use readArchive).
+   */
+  archiveFile?(id: string): Promise<string | undefined>;
   /** Removes both; nothing happens when there is nothing under `id`. */
   delete(id: string): Promise<void>;
   /** The ids of every saved pending update. */

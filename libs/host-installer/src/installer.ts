@@ -214,8 +214,20 @@ export class PluginInstaller {
 
   /** The part of `confirmUpdate` that holds the plugin's lock. */
   private async applyUpdate(pending: PendingUpdate, options: { startAfterInstall?: boolean }): Promise<InstallResult> {
-    const id = pending.id;
     const archive = await this.pending.archive(pending);
+    try {
+      return await this.applyUpdateFrom(archive, pending, options);
+    } finally {
+      archive.close();
+    }
+  }
+
+  private async applyUpdateFrom(
+    archive: ArchiveSource,
+    pending: PendingUpdate,
+    options: { startAfterInstall?: boolean },
+  ): Promise<InstallResult> {
+    const id = pending.id;
     const current = await this.opts.store.get(pending.pluginId);
     if (
       !current ||

@@ -1,5 +1,6 @@
 import { HostError, type ArchiveBytes, type PendingUpdateStore } from '@host/host-core';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { bufferSource, openFileSource, type ArchiveSource } from './archive-source';
 
 // The shape is the admin API's: the answer to an upload that needs confirmation.
 import { PendingUpdateSchema, type PendingUpdate } from '@host/admin-api';
@@ -65,11 +66,16 @@ export class PendingUpdates {
     return parsed.data;
   }
 
-  /** Reads the archive and checks it is still the one the update was prepared from. */
-  async archive(pending: PendingUpdate): Promise<Buffer> {
-    const bytes = await this.store.readArchive(pending.id);
-    const buf = bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (!buf || createHash('sha256').update(buf).digest('hex') !== pending.sha256) {
+  /**
+   * Opens the archive and checks it is still the one the update was prepared from: read in ranges from its file
+   * when the store keeps one, else from its bytes. The caller closes it.
+   */
+  async archive(pending: PendingUpdate): Promise<ArchiveSource> {
+    const file = await this.store.archiveFile?.(pending.id);
+    const bytes = file ? undefined : await this.store.readArchive(pending.id);
+    const source = file ? openFileSource(file) : bytes && bufferSource(bytes);
+    if (!source || source.sha256() !== pending.sha256) {
+      source?.close();
       await this.delete(pending.id);
       throw new HostError(
         'PENDING_UPDATE_STALE',
@@ -79,7 +85,7 @@ export class PendingUpdates {
         },
       );
     }
-    return buf;
+    return source;
   }
 
   delete(id: string): Promise<void> {

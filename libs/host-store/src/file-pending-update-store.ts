@@ -16,11 +16,17 @@ function checkId(id: string): string {
  * it. The JSON is written last, so a crash leaves at most an archive without
  * its description, which the first use after a start removes, with temporary
  * files of interrupted writes.
+ *
+ * `earlier` is where a host of an older version kept them (the embedded database): updates found only there are
+ * read, listed and deleted there, and none is saved there any more.
  */
 export class FilePendingUpdateStore implements PendingUpdateStore {
   private ready: Promise<void> | undefined;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly earlier?: PendingUpdateStore,
+  ) {}
 
   async save(id: string, archive: ArchiveBytes, description: unknown): Promise<void> {
     await this.prepare();
@@ -37,13 +43,23 @@ export class FilePendingUpdateStore implements PendingUpdateStore {
   async read(id: string): Promise<unknown> {
     if (!ID.test(id)) return undefined;
     await this.prepare();
-    return readJsonFile(join(this.dir, `${id}.json`)).catch(() => undefined);
+    return (await readJsonFile(join(this.dir, `${id}.json`)).catch(() => undefined)) ?? this.earlier?.read(id);
   }
 
   async readArchive(id: string): Promise<Uint8Array | undefined> {
     if (!ID.test(id)) return undefined;
     await this.prepare();
-    return fs.readFile(join(this.dir, `${id}.zip`)).catch(() => undefined);
+    return (await fs.readFile(join(this.dir, `${id}.zip`)).catch(() => undefined)) ?? this.earlier?.readArchive(id);
+  }
+
+  async archiveFile(id: string): Promise<string | undefined> {
+    if (!ID.test(id)) return undefined;
+    await this.prepare();
+    const file = join(this.dir, `${id}.zip`);
+    return fs.access(file).then(
+      () => file,
+      () => undefined,
+    );
   }
 
   async delete(id: string): Promise<void> {
@@ -51,12 +67,15 @@ export class FilePendingUpdateStore implements PendingUpdateStore {
     await this.prepare();
     await fs.rm(join(this.dir, `${id}.json`), { force: true });
     await fs.rm(join(this.dir, `${id}.zip`), { force: true });
+    await this.earlier?.delete(id);
   }
 
   async list(): Promise<string[]> {
     await this.prepare();
     const names = await fs.readdir(this.dir);
-    return names.filter((n) => n.endsWith('.json') && !isAtomicTempName(n) && ID.test(n.slice(0, -5))).map((n) => n.slice(0, -5));
+    const own = names.filter((n) => n.endsWith('.json') && !isAtomicTempName(n) && ID.test(n.slice(0, -5))).map((n) => n.slice(0, -5));
+    const before = (await this.earlier?.list()) ?? [];
+    return [...before.filter((id) => !own.includes(id)), ...own];
   }
 
   private prepare(): Promise<void> {

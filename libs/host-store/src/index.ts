@@ -6,4 +6,6 @@ export * from './file-pending-update-store';
 export * from './memory-event-log-store';
 export * from './file-event-log-store';
 export * from './file-replay-store';
+export * from './file-media-store';
+export * from './file-package-archive-store';
 export * from './sql';

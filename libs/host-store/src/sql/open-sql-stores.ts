@@ -1,4 +1,4 @@
-import type { HostPaths, StoreAvailability } from '@host/host-core';
+import type { HostPaths, PendingUpdateStore, StoreAvailability } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { existsSync, promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,8 @@ import { JsonRegistryStore, REGISTRY_FILE_NAME } from '../json-registry-store';
 import { watchChanges, type StoreChange } from './changes';
 import { describeDatabaseUrl, EmbeddedDatabase, ServerDatabase, type SqlDatabase } from './database';
 import { migrate } from './migrations';
-import { SqlPackageArchiveStore } from './package-archive-store';
+import { FilePackageArchiveStore } from '../file-package-archive-store';
+import { SqlPackageArchiveStore, type PackageArchiveStore } from './package-archive-store';
 import { SqlEventInbox } from './sql-event-inbox';
 import { HostKeyMismatchError, loadHostKey, type SecretBox } from './secret-box';
 import { SqlEventLogStore } from './sql-event-log-store';
@@ -20,6 +21,12 @@ import { SqlSettingsStore } from './sql-settings-store';
 
 /** The embedded database's directory in the state directory. */
 export const EMBEDDED_DATABASE_DIR = 'db';
+/**
+ * Where a host on the embedded database keeps package archives and the archives of pending updates, in the state
+ * directory: as files, since the embedded database grows its memory with every byte it is given.
+ */
+export const ARCHIVES_DIR = 'archives';
+export const UPDATES_DIR = 'updates';
 /** The host key's file in the state directory, unless HOST_KEY_FILE names another. */
 export const HOST_KEY_FILE_NAME = 'host.key';
 /** Host metadata naming the key that seals the database's secrets (a fingerprint, not the key). */
@@ -60,9 +67,14 @@ export interface SqlStores {
   box: SecretBox;
   registry: SqlRegistryStore;
   settings: SqlSettingsStore;
-  pendingUpdates: SqlPendingUpdateStore;
+  /** Uploaded updates waiting for confirmation: as the archives (files in `<state>/updates` beside the embedded database). */
+  pendingUpdates: PendingUpdateStore;
   events: SqlEventLogStore;
-  archives: SqlPackageArchiveStore;
+  /**
+   * Package archives by SHA-256: in the database on a PostgreSQL server, where every replica fetches them; as files
+   * in `<state>/archives` beside the embedded database (read from the database too for archives stored there before).
+   */
+  archives: PackageArchiveStore;
   /** What signed webhooks took, so a replay is refused after a restart and on every replica. */
   replays: SqlReplayStore;
   /** Events this host accepted and has not logged final yet. */
@@ -100,8 +112,10 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
     const keyId = await registry.setMetaIfAbsent(HOST_KEY_ID_META, box.keyId);
     if (keyId !== box.keyId) throw new HostKeyMismatchError('The database');
     const settings = new SqlSettingsStore(db, box);
-    const pendingUpdates = new SqlPendingUpdateStore(db);
-    const imported = await importFiles(paths, db, registry, settings, pendingUpdates, o);
+    const sqlPendingUpdates = new SqlPendingUpdateStore(db);
+    const imported = await importFiles(paths, db, registry, settings, sqlPendingUpdates, o);
+    const pendingUpdates =
+      db.kind === 'postgres' ? sqlPendingUpdates : new FilePendingUpdateStore(join(paths.stateDir, UPDATES_DIR), sqlPendingUpdates);
     const events = await SqlEventLogStore.open(db, { capacity: o.eventLogCapacity, replica: o.replica, onError: o.onError });
     return {
       db,
@@ -111,7 +125,10 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       settings,
       pendingUpdates,
       events,
-      archives: new SqlPackageArchiveStore(db),
+      archives:
+        db.kind === 'postgres'
+          ? new SqlPackageArchiveStore(db)
+          : new FilePackageArchiveStore(join(paths.stateDir, ARCHIVES_DIR), new SqlPackageArchiveStore(db)),
       replays: new SqlReplayStore(db),
       inbox: new SqlEventInbox(db, o.replica ?? 'host'),
       imported,

@@ -28,7 +28,7 @@ export interface PackageArchiveStore {
 /** A kept archive no longer matches its digest: the storage was damaged or changed behind the host's back. */
 export class ArchiveDigestMismatchError extends Error {
   constructor(readonly sha256: string) {
-    super(`The package archive ${sha256} in the database does not match its SHA-256; reinstall the plugin from its package.`);
+    super(`The package archive ${sha256} in the package store does not match its SHA-256; reinstall the plugin from its package.`);
     this.name = 'ArchiveDigestMismatchError';
   }
 }

@@ -4,4 +4,5 @@ export * from './settings-store-contract';
 export * from './pending-update-store-contract';
 export * from './event-log-store-contract';
 export * from './replay-store-contract';
+export * from './package-archive-store-contract';
 export * from './postgres-server';

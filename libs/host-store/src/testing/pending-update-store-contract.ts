@@ -1,5 +1,6 @@
 import { ARCHIVE_PIECE_BYTES, type ArchiveReader, type PendingUpdateStore } from '@host/host-core';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 /** How the contract suite gets stores of the implementation under test. */
 export interface PendingUpdateStoreHarness {
@@ -74,6 +75,15 @@ export function describePendingUpdateStoreContract(name: string, harness: Pendin
       await store.save(ID1, reader, { id: ID1 });
       expect(Buffer.from((await store.readArchive(ID1))!).equals(bytes)).toBe(true);
       expect(Math.max(...reads)).toBeLessThanOrEqual(ARCHIVE_PIECE_BYTES);
+    });
+
+    it('names the file of an archive when it keeps one, with the same bytes, and no file for an id it does not have', async () => {
+      if (!store.archiveFile) return;
+      await store.save(ID1, Buffer.from('zip one'), { id: ID1 });
+      const file = await store.archiveFile(ID1);
+      expect(file && readFileSync(file).toString()).toBe('zip one');
+      expect(await store.archiveFile(ID2)).toBeUndefined();
+      expect(await store.archiveFile('../../etc/passwd')).toBeUndefined();
     });
 
     if (harness.reopen) {
