@@ -7,18 +7,34 @@ namespace HostSdk;
 /// <summary>
 /// Writes log lines to the host's plugin log (log.write), or to stderr before the handshake. It is an
 /// <see cref="ILogger"/>: <c>ctx.Log.LogInformation("saw {User}", name)</c> sends the formatted message with the
-/// template's values as fields (as strings), and an exception's type and message.
+/// template's values as fields (as strings), and an exception's type and message. A handler's logger
+/// (<c>ctx.Log</c> of an event) names the handler's event in every line, so the host shows the line with that event;
+/// the plugin's own (OnStart, OnStop, a timer) names none.
 /// </summary>
 public sealed class PluginLogger : ILogger
 {
-    private readonly Action<string, string, IReadOnlyDictionary<string, JsonElement>?> _write;
+    private readonly Action<string, string, IReadOnlyDictionary<string, JsonElement>?, string?> _write;
 
-    internal PluginLogger(Action<string, string, IReadOnlyDictionary<string, JsonElement>?> write) => _write = write;
+    internal PluginLogger(Action<string, string, IReadOnlyDictionary<string, JsonElement>?> write) : this((level, message, fields, _) => write(level, message, fields), null) { }
 
-    public void Debug(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("debug", message, fields);
-    public void Info(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("info", message, fields);
-    public void Warn(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("warn", message, fields);
-    public void Error(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("error", message, fields);
+    internal PluginLogger(Action<string, string, IReadOnlyDictionary<string, JsonElement>?, string?> write) : this(write, null) { }
+
+    private PluginLogger(Action<string, string, IReadOnlyDictionary<string, JsonElement>?, string?> write, string? eventId)
+    {
+        _write = write;
+        EventId = eventId;
+    }
+
+    /// <summary>The event whose handler this logger belongs to (log.write eventId); null for the plugin's own logger.</summary>
+    public string? EventId { get; }
+
+    /// <summary>The same log, with every line naming <paramref name="eventId"/>.</summary>
+    internal PluginLogger ForEvent(string eventId) => new(_write, eventId);
+
+    public void Debug(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("debug", message, fields, EventId);
+    public void Info(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("info", message, fields, EventId);
+    public void Warn(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("warn", message, fields, EventId);
+    public void Error(string message, IReadOnlyDictionary<string, JsonElement>? fields = null) => _write("error", message, fields, EventId);
 
     public bool IsEnabled(LogLevel logLevel) => logLevel != LogLevel.None;
 
@@ -46,7 +62,7 @@ public sealed class PluginLogger : ILogger
                 fields[key] = StringElement(Convert.ToString(value, System.Globalization.CultureInfo.InvariantCulture) ?? "");
             }
         }
-        _write(level, message, fields);
+        _write(level, message, fields, EventId);
     }
 
     private static JsonElement StringElement(string text)
@@ -89,7 +105,10 @@ public class PluginContext
     /// <summary>The plugin's directories as host.initialize gave them.</summary>
     public HostInitializeParamsDirectories Directories => Runtime.Directories;
 
-    public PluginLogger Log => Runtime.Logger;
+    private PluginLogger? _log;
+
+    /// <summary>The plugin's log; in an event's handler, every line names that event.</summary>
+    public PluginLogger Log => _log ??= HandlerEventId is { } eventId ? Runtime.Logger.ForEvent(eventId) : Runtime.Logger;
 
     /// <summary>
     /// Sends a plain-text message to a target (messages.send; needs the messages.send permission). In a message handler a

@@ -50,7 +50,7 @@ public sealed class StdioRuntime : IPluginTransport
         _reader = new FrameReader(stdin);
         _conn = new RpcConnection(new FrameWriter(stdout));
         _stderr = stderr;
-        Logger = new PluginLogger(Log);
+        Logger = new PluginLogger((level, message, fields, eventId) => Log(level, message, fields, eventId));
     }
 
     internal PluginLogger Logger { get; }
@@ -430,7 +430,7 @@ public sealed class StdioRuntime : IPluginTransport
         {
             error = ErrorOf(ex, task.Cts.IsCancellationRequested, eventId);
             var what = task.Event is { Command: { } c } ? $"command \"{c.Name}\"" : task.Event != null ? "message" : task.Chat!.EventType + " event";
-            Log("error", $"handler for {what} {eventId} failed: {error.Message}", null);
+            Log("error", $"handler for {what} {eventId} failed: {error.Message}", null, eventId);
         }
         // A handler that failed before deciding declines the event (with its error, and no events.completed follows);
         // one that ended without deciding passes.
@@ -709,7 +709,10 @@ public sealed class StdioRuntime : IPluginTransport
             WireJsonContext.Default.MessagesSendParams, target);
     }
 
-    private void Log(string level, string message, IReadOnlyDictionary<string, JsonElement>? fields)
+    private void Log(string level, string message, IReadOnlyDictionary<string, JsonElement>? fields) => Log(level, message, fields, null);
+
+    /// <summary>log.write, naming <paramref name="eventId"/> (the handler's event) when it is not null.</summary>
+    private void Log(string level, string message, IReadOnlyDictionary<string, JsonElement>? fields, string? eventId)
     {
         var line = $"[{level}] {message}";
         var token = Token;
@@ -719,7 +722,7 @@ public sealed class StdioRuntime : IPluginTransport
             Error(line); // before the handshake, or too many lines wait for the host: keep this one on stderr
             return;
         }
-        var call = _conn.RequestAsync(Catalog.MethodLogWrite, new LogWriteParams { Token = token, Level = level, Message = message, Fields = fields },
+        var call = _conn.RequestAsync(Catalog.MethodLogWrite, new LogWriteParams { Token = token, Level = level, Message = message, Fields = fields, EventId = eventId },
             WireJsonContext.Default.LogWriteParams, RequestTimeout);
         _ = call.ContinueWith(t =>
         {

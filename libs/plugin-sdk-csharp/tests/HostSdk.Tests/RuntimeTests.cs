@@ -507,4 +507,27 @@ public class RuntimeTests
         Assert.Equal("Alice", log.Params.GetProperty("fields").GetProperty("User").GetString());
         Assert.Equal("3", log.Params.GetProperty("fields").GetProperty("Count").GetString());
     }
+
+    [Fact]
+    public async Task AHandlersLoggerNamesItsEventAndThePluginsOwnLoggerNone()
+    {
+        var plugin = new PluginBuilder("sample.log")
+            .OnStart(ctx =>
+            {
+                ctx.Log.Info("ready");
+                return Task.CompletedTask;
+            })
+            .OnMessage(ctx =>
+            {
+                ctx.Log.LogInformation("answered {Text}", ctx.Message.Content);
+                return Task.CompletedTask;
+            })
+            .Build();
+        await using var host = await Started(plugin);
+        var ready = await host.WaitForCallAsync(Catalog.MethodLogWrite, c => c.Params.GetProperty("message").GetString() == "ready");
+        Assert.False(ready.Params.TryGetProperty("eventId", out _));
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e7", "hi"));
+        var answered = await host.WaitForCallAsync(Catalog.MethodLogWrite, c => c.Params.GetProperty("message").GetString() == "answered hi");
+        Assert.Equal("e7", answered.Params.GetProperty("eventId").GetString());
+    }
 }
