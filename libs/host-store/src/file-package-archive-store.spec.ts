@@ -88,3 +88,17 @@ it('counts an archive put again as stored now, so the grace spares it for the in
   expect(await store.retainOnly(new Set(), 60 * 60_000)).toBe(0);
   expect(await store.has(digest)).toBe(true);
 });
+
+it('copies into another store the archives it lacks, and leaves its files', async () => {
+  const store = await open();
+  const target = new SqlPackageArchiveStore(db);
+  const a = await store.put(Buffer.from('moved to a server'));
+  const b = await store.put(Buffer.from('already there'));
+  await target.put(Buffer.from('already there'));
+  expect(await store.copyInto(target)).toBe(1);
+  expect(Buffer.from((await target.get(a))!).toString()).toBe('moved to a server');
+  expect(await target.has(b)).toBe(true);
+  expect(readdirSync(archives).sort()).toEqual([`${a}.zip`, `${b}.zip`].sort());
+  expect(await store.copyInto(target)).toBe(0);
+  expect(await new FilePackageArchiveStore(join(dir, 'none')).copyInto(target)).toBe(0);
+});

@@ -72,6 +72,24 @@ export class FilePackageArchiveStore implements PackageArchiveStore {
     }
   }
 
+  /**
+   * Puts every archive kept here that `target` lacks into it (a data directory moved from the embedded database to
+   * a PostgreSQL server, whose replicas fetch archives from the database); the files stay. Answers how many.
+   */
+  async copyInto(target: PackageArchiveStore): Promise<number> {
+    let copied = 0;
+    for (const name of await fs.readdir(this.dir).catch(() => [] as string[])) {
+      const digest = ARCHIVE_FILE.exec(name)?.[1];
+      if (digest === undefined || (await target.has(digest))) continue;
+      const bytes = await this.get(digest);
+      if (bytes) {
+        await target.put(bytes);
+        copied++;
+      }
+    }
+    return copied;
+  }
+
   async retainOnly(keep: ReadonlySet<string>, graceMilliseconds = 0): Promise<number> {
     let removed = (await this.earlier?.retainOnly(keep, graceMilliseconds)) ?? 0;
     let names: string[];

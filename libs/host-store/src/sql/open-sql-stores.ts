@@ -116,6 +116,10 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
     const imported = await importFiles(paths, db, registry, settings, sqlPendingUpdates, o);
     const pendingUpdates =
       db.kind === 'postgres' ? sqlPendingUpdates : new FilePendingUpdateStore(join(paths.stateDir, UPDATES_DIR), sqlPendingUpdates);
+    const sqlArchives = new SqlPackageArchiveStore(db);
+    const archiveFiles = new FilePackageArchiveStore(join(paths.stateDir, ARCHIVES_DIR), sqlArchives);
+    // A data directory that was on the embedded database brings its archives to the server, for the other replicas.
+    if (db.kind === 'postgres') await archiveFiles.copyInto(sqlArchives);
     const events = await SqlEventLogStore.open(db, { capacity: o.eventLogCapacity, replica: o.replica, onError: o.onError });
     return {
       db,
@@ -125,10 +129,7 @@ export async function openSqlStores(paths: HostPaths, o: SqlStoreOptions = {}): 
       settings,
       pendingUpdates,
       events,
-      archives:
-        db.kind === 'postgres'
-          ? new SqlPackageArchiveStore(db)
-          : new FilePackageArchiveStore(join(paths.stateDir, ARCHIVES_DIR), new SqlPackageArchiveStore(db)),
+      archives: db.kind === 'postgres' ? sqlArchives : archiveFiles,
       replays: new SqlReplayStore(db),
       inbox: new SqlEventInbox(db, o.replica ?? 'host'),
       imported,
