@@ -184,7 +184,12 @@ describe('OpenAPI document of the composed host', () => {
         expect.objectContaining({ type: 'object' }),
       );
       const chatEvents = paths['/api/console/chat-events']!['post']!;
-      expect(JSON.stringify(chatEvents.requestBody)).toContain('interaction.created');
+      // The body's schema, with the event types and the click's limits.
+      const body = (chatEvents as { requestBody?: { content: Record<string, { schema: unknown }> } }).requestBody!.content[
+        'application/json'
+      ]!.schema;
+      expect(JSON.stringify(body)).toMatch(/"enum":\["interaction\.created","bot\.added","bot\.removed","conversation\.opened"\]/);
+      expect(JSON.stringify(body)).toContain('"maxLength":512');
       expect(chatEvents.responses['400']!.content!['application/json']!.schema['x-error-codes']).toEqual(
         expect.arrayContaining(['BAD_REQUEST', 'REQUEST_JSON_TOO_COMPLEX']),
       );
