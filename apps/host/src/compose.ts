@@ -25,7 +25,7 @@ import {
   type DoctorIsolation,
   type SessionOptions,
 } from '@host/host-api';
-import { ConsoleProvider, consoleRoutes } from '@host/host-console';
+import { ConsoleProvider, consoleMediaRoutes, consoleRoutes } from '@host/host-console';
 import { Dispatcher, EventLog, RefusalLog } from '@host/host-dispatch';
 import { QqBotAccounts, QqBotProvider, QqBotWebhook, qqbotRoutes } from '@host/host-qqbot';
 import type { QqBotAccountInput } from '@host/admin-api';
@@ -42,7 +42,7 @@ import {
   type RuntimeTimings,
   type StdioRuntimeOptions,
 } from '@host/host-runtime';
-import { HOST_KEY_FILE_NAME, loadHostKey } from '@host/host-store';
+import { FileMediaStore, HOST_KEY_FILE_NAME, loadHostKey, MEDIA_DIR_NAME } from '@host/host-store';
 import type { HostMetrics } from '@host/host-metrics';
 import { componentLog, type HostLog } from './host-log';
 import { metricsRouter, observeHost, providerOf } from './observability';
@@ -180,7 +180,9 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     : undefined;
   // Events refused at admission: one log line per cause and 10 s, with the count of the others.
   const refusalLog = new RefusalLog((message) => o.log('warn', message, { component: 'dispatch' }));
-  const media = new MediaGuard({ policy: o.http?.policy ?? DEFAULT_ADDRESS_POLICY });
+  // The bytes stdio plugins upload (media.upload), under the data directory; emptied at each start, as ids die with the host.
+  const uploads = await FileMediaStore.open({ dir: join(paths.dataDir, MEDIA_DIR_NAME) });
+  const media = new MediaGuard({ policy: o.http?.policy ?? DEFAULT_ADDRESS_POLICY, media: uploads });
   // The dispatcher asks for endpoints per event, after the runtime exists.
   const dispatcher: Dispatcher = new Dispatcher({
     endpoints: cluster
@@ -217,7 +219,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     reservedIds: [provider.botAccountId],
     replay: { store: stores.replays },
   });
-  dispatcher.providers.register(new QqBotProvider(qqbotAccounts));
+  dispatcher.providers.register(new QqBotProvider(qqbotAccounts, { uploads }));
   const qqbotWebhook = new QqBotWebhook({
     accounts: qqbotAccounts,
     accept: (event) => acceptEvent(dispatcher, event),
@@ -228,6 +230,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
     records: store,
     logs,
     sink: dispatcher.outbound,
+    media: uploads,
     settings: settingsForInitialize(store, settings),
     hostVersion: o.version,
     timings: o.runtimeTimings,
@@ -338,6 +341,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
         store: stores.availability,
         ...(stores.sharedEvents ? { sharedEvents: stores.sharedEvents } : {}),
       }),
+      ...consoleMediaRoutes(uploads),
       ...httpRegistrationRoutes({ registry: httpPlugins }),
       ...statsRoutes({ paths, store, installer, runtime: lifecycle, http: httpPlugins, queues, stats, pending: installer.pending }),
       ...eventLogRoutes({ event: eventOf, logs }),
@@ -404,6 +408,7 @@ export async function composeHost(o: HostOptions): Promise<Host> {
       await httpPlugins.close();
       await qqbotAccounts.close();
       await logs.flush();
+      await uploads.close();
       await stores.close();
     },
   };

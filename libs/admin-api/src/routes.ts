@@ -470,6 +470,17 @@ export const ADMIN_ROUTES = {
     },
     errors: ['BAD_REQUEST'],
   }),
+  consoleMedia: defineContract({
+    method: 'get',
+    path: '/console/media/{mediaId}',
+    summary: "The bytes of a plugin's uploaded media, as the console shows an image or file it sent",
+    description:
+      "Images (PNG, JPEG, GIF, WebP) are answered with their content type and other media as application/octet-stream with Content-Disposition attachment; every answer has X-Content-Type-Options nosniff and a Content-Security-Policy that runs nothing. The console's outgoing image and file bodies name this path in media.url.",
+    tags: ['console'],
+    params: { mediaId: 'The mediaId of an image or file part (media.finish).' },
+    responses: { 200: { description: 'The bytes.', contentType: 'application/octet-stream' } },
+    errors: ['MEDIA_NOT_FOUND'],
+  }),
   listEvents: defineContract({
     method: 'get',
     path: '/events',

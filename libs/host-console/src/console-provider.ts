@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HostError, routableEvent, takesNoReply } from '@host/host-core';
 import { IsoTimeCache, type MessageProvider, type ProviderSendResult, type ReplyContext } from '@host/host-dispatch';
 import type { ProviderBody } from '@host/messages';
+import { consoleMediaUrl } from './media-route';
 import type { ChatEvent, ChatEventType, MessageEvent, MessageReference, Target, UserRef } from '@host/protocol';
 
 export interface ConsoleMessageInput {
@@ -74,7 +75,8 @@ export class ConsoleProvider implements MessageProvider {
     const anchor = replyTo?.messageId.startsWith(EVENT_ANCHOR)
       ? { event_id: replyTo.messageId.slice(EVENT_ANCHOR.length) }
       : { msg_id: replyTo?.messageId };
-    const requestBody = replyTo ? { ...body, ...anchor, msg_seq: replyTo.sequence } : { ...body };
+    const shown = withMediaUrl(body);
+    const requestBody = replyTo ? { ...shown, ...anchor, msg_seq: replyTo.sequence } : { ...shown };
     return { messageId: `console-out-${++this.sent}`, requestBody };
   }
 
@@ -146,4 +148,14 @@ export class ConsoleProvider implements MessageProvider {
       restrictions: [],
     };
   }
+}
+
+/**
+ * A plugin's uploaded image goes out with a URL the admin app can load (GET /api/console/media/{mediaId}) in
+ * place of its media id: where QQ Bot would get its bytes, the console shows them.
+ */
+function withMediaUrl(body: ProviderBody): ProviderBody {
+  const media = (body as { media?: { file_type?: unknown; media_id?: unknown } }).media;
+  if (typeof media?.media_id !== 'string') return body;
+  return { ...body, media: { file_type: media.file_type, url: consoleMediaUrl(media.media_id) } } as ProviderBody;
 }

@@ -9,4 +9,5 @@ export {
   type ConsoleMessageRequest,
   type ConsoleMessageResponse,
 } from './console-router';
+export { consoleMediaRoutes, consoleMediaUrl } from './media-route';
 export { SseStream, DEFAULT_SSE_MAX_BUFFERED_BYTES, type SseStreamOptions } from './sse-stream';

@@ -1,5 +1,9 @@
 import type { OutboundRequest, OutboundSink } from '@host/host-core';
 import type { SendResult } from '@host/protocol';
+import { FileMediaStore } from '@host/host-store';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MediaGuard, mediaUrls } from './media-guard';
 
 const strict = { allowLoopback: false, allowPrivate: false };
@@ -95,6 +99,57 @@ describe('MediaGuard', () => {
     await expect(guard.check(withImage('https://93.184.215.14/a.png', 'com.example.other'))).resolves.toBeUndefined();
     now += 60_001;
     await expect(guard.check(withImage('https://93.184.215.14/a.png'))).resolves.toBeUndefined();
+  });
+
+  describe('uploaded media (mediaId)', () => {
+    let dir: string;
+    let store: FileMediaStore;
+    const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'media-guard-'));
+      store = await FileMediaStore.open({ dir, sweepEveryMilliseconds: 0 });
+    });
+    afterEach(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    async function uploaded(pluginId: string, bytes: Buffer, contentType: string): Promise<string> {
+      const { uploadId } = await store.begin({ pluginId, contentType, size: bytes.length });
+      await store.append(pluginId, uploadId, 0, bytes.toString('base64'));
+      return (await store.finish(pluginId, uploadId)).mediaId;
+    }
+    const withUpload = (type: 'image' | 'file', mediaId: string, pluginId = 'com.example.pics'): OutboundRequest => ({
+      pluginId,
+      kind: 'reply',
+      eventId: 'e1',
+      message: { format: 'text', parts: [{ type, mediaId }] },
+    });
+
+    it("lets the plugin's own upload through without counting it toward the URL rate", async () => {
+      const sink = recordingSink();
+      const guarded = new MediaGuard({ policy: strict, maxPerMinute: 1, media: store }).wrap(sink);
+      const mediaId = await uploaded('com.example.pics', PNG, 'image/png');
+      await guarded.send(withUpload('image', mediaId));
+      await guarded.send(withUpload('image', mediaId));
+      expect(sink.sent).toHaveLength(2);
+    });
+
+    it("refuses another plugin's media id, an unknown one, and a file upload in an image part, sending nothing", async () => {
+      const sink = recordingSink();
+      const guarded = new MediaGuard({ policy: strict, media: store }).wrap(sink);
+      const mine = await uploaded('com.example.pics', PNG, 'image/png');
+      const text = await uploaded('com.example.pics', Buffer.from('hello'), 'text/plain');
+      await expect(guarded.send(withUpload('image', mine, 'com.example.other'))).rejects.toMatchObject({ code: 'message.media.unknown' });
+      await expect(guarded.send(withUpload('file', 'AAAAAAAAAAAAAAAAAAAAAAAA'))).rejects.toMatchObject({ code: 'message.media.unknown' });
+      await expect(guarded.send(withUpload('image', text))).rejects.toMatchObject({ code: 'message.media.type_mismatch' });
+      await guarded.send(withUpload('file', text));
+      expect(sink.sent).toHaveLength(1);
+    });
+
+    it('refuses a media id when the host keeps no media', async () => {
+      const guarded = new MediaGuard({ policy: strict }).wrap(recordingSink());
+      await expect(guarded.send(withUpload('image', 'AAAAAAAAAAAAAAAAAAAAAAAA'))).rejects.toMatchObject({ code: 'message.media.unknown' });
+    });
   });
 
   it('lists media URLs in order', () => {

@@ -1,4 +1,4 @@
-import { HostError, type OutboundRequest, type OutboundSink } from '@host/host-core';
+import { HostError, type MediaStore, type OutboundRequest, type OutboundSink } from '@host/host-core';
 import { LIMITS, type MessagePart } from '@host/protocol';
 import type { AddressPolicy } from './address-policy';
 import { resolveChecked, type Resolver } from './pinned-connector';
@@ -13,6 +13,8 @@ export interface MediaGuardOptions {
   /** How long resolving a URL's host may take (default 3 s). */
   resolveTimeoutMilliseconds?: number;
   now?: () => number;
+  /** The bytes plugins uploaded: image and file parts with a mediaId are checked against it. */
+  media?: MediaStore;
 }
 
 const MINUTE = 60_000;
@@ -20,9 +22,22 @@ const MINUTE = 60_000;
 /** The URLs of the image and file parts of `parts`, composites included, in order. */
 export function mediaUrls(parts: readonly MessagePart[], out: string[] = [], depth = 0): string[] {
   for (const p of parts) {
-    if (p.type === 'image' || p.type === 'file') out.push(p.url);
+    if ((p.type === 'image' || p.type === 'file') && p.url !== undefined) out.push(p.url);
     // Depth is bounded by the message checks before a message is rendered; this only keeps a hostile one finite.
     else if (p.type === 'composite' && depth < 16) mediaUrls(p.parts, out, depth + 1);
+  }
+  return out;
+}
+
+/** The image and file parts of `parts` that name uploaded bytes (mediaId), composites included, in order. */
+export function uploadedMediaParts(
+  parts: readonly MessagePart[],
+  out: { type: 'image' | 'file'; mediaId: string }[] = [],
+  depth = 0,
+): { type: 'image' | 'file'; mediaId: string }[] {
+  for (const p of parts) {
+    if ((p.type === 'image' || p.type === 'file') && p.mediaId !== undefined) out.push({ type: p.type, mediaId: p.mediaId });
+    else if (p.type === 'composite' && depth < 16) uploadedMediaParts(p.parts, out, depth + 1);
   }
   return out;
 }
@@ -31,7 +46,8 @@ export function mediaUrls(parts: readonly MessagePart[], out: string[] = [], dep
  * What the host checks of an outgoing image or file before any provider fetches it (docs/protocol/v2.md 7.1):
  * the URL's host must be allowed by the address policy of HTTP plugins (a name is resolved and every address
  * checked), so no plugin has the host or its provider reach loopback, private or link-local services; and one
- * plugin sends at most `maxPerMinute` of them per minute. Wraps the sink plugins send through; a refusal is the
+ * plugin sends at most `maxPerMinute` of them per minute. An image or file part that names uploaded bytes (mediaId)
+ * must name the plugin's own live upload; it counts toward no rate here, as its upload did. Wraps the sink plugins send through; a refusal is the
  * plugin's error, and nothing is sent.
  */
 export class MediaGuard {
@@ -66,10 +82,28 @@ export class MediaGuard {
   async check(request: OutboundRequest): Promise<void> {
     const parts = request.message?.parts;
     if (!Array.isArray(parts)) return;
+    for (const part of uploadedMediaParts(parts)) this.checkUploaded(request.pluginId, part);
     const urls = mediaUrls(parts);
     if (urls.length === 0) return;
     for (const url of urls) await this.checkAddress(url);
     this.count(request.pluginId, urls.length);
+  }
+
+  /** A mediaId must be the plugin's own live upload, and an image part's must be an image (docs/protocol/v2.md 7.1). */
+  private checkUploaded(pluginId: string, part: { type: 'image' | 'file'; mediaId: string }): void {
+    if (!this.o.media) {
+      throw new HostError('message.media.unknown', `media id ${part.mediaId} is unknown: this host keeps no uploaded media`, {
+        mediaId: part.mediaId,
+      });
+    }
+    const media = this.o.media.get(part.mediaId, pluginId);
+    if (part.type === 'image' && !media.contentType.startsWith('image/')) {
+      throw new HostError(
+        'message.media.type_mismatch',
+        `media id ${part.mediaId} was uploaded as ${media.contentType}, not an image; send it in a file part`,
+        { mediaId: part.mediaId, contentType: media.contentType },
+      );
+    }
   }
 
   private async checkAddress(url: string): Promise<void> {

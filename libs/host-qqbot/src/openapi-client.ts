@@ -155,30 +155,46 @@ export class QqBotApiClient {
   }
 
   /**
-   * Uploads a file by URL through the rich-media endpoint (`path` is /v2/groups/{group_openid}/files or
-   * /v2/users/{openid}/files; rich-media.md of tencent-connect/bot-docs): the platform fetches the URL and
-   * answers `file_info`, which a msg_type 7 message sends, and its `ttl` in seconds (0: no end). With
+   * Uploads a file through the rich-media endpoint (`path` is /v2/groups/{group_openid}/files or
+   * /v2/users/{openid}/files; rich-media.md of tencent-connect/bot-docs): by URL, which the platform fetches, or
+   * as the bytes themselves, base64 in `file_data` in place of `url` (listed in rich-media.md, marked there "暂未支持"
+   * in its April 2025 text; nonebot/adapter-qq sends it so in `post_group_files` and `post_c2c_files`,
+   * nonebot/adapters/qq/bot.py; see docs/operator/qqbot.md). The platform answers
+   * `file_info`, which a msg_type 7 message sends, and its `ttl` in seconds (0: no end). With
    * `srv_send_msg: false` nothing is sent, so a retry after a lost answer is safe.
    *
    * @throws HostError message.media.upload_failed when the platform could not fetch or convert the file
    */
-  async uploadMedia(path: string, fileType: number, url: string): Promise<{ fileInfo: string; ttlSeconds: number }> {
+  async uploadMedia(
+    path: string,
+    fileType: number,
+    source: string | { fileData: Buffer; name: string },
+  ): Promise<{ fileInfo: string; ttlSeconds: number }> {
+    const what = typeof source === 'string' ? source : source.name;
+    const body =
+      typeof source === 'string'
+        ? { file_type: fileType, url: source, srv_send_msg: false }
+        : { file_type: fileType, file_data: source.fileData.toString('base64'), srv_send_msg: false };
     let answer: { json: unknown };
     try {
-      answer = await this.call('POST', path, { file_type: fileType, url, srv_send_msg: false }, true);
+      answer = await this.call('POST', path, body, true);
     } catch (e) {
       const code = isHostError(e) ? e.details?.['providerCode'] : undefined;
       if (typeof code === 'number' && MEDIA_FAILED_PLATFORM_CODES.has(code)) {
-        throw new HostError('message.media.upload_failed', `the platform could not fetch ${url}: ${(e as Error).message}`, {
+        throw new HostError('message.media.upload_failed', `the platform could not take ${what}: ${(e as Error).message}`, {
           ...(e as HostError).details,
-          url,
+          ...(typeof source === 'string' ? { url: source } : {}),
         });
       }
       throw e;
     }
     const json = answer.json as { file_info?: unknown; ttl?: unknown } | null;
     if (typeof json?.file_info !== 'string' || json.file_info === '') {
-      throw new HostError('message.media.upload_failed', `the platform answered the upload of ${url} without file_info`, { url });
+      throw new HostError(
+        'message.media.upload_failed',
+        `the platform answered the upload of ${what} without file_info`,
+        typeof source === 'string' ? { url: source } : {},
+      );
     }
     const ttl = typeof json.ttl === 'number' && Number.isFinite(json.ttl) && json.ttl > 0 ? json.ttl : 0;
     return { fileInfo: json.file_info, ttlSeconds: ttl };

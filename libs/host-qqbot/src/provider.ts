@@ -1,4 +1,4 @@
-import { HostError, isHostError } from '@host/host-core';
+import { HostError, isHostError, type MediaStore } from '@host/host-core';
 import type { MessageProvider, ProviderSendResult, ReplyContext } from '@host/host-dispatch';
 import { renderParsedMessage, type ProviderBody, type QQMessageBody } from '@host/messages';
 import type { OutgoingMessage, Target } from '@host/protocol';
@@ -13,6 +13,8 @@ export interface QqBotProviderOptions {
   budget?: ReplyBudgetOptions;
   /** Uploaded files kept for reuse (default: a MediaCache of 1000 entries). */
   media?: MediaCache;
+  /** The bytes plugins uploaded (media.upload): an image part with a mediaId is sent from here as `file_data`. */
+  uploads?: MediaStore;
 }
 
 /** The rich-media upload path for `target` (rich-media.md of tencent-connect/bot-docs); groups and users only. */
@@ -84,6 +86,7 @@ export class QqBotProvider implements MessageProvider {
   readonly budget: ReplyBudget;
   readonly media: MediaCache;
   private readonly windows: ReplyWindows;
+  private readonly uploads: MediaStore | undefined;
 
   constructor(
     private readonly accounts: QqBotAccounts,
@@ -92,6 +95,7 @@ export class QqBotProvider implements MessageProvider {
     this.budget = new ReplyBudget(o.budget);
     this.windows = o.replyWindows ?? DEFAULT_REPLY_WINDOWS;
     this.media = o.media ?? new MediaCache();
+    this.uploads = o.uploads;
   }
 
   botAccountIds(): readonly string[] {
@@ -130,9 +134,16 @@ export class QqBotProvider implements MessageProvider {
     const rendered = body as unknown as QQMessageBody;
     if (rendered.msg_type === 7) {
       // The platform fetches the file once per account and scope; its file_info is reused while it is valid.
+      // A plugin's upload goes as its bytes (file_data); its cache key cannot be a URL, which always has a scheme.
+      const source = rendered.media;
       try {
-        const fileInfo = await this.media.fileInfo(account.id, target.type === 'group' ? 'group' : 'user', rendered.media.url, () =>
-          account.client.uploadMedia(filesPath(target), rendered.media.file_type, rendered.media.url),
+        const key = 'url' in source ? source.url : `media:${source.media_id}`;
+        const fileInfo = await this.media.fileInfo(account.id, target.type === 'group' ? 'group' : 'user', key, async () =>
+          account.client.uploadMedia(
+            filesPath(target),
+            source.file_type,
+            'url' in source ? source.url : { fileData: await this.uploadedBytes(source.media_id), name: `media ${source.media_id}` },
+          ),
         );
         out = { msg_type: 7, content: rendered.content, media: { file_info: fileInfo } };
       } catch (e) {
@@ -166,6 +177,14 @@ export class QqBotProvider implements MessageProvider {
       if (!(isHostError(e) && e.code === 'message.provider.unavailable')) release?.();
       throw e;
     }
+  }
+
+  /** The bytes of a plugin's upload, read from the media store: at most LIMITS.maxMediaUploadBytes. */
+  private async uploadedBytes(mediaId: string): Promise<Buffer> {
+    if (!this.uploads) throw new HostError('message.media.unknown', `media id ${mediaId} is unknown: this host keeps no uploaded media`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.uploads.open(mediaId)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
   }
 
   private accountFor(target: Target, replyTo: ReplyContext | undefined): QqBotAccount {

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileMediaStore } from '@host/host-store';
 import type { AddressInfo } from 'node:net';
 import { answeredDelivery, chatEventOf, HostError, type OutboundSink, type PluginEndpoint, type PluginRouting } from '@host/host-core';
 import { Dispatcher } from '@host/host-dispatch';
@@ -83,9 +87,9 @@ describe('QQ Bot rich messages and events, in process', () => {
     await platform.close();
   });
 
-  function host(plugins: Plugin[], media = new MediaCache()) {
+  function host(plugins: Plugin[], media = new MediaCache(), uploads?: FileMediaStore) {
     const dispatcher = new Dispatcher({ endpoints: () => plugins });
-    dispatcher.providers.register(new QqBotProvider(accounts, { media }));
+    dispatcher.providers.register(new QqBotProvider(accounts, { media, ...(uploads ? { uploads } : {}) }));
     const records: Promise<unknown>[] = [];
     const webhook = new QqBotWebhook({
       accounts,
@@ -183,6 +187,44 @@ describe('QQ Bot rich messages and events, in process', () => {
       'sent',
     ]);
     expect(platform.messages.map((m) => m.body['content'])).toEqual(['still here']);
+  });
+
+  it("sends a plugin's uploaded image as file_data, then msg_type 7 with the file_info, uploading it once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qq-media-'));
+    const uploads = await FileMediaStore.open({ dir, sweepEveryMilliseconds: 0 });
+    try {
+      const { uploadId } = await uploads.begin({ pluginId: 'com.example.rich', contentType: 'image/png', size: PNG.length });
+      await uploads.append('com.example.rich', uploadId, 0, PNG.toString('base64'));
+      const { mediaId } = await uploads.finish('com.example.rich', uploadId);
+      const image = { format: 'text' as const, parts: [{ type: 'image' as const, mediaId }] };
+      const plugin = new Plugin(['interaction.created'], () => [image, image]);
+      await host([plugin], new MediaCache(), uploads)(click('i-9'));
+      expect(platform.uploads).toHaveLength(1);
+      expect(platform.uploads[0]).toMatchObject({
+        path: '/v2/groups/GROUP_1/files',
+        body: { file_type: 1, file_data: PNG.toString('base64'), srv_send_msg: false },
+        fetched: { status: 200, contentType: 'image/png', bytes: PNG.length },
+      });
+      expect(platform.uploads[0]!.body).not.toHaveProperty('url');
+      expect(platform.messages.map((m) => m.body['media'])).toEqual([
+        { file_info: platform.uploads[0]!.fileInfo },
+        { file_info: platform.uploads[0]!.fileInfo },
+      ]);
+      expect(platform.messages[0]!.body['msg_type']).toBe(7);
+    } finally {
+      await uploads.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a media id the host does not keep, and keeps going', async () => {
+    const plugin = new Plugin(['interaction.created'], () => [
+      { format: 'text', parts: [{ type: 'image', mediaId: 'AAAAAAAAAAAAAAAAAAAAAAAA' }] },
+      { format: 'text', parts: [{ type: 'text', text: 'still here' }] },
+    ]);
+    await host([plugin])(click('i-10'));
+    expect(plugin.results.map((r) => (r instanceof Error ? (r as HostError).code : 'sent'))).toEqual(['message.media.unknown', 'sent']);
+    expect(platform.uploads).toHaveLength(0);
   });
 
   it('sends a Markdown reply with its keyboard as QQ buttons', async () => {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import {
   HostError,
   type HostPaths,
+  type MediaStore,
   type OutboundSink,
   type PluginEndpoint,
   type PluginLogStore,
@@ -36,6 +37,8 @@ export interface StdioRuntimeOptions {
   logs: PluginLogStore;
   /** Receives messages.reply and messages.send of every plugin. */
   sink: OutboundSink;
+  /** Keeps the bytes plugins upload (media.upload); without it those calls are refused. */
+  media?: MediaStore;
   /** Current settings values sent in host.initialize; `{}` when absent. */
   settings?: (pluginId: string) => Promise<Record<string, unknown>>;
   timings?: Partial<RuntimeTimings>;
@@ -199,6 +202,7 @@ export class StdioPluginRuntime implements PluginRuntime {
         paths: this.o.paths,
         logs: this.o.logs,
         sink: this.o.sink,
+        ...(this.o.media ? { media: this.o.media } : {}),
         timings: this.timings,
         limits: this.limits,
         hostVersion: this.o.hostVersion ?? '0.0.0',

@@ -3,6 +3,7 @@ import {
   type Delivery,
   type HostPaths,
   type LogLine,
+  type MediaStore,
   type OutboundSink,
   type PluginEndpoint,
   type PluginLogStore,
@@ -24,6 +25,7 @@ export interface SupervisorDeps {
   paths: HostPaths;
   logs: PluginLogStore;
   sink: OutboundSink;
+  media?: MediaStore;
   timings: RuntimeTimings;
   limits: RuntimeLimits;
   hostVersion: string;
@@ -255,6 +257,7 @@ export class Supervisor implements PluginEndpoint {
       timings: this.deps.timings,
       logs: this.deps.logs,
       sink: this.deps.sink,
+      ...(this.deps.media ? { media: this.deps.media } : {}),
       settings,
       hostVersion: this.deps.hostVersion,
       hostEnv: this.deps.hostEnv,

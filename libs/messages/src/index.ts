@@ -11,7 +11,7 @@ export {
   type NormalizedPart,
 } from './normalize';
 export type { ProviderBody, ProviderRenderer } from './renderer';
-export { qqbotRenderer, type QQMessageBody } from './qqbot';
+export { qqbotRenderer, type QQMediaSource, type QQMessageBody } from './qqbot';
 export {
   RendererRegistry,
   createDefaultRegistry,

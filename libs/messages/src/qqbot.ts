@@ -21,12 +21,16 @@ export interface QQButton {
 
 /**
  * The QQ Bot send body. The provider adds `msg_id` or `event_id` (passive reply) and `msg_seq` when it
- * sends, and for msg_type 7 uploads `media.url` and sends `media: {file_info}` in its place.
+ * sends, and for msg_type 7 uploads `media.url` (or the bytes of `media.media_id`, a plugin's upload) and sends
+ * `media: {file_info}` in its place.
  */
 export type QQMessageBody =
   | { msg_type: 0; content: string }
   | { msg_type: 2; markdown: { content: string }; keyboard?: { content: { rows: { buttons: QQButton[] }[] } } }
-  | { msg_type: 7; content: string; media: { file_type: 1; url: string } };
+  | { msg_type: 7; content: string; media: QQMediaSource };
+
+/** Where the bytes of a msg_type 7 body come from: a URL the platform fetches, or a plugin's upload the host sends. */
+export type QQMediaSource = { file_type: 1; url: string } | { file_type: 1; media_id: string };
 
 /**
  * QQ target ids (group, member and user openids, channel ids) become a path
@@ -74,7 +78,7 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
     const oneToOne = target.type === 'user' || target.type === 'direct';
     const guild = target.type === 'channel' || target.type === 'direct';
     let content = '';
-    let image: string | undefined;
+    let image: QQMediaSource | undefined;
     const parts = message.parts;
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i] as NormalizedMessage['parts'][number];
@@ -96,7 +100,7 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
             `parts[${i}] is an image and the target is of type "${target.type}"; the host sends images to QQ groups and one-to-one chats only.`,
           );
         }
-        image = part.url;
+        image = part.mediaId !== undefined ? { file_type: 1, media_id: part.mediaId } : { file_type: 1, url: part.url ?? '' };
         continue;
       }
       if (oneToOne) {
@@ -137,7 +141,7 @@ export const qqbotRenderer: ProviderRenderer<QQMessageBody> = {
         );
       }
       // The platform wants a non-empty content with msg_type 7 (send.md: "content 字段需要填入一个值").
-      return ok({ msg_type: 7, content: content === '' ? ' ' : content, media: { file_type: 1, url: image } });
+      return ok({ msg_type: 7, content: content === '' ? ' ' : content, media: image });
     }
     if (!markdown) return ok({ msg_type: 0, content });
     return ok(

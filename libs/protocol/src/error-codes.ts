@@ -780,6 +780,11 @@ export const API_ERRORS = defineErrors({
   },
   NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
   PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
+  MEDIA_NOT_FOUND: {
+    status: 404,
+    message:
+      'The host keeps no media with this id: it expired (media ids live 60 minutes), the host restarted, or it was never uploaded. Send the message again to upload the bytes again.',
+  },
   EVENT_NOT_FOUND: {
     status: 404,
     message:

@@ -21,7 +21,10 @@ export interface RecordedUpload {
   targetType: 'group' | 'user';
   targetId: string;
   body: Record<string, unknown>;
-  /** What the fake fetched from `body.url`, as the platform does. */
+  /**
+   * What the fake fetched from `body.url`, as the platform does, or decoded from `body.file_data` (its content
+   * type then read from the bytes' signature).
+   */
   fetched: { status: number; contentType: string; bytes: number } | null;
   /** The file_info answered, when the upload succeeded. */
   fileInfo?: string;
@@ -70,6 +73,13 @@ const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 /** Content types the platform takes per file_type (rich-media.md: images png/jpg, video mp4, voice silk). */
 const UPLOAD_TYPES: Record<number, RegExp> = { 1: /^image\/(png|jpe?g)$/i, 2: /^video\/mp4$/i, 3: /^audio\/(silk|x-silk)$/i };
 
+/** The content type of a PNG or JPEG by its first bytes, as the platform converts them; '' for anything else. */
+function signatureType(bytes: Buffer): string {
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
+  return '';
+}
+
 /**
  * A local stand-in for the QQ Bot Open Platform's OpenAPI, for tests and
  * benchmarks: the access token endpoint (app id and secret checked, tokens
@@ -84,9 +94,12 @@ const UPLOAD_TYPES: Record<number, RegExp> = { 1: /^image\/(png|jpe?g)$/i, 2: /^
  * - Markdown from a bot without the permission (`markdownAllowed: false`) is
  *   refused with 400 code 40034012.
  * - the rich-media upload (POST /v2/groups/{id}/files, /v2/users/{id}/files)
- *   fetches `url` itself and answers `file_info` and `ttl`, or 400 with code
- *   304082 when the URL cannot be fetched and 304083 when the file is not of
- *   its `file_type` (PNG or JPEG for images); file_type 4 (files) is refused;
+ *   fetches `url` itself, or takes the bytes base64 in `file_data` (exactly one
+ *   of the two), and answers `file_info` and `ttl`, or 400 with code 304082
+ *   when the URL cannot be fetched or `file_data` is not base64 of 1 byte to
+ *   10 MiB, and 304083 when the file is not of its `file_type` (PNG or JPEG for
+ *   images: the URL's content type, or the signature of `file_data`'s bytes);
+ *   file_type 4 (files) is refused;
  * - msg_type 7 needs a non-empty content and a `media.file_info` this fake
  *   issued for the same kind of target (group or user), or 400;
  * - a keyboard goes only with msg_type 2 and has at most 5 rows of at most 5
@@ -285,31 +298,38 @@ export class FakeQqPlatform {
     this.uploads.push(recorded);
     const fileType = body['file_type'];
     const url = body['url'];
+    const fileData = body['file_data'];
     if (
       typeof fileType !== 'number' ||
       ![1, 2, 3, 4].includes(fileType) ||
-      typeof url !== 'string' ||
+      (typeof url === 'string') === (typeof fileData === 'string') ||
       typeof body['srv_send_msg'] !== 'boolean'
     ) {
-      return answer(res, 400, { code: 40034006, message: 'file_type (1 to 4), url and srv_send_msg are required' });
+      return answer(res, 400, { code: 40034006, message: 'file_type (1 to 4), url or file_data, and srv_send_msg are required' });
     }
     if (fileType === 4) return answer(res, 400, { code: 40034006, message: 'file_type 4 is not open' });
-    try {
-      const got = await request(url, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000 });
-      let bytes = 0;
-      for await (const chunk of got.body) {
-        bytes += (chunk as Buffer).length;
-        if (bytes > MAX_UPLOAD_BYTES) {
-          got.body.destroy();
-          break;
+    if (typeof fileData === 'string') {
+      const valid = fileData.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(fileData);
+      const bytes = valid ? Buffer.from(fileData, 'base64') : Buffer.alloc(0);
+      recorded.fetched = { status: 200, contentType: signatureType(bytes), bytes: bytes.length };
+    } else {
+      try {
+        const got = await request(url as string, { method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000 });
+        let bytes = 0;
+        for await (const chunk of got.body) {
+          bytes += (chunk as Buffer).length;
+          if (bytes > MAX_UPLOAD_BYTES) {
+            got.body.destroy();
+            break;
+          }
         }
+        const contentType = String(got.headers['content-type'] ?? '')
+          .split(';')[0]!
+          .trim();
+        recorded.fetched = { status: got.statusCode, contentType, bytes };
+      } catch {
+        return answer(res, 400, { code: 304082, message: 'upload media info fail', err_code: 304082, trace_id: traceId() });
       }
-      const contentType = String(got.headers['content-type'] ?? '')
-        .split(';')[0]!
-        .trim();
-      recorded.fetched = { status: got.statusCode, contentType, bytes };
-    } catch {
-      return answer(res, 400, { code: 304082, message: 'upload media info fail', err_code: 304082, trace_id: traceId() });
     }
     const f = recorded.fetched;
     if (f.status !== 200 || f.bytes === 0 || f.bytes > MAX_UPLOAD_BYTES) {

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { LogLine, OutboundSink, PluginLogStore } from '@host/host-core';
+import type { LogLine, MediaStore, OutboundSink, PluginLogStore } from '@host/host-core';
 import { findMethod, Methods, RpcErrorCode, toValidationIssues, type Permission, type PluginError } from '@host/protocol';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import type { LogRateLimiter } from '../logs/log-rate-limit';
@@ -16,11 +16,23 @@ export interface PluginRequestContext {
   /** Whether this process was handed `eventId`: only then does a log.write line keep it (docs/protocol/v2.md 4.5). */
   deliveredHere?: (eventId: string) => boolean;
   sink: OutboundSink;
+  /** Keeps the bytes of media.upload, media.chunk and media.finish; without it those calls are refused as unavailable. */
+  media?: MediaStore;
   /** events.completed: settles the event's delivery; false when the host no longer waits for it. */
   onCompleted: (eventId: string, error: PluginError | null, durationMs: number | undefined) => boolean;
 }
 
-const PLUGIN_METHODS = [Methods.log, Methods.completed, Methods.reply, Methods.send].map((m) => m.method).join(', ');
+const PLUGIN_METHODS = [
+  Methods.log,
+  Methods.completed,
+  Methods.reply,
+  Methods.send,
+  Methods.mediaUpload,
+  Methods.mediaChunk,
+  Methods.mediaFinish,
+]
+  .map((m) => m.method)
+  .join(', ');
 
 function tokenMatches(expected: Buffer, given: unknown): boolean {
   if (typeof given !== 'string') return false;
@@ -100,6 +112,10 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
               p['durationMs'] as number | undefined,
             ),
           };
+        case Methods.mediaUpload.method:
+        case Methods.mediaChunk.method:
+        case Methods.mediaFinish.method:
+          return await mediaCall(ctx, method, p);
         case Methods.reply.method:
           return await ctx.sink.send({
             pluginId: ctx.pluginId,
@@ -121,6 +137,24 @@ export function createPluginRequestHandler(ctx: PluginRequestContext) {
       return sinkError(e as SinkFailure);
     }
   };
+}
+
+/** media.upload, media.chunk and media.finish (docs/protocol/v2.md 4.12), each against the plugin's own uploads. */
+async function mediaCall(ctx: PluginRequestContext, method: string, p: Record<string, unknown>): Promise<unknown> {
+  if (!ctx.media) return new ResponseError(RpcErrorCode.InternalError, `${method} is not available: this host keeps no uploaded media`);
+  if (method === Methods.mediaUpload.method) {
+    return ctx.media.begin({
+      pluginId: ctx.pluginId,
+      contentType: p['contentType'] as string,
+      size: p['size'] as number,
+      ...(p['fileName'] !== undefined ? { fileName: p['fileName'] as string } : {}),
+    });
+  }
+  if (method === Methods.mediaChunk.method) {
+    return ctx.media.append(ctx.pluginId, p['uploadId'] as string, p['offset'] as number, p['data'] as string);
+  }
+  const media = await ctx.media.finish(ctx.pluginId, p['uploadId'] as string);
+  return { mediaId: media.mediaId, contentType: media.contentType, size: media.size, expiresAt: new Date(media.expiresAt).toISOString() };
 }
 
 /** Maps a refusal of the outbound sink to the documented JSON-RPC error. */

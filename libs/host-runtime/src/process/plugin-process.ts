@@ -7,6 +7,7 @@ import {
   type Delivery,
   type DeliveryOutcome,
   type LogLine,
+  type MediaStore,
   type OutboundSink,
   type PluginLogStore,
 } from '@host/host-core';
@@ -69,6 +70,8 @@ export interface PluginProcessOptions {
   timings: RuntimeTimings;
   logs: PluginLogStore;
   sink: OutboundSink;
+  /** Keeps the bytes of media.upload (docs/protocol/v2.md 4.12). */
+  media?: MediaStore;
   settings: Record<string, unknown>;
   hostVersion: string;
   hostEnv: NodeJS.ProcessEnv;
@@ -264,6 +267,7 @@ export class PluginProcess {
       logRate: this.logRate,
       deliveredHere: (eventId) => this.delivered.has(eventId),
       sink: this.o.sink,
+      ...(this.o.media ? { media: this.o.media } : {}),
       onCompleted: (eventId, error, durationMs) =>
         this.completeEvent(eventId, { error, ...(durationMs !== undefined ? { durationMs } : {}) }),
     });

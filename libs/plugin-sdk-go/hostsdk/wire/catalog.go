@@ -206,6 +206,7 @@ const (
 	ErrOriginRefused                       = "ORIGIN_REFUSED"
 	ErrNotFound                            = "NOT_FOUND"
 	ErrPluginNotFound                      = "PLUGIN_NOT_FOUND"
+	ErrMediaNotFound                       = "MEDIA_NOT_FOUND"
 	ErrEventNotFound                       = "EVENT_NOT_FOUND"
 	ErrBadRequest                          = "BAD_REQUEST"
 	ErrRequestJSONTooComplex               = "REQUEST_JSON_TOO_COMPLEX"
@@ -483,6 +484,7 @@ var ErrorCodes = []ErrorCode{
 	{"API_ERRORS", "ORIGIN_REFUSED", "The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send \"Authorization: Bearer <token>\" from a script.", 403},
 	{"API_ERRORS", "NOT_FOUND", "No such route. See GET /api/openapi.json for the admin API.", 404},
 	{"API_ERRORS", "PLUGIN_NOT_FOUND", "No plugin with this pluginId. List plugins with GET /api/plugins.", 404},
+	{"API_ERRORS", "MEDIA_NOT_FOUND", "The host keeps no media with this id: it expired (media ids live 60 minutes), the host restarted, or it was never uploaded. Send the message again to upload the bytes again.", 404},
 	{"API_ERRORS", "EVENT_NOT_FOUND", "This host's event log keeps no event with this eventId: it was never received here, or it is older than the newest events the log keeps. List the recent events with GET /api/events.", 404},
 	{"API_ERRORS", "BAD_REQUEST", "The request body is not valid. details.issues lists each field and the fix.", 400},
 	{"API_ERRORS", "REQUEST_JSON_TOO_COMPLEX", "The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.", 400},
