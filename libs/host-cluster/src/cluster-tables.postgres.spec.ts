@@ -3,7 +3,8 @@ import type { MessageEvent } from '@host/protocol';
 import { migrate, ServerDatabase, SqlEventInbox } from '@host/host-store';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import type { QueueNotice } from './queue-notices';
-import { LeaseLostError, SqlDeliveryQueue } from './sql-delivery-queue';
+import { SqlDeliveryQueue } from './sql-delivery-queue';
+import { LeaseLostError } from './sql-reply-records';
 import { SqlLeases } from './sql-leases';
 
 // Leases and the durable delivery queue against a real PostgreSQL server (two connections pools stand for two replicas).

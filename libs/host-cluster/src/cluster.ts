@@ -94,7 +94,7 @@ export class Cluster {
         prune: () => o.queue.prune(o.keepFinished ?? 10_000).then(() => undefined),
       },
     });
-    this.outbox = new ReplyOutbox({ queue: o.queue, leases: this.keeper, dispatcher: o.dispatcher, log: o.log });
+    this.outbox = new ReplyOutbox({ records: o.queue.records, leases: this.keeper, dispatcher: o.dispatcher, log: o.log });
     this.worker = new QueueWorker({
       leases: this.keeper,
       queue: o.queue,

@@ -7,3 +7,4 @@ export { ReplyOutbox, type HandlingRecord, type ReplyOutboxOptions } from './rep
 export * from './queue-notices';
 export * from './sql-leases';
 export * from './sql-delivery-queue';
+export * from './sql-reply-records';

@@ -3,7 +3,7 @@ import { HostError, type OutboundRecord, type OutboundRequest, type OutboundSink
 import type { Dispatcher } from '@host/host-dispatch';
 import type { SendResult } from '@host/protocol';
 import type { ClusterLog, HeldLeases } from './lease-keeper';
-import type { SqlDeliveryQueue } from './sql-delivery-queue';
+import type { SqlReplyRecords } from './sql-reply-records';
 
 /** Replies of one (event, plugin) counted at most, to number them; oldest dropped beyond it. */
 const MAX_REPLY_COUNTERS = 10_000;
@@ -11,7 +11,8 @@ const MAX_REPLY_COUNTERS = 10_000;
 const MAX_CARRIED_REPLIES = 32;
 
 export interface ReplyOutboxOptions {
-  queue: Pick<SqlDeliveryQueue, 'recordReply' | 'noteReply' | 'recordSend' | 'noteSend' | 'claimUnsent'>;
+  /** Where replies and sends are recorded (the queue's {@link SqlDeliveryQueue.records}). */
+  records: Pick<SqlReplyRecords, 'recordReply' | 'noteReply' | 'recordSend' | 'noteSend' | 'claimUnsent'>;
   leases: Pick<HeldLeases, 'epochOf'>;
   dispatcher: () => Dispatcher;
   log: ClusterLog;
@@ -109,7 +110,7 @@ export class ReplyOutbox {
     this.replyCounts.set(key, n);
     if (this.replyCounts.size > MAX_REPLY_COUNTERS) this.replyCounts.delete(this.replyCounts.keys().next().value!);
     // Recorded before it is sent: after a takeover, a reply recorded already is not sent again.
-    const { fresh, reply } = await this.o.queue.recordReply(
+    const { fresh, reply } = await this.o.records.recordReply(
       eventId,
       pluginId,
       n,
@@ -121,7 +122,7 @@ export class ReplyOutbox {
       if (sent) sent.complete = false;
       // Recorded by a replica that died before marking it sent: sent now, by the one process that claims it.
       if (!reply.sent) {
-        const [claimed] = await this.o.queue.claimUnsent('reply', eventId, pluginId, n);
+        const [claimed] = await this.o.records.claimUnsent('reply', eventId, pluginId, n);
         if (claimed) return this.sendReplyNow(inner, request, eventId, n, reply.sequence);
       }
       // Sent before (or being sent by the process that claimed it): answered as it was recorded, not sent again.
@@ -164,7 +165,7 @@ export class ReplyOutbox {
       const sent = this.sentReplies.get(`${eventId}\u0000${pluginId}`);
       if (sent && n <= MAX_CARRIED_REPLIES) sent.records[n - 1] = outbound;
       else if (sent) sent.complete = false;
-      const noting = this.o.queue.noteReply(eventId, pluginId, n, outbound).catch(() => undefined);
+      const noting = this.o.records.noteReply(eventId, pluginId, n, outbound).catch(() => undefined);
       // While the plugin handles the event here, the mark is written alongside (the outcome waits for it); else before answering.
       if (sent && sent.noting.length < MAX_CARRIED_REPLIES) sent.noting.push(noting);
       else await noting;
@@ -190,7 +191,7 @@ export class ReplyOutbox {
     const digest = createHash('sha256')
       .update(JSON.stringify({ target: request.target ?? null, message: request.message }))
       .digest('hex');
-    const { fresh, send } = await this.o.queue.recordSend(
+    const { fresh, send } = await this.o.records.recordSend(
       eventId,
       request.pluginId,
       n,
@@ -210,7 +211,7 @@ export class ReplyOutbox {
         return inner.send(request);
       }
       if (!send.sent) {
-        const [claimed] = await this.o.queue.claimUnsent('send', eventId, request.pluginId, n);
+        const [claimed] = await this.o.records.claimUnsent('send', eventId, request.pluginId, n);
         if (claimed) return this.sendNow(inner, request, eventId, n);
       }
       const result = send.result;
@@ -242,7 +243,9 @@ export class ReplyOutbox {
       result = { error: { code: typeof err.code === 'string' ? err.code : 'message.provider.failed', message: String(err.message ?? e) } };
       throw e;
     } finally {
-      await this.o.queue.noteSend(eventId, request.pluginId, n, result ?? null, this.observed.get(request) ?? null).catch(() => undefined);
+      await this.o.records
+        .noteSend(eventId, request.pluginId, n, result ?? null, this.observed.get(request) ?? null)
+        .catch(() => undefined);
     }
   }
 
@@ -255,7 +258,7 @@ export class ReplyOutbox {
     const inner = this.inner;
     if (!inner) return;
     for (const kind of ['reply', 'send'] as const) {
-      for (const row of await this.o.queue.claimUnsent(kind, eventId, pluginId)) {
+      for (const row of await this.o.records.claimUnsent(kind, eventId, pluginId)) {
         const recorded = row.request;
         const request: OutboundRequest =
           kind === 'reply'
