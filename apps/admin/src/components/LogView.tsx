@@ -48,7 +48,9 @@ export function LogView({ pluginId, transport = 'stdio-jsonrpc' }: { pluginId: s
   const lines = useMemo(() => {
     const min = LEVELS.indexOf(level);
     const needle = search.trim().toLowerCase();
-    return all.filter((l) => LEVELS.indexOf(l.level) >= min && (!needle || l.message.toLowerCase().includes(needle)));
+    // Fields and the event id are searched too: an event id finds the lines its handler wrote.
+    const text = (l: Line) => `${l.message} ${l.fields ? JSON.stringify(l.fields) : ''} ${l.eventId ?? ''}`.toLowerCase();
+    return all.filter((l) => LEVELS.indexOf(l.level) >= min && (!needle || text(l).includes(needle)));
   }, [all, level, search]);
   useEffect(() => {
     const box = boxRef.current;
@@ -85,6 +87,12 @@ export function LogView({ pluginId, transport = 'stdio-jsonrpc' }: { pluginId: s
           <div key={`${l.at}-${i}`} className={`log-line level-${l.level}`}>
             <time dateTime={l.at}>{formatTimeOfDay(l.at, lng)}</time> <span className="log-level">{l.level}</span>{' '}
             <span className="log-stream">{l.stream}</span> <span className="log-message">{l.message}</span>
+            {l.fields && Object.keys(l.fields).length > 0 ? (
+              <>
+                {' '}
+                <code className="log-fields">{JSON.stringify(l.fields)}</code>
+              </>
+            ) : null}
           </div>
         ))}
       </div>

@@ -1,8 +1,9 @@
 import { ADMIN_ROUTES, DELIVERY_STATES, type ConsoleStreamData, type EventRecordSummary } from '@host/admin-api';
-import { useEffect, useId, useMemo, useState } from 'react';
+import { Fragment, useEffect, useId, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { apiPath } from '../api';
+import { EventLogLines, EventLogsError, useEventLogs } from '../components/EventLogLines';
 import { ProviderMessage } from '../components/ProviderMessage';
 import { formatTimeOfDay } from '../i18n';
 
@@ -24,10 +25,14 @@ function upsert(list: EventRecordSummary[], record: EventRecordSummary): EventRe
 
 function EventItem({ r }: { r: EventRecordSummary }) {
   const { t } = useTranslation();
+  const [open, setOpen] = useState(false);
   const states = r.deliveries.map((d) => `${d.pluginId}: ${t(`detail.deliveryState.${d.state}`, { defaultValue: d.state })}`);
+  // Read again whenever the record moves on: a handler writes its lines until its delivery completes.
+  const version = `${r.completedAt ?? ''}|${r.outbound.length}|${states.join(',')}`;
+  const logs = useEventLogs(r.eventId, open, version);
   return (
     <li className="event-item" data-event-id={r.eventId}>
-      <details>
+      <details onToggle={(e) => setOpen(e.currentTarget.open)}>
         <summary>
           <time dateTime={r.receivedAt}>{formatTimeOfDay(r.receivedAt)}</time> <span className="hint">{r.source}</span>{' '}
           <span className="event-text">{r.event.message.content}</span>{' '}
@@ -51,14 +56,28 @@ function EventItem({ r }: { r: EventRecordSummary }) {
                 const error = d.completion?.error ?? d.error;
                 const ms = d.completion?.durationMs ?? d.durationMs;
                 return (
-                  <tr key={d.pluginId}>
-                    <th scope="row">
-                      <Link to={`/plugins/${encodeURIComponent(d.pluginId)}`}>{d.pluginId}</Link>
-                    </th>
-                    <td>{t(`detail.deliveryState.${d.state}`, { defaultValue: d.state })}</td>
-                    <td>{error ? <code>{error.code}</code> : t('dashboard.none')}</td>
-                    <td>{ms === null ? t('dashboard.none') : t('units.ms', { value: Math.round(ms) })}</td>
-                  </tr>
+                  <Fragment key={d.pluginId}>
+                    <tr>
+                      <th scope="row">
+                        <Link to={`/plugins/${encodeURIComponent(d.pluginId)}`}>{d.pluginId}</Link>
+                      </th>
+                      <td>{t(`detail.deliveryState.${d.state}`, { defaultValue: d.state })}</td>
+                      <td>{error ? <code>{error.code}</code> : t('dashboard.none')}</td>
+                      <td>{ms === null ? t('dashboard.none') : t('units.ms', { value: Math.round(ms) })}</td>
+                    </tr>
+                    {open ? (
+                      <tr className="event-log-row">
+                        <td colSpan={4}>
+                          <p className="hint">{t('events.logs.heading', { pluginId: d.pluginId })}</p>
+                          {logs.isError ? (
+                            <EventLogsError error={logs.error} />
+                          ) : (
+                            <EventLogLines logs={logs.data?.plugins.find((p) => p.pluginId === d.pluginId)} loading={logs.isPending} />
+                          )}
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
                 );
               })}
             </tbody>
