@@ -17,12 +17,11 @@ export interface ReplicaControlOptions {
   log: ClusterLog;
 }
 
-/** What the holder answers each control request with. */
-interface Answers {
-  stop: RuntimeStatus;
-  restart: RuntimeStatus;
-  settings: SettingsDelivery;
-}
+/** The plugin's status in a holder's answer to a stop or restart (undefined when it could not act). */
+const statusIn = (answer: ControlAnswer | undefined): RuntimeStatus | undefined => (answer && 'state' in answer ? answer : undefined);
+/** What became of the settings, in a holder's answer to a settings request (undefined when it could not act). */
+const settingsIn = (answer: ControlAnswer | undefined): SettingsDelivery | undefined =>
+  answer && !('state' in answer) ? answer : undefined;
 
 /**
  * The runtime the admin API and the installer act on, in a cluster: start
@@ -55,7 +54,7 @@ export class ReplicaControl {
           const lease = await k.readLease(id);
           if (!lease?.live || lease.holder === '' || (reason !== undefined && reason !== 'operator'))
             return k.status(id) ?? rt.stop(id, reason);
-          const answered = await this.ask(id, lease.holder, 'stop', RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000);
+          const answered = statusIn(await this.ask(id, lease.holder, 'stop', RUNTIME_DEFAULTS.stopGraceMilliseconds + 3_000));
           await k.readLease(id).catch(() => undefined);
           return answered ?? k.status(id) ?? { state: 'stopped', crashCount: 0 };
         }
@@ -68,11 +67,13 @@ export class ReplicaControl {
         const lease = k.lease(id);
         if (!lease?.live || lease.holder === '') return this.runtime().start(id);
         // Answered once the replica running it has restarted it (its stop grace and the new start).
-        const answered = await this.ask(
-          id,
-          lease.holder,
-          'restart',
-          RUNTIME_DEFAULTS.stopGraceMilliseconds + RUNTIME_DEFAULTS.initializeTimeoutMilliseconds + 3_000,
+        const answered = statusIn(
+          await this.ask(
+            id,
+            lease.holder,
+            'restart',
+            RUNTIME_DEFAULTS.stopGraceMilliseconds + RUNTIME_DEFAULTS.initializeTimeoutMilliseconds + 3_000,
+          ),
         );
         // The holder's state as it answered is the newest (its publication with the lease may still be on its way).
         if (answered) k.answered(id, lease, answered);
@@ -85,7 +86,7 @@ export class ReplicaControl {
         const lease = k.lease(id);
         if (!lease?.live || lease.holder === '') return rt.applySettings(id);
         // The replica running it gives the plugin its settings and answers what became of them.
-        const delivery = await this.ask(id, lease.holder, 'settings', RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000);
+        const delivery = settingsIn(await this.ask(id, lease.holder, 'settings', RUNTIME_DEFAULTS.requestTimeoutMilliseconds + 2_000));
         return (
           delivery ?? {
             status: 'restartRequired',
@@ -130,12 +131,7 @@ export class ReplicaControl {
    * for its answer (NOTIFY back, sent once it acted); undefined when none came
    * within `timeoutMs` (the holder died, or its answer was lost).
    */
-  private async ask<A extends ControlAction>(
-    pluginId: string,
-    holder: string,
-    action: A,
-    timeoutMs: number,
-  ): Promise<Answers[A] | undefined> {
+  private async ask(pluginId: string, holder: string, action: ControlAction, timeoutMs: number): Promise<ControlAnswer | undefined> {
     const answerId = randomUUID();
     const answered = new Promise<{ answer: ControlAnswer } | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(undefined), timeoutMs);
@@ -154,8 +150,7 @@ export class ReplicaControl {
           ? `cluster: replica ${holder} answered the ${action} of ${pluginId}`
           : `cluster: replica ${holder} did not answer the ${action} of ${pluginId} in ${timeoutMs} ms`,
       );
-      // The holder answers each action with what `Answers` names for it (see onControl); null when it failed.
-      return (got?.answer ?? undefined) as Answers[A] | undefined;
+      return got?.answer ?? undefined;
     } finally {
       this.answers.delete(answerId);
     }
