@@ -105,6 +105,7 @@ export const ConsoleMessageResponseSchema = z.object({
       pluginId: z.string(),
       target: TargetSchema,
       body: z.unknown().describe('Exactly what the provider received (for QQ Bot, its request body).'),
+      messageId: z.string().optional().describe("The provider's id of the message sent (a click on its keyboard names it)."),
     }),
   ),
   refused: z

@@ -150,6 +150,7 @@ describe('POST /api/console/messages', () => {
             msg_id: 'console-in-1',
             msg_seq: 1,
           },
+          messageId: 'console-out-1',
         },
       ],
       refused: [],
@@ -216,6 +217,7 @@ describe('POST /api/console/chat-events', () => {
           event_id: events.got[0]!.interaction!.id,
           msg_seq: 1,
         },
+        messageId: expect.stringMatching(/^console-out-\d+$/),
       },
     ]);
   });

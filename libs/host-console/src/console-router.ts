@@ -58,7 +58,14 @@ export function toConsoleResponse(record: EventRecord): ConsoleMessageResponse {
       error: d.error,
       completion: d.completion,
     })),
-    outbound: record.outbound.filter((o) => !o.error).map((o) => ({ pluginId: o.pluginId, target: o.target, body: o.body })),
+    outbound: record.outbound
+      .filter((o) => !o.error)
+      .map((o) => ({
+        pluginId: o.pluginId,
+        target: o.target,
+        body: o.body,
+        ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
+      })),
     refused: record.outbound.flatMap((o) => (o.error ? [{ pluginId: o.pluginId, target: o.target, error: o.error }] : [])),
   };
 }

@@ -1,6 +1,6 @@
 import { ready } from '../i18n';
 import { fireEvent, render } from '@testing-library/react';
-import { markdownWithMentionLinks, ProviderMessage, safeUrl, type ButtonPress } from './ProviderMessage';
+import { imageUrl, markdownWithMentionLinks, ProviderMessage, safeUrl, type ButtonPress } from './ProviderMessage';
 
 beforeAll(() => ready);
 
@@ -122,6 +122,24 @@ describe('ProviderMessage (a QQ Bot body as the client shows it)', () => {
   it('shows the buttons disabled where nothing takes a press', () => {
     const { getByRole } = render(<ProviderMessage body={keyboardBody} />);
     expect((getByRole('button', { name: 'Yes' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("takes an image from a web address or a path of this host only (the console's uploaded media)", () => {
+    expect(imageUrl('/api/console/media/m-1')).toBe('/api/console/media/m-1');
+    expect(imageUrl('https://example.com/a.png')).toBe('https://example.com/a.png');
+    for (const bad of [
+      '//evil.example/a.png',
+      '/\\evil.example/a.png',
+      'javascript:alert(1)',
+      'data:image/png;base64,AA',
+      'mention:u1',
+      'a.png',
+    ])
+      expect(imageUrl(bad)).toBe('');
+    const { container } = render(
+      <ProviderMessage body={{ msg_type: 7, content: ' ', media: { file_type: 1, url: '/api/console/media/m-1' } }} />,
+    );
+    expect(container.querySelector('img')?.getAttribute('src')).toBe('/api/console/media/m-1');
   });
 
   it('helpers: only http(s) and mention addresses survive; tags become mention links', () => {

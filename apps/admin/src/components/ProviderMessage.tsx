@@ -26,6 +26,16 @@ export function safeUrl(url: string): string {
   }
 }
 
+/**
+ * The address of an image a body names: a web address, or a path of this host (the console shows a plugin's
+ * uploaded image from its own media route); anything else, a protocol-relative `//` or `/\` included, is none.
+ */
+export function imageUrl(url: string): string {
+  if (/^\/(?![/\\])/.test(url)) return url;
+  const safe = safeUrl(url);
+  return safe.startsWith('mention:') ? '' : safe;
+}
+
 function componentsFor(names: Readonly<Record<string, string>>, t: TFunction): Components {
   return {
     a({ href, children }) {
@@ -145,11 +155,11 @@ export function ProviderMessage({
   if (b?.msg_type === 0 && typeof b.content === 'string') return <p className="provider-text">{b.content}</p>;
   // A rich-media message: the provider uploads the URL and the client shows the image under the text (the
   // renderer puts one space in an empty content, which the platform requires).
-  if (b?.msg_type === 7 && typeof b.media?.url === 'string' && safeUrl(b.media.url)) {
+  if (b?.msg_type === 7 && typeof b.media?.url === 'string' && imageUrl(b.media.url)) {
     const text = typeof b.content === 'string' ? b.content.trim() : '';
     return (
       <figure className="provider-media">
-        <img src={safeUrl(b.media.url)} alt={t('playground.image')} referrerPolicy="no-referrer" loading="lazy" />
+        <img src={imageUrl(b.media.url)} alt={t('playground.image')} referrerPolicy="no-referrer" loading="lazy" />
         {text !== '' && <figcaption className="provider-text">{text}</figcaption>}
       </figure>
     );

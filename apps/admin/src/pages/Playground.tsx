@@ -142,7 +142,7 @@ export default function PlaygroundPage() {
    * A button of a reply in `turn`'s conversation, clicked by the user the form names now: a callback button sends
    * interaction.created; a command button puts its text in the message box, and sends it when the button says so.
    */
-  function press(turn: Turn, p: ButtonPress) {
+  function press(turn: Turn, p: ButtonPress, messageId: string | undefined) {
     const form = formRef.current;
     if (!form) return;
     const { sender } = who(form);
@@ -155,7 +155,7 @@ export default function PlaygroundPage() {
           eventType: 'interaction.created',
           conversation: turn.conversation,
           sender,
-          interaction: { data: p.data, ...(p.buttonId ? { buttonId: p.buttonId } : {}) },
+          interaction: { data: p.data, ...(p.buttonId ? { buttonId: p.buttonId } : {}), ...(messageId ? { messageId } : {}) },
         },
       );
       return;
@@ -263,7 +263,7 @@ export default function PlaygroundPage() {
               {turn.answer && (
                 <>
                   {turn.answer.outbound.map((o, i) => (
-                    <Reply key={i} o={o} answer={turn.answer!} names={turn.names} onPress={(p) => press(turn, p)} />
+                    <Reply key={i} o={o} answer={turn.answer!} names={turn.names} onPress={(p) => press(turn, p, o.messageId)} />
                   ))}
                   {turn.answer.refused.map((r, i) => (
                     <li key={`r${i}`} className="bubble refused">
