@@ -1,5 +1,5 @@
 import { HostError, type MediaStore, type MediaUploadRequest, type StoredMedia } from '@host/host-core';
-import { LIMITS } from '@host/protocol';
+import { LIMITS, MEDIA_SIGNATURE_BYTES, mediaTypeProblem, sniffMediaType } from '@host/protocol';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -27,19 +27,9 @@ export interface FileMediaStoreOptions {
   sweepEveryMilliseconds?: number;
 }
 
-/** The image types the host takes, with the first bytes each must start with (docs/protocol/v2.md 4.12). */
-const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
-const SIGNATURES: Record<string, (head: Buffer) => boolean> = {
-  'image/png': (h) => h.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
-  'image/jpeg': (h) => h.length >= 3 && h[0] === 0xff && h[1] === 0xd8 && h[2] === 0xff,
-  'image/gif': (h) => ['GIF87a', 'GIF89a'].includes(h.subarray(0, 6).toString('latin1')),
-  'image/webp': (h) => h.subarray(0, 4).toString('latin1') === 'RIFF' && h.subarray(8, 12).toString('latin1') === 'WEBP',
-  'application/pdf': (h) => h.subarray(0, 5).toString('latin1') === '%PDF-',
-};
-
-/** The format the first bytes are, of those the store knows; undefined for any other. */
+/** The format the first bytes are, of those the protocol checks; undefined for any other. */
 export function sniffContentType(head: Buffer): string | undefined {
-  return Object.keys(SIGNATURES).find((type) => SIGNATURES[type]!(head));
+  return sniffMediaType(head);
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -119,13 +109,8 @@ export class FileMediaStore implements MediaStore {
         { size, maxUploadBytes: this.limits.maxUploadBytes },
       );
     }
-    if (contentType.startsWith('image/') && !(IMAGE_TYPES as readonly string[]).includes(contentType)) {
-      throw new HostError(
-        'message.media.type_mismatch',
-        `the host takes images as ${IMAGE_TYPES.join(', ')}, not ${contentType}; convert the image, or upload it as a file`,
-        { contentType },
-      );
-    }
+    const typeProblem = mediaTypeProblem(contentType);
+    if (typeProblem) throw new HostError('message.media.type_mismatch', typeProblem, { contentType });
     this.countStart(pluginId);
     if (this.reserved + size > this.limits.maxStoreBytes) {
       throw new HostError(
@@ -219,7 +204,7 @@ export class FileMediaStore implements MediaStore {
       );
     }
     this.uploads.delete(uploadId);
-    const head = Buffer.alloc(16);
+    const head = Buffer.alloc(MEDIA_SIGNATURE_BYTES);
     let headBytes = 0;
     try {
       ({ bytesRead: headBytes } = await upload.handle.read(head, 0, head.length, 0));
@@ -227,16 +212,12 @@ export class FileMediaStore implements MediaStore {
       await upload.handle.close().catch(() => undefined);
     }
     const declared = upload.contentType;
-    const check = SIGNATURES[declared];
-    if (check && !check(head.subarray(0, headBytes))) {
+    const mismatch = mediaTypeProblem(declared, head.subarray(0, headBytes));
+    if (mismatch) {
       this.reserved -= upload.size;
       void fs.rm(upload.path, { force: true });
-      const actual = sniffContentType(head.subarray(0, headBytes));
-      throw new HostError(
-        'message.media.type_mismatch',
-        `the upload declares ${declared}, but its bytes ${actual ? `are ${actual}` : `do not start with the ${declared} signature`}; declare the type the bytes have`,
-        { contentType: declared, ...(actual ? { detected: actual } : {}) },
-      );
+      const actual = sniffMediaType(head.subarray(0, headBytes));
+      throw new HostError('message.media.type_mismatch', mismatch, { contentType: declared, ...(actual ? { detected: actual } : {}) });
     }
     const mediaId = newId();
     const kept: Kept = {

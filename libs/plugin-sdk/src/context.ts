@@ -1,6 +1,7 @@
 import type {
   CommandMatch,
   InitializeParams,
+  MediaFinishResult,
   MessageEvent,
   MessageFormat,
   OutgoingMessage,
@@ -9,6 +10,7 @@ import type {
   TextPart,
   UserRef,
 } from '@host/protocol';
+import { LIMITS } from '@host/protocol';
 import type { NormalizedMessage, ProviderBody } from '@host/messages';
 import { PluginMessageError, PluginSdkError } from './errors';
 import { at, literal, text, type PartInput } from './parts';
@@ -68,6 +70,15 @@ export interface MessageSender {
   to(target: Target): GroupSender;
 }
 
+/** What `ctx.uploadMedia` answers (media.finish): the id to put in an image or file part, until `expiresAt`. */
+export type UploadedMedia = MediaFinishResult;
+
+/** Options of `ctx.uploadMedia`. */
+export interface MediaUploadOptions {
+  /** The name a file part shows when it names none. */
+  fileName?: string;
+}
+
 /** What onStart and onStop receive. */
 export interface LifecycleContext {
   readonly pluginId: string;
@@ -82,6 +93,30 @@ export interface LifecycleContext {
   readonly directories: PluginDirectories | undefined;
   readonly log: PluginLogger;
   readonly messages: MessageSender;
+  /**
+   * Uploads bytes to the host for an image or file part (docs/protocol/v2.md 4.12): stdio only, with the
+   * `media.upload` permission. The SDK sends them in chunks (media.upload, media.chunk, media.finish); the host
+   * checks the size (at most 10 MiB), the rate (20 uploads a minute) and that the bytes are what `contentType`
+   * says (PNG, JPEG, GIF or WebP for an image). Put the answer's `mediaId` in a part with `image.fromMedia` or
+   * `file.fromMedia`; it is usable by this plugin for an hour.
+   *
+   * @throws PluginMessageError `message.media.*` when the host refuses the upload, `message.permission.denied`
+   *   without the permission; PluginSdkError SDK_UPLOAD_UNAVAILABLE over HTTP
+   * @example
+   * ```ts
+   * import { readFile } from 'node:fs/promises';
+   * import { definePlugin, image } from '@host/plugin-sdk-v2';
+   *
+   * export default definePlugin({
+   *   pluginId: 'com.example.chart',
+   *   async onMessage(ctx) {
+   *     const chart = await ctx.uploadMedia(await readFile('chart.png'), 'image/png');
+   *     await ctx.reply('today: ', image.fromMedia(chart, { alt: 'a chart' }));
+   *   },
+   * });
+   * ```
+   */
+  uploadMedia(bytes: Uint8Array, contentType: string, options?: MediaUploadOptions): Promise<UploadedMedia>;
   /**
    * Aborted when the plugin is stopping or lost its host. In a message
    * handler, the event's own signal: see MessageContext.signal.
@@ -169,6 +204,8 @@ export interface TransportIO {
   send(message: OutgoingMessage, prepared: SentMessage, event: MessageEvent | undefined): Promise<SendResult>;
   /** `eventId`: the event whose handler writes the line (absent outside a handler). */
   log(level: LogLevel, message: string, fields?: Record<string, unknown>, eventId?: string): void;
+  /** media.upload, media.chunk and media.finish; absent where the transport cannot call the host (HTTP). */
+  uploadMedia?(bytes: Uint8Array, contentType: string, options: MediaUploadOptions): Promise<UploadedMedia>;
 }
 
 /** A message as it leaves the plugin: normalised parts, target and the provider body the host will send. */
@@ -280,6 +317,32 @@ function makeSender(
   };
 }
 
+/** ctx.uploadMedia: the checks the SDK can make before any byte leaves, then the transport's upload. */
+function makeUploader(io: TransportIO, session: Session, track: <T>(p: Promise<T>) => Promise<T>): LifecycleContext['uploadMedia'] {
+  return (bytes, contentType, options = {}) =>
+    track(
+      (async () => {
+        if (!io.uploadMedia) {
+          throw new PluginSdkError('SDK_UPLOAD_UNAVAILABLE', 'Send the image or file by URL (image.fromUrl, file.fromUrl).');
+        }
+        if (session.permissions && !session.permissions.includes('media.upload')) {
+          throw new PluginMessageError(
+            'message.permission.denied',
+            'uploadMedia needs the permission "media.upload"; declare it in the manifest and reinstall.',
+          );
+        }
+        if (!(bytes instanceof Uint8Array)) throw new TypeError('uploadMedia takes the bytes as a Uint8Array or Buffer.');
+        if (bytes.length > LIMITS.maxMediaUploadBytes) {
+          throw new PluginMessageError(
+            'message.media.too_large',
+            `The upload has ${bytes.length} bytes; the host takes at most ${LIMITS.maxMediaUploadBytes}. Send a smaller file, or serve it from a URL.`,
+          );
+        }
+        return io.uploadMedia(bytes, contentType, options);
+      })(),
+    );
+}
+
 /** The context of onStart/onStop. */
 export function createLifecycleContext(io: TransportIO, session: Session): LifecycleContext {
   return {
@@ -291,6 +354,7 @@ export function createLifecycleContext(io: TransportIO, session: Session): Lifec
     directories: session.directories,
     log: makeLogger(io),
     messages: makeSender(io, session, (p) => p, undefined),
+    uploadMedia: makeUploader(io, session, (p) => p),
     signal: session.signal,
   };
 }
@@ -394,6 +458,7 @@ export function createMessageContext(
     directories: session.directories,
     log,
     messages: makeSender(io, session, track, event),
+    uploadMedia: makeUploader(io, session, track),
     signal: options.signal ?? session.signal,
     message: event,
     sender: event.sender,

@@ -11,10 +11,12 @@ export type {
   MessageContext,
   MessageHandler,
   MessageSender,
+  MediaUploadOptions,
   PluginDirectories,
   PluginLogger,
   TextSender,
   TransportKind,
+  UploadedMedia,
 } from './context';
 export { at, composite, literal, text, type MentionableUser, type PartInput } from './parts';
 export {

@@ -1,11 +1,16 @@
 import type { Button, ChatEvent, FilePart, ImagePart, Interaction, Keyboard, MessageEvent } from '@host/protocol';
-import type { MessageContext } from './context';
+import type { MessageContext, UploadedMedia } from './context';
 
 /** Builders of image parts: `image.fromUrl("https://...", { alt })`. */
 export const image = {
   /** An image the host has the provider fetch from `url` (an absolute http or https URL on a public address). */
   fromUrl(url: string, options: { alt?: string } = {}): ImagePart {
     return { type: 'image', url, ...(options.alt !== undefined ? { alt: options.alt } : {}) };
+  },
+  /** An image of bytes this plugin uploaded: the answer of `ctx.uploadMedia` or its `mediaId`. */
+  fromMedia(media: UploadedMedia | string, options: { alt?: string } = {}): ImagePart {
+    const mediaId = typeof media === 'string' ? media : media.mediaId;
+    return { type: 'image', mediaId, ...(options.alt !== undefined ? { alt: options.alt } : {}) };
   },
 };
 
@@ -14,6 +19,11 @@ export const file = {
   /** A file the host has the provider fetch from `url`. */
   fromUrl(url: string, options: { fileName?: string } = {}): FilePart {
     return { type: 'file', url, ...(options.fileName !== undefined ? { fileName: options.fileName } : {}) };
+  },
+  /** A file of bytes this plugin uploaded: the answer of `ctx.uploadMedia` or its `mediaId`. */
+  fromMedia(media: UploadedMedia | string, options: { fileName?: string } = {}): FilePart {
+    const mediaId = typeof media === 'string' ? media : media.mediaId;
+    return { type: 'file', mediaId, ...(options.fileName !== undefined ? { fileName: options.fileName } : {}) };
   },
 };
 

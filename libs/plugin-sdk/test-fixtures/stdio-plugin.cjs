@@ -19,8 +19,8 @@ const manifest = {
   transport: { type: 'stdio-jsonrpc', stdio: { command: 'node', args: ['stdio-plugin.cjs', '--host-stdio'] } },
   eventSubscriptions: [{ eventType: 'message.created' }],
   permissions: process.argv.includes('--intercepts')
-    ? ['messages.reply', 'messages.send', 'messages.intercept']
-    : ['messages.reply', 'messages.send'],
+    ? ['messages.reply', 'messages.send', 'messages.intercept', 'media.upload']
+    : ['messages.reply', 'messages.send', 'media.upload'],
   commands: [
     { name: 'echo' },
     { name: 'slow' },
@@ -31,6 +31,7 @@ const manifest = {
     { name: 'intercept' },
     { name: 'pass' },
     { name: 'send' },
+    { name: 'upload' },
   ],
 };
 
@@ -85,6 +86,17 @@ const plugin = sdk.definePlugin({
     async send(ctx) {
       // messages.send to the group named in the args, from inside the handler.
       await ctx.messages.group(ctx.command.args).send('from a handler');
+    },
+    async upload(ctx) {
+      // Uploads a PNG-signed file of the size in the args and replies with it; a refusal is logged with its code.
+      const bytes = Buffer.alloc(Number(ctx.command.args) || 100);
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes);
+      try {
+        const media = await ctx.uploadMedia(bytes, 'image/png', { fileName: 'big.png' });
+        await ctx.reply(sdk.image.fromMedia(media, { alt: 'uploaded' }));
+      } catch (error) {
+        ctx.log.warn('upload refused', { name: error.name, code: error.code, fromHost: error.fromHost });
+      }
     },
     async pass(ctx) {
       ctx.pass();

@@ -5,6 +5,7 @@ export * from './capabilities';
 export * from './manifest';
 export * from './http-manifest';
 export * from './message';
+export * from './media-types';
 export * from './event';
 export * from './http';
 export * from './methods';

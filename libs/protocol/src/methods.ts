@@ -175,6 +175,7 @@ export const MediaFinishResultSchema = z.object({
   size: z.number().int().min(1),
   expiresAt: IsoTimestamp.describe('When the host forgets the media id (LIMITS.mediaTtlMilliseconds after finishing).'),
 });
+export type MediaFinishResult = z.infer<typeof MediaFinishResultSchema>;
 
 export const SettingsChangedParamsSchema = z.object({
   settings: z

@@ -42,6 +42,10 @@ export const SDK_SHARED_ERRORS = defineErrors({
     message:
       'This transport cannot deliver the message now: an HTTP plugin sends only while it handles an event (the messages go back in the response).',
   },
+  SDK_UPLOAD_UNAVAILABLE: {
+    message:
+      'This transport cannot upload media: an HTTP plugin does not call the host, so it sends images and files by URL. Serve the file from a public URL, or upload from a stdio plugin.',
+  },
   SDK_HOST_DISCONNECTED: {
     message: 'The connection to the host closed before the request finished. The host stopped or restarted the plugin.',
   },

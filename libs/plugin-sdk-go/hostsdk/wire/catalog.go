@@ -239,6 +239,7 @@ const (
 	ErrSDKEventCancelled             = "SDK_EVENT_CANCELLED"
 	ErrSDKOutboundLimit              = "SDK_OUTBOUND_LIMIT"
 	ErrSDKSendUnavailable            = "SDK_SEND_UNAVAILABLE"
+	ErrSDKUploadUnavailable          = "SDK_UPLOAD_UNAVAILABLE"
 	ErrSDKHostDisconnected           = "SDK_HOST_DISCONNECTED"
 	ErrSDKNotInitialized             = "SDK_NOT_INITIALIZED"
 	ErrSDKHTTPConfigInvalid          = "SDK_HTTP_CONFIG_INVALID"
@@ -517,6 +518,7 @@ var SDKErrorCodes = []ErrorCode{
 	{"SDK", "SDK_EVENT_CANCELLED", "The event's handler was cancelled (the host sent events.cancel, or its handler deadline passed); the handler's cancellation signal carries this reason. Stop the work and return.", 0},
 	{"SDK", "SDK_OUTBOUND_LIMIT", "An HTTP response carries at most 20 outbound messages. Merge replies into fewer messages.", 0},
 	{"SDK", "SDK_SEND_UNAVAILABLE", "This transport cannot deliver the message now: an HTTP plugin sends only while it handles an event (the messages go back in the response).", 0},
+	{"SDK", "SDK_UPLOAD_UNAVAILABLE", "This transport cannot upload media: an HTTP plugin does not call the host, so it sends images and files by URL. Serve the file from a public URL, or upload from a stdio plugin.", 0},
 	{"SDK", "SDK_HOST_DISCONNECTED", "The connection to the host closed before the request finished. The host stopped or restarted the plugin.", 0},
 	{"SDK", "SDK_NOT_INITIALIZED", "The host has not initialized the plugin yet. Send messages from handlers or the start hook, not while the plugin loads.", 0},
 	{"SDK", "SDK_HTTP_CONFIG_INVALID", "The HTTP transport (createHttpHandler() in Node.js) was given invalid options. The message names the option and the fix.", 0},

@@ -545,6 +545,7 @@ SDK_ERROR_CODES: Mapping[str, str] = MappingProxyType({
     "SDK_EVENT_CANCELLED": "The event's handler was cancelled (the host sent events.cancel, or its handler deadline passed); the handler's cancellation signal carries this reason. Stop the work and return.",
     "SDK_OUTBOUND_LIMIT": "An HTTP response carries at most 20 outbound messages. Merge replies into fewer messages.",
     "SDK_SEND_UNAVAILABLE": "This transport cannot deliver the message now: an HTTP plugin sends only while it handles an event (the messages go back in the response).",
+    "SDK_UPLOAD_UNAVAILABLE": "This transport cannot upload media: an HTTP plugin does not call the host, so it sends images and files by URL. Serve the file from a public URL, or upload from a stdio plugin.",
     "SDK_HOST_DISCONNECTED": "The connection to the host closed before the request finished. The host stopped or restarted the plugin.",
     "SDK_NOT_INITIALIZED": "The host has not initialized the plugin yet. Send messages from handlers or the start hook, not while the plugin loads.",
     "SDK_HTTP_CONFIG_INVALID": "The HTTP transport (createHttpHandler() in Node.js) was given invalid options. The message names the option and the fix.",

@@ -181,6 +181,55 @@ describe('stdio runtime in a real process', () => {
     ]);
   });
 
+  it('uploads bytes in chunks of at most the size the host names, in order, and replies with the media id', async () => {
+    const host = await ready();
+    const received: Buffer[] = [];
+    host.answer = (req) => {
+      const p = req.params as Record<string, any>;
+      if (req.method === 'media.upload') return { result: { uploadId: 'upload-0123456789abcdef', maxChunkBytes: 256 * 1024 } };
+      if (req.method === 'media.chunk') {
+        received.push(Buffer.from(p['data'], 'base64'));
+        return { result: { received: received.reduce((n, b) => n + b.length, 0) } };
+      }
+      if (req.method === 'media.finish') {
+        return {
+          result: { mediaId: 'media-0123456789abcdef', contentType: 'image/png', size: 600_000, expiresAt: '2026-01-01T01:00:00.000Z' },
+        };
+      }
+      return { result: { accepted: true, target: { type: 'group', id: 'g' } } };
+    };
+    await host.request('events.message', messageEvent('e-up', '/upload 600000', { name: 'upload', args: '600000' }));
+    await completionOf(host, 'e-up');
+    const calls = host.messages.filter((m) => 'method' in m && String(m.method).startsWith('media.')) as JsonRpcRequest[];
+    expect(calls.map((m) => [m.method, (m.params as any).offset])).toEqual([
+      ['media.upload', undefined],
+      ['media.chunk', 0],
+      ['media.chunk', 262_144],
+      ['media.chunk', 524_288],
+      ['media.finish', undefined],
+    ]);
+    expect(calls[0]!.params).toEqual({ token: 't'.repeat(40), contentType: 'image/png', size: 600_000, fileName: 'big.png' });
+    expect(Buffer.concat(received).length).toBe(600_000);
+    expect(Buffer.concat(received).subarray(0, 4).toString('latin1')).toBe('\x89PNG');
+    const reply = host.messages.find(isRequest('messages.reply')) as JsonRpcRequest;
+    expect((reply.params as any).message.parts).toEqual([{ type: 'image', mediaId: 'media-0123456789abcdef', alt: 'uploaded' }]);
+  });
+
+  it("turns the host's refusal of an upload into a PluginMessageError with its code", async () => {
+    const host = await ready();
+    host.answer = (req) =>
+      req.method === 'media.upload'
+        ? { error: { code: RpcErrorCode.MessageRejected, message: 'too many', data: { code: 'message.media.rate_limited' } } }
+        : { result: {} };
+    await host.request('events.message', messageEvent('e-rl', '/upload', { name: 'upload', args: '' }));
+    const refused = await logged(host, 'upload refused');
+    expect((refused.params as { fields: unknown }).fields).toEqual({
+      name: 'PluginMessageError',
+      code: 'message.media.rate_limited',
+      fromHost: true,
+    });
+  });
+
   it('reports a HandlerError in events.completed, after the accepting ACK', async () => {
     const host = await ready();
     const ack = await host.request('events.message', messageEvent('e1', '/fail', { name: 'fail', args: '' }));

@@ -19,7 +19,14 @@ import {
   type InitializeResult,
   type Target,
 } from '@host/protocol';
-import { createLifecycleContext, type LogLevel, type Session, type TransportIO } from '../context';
+import {
+  createLifecycleContext,
+  type LogLevel,
+  type MediaUploadOptions,
+  type Session,
+  type TransportIO,
+  type UploadedMedia,
+} from '../context';
 import type { Plugin } from '../define-plugin';
 import type { EventCompletion } from '../dispatch';
 import { PluginSdkError } from '../errors';
@@ -152,7 +159,24 @@ class StdioRuntime {
         prepared.target,
       ) as ReturnType<TransportIO['send']>,
     log: (level, message, fields, eventId) => this.log(level, message, fields, eventId),
+    uploadMedia: (bytes, contentType, options) => this.upload(bytes, contentType, options),
   };
+
+  /** media.upload, then the bytes in chunks of at most the size the host names, in order, then media.finish. */
+  private async upload(bytes: Uint8Array, contentType: string, options: MediaUploadOptions): Promise<UploadedMedia> {
+    const begun = (await this.call(
+      Methods.mediaUpload.method,
+      { contentType, size: bytes.length, ...(options.fileName !== undefined ? { fileName: options.fileName } : {}) },
+      undefined,
+    )) as { uploadId: string; maxChunkBytes: number };
+    const step = Math.max(1, Math.min(begun.maxChunkBytes, LIMITS.maxMediaChunkBytes));
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    for (let offset = 0; offset < view.length; offset += step) {
+      const data = view.subarray(offset, offset + step).toString('base64');
+      await this.call(Methods.mediaChunk.method, { uploadId: begun.uploadId, offset, data }, undefined);
+    }
+    return (await this.call(Methods.mediaFinish.method, { uploadId: begun.uploadId }, undefined)) as UploadedMedia;
+  }
 
   /** A plugin-to-host request with the runtime token; host refusals become typed errors. */
   private async call(method: string, params: Record<string, unknown>, target: Target | undefined): Promise<unknown> {

@@ -9,5 +9,6 @@ export {
   type TestLogEntry,
   type TestMessage,
   type TestReply,
+  type TestUpload,
 } from './test-host';
 export { matchCommand } from './command-match';

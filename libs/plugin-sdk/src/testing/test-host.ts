@@ -13,7 +13,8 @@ import type {
   Target,
   UserRef,
 } from '@host/protocol';
-import { ChatEventSchema, MessageEventSchema, RUNTIME_DEFAULTS } from '@host/protocol';
+import { ChatEventSchema, LIMITS, mediaTypeProblem, MessageEventSchema, RUNTIME_DEFAULTS } from '@host/protocol';
+import { PluginMessageError } from '../errors';
 import {
   createLifecycleContext,
   type LogLevel,
@@ -21,6 +22,7 @@ import {
   type SentMessage,
   type Session,
   type TransportIO,
+  type UploadedMedia,
 } from '../context';
 import { resolveManifest, type ManifestSource, type Plugin, type PluginManifest } from '../define-plugin';
 import { dispatchEvent } from '../dispatch';
@@ -149,6 +151,13 @@ export interface TestClick {
   source?: string;
 }
 
+/** One upload the test host took: the bytes and what `ctx.uploadMedia` declared. */
+export interface TestUpload {
+  readonly bytes: Uint8Array;
+  readonly contentType: string;
+  readonly fileName?: string;
+}
+
 export interface TestHost {
   /**
    * Delivers a message as a user would write it: builds the event and
@@ -173,6 +182,11 @@ export interface TestHost {
   readonly sent: readonly TestReply[];
   /** Every log line so far. */
   readonly logs: readonly TestLogEntry[];
+  /**
+   * The media the plugin uploaded with `ctx.uploadMedia`, by media id, as the host keeps them: each checked
+   * like the host checks it (an image type the host takes, bytes that match the declared type).
+   */
+  readonly uploads: ReadonlyMap<string, TestUpload>;
   /** The manifest used for routing and checks. */
   readonly manifest: PluginManifest | undefined;
 }
@@ -261,7 +275,22 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
     sink?.push(reply);
     return { accepted: true, messageId: `sent-${sent.length}`, target: prepared.target };
   };
+  const uploads = new Map<string, TestUpload>();
+  // The host's checks of an upload (docs/protocol/v2.md 4.12), made on the whole bytes at once.
+  const upload = async (bytes: Uint8Array, contentType: string, options: { fileName?: string }): Promise<UploadedMedia> => {
+    if (bytes.length === 0) throw new PluginMessageError('message.media.upload_invalid', 'The upload has no bytes.', { fromHost: true });
+    const problem = mediaTypeProblem(contentType, bytes.subarray(0, 16));
+    if (problem) throw new PluginMessageError('message.media.type_mismatch', problem, { fromHost: true });
+    const mediaId = `test-media-${String(uploads.size + 1).padStart(6, '0')}`;
+    uploads.set(mediaId, {
+      bytes: Uint8Array.from(bytes),
+      contentType,
+      ...(options.fileName !== undefined ? { fileName: options.fileName } : {}),
+    });
+    return { mediaId, contentType, size: bytes.length, expiresAt: new Date(Date.now() + LIMITS.mediaTtlMilliseconds).toISOString() };
+  };
   const ioFor = (sink: { replies: TestReply[]; logs: TestLogEntry[] } | undefined): TransportIO => ({
+    uploadMedia: upload,
     kind: 'test',
     reply: async (_event, _message, prepared) => record(prepared, sink?.replies),
     send: async (_message, prepared) => record(prepared, sink?.replies),
@@ -429,6 +458,7 @@ export function createTestHost(plugin: Plugin, options: TestHostOptions = {}): T
     get logs() {
       return logs;
     },
+    uploads,
     manifest,
   };
 }
