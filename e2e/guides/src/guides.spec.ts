@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_TOKEN, isolationModesHere, ROOT, startHost, type RunningHost } from '@host/e2e-support';
+import { ADMIN_TOKEN, api, isolationModesHere, ROOT, startHost, type RunningHost } from '@host/e2e-support';
 import { containsMismatch, firstHostStep, quickstartScript, quickstartSteps, type QuickstartStep } from './quickstart';
 
 // Each plugin author guide's quick start, run exactly as docs/guides/<language>/README.md writes it (see
@@ -137,6 +137,26 @@ describe.each(guides.filter((g) => g.steps.length > 0))('the $name guide quick s
       const other = others.find((o) => o.mode === mode)!;
       check(n, step, other.outDir, other.host);
     });
+  });
+
+  // The plugin the guide built passes the host's own conformance run (POST /api/plugins/{id}/doctor), which runs it
+  // isolated as the plugin itself runs, on the host of each mode.
+  const installed = (dir: string): string | undefined => {
+    const out = join(dir, `${firstHostStep(steps)}.out`);
+    if (!existsSync(out)) return undefined;
+    try {
+      return (JSON.parse(readFileSync(out, 'utf8')) as { plugin?: { pluginId?: string } }).plugin?.pluginId;
+    } catch {
+      return undefined;
+    }
+  };
+  it.each(['default', ...OTHER_MODES])('passes the host doctor on the host with the %s isolation', async (mode) => {
+    const target = mode === 'default' ? { host, outDir } : others.find((o) => o.mode === mode)!;
+    const pluginId = installed(target.outDir);
+    if (!pluginId) throw new Error(`the install step of the quick start did not answer a plugin:\n${target.host.output().slice(-2000)}`);
+    const r = await api(target.host, 'POST', `/api/plugins/${pluginId}/doctor`);
+    const failed = ((r.body?.report?.checks ?? []) as { id: string; status: string; seen?: string }[]).filter((c) => c.status === 'fail');
+    expect({ status: r.status, passed: r.body?.report?.passed, failed }).toEqual({ status: 200, passed: true, failed: [] });
   });
 
   it('runs to the end', () => {
