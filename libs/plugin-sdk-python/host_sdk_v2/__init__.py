@@ -31,9 +31,9 @@ from ._generated.catalog import (
 )
 from ._version import SDK_NAME, SDK_VERSION
 from .cancellation import Cancellation
-from .context import ChatEventContext, Directories, EventContext, LifecycleContext, MessageContext, MessageSender, PluginLogger, Sent
+from .context import ChatEventContext, Directories, EventContext, LifecycleContext, MessageContext, MessageSender, PluginLogger, Sent, Uploaded
 from .errors import HANDLER_FAILED_CODE, SDK_ERRORS, HandlerError, HostCallError, PluginMessageError, PluginSdkError
-from .parts import at, callback_button, command_button, composite, file_from_url, image_from_url, keyboard, link_button, literal, text
+from .parts import at, callback_button, command_button, composite, file_from_media, file_from_url, image_from_media, image_from_url, keyboard, link_button, literal, text
 from .plugin import Plugin
 from .stdio import USAGE_EXIT_CODE
 
@@ -65,12 +65,15 @@ __all__ = [
     "SDK_NAME",
     "SDK_VERSION",
     "Sent",
+    "Uploaded",
     "USAGE_EXIT_CODE",
     "at",
     "callback_button",
     "command_button",
     "composite",
+    "file_from_media",
     "file_from_url",
+    "image_from_media",
     "image_from_url",
     "keyboard",
     "link_button",

@@ -1,6 +1,7 @@
 """What handlers receive: the message context and the lifecycle context."""
 
 import asyncio
+import base64
 import functools
 import json
 import re
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence
 
+from ._generated.catalog import LIMITS
 from ._generated.wire import ChatEvent, CommandMatch, Interaction, Keyboard, MessageEvent, SendResult, UserRef
 from .answer import Answer
 from .cancellation import Cancellation
@@ -78,6 +80,72 @@ class Sent:
         return bridge(self._future).__await__()
 
 
+class Uploaded:
+    """Bytes on their way to the host (``ctx.upload_media``). Await it in async handlers or call
+    :meth:`result` in sync ones: the answer is ``{"mediaId", "contentType", "size", "expiresAt"}``, for
+    ``image_from_media`` and ``file_from_media``. A refusal raises PluginMessageError with its
+    ``message.media.*`` code."""
+
+    def __init__(self, future: "Answer[Dict[str, Any]]") -> None:
+        self._future = future
+
+    def result(self, timeout: Optional[float] = None) -> Dict[str, Any]:
+        return self._future.result(timeout)
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def __await__(self) -> Generator[Any, None, Dict[str, Any]]:
+        return bridge(self._future).__await__()
+
+
+def upload_in_chunks(
+    call: Callable[[str, Dict[str, Any]], "Answer[Any]"], data: bytes, content_type: str, file_name: Optional[str]
+) -> "Answer[Dict[str, Any]]":
+    """media.upload, then the bytes in chunks of at most the size the host names, each after the answer to
+    the one before, then media.finish (docs/protocol/v2.md 4.12). ``call(method, params)`` sends one request."""
+    out: "Answer[Dict[str, Any]]" = Answer()
+    state: Dict[str, Any] = {"uploadId": None, "step": 1, "offset": 0}
+
+    def failed(answer: "Answer[Any]") -> bool:
+        error = answer.exception()
+        if error is not None:
+            out.set_exception(error)
+        return error is not None
+
+    def finished(answer: "Answer[Any]") -> None:
+        if not failed(answer):
+            out.set_result(answer.result())
+
+    def next_step(answer: "Answer[Any]") -> None:
+        if failed(answer):
+            return
+        if state["uploadId"] is None:
+            begun = answer.result()
+            state["uploadId"] = begun["uploadId"]
+            state["step"] = max(1, min(int(begun["maxChunkBytes"]), LIMITS["maxMediaChunkBytes"]))
+        offset = state["offset"]
+        try:
+            if offset >= len(data):
+                call("media.finish", {"uploadId": state["uploadId"]}).add_done_callback(finished)
+                return
+            chunk = data[offset : offset + state["step"]]
+            state["offset"] = offset + len(chunk)
+            params = {"uploadId": state["uploadId"], "offset": offset, "data": base64.b64encode(chunk).decode("ascii")}
+            call("media.chunk", params).add_done_callback(next_step)
+        except BaseException as error:  # a call that could not be sent (the host went away)
+            out.set_exception(error)
+
+    params: Dict[str, Any] = {"contentType": content_type, "size": len(data)}
+    if file_name is not None:
+        params["fileName"] = file_name
+    try:
+        call("media.upload", params).add_done_callback(next_step)
+    except BaseException as error:
+        out.set_exception(error)
+    return out
+
+
 class Transport:
     """How prepared messages and log lines leave the process (stdio, HTTP, the test host)."""
 
@@ -92,6 +160,10 @@ class Transport:
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
         """``event_id``: the event whose handler writes the line (``log.write`` eventId); None outside a handler."""
         raise NotImplementedError
+
+    def upload_media(self, data: bytes, content_type: str, file_name: Optional[str]) -> "Answer[Dict[str, Any]]":
+        """media.upload, media.chunk and media.finish; a transport that cannot call the host (HTTP) refuses."""
+        raise PluginSdkError("SDK_UPLOAD_UNAVAILABLE", "Send the image or file by URL (image_from_url, file_from_url).")
 
 
 class Session:
@@ -247,6 +319,27 @@ class LifecycleContext:
 
     def _tracker(self) -> Callable[[Sent], Sent]:
         return _untracked
+
+    def upload_media(self, data: bytes, content_type: str, file_name: Optional[str] = None) -> Uploaded:
+        """Uploads bytes to the host for an image or file part (stdio only; needs the ``media.upload``
+        permission): ``media = await ctx.upload_media(png, "image/png")``, then
+        ``ctx.reply(image_from_media(media))``. The host takes at most 10 MiB an upload and 20 uploads a
+        minute, images as PNG, JPEG, GIF or WebP whose first bytes match ``content_type``, and keeps the id
+        for an hour. Raises PluginMessageError (``message.permission.denied``, ``message.media.too_large``)
+        before anything is sent, PluginSdkError ``SDK_UPLOAD_UNAVAILABLE`` over HTTP; the host's refusals
+        come from the result."""
+        permissions = self._session.permissions
+        if permissions is not None and "media.upload" not in permissions:
+            raise PluginMessageError("message.permission.denied", 'upload_media needs the permission "media.upload"; declare it in the manifest and reinstall.')
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError("upload_media takes the bytes as bytes, bytearray or memoryview.")
+        data = bytes(data)
+        if len(data) > LIMITS["maxMediaUploadBytes"]:
+            raise PluginMessageError(
+                "message.media.too_large",
+                f"The upload has {len(data)} bytes; the host takes at most {LIMITS['maxMediaUploadBytes']}. Send a smaller file, or serve it from a URL.",
+            )
+        return Uploaded(self._transport_obj.upload_media(data, content_type, file_name))
 
     @property
     def settings(self) -> Mapping[str, Any]:

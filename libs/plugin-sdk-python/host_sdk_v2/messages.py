@@ -30,11 +30,12 @@ _PART_KEYS: Dict[str, Tuple[Set[str], Set[str]]] = {
     "mention-user": ({"type", "target", "id"}, {"displayName"}),
     "mention-everyone": ({"type", "target"}, set()),
     "composite": ({"type", "parts"}, set()),
-    "image": ({"type", "url"}, {"alt"}),
-    "file": ({"type", "url"}, {"fileName"}),
+    "image": ({"type"}, {"url", "mediaId", "alt"}),
+    "file": ({"type"}, {"url", "mediaId", "fileName"}),
 }
 _BUTTON_KEYS = ({"label", "action", "data"}, {"id", "style", "send"})
 _CONTROL = re.compile("[\u0000-\u001f\u007f]")
+_MEDIA_ID = re.compile("[A-Za-z0-9_-]{16,64}")
 
 
 def _fail(code: str, detail: str, target: Optional[Mapping[str, str]] = None) -> PluginMessageError:
@@ -91,9 +92,15 @@ def _check_part(part: Any, path: str, depth: int) -> None:
         if "literal" in part and not isinstance(part["literal"], bool):
             raise _fail("message.part.unsupported", f"{path}.literal must be true or false.")
     if shape in ("image", "file"):
-        problem = media_url_problem(part["url"])
-        if problem is not None:
-            raise _fail("message.part.unsupported", f"{path}.url {problem}.")
+        if ("url" in part) == ("mediaId" in part):
+            raise _fail("message.part.unsupported", f"{path} needs exactly one of \"url\" and \"mediaId\".")
+        if "mediaId" in part:
+            if not isinstance(part["mediaId"], str) or not _MEDIA_ID.fullmatch(part["mediaId"]):
+                raise _fail("message.part.unsupported", f"{path}.mediaId must be a media id from media.finish (16 to 64 letters, digits, _ or -).")
+        else:
+            problem = media_url_problem(part["url"])
+            if problem is not None:
+                raise _fail("message.part.unsupported", f"{path}.url {problem}.")
         if "alt" in part and (not isinstance(part["alt"], str) or len(part["alt"]) > 200):
             raise _fail("message.part.unsupported", f"{path}.alt must be a string of at most 200 characters.")
         if "fileName" in part and not _non_blank(part["fileName"], 255):
@@ -345,7 +352,7 @@ def render_qqbot(message: Mapping[str, Any], target: Mapping[str, str]) -> Dict[
     one_to_one = target["type"] in ("user", "direct")
     guild = target["type"] in ("channel", "direct")
     content: List[str] = []
-    image: Optional[str] = None
+    image: Optional[Dict[str, Any]] = None
     for i, part in enumerate(message["parts"]):
         if part["type"] == "text":
             if part.get("literal"):
@@ -366,7 +373,7 @@ def render_qqbot(message: Mapping[str, Any], target: Mapping[str, str]) -> Dict[
                     f'parts[{i}] is an image and the target is of type "{target["type"]}"; the host sends images to QQ groups and one-to-one chats only.',
                     target,
                 )
-            image = part["url"]
+            image = {"file_type": 1, "media_id": part["mediaId"]} if "mediaId" in part else {"file_type": 1, "url": part["url"]}
             continue
         if one_to_one:
             raise _fail("message.mention.unsupported_target", f'The target is a one-to-one chat (type "{target["type"]}"). Remove the mention.', target)
@@ -393,7 +400,7 @@ def render_qqbot(message: Mapping[str, Any], target: Mapping[str, str]) -> Dict[
                 target,
             )
         # The platform wants a non-empty content with msg_type 7.
-        return {"msg_type": 7, "content": text if text != "" else " ", "media": {"file_type": 1, "url": image}}
+        return {"msg_type": 7, "content": text if text != "" else " ", "media": image}
     if not markdown:
         return {"msg_type": 0, "content": text}
     if keyboard is None:

@@ -123,6 +123,33 @@ def image_from_url(url: str, alt: Optional[str] = None) -> MessagePartImage:
     return part  # type: ignore[return-value]
 
 
+def _media_id_of(media: Union[str, Mapping[str, Any]], builder: str) -> str:
+    media_id = media if isinstance(media, str) else media.get("mediaId") if isinstance(media, Mapping) else None
+    if not isinstance(media_id, str) or not re.fullmatch("[A-Za-z0-9_-]{16,64}", media_id):
+        raise PluginMessageError("message.part.unsupported", f"{builder}: give the result of ctx.upload_media or its mediaId.")
+    return media_id
+
+
+def image_from_media(media: Union[str, Mapping[str, Any]], alt: Optional[str] = None) -> MessagePartImage:
+    """An image of bytes this plugin uploaded: the result of ``ctx.upload_media`` or its ``mediaId``."""
+    part: Dict[str, Any] = {"type": "image", "mediaId": _media_id_of(media, "image_from_media")}
+    if alt is not None:
+        if not isinstance(alt, str) or len(alt) > 200:
+            raise PluginMessageError("message.part.unsupported", "image_from_media: alt must be a string of at most 200 characters.")
+        part["alt"] = alt
+    return part  # type: ignore[return-value]
+
+
+def file_from_media(media: Union[str, Mapping[str, Any]], file_name: Optional[str] = None) -> MessagePartFile:
+    """A file of bytes this plugin uploaded: the result of ``ctx.upload_media`` or its ``mediaId``."""
+    part: Dict[str, Any] = {"type": "file", "mediaId": _media_id_of(media, "file_from_media")}
+    if file_name is not None:
+        if not isinstance(file_name, str) or not 1 <= len(file_name) <= 255 or file_name.strip() == "" or _CONTROL.search(file_name):
+            raise PluginMessageError("message.part.unsupported", "file_from_media: file_name must be 1 to 255 characters, not blank, without control characters.")
+        part["fileName"] = file_name
+    return part  # type: ignore[return-value]
+
+
 def file_from_url(url: str, file_name: Optional[str] = None) -> MessagePartFile:
     """A file the host has the provider fetch from ``url``; ``file_name`` is the name the recipient sees
     (default: the last segment of the URL path). QQ Bot takes no files yet

@@ -32,7 +32,7 @@ from . import blocking
 from ._version import SDK_NAME, SDK_VERSION
 from .answer import Answer
 from .cancellation import Cancellation
-from .context import Directories, LifecycleContext, Session, Transport
+from .context import Directories, LifecycleContext, Session, Transport, upload_in_chunks
 from .dispatch import Completion, EventRun, call_handler
 from .errors import ERROR_CODES, HostCallError, PluginMessageError, PluginSdkError
 from .framing import FrameDecoder, encode_json
@@ -486,6 +486,9 @@ class _StdioTransport(Transport):
 
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
         self._runtime.log(level, message, fields, event_id)
+
+    def upload_media(self, data: bytes, content_type: str, file_name: Optional[str]) -> "Answer[Dict[str, Any]]":
+        return upload_in_chunks(lambda method, params: self._runtime.call(method, params, None), data, content_type, file_name)
 
 
 def _host_failure(error: BaseException, target: Optional[Mapping[str, str]]) -> BaseException:

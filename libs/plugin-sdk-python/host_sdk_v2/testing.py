@@ -22,7 +22,8 @@ from .answer import Answer, settled
 from .cancellation import Cancellation
 from .context import Directories, LifecycleContext, Session, Transport
 from .dispatch import call_handler, dispatch_event
-from .errors import PluginSdkError
+from ._generated.catalog import LIMITS
+from .errors import PluginMessageError, PluginSdkError
 from .validation import validate_document, validate_method
 
 if TYPE_CHECKING:
@@ -85,6 +86,27 @@ class Delivery:
         return [m for m in self.messages if m.kind == "send"]
 
 
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_SIGNATURES = {
+    "image/png": lambda h: h[:8] == b"\x89PNG\r\n\x1a\n",
+    "image/jpeg": lambda h: h[:3] == b"\xff\xd8\xff",
+    "image/gif": lambda h: h[:6] in (b"GIF87a", b"GIF89a"),
+    "image/webp": lambda h: h[:4] == b"RIFF" and h[8:12] == b"WEBP",
+    "application/pdf": lambda h: h[:5] == b"%PDF-",
+}
+
+
+def _media_type_problem(content_type: str, head: bytes) -> Optional[str]:
+    """Why the host refuses ``content_type`` for bytes starting with ``head``, or None (the rules of
+    libs/protocol/src/media-types.ts)."""
+    if content_type.startswith("image/") and content_type not in _IMAGE_TYPES:
+        return f"the host takes images as {', '.join(_IMAGE_TYPES)}, not {content_type}"
+    check = _SIGNATURES.get(content_type)
+    if check is not None and not check(head):
+        return f"the upload declares {content_type}, but its bytes do not start with its signature"
+    return None
+
+
 class _Recorder(Transport):
     kind = "test"
 
@@ -104,6 +126,21 @@ class _Recorder(Transport):
     def send(self, message: Dict[str, Any], target: Dict[str, str], body: Dict[str, Any], event: Optional[Mapping[str, Any]]) -> "Answer[Any]":
         return self._record("send", message, target, body)
 
+    def upload_media(self, data: bytes, content_type: str, file_name: Optional[str]) -> "Answer[Any]":
+        # The host's checks of an upload (docs/protocol/v2.md 4.12, libs/protocol/src/media-types.ts), on the whole bytes.
+        problem = _media_type_problem(content_type, data[:16])
+        answer: "Answer[Any]" = Answer()
+        if len(data) == 0:
+            answer.set_exception(PluginMessageError("message.media.upload_invalid", "The upload has no bytes.", from_host=True))
+        elif problem is not None:
+            answer.set_exception(PluginMessageError("message.media.type_mismatch", problem, from_host=True))
+        else:
+            media_id = f"test-media-{len(self._host.uploads) + 1:06d}"
+            self._host.uploads[media_id] = {"bytes": data, "contentType": content_type, **({"fileName": file_name} if file_name is not None else {})}
+            expires = datetime.now(timezone.utc) + timedelta(milliseconds=LIMITS["mediaTtlMilliseconds"])
+            answer.set_result({"mediaId": media_id, "contentType": content_type, "size": len(data), "expiresAt": expires.isoformat().replace("+00:00", "Z")})
+        return answer
+
     def log(self, level: str, message: str, fields: Optional[Mapping[str, Any]], event_id: Optional[str] = None) -> None:
         entry: Dict[str, Any] = {"level": level, "message": message, "fields": dict(fields or {})}
         if event_id is not None:
@@ -121,6 +158,9 @@ class TestHost:
         self.plugin = plugin
         self.logs: List[Dict[str, Any]] = []
         self.sent: List[SentMessage] = []
+        #: The media uploaded with ``ctx.upload_media`` by media id (``bytes``, ``contentType``, ``fileName``),
+        #: each checked as the host checks it.
+        self.uploads: Dict[str, Dict[str, Any]] = {}
         self._ids = itertools.count(1)
         self.session = Session(plugin.plugin_id, {**plugin.default_settings(), **(settings or {})}, directories, plugin.manifest.get("permissions", []), plugin.intercepts)
         self._started = False

@@ -79,6 +79,8 @@ class StdioHost:
         self.errors: List[str] = []
         self.stderr: List[str] = []
         self.refuse: Optional[Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]] = None
+        #: Answers other plugin-to-host requests (media.upload, ...) with the result it returns.
+        self.answer: Optional[Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]] = None
         self._next = 1000
         #: Cleared, the host stops reading the plugin's stdout (as the real host does when it is behind).
         self.reading = threading.Event()
@@ -130,6 +132,10 @@ class StdioHost:
             self._send({"jsonrpc": "2.0", "id": message["id"], "result": {"accepted": True, "messageId": "sent-1", "target": {"type": "group", "id": "g1"}}})
         elif method == "messages.send":
             self._send({"jsonrpc": "2.0", "id": message["id"], "result": {"accepted": True, "target": params.get("target")}})
+        elif self.answer is not None:
+            result = self.answer(message)
+            if result is not None:
+                self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     def _send(self, message: Dict[str, Any]) -> None:
         assert self.proc.stdin is not None
