@@ -6,6 +6,7 @@ import { contractEvent } from '../testing/event-log-store-contract';
 import { EmbeddedDatabase } from './database';
 import { cachedTemplateDir, isUsableTemplate, seedFromTemplate, TEMPLATE_MARKER } from './embedded-template';
 import { MIGRATIONS, migrate } from './migrations';
+import { SqlEventInbox } from './sql-event-inbox';
 import { SqlEventLogStore } from './sql-event-log-store';
 
 // The template a new embedded database is copied from, and what keeps the
@@ -117,19 +118,24 @@ test('with no template at all, PGlite initialises the folder in place', async ()
 }, 180_000);
 
 describe('the embedded event log stays bounded on disk', () => {
-  /** The size of host_events with its indexes after `events` events through a log of 100. */
-  async function sizeAfter(name: string, events: number, vacuumEveryRows?: number): Promise<number[]> {
+  /**
+   * The size of `table` with its indexes after `events` events through a log of 100, each kept in the inbox until
+   * its record is written final (which takes it out of the inbox).
+   */
+  async function sizeAfter(name: string, events: number, vacuumEveryRows?: number, table = 'host_events'): Promise<number[]> {
     const db = await EmbeddedDatabase.open(join(root, name), { cache });
     const sizes: number[] = [];
     try {
       const log = await SqlEventLogStore.open(db, { capacity: 100, vacuumEveryRows, flushIntervalMilliseconds: 60_000 });
+      const inbox = new SqlEventInbox(db, 'host');
       for (let i = 0; i < events; i++) {
         const record = contractEvent(`evt-${name}-${i}`, ['com.example.a']);
         (record.event as { message: { content: string } }).message.content = 'x'.repeat(400);
-        log.append(record);
+        await inbox.add(record.event);
+        log.append({ ...record, completedAt: '2026-01-01T00:00:01.000Z' });
         if (i % 50 === 49) await log.flush();
         if (i % 1000 === 999) {
-          const [row] = await db.query<{ size: string }>(`SELECT pg_total_relation_size('host_events') AS size`);
+          const [row] = await db.query<{ size: string }>(`SELECT pg_total_relation_size($1) AS size`, [table]);
           sizes.push(Number(row!.size));
         }
       }
@@ -147,4 +153,11 @@ describe('the embedded event log stays bounded on disk', () => {
     const unvacuumed = await sizeAfter('unvacuumed', 8000, Number.POSITIVE_INFINITY);
     expect(unvacuumed[unvacuumed.length - 1]!).toBeGreaterThan(2 * unvacuumed[1]!);
   }, 180_000);
+
+  test('nor does the inbox, which every event enters and leaves', async () => {
+    const sizes = await sizeAfter('inbox-vacuumed', 6000, undefined, 'host_event_inbox');
+    expect(sizes[sizes.length - 1]!).toBeLessThanOrEqual(1.25 * sizes[1]!);
+    const unvacuumed = await sizeAfter('inbox-unvacuumed', 6000, Number.POSITIVE_INFINITY, 'host_event_inbox');
+    expect(unvacuumed[unvacuumed.length - 1]!).toBeGreaterThan(2 * unvacuumed[1]!);
+  }, 240_000);
 });

@@ -7,12 +7,19 @@ export interface SqlEventLogStoreOptions extends WriteBehindOptions {
   /** Which host writes (kept with each event); a host marks only its own unfinished deliveries interrupted on start. */
   replica?: string;
   /**
-   * The embedded database has no autovacuum: `host_events` is vacuumed after
-   * this many rows were written or replaced (default: the capacity, at least
-   * 500, so about once per turn of the log). A PostgreSQL server vacuums itself.
+   * The embedded database has no autovacuum: `host_events` and the other tables every event passes through
+   * ({@link EVENT_TABLES}) are vacuumed after this many rows were written or replaced (default: the capacity, at
+   * least 500, so about once per turn of the log). A PostgreSQL server vacuums itself.
    */
   vacuumEveryRows?: number;
 }
+
+/**
+ * The tables each event adds rows to and removes or replaces them from again (the event log, the inbox, the durable
+ * queue and the records of replies and sends), vacuumed together on the embedded database: without autovacuum the
+ * space of their removed rows would never be reused, and each would grow with every event.
+ */
+export const EVENT_TABLES = ['host_events', 'host_event_inbox', 'host_event_queue', 'host_event_replies', 'host_event_sends'] as const;
 
 /**
  * The event log in SQL: the newest `capacity` events in memory, as the
@@ -126,9 +133,9 @@ export class SqlEventLogStore extends WriteBehindEventLog {
     if (this.db.kind === 'embedded' && this.rowsSinceVacuum >= this.vacuumEveryRows) {
       // PGlite runs PostgreSQL in single-user mode, without autovacuum: the
       // space of deleted and replaced rows is reused only once VACUUM marks it
-      // free, so without this the table and its indexes would grow with every event.
+      // free, so without this the tables and their indexes would grow with every event.
       this.rowsSinceVacuum = 0;
-      await this.db.query('VACUUM host_events');
+      await this.db.query(`VACUUM ${EVENT_TABLES.join(', ')}`);
     }
   }
 }
