@@ -267,6 +267,20 @@ describe('QqBotProvider', () => {
       expect(pa.messageCount).toBe(5);
     });
 
+    it('refuses a reply numbered past the limit although this process sent none (the others went out through other replicas)', async () => {
+      const provider = new QqBotProvider(accounts);
+      const reply = (sequence: number) =>
+        provider.send(
+          { type: 'group', id: 'G_CLUSTER', botAccountId: 'a' },
+          { msg_type: 0, content: 'x' },
+          { eventId: 'e-cluster', messageId: 'm-cluster', sequence, botAccountId: 'a' },
+        );
+      await expect(reply(6)).rejects.toMatchObject({ code: 'message.reference.reply_limit', details: { maxReplies: 5 } });
+      expect(pa.messageCount).toBe(0);
+      await expect(reply(5)).resolves.toMatchObject({ requestBody: { msg_seq: 5, msg_id: 'm-cluster' } });
+      expect(pa.messageCount).toBe(1);
+    });
+
     it('maps the platform 22009 (replies used up) to message.reference.reply_limit, not a rate limit', async () => {
       const plugin = new ReplyingPlugin(() => ({ format: 'text', parts: [{ type: 'text', text: 'x' }] }));
       const { deliver, signer } = host(plugin);

@@ -128,7 +128,7 @@ export class QqBotProvider implements MessageProvider {
     let release: (() => void) | undefined;
     if (v2 && replyTo) {
       const window = target.type === 'group' ? this.windows.groupMilliseconds : this.windows.c2cMilliseconds;
-      release = this.budget.take(account.id, replyTo.messageId, window);
+      release = this.budget.take(account.id, replyTo.messageId, window, replyTo.sequence);
     }
     let out = body;
     const rendered = body as unknown as QQMessageBody;

@@ -39,8 +39,14 @@ export class ReplyBudget {
     return this.entries.size;
   }
 
-  /** Takes a reply slot of `messageId` (of bot account `accountId`), or throws message.reference.reply_limit. */
-  take(accountId: string, messageId: string, windowMilliseconds: number): () => void {
+  /**
+   * Takes a reply slot of `messageId` (of bot account `accountId`), or throws message.reference.reply_limit.
+   * `sequence` is the reply's place among every reply to the message (its msg_seq): in a cluster the replicas
+   * number the replies to one message together in the shared store, so one past the limit is refused here even
+   * when the earlier replies went out through other replicas.
+   */
+  take(accountId: string, messageId: string, windowMilliseconds: number, sequence = 0): () => void {
+    if (sequence > this.max) throw this.limitReached(messageId, sequence - 1);
     const now = this.now();
     this.prune(now);
     const key = `${accountId}\n${messageId}`;
@@ -50,13 +56,7 @@ export class ReplyBudget {
       entry = { used: 0, until: now + windowMilliseconds };
       this.entries.set(key, entry);
     }
-    if (entry.used >= this.max) {
-      throw new HostError(
-        'message.reference.reply_limit',
-        `message ${messageId} has had ${entry.used} replies, the most the platform allows; this one was not sent`,
-        { provider: 'qqbot', messageId, maxReplies: this.max },
-      );
-    }
+    if (entry.used >= this.max) throw this.limitReached(messageId, entry.used);
     entry.used++;
     const taken = entry;
     let released = false;
@@ -65,6 +65,14 @@ export class ReplyBudget {
       released = true;
       taken.used = Math.max(0, taken.used - 1);
     };
+  }
+
+  private limitReached(messageId: string, used: number): HostError {
+    return new HostError(
+      'message.reference.reply_limit',
+      `message ${messageId} has had ${used} replies, the most the platform allows; this one was not sent`,
+      { provider: 'qqbot', messageId, maxReplies: this.max },
+    );
   }
 
   /** Forgets messages whose reply window closed (entries are in the order of their first reply). */
