@@ -25,6 +25,9 @@ func TestOnePassDecodingAgreesWithTheTreeWalk(t *testing.T) {
 		"events.completed/params": wire.EventsCompletedParams{}, "events.completed/result": wire.EventsCompletedResult{},
 		"messages.reply/params": wire.MessagesReplyParams{}, "messages.reply/result": wire.SendResult{},
 		"messages.send/params": wire.MessagesSendParams{}, "messages.send/result": wire.SendResult{},
+		"media.upload/params": wire.MediaUploadParams{}, "media.upload/result": wire.MediaUploadResult{},
+		"media.chunk/params": wire.MediaChunkParams{}, "media.chunk/result": wire.MediaChunkResult{},
+		"media.finish/params": wire.MediaFinishParams{}, "media.finish/result": wire.MediaFinishResult{},
 		"message-event.schema.json": wire.MessageEvent{}, "event-ack.schema.json": wire.EventAck{},
 		"message-response.schema.json": wire.MessageResponse{},
 	}
