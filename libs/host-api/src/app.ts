@@ -16,7 +16,7 @@ import { requireAdmin } from './auth';
 import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle';
 import { buildOpenApiDocument } from './openapi';
 import type { HttpPluginControl, ViewDeps } from './plugin-view';
-import { errorHandler, implementRoute, jsonBody, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-core';
+import { errorHandler, implementRoute, jsonBody, mountRoutes, notFoundRoute, type RouteDef } from '@host/host-routes';
 import { packageRoutes } from './routes/package-routes';
 import { doctorRoutes, type DoctorIsolation } from './routes/doctor-routes';
 import { sessionRoutes } from './routes/session-routes';

@@ -1,4 +1,5 @@
-import { errorHandler, HostError, invalidRequest } from '@host/host-core';
+import { HostError, invalidRequest } from '@host/host-core';
+import { errorHandler } from '@host/host-routes';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { buildOpenApiDocument, ErrorBodySchema } from './index';

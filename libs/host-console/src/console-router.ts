@@ -6,19 +6,8 @@ import {
   type EventListResponse,
   type RouteContract,
 } from '@host/admin-api';
-import {
-  chatEventOf,
-  errorHandler,
-  implementRoute,
-  invalidRequest,
-  jsonBody,
-  mountRoutes,
-  requireStore,
-  type RouteDef,
-  type RouteHandler,
-  type EventLogQuery,
-  type StoreAvailability,
-} from '@host/host-core';
+import { chatEventOf, invalidRequest, requireStore, type EventLogQuery, type StoreAvailability } from '@host/host-core';
+import { errorHandler, implementRoute, jsonBody, mountRoutes, type RouteDef, type RouteHandler } from '@host/host-routes';
 import type { EventLogUpdate, EventRecord, Dispatcher } from '@host/host-dispatch';
 import { EVENT_JSON_SHAPE_LIMITS, type MessageEvent } from '@host/protocol';
 import { Router, type RequestHandler } from 'express';

@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES } from '@host/admin-api';
-import { HostError, implementRoute, isHostError, type MediaStore, type RouteDef } from '@host/host-core';
+import { HostError, isHostError, type MediaStore } from '@host/host-core';
+import { implementRoute, type RouteDef } from '@host/host-routes';
 import { pipeline } from 'node:stream/promises';
 
 /** Image types a browser may show from this route; anything else is a download. */

@@ -17,9 +17,4 @@ export * from './admin-session-store';
 export * from './replay-store';
 export * from './event-inbox';
 export * from './media-store';
-// How a component contributes admin API routes (console, HTTP registration, ...)
-// and how every route answers errors; the admin API mounts them all in one table.
-export * from './routes/route-table';
-export * from './routes/error-handler';
-export * from './routes/json-body';
 export * from './manifest-diff';

@@ -12,7 +12,7 @@ import {
   routeKey,
   type RouteContract,
 } from '@host/admin-api';
-import { errorHandler } from '@host/host-core';
+import { errorHandler } from '@host/host-routes';
 import type { StdioPluginRecord } from '@host/host-core';
 import { JsonRegistryStore } from '@host/host-store';
 import { ERROR_CATALOG } from '@host/protocol';

@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES, type RefreshHttpPluginResponse, type RegisterHttpPluginResponse } from '@host/admin-api';
-import { HostError, implementRoute, jsonBody, mountRoutes, type RouteDef } from '@host/host-core';
+import { HostError } from '@host/host-core';
+import { implementRoute, jsonBody, mountRoutes, type RouteDef } from '@host/host-routes';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { Router } from 'express';
 import type { HttpPluginRegistry } from './registry';

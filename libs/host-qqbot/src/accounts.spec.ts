@@ -1,5 +1,5 @@
 import { ADMIN_ROUTES, declaredErrorCodes, QqBotAccountViewSchema } from '@host/admin-api';
-import { errorHandler, mountRoutes } from '@host/host-core';
+import { errorHandler, mountRoutes } from '@host/host-routes';
 import { SecretBox } from '@host/host-store';
 import express, { Router } from 'express';
 import { randomBytes } from 'node:crypto';

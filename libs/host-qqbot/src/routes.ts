@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES, type QqBotAccountView, type RouteContract } from '@host/admin-api';
-import { HostError, implementRoute, type RouteDef, type RouteHandler } from '@host/host-core';
+import { HostError } from '@host/host-core';
+import { implementRoute, type RouteDef, type RouteHandler } from '@host/host-routes';
 import type { Request } from 'express';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
 import { ACK_BODY, ACK_TEXT, type QqBotWebhook } from './webhook';

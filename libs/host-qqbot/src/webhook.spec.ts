@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES, declaredErrorCodes } from '@host/admin-api';
-import { errorHandler, mountRoutes, type ReplayStore } from '@host/host-core';
+import { type ReplayStore } from '@host/host-core';
+import { errorHandler, mountRoutes } from '@host/host-routes';
 import { FileReplayStore } from '@host/host-store';
 import type { MessageEvent } from '@host/protocol';
 import { MessageEventSchema } from '@host/protocol';

@@ -1,4 +1,4 @@
-import { HostError, invalidRequest, toErrorDetails } from '../errors';
+import { HostError, invalidRequest, toErrorDetails } from '@host/host-core';
 import { ERROR_CATALOG, toValidationIssues } from '@host/protocol';
 import type { ErrorRequestHandler } from 'express';
 import { JSON_TOO_COMPLEX_TYPE } from './json-body';

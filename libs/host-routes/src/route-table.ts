@@ -1,5 +1,5 @@
 import type { RouteContract } from '@host/admin-api';
-import { HostError } from '../errors';
+import { HostError } from '@host/host-core';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { badRequest } from './error-handler';
 

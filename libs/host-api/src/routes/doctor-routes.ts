@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ADMIN_ROUTES, DoctorReportSchema, type DoctorReport } from '@host/admin-api';
-import { HostError, implementRoute, type HostPaths, type RegistryStore, type RouteDef } from '@host/host-core';
+import { HostError, type HostPaths, type RegistryStore } from '@host/host-core';
+import { implementRoute, type RouteDef } from '@host/host-routes';
 import type { PluginInstaller } from '@host/host-installer';
 import {
   checkInstalled,

@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES, type EventLogsResponse, type EventPluginLogs } from '@host/admin-api';
-import { HostError, implementRoute, type EventRecord, type PluginLogStore, type RouteDef } from '@host/host-core';
+import { HostError, type EventRecord, type PluginLogStore } from '@host/host-core';
+import { implementRoute, type RouteDef } from '@host/host-routes';
 
 export interface EventLogRouteDeps {
   /** The record of an event in this host's event log (replicas: the log they share), or undefined. */

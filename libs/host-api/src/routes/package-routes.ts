@@ -7,7 +7,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import type { RequestHandler } from 'express';
 import { join, relative } from 'node:path';
 import { pluginDetail, type ViewDeps } from '../plugin-view';
-import { implementRoute, type RouteDef } from '@host/host-core';
+import { implementRoute, type RouteDef } from '@host/host-routes';
 import { declaredUploadSize } from '../declared-upload-size';
 import { uploadSlots } from '../upload-slots';
 

@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES, type SessionResponse, type SessionView, type SignInResponse, type SignOutResponse } from '@host/admin-api';
-import { HostError, implementRoute, jsonBody, type RouteDef } from '@host/host-core';
+import { HostError } from '@host/host-core';
+import { implementRoute, jsonBody, type RouteDef } from '@host/host-routes';
 import { isAdminToken } from '../auth';
 import type { AuthThrottle } from '../auth-throttle';
 import { checkSameOrigin, setSessionCookie, type SessionStore } from '../session';

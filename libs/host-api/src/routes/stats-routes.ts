@@ -1,5 +1,6 @@
 import { ADMIN_ROUTES, type PluginHealth, type StatsAlert, type StatsBucket, type StatsResponse } from '@host/admin-api';
-import { implementRoute, type RegistryStore, type RouteDef } from '@host/host-core';
+import type { RegistryStore } from '@host/host-core';
+import { implementRoute, type RouteDef } from '@host/host-routes';
 import type { PendingUpdates } from '@host/host-installer';
 import { listPlugins, type ViewDeps } from '../plugin-view';
 
