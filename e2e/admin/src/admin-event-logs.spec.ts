@@ -14,6 +14,8 @@ import { accessibilityViolations, CHROMIUM, launchChromium, screenshot } from '.
 const ROOT = resolve(__dirname, '../../..');
 const ADMIN_INDEX = join(ROOT, 'dist/apps/admin/index.html');
 const FIXTURE = join(ROOT, 'e2e/fixtures/logging-plugin');
+const WIRE_FIXTURE = join(ROOT, 'e2e/fixtures/misbehaving-plugin');
+const CLAIMER = 'com.example.claimer';
 const SDK = join(ROOT, 'libs/plugin-sdk');
 const FORECAST = 'com.example.forecast';
 
@@ -22,6 +24,8 @@ let host: RunningHost;
 let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
+/** The first /forecast event, answered before the claimer plugin was installed (so never delivered to it). */
+let lisbonEventId = '';
 
 /** The fixture with the built Node SDK beside it, as `host-plugin pack` lays a package out. */
 function fixtureZip(): Buffer {
@@ -31,6 +35,17 @@ function fixtureZip(): Buffer {
   zip.addFile(`${into}/package.json`, readFileSync(join(SDK, 'package.json')));
   for (const name of readdirSync(join(SDK, 'dist')).filter((n) => /\.(mjs|cjs)$/.test(n)))
     zip.addFile(`${into}/dist/${name}`, readFileSync(join(SDK, 'dist', name)));
+  return zip.toBuffer();
+}
+
+/** The wire-format fixture under another id: its "/log" command sends log.write naming any event id it is told. */
+function claimerZip(): Buffer {
+  const manifest = JSON.parse(readFileSync(join(WIRE_FIXTURE, 'manifest.json'), 'utf8'));
+  manifest.pluginId = CLAIMER;
+  manifest.name = 'Claimer';
+  const zip = new AdmZip();
+  zip.addFile('manifest.json', Buffer.from(JSON.stringify(manifest)));
+  zip.addFile('plugin.mjs', readFileSync(join(WIRE_FIXTURE, 'plugin.mjs')));
   return zip.toBuffer();
 }
 
@@ -67,6 +82,7 @@ it("answers an event's log lines: those its handler wrote with ctx.log, not its 
   expect(answered.status).toBe(200);
   expect(answered.body.deliveries).toEqual([expect.objectContaining({ pluginId: FORECAST, accepted: true })]);
   const eventId: string = answered.body.eventId;
+  lisbonEventId = eventId;
 
   // The console answers once the plugin acknowledged; its handler may still be writing. Wait for both lines.
   let body: { eventId: string; plugins: { pluginId: string; kept: boolean; lines: Record<string, unknown>[] }[] } | undefined;
@@ -110,6 +126,32 @@ it("answers an event's log lines: those its handler wrote with ctx.log, not its 
   expect({ status: missing.status, code: missing.body.error?.code }).toEqual({ status: 404, code: 'EVENT_NOT_FOUND' });
 });
 
+it("keeps a log.write eventId only for an event delivered to that plugin: another plugin's event id is dropped from the line", async () => {
+  const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(claimerZip(), { startAfterInstall: 'true' }));
+  expect(installed.status).toBe(201);
+  const own = await say('/log +event about my own event');
+  expect(own.body.deliveries).toContainEqual(expect.objectContaining({ pluginId: CLAIMER, accepted: true }));
+  // An event of the forecast plugin only: the claimer was installed after it.
+  const claim = await say(`/log event=${lisbonEventId} about the forecast's event`);
+  expect(claim.body.deliveries).toContainEqual(expect.objectContaining({ pluginId: CLAIMER, accepted: true }));
+
+  let lines: { message: string; eventId?: string }[] = [];
+  for (const end = Date.now() + 15_000; Date.now() < end && lines.length < 2; await new Promise((r) => setTimeout(r, 100)))
+    lines = ((await api(host, 'GET', `/api/plugins/${CLAIMER}/logs?tail=50`)).body.lines as typeof lines).filter((l) =>
+      l.message.startsWith('about '),
+    );
+  expect(lines).toEqual([
+    expect.objectContaining({ message: 'about my own event', eventId: own.body.eventId }),
+    expect.not.objectContaining({ eventId: expect.anything() }),
+  ]);
+  expect(lines[1]!.message).toBe("about the forecast's event");
+  const forecastLogs = (await api(host, 'GET', `/api/events/${encodeURIComponent(lisbonEventId)}/logs`)).body;
+  expect(forecastLogs.plugins.map((p: { pluginId: string }) => p.pluginId)).toEqual([FORECAST]);
+  expect(JSON.stringify(forecastLogs)).not.toContain('about the');
+  const ownLogs = (await api(host, 'GET', `/api/events/${encodeURIComponent(own.body.eventId)}/logs`)).body;
+  expect(ownLogs.plugins[0].lines.map((l: { message: string }) => l.message)).toEqual(['about my own event']);
+});
+
 it('shows the lines under the delivery of the opened event on the Live events page, in English and Chinese', async () => {
   await page.goto('/');
   await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
@@ -129,16 +171,24 @@ it('shows the lines under the delivery of the opened event on the Live events pa
     expect.stringMatching(/^\d{2}:\d{2}:\d{2}.* info looking up the forecast \{"city":"Oslo"\}$/),
     expect.stringMatching(/^\d{2}:\d{2}:\d{2}.* warn forecast served from cache \{"city":"Oslo","ageSeconds":42\}$/),
   ]);
-  // Under the plugin's own delivery row, and not its stderr line nor another event's lines.
-  expect(await item.locator('tr.event-log-row').count()).toBe(1);
-  expect(await item.locator('tr.event-log-row').textContent()).not.toMatch(/stderr|Lisbon|ready/);
+  // Under each plugin's own delivery row: the forecast's lines without its stderr line nor another event's lines;
+  // the claimer (which gets every message, and wrote nothing for this one) says it has none.
+  const rows = item.locator('tr.event-log-row');
+  expect(await rows.count()).toBe(2);
+  // A filter's inner locator is matched inside each row, so it starts from the page.
+  const linesOfForecast = page.getByRole('list', { name: `Log lines of ${FORECAST} for this event` });
+  const forecastRow = rows.filter({ has: linesOfForecast });
+  expect(await forecastRow.textContent()).not.toMatch(/stderr|Lisbon|ready/);
+  expect(await rows.filter({ hasNot: linesOfForecast }).textContent()).toContain(
+    `Log lines of ${CLAIMER} for this eventNo log line names this event.`,
+  );
   expect(await item.locator('.event-replies').textContent()).toContain('Sunny in Oslo');
   expect(await accessibilityViolations(page)).toEqual([]);
   await screenshot(page, 'event-logs-01-en');
 
   await page.getByLabel('Language').selectOption('zh');
   await item.getByRole('list', { name: `${FORECAST} 为此事件写的日志` }).waitFor();
-  expect(await item.locator('tr.event-log-row').textContent()).toContain('forecast served from cache');
+  expect(await item.locator('tr.event-log-row').first().textContent()).toContain('forecast served from cache');
   expect(await accessibilityViolations(page)).toEqual([]);
   await screenshot(page, 'event-logs-02-zh');
 });
