@@ -1,6 +1,18 @@
 import { MENTION_ID_PATTERN } from '@host/messages';
-import { ChatEventType, CommandMatchSchema, EventType, LIMITS, MessageEventSchema, NonBlankString, TargetSchema } from '@host/protocol';
+import {
+  ChatEventType,
+  CommandMatchSchema,
+  DELIVERY_STATES,
+  EventType,
+  LIMITS,
+  MessageEventSchema,
+  NonBlankString,
+  TargetSchema,
+} from '@host/protocol';
 import { z } from 'zod';
+
+// Where one delivery stands is the host's fact (@host/protocol), reported here.
+export { DELIVERY_STATES, type DeliveryStateView } from '@host/protocol';
 
 /** Longest text of a console message. */
 export const MAX_CONSOLE_TEXT_CHARS = 4000;
@@ -66,17 +78,6 @@ export const ConsoleChatEventRequestSchema = z
 export type ConsoleChatEventRequest = z.infer<typeof ConsoleChatEventRequestSchema>;
 
 const CodeMessageSchema = z.object({ code: z.string(), message: z.string() });
-
-/**
- * Where one delivery stands (docs/protocol/v2.md 6.6): `queued` in the
- * plugin's queue, `sent` awaiting the decision, `running` accepted and
- * awaiting completion, then one of the final states. `expired` waited in the
- * queue until it could no longer be answered (`delivery.expired`).
- * `interrupted` is set on load for a delivery that was not final when the
- * host stopped.
- */
-export const DELIVERY_STATES = ['queued', 'sent', 'running', 'declined', 'completed', 'failed', 'expired', 'interrupted'] as const;
-export type DeliveryStateView = (typeof DELIVERY_STATES)[number];
 
 export const CompletionSchema = z.object({
   at: z.string(),

@@ -1,6 +1,9 @@
-import { PermissionSchema } from '@host/protocol';
+import { PermissionSchema, UpdateChangesSchema } from '@host/protocol';
 import { z } from 'zod';
 import { PluginDetailSchema } from './plugins';
+
+// How an update's manifest differs from the installed one is the host's fact (@host/protocol), reported here.
+export { UpdateChangesSchema, type UpdateChanges } from '@host/protocol';
 
 /** What the operator compares side by side before confirming an update. */
 export const PackageSummarySchema = z.object({
@@ -16,27 +19,6 @@ export const PackageSummarySchema = z.object({
   sha256: z.string().describe('SHA-256 of the archive this version comes from ("" when it was found on disk).'),
 });
 export type PackageSummary = z.infer<typeof PackageSummarySchema>;
-
-export const UpdateChangesSchema = z.object({
-  versionChanged: z.boolean(),
-  versionOrder: z
-    .enum(['upgrade', 'downgrade', 'same'])
-    .describe('How the incoming version compares with the installed one by semantic-version precedence (build metadata ignored).'),
-  identicalPackage: z
-    .boolean()
-    .describe('The upload is byte for byte the installed package (same SHA-256): confirming reinstalls what runs now.'),
-  permissionsAdded: z.array(PermissionSchema),
-  permissionsRemoved: z.array(PermissionSchema),
-  commandsAdded: z.array(z.string()),
-  commandsRemoved: z.array(z.string()),
-  commandsChanged: z.array(z.string()).describe('Commands whose prefixes, aliases, scopes or priority differ.'),
-  startCommandChanged: z.boolean(),
-  subscriptionsAdded: z.array(z.string()).optional().describe('Event types newly subscribed to (HTTP plugin refresh).'),
-  subscriptionsRemoved: z.array(z.string()).optional().describe('Event types no longer subscribed to (HTTP plugin refresh).'),
-  capabilitiesAdded: z.array(z.string()).optional().describe('Capability names newly claimed (HTTP plugin refresh).'),
-  capabilitiesRemoved: z.array(z.string()).optional().describe('Capability names given up (HTTP plugin refresh).'),
-});
-export type UpdateChanges = z.infer<typeof UpdateChangesSchema>;
 
 /** An uploaded update waiting for the operator's confirmation. */
 export const PendingUpdateSchema = z.object({

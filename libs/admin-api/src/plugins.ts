@@ -1,58 +1,29 @@
-import { ConversationType, HttpManifestSchema, PermissionSchema, PLUGIN_ID_PATTERN, StdioManifestSchema } from '@host/protocol';
+import {
+  ConversationType,
+  HttpManifestSchema,
+  PermissionSchema,
+  PLUGIN_ID_PATTERN,
+  PLUGIN_STATES,
+  RuntimeStatusSchema,
+  SettingsDeliverySchema,
+  StdioManifestSchema,
+} from '@host/protocol';
 import { z } from 'zod';
 import { IssueSchema } from './issue';
 
-/**
- * Plugin states as the admin API reports them. stdio plugins move through the
- * runtime states; HTTP plugins are `running` (enabled) or `stopped`
- * (disabled) and carry a separate health.
- */
-export const PLUGIN_STATES = [
-  'installed', // on disk, never started or stopped by the operator
-  'starting', // process launched, handshake in progress
-  'running',
-  'stopping',
-  'stopped',
-  'restartPending', // crashed; a restart is scheduled
-  'failed', // crash-loop budget spent or start failed; waits for an operator
-  'invalidManifest', // found on disk with a manifest that does not validate
-] as const;
-export type PluginState = (typeof PLUGIN_STATES)[number];
+// A plugin's state, its runtime status and what it saw of a settings change are the host's facts
+// (@host/protocol), reported here.
+export {
+  PLUGIN_STATES,
+  RuntimeStatusSchema,
+  SettingsDeliverySchema,
+  SettingsDeliveryStatus,
+  type PluginState,
+  type RuntimeStatusView,
+  type SettingsDelivery,
+} from '@host/protocol';
 
 export const PluginIdParam = z.string().regex(PLUGIN_ID_PATTERN);
-
-export const RuntimeStatusSchema = z.object({
-  state: z.enum(PLUGIN_STATES),
-  stateReason: z.string().optional().describe('Why the plugin is in this state (crash reason, stdout pollution, ...).'),
-  pid: z.number().int().optional(),
-  startedAt: z.string().optional(),
-  lastExitAt: z.string().optional(),
-  lastExitCode: z.number().int().nullable().optional(),
-  lastExitSignal: z.string().nullable().optional(),
-  lastExitLimit: z
-    .enum(['memory', 'cpu'])
-    .optional()
-    .describe('The resource limit that ended the last process: over its memory limit (killed by the kernel) or out of CPU time.'),
-  isolation: z
-    .object({
-      mode: z.enum(['same-user', 'own-user', 'sandbox']).describe("The host's user, a user of its own, or its own user in a sandbox."),
-      uid: z.number().int().optional().describe('The uid it runs as (own-user and sandbox).'),
-      network: z.enum(['none', 'loopback', 'any']).describe('The network it can reach, as enforced.'),
-      limits: z.enum(['cgroup-v2', 'cgroup-v1', 'rlimit', 'none']).describe('How its memory, process, file and CPU limits are enforced.'),
-      summary: z.string().describe('One line for people, as in the plugin log.'),
-    })
-    .optional()
-    .describe('How the running stdio process is isolated (docs/operator/security.md, "Isolation modes").'),
-  crashCount: z.number().int(),
-  nextRestartAt: z.string().optional(),
-  lastError: z.string().optional(),
-  health: z.enum(['healthy', 'degraded', 'unreachable']).optional().describe('HTTP plugins: healthy, degraded or unreachable.'),
-  replica: z
-    .string()
-    .optional()
-    .describe('Several hosts on one PostgreSQL server: the replica (HOST_REPLICA_NAME) that runs this stdio plugin, holding its lease.'),
-});
-export type RuntimeStatusView = z.infer<typeof RuntimeStatusSchema>;
 
 export const CommandConflictSchema = z
   .object({
@@ -198,16 +169,5 @@ export const SettingsPutBodySchema = z.strictObject({
 });
 export type SettingsPutBody = z.infer<typeof SettingsPutBodySchema>;
 
-/** What a running plugin sees of a settings change (docs/protocol/v2.md 2.2). */
-export const SettingsDeliveryStatus = z.enum(['live', 'nextStart', 'restartRequired', 'notSent', 'refused']);
-export type SettingsDeliveryStatus = z.infer<typeof SettingsDeliveryStatus>;
-export const SettingsDeliverySchema = z.object({
-  status: SettingsDeliveryStatus.describe(
-    'live: the running plugin took the values; nextStart: it is not running and gets them at its next start; restartRequired: it runs but did not take them, restart it to apply them; notSent: an HTTP plugin, which configures itself; refused: the running plugin refused them (the runtime tells the admin API so, which puts the previous values back and answers SETTINGS_REFUSED; a PUT never answers this status).',
-  ),
-  message: z.string().describe('The same for the operator, with the reason when the values did not reach the plugin.'),
-  reason: z.string().optional().describe("refused: the plugin's own reason, as it answered settings.changed."),
-});
-export type SettingsDelivery = z.infer<typeof SettingsDeliverySchema>;
 export const SettingsPutResponseSchema = SettingsResponseSchema.extend({ delivery: SettingsDeliverySchema });
 export type SettingsPutResponse = z.infer<typeof SettingsPutResponseSchema>;

@@ -1,5 +1,5 @@
 import type { CommandMatch, MessageEvent, Target } from '@host/protocol';
-import type { DeliveryStateView } from '@host/admin-api';
+import type { DeliveryStateView } from '@host/protocol';
 import type { Transport } from './records';
 
 /** Where one delivery stands: the admin API's DELIVERY_STATES, where each is described. */

@@ -1,4 +1,4 @@
-import type { UpdateChanges } from '@host/admin-api';
+import type { UpdateChanges } from '@host/protocol';
 import type { Command, Permission } from '@host/protocol';
 import { compare } from 'semver';
 

@@ -8,7 +8,7 @@ export type Transport = 'stdio-jsonrpc' | 'http';
  * See docs/protocol/v2.md, "Plugin states". Defined with the admin API's
  * contract, which the admin app shows.
  */
-export { PLUGIN_STATES, type PluginState } from '@host/admin-api';
+export { PLUGIN_STATES, type PluginState } from '@host/protocol';
 
 interface RecordBase {
   pluginId: string;

@@ -1,11 +1,10 @@
-import type { StopParamsSchema } from '@host/protocol';
-import type { RuntimeStatusView, SettingsDelivery } from '@host/admin-api';
+import type { RuntimeStatusView, SettingsDelivery, StopParamsSchema } from '@host/protocol';
 
 export type { SettingsDelivery };
 
 /**
- * What the plugins API shows about a plugin's process or service: the admin
- * API's RuntimeStatus (@host/admin-api), where each field is described.
+ * What the plugins API shows about a plugin's process or service: the
+ * RuntimeStatusSchema of @host/protocol, where each field is described.
  */
 export type RuntimeStatus = RuntimeStatusView;
 

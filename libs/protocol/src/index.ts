@@ -20,6 +20,7 @@ export * from './json-schema';
 export * from './catalogs';
 export * from './command-match';
 export * from './subscriptions';
+export * from './host-state';
 export * from './error-docs';
 export * from './conformance';
 export * from './versions';
