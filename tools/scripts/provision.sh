@@ -13,6 +13,8 @@ if command -v apt-get >/dev/null 2>&1; then
   [ -x /usr/lib/chromium/chromium ] || need+=(chromium)
   # The Python packer installs requirements.txt with pip (python3 -m pip); Debian ships it apart.
   if command -v python3 >/dev/null 2>&1 && ! python3 -m pip --version >/dev/null 2>&1; then need+=(python3-pip); fi
+  # The Python SDK's wheel is installed into a fresh virtual environment in its tests (Debian ships venv apart).
+  if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then need+=(python3-venv); fi
   # The Python SDK's type hints are checked with mypy when it is there (Debian's python3-mypy).
   if ! python3 -m mypy --version >/dev/null 2>&1 && ! /usr/bin/python3 -m mypy --version >/dev/null 2>&1; then need+=(python3-mypy); fi
   # bubblewrap: the strongest plugin isolation mode (docs/operator/security.md, "Isolation modes"); e2e/runtime's

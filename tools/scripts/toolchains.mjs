@@ -44,6 +44,11 @@ export function missingToolchains(env = process.env) {
     },
     { what: 'pip (the Python packer)', apt: 'python3-pip', ok: () => runs('python3', ['-m', 'pip', '--version'], env) },
     {
+      what: 'venv (installs the Python SDK wheel in a test)',
+      apt: 'python3-venv',
+      ok: () => runs('python3', ['-c', 'import ensurepip, venv'], env),
+    },
+    {
       what: 'mypy (the Python SDK type check)',
       apt: 'python3-mypy',
       ok: () => runs('python3', ['-m', 'mypy', '--version'], env) || runs(join(root, 'usr/bin/python3'), ['-m', 'mypy', '--version'], env),

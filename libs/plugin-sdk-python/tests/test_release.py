@@ -15,6 +15,7 @@ from .support import SDK_ROOT
 
 sys.path.insert(0, os.path.join(SDK_ROOT, "scripts"))
 import build_release  # noqa: E402
+import host_sdk_build  # noqa: E402
 
 
 class ReleaseArchiveTest(unittest.TestCase):
@@ -34,8 +35,16 @@ class ReleaseArchiveTest(unittest.TestCase):
             names = archive.namelist()
             archive.extractall(self.work)
         top = f"SDK-V2-Python-{SDK_VERSION}/"
-        for expected in ("README.md", "host_sdk_v2/pack.py", "host_sdk_v2/py.typed", "samples/echo/plugin.py", "schema/manifest.schema.json"):
+        for expected in (
+            "README.md",
+            f"packages/host_sdk_v2-{SDK_VERSION}-py3-none-any.whl",
+            f"packages/host_sdk_v2-{SDK_VERSION}.tar.gz",
+            "samples/echo/plugin.py",
+            "schema/manifest.schema.json",
+        ):
             self.assertIn(top + expected, names)
+        # The SDK comes only from what pip installs: no loose copy an import could pick up instead.
+        self.assertFalse([n for n in names if n.startswith(top + "host_sdk_v2/")])
         self.assertFalse([n for n in names if "__pycache__" in n or n.endswith(".pyc")])
 
         with open(os.path.join(SDK_ROOT, "README.md"), encoding="utf-8") as handle:
@@ -53,6 +62,13 @@ class ReleaseArchiveTest(unittest.TestCase):
             path = target.split("#")[0]
             if path and not path.startswith(("https://", "http://")):
                 self.assertTrue(os.path.exists(os.path.join(self.work, top, path)), f"the README links to {target}, which the archive lacks")
+        # The steps ran the installed SDK: the environment's host_sdk_v2, in the version of the archive.
+        show = subprocess.run(
+            [os.path.join(self.work, "plugin-env", "bin", "python"), "-m", "pip", "show", "-f", "host-sdk-v2"],
+            cwd=self.work, env=env, capture_output=True, text=True, timeout=120,
+        )
+        self.assertIn(f"Version: {SDK_VERSION}", show.stdout, show.stderr)
+        self.assertIn("host_sdk_v2/pack.py", show.stdout)
         packed = os.path.join(self.work, top, "samples", "echo", "artifacts", "com.example.echo.zip")
         with zipfile.ZipFile(packed) as plugin_zip:
             self.assertIn("host_sdk_v2/stdio.py", plugin_zip.namelist())
@@ -61,7 +77,7 @@ class ReleaseArchiveTest(unittest.TestCase):
 
     def test_links_leaving_the_sdk_folder_name_the_repository_file(self) -> None:
         self.assertEqual(
-            build_release.unlink_repository(
+            host_sdk_build.unlink_repository(
                 "as [http-signing.md](../../docs/protocol/http-signing.md#headers) says; [pack](host_sdk_v2/pack.py); [docs/protocol/v2.md](../../docs/protocol/v2.md)"
             ),
             "as http-signing.md (`docs/protocol/http-signing.md` in the host's repository) says; [pack](host_sdk_v2/pack.py);"

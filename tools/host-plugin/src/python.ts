@@ -155,6 +155,11 @@ python3 plugin.py                   # without --host-stdio it only prints help
 Upload \`artifacts/${o.pluginId}.zip\` to the host (\`POST /api/plugins/packages\`), start it, and send
 \`/echo hello\`, \`/cat\` (an image) or \`/vote\` (buttons; a click comes back to \`on_interaction\`) in a group. Dependencies go in \`requirements.txt\`; the packer installs them into the ZIP.
 The SDK guide is \`host_sdk_v2\`'s README in the SDK release archive.
+
+To use an installed SDK instead of the copy: install the distribution \`host-sdk-v2\` into a virtual
+environment (offline from the release archive: \`python -m pip install --no-index --find-links
+<archive>/packages host-sdk-v2\`) and delete \`host_sdk_v2/\` here, which would shadow it. The packer copies
+the installed SDK into the ZIP the same way.
 `,
   );
   return files;
