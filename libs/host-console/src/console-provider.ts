@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { HostError, routableEvent, takesNoReply } from '@host/host-core';
-import { IsoTimeCache, type MessageProvider, type ProviderSendResult, type ReplyContext } from '@host/host-dispatch';
+import { HostError, routableEvent, takesNoReply, type MessageProvider, type ProviderSendResult, type ReplyContext } from '@host/host-core';
+import { IsoTimeCache } from '@host/host-dispatch';
 import type { ProviderBody } from '@host/messages';
 import { consoleMediaUrl } from './media-route';
 import type { ChatEvent, ChatEventType, MessageEvent, MessageReference, Target, UserRef } from '@host/protocol';

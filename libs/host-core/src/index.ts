@@ -3,6 +3,7 @@ export * from './errors';
 export * from './records';
 export * from './store';
 export * from './endpoint';
+export * from './provider';
 export * from './chat-events';
 export * from './runtime';
 export * from './serial-queue';

@@ -20,6 +20,6 @@ export {
   type OutboundRecord,
 } from './event-log';
 export { ReplyReferences, type ReplyReference, type ReplyReferencesOptions, type ReplyLookup } from './reply-references';
-export { ProviderRegistry, type MessageProvider, type ProviderSendResult, type ReplyContext } from './provider';
+export { ProviderRegistry } from './provider';
 export { IsoTimeCache } from './iso-time';
 export { findCommandConflicts, type CommandConflict, type CommandOwner } from './command-conflicts';

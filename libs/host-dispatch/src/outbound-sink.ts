@@ -3,7 +3,8 @@ import { defaultRegistry, renderParsedMessage, type ProviderBody, type RendererR
 import type { MessageErrorCode, MessagePart, Permission, SendResult, Target } from '@host/protocol';
 import type { EventLog, EventRecord, OutboundRecord } from './event-log';
 import { IsoTimeCache } from './iso-time';
-import type { MessageProvider, ProviderRegistry, ReplyContext } from './provider';
+import type { MessageProvider, ReplyContext } from '@host/host-core';
+import type { ProviderRegistry } from './provider';
 import type { ReplyReferences } from './reply-references';
 
 export interface OutboundSinkOptions {

@@ -10,7 +10,7 @@ import {
 import type { ProviderBody } from '@host/messages';
 import type { z } from 'zod';
 import { CommandSchema, type CancelReason, type MessageEvent, type Permission, type Target } from '@host/protocol';
-import type { MessageProvider, ProviderSendResult, ReplyContext } from './provider';
+import type { MessageProvider, ProviderSendResult, ReplyContext } from '@host/host-core';
 
 type Ack = Omit<DeliveryOutcome, 'pluginId' | 'durationMs'>;
 /** Routing as a test writes it: commands in manifest form (defaults optional). */

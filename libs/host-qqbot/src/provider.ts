@@ -1,5 +1,4 @@
-import { HostError, isHostError, type MediaStore } from '@host/host-core';
-import type { MessageProvider, ProviderSendResult, ReplyContext } from '@host/host-dispatch';
+import { HostError, isHostError, type MediaStore, type MessageProvider, type ProviderSendResult, type ReplyContext } from '@host/host-core';
 import { renderParsedMessage, type ProviderBody, type QQMessageBody } from '@host/messages';
 import type { OutgoingMessage, Target } from '@host/protocol';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
