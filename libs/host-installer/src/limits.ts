@@ -26,8 +26,4 @@ export const PENDING_UPDATE_TTL_MS = 60 * 60 * 1000;
 /** Backups kept per plugin; older ones are deleted after each update. */
 export const BACKUPS_KEPT = 3;
 
-export function formatBytes(n: number): string {
-  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
-  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
-  return `${n} bytes`;
-}
+export { formatBytes } from '@host/protocol';

@@ -123,3 +123,22 @@ export const HTTP_DEFAULTS = {
   /** Largest difference between `x-host-timestamp` and the plugin's clock; also the replay window. */
   signatureToleranceSeconds: 300,
 } as const;
+
+/**
+ * A size for people to read, in the binary units the limits are set in: "64 MiB" for a whole number of a unit,
+ * "1.5 MiB" (one decimal) otherwise, "512 bytes" below a KiB. The one way the host, its installer and the CLI
+ * write sizes.
+ */
+export function formatBytes(n: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (n >= size) {
+      const value = n / size;
+      return `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`;
+    }
+  }
+  return n === 1 ? '1 byte' : `${n} bytes`;
+}

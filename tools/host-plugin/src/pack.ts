@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
+import { formatBytes } from '@host/protocol';
 import { packagePath } from '@host/protocol/node';
 import { walkFiles, type PackFile } from './deps';
 import { CliError, NODE_PACK_CODES, type CliErrorCode } from './errors';
@@ -47,10 +48,6 @@ function collect(project: PluginProject, path: string, what: string): PackFile[]
 
 function isNodePackCode(code: string): code is (typeof NODE_PACK_CODES)[number] {
   return (NODE_PACK_CODES as readonly string[]).includes(code);
-}
-
-function formatBytes(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(2)} MiB`;
 }
 
 /**

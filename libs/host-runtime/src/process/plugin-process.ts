@@ -13,6 +13,7 @@ import {
 } from '@host/host-core';
 import {
   DELIVERY_ERRORS,
+  formatBytes,
   EventAckSchema,
   HOST_STDIO_FLAG,
   SettingsChangedResultSchema,
@@ -615,10 +616,6 @@ export class PluginProcess {
     this.markExited(null, null);
     return error;
   }
-}
-
-function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`;
 }
 
 /** The working directory must exist, be a folder and stay inside the package after symlinks. */
