@@ -24,15 +24,17 @@ export const depConstraints = [
   { sourceTag: 'platform:browser', onlyDependOnLibsWithTags: ['platform:browser'] },
   // Layers: a library imports only its own layer or the ones below it.
   //   type:contract  schemas, catalogues and interfaces (protocol, messages, host-core)
+  //   type:util      small helpers that hold no contract of ours (host-fs: atomic file writes, /proc)
   //   type:data      implementations of the store contracts
   //   type:engine    installer, runtime, dispatch, HTTP transport, console
   //   type:api       the admin API
   //   type:app       the composition root
   { sourceTag: 'type:contract', onlyDependOnLibsWithTags: ['type:contract'] },
-  { sourceTag: 'type:data', onlyDependOnLibsWithTags: ['type:contract', 'type:data'] },
-  { sourceTag: 'type:engine', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine'] },
-  { sourceTag: 'type:api', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine', 'type:api'] },
-  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contract', 'type:data', 'type:engine', 'type:api'] },
+  { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
+  { sourceTag: 'type:data', onlyDependOnLibsWithTags: ['type:contract', 'type:util', 'type:data'] },
+  { sourceTag: 'type:engine', onlyDependOnLibsWithTags: ['type:contract', 'type:util', 'type:data', 'type:engine'] },
+  { sourceTag: 'type:api', onlyDependOnLibsWithTags: ['type:contract', 'type:util', 'type:data', 'type:engine', 'type:api'] },
+  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contract', 'type:util', 'type:data', 'type:engine', 'type:api'] },
   { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk'] },
   { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:contract', 'type:sdk', 'type:tool', 'use:tools'] },
 ];

@@ -1,4 +1,4 @@
-import { fsyncDir } from '@host/host-store';
+import { fsyncDir } from '@host/host-fs';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { BACKUPS_KEPT } from './limits';

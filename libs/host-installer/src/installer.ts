@@ -11,7 +11,8 @@ import {
   type StdioPluginRecord,
 } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
-import { FilePendingUpdateStore, fsyncDir, writeFileAtomic, type PackageArchiveStore } from '@host/host-store';
+import { FilePendingUpdateStore, type PackageArchiveStore } from '@host/host-store';
+import { fsyncDir, writeFileAtomic } from '@host/host-fs';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

@@ -1,5 +1,5 @@
 import type { StdioPluginRecord } from '@host/host-core';
-import { readJsonFile, writeJsonAtomic } from '@host/host-store';
+import { readJsonFile, writeJsonAtomic } from '@host/host-fs';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 

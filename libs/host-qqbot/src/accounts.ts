@@ -6,7 +6,7 @@ import {
   type QqBotLastEvent,
 } from '@host/admin-api';
 import { HostError } from '@host/host-core';
-import { readJsonFile, writeJsonAtomic } from '@host/host-store';
+import { readJsonFile, writeJsonAtomic } from '@host/host-fs';
 import type { KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SerialQueue, type RuntimeStatus } from '@host/host-core';
-import { writeJsonAtomic } from '@host/host-store';
+import { writeJsonAtomic } from '@host/host-fs';
 
 export const FAILURE_MEMORY_FILE = 'failed-plugins.json';
 

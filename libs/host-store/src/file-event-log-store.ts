@@ -1,7 +1,7 @@
 import { interruptDeliveries, type EventRecord } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { isAtomicTempName, writeFileAtomic } from './atomic-write';
+import { isAtomicTempName, writeFileAtomic } from '@host/host-fs';
 import { MemoryEventLogStore } from './memory-event-log-store';
 import { WriteBehindEventLog, type SerialisedChange, type WriteBehindOptions } from './write-behind-event-log';
 

@@ -1,7 +1,7 @@
 import { archivePieces, archiveSha256, type ArchiveBytes } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { isAtomicTempName, writeFileAtomic } from './atomic-write';
+import { isAtomicTempName, writeFileAtomic } from '@host/host-fs';
 import { ArchiveDigestMismatchError, sha256Hex, type PackageArchiveStore } from './sql/package-archive-store';
 
 const DIGEST = /^[0-9a-f]{64}$/;

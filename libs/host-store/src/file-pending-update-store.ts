@@ -1,7 +1,7 @@
 import { archivePieces, type ArchiveBytes, type PendingUpdateStore } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { isAtomicTempName, readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomic-write';
+import { isAtomicTempName, readJsonFile, writeFileAtomic, writeJsonAtomic } from '@host/host-fs';
 
 // Ids become file names: letters, digits and dashes only (the installer uses UUIDs).
 const ID = /^[A-Za-z0-9-]{1,64}$/;

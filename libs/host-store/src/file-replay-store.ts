@@ -1,7 +1,7 @@
 import { MemoryReplayStore, replayEntryName, SerialQueue, type ReplayStore, type ReplayStoreBounds } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { isAtomicTempName, writeFileAtomic } from './atomic-write';
+import { isAtomicTempName, writeFileAtomic } from '@host/host-fs';
 
 /** The webhook replay memory's file in the state directory. */
 export const REPLAY_FILE_NAME = 'webhook-replays.jsonl';

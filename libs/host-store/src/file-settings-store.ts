@@ -2,7 +2,7 @@ import { KeyedLock, type HostPaths, type SettingsStore, type SettingsValues } fr
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { readJsonFile, writeJsonAtomic } from './atomic-write';
+import { readJsonFile, writeJsonAtomic } from '@host/host-fs';
 
 /** Settings live in the plugin's config dir, outside its package: updates and uninstall keep them. */
 export function settingsFile(paths: HostPaths, pluginId: string): string {

@@ -1,4 +1,3 @@
-export * from './atomic-write';
 export * from './json-registry-store';
 export * from './data-dir-lock';
 export * from './file-settings-store';

@@ -1,10 +1,11 @@
 import { promises as fs, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic-write';
+import { writeFileAtomic } from '@host/host-fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { acquireDataDirLock, DataDirLockedError, isAlive, processStartTime, processState } from './data-dir-lock';
+import { acquireDataDirLock, DataDirLockedError, isAlive } from './data-dir-lock';
+import { processStartTime, processState } from '@host/host-fs';
 import { JsonRegistryStore, RegistryCorruptError } from './json-registry-store';
 import { contractRecord, describeRegistryStoreContract } from './testing/registry-store-contract';
 

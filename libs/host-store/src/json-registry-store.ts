@@ -1,7 +1,7 @@
 import { SerialQueue, type PluginRecord, type RecordChange, type RegistryStore } from '@host/host-core';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { isAtomicTempName, readJsonFile, writeJsonAtomic } from './atomic-write';
+import { isAtomicTempName, readJsonFile, writeJsonAtomic } from '@host/host-fs';
 
 /** On-disk shape of the registry file. */
 interface RegistryFile {

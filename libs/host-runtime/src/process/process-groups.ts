@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { dirname } from 'node:path';
-import { processStartTime } from '@host/host-store';
+import { processStartTime } from '@host/host-fs';
 /**
  * Plugin processes run in their own process group (spawned `detached`), so a
  * stop reaches every process a plugin started, and a terminal's Ctrl-C does

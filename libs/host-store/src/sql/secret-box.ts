@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeFileAtomic } from '../atomic-write';
+import { writeFileAtomic } from '@host/host-fs';
 
 const PREFIX = 'sealed:v1:';
 

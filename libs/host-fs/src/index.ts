@@ -1,0 +1,2 @@
+export * from './atomic-write';
+export * from './process-stat';
