@@ -10,7 +10,7 @@
 import { hostPaths } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { buildZip, createUnavailableRuntime, testManifest, type ZipEntrySpec } from '@host/host-installer/testing';
-import { JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, JsonRegistryStore } from '@host/host-store';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -133,7 +133,12 @@ async function timeUnzip(archive: string, dir: string): Promise<number> {
 async function timeInstall(archive: string, dataDir: string): Promise<{ ms: number; rss: number; heap: number }> {
   const paths = hostPaths(dataDir);
   const store = await JsonRegistryStore.open(paths.stateDir);
-  const installer = new PluginInstaller({ paths, store, runtime: createUnavailableRuntime() });
+  const installer = new PluginInstaller({
+    paths,
+    store,
+    pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+    runtime: createUnavailableRuntime(),
+  });
   await installer.init();
   gc?.();
   const base = process.memoryUsage();

@@ -1,10 +1,11 @@
 // A real process that installs or updates a package with the real installer
 // and SIGKILLs itself right after a chosen step (or never). Started by
 // crash-safety.spec.ts.
+import { join } from 'node:path';
 import { hostPaths, type HostError } from '@host/host-core';
 import { PluginInstaller, type InstallStep, type PendingUpdate } from '@host/host-installer';
 import { createUnavailableRuntime } from '@host/host-installer/testing';
-import { JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, JsonRegistryStore } from '@host/host-store';
 import { versionedPackage } from './versioned-package';
 
 async function run(): Promise<void> {
@@ -14,6 +15,7 @@ async function run(): Promise<void> {
   const installer = new PluginInstaller({
     paths,
     store,
+    pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
     runtime: createUnavailableRuntime(),
     onStep: (step) => {
       if (step === crashAt) process.kill(process.pid, 'SIGKILL');

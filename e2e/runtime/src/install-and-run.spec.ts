@@ -9,7 +9,7 @@ import { Dispatcher } from '@host/host-dispatch';
 import { PluginInstaller } from '@host/host-installer';
 import { buildZip } from '@host/host-installer/testing';
 import { FilePluginLogStore, StdioPluginRuntime } from '@host/host-runtime';
-import { JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, JsonRegistryStore } from '@host/host-store';
 import { FIXTURE_DIR, fixtureManifest, TEST_TIMINGS, waitGone } from './harness';
 
 function packageZip(version: string): Buffer {
@@ -33,7 +33,12 @@ it('installs, runs, recovers, updates and stops a plugin from its ZIP', async ()
   const dispatcher: Dispatcher = new Dispatcher({ endpoints: () => runtime.endpoints() });
   dispatcher.providers.register(provider);
   const runtime: StdioPluginRuntime = new StdioPluginRuntime({ paths, records: store, logs, sink: dispatcher.sink, timings: TEST_TIMINGS });
-  const installer = new PluginInstaller({ paths, store, runtime });
+  const installer = new PluginInstaller({
+    paths,
+    store,
+    pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+    runtime,
+  });
   const app = express();
   app.use('/api', createConsoleRouter({ dispatcher, provider }));
   const say = (text: string) =>

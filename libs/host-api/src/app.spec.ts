@@ -2,7 +2,7 @@ import { hostPaths, type HostPaths } from '@host/host-core';
 import { PluginInstaller, type InstallStep } from '@host/host-installer';
 import { snapshotTree, testManifest, testPackage, buildZip, createUnavailableRuntime } from '@host/host-installer/testing';
 import { FilePluginLogStore } from '@host/host-runtime';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +45,7 @@ describe('admin API', () => {
     const installer = new PluginInstaller({
       paths,
       store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
       runtime: createUnavailableRuntime(),
       onStep: (s) => {
         if (s === failAt) throw new Error(`forced failure at ${s}`);

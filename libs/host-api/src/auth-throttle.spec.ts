@@ -1,7 +1,7 @@
 import { hostPaths } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime } from '@host/host-installer/testing';
-import { JsonRegistryStore, FileSettingsStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +30,12 @@ describe('admin token throttling per client address', () => {
     const paths = hostPaths(dataDir);
     const store = await JsonRegistryStore.open(paths.stateDir);
     const runtime = createUnavailableRuntime();
-    const installer = new PluginInstaller({ paths, store, runtime });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime,
+    });
     await installer.init();
     const admin = await ensureAdminToken(store);
     token = admin.generated!;

@@ -2,7 +2,7 @@ import { ADMIN_ROUTE_LIST, declaredErrorCodes, ErrorBodySchema, matchRoute, rout
 import { HostError, hostPaths, type PluginRuntime } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime, testManifest, testPackage } from '@host/host-installer/testing';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { ERROR_CATALOG } from '@host/protocol';
 import type { Express } from 'express';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -38,7 +38,12 @@ describe('declared error codes', () => {
     const paths = hostPaths(dataDir);
     const store = await JsonRegistryStore.open(paths.stateDir);
     const runtime = failingRuntime();
-    const installer = new PluginInstaller({ paths, store, runtime });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime,
+    });
     await installer.init();
     const admin = await ensureAdminToken(store);
     token = admin.generated!;

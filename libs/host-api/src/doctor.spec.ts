@@ -1,7 +1,7 @@
 import { hostPaths, type HostPaths } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { buildZip, createUnavailableRuntime } from '@host/host-installer/testing';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { writeRawFixture } from '@host/plugin-conformance/testing';
 import type { Express } from 'express';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,12 @@ describe('POST and GET /api/plugins/{pluginId}/doctor', () => {
     paths = hostPaths(dataDir);
     const store = await JsonRegistryStore.open(paths.stateDir);
     const runtime = createUnavailableRuntime();
-    const installer = new PluginInstaller({ paths, store, runtime });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime,
+    });
     await installer.init();
     const admin = await ensureAdminToken(store);
     token = admin.generated!;

@@ -3,7 +3,7 @@ import { hostPaths, type DeliveryRecord, type EventRecord, type LogLine, type Tr
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime } from '@host/host-installer/testing';
 import { FilePluginLogStore } from '@host/host-runtime';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import type { Express } from 'express';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,7 +63,12 @@ describe('GET /api/events/{eventId}/logs', () => {
     const store = await JsonRegistryStore.open(paths.stateDir);
     close = () => store.close();
     const runtime = createUnavailableRuntime();
-    const installer = new PluginInstaller({ paths, store, runtime });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime,
+    });
     await installer.init();
     const { hash, generated } = await ensureAdminToken(store);
     token = generated!;

@@ -1,7 +1,7 @@
 import { hostPaths, KeyedLock, type HostError, type PluginLock, type PluginRuntime, type RuntimeStatus } from '@host/host-core';
 import { PluginInstaller, type PendingUpdate } from '@host/host-installer';
 import { testManifest, testPackage } from '@host/host-installer/testing';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +75,13 @@ describe('plugin lifecycle routes and concurrent writers', () => {
     store = await JsonRegistryStore.open(paths.stateDir);
     const gated = gatedRuntime();
     const locks = observedLock();
-    const installer = new PluginInstaller({ paths, store, runtime: gated.runtime, locks: locks.lock });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime: gated.runtime,
+      locks: locks.lock,
+    });
     await installer.init();
     const { hash, generated } = await ensureAdminToken(store);
     const app = createApp({

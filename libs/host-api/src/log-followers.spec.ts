@@ -2,7 +2,7 @@ import { hostPaths } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime, testManifest, testPackage } from '@host/host-installer/testing';
 import { FilePluginLogStore } from '@host/host-runtime';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { LogLineSchema } from '@host/admin-api';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -51,7 +51,12 @@ describe('following plugin logs (GET /api/plugins/{pluginId}/logs/stream)', () =
     const paths = hostPaths(dataDir);
     store = await JsonRegistryStore.open(paths.stateDir);
     const runtime = createUnavailableRuntime();
-    const installer = new PluginInstaller({ paths, store, runtime });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime,
+    });
     await installer.init();
     const admin = await ensureAdminToken(store);
     token = admin.generated!;

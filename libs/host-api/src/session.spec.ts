@@ -9,7 +9,7 @@ import {
 import { hostPaths } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime } from '@host/host-installer/testing';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import type { Express } from 'express';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +32,12 @@ describe('admin app sessions', () => {
     const paths = hostPaths(dataDir);
     const store = await JsonRegistryStore.open(paths.stateDir);
     const runtime = createUnavailableRuntime();
-    const installer = new PluginInstaller({ paths, store, runtime });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime,
+    });
     await installer.init();
     const admin = await ensureAdminToken(store);
     token = admin.generated!;

@@ -3,7 +3,7 @@ import { hostPaths } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime, testManifest, testPackage } from '@host/host-installer/testing';
 import { StatsRing } from '@host/host-metrics';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import type { Express } from 'express';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +30,12 @@ describe('GET /api/stats', () => {
     const store = await JsonRegistryStore.open(paths.stateDir);
     close = () => store.close();
     const runtime = createUnavailableRuntime();
-    const installer = new PluginInstaller({ paths, store, runtime });
+    const installer = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime,
+    });
     await installer.init();
     const { hash, generated } = await ensureAdminToken(store);
     token = generated!;

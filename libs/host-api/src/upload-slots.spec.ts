@@ -1,7 +1,7 @@
 import { hostPaths } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime, testManifest, testPackage } from '@host/host-installer/testing';
-import { FileSettingsStore, JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +23,12 @@ beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'uploads-'));
   const paths = hostPaths(dataDir);
   store = await JsonRegistryStore.open(paths.stateDir);
-  const installer = new PluginInstaller({ paths, store, runtime: createUnavailableRuntime() });
+  const installer = new PluginInstaller({
+    paths,
+    store,
+    pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+    runtime: createUnavailableRuntime(),
+  });
   await installer.init();
   const { hash, generated } = await ensureAdminToken(store);
   token = generated!;

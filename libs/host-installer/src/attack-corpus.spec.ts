@@ -1,5 +1,5 @@
 import { hostPaths, type HostError } from '@host/host-core';
-import { JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, JsonRegistryStore } from '@host/host-store';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -371,14 +371,25 @@ describe('archive-attack corpus', () => {
     beforeAll(async () => {
       dataDir = mkdtempSync(join(root, 'data-'));
       store = await JsonRegistryStore.open(hostPaths(dataDir).stateDir);
-      const setup = new PluginInstaller({ paths: hostPaths(dataDir), store, runtime: createUnavailableRuntime() });
+      const setup = new PluginInstaller({
+        paths: hostPaths(dataDir),
+        store,
+        pendingUpdates: new FilePendingUpdateStore(join(hostPaths(dataDir).stateDir, 'pending')),
+        runtime: createUnavailableRuntime(),
+      });
       await setup.init();
       if (preinstall) await setup.install(testPackage({ manifest: testManifest({ version: '0.9.0' }) }));
     });
     afterAll(() => store.close());
 
     it.each(CASES.map((c) => [c.name, c] as const))('refuses %s', async (_name, c) => {
-      const installer = new PluginInstaller({ paths: hostPaths(dataDir), store, runtime: createUnavailableRuntime(), limits: c.limits });
+      const installer = new PluginInstaller({
+        paths: hostPaths(dataDir),
+        store,
+        pendingUpdates: new FilePendingUpdateStore(join(hostPaths(dataDir).stateDir, 'pending')),
+        runtime: createUnavailableRuntime(),
+        limits: c.limits,
+      });
       const before = snapshotTree(dataDir);
       const archive = c.archive();
       const err = (await installer.install(archive).then(

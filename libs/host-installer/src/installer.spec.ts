@@ -1,5 +1,5 @@
 import { HostError, hostPaths, type HostPaths, type PluginRuntime } from '@host/host-core';
-import { JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, JsonRegistryStore } from '@host/host-store';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,13 @@ describe('PluginInstaller', () => {
   async function make(extra: Partial<InstallerOptions> = {}): Promise<PluginInstaller> {
     store = await JsonRegistryStore.open(paths.stateDir);
     stores.push(store);
-    const inst = new PluginInstaller({ paths, store, runtime: createUnavailableRuntime(), ...extra });
+    const inst = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime: createUnavailableRuntime(),
+      ...extra,
+    });
     await inst.init();
     return inst;
   }
@@ -222,7 +228,12 @@ describe('PluginInstaller', () => {
     await inst.install(pkg('1.0.0'));
     const p = await pendingOf(inst.install(pkg('2.0.0')));
     const before = snapshotTree(paths.packagesRoot);
-    const refusing = new PluginInstaller({ paths, store, runtime: stubborn });
+    const refusing = new PluginInstaller({
+      paths,
+      store,
+      pendingUpdates: new FilePendingUpdateStore(join(paths.stateDir, 'pending')),
+      runtime: stubborn,
+    });
     const e = (await refusing.confirmUpdate(p.id).catch((err: unknown) => err)) as HostError;
     expect(e).toBeInstanceOf(HostError);
     expect(e.code).toBe('INSTALL_PLUGIN_RUNNING');

@@ -11,7 +11,7 @@ import {
   type StdioPluginRecord,
 } from '@host/host-core';
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
-import { FilePendingUpdateStore, type PackageArchiveStore } from '@host/host-store';
+import type { PackageArchiveStore } from '@host/host-store';
 import { fsyncDir, writeFileAtomic } from '@host/host-fs';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -45,8 +45,11 @@ export interface InstallerOptions {
    * its record names it, and `syncPackage` unpacks it on the other hosts.
    */
   archives?: PackageArchiveStore;
-  /** Where uploaded updates wait for confirmation. Default: files in `<state>/pending/`. */
-  pendingUpdates?: PendingUpdateStore;
+  /**
+   * Where uploaded updates wait for confirmation, which the composition root chooses with the other stores
+   * (files in `<state>/pending/`, or the SQL store).
+   */
+  pendingUpdates: PendingUpdateStore;
   limits?: Partial<InstallLimits>;
   pendingTtlMs?: number;
   /** Pending updates kept per plugin and in all (default MAX_PENDING_UPDATES_PER_PLUGIN and MAX_PENDING_UPDATES). */
@@ -106,9 +109,7 @@ export class PluginInstaller {
     this.limits = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits };
     this.now = opts.now ?? (() => new Date());
     this.locks = opts.locks ?? new KeyedLock();
-    this.pending = new PendingUpdates(opts.pendingUpdates ?? new FilePendingUpdateStore(join(opts.paths.stateDir, 'pending')), () =>
-      this.now().getTime(),
-    );
+    this.pending = new PendingUpdates(opts.pendingUpdates, () => this.now().getTime());
   }
 
   /** Prepares the data directory, finishes or rolls back an interrupted swap, removes stale staging, discovers packages. */

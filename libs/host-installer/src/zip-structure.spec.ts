@@ -1,5 +1,5 @@
 import { HostError, hostPaths } from '@host/host-core';
-import { JsonRegistryStore } from '@host/host-store';
+import { FilePendingUpdateStore, JsonRegistryStore } from '@host/host-store';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -348,7 +348,12 @@ describe('an install from a file', () => {
     const dataDir = join(root, 'data');
     const store = await JsonRegistryStore.open(hostPaths(dataDir).stateDir);
     try {
-      const installer = new PluginInstaller({ paths: hostPaths(dataDir), store, runtime: createUnavailableRuntime() });
+      const installer = new PluginInstaller({
+        paths: hostPaths(dataDir),
+        store,
+        pendingUpdates: new FilePendingUpdateStore(join(hostPaths(dataDir).stateDir, 'pending')),
+        runtime: createUnavailableRuntime(),
+      });
       await installer.init();
       await installer.install({ file });
       const dir = hostPaths(dataDir).packageDir('com.example.echo');
@@ -365,7 +370,12 @@ describe('an install from a file', () => {
     const dataDir = join(root, 'data');
     const store = await JsonRegistryStore.open(hostPaths(dataDir).stateDir);
     try {
-      const installer = new PluginInstaller({ paths: hostPaths(dataDir), store, runtime: createUnavailableRuntime() });
+      const installer = new PluginInstaller({
+        paths: hostPaths(dataDir),
+        store,
+        pendingUpdates: new FilePendingUpdateStore(join(hostPaths(dataDir).stateDir, 'pending')),
+        runtime: createUnavailableRuntime(),
+      });
       await installer.init();
       const before = snapshotTree(dataDir);
       await expect(installer.install({ file })).rejects.toMatchObject({ code: 'INSTALL_COMPRESSION_RATIO' });
