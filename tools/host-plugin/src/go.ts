@@ -220,6 +220,14 @@ Upload the ZIP to the host (\`POST /api/plugins/packages\`), start it, and send 
 \`/vote\` (buttons; a click comes back to \`OnInteraction\`) in a group.
 The packaged manifest launches the compiled \`./${exe}\` (\`${exe}.exe\` on Windows) and lists only the
 platform it was built for, so a host on another platform refuses it at install.
+
+To require the SDK as a module instead of the copy (offline, from the module proxy folder of the SDK release
+archive; its README, "From the release archive", has the details):
+
+\`\`\`sh
+export GOPROXY="file://<unzipped SDK archive>/goproxy" GONOSUMDB=${GO_SDK_MODULE.split('/')[0]}
+go mod edit -dropreplace ${GO_SDK_MODULE} -droprequire ${GO_SDK_MODULE} && rm -r sdk-go && go mod tidy
+\`\`\`
 `,
   );
   return files;

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -52,7 +53,8 @@ func TestReleaseArchiveIsReproducibleAndPacksItsSample(t *testing.T) {
 		}
 	}
 	sdk := filepath.Join(out, "SDK-V2-Go-"+hostsdk.SDKVersion)
-	for _, want := range []string{"README.md", "go.mod", "hostsdk/stdio.go", "hostsdk/wire/types.go", "cmd/host-pack/main.go", "samples/echo/main.go", "schema/manifest.schema.json"} {
+	proxyDir := "goproxy/" + ModulePath + "/@v/"
+	for _, want := range []string{"README.md", "go.mod", "hostsdk/stdio.go", "hostsdk/wire/types.go", "cmd/host-pack/main.go", "samples/echo/main.go", "schema/manifest.schema.json", proxyDir + "list", proxyDir + ModuleVersion + ".zip"} {
 		if _, err := os.Stat(filepath.Join(sdk, want)); err != nil {
 			t.Errorf("missing %s", want)
 		}
@@ -64,7 +66,8 @@ func TestReleaseArchiveIsReproducibleAndPacksItsSample(t *testing.T) {
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", steps)
 	cmd.Dir = out
 	gobin := filepath.Join(runtime.GOROOT(), "bin")
-	cmd.Env = append(os.Environ(), "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+	// A module cache of its own: the shared one may hold this version from an older build of the SDK.
+	cmd.Env = append(os.Environ(), "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod -modcacherw", "GOMODCACHE="+filepath.Join(work, "modcache"))
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the README's steps failed: %v\n%s\n%s", err, steps, msg)
 	}
@@ -85,6 +88,88 @@ func TestReleaseArchiveIsReproducibleAndPacksItsSample(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(sdk, filepath.FromSlash(target))); err != nil {
 			t.Errorf("the README links to %s, which the archive lacks", m[1])
 		}
+	}
+}
+
+// The module proxy folder, used as a new project would: an empty folder, GOPROXY=file://, go get, go build.
+func TestProxyFolderServesTheModuleToAnEmptyProject(t *testing.T) {
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	work := t.TempDir()
+	first, err := Proxy(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := Proxy(root)
+	dir := ModulePath + "/@v/"
+	if len(first) != 4 || len(second) != 4 {
+		t.Fatalf("files: %d and %d", len(first), len(second))
+	}
+	for name, data := range first {
+		if !bytes.Equal(data, second[name]) {
+			t.Errorf("%s: two builds differ", name)
+		}
+	}
+	if got := string(first[dir+"list"]); got != ModuleVersion+"\n" {
+		t.Errorf("list: %q", got)
+	}
+	goMod, _ := os.ReadFile(filepath.Join(root, "go.mod"))
+	if !bytes.Equal(first[dir+ModuleVersion+".mod"], goMod) {
+		t.Errorf(".mod differs from go.mod")
+	}
+	var info struct{ Version string }
+	if err := json.Unmarshal(first[dir+ModuleVersion+".info"], &info); err != nil || info.Version != ModuleVersion {
+		t.Errorf(".info: %s (%v)", first[dir+ModuleVersion+".info"], err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(first[dir+ModuleVersion+".zip"]), int64(len(first[dir+ModuleVersion+".zip"])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range zr.File {
+		names[f.Name] = true
+		if !strings.HasPrefix(f.Name, ModulePath+"@"+ModuleVersion+"/") || strings.HasSuffix(f.Name, "/") {
+			t.Errorf("%s: not a file of the module's folder", f.Name)
+		}
+		if strings.HasSuffix(f.Name, "_test.go") || strings.Contains(f.Name, "/testdata/") {
+			t.Errorf("%s: the SDK's own tests are not released", f.Name)
+		}
+	}
+	for _, want := range []string{"go.mod", "hostsdk/plugin.go", "hostsdk/hostsdktest/host.go", "cmd/host-pack/main.go"} {
+		if !names[ModulePath+"@"+ModuleVersion+"/"+want] {
+			t.Errorf("the module zip lacks %s", want)
+		}
+	}
+
+	proxy := filepath.Join(work, "proxy")
+	if err := WriteProxy(root, proxy); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(work, "tiny")
+	_ = os.MkdirAll(project, 0o755)
+	main := "package main\n\nimport (\n\t\"os\"\n\n\t\"plugin-host.dev/sdk-go/hostsdk\"\n)\n\nfunc main() { os.Stdout.WriteString(hostsdk.SDKVersion) }\n"
+	if err := os.WriteFile(filepath.Join(project, "main.go"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gobin := filepath.Join(runtime.GOROOT(), "bin")
+	env := append(os.Environ(), "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOTOOLCHAIN=local",
+		"GOPROXY=file://"+filepath.ToSlash(proxy), "GONOSUMDB=plugin-host.dev", "GOFLAGS=-modcacherw", "GOMODCACHE="+filepath.Join(work, "modcache"))
+	for _, step := range [][]string{{"mod", "init", "example.com/tiny"}, {"get", ModulePath + "@" + ModuleVersion}, {"build", "-o", "tiny", "."}} {
+		cmd := exec.Command("go", step...)
+		cmd.Dir, cmd.Env = project, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(step, " "), err, out)
+		}
+	}
+	mod, _ := os.ReadFile(filepath.Join(project, "go.mod"))
+	if !strings.Contains(string(mod), "require "+ModulePath+" "+ModuleVersion) || strings.Contains(string(mod), "replace") {
+		t.Errorf("go.mod:\n%s", mod)
+	}
+	if sum, _ := os.ReadFile(filepath.Join(project, "go.sum")); !strings.Contains(string(sum), ModulePath+" "+ModuleVersion+" h1:") {
+		t.Errorf("go.sum lacks the module's hash:\n%s", sum)
+	}
+	out, err := exec.Command(filepath.Join(project, "tiny")).Output()
+	if err != nil || string(out) != hostsdk.SDKVersion {
+		t.Errorf("the built program printed %q (%v)", out, err)
 	}
 }
 
