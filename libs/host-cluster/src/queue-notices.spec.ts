@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EmbeddedDatabase, migrate } from '@host/host-store';
+import { useEmbeddedDatabase } from '@host/host-store/testing';
 import { Dispatcher } from '@host/host-dispatch';
 import type { MessageEvent } from '@host/protocol';
 import { addressed, NOTICE_LIMIT, readNotice, recipientOf, type QueueNotice } from './queue-notices';
@@ -45,25 +42,14 @@ describe('a queue notification addressed to one replica', () => {
 
 // The queue's notifications on the embedded database, as a replica's listener gets them.
 describe('the queue channel', () => {
-  let dir: string;
-  let db: EmbeddedDatabase;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'host-cluster-notices-'));
-    db = await EmbeddedDatabase.open(join(dir, 'db'));
-    await migrate(db);
-  }, 60_000);
-
-  afterAll(async () => {
-    await db?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const embedded = useEmbeddedDatabase('host-cluster-notices-');
+  const db = () => embedded.db();
 
   const event = (id: string) => ({ eventId: id }) as MessageEvent;
 
   it("brings a replica the notifications for every replica and its own, and never parses another replica's", async () => {
-    const one = new SqlDeliveryQueue(db, 'one');
-    const holder = new SqlDeliveryQueue(db, 'holder');
+    const one = new SqlDeliveryQueue(db(), 'one');
+    const holder = new SqlDeliveryQueue(db(), 'holder');
     const seen: QueueNotice[] = [];
     const parse = jest.spyOn(JSON, 'parse');
     const stop = await one.watch(
@@ -74,7 +60,7 @@ describe('the queue channel', () => {
     try {
       // Rows queued by `one` and by `two`, delivered by the holder, which tells each origin.
       await one.enqueue('e.one', 'p.n', event('e.one'));
-      await new SqlDeliveryQueue(db, 'two').enqueue('e.two', 'p.n', event('e.two'));
+      await new SqlDeliveryQueue(db(), 'two').enqueue('e.two', 'p.n', event('e.two'));
       await holder.claim('p.n', 10, false);
       await holder.decide('e.two', 'p.n', 'two', decision);
       await holder.decide('e.one', 'p.n', 'one', decision);
@@ -102,7 +88,7 @@ describe('the queue channel', () => {
   });
 
   it('reaches a replica that took over the events of a gone one: what is announced to the gone one is read there', async () => {
-    const gone = new SqlDeliveryQueue(db, 'gone');
+    const gone = new SqlDeliveryQueue(db(), 'gone');
     await gone.enqueue('e.adopted', 'p.adopted', event('e.adopted'));
     const dispatcher = new Dispatcher({ endpoints: () => [] });
     const endpoints = new QueuedEndpoints({
@@ -113,7 +99,7 @@ describe('the queue channel', () => {
         localEndpoint: () => undefined,
         isAvailable: () => true,
       },
-      queue: new SqlDeliveryQueue(db, 'heir'),
+      queue: new SqlDeliveryQueue(db(), 'heir'),
       worker: { deliver: () => undefined },
       dispatcher: () => dispatcher,
     });

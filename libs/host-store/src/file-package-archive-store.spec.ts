@@ -1,51 +1,40 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FilePackageArchiveStore } from './file-package-archive-store';
-import { EmbeddedDatabase } from './sql/database';
-import { migrate } from './sql/migrations';
 import { sha256Hex, SqlPackageArchiveStore } from './sql/package-archive-store';
-import { describePackageArchiveStoreContract } from './testing';
+import { describePackageArchiveStoreContract, useEmbeddedDatabase } from './testing';
 
-let dir: string;
-let db: EmbeddedDatabase;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'host-archive-files-'));
-  db = await EmbeddedDatabase.open(join(dir, 'db'));
-  await migrate(db);
-}, 120_000);
-afterAll(async () => {
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const embedded = useEmbeddedDatabase('host-archive-files-');
+const dir = () => embedded.dir();
+const db = () => embedded.db();
 
 let n = 0;
 let archives: string;
 const open = async (earlier?: SqlPackageArchiveStore) => {
-  archives = join(dir, `archives-${n++}`);
-  await db.query('DELETE FROM host_package_archives');
+  archives = join(dir(), `archives-${n++}`);
+  await db().query('DELETE FROM host_package_archives');
   return new FilePackageArchiveStore(archives, earlier);
 };
 const damage = async (sha256: string) => writeFileSync(join(archives, `${sha256}.zip`), 'changed');
 
 describePackageArchiveStoreContract('FilePackageArchiveStore', { open: () => open(), damage });
 describePackageArchiveStoreContract('FilePackageArchiveStore over archives a host kept in the database before', {
-  open: () => open(new SqlPackageArchiveStore(db)),
+  open: () => open(new SqlPackageArchiveStore(db())),
   damage,
 });
 
 describe('FilePackageArchiveStore', () => {
   it('writes files of its own (0600 in a 0700 folder) and nothing into the database', async () => {
-    const store = await open(new SqlPackageArchiveStore(db));
+    const store = await open(new SqlPackageArchiveStore(db()));
     const digest = await store.put(Buffer.from('archive'));
     expect(readdirSync(archives)).toEqual([`${digest}.zip`]);
     expect(statSync(archives).mode & 0o777).toBe(0o700);
     expect(statSync(join(archives, `${digest}.zip`)).mode & 0o777).toBe(0o600);
-    expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM host_package_archives'))[0]!.n).toBe(0);
+    expect((await db().query<{ n: number }>('SELECT count(*)::int AS n FROM host_package_archives'))[0]!.n).toBe(0);
   });
 
   it('reads and forgets an archive an earlier host kept in the database, without copying it', async () => {
-    const earlier = new SqlPackageArchiveStore(db);
+    const earlier = new SqlPackageArchiveStore(db());
     const store = await open(earlier);
     const bytes = Buffer.from('kept in the database');
     const digest = await earlier.put(bytes);
@@ -73,7 +62,7 @@ describe('FilePackageArchiveStore', () => {
   });
 
   it('answers that nothing is kept before its folder exists', async () => {
-    const store = new FilePackageArchiveStore(join(dir, 'not-yet'));
+    const store = new FilePackageArchiveStore(join(dir(), 'not-yet'));
     expect(await store.has('0'.repeat(64))).toBe(false);
     expect(await store.retainOnly(new Set())).toBe(0);
   });
@@ -91,7 +80,7 @@ it('counts an archive put again as stored now, so the grace spares it for the in
 
 it('copies into another store the archives it lacks, and leaves its files', async () => {
   const store = await open();
-  const target = new SqlPackageArchiveStore(db);
+  const target = new SqlPackageArchiveStore(db());
   const a = await store.put(Buffer.from('moved to a server'));
   const b = await store.put(Buffer.from('already there'));
   await target.put(Buffer.from('already there'));
@@ -100,5 +89,5 @@ it('copies into another store the archives it lacks, and leaves its files', asyn
   expect(await target.has(b)).toBe(true);
   expect(readdirSync(archives).sort()).toEqual([`${a}.zip`, `${b}.zip`].sort());
   expect(await store.copyInto(target)).toBe(0);
-  expect(await new FilePackageArchiveStore(join(dir, 'none')).copyInto(target)).toBe(0);
+  expect(await new FilePackageArchiveStore(join(dir(), 'none')).copyInto(target)).toBe(0);
 });

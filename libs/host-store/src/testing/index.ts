@@ -6,3 +6,4 @@ export * from './event-log-store-contract';
 export * from './replay-store-contract';
 export * from './package-archive-store-contract';
 export * from './postgres-server';
+export * from './embedded-database';
