@@ -92,6 +92,31 @@ export function browserImportRules(files) {
   ];
 }
 
+// host-core is the host's contract layer and a leaf: records, store and runtime interfaces, the provider
+// contract, errors. It may use @host/protocol (the wire facts below it) and npm packages that are not a web
+// framework, nothing else of ours: routing glue is host-routes', admin API shapes are admin-api's, file
+// helpers are host-fs'. The tag rules alone would let it import the other contracts (admin-api, messages).
+const hostCoreMessage =
+  'host-core is a leaf of contracts: it may import @host/protocol and no other library of ours. Move the shared type down to @host/protocol or host-core, or put this code in the library that needs it.';
+const hostCoreExpressMessage = 'host-core imports no web framework: Express routing glue belongs in @host/host-routes (or @host/host-api).';
+export const hostCoreImportRules = [
+  {
+    files: ['libs/host-core/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['express', 'multer', 'body-parser'].map((name) => ({ name, message: hostCoreExpressMessage })),
+          patterns: [
+            { group: ['express/*', 'multer/*'], message: hostCoreExpressMessage },
+            { group: ['@host/*', '!@host/protocol', '!@host/protocol/node'], message: hostCoreMessage },
+          ],
+        },
+      ],
+    },
+  },
+];
+
 export default [
   { ignores: ['**/dist', '**/node_modules', '**/.nx', '**/coverage', '**/vendor', '**/*.cjs', '**/*.mjs', 'tmp/**', 'data/**'] },
   ...nx.configs['flat/base'],
@@ -105,6 +130,7 @@ export default [
     },
   },
   ...browserImportRules(browserSources),
+  ...hostCoreImportRules,
   {
     files: ['**/*.spec.ts', '**/*.spec.tsx', 'e2e/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },

@@ -59,6 +59,7 @@ function importing(module: string, name: string): string {
 
 const BOUNDARIES = '@nx/enforce-module-boundaries';
 const NO_NODE = 'no-restricted-imports';
+const RESTRICTED = 'no-restricted-imports';
 
 const libs = readLibs();
 const browserLibs = libs.filter((l) => l.tags.includes('platform:browser'));
@@ -139,6 +140,41 @@ function buildProbes(): Probe[] {
       name: `${data.folder} (type:data): control, a contract`,
       filePath: `libs/${data.folder}/src/boundary-probe.ts`,
       code: importing('@host/host-core', 'HostError'),
+      expectRule: null,
+    },
+  );
+  // host-core is a leaf of contracts (hostCoreImportRules): @host/protocol and nothing else of ours, no web framework.
+  const core = 'libs/host-core/src/boundary-probe.ts';
+  probes.push(
+    { name: 'host-core: express', filePath: core, code: importing('express', 'Router'), expectRule: RESTRICTED },
+    {
+      name: 'host-core: the admin API contract',
+      filePath: core,
+      code: importing('@host/admin-api', 'ADMIN_ROUTES'),
+      expectRule: RESTRICTED,
+    },
+    {
+      name: 'host-core: another contract (messages)',
+      filePath: core,
+      code: importing('@host/messages', 'defaultRegistry'),
+      expectRule: RESTRICTED,
+    },
+    {
+      name: 'host-core: the file helpers (host-fs)',
+      filePath: core,
+      code: importing('@host/host-fs', 'writeJsonAtomic'),
+      expectRule: RESTRICTED,
+    },
+    {
+      name: 'host-core: a store (host-store)',
+      filePath: core,
+      code: importing('@host/host-store', 'JsonRegistryStore'),
+      expectRule: RESTRICTED,
+    },
+    {
+      name: 'host-core: control, @host/protocol/node',
+      filePath: core,
+      code: importing('@host/protocol/node', 'packagePath'),
       expectRule: null,
     },
   );
