@@ -85,8 +85,27 @@ var partKeys = map[string][2][]string{
 	"mention-user":     {{"type", "target", "id"}, {"displayName"}},
 	"mention-everyone": {{"type", "target"}, nil},
 	"composite":        {{"type", "parts"}, nil},
-	"image":            {{"type", "url"}, {"alt"}},
-	"file":             {{"type", "url"}, {"fileName"}},
+	"image":            {{"type"}, {"url", "mediaId", "alt"}},
+	"file":             {{"type"}, {"url", "mediaId", "fileName"}},
+}
+
+// mediaIDPattern is the form of the ids media.finish gives (the protocol's MediaId).
+var mediaIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// mediaSourceProblem says why an image or file part cannot name its bytes ("" when it can): exactly one
+// of a URL (mediaURLProblem) and the id of an upload.
+func mediaSourceProblem(url, mediaID string) string {
+	switch {
+	case (url == "") == (mediaID == ""):
+		return `needs exactly one of "url" and "mediaId"`
+	case mediaID != "" && !mediaIDPattern.MatchString(mediaID):
+		return fmt.Sprintf("has the mediaId %q, which is not a media id from media.finish (16 to 64 letters, digits, _ or -)", mediaID)
+	case url != "":
+		if problem := mediaURLProblem(url); problem != "" {
+			return fmt.Sprintf("has the URL %q, which %s", url, problem)
+		}
+	}
+	return ""
 }
 
 // mediaURLProblem says why url cannot be the URL of an image, a file or a link button ("" when it can):
@@ -331,12 +350,27 @@ func parsePart(v any, path string, depth int) (Part, error) {
 	case "mention-everyone":
 		return AtEveryone(), nil
 	case "image", "file":
-		url, ok := obj["url"].(string)
-		if !ok {
-			return nil, unsupported("%s.url must be a string", path)
+		_, hasURL := obj["url"]
+		_, hasID := obj["mediaId"]
+		if hasURL == hasID {
+			return nil, unsupported(`%s needs exactly one of "url" and "mediaId"`, path)
 		}
-		if problem := mediaURLProblem(url); problem != "" {
-			return nil, unsupported("%s.url %s", path, problem)
+		url, mediaID := "", ""
+		if hasID {
+			id, ok := obj["mediaId"].(string)
+			if !ok || !mediaIDPattern.MatchString(id) {
+				return nil, unsupported("%s.mediaId must be a media id from media.finish (16 to 64 letters, digits, _ or -)", path)
+			}
+			mediaID = id
+		} else {
+			u, ok := obj["url"].(string)
+			if !ok {
+				return nil, unsupported("%s.url must be a string", path)
+			}
+			if problem := mediaURLProblem(u); problem != "" {
+				return nil, unsupported("%s.url %s", path, problem)
+			}
+			url = u
 		}
 		if shape == "image" {
 			alt, has := obj["alt"]
@@ -344,14 +378,14 @@ func parsePart(v any, path string, depth int) (Part, error) {
 			if has && (!isString || utf8.RuneCountInString(text) > 200) {
 				return nil, unsupported("%s.alt must be a string of at most 200 characters", path)
 			}
-			return wire.MessagePartImage{Type: "image", URL: url, Alt: text}, nil
+			return wire.MessagePartImage{Type: "image", URL: url, MediaID: mediaID, Alt: text}, nil
 		}
 		name, has := obj["fileName"]
 		text, isString := name.(string)
 		if has && (!isString || !nonBlank(text, 255)) {
 			return nil, unsupported("%s.fileName must be 1 to 255 characters, not blank, without control characters", path)
 		}
-		return wire.MessagePartFile{Type: "file", URL: url, FileName: text}, nil
+		return wire.MessagePartFile{Type: "file", URL: url, MediaID: mediaID, FileName: text}, nil
 	default:
 		return wire.MessagePartComposite{Type: "composite", Parts: children}, nil
 	}
@@ -451,14 +485,14 @@ func (f *flattener) add(parts []Part, depth int) error {
 			f.out = append(f.out, v)
 			f.hasMention = true
 		case wire.MessagePartImage, wire.MessagePartFile:
-			url := ""
+			kind, url, mediaID := "file", "", ""
 			if image, ok := v.(wire.MessagePartImage); ok {
-				url = image.URL
+				kind, url, mediaID = "image", image.URL, image.MediaID
 			} else {
-				url = v.(wire.MessagePartFile).URL
+				url, mediaID = v.(wire.MessagePartFile).URL, v.(wire.MessagePartFile).MediaID
 			}
-			if problem := mediaURLProblem(url); problem != "" {
-				return messageError(wire.CodeMessagePartUnsupported, f.target, fmt.Sprintf("the URL %q of an image or file %s", url, problem))
+			if problem := mediaSourceProblem(url, mediaID); problem != "" {
+				return messageError(wire.CodeMessagePartUnsupported, f.target, fmt.Sprintf("the %s part %s", kind, problem))
 			}
 			// A file separates the text around it: a provider may send the two apart.
 			f.flush()
@@ -567,7 +601,7 @@ func renderQQBot(format string, parts wire.MessagePartList, keyboard *wire.Keybo
 	oneToOne := target.Type == "user" || target.Type == "direct"
 	guild := target.Type == "channel" || target.Type == "direct"
 	var content strings.Builder
-	image := ""
+	var image map[string]any
 	for i, p := range parts {
 		switch v := p.(type) {
 		case wire.MessagePartFile:
@@ -578,7 +612,11 @@ func renderQQBot(format string, parts wire.MessagePartList, keyboard *wire.Keybo
 				return nil, messageError(wire.CodeMessagePartUnsupportedTarget, &t,
 					fmt.Sprintf("parts[%d] is an image and the target is of type %q; the host sends images to QQ groups and one-to-one chats only", i, target.Type))
 			}
-			image = v.URL
+			if v.MediaID != "" {
+				image = map[string]any{"file_type": 1, "media_id": v.MediaID}
+			} else {
+				image = map[string]any{"file_type": 1, "url": v.URL}
+			}
 			continue
 		case wire.MessagePartText:
 			switch {
@@ -608,7 +646,7 @@ func renderQQBot(format string, parts wire.MessagePartList, keyboard *wire.Keybo
 	if n := utf8.RuneCountInString(text); n > wire.LimitMaxMessageChars {
 		return nil, messageError(wire.CodeMessageTooLong, &t, fmt.Sprintf("the rendered content has %d characters, over the limit of %d", n, wire.LimitMaxMessageChars))
 	}
-	if image != "" {
+	if image != nil {
 		if keyboard != nil {
 			return nil, messageError(wire.CodeMessageKeyboardUnsupportedFormat, &t,
 				"the message has an image and a keyboard; QQ Bot shows buttons only under Markdown. Send the buttons in a Markdown message of their own")
@@ -616,7 +654,7 @@ func renderQQBot(format string, parts wire.MessagePartList, keyboard *wire.Keybo
 		if text == "" {
 			text = " " // the platform wants a non-empty content with msg_type 7
 		}
-		return map[string]any{"msg_type": 7, "content": text, "media": map[string]any{"file_type": 1, "url": image}}, nil
+		return map[string]any{"msg_type": 7, "content": text, "media": image}, nil
 	}
 	if !markdown {
 		return map[string]any{"msg_type": 0, "content": text}, nil

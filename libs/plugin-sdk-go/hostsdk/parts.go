@@ -73,6 +73,19 @@ func FileFromURL(url string) wire.MessagePartFile {
 	return wire.MessagePartFile{Type: "file", URL: url}
 }
 
+// ImageFromMedia is an image of bytes this plugin uploaded: mediaID is Media.MediaID from UploadMedia
+// (uploaded with an image type, message.media.type_mismatch otherwise). The host refuses an id that is not
+// this plugin's or has expired with message.media.unknown when the message is sent.
+func ImageFromMedia(mediaID string) wire.MessagePartImage {
+	return wire.MessagePartImage{Type: "image", MediaID: mediaID}
+}
+
+// FileFromMedia is a file of bytes this plugin uploaded (mediaID from UploadMedia); without FileName the
+// recipient sees the name given WithFileName.
+func FileFromMedia(mediaID string) wire.MessagePartFile {
+	return wire.MessagePartFile{Type: "file", MediaID: mediaID}
+}
+
 // CallbackButton is a button whose click the plugin gets as interaction.created, with data as
 // ctx.Data() (OnInteraction). Set ID to know the button by ctx.Interaction().ButtonID (default "r<row>c<column>").
 func CallbackButton(label, data string) wire.Button {

@@ -748,16 +748,7 @@ func (rt *stdioRuntime) kind() Transport { return TransportStdio }
 func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*wire.SendResult, error) {
 	raw, err := rt.conn.request(method, params, rt.requestTimeout())
 	if err != nil {
-		var hc *HostCallError
-		if errors.As(err, &hc) && len(hc.Data) > 0 {
-			var data struct {
-				Code string `json:"code"`
-			}
-			if json.Unmarshal(hc.Data, &data) == nil && strings.HasPrefix(data.Code, "message.") {
-				return nil, &MessageError{Code: data.Code, Message: hc.Message, Target: target, FromHost: true}
-			}
-		}
-		return nil, err
+		return nil, hostRefusal(err, target)
 	}
 	var result wire.SendResult
 	if err := decodeInto(raw, &result); err != nil {

@@ -1,7 +1,7 @@
 // Package hostsdktest is a test host for Go plugins: it runs a plugin's real stdio runtime (in this
 // process, over pipes) or a built plugin executable, and speaks protocol v2 to it the way the host does:
 // handshake, events routed by the manifest's commands, ACKs and completions, replies and sends recorded,
-// cancel, ping, settings and stop.
+// uploads checked and kept (Uploads), cancel, ping, settings and stop.
 package hostsdktest
 
 import (
@@ -38,6 +38,8 @@ type Options struct {
 	// Refuse, when set, is asked about every plugin-to-host call after the token check; a non-nil answer
 	// is sent instead of the host's own (to test how a plugin handles refusals and failures).
 	Refuse func(method string, params json.RawMessage) *RPCError
+	// MaxChunkBytes is the maxChunkBytes media.upload answers (default wire.LimitMaxMediaChunkBytes).
+	MaxChunkBytes int64
 }
 
 // Reply is a message the plugin sent: a reply (messages.reply) or a send (messages.send).
@@ -116,6 +118,7 @@ type Host struct {
 	deliveries map[string]*Delivery
 	replies    []Reply
 	logs       []LogEntry
+	media      mediaStore
 	seq        int
 	// Init is the handshake answer.
 	Init wire.HostInitializeResult
@@ -380,6 +383,11 @@ func (h *Host) answer(m *frame) {
 		}
 		reply := Reply{Kind: kind, EventID: p.EventID, Format: p.Message.GetFormat(), Parts: p.Message.Parts, Keyboard: p.Message.Keyboard}
 		h.mu.Lock()
+		if code, problem := h.mediaProblem(p.Message.Parts); code != "" {
+			h.mu.Unlock()
+			h.respondError(m.ID, wire.RPCMessageRejected, problem, map[string]any{"code": code})
+			return
+		}
 		if kind == "reply" {
 			d := h.deliveries[p.EventID]
 			if d == nil {
@@ -401,6 +409,8 @@ func (h *Host) answer(m *frame) {
 		id := fmt.Sprintf("msg-%d", h.seq)
 		h.mu.Unlock()
 		h.respond(m.ID, wire.SendResult{Accepted: true, MessageID: id, Target: reply.Target})
+	case wire.MethodMediaUpload, wire.MethodMediaChunk, wire.MethodMediaFinish:
+		h.answerMedia(m)
 	default:
 		h.respondError(m.ID, wire.RPCMethodNotFound, "method "+m.Method+" is not a plugin-to-host method", nil)
 	}
