@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostPaths } from '@host/host-core';
@@ -6,6 +6,7 @@ import { Dispatcher } from '@host/host-dispatch';
 import { FilePluginLogStore, StdioPluginRuntime } from '@host/host-runtime';
 import { openSqlStores, type SqlStores } from '@host/host-store';
 import { contractRecord } from '@host/host-store/testing';
+import { parseStdioManifest } from '@host/protocol';
 import { LeaseKeeper, type LeaseRoundHooks } from './lease-keeper';
 import { SqlLeases } from './sql-leases';
 
@@ -31,7 +32,10 @@ describe('the lease keeper', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  function keeper(replica: string): { keeper: LeaseKeeper; read: string[][]; claimed: string[] } {
+  function keeper(
+    replica: string,
+    renewMilliseconds = 3_600_000,
+  ): { keeper: LeaseKeeper; read: string[][]; claimed: string[]; runtime: StdioPluginRuntime } {
     const read: string[][] = [];
     const claimed: string[] = [];
     const hooks: LeaseRoundHooks = {
@@ -55,11 +59,11 @@ describe('the lease keeper', () => {
       runtime: () => runtime,
       invalid: () => [],
       log: () => undefined,
-      timings: { renewMilliseconds: 3_600_000, ttlMilliseconds: 3_600_000 },
+      timings: { renewMilliseconds, ttlMilliseconds: 3_600_000 },
       hooks,
     });
     keepers.push(k);
-    return { keeper: k, read, claimed };
+    return { keeper: k, read, claimed, runtime };
   }
 
   it("lets one replica take a plugin an operator starts there, and shows the other the holder's status", async () => {
@@ -96,5 +100,40 @@ describe('the lease keeper', () => {
     expect(await two.keeper.readLease(PLUGIN)).toMatchObject({ holder: '' });
     expect(await two.keeper.takeHere(PLUGIN)).toBe(true);
     expect(two.keeper.epochOf(PLUGIN)).toBe(epoch! + 1);
+  }, 30_000);
+
+  it('leaves a plugin whose start failed failed, waiting for the operator, once its start is over and it is not enabled', async () => {
+    const FAILING = 'com.example.cannot-start';
+    // Not enabled, and a plugin that exits before its handshake: the operator's start fails, as an install whose
+    // start failed leaves it.
+    const paths = hostPaths(dir);
+    mkdirSync(paths.packageDir(FAILING), { recursive: true });
+    writeFileSync(join(paths.packageDir(FAILING), 'plugin.mjs'), 'process.exit(3);\n');
+    const manifest = parseStdioManifest({
+      pluginId: FAILING,
+      name: FAILING,
+      version: '1.0.0',
+      author: 'Tests',
+      protocolVersion: 2,
+      sdkVersion: '2.0.0',
+      transport: { type: 'stdio-jsonrpc', stdio: { command: process.execPath, args: ['plugin.mjs', '--host-stdio'] } },
+      eventSubscriptions: [{ eventType: 'message.created' }],
+      permissions: [],
+    });
+    if (!manifest.ok) throw new Error(JSON.stringify(manifest.issues));
+    await stores.registry.put({ ...contractRecord(FAILING, '1.0.0', { enabled: false }), manifest: manifest.value });
+    const { keeper: k, runtime } = keeper('three', 50);
+    await k.open();
+    expect(await k.takeHere(FAILING)).toBe(true);
+    const failed = await runtime.start(FAILING).catch(() => runtime.status(FAILING));
+    expect(failed?.state).toBe('failed');
+    k.statusChanged(FAILING, failed!);
+    // Rounds run every 50 ms; the operator's start counts for two of them, then the lease goes.
+    const deadline = Date.now() + 20_000;
+    while (k.holds(FAILING) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(k.holds(FAILING)).toBe(false);
+    expect(runtime.status(FAILING)?.state).toBe('failed');
+    expect((await k.readLease(FAILING))?.status?.state).toBe('failed');
+    await k.stopRounds();
   }, 30_000);
 });

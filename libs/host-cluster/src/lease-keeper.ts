@@ -250,11 +250,16 @@ export class LeaseKeeper implements HeldLeases {
   /** An operator's stop of a plugin this replica runs: stopped, and the lease given up with a hold (see SqlLeases.release). */
   async stopHere(pluginId: string): Promise<RuntimeStatus> {
     const status = await this.rt.stop(pluginId, 'operator');
+    await this.letGo(pluginId, status);
+    return status;
+  }
+
+  /** Gives up the lease of a plugin this replica holds but runs nothing of, publishing `status` with it. */
+  private async letGo(pluginId: string, status: RuntimeStatus): Promise<void> {
     this.held.delete(pluginId);
     this.startedHere.delete(pluginId);
     await this.o.leases.release(pluginId, status, this.ttlMilliseconds);
     await this.readLease(pluginId);
-    return status;
   }
 
   /** Reads one plugin's lease into the cache. */
@@ -325,10 +330,13 @@ export class LeaseKeeper implements HeldLeases {
       await this.o.leases.release(id).catch(() => undefined);
     }
     for (const id of renewed) this.held.add(id);
-    // Disabled or removed plugins: stopped and their leases given up.
+    // Disabled or removed plugins: stopped and their leases given up. One whose start failed runs nothing to stop:
+    // its lease goes with the failure as its status, so it stays failed, waiting for the operator, on every replica.
     for (const id of [...this.held]) {
       if (records.has(id) || !heldBefore.has(id)) continue;
-      await this.stopHere(id).catch((e: Error) => this.o.log('warn', `could not stop ${id}: ${e.message}`));
+      const failed = rt.status(id);
+      if (failed?.state === 'failed') await this.letGo(id, failed).catch(() => undefined);
+      else await this.stopHere(id).catch((e: Error) => this.o.log('warn', `could not stop ${id}: ${e.message}`));
     }
     // Take what nobody holds (or whose holder stopped renewing) and start it.
     const free = this.takeOver ? [...records.keys()].filter((id) => !this.held.has(id)) : [];
