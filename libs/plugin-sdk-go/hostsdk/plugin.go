@@ -26,7 +26,7 @@ import (
 // SDKName and SDKVersion are what the plugin reports in the handshake.
 const (
 	SDKName    = "host-sdk-go"
-	SDKVersion = "2.0.0"
+	SDKVersion = wire.SDKVersion // generated from libs/protocol/src/versions.json
 )
 
 // Handler handles one message event. Returning an error reports it as the event's failure: a

@@ -6,8 +6,9 @@ the standard library only, so ``pip install`` of either works offline, with noth
 writes ``host_sdk_v2-<version>-py3-none-any.whl`` and ``host_sdk_v2-<version>.tar.gz`` and prints their paths.
 Both are byte-identical on every build (sorted entries, fixed timestamps, no owner names).
 
-The version is SDK_VERSION of ``host_sdk_v2/_version.py`` (pyproject.toml declares it dynamic): the package
-reports to the host the same version pip records.
+The version is SDK_VERSION of ``host_sdk_v2/_generated/version.py`` (pyproject.toml declares it dynamic),
+which tools/sdk-codegen writes from libs/protocol/src/versions.json: the package reports to the host the
+same version pip records.
 """
 
 import base64
@@ -48,10 +49,10 @@ def unlink_repository(markdown: str) -> str:
 
 
 def version() -> str:
-    with open(os.path.join(ROOT, PACKAGE, "_version.py"), encoding="utf-8") as handle:
+    with open(os.path.join(ROOT, PACKAGE, "_generated", "version.py"), encoding="utf-8") as handle:
         found = re.search(r'^SDK_VERSION = "([^"]+)"$', handle.read(), re.M)
     if not found:
-        raise RuntimeError(f"{PACKAGE}/_version.py states no SDK_VERSION")
+        raise RuntimeError(f"{PACKAGE}/_generated/version.py states no SDK_VERSION")
     return found.group(1)
 
 

@@ -296,8 +296,8 @@ export function packGo(dir: string, options: { outDir?: string; goos?: string; g
   return result.status ?? 1;
 }
 
-/** The Go SDK version in the SDK's own source (for the test that keeps GO_SDK_VERSION in step). */
+/** The Go SDK version in the SDK's own source, generated into package wire (for the test that keeps GO_SDK_VERSION in step). */
 export function goSdkSourceVersion(): string | undefined {
-  const text = readFileSync(join(goSdkSource(), 'hostsdk', 'plugin.go'), 'utf8');
-  return /SDKVersion\s*=\s*"([^"]+)"/.exec(text)?.[1];
+  const text = readFileSync(join(goSdkSource(), 'hostsdk', 'wire', 'catalog.go'), 'utf8');
+  return /^const SDKVersion = "([^"]+)"/m.exec(text)?.[1];
 }

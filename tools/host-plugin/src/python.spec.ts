@@ -93,7 +93,7 @@ describe('host-plugin init --lang python', () => {
   });
 
   it('names the same SDK version as the Python SDK itself', () => {
-    const version = readFileSync(join(pythonSdkSource(), '_version.py'), 'utf8');
+    const version = readFileSync(join(pythonSdkSource(), '_generated', 'version.py'), 'utf8');
     expect(version).toContain(`SDK_VERSION = "${PYTHON_SDK_VERSION}"`);
   });
 

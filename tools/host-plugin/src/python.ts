@@ -13,7 +13,7 @@ import { richStarterManifest, STARTER_IMAGE_URL } from './starter-rich';
  * run with nothing but Python installed.
  */
 
-/** The SDK version the Python templates name, from the one version source; the SDK's own _version.py says the same (a test checks). */
+/** The SDK version the Python templates name, from the one version source; the SDK's own SDK_VERSION (generated from the same source) says the same (a test checks). */
 export const PYTHON_SDK_VERSION: string = RELEASE_VERSIONS.sdkVersion;
 
 export interface PythonInitOptions {

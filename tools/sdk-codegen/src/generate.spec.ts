@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate, REPO_ROOT, staleFiles } from './generate';
 import { csharpEmitter, csName } from './emitters/csharp';
+import { goEmitter } from './emitters/go';
+import { pythonEmitter } from './emitters/python';
 import { readProtocol, SchemaModelError } from './read-protocol';
 
 const protocolDir = join(REPO_ROOT, 'libs', 'protocol');
@@ -93,6 +95,37 @@ describe('schema changes the model does not understand', () => {
   it('fail on a $ref that is not a local $defs entry', () => {
     edit('outgoing-message.schema.json', (s) => (s.properties.parts.items = { $ref: '#/$defs/Nope' }));
     expect(() => readProtocol(dir)).toThrow(/does not name a local \$defs entry/);
+  });
+});
+
+describe('the SDK version constants', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sdk-codegen-'));
+    cpSync(protocolDir + '/schema', join(dir, 'schema'), { recursive: true });
+    cpSync(protocolDir + '/catalog', join(dir, 'catalog'), { recursive: true });
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const setVersion = (version: unknown) => {
+    const path = join(dir, 'catalog', 'versions.json');
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), sdkVersion: version }));
+  };
+
+  it("follow the catalogue's sdkVersion in the Python and Go SDKs", () => {
+    setVersion('2.7.1-rc.2');
+    const model = readProtocol(dir);
+    const python = pythonEmitter.emit(model).find((f) => f.path.endsWith('_generated/version.py'))?.content ?? '';
+    expect(python).toMatch(/^SDK_VERSION = "2\.7\.1-rc\.2"$/m);
+    const go = goEmitter.emit(model).find((f) => f.path.endsWith('wire/catalog.go'))?.content ?? '';
+    expect(go).toMatch(/^const SDKVersion = "2\.7\.1-rc\.2"$/m);
+  });
+
+  it('refuse a catalogue whose sdkVersion is not a semantic version', () => {
+    setVersion('two');
+    expect(() => readProtocol(dir)).toThrow(/versions\.json: sdkVersion must be a semantic version, got "two"/);
+    setVersion(undefined);
+    expect(() => readProtocol(dir)).toThrow(/versions\.json: sdkVersion must be a semantic version, got undefined/);
   });
 });
 

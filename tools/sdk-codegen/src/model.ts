@@ -108,6 +108,8 @@ export interface WireNames {
 /** Everything an emitter gets. Lists are sorted so output never depends on file order. */
 export interface ProtocolModel {
   readonly protocolVersion: number;
+  /** The version of every SDK (catalog/versions.json, copied from the one source libs/protocol/src/versions.json). */
+  readonly sdkVersion: string;
   readonly types: readonly NamedType[];
   readonly methods: readonly Method[];
   readonly documents: readonly SchemaDocument[];

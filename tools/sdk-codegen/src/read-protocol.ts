@@ -321,11 +321,16 @@ export function readProtocol(protocolDir: string): ProtocolModel {
   const permissions = readJson(join(catalogDir, 'permissions.json'));
   const capabilities = readJson(join(catalogDir, 'capabilities.json'));
   const wire = readJson(join(catalogDir, 'wire.json'));
+  const versions = readJson(join(catalogDir, 'versions.json'));
+  const sdkVersion = versions['sdkVersion'];
+  if (typeof sdkVersion !== 'string' || !/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/.test(sdkVersion))
+    throw new SchemaModelError(`versions.json: sdkVersion must be a semantic version, got ${JSON.stringify(sdkVersion)}`);
   const stdio = wire['stdio'] as { flag: string; transport: string };
   const http = wire['http'] as { paths: Record<string, string>; headers: Record<string, string>; signatureVersion: string };
 
   return {
     protocolVersion: limits['protocolVersion'] as number,
+    sdkVersion,
     types: sortedBy([...collector.types.values()], (t) => t.name),
     methods,
     documents,

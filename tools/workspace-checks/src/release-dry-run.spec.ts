@@ -70,8 +70,8 @@ describe('release dry run', () => {
   it('stamps the version source and each SDK, and names the SDK archives', () => {
     for (const file of [
       'libs/protocol/src/versions.json',
-      'libs/plugin-sdk-python/host_sdk_v2/_version.py',
-      'libs/plugin-sdk-go/hostsdk/plugin.go',
+      'libs/plugin-sdk-python/host_sdk_v2/_generated/version.py',
+      'libs/plugin-sdk-go/hostsdk/wire/catalog.go',
     ])
       expect(output).toContain(`  ${file}\n`);
     expect(output).toContain(`SDK-V2-Python-${next}.zip`);

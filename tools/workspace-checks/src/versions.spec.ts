@@ -103,7 +103,7 @@ describe('one SDK version source', () => {
 
   it('fails when a listed file no longer states a version where the pattern looks', () => {
     const dir = copy();
-    const target = workspace.stamps.find((s) => s.file.endsWith('_version.py'))!.file;
+    const target = workspace.stamps.find((s) => s.what === 'Python SDK_VERSION')!.file;
     copyFileSync(join(ROOT, SOURCE), join(dir, target));
     const r = versions('check', '--root', dir);
     expect(r.code).toBe(1);

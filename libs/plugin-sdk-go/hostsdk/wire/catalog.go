@@ -6,6 +6,9 @@ package wire
 // ProtocolVersion is the protocol version this package describes.
 const ProtocolVersion = 2
 
+// SDKVersion is the version of the SDK, which it reports to the host in the handshake.
+const SDKVersion = "2.0.0"
+
 // Stable string error codes of the error catalogue (docs/protocol/v2.md section 11.3): Code* for the dotted
 // codes (message.*, delivery.*, ...), Err* for the upper-case codes of answers and states.
 const (

@@ -330,6 +330,11 @@ function constBlock(entries: { comment?: string; name: string; value: string }[]
 function catalogFile(model: ProtocolModel): string {
   const lines = [...HEADER, '', 'package wire', ''];
   lines.push('// ProtocolVersion is the protocol version this package describes.', `const ProtocolVersion = ${model.protocolVersion}`, '');
+  lines.push(
+    '// SDKVersion is the version of the SDK, which it reports to the host in the handshake.',
+    `const SDKVersion = ${JSON.stringify(model.sdkVersion)}`,
+    '',
+  );
 
   // Error codes: one constant per code, and the catalogue with messages.
   const seen = new Set<string>();

@@ -238,6 +238,17 @@ function schemasModule(model: ProtocolModel): string {
   return lines.join('\n');
 }
 
+/** The SDK version alone, in a file of its own: the build backend of pyproject.toml reads it without importing the SDK. */
+function versionModule(model: ProtocolModel): string {
+  return [
+    ...HEADER,
+    '"""The version of this SDK, which it reports to the host in the handshake and pip records."""',
+    '',
+    `SDK_VERSION = ${JSON.stringify(model.sdkVersion)}`,
+    '',
+  ].join('\n');
+}
+
 export const pythonEmitter: Emitter = {
   language: 'python',
   outDir: OUT_DIR,
@@ -247,6 +258,7 @@ export const pythonEmitter: Emitter = {
       { path: `${OUT_DIR}/wire.py`, content: wireModule(model) },
       { path: `${OUT_DIR}/catalog.py`, content: catalogModule(model) },
       { path: `${OUT_DIR}/schemas.py`, content: schemasModule(model) },
+      { path: `${OUT_DIR}/version.py`, content: versionModule(model) },
     ];
   },
 };
