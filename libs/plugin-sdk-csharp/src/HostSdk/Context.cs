@@ -83,6 +83,10 @@ internal interface IPluginTransport
     Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard);
     /// <summary>messages.send; <paramref name="eventId"/> is the handler's event (null outside a message handler).</summary>
     Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId);
+    /// <summary>media.upload, media.chunk and media.finish; a transport that cannot call the host (HTTP) refuses.</summary>
+    Task<MediaFinishResult> UploadMediaAsync(byte[] data, string contentType, string? fileName, CancellationToken cancellationToken) =>
+        throw new PluginSdkException(Catalog.ErrSdkUploadUnavailable,
+            "an HTTP plugin does not call the host, so it cannot upload; send the image or file by URL (Parts.ImageFromUrl, Parts.FileFromUrl)");
 }
 
 /// <summary>What every handler gets: settings, directories, logging, sends and a CancellationToken.</summary>
@@ -120,6 +124,29 @@ public class PluginContext
     /// <summary>Sends a Markdown message to a target (the bot as for <see cref="SendAsync"/>).</summary>
     public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) =>
         Runtime.SendAsync(Route(target), "markdown", parts, HandlerEventId);
+
+    /// <summary>
+    /// Uploads bytes to the host for an image or file part (docs/protocol/v2.md 4.12): stdio only, with the
+    /// <c>media.upload</c> permission. The SDK sends them in chunks of the size the host names (media.upload, media.chunk,
+    /// media.finish), each after the answer to the one before, and stops between chunks when
+    /// <paramref name="cancellationToken"/> is cancelled. The host takes at most 10 MiB an upload and 20 uploads a minute,
+    /// images as PNG, JPEG, GIF or WebP whose first bytes match <paramref name="contentType"/>, and keeps the id for an
+    /// hour. Put the answer in a part with <see cref="Parts.ImageFromMedia"/> or <see cref="Parts.FileFromMedia"/>:
+    /// <code>
+    /// var chart = await ctx.UploadMediaAsync(png, "image/png");
+    /// await ctx.ReplyAsync(Parts.Text("today: "), Parts.ImageFromMedia(chart, alt: "a chart"));
+    /// </code>
+    /// Before anything is sent it throws <see cref="MessageException"/> without the permission
+    /// (<c>message.permission.denied</c>), for no bytes (<c>message.media.upload_invalid</c>) or over the limit
+    /// (<c>message.media.too_large</c>); over HTTP <see cref="PluginSdkException"/> <c>SDK_UPLOAD_UNAVAILABLE</c>. The
+    /// host's refusals are a <see cref="MessageException"/> with <c>FromHost</c> and a <c>message.media.*</c> code.
+    /// </summary>
+    public Task<MediaFinishResult> UploadMediaAsync(byte[] data, string contentType, string? fileName = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(data);
+        ArgumentNullException.ThrowIfNull(contentType);
+        return Runtime.UploadMediaAsync(data, contentType, fileName, cancellationToken);
+    }
 
     /// <summary>The target a send goes to (protocol v2 4.7): as given outside a message handler.</summary>
     private protected virtual Target Route(Target target) => target;

@@ -101,9 +101,9 @@ internal static class PartChecks
                         output.Add(e);
                         break;
                     case MessagePartImage or MessagePartFile:
-                        var (url, isFile) = p is MessagePartImage image ? (image.Url, false) : (((MessagePartFile)p).Url, true);
-                        if (RichChecks.UrlProblem(url) is { } problem)
-                            throw MessageException.Of(Catalog.CodeMessagePartUnsupported, target, $"the URL \"{url}\" of an image or file {problem}");
+                        var (url, mediaId, isFile) = p is MessagePartImage image ? (image.Url, image.MediaId, false) : (((MessagePartFile)p).Url, ((MessagePartFile)p).MediaId, true);
+                        if (MediaChecks.SourceProblem(url, mediaId) is { } problem)
+                            throw MessageException.Of(Catalog.CodeMessagePartUnsupported, target, $"the {(isFile ? "file" : "image")} part {problem}");
                         if (isFile && target != null)
                             throw MessageException.Of(Catalog.CodeMessagePartUnsupportedTarget, target,
                                 "QQ Bot's upload endpoint takes no files yet; send a link to the file in a text part");

@@ -145,6 +145,21 @@ public sealed class Plugin
     internal string? InterceptRefusal()
     {
         if (!Intercepts && Events.Count == 0) return null;
+        // Without a manifest of this plugin to read, the host validated the one it started the plugin with.
+        if (FindManifest() is not var (path, manifest)) return null;
+        var subscribed = (manifest.EventSubscriptions ?? []).Select(s => s.EventType).ToHashSet();
+        if (Events.Keys.FirstOrDefault(t => !subscribed.Contains(t)) is { } missing)
+            return $"{Catalog.ErrSdkDefinitionInvalid}: plugin \"{PluginId}\" handles \"{missing}\" but {path} does not subscribe to it, so the host would never send it; add {{\"eventType\": \"{missing}\"}} to \"eventSubscriptions\"";
+        if (!Intercepts || (manifest.Permissions ?? []).Contains(Catalog.PermissionMessagesIntercept)) return null;
+        return $"{Catalog.ErrSdkInterceptPermissionMissing}: plugin \"{PluginId}\" calls .Intercepts() but {path} does not declare the \"{Catalog.PermissionMessagesIntercept}\" permission, so the host would ignore every interception; add it to \"permissions\" (or drop .Intercepts())";
+    }
+
+    /// <summary>
+    /// The manifest this plugin runs with: <see cref="ManifestPath"/>, else manifest.json in the working directory or
+    /// beside the program, the first one that reads as a manifest of this plugin; null when there is none.
+    /// </summary>
+    internal (string Path, StdioManifest Manifest)? FindManifest()
+    {
         var candidates = ManifestPath is { } p ? [p] : new[] { "manifest.json", Path.Combine(AppContext.BaseDirectory, "manifest.json") };
         foreach (var path in candidates)
         {
@@ -160,11 +175,7 @@ public sealed class Plugin
                 continue; // not a manifest this check can read; the host validated the one it started the plugin with
             }
             if (manifest is null || manifest.PluginId != PluginId) continue;
-            var subscribed = (manifest.EventSubscriptions ?? []).Select(s => s.EventType).ToHashSet();
-            if (Events.Keys.FirstOrDefault(t => !subscribed.Contains(t)) is { } missing)
-                return $"{Catalog.ErrSdkDefinitionInvalid}: plugin \"{PluginId}\" handles \"{missing}\" but {path} does not subscribe to it, so the host would never send it; add {{\"eventType\": \"{missing}\"}} to \"eventSubscriptions\"";
-            if (!Intercepts || (manifest.Permissions ?? []).Contains(Catalog.PermissionMessagesIntercept)) return null;
-            return $"{Catalog.ErrSdkInterceptPermissionMissing}: plugin \"{PluginId}\" calls .Intercepts() but {path} does not declare the \"{Catalog.PermissionMessagesIntercept}\" permission, so the host would ignore every interception; add it to \"permissions\" (or drop .Intercepts())";
+            return (path, manifest);
         }
         return null;
     }

@@ -40,6 +40,39 @@ public static class Parts
             throw MessageException.Of(Catalog.CodeMessagePartUnsupported, null, "FileFromUrl: fileName must be 1 to 255 characters, not blank, without control characters");
         return new MessagePartFile { Url = url, FileName = fileName };
     }
+
+    /// <summary>
+    /// An image of bytes this plugin uploaded: the answer of <see cref="PluginContext.UploadMediaAsync"/> (uploaded with
+    /// an image type; the host refuses others with message.media.type_mismatch). An id that is not this plugin's or has
+    /// expired is refused by the host with message.media.unknown when the message is sent.
+    /// </summary>
+    public static MessagePartImage ImageFromMedia(MediaFinishResult media, string? alt = null) => ImageFromMedia(media.MediaId, alt);
+
+    /// <summary>An image of bytes this plugin uploaded, by the media id media.finish gave (a malformed id throws message.part.unsupported at once).</summary>
+    public static MessagePartImage ImageFromMedia(string mediaId, string? alt = null)
+    {
+        if (MediaChecks.MediaIdProblem(mediaId) is { } problem)
+            throw MessageException.Of(Catalog.CodeMessagePartUnsupported, null, $"ImageFromMedia: {problem}");
+        if (alt is { Length: > 200 })
+            throw MessageException.Of(Catalog.CodeMessagePartUnsupported, null, "ImageFromMedia: alt has more than 200 characters");
+        return new MessagePartImage { MediaId = mediaId, Alt = alt };
+    }
+
+    /// <summary>
+    /// A file of bytes this plugin uploaded (the answer of <see cref="PluginContext.UploadMediaAsync"/>); without
+    /// <paramref name="fileName"/> the recipient sees the name given to the upload.
+    /// </summary>
+    public static MessagePartFile FileFromMedia(MediaFinishResult media, string? fileName = null) => FileFromMedia(media.MediaId, fileName);
+
+    /// <summary>A file of bytes this plugin uploaded, by its media id.</summary>
+    public static MessagePartFile FileFromMedia(string mediaId, string? fileName = null)
+    {
+        if (MediaChecks.MediaIdProblem(mediaId) is { } problem)
+            throw MessageException.Of(Catalog.CodeMessagePartUnsupported, null, $"FileFromMedia: {problem}");
+        if (fileName != null && !RichChecks.NonBlank(fileName, 255))
+            throw MessageException.Of(Catalog.CodeMessagePartUnsupported, null, "FileFromMedia: fileName must be 1 to 255 characters, not blank, without control characters");
+        return new MessagePartFile { MediaId = mediaId, FileName = fileName };
+    }
 }
 
 /// <summary>Buttons of a <see cref="Keyboard"/>; each is checked against the protocol's rules at once (message.keyboard.invalid).</summary>

@@ -59,6 +59,8 @@ public sealed class StdioRuntime : IPluginTransport
     HostInitializeParamsDirectories IPluginTransport.Directories => Directories;
     Task<SendResult> IPluginTransport.ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard) =>
         ReplyAsync(eventId, reference, format, parts, keyboard);
+    Task<MediaFinishResult> IPluginTransport.UploadMediaAsync(byte[] data, string contentType, string? fileName, CancellationToken cancellationToken) =>
+        UploadMediaAsync(data, contentType, fileName, cancellationToken);
     Task<SendResult> IPluginTransport.SendAsync(Target target, string format, MessagePart[] parts, string? eventId) =>
         SendAsync(target, format, parts, eventId);
 
@@ -666,7 +668,12 @@ public sealed class StdioRuntime : IPluginTransport
         }
     }
 
-    private async Task<SendResult> CallAsync<T>(string method, T value, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type, Target? target)
+    private Task<SendResult> CallAsync<T>(string method, T value, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type, Target? target) =>
+        CallAsync(method, value, type, WireJsonContext.Default.SendResult, target);
+
+    /// <summary>A plugin-to-host request; a refusal that names a message.* code (error.data.code) is a <see cref="MessageException"/> from the host.</summary>
+    private async Task<TResult> CallAsync<T, TResult>(string method, T value, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type,
+        System.Text.Json.Serialization.Metadata.JsonTypeInfo<TResult> resultType, Target? target)
     {
         JsonElement raw;
         try
@@ -682,12 +689,51 @@ public sealed class StdioRuntime : IPluginTransport
         }
         try
         {
-            return raw.Deserialize(WireJsonContext.Default.SendResult) ?? throw new JsonException("null");
+            return raw.Deserialize(resultType) ?? throw new JsonException("null");
         }
         catch (JsonException e)
         {
-            throw new HostCallException(method, Catalog.RpcInternalError, "the host's answer is not a send result: " + e.Message);
+            throw new HostCallException(method, Catalog.RpcInternalError, $"the host's answer to {method} does not match its result: " + e.Message);
         }
+    }
+
+    private IReadOnlyList<string>? _permissions;
+    private bool _permissionsRead;
+
+    /// <summary>The permissions of the manifest the plugin runs with (null when none is found: the host checks).</summary>
+    private IReadOnlyList<string>? Permissions
+    {
+        get
+        {
+            lock (_lock)
+            {
+                if (!_permissionsRead) (_permissions, _permissionsRead) = (_plugin.FindManifest()?.Manifest.Permissions ?? null, true);
+                return _permissions;
+            }
+        }
+    }
+
+    /// <summary>
+    /// media.upload, then the bytes in order in chunks of at most the size the host names, each sent after the answer to
+    /// the one before, then media.finish (docs/protocol/v2.md 4.12).
+    /// </summary>
+    internal async Task<MediaFinishResult> UploadMediaAsync(byte[] data, string contentType, string? fileName, CancellationToken cancellationToken)
+    {
+        MediaChecks.Check(Permissions, data);
+        var token = Token;
+        if (token.Length == 0) throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": media.upload cannot be sent before host.initialize");
+        var begun = await CallAsync(Catalog.MethodMediaUpload, new MediaUploadParams { Token = token, ContentType = contentType, Size = data.Length, FileName = fileName },
+            WireJsonContext.Default.MediaUploadParams, WireJsonContext.Default.MediaUploadResult, null).ConfigureAwait(false);
+        var step = (int)Math.Clamp(begun.MaxChunkBytes, 1, Catalog.LimitMaxMediaChunkBytes);
+        for (var offset = 0; offset < data.Length; offset += step)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            var chunk = Convert.ToBase64String(data, offset, Math.Min(step, data.Length - offset));
+            await CallAsync(Catalog.MethodMediaChunk, new MediaChunkParams { Token = token, UploadId = begun.UploadId, Offset = offset, Data = chunk },
+                WireJsonContext.Default.MediaChunkParams, WireJsonContext.Default.MediaChunkResult, null).ConfigureAwait(false);
+        }
+        return await CallAsync(Catalog.MethodMediaFinish, new MediaFinishParams { Token = token, UploadId = begun.UploadId },
+            WireJsonContext.Default.MediaFinishParams, WireJsonContext.Default.MediaFinishResult, null).ConfigureAwait(false);
     }
 
     internal Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard)

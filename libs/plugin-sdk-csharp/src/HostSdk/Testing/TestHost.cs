@@ -20,7 +20,8 @@ public sealed record HostAnswer(JsonNode? Result, int ErrorCode = 0, string Erro
 
 /// <summary>
 /// A host for unit tests: runs the plugin's real stdio runtime over OS pipes, speaks the protocol to it, records
-/// what the plugin calls and answers those calls (replies and sends accepted unless <see cref="Answer"/> says otherwise).
+/// what the plugin calls and answers those calls (replies and sends accepted unless <see cref="Answer"/> says otherwise,
+/// uploads checked and kept as the host does: <see cref="Uploads"/>, <see cref="Media"/>).
 /// </summary>
 public sealed class TestHost : IAsyncDisposable
 {
@@ -53,7 +54,7 @@ public sealed class TestHost : IAsyncDisposable
         var pluginIn = new AnonymousPipeClientStream(PipeDirection.In, toPlugin.ClientSafePipeHandle);
         var fromPlugin = new AnonymousPipeServerStream(PipeDirection.In);
         var pluginOut = new AnonymousPipeClientStream(PipeDirection.Out, fromPlugin.ClientSafePipeHandle);
-        var host = new TestHost(plugin.PluginId, toPlugin, fromPlugin);
+        var host = new TestHost(plugin.PluginId, toPlugin, fromPlugin) { Media = { Permissions = plugin.FindManifest()?.Manifest.Permissions } };
         host._owned.Add(pluginIn);
         host.ExitCode = Task.Run(async () =>
         {
@@ -108,6 +109,12 @@ public sealed class TestHost : IAsyncDisposable
 
     /// <summary>What the plugin wrote to stderr so far.</summary>
     public string Stderr => _stderrText.ToString();
+
+    /// <summary>Answers media.upload, media.chunk and media.finish as the host does; set its MaxChunkBytes or Permissions to change how.</summary>
+    public TestMediaStore Media { get; } = new();
+
+    /// <summary>The media the plugin uploaded and finished, by media id (<see cref="TestMediaStore.Uploads"/>).</summary>
+    public IReadOnlyDictionary<string, TestUpload> Uploads => Media.Uploads;
 
     /// <summary>Chooses the answer to a call of the plugin; null for the default answer.</summary>
     public Func<RecordedCall, HostAnswer?>? Answer { get; set; }
@@ -348,6 +355,7 @@ public sealed class TestHost : IAsyncDisposable
         {
             case Catalog.MethodMessagesReply:
             case Catalog.MethodMessagesSend:
+                if (Media.CheckMessage(call) is { } refused) return refused;
                 var target = call.Method == Catalog.MethodMessagesSend
                     ? JsonNode.Parse(call.Params.GetProperty("target").GetRawText())
                     : new JsonObject { ["type"] = "group", ["id"] = "G-1" };
@@ -357,7 +365,7 @@ public sealed class TestHost : IAsyncDisposable
             case Catalog.MethodLogWrite:
                 return new HostAnswer(new JsonObject { ["accepted"] = true });
             default:
-                return new HostAnswer(null, Catalog.RpcMethodNotFound, $"the test host does not know {call.Method}");
+                return Media.Answer(call) ?? new HostAnswer(null, Catalog.RpcMethodNotFound, $"the test host does not know {call.Method}");
         }
     }
 
