@@ -30,7 +30,13 @@ describe('host-plugin doctor', () => {
     const text = out.stdout.join('\n');
     expect(text).toMatch(/^ {2}pass {2}installer\.package:/m);
     expect(text).toMatch(/^ {2}pass {2}ping\.while-busy:/m);
-    expect(text).toMatch(/20 passed, 0 failed, 0 skipped in [\d.]+ s: conforms$/m);
+    // Every check of the protocol's conformance catalogue, and the installer's own check of the package.
+    const catalogue = JSON.parse(readFileSync(join(__dirname, '../../../libs/protocol/conformance/checks.json'), 'utf8')) as {
+      checks: { id: string }[];
+    };
+    const checks = catalogue.checks.length + 1;
+    expect(text.match(/^ {2}pass {2}/gm)).toHaveLength(checks);
+    expect(text).toMatch(new RegExp(`^${checks} passed, 0 failed, 0 skipped in [\\d.]+ s: conforms$`, 'm'));
   });
 
   it('names the failing check with what it saw, the fix and the spec section, and exits 1; --json gives the same as data', async () => {
