@@ -210,10 +210,12 @@ class PluginLogger:
     def info(self, message: str, **fields: Any) -> None:
         self._write("info", message, fields)
 
-    def warn(self, message: str, **fields: Any) -> None:
+    def warning(self, message: str, **fields: Any) -> None:
+        """A line at the host's ``warn`` level (the word of Python's ``logging``)."""
         self._write("warn", message, fields)
 
-    warning = warn
+    #: Deprecated: use :meth:`warning`. Kept so plugins written with it keep working.
+    warn = warning
 
     def error(self, message: str, **fields: Any) -> None:
         self._write("error", message, fields)
@@ -453,7 +455,7 @@ class EventContext(LifecycleContext):
             sent._future.result()
         except Exception as error:
             if not sent.observed:
-                self.log.warn(f"a message the handler did not wait for failed: {error}")
+                self.log.warning(f"a message the handler did not wait for failed: {error}")
 
     async def _settle(self) -> None:
         """Waits for every message the handler started; logs failures nobody waited for."""

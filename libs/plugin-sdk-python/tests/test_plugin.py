@@ -167,6 +167,22 @@ class TestHostTest(unittest.TestCase):
         self.assertNotEqual(first.ack["eventId"], second.ack["eventId"])
         self.assertEqual(host.logs[0], {"level": "info", "message": "ready", "fields": {}})
 
+    def test_log_warning_writes_the_hosts_warn_level_and_warn_stays_its_alias(self) -> None:
+        def handler(ctx: Any) -> None:
+            ctx.log.warning("slow answer", ms=900)
+            ctx.log.warn("old word")
+
+        host = TestHost(plugin_with(handler))
+        delivery = host.send("x")
+        event_id = delivery.ack["eventId"]
+        self.assertEqual(
+            host.logs,
+            [
+                {"level": "warn", "message": "slow answer", "fields": {"ms": 900}, "eventId": event_id},
+                {"level": "warn", "message": "old word", "fields": {}, "eventId": event_id},
+            ],
+        )
+
     def test_settings_defaults_changes_and_lifecycle_hooks(self) -> None:
         plugin = plugin_with(lambda ctx: ctx.reply(ctx.settings["greeting"]))
         seen = []
