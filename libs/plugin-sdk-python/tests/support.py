@@ -17,6 +17,19 @@ VECTORS = os.path.join(SDK_ROOT, "..", "protocol", "vectors")
 TOKEN = "t" * 40
 
 
+def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.005) -> Any:
+    """Polls ``condition`` until it returns something true (which it returns) or ``timeout`` seconds
+    pass (AssertionError): for state that no event announces, e.g. a runtime's table on another thread."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"the condition did not hold within {timeout} s")
+        time.sleep(interval)
+
+
 def fixture_env() -> Dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = SDK_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

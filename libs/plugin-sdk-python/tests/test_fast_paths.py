@@ -15,7 +15,6 @@ import json
 import os
 import random
 import threading
-import time
 import unittest
 from typing import Any, Callable, Dict, List
 
@@ -25,7 +24,7 @@ from host_sdk_v2.messages import escape_text, normalize_message, normalize_strin
 from host_sdk_v2 import Plugin, at, literal
 from host_sdk_v2.stdio import GC_YOUNG_THRESHOLD, StdioRuntime, _tune_gc
 
-from .support import FIXTURES, cmd, init_params, message_event
+from .support import FIXTURES, cmd, init_params, message_event, wait_until
 
 
 def _frame(body: bytes, header: bytes = b"") -> bytes:
@@ -226,7 +225,7 @@ class RuntimeMemoryTest(unittest.TestCase):
                         completed = read_until(lambda m: m.get("method") == "events.completed")
                         self.assertEqual(completed["params"]["eventId"], event_id)
                         self.assertIsNone(completed["params"]["error"])
-                time.sleep(0.05)  # the last completion's answer reaches the runtime
+                wait_until(lambda: not runtime._pending)  # the last completion's answer reached the runtime
                 gc.collect()
                 garbage = [type(o).__name__ for o in gc.garbage]
                 gc.set_debug(0)
