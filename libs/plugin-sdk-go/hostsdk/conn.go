@@ -1,7 +1,9 @@
 package hostsdk
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"runtime"
 	"strconv"
@@ -184,15 +186,32 @@ func (c *conn) respondError(id json.RawMessage, code int, message string, data a
 	c.send(rpcErrorOut{JSONRPC: "2.0", ID: id, Error: rpcErrorBody{Code: code, Message: message, Data: data}})
 }
 
-// request sends a request and waits for its answer, the timeout, or the connection's end.
-func (c *conn) request(method string, params any, timeout time.Duration) ([]byte, error) {
+// request sends a request and waits for its answer, the timeout, the connection's end, or the end of
+// ctx (the caller's: a handler's context ends when its event is cancelled or the plugin stops). A request
+// whose ctx has ended already is not sent; one abandoned while it waits leaves the host's late answer
+// unread (no waiter takes it).
+func (c *conn) request(ctx context.Context, method string, params any, timeout time.Duration) ([]byte, error) {
+	if ctx.Err() != nil {
+		return nil, abandonedError(ctx, method)
+	}
 	w := &waiter{ch: make(chan response, 1)}
 	id, ok := c.register(w, timeout)
 	if !ok || !c.send(rpcRequestOut{JSONRPC: "2.0", ID: id, Method: method, Params: params}) {
 		c.take(id)
 		return nil, disconnectedError(method)
 	}
-	return c.wait(method, timeout, w)
+	return c.wait(ctx, method, timeout, w)
+}
+
+// abandonedError is a call to the host given up because its context ended first: an *SDKError
+// SDK_EVENT_CANCELLED that names the context's cause and wraps ctx.Err(), so errors.Is(err,
+// context.Canceled) (or context.DeadlineExceeded) holds and IsCancelled(err) is true.
+func abandonedError(ctx context.Context, method string) error {
+	return &SDKError{
+		Code:   wire.ErrSDKEventCancelled,
+		Detail: fmt.Sprintf("%s was abandoned: its context ended (%v)", method, context.Cause(ctx)),
+		Err:    ctx.Err(),
+	}
 }
 
 func disconnectedError(method string) error {
@@ -248,13 +267,23 @@ func (c *conn) take(id int64) *waiter {
 	return w
 }
 
-// wait waits for the answer of w's request, its timeout, or the connection's end.
-func (c *conn) wait(method string, timeout time.Duration, w *waiter) ([]byte, error) {
+// wait waits for the answer of w's request, its timeout, the connection's end, or the end of ctx.
+func (c *conn) wait(ctx context.Context, method string, timeout time.Duration, w *waiter) ([]byte, error) {
 	select {
 	case r := <-w.ch:
 		return answerOf(method, timeout, r)
 	case <-c.done:
 		return nil, sdkError(wire.ErrSDKHostDisconnected, "%s did not finish: the connection to the host closed", method)
+	case <-ctx.Done():
+		if c.take(w.id) == nil {
+			// The answer (or the timeout) took the waiter at the same moment: it is in the channel.
+			select {
+			case r := <-w.ch:
+				return answerOf(method, timeout, r)
+			default:
+			}
+		}
+		return nil, abandonedError(ctx, method)
 	}
 }
 

@@ -162,7 +162,18 @@ type Sender struct {
 // Target is where the sender sends.
 func (x *Sender) Target() wire.Target { return x.target }
 
-// Send sends a text message.
+// WithContext is a copy of the sender whose sends honour ctx instead of the context it came from (the
+// handler's or the lifecycle's): a send gives up when ctx ends. Derive ctx from the handler's context
+// (context.WithTimeout(ctx, ...)) to keep the event's cancellation as well.
+func (x *Sender) WithContext(ctx context.Context) *Sender {
+	c := *x
+	c.ctx = ctx
+	return &c
+}
+
+// Send sends a text message. It returns when the host accepted it, or when the sender's context (the
+// handler's, the lifecycle's or the one of WithContext) ends first: then, and when that context has ended
+// already (nothing is sent), the error is an *SDKError SDK_EVENT_CANCELLED wrapping ctx.Err().
 func (x *Sender) Send(parts ...Part) (*wire.SendResult, error) { return x.sendAs("text", parts) }
 
 // SendMarkdown sends a Markdown message (groups only: message.format.unsupported_target otherwise).
@@ -277,7 +288,10 @@ func (c *Context) Args() string {
 func (c *Context) Content() string { return c.event.Message.Content }
 
 // Reply replies in the event's conversation in text format; it returns when the host accepted the
-// message (stdio) or added it to the response (HTTP). A refused message is a *MessageError.
+// message (stdio) or added it to the response (HTTP). A refused message is a *MessageError. Over stdio it
+// honours the handler's context: when the context ends before the host answers (events.cancel, the
+// handler deadline, plugin.stop), and when it has ended already (nothing is sent), the error is an
+// *SDKError SDK_EVENT_CANCELLED that wraps ctx.Err() (errors.Is(err, context.Canceled); IsCancelled).
 func (c *Context) Reply(parts ...Part) (*wire.SendResult, error) { return c.replyAs("text", parts) }
 
 // ReplyMarkdown replies in Markdown (groups only): mentions become provider tags, Literal text is

@@ -15,6 +15,9 @@ type SDKError struct {
 	Detail string
 	// Issues lists every problem of an invalid manifest (SDK_MANIFEST_INVALID) as {code, path, message}.
 	Issues []Issue
+	// Err is the error this one wraps, if any: ctx.Err() for a call to the host abandoned because its
+	// context ended (SDK_EVENT_CANCELLED), so errors.Is(err, context.Canceled) holds.
+	Err error
 }
 
 // Issue is one validation problem: a catalogued code, the path of the field and what to do.
@@ -30,6 +33,19 @@ func (e *SDKError) Error() string {
 		return e.Code + ": " + entry.Message
 	}
 	return fmt.Sprintf("%s (%s: %s)", e.Detail, e.Code, entry.Message)
+}
+
+// Unwrap is the wrapped error (Err), or nil.
+func (e *SDKError) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *SDKError with the same Code, so a check by code reads
+//
+//	errors.Is(err, &hostsdk.SDKError{Code: wire.ErrSDKEventCancelled})
+//
+// and works through any wrapping. A target without a Code matches no error.
+func (e *SDKError) Is(target error) bool {
+	t, ok := target.(*SDKError)
+	return ok && t.Code != "" && t.Code == e.Code
 }
 
 func sdkError(code, format string, args ...any) *SDKError {

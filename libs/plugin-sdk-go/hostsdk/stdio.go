@@ -628,8 +628,9 @@ func (rt *stdioRuntime) onPing(m *rpcMessage) {
 	rt.conn.respond(m.ID, wire.PluginPingResult{Nonce: params.Nonce, InFlightEvents: inFlight, QueuedEvents: queued})
 }
 
-// onStop answers at once; then waiting events are refused, every handler's context is cancelled,
-// running handlers finish (their replies and completions still go out), OnStop runs, and the exit is 0.
+// onStop answers at once; then waiting events are refused, every handler's context is cancelled (a
+// reply or send that waits for the host gives up, and later ones are not sent), running handlers finish
+// (their completions still go out), OnStop runs, and the exit is 0.
 func (rt *stdioRuntime) onStop(m *rpcMessage) {
 	var params wire.PluginStopParams
 	if issues := decodeParams(m, &params); issues != nil {
@@ -745,8 +746,10 @@ func (rt *stdioRuntime) requestTimeout() time.Duration {
 
 func (rt *stdioRuntime) kind() Transport { return TransportStdio }
 
-func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*wire.SendResult, error) {
-	raw, err := rt.conn.request(method, params, rt.requestTimeout())
+// call is messages.reply or messages.send: it waits for the host's answer unless ctx (the handler's or
+// the lifecycle's) ends first.
+func (rt *stdioRuntime) call(ctx context.Context, method string, params any, target *wire.Target) (*wire.SendResult, error) {
+	raw, err := rt.conn.request(ctx, method, params, rt.requestTimeout())
 	if err != nil {
 		return nil, hostRefusal(err, target)
 	}
@@ -757,15 +760,15 @@ func (rt *stdioRuntime) call(method string, params any, target *wire.Target) (*w
 	return &result, nil
 }
 
-func (rt *stdioRuntime) reply(_ context.Context, event *wire.MessageEvent, message wire.OutgoingMessage, target wire.Target) (*wire.SendResult, error) {
+func (rt *stdioRuntime) reply(ctx context.Context, event *wire.MessageEvent, message wire.OutgoingMessage, target wire.Target) (*wire.SendResult, error) {
 	token := rt.token()
 	if token == "" {
 		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.reply cannot be sent before host.initialize")
 	}
-	return rt.call(wire.MethodMessagesReply, wire.MessagesReplyParams{Token: token, EventID: event.EventID, Message: message}, &target)
+	return rt.call(ctx, wire.MethodMessagesReply, wire.MessagesReplyParams{Token: token, EventID: event.EventID, Message: message}, &target)
 }
 
-func (rt *stdioRuntime) send(_ context.Context, event *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
+func (rt *stdioRuntime) send(ctx context.Context, event *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
 	token := rt.token()
 	if token == "" {
 		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.send cannot be sent before host.initialize")
@@ -774,7 +777,7 @@ func (rt *stdioRuntime) send(_ context.Context, event *wire.MessageEvent, target
 	if event != nil {
 		params.EventID = event.EventID // the handler's event (v2.md 4.7)
 	}
-	return rt.call(wire.MethodMessagesSend, params, &target)
+	return rt.call(ctx, wire.MethodMessagesSend, params, &target)
 }
 
 // log writes a line of the plugin's own (outside a handler): it names no event.

@@ -35,8 +35,8 @@ type mediaUploader interface {
 
 // UploadMedia uploads bytes to the host for an image or file part (docs/protocol/v2.md 4.12): stdio only,
 // with the media.upload permission. The SDK sends them in chunks of the size the host names (media.upload,
-// media.chunk, media.finish), each after the answer to the one before, and stops between chunks when ctx is
-// cancelled. The host takes at most wire.LimitMaxMediaUploadBytes bytes and wire.LimitMaxMediaUploadsPerMinute
+// media.chunk, media.finish), each after the answer to the one before, and gives up, between chunks or
+// while it waits for an answer, when ctx ends (an *SDKError SDK_EVENT_CANCELLED wrapping ctx.Err()). The host takes at most wire.LimitMaxMediaUploadBytes bytes and wire.LimitMaxMediaUploadsPerMinute
 // uploads a minute, images as PNG, JPEG, GIF or WebP whose first bytes match contentType, and keeps the id
 // for an hour:
 //
@@ -82,32 +82,29 @@ func (rt *stdioRuntime) upload(ctx context.Context, data []byte, contentType str
 	}
 	var begun wire.MediaUploadResult
 	params := wire.MediaUploadParams{Token: token, ContentType: contentType, Size: int64(len(data)), FileName: opts.fileName}
-	if err := rt.callInto(wire.MethodMediaUpload, params, &begun); err != nil {
+	if err := rt.callInto(ctx, wire.MethodMediaUpload, params, &begun); err != nil {
 		return nil, err
 	}
 	step := min(max(begun.MaxChunkBytes, 1), wire.LimitMaxMediaChunkBytes)
 	for offset := int64(0); offset < int64(len(data)); offset += step {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
 		chunk := data[offset:min(offset+step, int64(len(data)))]
 		var got wire.MediaChunkResult
 		p := wire.MediaChunkParams{Token: token, UploadID: begun.UploadID, Offset: offset, Data: base64.StdEncoding.EncodeToString(chunk)}
-		if err := rt.callInto(wire.MethodMediaChunk, p, &got); err != nil {
+		if err := rt.callInto(ctx, wire.MethodMediaChunk, p, &got); err != nil {
 			return nil, err
 		}
 	}
 	var done Media
-	if err := rt.callInto(wire.MethodMediaFinish, wire.MediaFinishParams{Token: token, UploadID: begun.UploadID}, &done); err != nil {
+	if err := rt.callInto(ctx, wire.MethodMediaFinish, wire.MediaFinishParams{Token: token, UploadID: begun.UploadID}, &done); err != nil {
 		return nil, err
 	}
 	return &done, nil
 }
 
-// callInto is a plugin-to-host request whose answer decodes into result; a refusal with a message.* code
+// callInto is a plugin-to-host request, abandoned when ctx ends first, whose answer decodes into result; a refusal with a message.* code
 // is a *MessageError from the host.
-func (rt *stdioRuntime) callInto(method string, params, result any) error {
-	raw, err := rt.conn.request(method, params, rt.requestTimeout())
+func (rt *stdioRuntime) callInto(ctx context.Context, method string, params, result any) error {
+	raw, err := rt.conn.request(ctx, method, params, rt.requestTimeout())
 	if err != nil {
 		return hostRefusal(err, nil)
 	}
