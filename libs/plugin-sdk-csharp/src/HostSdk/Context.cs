@@ -79,10 +79,10 @@ internal interface IPluginTransport
 {
     HostInitializeParamsDirectories Directories { get; }
     PluginLogger Logger { get; }
-    /// <summary>messages.reply of event <paramref name="eventId"/>, to where <paramref name="reference"/> says.</summary>
-    Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard);
+    /// <summary>messages.reply of event <paramref name="eventId"/>, to where <paramref name="reference"/> says; <paramref name="cancellationToken"/> aborts the wait for the host's answer.</summary>
+    Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard, CancellationToken cancellationToken);
     /// <summary>messages.send; <paramref name="eventId"/> is the handler's event (null outside a message handler).</summary>
-    Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId);
+    Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId, CancellationToken cancellationToken);
     /// <summary>media.upload, media.chunk and media.finish; a transport that cannot call the host (HTTP) refuses.</summary>
     Task<MediaFinishResult> UploadMediaAsync(byte[] data, string contentType, string? fileName, CancellationToken cancellationToken) =>
         throw new PluginSdkException(Catalog.ErrSdkUploadUnavailable,
@@ -119,11 +119,22 @@ public class PluginContext
     /// target without <c>BotAccountId</c> is sent by the bot that received the event; outside one, a host with several
     /// bots needs it (message.target.bot_required).
     /// </summary>
-    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => Runtime.SendAsync(Route(target), "text", parts, HandlerEventId);
+    public Task<SendResult> SendAsync(Target target, params MessagePart[] parts) => SendAsync(target, parts, default(CancellationToken));
 
-    /// <summary>Sends a Markdown message to a target (the bot as for <see cref="SendAsync"/>).</summary>
-    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) =>
-        Runtime.SendAsync(Route(target), "markdown", parts, HandlerEventId);
+    /// <summary>
+    /// Sends a plain-text message to a target, as <see cref="SendAsync(Target, MessagePart[])"/>. Cancelling
+    /// <paramref name="cancellationToken"/> (or the handler's own <see cref="CancellationToken"/>) while the host has not
+    /// answered aborts the wait with <see cref="OperationCanceledException"/>.
+    /// </summary>
+    public Task<SendResult> SendAsync(Target target, MessagePart[] parts, CancellationToken cancellationToken = default) =>
+        WithCancellation(cancellationToken, ct => Runtime.SendAsync(Route(target), "text", parts, HandlerEventId, ct));
+
+    /// <summary>Sends a Markdown message to a target (the bot as for <see cref="SendAsync(Target, MessagePart[])"/>).</summary>
+    public Task<SendResult> SendMarkdownAsync(Target target, params MessagePart[] parts) => SendMarkdownAsync(target, parts, default(CancellationToken));
+
+    /// <summary>Sends a Markdown message to a target; <paramref name="cancellationToken"/> as for <see cref="SendAsync(Target, MessagePart[], System.Threading.CancellationToken)"/>.</summary>
+    public Task<SendResult> SendMarkdownAsync(Target target, MessagePart[] parts, CancellationToken cancellationToken = default) =>
+        WithCancellation(cancellationToken, ct => Runtime.SendAsync(Route(target), "markdown", parts, HandlerEventId, ct));
 
     /// <summary>
     /// Uploads bytes to the host for an image or file part (docs/protocol/v2.md 4.12): stdio only, with the
@@ -145,7 +156,28 @@ public class PluginContext
     {
         ArgumentNullException.ThrowIfNull(data);
         ArgumentNullException.ThrowIfNull(contentType);
-        return Runtime.UploadMediaAsync(data, contentType, fileName, cancellationToken);
+        return WithCancellation(cancellationToken, ct => Runtime.UploadMediaAsync(data, contentType, fileName, ct));
+    }
+
+    /// <summary>
+    /// Runs a call to the host with <paramref name="cancellationToken"/> linked with the handler's own token, so that
+    /// either one aborts the wait for the host's answer. A handler whose own token was cancelled before the call (it
+    /// caught the cancellation and sends a last reply) is not aborted by it: that call is bounded by the request
+    /// timeout and by <paramref name="cancellationToken"/> only.
+    /// </summary>
+    private protected Task<T> WithCancellation<T>(CancellationToken cancellationToken, Func<CancellationToken, Task<T>> call)
+    {
+        if (cancellationToken.IsCancellationRequested) return Task.FromCanceled<T>(cancellationToken);
+        var own = CancellationToken;
+        if (!own.CanBeCanceled || own.IsCancellationRequested) return call(cancellationToken);
+        if (!cancellationToken.CanBeCanceled) return call(own);
+        return Linked(own, cancellationToken, call);
+
+        static async Task<T> Linked(CancellationToken own, CancellationToken caller, Func<CancellationToken, Task<T>> call)
+        {
+            using var linked = CancellationTokenSource.CreateLinkedTokenSource(own, caller);
+            return await call(linked.Token).ConfigureAwait(false);
+        }
     }
 
     /// <summary>The target a send goes to (protocol v2 4.7): as given outside a message handler.</summary>
@@ -261,14 +293,26 @@ public sealed class MessageContext : PluginContext
     public string Args => Event.Command?.Args ?? "";
 
     /// <summary>Replies in plain text where the message came from.</summary>
-    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "text", parts, null);
+    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => ReplyAsync(parts, default(CancellationToken));
+
+    /// <summary>
+    /// Replies in plain text where the message came from. Cancelling <paramref name="cancellationToken"/> (or the
+    /// handler's own <see cref="PluginContext.CancellationToken"/>) while the host has not answered aborts the wait with
+    /// <see cref="OperationCanceledException"/>.
+    /// </summary>
+    public Task<SendResult> ReplyAsync(MessagePart[] parts, CancellationToken cancellationToken = default) =>
+        WithCancellation(cancellationToken, ct => Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "text", parts, null, ct));
 
     /// <summary>Replies in Markdown (needed for an everyone mention).</summary>
-    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "markdown", parts, null);
+    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => ReplyMarkdownAsync(parts, default(CancellationToken));
+
+    /// <summary>Replies in Markdown; <paramref name="cancellationToken"/> as for <see cref="ReplyAsync(MessagePart[], System.Threading.CancellationToken)"/>.</summary>
+    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, CancellationToken cancellationToken = default) =>
+        WithCancellation(cancellationToken, ct => Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "markdown", parts, null, ct));
 
     /// <summary>Replies in Markdown with <paramref name="keyboard"/> (<see cref="Keyboard.Of"/>) under the message; a click on a callback button comes back to <see cref="PluginBuilder.OnInteraction"/>.</summary>
-    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, Keyboard keyboard) =>
-        Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "markdown", parts, keyboard);
+    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, Keyboard keyboard, CancellationToken cancellationToken = default) =>
+        WithCancellation(cancellationToken, ct => Runtime.ReplyAsync(Event.EventId, Event.MessageReference, "markdown", parts, keyboard, ct));
 
     /// <summary>A send from this handler speaks as the bot that received the event unless the target names one.</summary>
     private protected override Target Route(Target target) =>
@@ -319,13 +363,31 @@ public sealed class EventContext : PluginContext
     public void Pass() => _decision.Decide(false);
 
     /// <summary>Replies in plain text in the event's conversation; an event without a messageReference (bot.removed) throws message.reference.unavailable.</summary>
-    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Reference(), "text", parts, null);
+    public Task<SendResult> ReplyAsync(params MessagePart[] parts) => ReplyAsync(parts, default(CancellationToken));
+
+    /// <summary>Replies in plain text in the event's conversation; cancelling <paramref name="cancellationToken"/> (or the handler's own token) while the host has not answered aborts the wait with <see cref="OperationCanceledException"/>.</summary>
+    public Task<SendResult> ReplyAsync(MessagePart[] parts, CancellationToken cancellationToken = default)
+    {
+        var reference = Reference();
+        return WithCancellation(cancellationToken, ct => Runtime.ReplyAsync(Event.EventId, reference, "text", parts, null, ct));
+    }
 
     /// <summary>Replies in Markdown (groups only).</summary>
-    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => Runtime.ReplyAsync(Event.EventId, Reference(), "markdown", parts, null);
+    public Task<SendResult> ReplyMarkdownAsync(params MessagePart[] parts) => ReplyMarkdownAsync(parts, default(CancellationToken));
+
+    /// <summary>Replies in Markdown (groups only); <paramref name="cancellationToken"/> as for <see cref="ReplyAsync(MessagePart[], System.Threading.CancellationToken)"/>.</summary>
+    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, CancellationToken cancellationToken = default)
+    {
+        var reference = Reference();
+        return WithCancellation(cancellationToken, ct => Runtime.ReplyAsync(Event.EventId, reference, "markdown", parts, null, ct));
+    }
 
     /// <summary>Replies in Markdown with <paramref name="keyboard"/> under the message.</summary>
-    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, Keyboard keyboard) => Runtime.ReplyAsync(Event.EventId, Reference(), "markdown", parts, keyboard);
+    public Task<SendResult> ReplyMarkdownAsync(MessagePart[] parts, Keyboard keyboard, CancellationToken cancellationToken = default)
+    {
+        var reference = Reference();
+        return WithCancellation(cancellationToken, ct => Runtime.ReplyAsync(Event.EventId, reference, "markdown", parts, keyboard, ct));
+    }
 
     private MessageReference Reference() => Event.MessageReference ?? throw MessageException.Of(Catalog.CodeMessageReferenceUnavailable, null,
         $"the {Event.EventType} event {Event.EventId} takes no reply (it has no messageReference); do not reply to it");

@@ -439,16 +439,18 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
             return Task.FromResult(new SendResult { Accepted = true, Target = target });
         }
 
-        public Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard)
+        // Nothing waits for the host here: the token is only checked before the message is added.
+        public Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard, CancellationToken cancellationToken)
         {
+            cancellationToken.ThrowIfCancellationRequested();
             var target = new Target { Type = reference.TargetType, Id = reference.TargetId };
             var message = PartChecks.Message(parts, format, target, keyboard);
             return Push(target, new OutboundMessage { Format = format, Parts = message.Parts, Keyboard = message.Keyboard });
         }
 
         // The response answers its event already: the handler's eventId is not needed there.
-        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId) =>
-            Push(target, new OutboundMessage { Target = target, Format = format, Parts = PartChecks.Normalize(parts, format, target) });
+        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId, CancellationToken cancellationToken) =>
+            cancellationToken.IsCancellationRequested ? Task.FromCanceled<SendResult>(cancellationToken) : Push(target, new OutboundMessage { Target = target, Format = format, Parts = PartChecks.Normalize(parts, format, target) });
     }
 
     /// <summary>OnStart and OnStop over HTTP: the host takes messages only in event responses.</summary>
@@ -457,8 +459,8 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         public HostInitializeParamsDirectories Directories => endpoint.Directories;
         public PluginLogger Logger => endpoint._logger;
 
-        public Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard) => throw Unavailable();
-        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId) => throw Unavailable();
+        public Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard, CancellationToken cancellationToken) => throw Unavailable();
+        public Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId, CancellationToken cancellationToken) => throw Unavailable();
 
         private static InvalidOperationException Unavailable() =>
             new(Catalog.ErrSdkSendUnavailable + ": an HTTP plugin cannot send outside an event: the host takes messages only in event responses");

@@ -57,12 +57,12 @@ public sealed class StdioRuntime : IPluginTransport
 
     PluginLogger IPluginTransport.Logger => Logger;
     HostInitializeParamsDirectories IPluginTransport.Directories => Directories;
-    Task<SendResult> IPluginTransport.ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard) =>
-        ReplyAsync(eventId, reference, format, parts, keyboard);
+    Task<SendResult> IPluginTransport.ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard, CancellationToken cancellationToken) =>
+        ReplyAsync(eventId, reference, format, parts, keyboard, cancellationToken);
     Task<MediaFinishResult> IPluginTransport.UploadMediaAsync(byte[] data, string contentType, string? fileName, CancellationToken cancellationToken) =>
         UploadMediaAsync(data, contentType, fileName, cancellationToken);
-    Task<SendResult> IPluginTransport.SendAsync(Target target, string format, MessagePart[] parts, string? eventId) =>
-        SendAsync(target, format, parts, eventId);
+    Task<SendResult> IPluginTransport.SendAsync(Target target, string format, MessagePart[] parts, string? eventId, CancellationToken cancellationToken) =>
+        SendAsync(target, format, parts, eventId, cancellationToken);
 
     internal HostInitializeParamsDirectories Directories =>
         _init?.Directories ?? throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": directories are known after host.initialize");
@@ -668,19 +668,19 @@ public sealed class StdioRuntime : IPluginTransport
         }
     }
 
-    private Task<SendResult> CallAsync<T>(string method, T value, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type, Target? target) =>
-        CallAsync(method, value, type, WireJsonContext.Default.SendResult, target);
+    private Task<SendResult> CallAsync<T>(string method, T value, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type, Target? target, CancellationToken cancellationToken) =>
+        CallAsync(method, value, type, WireJsonContext.Default.SendResult, target, cancellationToken);
 
     /// <summary>A plugin-to-host request; a refusal that names a message.* code (error.data.code) is a <see cref="MessageException"/> from the host.</summary>
     private async Task<TResult> CallAsync<T, TResult>(string method, T value, System.Text.Json.Serialization.Metadata.JsonTypeInfo<T> type,
-        System.Text.Json.Serialization.Metadata.JsonTypeInfo<TResult> resultType, Target? target)
+        System.Text.Json.Serialization.Metadata.JsonTypeInfo<TResult> resultType, Target? target, CancellationToken cancellationToken)
     {
         JsonElement raw;
         try
         {
-            // Bounded by the request timeout, not by the handler's token: a handler that was cancelled (events.cancel,
-            // plugin.stop) may still send its last reply and learn whether the host took it.
-            raw = await _conn.RequestAsync(method, value, type, RequestTimeout).ConfigureAwait(false);
+            // Bounded by the request timeout and by the token the context chose: the caller's, linked with the handler's
+            // own unless that was cancelled before the call (a cancelled handler may still send its last reply).
+            raw = await _conn.RequestAsync(method, value, type, RequestTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (HostCallException e) when (e.ErrorData is { ValueKind: JsonValueKind.Object } d && d.TryGetProperty("code", out var c)
             && c.ValueKind == JsonValueKind.String && c.GetString()!.StartsWith("message.", StringComparison.Ordinal))
@@ -723,36 +723,36 @@ public sealed class StdioRuntime : IPluginTransport
         var token = Token;
         if (token.Length == 0) throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": media.upload cannot be sent before host.initialize");
         var begun = await CallAsync(Catalog.MethodMediaUpload, new MediaUploadParams { Token = token, ContentType = contentType, Size = data.Length, FileName = fileName },
-            WireJsonContext.Default.MediaUploadParams, WireJsonContext.Default.MediaUploadResult, null).ConfigureAwait(false);
+            WireJsonContext.Default.MediaUploadParams, WireJsonContext.Default.MediaUploadResult, null, cancellationToken).ConfigureAwait(false);
         var step = (int)Math.Clamp(begun.MaxChunkBytes, 1, Catalog.LimitMaxMediaChunkBytes);
         for (var offset = 0; offset < data.Length; offset += step)
         {
             cancellationToken.ThrowIfCancellationRequested();
             var chunk = Convert.ToBase64String(data, offset, Math.Min(step, data.Length - offset));
             await CallAsync(Catalog.MethodMediaChunk, new MediaChunkParams { Token = token, UploadId = begun.UploadId, Offset = offset, Data = chunk },
-                WireJsonContext.Default.MediaChunkParams, WireJsonContext.Default.MediaChunkResult, null).ConfigureAwait(false);
+                WireJsonContext.Default.MediaChunkParams, WireJsonContext.Default.MediaChunkResult, null, cancellationToken).ConfigureAwait(false);
         }
         return await CallAsync(Catalog.MethodMediaFinish, new MediaFinishParams { Token = token, UploadId = begun.UploadId },
-            WireJsonContext.Default.MediaFinishParams, WireJsonContext.Default.MediaFinishResult, null).ConfigureAwait(false);
+            WireJsonContext.Default.MediaFinishParams, WireJsonContext.Default.MediaFinishResult, null, cancellationToken).ConfigureAwait(false);
     }
 
-    internal Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard)
+    internal Task<SendResult> ReplyAsync(string eventId, MessageReference reference, string format, MessagePart[] parts, Keyboard? keyboard, CancellationToken cancellationToken)
     {
         var target = new Target { Type = reference.TargetType, Id = reference.TargetId };
         var message = PartChecks.Message(parts, format, target, keyboard);
         var token = Token;
         if (token.Length == 0) throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": messages.reply cannot be sent before host.initialize");
         return CallAsync(Catalog.MethodMessagesReply, new MessagesReplyParams { Token = token, EventId = eventId, Message = message },
-            WireJsonContext.Default.MessagesReplyParams, target);
+            WireJsonContext.Default.MessagesReplyParams, target, cancellationToken);
     }
 
-    internal Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId)
+    internal Task<SendResult> SendAsync(Target target, string format, MessagePart[] parts, string? eventId, CancellationToken cancellationToken)
     {
         var message = new OutgoingMessage { Format = format, Parts = PartChecks.Normalize(parts, format, target) };
         var token = Token;
         if (token.Length == 0) throw new InvalidOperationException(Catalog.ErrSdkNotInitialized + ": messages.send cannot be sent before host.initialize");
         return CallAsync(Catalog.MethodMessagesSend, new MessagesSendParams { Token = token, Target = target, Message = message, EventId = eventId },
-            WireJsonContext.Default.MessagesSendParams, target);
+            WireJsonContext.Default.MessagesSendParams, target, cancellationToken);
     }
 
     private void Log(string level, string message, IReadOnlyDictionary<string, JsonElement>? fields) => Log(level, message, fields, null);
