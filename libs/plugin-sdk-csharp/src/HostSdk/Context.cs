@@ -282,14 +282,22 @@ public sealed class MessageContext : PluginContext
     /// <summary>True when this handler intercepted the message.</summary>
     public bool Intercepted => _decision.Intercepted;
 
+    /// <summary>The message event exactly as the host sent it.</summary>
     public MessageEvent Event { get; }
+
+    /// <summary>The message of the event (its id, text and mentions).</summary>
     public MessageEventMessage Message => Event.Message;
+
+    /// <summary>The message's text, as the user wrote it (<c>Event.Message.Content</c>); for a command, <see cref="Args"/> is the part after the command word.</summary>
+    public string Text => Event.Message.Content;
+
+    /// <summary>The user who wrote the message.</summary>
     public UserRef Sender => Event.Sender;
 
     /// <summary>The matched command, or null for a plain message.</summary>
     public CommandMatch? Command => Event.Command;
 
-    /// <summary>The command's arguments ("" for a plain message).</summary>
+    /// <summary>The text after the matched command word, leading whitespace removed, as the host matched it (command.args); "" for a plain message.</summary>
     public string Args => Event.Command?.Args ?? "";
 
     /// <summary>Replies in plain text where the message came from.</summary>

@@ -519,7 +519,7 @@ public class RuntimeTests
             })
             .OnMessage(ctx =>
             {
-                ctx.Log.LogInformation("answered {Text}", ctx.Message.Content);
+                ctx.Log.LogInformation("answered {Text}", ctx.Text);
                 return Task.CompletedTask;
             })
             .Build();
@@ -529,5 +529,30 @@ public class RuntimeTests
         await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e7", "hi"));
         var answered = await host.WaitForCallAsync(Catalog.MethodLogWrite, c => c.Params.GetProperty("message").GetString() == "answered hi");
         Assert.Equal("e7", answered.Params.GetProperty("eventId").GetString());
+    }
+
+    [Fact]
+    public async Task TextIsTheMessagesContentAndArgsTheTextAfterTheCommand()
+    {
+        var seen = new List<(string EventId, string Text, string Args, string? Command)>();
+        var plugin = new PluginBuilder("sample.words")
+            .Command("echo", ctx =>
+            {
+                lock (seen) seen.Add((ctx.Event.EventId, ctx.Text, ctx.Args, ctx.Command?.Name));
+                return Task.CompletedTask;
+            })
+            .OnMessage(ctx =>
+            {
+                lock (seen) seen.Add((ctx.Event.EventId, ctx.Text, ctx.Args, ctx.Command?.Name));
+                return Task.CompletedTask;
+            })
+            .Build();
+        await using var host = await Started(plugin);
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e1", "/echo  hi there", "echo", "hi there"));
+        await host.WaitForCallAsync(Catalog.MethodEventsCompleted, c => c.Params.GetProperty("eventId").GetString() == "e1");
+        await host.RequestAsync(Catalog.MethodEventsMessage, TestHost.MessageEvent("e2", "just words"));
+        await host.WaitForCallAsync(Catalog.MethodEventsCompleted, c => c.Params.GetProperty("eventId").GetString() == "e2");
+        lock (seen)
+            Assert.Equal([("e1", "/echo  hi there", "hi there", (string?)"echo"), ("e2", "just words", "", null)], seen);
     }
 }
