@@ -148,6 +148,10 @@ class WheelTest(unittest.TestCase):
             names = packed.namelist()
         self.assertIn("host_sdk_v2/stdio.py", names)
         self.assertIn("host_sdk_v2/_generated/catalog.py", names)
+        # Every module of the package travels, those of its subpackages (_stdio, _generated) included.
+        modules = [name for name, _ in host_sdk_build.package_files() if name.endswith(".py")]
+        self.assertIn("host_sdk_v2/_stdio/transport.py", modules)
+        self.assertEqual([name for name in modules if name not in names], [])
         self.assertFalse([n for n in names if ".dist-info/" in n or "__pycache__" in n])
 
     def test_the_sdist_builds_and_installs_offline(self) -> None:
