@@ -45,37 +45,6 @@ func (s Settings) Bool(key string) bool {
 // convention) and the data, config and cache folders, which survive updates.
 type Directories = wire.HostInitializeParamsDirectories
 
-// LogLevel is a level of log.write.
-type LogLevel string
-
-// Log levels.
-const (
-	LevelDebug LogLevel = "debug"
-	LevelInfo  LogLevel = "info"
-	LevelWarn  LogLevel = "warn"
-	LevelError LogLevel = "error"
-)
-
-// Logger writes to the plugin's log in the host (stdio: log.write; HTTP: stderr). It never blocks the
-// caller for long and never fails: a line the host refuses goes to stderr. A handler's Logger
-// (ctx.Log()) names the handler's event in every line, so the host shows the line with that event; the
-// plugin's own (OnStart, OnStop, a timer) names none.
-type Logger struct {
-	write func(level LogLevel, message string, fields map[string]any)
-}
-
-// Debug logs at debug level; fields are optional structured values.
-func (l *Logger) Debug(message string, fields map[string]any) { l.write(LevelDebug, message, fields) }
-
-// Info logs at info level.
-func (l *Logger) Info(message string, fields map[string]any) { l.write(LevelInfo, message, fields) }
-
-// Warn logs at warn level.
-func (l *Logger) Warn(message string, fields map[string]any) { l.write(LevelWarn, message, fields) }
-
-// Error logs at error level.
-func (l *Logger) Error(message string, fields map[string]any) { l.write(LevelError, message, fields) }
-
 // transport is how a prepared message leaves the process.
 type transport interface {
 	kind() Transport
@@ -110,7 +79,7 @@ type Lifecycle struct {
 }
 
 func newLifecycle(ctx context.Context, s *session) *Lifecycle {
-	return &Lifecycle{Context: ctx, s: s, log: &Logger{write: s.io.log}}
+	return &Lifecycle{Context: ctx, s: s, log: newLogger(s.io.log)}
 }
 
 // PluginID is the plugin's id.

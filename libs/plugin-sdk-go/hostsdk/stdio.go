@@ -787,9 +787,9 @@ func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]an
 
 // eventLogger is the Logger of one handler: every line names its event (log.write eventId, v2.md 4.5).
 func (rt *stdioRuntime) eventLogger(eventID string) *Logger {
-	return &Logger{write: func(level LogLevel, message string, fields map[string]any) {
+	return newLogger(func(level LogLevel, message string, fields map[string]any) {
 		rt.logLine(level, message, fields, eventID)
-	}}
+	})
 }
 
 // logLine sends a log.write, naming eventID unless it is empty; stderr takes it when the host cannot.

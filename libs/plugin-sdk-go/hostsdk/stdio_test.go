@@ -517,6 +517,7 @@ func TestAHandlersLoggerNamesItsEventAndThePluginsOwnLoggerNone(t *testing.T) {
 	})
 	p.Command("echo", func(ctx *hostsdk.Context) error {
 		ctx.Log().Info("answered", map[string]any{"args": ctx.Args()})
+		ctx.Log().With("step", 2).Warn("warned", "args", ctx.Args())
 		return nil
 	})
 	h := hostsdktest.Start(t, p, hostsdktest.Options{})
@@ -525,8 +526,8 @@ func TestAHandlersLoggerNamesItsEventAndThePluginsOwnLoggerNone(t *testing.T) {
 		t.Fatalf("ack %+v", d.Ack)
 	}
 	// log.write calls are answered asynchronously; wait for both lines.
-	var ready, answered *hostsdktest.LogEntry
-	for end := time.Now().Add(2 * time.Second); (ready == nil || answered == nil) && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+	var ready, answered, warned *hostsdktest.LogEntry
+	for end := time.Now().Add(2 * time.Second); (ready == nil || answered == nil || warned == nil) && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		for _, l := range h.Logs() {
 			l := l
 			switch l.Message {
@@ -534,14 +535,20 @@ func TestAHandlersLoggerNamesItsEventAndThePluginsOwnLoggerNone(t *testing.T) {
 				ready = &l
 			case "answered":
 				answered = &l
+			case "warned":
+				warned = &l
 			}
 		}
 	}
-	if ready == nil || answered == nil {
+	if ready == nil || answered == nil || warned == nil {
 		t.Fatalf("lines missing: %+v", h.Logs())
 	}
 	if answered.EventID != d.Event.EventID || answered.Fields["args"] != "hi" {
 		t.Fatalf("the handler's line names event %q, want %q: %+v", answered.EventID, d.Event.EventID, answered)
+	}
+	// The slog way: attributes of With and of the call, the level named as log.write names it.
+	if warned.Level != "warn" || warned.EventID != d.Event.EventID || warned.Fields["args"] != "hi" || warned.Fields["step"] != float64(2) {
+		t.Fatalf("the slog line arrived as %+v", warned)
 	}
 	if ready.EventID != "" {
 		t.Fatalf("OnStart's line names event %q", ready.EventID)
