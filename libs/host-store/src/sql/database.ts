@@ -110,6 +110,9 @@ export const EMBEDDED_SETTINGS: readonly string[] = [
   // Statements reach the embedded database with their parameters as quoted literals (see inline-parameters.ts),
   // which relies on a backslash in a literal being an ordinary character.
   'standard_conforming_strings=on',
+  // The worker prepares each query text once (see embedded-worker.ts); a generic plan is made once and kept,
+  // where PostgreSQL's default would plan the first five calls of each again and then weigh the two.
+  'plan_cache_mode=force_generic_plan',
 ];
 
 export interface EmbeddedOpenOptions {

@@ -18,7 +18,10 @@ import { inlineParameters } from './inline-parameters';
  *
  * Every statement runs as a simple query, its parameters written into it as
  * literals ({@link inlineParameters}): one pass through PGlite's PostgreSQL
- * loop instead of six.
+ * loop instead of six. A query text is prepared the first time it comes
+ * (outside a transaction) and run as `EXECUTE name(literals)` after that, so
+ * PostgreSQL parses, analyses and plans it once: the host's statements are a
+ * few dozen fixed texts, and planning was most of the cost of the complex ones.
  *
  * Messages to the worker: `{ op: 'open' }`, `{ id, op: 'query', sql, params, tx? }`, `{ id, op: 'batch', statements }`
  * (each `{ sql, params }`, run in one transaction: one message for a whole write), `{ id, op: 'begin' }`
@@ -34,6 +37,45 @@ const { join, dirname } = require('node:path');
 const { PGlite } = require(workerData.pglite);
 let db;
 const txs = new Map();
+// Each statement text the host sends is prepared once (PREPARE, a named statement of this session) and run
+// after that as EXECUTE with its parameters as literals: PostgreSQL parses, analyses and plans it once, not at
+// every call. A statement PostgreSQL cannot prepare (not a query, or a parameter whose type it cannot tell)
+// runs as before, its parameters inlined.
+const prepared = new Map();
+const PREPARABLE = /^\\s*(WITH|SELECT|INSERT|UPDATE|DELETE)\\b/i;
+// The highest placeholder of a statement, found by the same scan that inlines them.
+const highestParameter = (sql) => {
+  let top = 0;
+  const probe = new Proxy([], {
+    get: (_, key) => {
+      if (key === 'length') return 65535;
+      if (/^\\d+$/.test(String(key))) top = Math.max(top, Number(key) + 1);
+      return null;
+    },
+  });
+  inlineParameters(sql, probe);
+  return top;
+};
+async function statement(sql, params, mayPrepare) {
+  let known = prepared.get(sql);
+  if (known === undefined && mayPrepare && prepared.size < 512) {
+    known = null;
+    const count = PREPARABLE.test(sql) ? highestParameter(sql) : -1;
+    if (count >= 0 && count === params.length) {
+      const name = 'hs' + (prepared.size + 1);
+      try {
+        await db.exec('PREPARE ' + name + ' AS ' + sql);
+        known = { name, count };
+      } catch {}
+    }
+    prepared.set(sql, known);
+  }
+  if (!known) return inlineParameters(sql, params);
+  if (known.count === 0) return 'EXECUTE ' + known.name;
+  let list = '';
+  for (let i = 1; i <= known.count; i++) list += (i > 1 ? ', $' : '$') + i;
+  return 'EXECUTE ' + known.name + '(' + inlineParameters(list, params) + ')';
+}
 let nextTx = 1;
 const answer = (id, value) => parentPort.postMessage({ id, ok: true, value });
 const fail = (id, e) => parentPort.postMessage({ id, ok: false, error: { message: String((e && e.message) || e), code: e && e.code } });
@@ -63,12 +105,14 @@ parentPort.on('message', async (m) => {
     switch (m.op) {
       case 'query': {
         const on = m.tx ? txs.get(m.tx).tx : db;
-        const results = await on.exec(inlineParameters(m.sql, m.params || []));
+        const results = await on.exec(await statement(m.sql, m.params || [], !m.tx));
         return answer(m.id, results.length ? results[results.length - 1].rows : []);
       }
       case 'batch': {
         // One simple query of all the statements: PostgreSQL runs them as one transaction, in one call into PGlite.
-        const results = await db.exec(m.statements.map((st) => inlineParameters(st.sql, st.params || [])).join(';\\n'));
+        const texts = [];
+        for (const st of m.statements) texts.push(await statement(st.sql, st.params || [], true));
+        const results = await db.exec(texts.join(';\\n'));
         if (results.length !== m.statements.length) throw new Error('A statement of the batch held more than one statement.');
         return answer(m.id, results.map((r) => r.rows));
       }
