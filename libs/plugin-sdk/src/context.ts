@@ -13,7 +13,7 @@ import type {
 import { LIMITS } from '@host/protocol';
 import type { NormalizedMessage, ProviderBody } from '@host/messages';
 import { PluginMessageError, PluginSdkError } from './errors';
-import { at, literal, text, type PartInput } from './parts';
+import { at, literal, type PartInput } from './parts';
 import { prepareMessage, providerFor } from './outgoing';
 import { KeyboardBuilder } from './rich';
 
@@ -134,7 +134,7 @@ export interface LifecycleContext {
  * export default definePlugin({
  *   pluginId: 'com.example.hello',
  *   async onMessage(ctx) {
- *     if (ctx.message.message.content.trim() === 'hello') {
+ *     if (ctx.text.trim() === 'hello') {
  *       ctx.log.info('greeting', { sender: ctx.sender.mentionId });
  *       await ctx.reply('Hello, ', ctx.at.user(ctx.sender), '!');
  *     }
@@ -144,15 +144,26 @@ export interface LifecycleContext {
  */
 export interface MessageContext extends LifecycleContext {
   /** The message event, exactly as the host sent it. */
+  readonly event: MessageEvent;
+  /**
+   * The message event, as `event`.
+   *
+   * @deprecated Use `ctx.event`: the same message event.
+   */
   readonly message: MessageEvent;
-  /** The user who wrote the message (`message.sender`). */
+  /** The message's text as the user wrote it (`event.message.content`). */
+  readonly text: string;
+  /**
+   * The text after the matched command word, leading whitespace removed, as the host matched it
+   * (`event.command.args`); `''` when no command matched.
+   */
+  readonly args: string;
+  /** The user who wrote the message (`event.sender`). */
   readonly sender: UserRef;
   /** The command the host matched, with `args` (text after the command word); undefined when none matched. */
   readonly command: CommandMatch | undefined;
   /** Mention builders: `at.user(sender)`, `at.users(a, b)`, `at.everyone()`. */
   readonly at: typeof at;
-  /** A text part (strings passed to reply are text parts too). */
-  text(value: string): TextPart;
   /** Text shown as written: in Markdown its Markdown syntax is escaped (for text from users). */
   literal(value: string): TextPart;
   /**
@@ -460,11 +471,13 @@ export function createMessageContext(
     messages: makeSender(io, session, track, event),
     uploadMedia: makeUploader(io, session, track),
     signal: options.signal ?? session.signal,
+    event,
     message: event,
+    text: event.message.content,
+    args: event.command?.args ?? '',
     sender: event.sender,
     command: event.command,
     at,
-    text,
     literal,
     reply: (...parts) => reply('text', parts),
     replyMarkdown: (...parts) => reply('markdown', parts),

@@ -235,7 +235,7 @@ export function capabilitiesOf(def: PluginDefinition, manifest: PluginManifest |
  *   },
  *   commands: {
  *     async echo(ctx) {
- *       await ctx.replyMarkdown(ctx.at.user(ctx.message.sender), ' said: ', ctx.command?.args ?? '');
+ *       await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: ', ctx.args);
  *     },
  *   },
  * });

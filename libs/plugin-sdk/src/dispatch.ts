@@ -17,13 +17,15 @@ export function handlerFor(plugin: Plugin, event: MessageEvent): MessageHandler 
     const key = (Object.keys(CHAT_HANDLERS) as (keyof typeof CHAT_HANDLERS)[]).find((k) => CHAT_HANDLERS[k] === chat.eventType);
     const handler = key === undefined ? undefined : (plugin.definition[key] as ((ctx: EventContext) => void | Promise<void>) | undefined);
     if (!handler) return undefined;
-    // The message context without message and command, plus the event (and the click); getters stay live.
+    // The message context without its message members, plus the event (and the click); getters stay live.
     return (ctx) =>
       handler(
         Object.create(ctx, {
           event: { value: chat, enumerable: true },
           ...(chat.interaction ? { interaction: { value: chat.interaction, enumerable: true } } : {}),
           message: { value: undefined },
+          text: { value: undefined },
+          args: { value: undefined },
           command: { value: undefined },
         }) as EventContext,
       );

@@ -23,7 +23,7 @@ import {
  *   pluginId: 'com.example.safe',
  *   async onMessage(ctx) {
  *     try {
- *       await ctx.replyMarkdown('**hi** ', ctx.at.user(ctx.message.sender));
+ *       await ctx.replyMarkdown('**hi** ', ctx.at.user(ctx.sender));
  *     } catch (error) {
  *       // Markdown goes only to groups: fall back to text in a direct chat.
  *       if (error instanceof PluginMessageError && error.code === 'message.format.unsupported_target') {
@@ -145,8 +145,8 @@ export class HostCallError extends Error {
  *   pluginId: 'com.example.weather',
  *   commands: {
  *     async weather(ctx) {
- *       if (!ctx.command?.args) throw new HandlerError('weather.city_missing', 'Usage: /weather <city>');
- *       await ctx.reply(`Sunny in ${ctx.command.args}`);
+ *       if (!ctx.args) throw new HandlerError('weather.city_missing', 'Usage: /weather <city>');
+ *       await ctx.reply(`Sunny in ${ctx.args}`);
  *     },
  *   },
  * });

@@ -84,8 +84,8 @@ const plugin = definePlugin({
   manifest: { pluginId: 'com.example.consumer', name: 'C', version: '1.0.0', author: 'A', protocolVersion: 2, commands: [{ name: 'echo' }] },
   commands: {
     async echo(ctx: MessageContext) {
-      const sender: UserRef = ctx.message.sender;
-      await ctx.replyMarkdown(at.user(sender), ' ', ctx.command?.args ?? '');
+      const sender: UserRef = ctx.sender;
+      await ctx.replyMarkdown(at.user(sender), ' ', ctx.args);
       await ctx.messages.group('g').sendMarkdown('hi');
       // @ts-expect-error Markdown goes only to groups, so user senders have no sendMarkdown.
       await ctx.messages.user('u').sendMarkdown('hi');

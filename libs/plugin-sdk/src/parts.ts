@@ -48,7 +48,7 @@ export function text(value: string): TextPart {
  *   pluginId: 'com.example.quote',
  *   async onMessage(ctx) {
  *     // "/quote [click](http://evil.example)" shows the brackets, not a link.
- *     await ctx.replyMarkdown('**Quote:** ', literal(ctx.command?.args ?? ''));
+ *     await ctx.replyMarkdown('**Quote:** ', literal(ctx.args));
  *   },
  * });
  * ```
@@ -68,7 +68,7 @@ export function literal(value: string): TextPart {
  * export default definePlugin({
  *   pluginId: 'com.example.greeter',
  *   async onMessage(ctx) {
- *     await ctx.replyMarkdown('Welcome ', at.user(ctx.message.sender), '!');
+ *     await ctx.replyMarkdown('Welcome ', at.user(ctx.sender), '!');
  *   },
  * });
  * ```

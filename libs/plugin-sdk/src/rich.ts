@@ -86,8 +86,11 @@ export function keyboard(): KeyboardBuilder {
   return new KeyboardBuilder();
 }
 
-/** The context of a handler of an event other than a message: the message context without `message` and `command`. */
-export type EventContext<E extends ChatEvent = ChatEvent> = Omit<MessageContext, 'message' | 'command'> & {
+/**
+ * The context of a handler of an event other than a message: the message context without the message members
+ * (`message`, `text`, `args`, `command`), with `event` the event of its own type.
+ */
+export type EventContext<E extends ChatEvent = ChatEvent> = Omit<MessageContext, 'event' | 'message' | 'text' | 'args' | 'command'> & {
   /** The event, exactly as the host sent it. */
   readonly event: E;
 };

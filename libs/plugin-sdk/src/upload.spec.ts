@@ -11,7 +11,7 @@ const uploader = (permissions: string[]) =>
   definePlugin({
     manifest: { ...echoManifest, permissions },
     async onMessage(ctx) {
-      const [what = ''] = ctx.command?.args.split(' ') ?? [];
+      const [what = ''] = ctx.args.split(' ');
       try {
         if (what === 'file') {
           const notes = await ctx.uploadMedia(Buffer.from('a,b\n1,2\n'), 'text/csv', { fileName: 'notes.csv' });

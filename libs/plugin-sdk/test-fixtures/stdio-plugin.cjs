@@ -54,10 +54,10 @@ const plugin = sdk.definePlugin({
   commands: {
     async echo(ctx) {
       console.log('handler console.log');
-      await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said ', ctx.command.args);
+      await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said ', ctx.args);
     },
     async slow(ctx) {
-      await sleep(Number(ctx.command.args) || 300);
+      await sleep(Number(ctx.args) || 300);
       void ctx.reply('slow done');
     },
     async fail() {
@@ -81,15 +81,15 @@ const plugin = sdk.definePlugin({
     },
     async intercept(ctx) {
       ctx.intercept();
-      await sleep(Number(ctx.command.args) || 300);
+      await sleep(Number(ctx.args) || 300);
     },
     async send(ctx) {
       // messages.send to the group named in the args, from inside the handler.
-      await ctx.messages.group(ctx.command.args).send('from a handler');
+      await ctx.messages.group(ctx.args).send('from a handler');
     },
     async upload(ctx) {
       // Uploads a PNG-signed file of the size in the args and replies with it; a refusal is logged with its code.
-      const bytes = Buffer.alloc(Number(ctx.command.args) || 100);
+      const bytes = Buffer.alloc(Number(ctx.args) || 100);
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes);
       try {
         const media = await ctx.uploadMedia(bytes, 'image/png', { fileName: 'big.png' });
@@ -100,7 +100,7 @@ const plugin = sdk.definePlugin({
     },
     async pass(ctx) {
       ctx.pass();
-      await sleep(Number(ctx.command.args) || 300);
+      await sleep(Number(ctx.args) || 300);
     },
   },
 });

@@ -6,7 +6,7 @@ console.log('esm module loaded');
 const plugin = definePlugin({
   pluginId: 'com.example.esm',
   async onMessage(ctx) {
-    await ctx.reply('esm: ', ctx.message.message.content);
+    await ctx.reply('esm: ', ctx.text);
   },
 });
 

@@ -46,18 +46,18 @@ const plugin = definePlugin({
   intercepts: true,
   commands: {
     async echo(ctx) {
-      if (ctx.command?.args === 'fail') throw new HandlerError('echo.failed', 'asked to fail');
-      if (ctx.command?.args === 'many') {
+      if (ctx.args === 'fail') throw new HandlerError('echo.failed', 'asked to fail');
+      if (ctx.args === 'many') {
         for (let i = 0; i < 21; i++) await ctx.reply(`#${i}`);
       }
-      if (ctx.command?.args === 'slow') await new Promise((r) => setTimeout(r, 300));
-      if (ctx.command?.args === 'pass') {
+      if (ctx.args === 'slow') await new Promise((r) => setTimeout(r, 300));
+      if (ctx.args === 'pass') {
         ctx.pass();
         await new Promise((r) => setTimeout(r, 50));
         await ctx.reply('after the decision');
         return;
       }
-      await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said ', ctx.command?.args ?? '');
+      await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said ', ctx.args);
       await ctx.messages.group('grp-2').send('copy');
       ctx.intercept();
     },

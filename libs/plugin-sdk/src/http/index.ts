@@ -29,7 +29,7 @@ export { signRequest, type SignatureRejection } from './signature';
  * const plugin = definePlugin({
  *   manifest: { pluginId: 'com.example.echo', name: 'Echo', version: '1.0.0', author: 'Example', protocolVersion: 2, permissions: ['messages.reply'] },
  *   async onMessage(ctx) {
- *     await ctx.reply('echo: ', ctx.message.message.content);
+ *     await ctx.reply('echo: ', ctx.text);
  *   },
  * });
  *

@@ -10,11 +10,11 @@ const echo = definePlugin({
   manifest: manifest({ commands: [{ name: 'echo', aliases: ['e'], prefixes: ['/', '!'] }] }),
   commands: {
     async echo(ctx) {
-      await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: ', ctx.command?.args ?? '');
+      await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: ', ctx.args);
     },
   },
   async onMessage(ctx) {
-    await ctx.reply('seen: ', ctx.message.message.content);
+    await ctx.reply('seen: ', ctx.text);
   },
 });
 
@@ -57,7 +57,7 @@ describe('createTestHost: replies', () => {
   it('shows literal() text as written in Markdown, next to Markdown of the plugin', async () => {
     const plugin = definePlugin({
       pluginId: 'com.example.t',
-      onMessage: (ctx) => void ctx.replyMarkdown('**noted:** ', literal(ctx.message.message.content), ' ', ctx.literal('_x_')),
+      onMessage: (ctx) => void ctx.replyMarkdown('**noted:** ', literal(ctx.text), ' ', ctx.literal('_x_')),
     });
     const { replies } = await createTestHost(plugin).send('[click](http://evil.example) ![i](y)');
     expect(replies[0]?.parts).toEqual([

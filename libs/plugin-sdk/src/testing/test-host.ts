@@ -225,7 +225,7 @@ function settingsFor(manifest: PluginManifest | undefined, given: Record<string,
  *   },
  *   commands: {
  *     async echo(ctx) {
- *       await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' ', ctx.command?.args ?? '');
+ *       await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' ', ctx.args);
  *     },
  *   },
  * });
