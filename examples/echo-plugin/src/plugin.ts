@@ -14,8 +14,8 @@ export default definePlugin({
     // literal() shows the user's text as written: Markdown in it (a link, an
     // image) is escaped instead of posted by the bot.
     async echo(ctx) {
-      const text = ctx.command?.args || 'nothing';
-      if (ctx.message.conversation.type === 'group') {
+      const text = ctx.args || 'nothing';
+      if (ctx.event.conversation.type === 'group') {
         await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', literal(text), '**');
       } else {
         await ctx.reply('You said: ', text);

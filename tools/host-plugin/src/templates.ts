@@ -171,8 +171,8 @@ export default definePlugin({
       ctx.intercept();`
         : ''
     }
-      const text = ctx.command?.args || 'nothing';
-      if (ctx.message.conversation.type === 'group') {
+      const text = ctx.args || 'nothing';
+      if (ctx.event.conversation.type === 'group') {
         await ctx.replyMarkdown(ctx.at.user(ctx.sender), ' said: **', literal(text), '**');
       } else {
         await ctx.reply('You said: ', text);
@@ -185,7 +185,7 @@ export default definePlugin({
     // "/vote" -> a question with two buttons under it (Markdown: groups only).
     // A click comes back to onInteraction below with the button's data.
     async vote(ctx) {
-      if (ctx.message.conversation.type !== 'group') return void (await ctx.reply('Votes work in groups.'));
+      if (ctx.event.conversation.type !== 'group') return void (await ctx.reply('Votes work in groups.'));
       await ctx.replyMarkdown('**Do you like cats?**', keyboard().row(callbackButton('Yes', 'vote:yes', { style: 'primary' }), callbackButton('No', 'vote:no')));
     },
   },
