@@ -253,8 +253,13 @@ func (c *Context) Args() string {
 	return c.event.Command.Args
 }
 
-// Content is the message text.
-func (c *Context) Content() string { return c.event.Message.Content }
+// Text is the message's text as the user wrote it (with the command word; Args is the text after it).
+func (c *Context) Text() string { return c.event.Message.Content }
+
+// Content is the message's text.
+//
+// Deprecated: use Text.
+func (c *Context) Content() string { return c.Text() }
 
 // Reply replies in the event's conversation in text format; it returns when the host accepted the
 // message (stdio) or added it to the response (HTTP). A refused message is a *MessageError. Over stdio it

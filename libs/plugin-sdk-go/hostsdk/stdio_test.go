@@ -79,6 +79,21 @@ func TestAliasAndUnmatchedMessages(t *testing.T) {
 	}
 }
 
+// ctx.Text() is the message as written, command word included; ctx.Content() is its deprecated old name.
+func TestTextIsTheMessagesText(t *testing.T) {
+	p := hostsdk.MustLoad("testdata/manifest.json")
+	seen := make(chan [3]string, 1)
+	p.Command("echo", func(ctx *hostsdk.Context) error {
+		seen <- [3]string{ctx.Text(), ctx.Content(), ctx.Args()}
+		return nil
+	})
+	h := hostsdktest.Start(t, p, hostsdktest.Options{})
+	h.Send(hostsdktest.Message{Text: "/echo  two words"})
+	if got := <-seen; got != [3]string{"/echo  two words", "/echo  two words", "two words"} {
+		t.Fatalf("text, content, args: %q", got)
+	}
+}
+
 func TestHandlerFailuresAreReportedInTheCompletion(t *testing.T) {
 	h := hostsdktest.Start(t, echoPlugin(t), hostsdktest.Options{})
 	cases := map[string]string{"": "echo.failed", "plain": wire.CodePluginHandlerFailed, "panic": wire.CodePluginHandlerFailed}
