@@ -1,8 +1,12 @@
+// The stdio runtime: the process entry points, the reader of the host's frames and the requests that
+// are not events (handshake, ping, stop, settings). The event runner is in stdio_events.go, the calls to
+// the host in stdio_host.go; the connection under them (frames, writer, request ids) in framing.go and
+// conn.go.
+
 package hostsdk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"plugin-host.dev/sdk-go/hostsdk/wire"
 )
@@ -95,48 +98,41 @@ func (p *Plugin) RunStdio(args []string, stdin io.Reader, stdout, stderr io.Writ
 	return rt.run()
 }
 
-type eventTask struct {
-	reqID   json.RawMessage
-	event   *wire.MessageEvent
-	handler Handler
-	ctx     *Context
-	cancel  context.CancelCauseFunc
-	due     deadline // the handler deadline
-	started bool
-	rt      *stdioRuntime
-}
-
-// expire is the handler deadline: the SDK cancels the handler's context itself.
-func (t *eventTask) expire() { t.rt.cancel(t.event.EventID, "deadline") }
-
+// stdioRuntime is one plugin process speaking protocol v2 over stdio. Its fields belong to three parts:
+// the connection (frames read by one goroutine, conn for everything written and the answers to the
+// plugin's requests), the calls to the host (stdio_host.go: token, timeout, logSlots) and the event runner
+// (stdio_events.go: limits, queue, live events, handler goroutines, deadlines). mu guards the fields
+// below it.
 type stdioRuntime struct {
 	p        *Plugin
-	frames   *frameReader
+	frames   *frameReader // read by the reader goroutine only
 	conn     *conn
 	stderr   io.Writer
 	stderrMu sync.Mutex
 	s        *session
 
-	root       context.Context
+	root       context.Context // cancelled at plugin.stop or when the host is gone: every handler's parent
 	rootCancel context.CancelCauseFunc
 	exit       chan int
 	exitOnce   sync.Once
-	logSlots   chan struct{}
-	deadlines  *deadlines // the handler deadlines
+	logSlots   chan struct{} // the log.write calls waiting for the host
+	deadlines  *deadlines    // the handler deadlines
 
-	mu            sync.Mutex
-	init          *wire.HostInitializeParams
-	timeout       time.Duration
+	mu sync.Mutex
+	// the handshake and the calls to the host
+	init    *wire.HostInitializeParams
+	timeout time.Duration
+	// the event runner
 	deadline      time.Duration
 	maxConcurrent int
 	queueCapacity int
-	started       bool
-	stopping      bool
+	started       bool // OnStart returned: events run
+	stopping      bool // plugin.stop arrived: events are refused
 	exiting       bool
 	running       int
 	queue         []*eventTask
 	live          map[string]*eventTask
-	idle          chan struct{}
+	idle          chan struct{} // closed when running reaches 0, for a waiting shutdown
 
 	// work hands an admitted event to a handler goroutine that waits for one: a goroutine stays for the
 	// next event instead of ending (its stack has grown already), and a new one starts only when none
@@ -252,47 +248,6 @@ func (rt *stdioRuntime) invalidParams(m *rpcMessage, issues []Issue) {
 	rt.conn.respondError(m.ID, wire.RPCInvalidParams, fmt.Sprintf("%s params are invalid: %s", m.Method, strings.Join(msgs, "; ")), map[string]any{"issues": issues})
 }
 
-// decodeParams checks the params of a host request against its method's schema (the message event
-// against message-event.schema.json, with event.* codes) while it fills v from them, in one pass
-// (decode.go). Omitted or null params are {}.
-func decodeParams(m *rpcMessage, v any) []Issue {
-	raw := m.Params
-	if !m.HasParams || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	if m.Method == wire.MethodEventsMessage {
-		return decodeChecked(raw, messageEventSchema(), v, "event")
-	}
-	n := methodSchema(m.Method, "params")
-	if n == nil {
-		return []Issue{{"params.field.invalid", "", m.Method + " has no params in protocol v2"}}
-	}
-	return decodeChecked(raw, n, v, "params")
-}
-
-// decodeEvent checks a message event (an HTTP body) against its schema and decodes it.
-func decodeEvent(raw []byte, v any) []Issue {
-	if !utf8.Valid(raw) {
-		return []Issue{{"event.field.invalid", "", "the event is not valid UTF-8"}}
-	}
-	if err := checkSyntax(raw); err != nil {
-		return []Issue{{"event.field.invalid", "", "the event is not JSON: " + err.Error()}}
-	}
-	return decodeChecked(raw, messageEventSchema(), v, "event")
-}
-
-// messageEventSchema is the compiled message-event.schema.json, looked up once.
-var messageEventSchema = sync.OnceValue(func() *node { return documentSchema("message-event.schema.json") })
-
-// describeIssues is the issues on one line, for error messages and logs.
-func describeIssues(issues []Issue) string {
-	lines := make([]string, len(issues))
-	for i, is := range issues {
-		lines[i] = is.Message
-	}
-	return strings.Join(lines, "; ")
-}
-
 func (rt *stdioRuntime) initialize(m *rpcMessage) bool {
 	rt.mu.Lock()
 	already := rt.init != nil
@@ -401,219 +356,6 @@ func safeLifecycle(h LifecycleHandler, ctx *Lifecycle) (err error) {
 		}
 	}()
 	return h(ctx)
-}
-
-func (rt *stdioRuntime) onEvent(m *rpcMessage) {
-	rt.mu.Lock()
-	stopping := rt.stopping
-	rt.mu.Unlock()
-	if stopping {
-		rt.conn.respondError(m.ID, wire.RPCStopping, "the plugin is stopping and takes no new events", nil)
-		return
-	}
-	var event wire.MessageEvent
-	var handler Handler
-	if m.Method == wire.MethodEventsDeliver {
-		var chat wire.ChatEvent
-		if issues := decodeParams(m, &chat); issues != nil {
-			rt.invalidParams(m, issues)
-			return
-		}
-		var envelope *wire.MessageEvent
-		if handler, envelope = rt.p.chatHandler(&chat); envelope != nil {
-			event = *envelope
-		} else {
-			event.EventID = chat.EventID
-		}
-	} else {
-		if issues := decodeParams(m, &event); issues != nil {
-			rt.invalidParams(m, issues)
-			return
-		}
-		handler = rt.p.handlerFor(&event)
-	}
-	rt.mu.Lock()
-	_, duplicate := rt.live[event.EventID]
-	rt.mu.Unlock()
-	if duplicate {
-		rt.conn.respondError(m.ID, wire.RPCInvalidParams, fmt.Sprintf("event %s is already being handled; every delivery needs its own eventId", event.EventID), nil)
-		return
-	}
-	if handler == nil {
-		// No handler takes it: the decision is known at once and holds no slot.
-		rt.conn.respond(m.ID, wire.EventAck{EventID: event.EventID, Accepted: false})
-		return
-	}
-	ctx, cancel := context.WithCancelCause(rt.root)
-	task := &eventTask{reqID: m.ID, event: &event, handler: handler, cancel: cancel, rt: rt}
-	task.due.owner = task
-	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: rt.eventLogger(event.EventID)}, event: &event}
-	rt.mu.Lock()
-	var refused bool
-	if !rt.started {
-		refused = len(rt.queue) >= rt.maxConcurrent+rt.queueCapacity
-	} else {
-		refused = rt.running >= rt.maxConcurrent || len(rt.queue) > 0
-	}
-	if refused {
-		limits := map[string]any{"maxConcurrentEvents": rt.maxConcurrent, "queueCapacity": rt.queueCapacity}
-		n := rt.maxConcurrent
-		rt.mu.Unlock()
-		cancel(nil)
-		rt.conn.respondError(m.ID, wire.RPCOverloaded, fmt.Sprintf("all %d event handler(s) are busy; event %s was refused", n, event.EventID), limits)
-		return
-	}
-	rt.live[event.EventID] = task
-	// Counted from admission, as the host counts from sending (6.5): the SDK cancels the context itself.
-	rt.deadlines.add(&task.due, rt.deadline)
-	if rt.started {
-		rt.running++
-		task.started = true
-		rt.mu.Unlock()
-		rt.dispatch(task)
-		return
-	}
-	rt.queue = append(rt.queue, task)
-	rt.mu.Unlock()
-}
-
-// pump starts the events that waited for OnStart.
-func (rt *stdioRuntime) pump() {
-	for {
-		rt.mu.Lock()
-		if !rt.started || rt.running >= rt.maxConcurrent || len(rt.queue) == 0 {
-			rt.mu.Unlock()
-			return
-		}
-		task := rt.queue[0]
-		rt.queue = rt.queue[1:]
-		rt.running++
-		task.started = true
-		rt.mu.Unlock()
-		rt.dispatch(task)
-	}
-}
-
-// dispatch runs an admitted event on a waiting handler goroutine, or on a new one when none waits.
-func (rt *stdioRuntime) dispatch(task *eventTask) {
-	select {
-	case rt.work <- task:
-	default:
-		go rt.handlerLoop(task)
-	}
-}
-
-// handlerLoop runs events until the plugin stops.
-func (rt *stdioRuntime) handlerLoop(task *eventTask) {
-	for {
-		rt.runEvent(task)
-		select {
-		case task = <-rt.work:
-		case <-rt.root.Done():
-			return
-		}
-	}
-}
-
-// runEvent runs one handler: the ACK as soon as the decision is known, events.completed after it.
-func (rt *stdioRuntime) runEvent(task *eventTask) {
-	event := task.event
-	var ackOnce sync.Once
-	ack := func(value wire.EventAck) {
-		ackOnce.Do(func() { rt.conn.respond(task.reqID, value) })
-	}
-	accept := func(intercepted bool) {
-		ack(wire.EventAck{EventID: event.EventID, Accepted: true, Intercepted: intercepted})
-	}
-	if !rt.p.intercepts {
-		accept(false)
-	}
-	task.ctx.onDecide = accept
-	started := time.Now()
-	err := runHandler(task.handler, task.ctx)
-	var perr *wire.PluginError
-	if err != nil {
-		perr = toPluginError(err)
-		rt.logLine(LevelError, fmt.Sprintf("handler for %s %s failed: %s", describeEvent(event), event.EventID, perr.Message), map[string]any{"code": perr.Code}, event.EventID)
-	}
-	decided, _ := task.ctx.decisionState()
-	declined := rt.p.intercepts && !decided && perr != nil
-	if declined {
-		ack(wire.EventAck{EventID: event.EventID, Accepted: false, Error: perr})
-		rt.finish(task, nil)
-		return
-	}
-	accept(false)
-	duration := float64(time.Since(started).Microseconds()) / 1000
-	// The slot is free before events.completed goes out: the host sends the next event as soon as it
-	// has the completion, and that event must find the slot free (Overloaded otherwise).
-	rt.finish(task, func() { rt.complete(event.EventID, perr, duration) })
-}
-
-// complete sends events.completed without waiting for the answer: the slot is free once it is queued.
-func (rt *stdioRuntime) complete(eventID string, perr *wire.PluginError, durationMs float64) {
-	token := rt.token()
-	params := wire.EventsCompletedParams{Token: token, EventID: eventID, Error: perr, DurationMs: &durationMs}
-	rt.conn.notify(wire.MethodEventsCompleted, params, rt.requestTimeout(), func(_ []byte, err error) {
-		if err != nil && !rt.conn.isClosed() {
-			rt.errorf("[warn] events.completed for %s failed: %v", eventID, err)
-		}
-	})
-}
-
-// finish frees the event's slot, then runs report (the completion), then tells a waiting stop that no
-// handler runs any more, so the report is queued before the stop flushes and exits.
-func (rt *stdioRuntime) finish(task *eventTask, report func()) {
-	rt.deadlines.stop(&task.due)
-	task.cancel(nil)
-	rt.mu.Lock()
-	delete(rt.live, task.event.EventID)
-	if task.started {
-		rt.running--
-	}
-	rt.mu.Unlock()
-	if report != nil {
-		report()
-	}
-	rt.mu.Lock()
-	if rt.running == 0 && rt.idle != nil {
-		close(rt.idle)
-		rt.idle = nil
-	}
-	rt.mu.Unlock()
-	rt.pump()
-}
-
-// cancel handles events.cancel and the handler deadline: drops a waiting event (answered Cancelled) or
-// cancels a running handler's context. False when no such event waits or runs.
-func (rt *stdioRuntime) cancel(eventID, reason string) bool {
-	rt.mu.Lock()
-	task, ok := rt.live[eventID]
-	if !ok {
-		rt.mu.Unlock()
-		return false
-	}
-	if !task.started {
-		rt.queue = slices.DeleteFunc(rt.queue, func(t *eventTask) bool { return t == task })
-		delete(rt.live, eventID)
-		rt.mu.Unlock()
-		rt.deadlines.stop(&task.due)
-		task.cancel(nil)
-		rt.conn.respondError(task.reqID, wire.RPCCancelled, fmt.Sprintf("event %s was cancelled before its handler started", eventID), nil)
-		return true
-	}
-	rt.mu.Unlock()
-	task.cancel(errEventCancelled(eventID, reason))
-	return true
-}
-
-func (rt *stdioRuntime) onCancel(m *rpcMessage) {
-	var params wire.EventsCancelParams
-	if issues := decodeParams(m, &params); issues != nil {
-		rt.invalidParams(m, issues)
-		return
-	}
-	rt.conn.respond(m.ID, wire.EventsCancelResult{Cancelled: rt.cancel(params.EventID, params.Reason)})
 }
 
 func (rt *stdioRuntime) onPing(m *rpcMessage) {
@@ -725,101 +467,4 @@ func (rt *stdioRuntime) shutdown(code int, orphan bool) {
 	rt.rootCancel(errors.New("the plugin stopped"))
 	rt.conn.flush(2 * time.Second)
 	rt.exitOnce.Do(func() { rt.exit <- code })
-}
-
-func (rt *stdioRuntime) token() string {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.init == nil {
-		return ""
-	}
-	return rt.init.Token
-}
-
-func (rt *stdioRuntime) requestTimeout() time.Duration {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.timeout
-}
-
-// The transport side of the stdio runtime.
-
-func (rt *stdioRuntime) kind() Transport { return TransportStdio }
-
-// call is messages.reply or messages.send: it waits for the host's answer unless ctx (the handler's or
-// the lifecycle's) ends first.
-func (rt *stdioRuntime) call(ctx context.Context, method string, params any, target *wire.Target) (*wire.SendResult, error) {
-	raw, err := rt.conn.request(ctx, method, params, rt.requestTimeout())
-	if err != nil {
-		return nil, hostRefusal(err, target)
-	}
-	var result wire.SendResult
-	if err := decodeInto(raw, &result); err != nil {
-		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
-	}
-	return &result, nil
-}
-
-func (rt *stdioRuntime) reply(ctx context.Context, event *wire.MessageEvent, message wire.OutgoingMessage, target wire.Target) (*wire.SendResult, error) {
-	token := rt.token()
-	if token == "" {
-		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.reply cannot be sent before host.initialize")
-	}
-	return rt.call(ctx, wire.MethodMessagesReply, wire.MessagesReplyParams{Token: token, EventID: event.EventID, Message: message}, &target)
-}
-
-func (rt *stdioRuntime) send(ctx context.Context, event *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
-	token := rt.token()
-	if token == "" {
-		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.send cannot be sent before host.initialize")
-	}
-	params := wire.MessagesSendParams{Token: token, Target: target, Message: message}
-	if event != nil {
-		params.EventID = event.EventID // the handler's event (v2.md 4.7)
-	}
-	return rt.call(ctx, wire.MethodMessagesSend, params, &target)
-}
-
-// log writes a line of the plugin's own (outside a handler): it names no event.
-func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]any) {
-	rt.logLine(level, message, fields, "")
-}
-
-// eventLogger is the Logger of one handler: every line names its event (log.write eventId, v2.md 4.5).
-func (rt *stdioRuntime) eventLogger(eventID string) *Logger {
-	return newLogger(func(level LogLevel, message string, fields map[string]any) {
-		rt.logLine(level, message, fields, eventID)
-	})
-}
-
-// logLine sends a log.write, naming eventID unless it is empty; stderr takes it when the host cannot.
-func (rt *stdioRuntime) logLine(level LogLevel, message string, fields map[string]any, eventID string) {
-	line := fmt.Sprintf("[%s] %s", level, message)
-	if len(fields) > 0 {
-		if b, err := json.Marshal(fields); err == nil {
-			line += " " + string(b)
-		}
-	}
-	token := rt.token()
-	if token == "" || rt.conn.isClosed() {
-		rt.errorf("%s", line)
-		return
-	}
-	select {
-	case rt.logSlots <- struct{}{}:
-	default:
-		rt.errorf("%s", line) // too many log lines wait for the host: keep this one on stderr
-		return
-	}
-	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields, EventID: eventID}
-	sent := rt.conn.notify(wire.MethodLogWrite, params, rt.requestTimeout(), func(_ []byte, err error) {
-		<-rt.logSlots
-		if err != nil {
-			rt.errorf("%s", line)
-		}
-	})
-	if !sent {
-		<-rt.logSlots
-		rt.errorf("%s", line)
-	}
 }

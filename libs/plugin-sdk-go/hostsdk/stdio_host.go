@@ -1,0 +1,110 @@
+// The calls of the stdio runtime to the host: messages.reply and messages.send (the transport of the
+// contexts) and log.write.
+
+package hostsdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"plugin-host.dev/sdk-go/hostsdk/wire"
+)
+
+func (rt *stdioRuntime) token() string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.init == nil {
+		return ""
+	}
+	return rt.init.Token
+}
+
+func (rt *stdioRuntime) requestTimeout() time.Duration {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.timeout
+}
+
+// The transport side of the stdio runtime.
+
+func (rt *stdioRuntime) kind() Transport { return TransportStdio }
+
+// call is messages.reply or messages.send: it waits for the host's answer unless ctx (the handler's or
+// the lifecycle's) ends first.
+func (rt *stdioRuntime) call(ctx context.Context, method string, params any, target *wire.Target) (*wire.SendResult, error) {
+	raw, err := rt.conn.request(ctx, method, params, rt.requestTimeout())
+	if err != nil {
+		return nil, hostRefusal(err, target)
+	}
+	var result wire.SendResult
+	if err := decodeInto(raw, &result); err != nil {
+		return nil, &HostCallError{Method: method, Code: wire.RPCInternalError, Message: "the host's answer is not a send result: " + err.Error()}
+	}
+	return &result, nil
+}
+
+func (rt *stdioRuntime) reply(ctx context.Context, event *wire.MessageEvent, message wire.OutgoingMessage, target wire.Target) (*wire.SendResult, error) {
+	token := rt.token()
+	if token == "" {
+		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.reply cannot be sent before host.initialize")
+	}
+	return rt.call(ctx, wire.MethodMessagesReply, wire.MessagesReplyParams{Token: token, EventID: event.EventID, Message: message}, &target)
+}
+
+func (rt *stdioRuntime) send(ctx context.Context, event *wire.MessageEvent, target wire.Target, message wire.OutgoingMessage) (*wire.SendResult, error) {
+	token := rt.token()
+	if token == "" {
+		return nil, sdkError(wire.ErrSDKNotInitialized, "messages.send cannot be sent before host.initialize")
+	}
+	params := wire.MessagesSendParams{Token: token, Target: target, Message: message}
+	if event != nil {
+		params.EventID = event.EventID // the handler's event (v2.md 4.7)
+	}
+	return rt.call(ctx, wire.MethodMessagesSend, params, &target)
+}
+
+// log writes a line of the plugin's own (outside a handler): it names no event.
+func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]any) {
+	rt.logLine(level, message, fields, "")
+}
+
+// eventLogger is the Logger of one handler: every line names its event (log.write eventId, v2.md 4.5).
+func (rt *stdioRuntime) eventLogger(eventID string) *Logger {
+	return newLogger(func(level LogLevel, message string, fields map[string]any) {
+		rt.logLine(level, message, fields, eventID)
+	})
+}
+
+// logLine sends a log.write, naming eventID unless it is empty; stderr takes it when the host cannot.
+func (rt *stdioRuntime) logLine(level LogLevel, message string, fields map[string]any, eventID string) {
+	line := fmt.Sprintf("[%s] %s", level, message)
+	if len(fields) > 0 {
+		if b, err := json.Marshal(fields); err == nil {
+			line += " " + string(b)
+		}
+	}
+	token := rt.token()
+	if token == "" || rt.conn.isClosed() {
+		rt.errorf("%s", line)
+		return
+	}
+	select {
+	case rt.logSlots <- struct{}{}:
+	default:
+		rt.errorf("%s", line) // too many log lines wait for the host: keep this one on stderr
+		return
+	}
+	params := wire.LogWriteParams{Token: token, Level: string(level), Message: message, Fields: fields, EventID: eventID}
+	sent := rt.conn.notify(wire.MethodLogWrite, params, rt.requestTimeout(), func(_ []byte, err error) {
+		<-rt.logSlots
+		if err != nil {
+			rt.errorf("%s", line)
+		}
+	})
+	if !sent {
+		<-rt.logSlots
+		rt.errorf("%s", line)
+	}
+}
