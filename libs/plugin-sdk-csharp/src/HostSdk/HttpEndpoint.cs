@@ -252,7 +252,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
                     return Error(Catalog.CodeEventInvalid, "the body is not an event of another type: " + ex.Message, issues: [(ex.Path ?? "", ex.Message)]);
                 }
                 if (chat is null) return Error(Catalog.CodeEventInvalid, "the body is not an event", issues: [("", "the body is null")]);
-                if (StdioRuntime.CheckChatEvent(chat) is { } chatFault)
+                if (EventRunner.CheckChatEvent(chat) is { } chatFault)
                     return Error(Catalog.CodeEventInvalid, "the body is not an event of another type: " + chatFault.Message, issues: [chatFault]);
                 await _started.ConfigureAwait(false);
                 if (_startError is not null)
@@ -270,7 +270,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
                     issues: [(ex.Path ?? "", ex.Message)]);
             }
             if (e is null) return Error(Catalog.CodeEventInvalid, "the body is not a message event", issues: [("", "the body is null")]);
-            if (StdioRuntime.CheckEvent(e) is { } fault) return Error(Catalog.CodeEventInvalid, "the body is not a message event: " + fault.Message, issues: [fault]);
+            if (EventRunner.CheckEvent(e) is { } fault) return Error(Catalog.CodeEventInvalid, "the body is not a message event: " + fault.Message, issues: [fault]);
             await _started.ConfigureAwait(false);
             if (_startError is not null)
                 return Error(Catalog.CodePluginStartFailed, "the plugin failed to start (OnStart threw); see its log");
@@ -311,7 +311,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         }
         catch (Exception ex)
         {
-            error = StdioRuntime.ErrorOf(ex, cts.IsCancellationRequested, e.EventId);
+            error = EventRunner.ErrorOf(ex, cts.IsCancellationRequested, e.EventId);
             var what = e.Command != null ? $"command \"{e.Command.Name}\"" : "message";
             _log("error", $"handler for {what} {e.EventId} failed: {error.Message} ({error.Code})");
         }
@@ -334,7 +334,7 @@ public sealed class HttpPluginEndpoint : IAsyncDisposable
         }
         catch (Exception ex)
         {
-            error = StdioRuntime.ErrorOf(ex, cts.IsCancellationRequested, e.EventId);
+            error = EventRunner.ErrorOf(ex, cts.IsCancellationRequested, e.EventId);
             _log("error", $"handler for {e.EventType} event {e.EventId} failed: {error.Message} ({error.Code})");
         }
         return new MessageResponse { Accepted = error is null, Intercepted = decision.Intercepted, OutboundMessages = transport.Close(), Error = error };
