@@ -1,13 +1,12 @@
-"""Specialised validity checks: each schema becomes the source of one plain Python function, built and
-compiled once on first use.
+"""The validity checks: each schema becomes the source of one plain Python function, built and compiled
+once on first use. They are the one place that decides whether a value is valid.
 
 The function answers one question, "is this value valid?", with straight-line code made for that
 schema: ``isinstance`` tests, key look-ups, and loops only where the schema has arrays or open maps. It
 builds no paths and no messages, so the common case (a valid event) costs a few microseconds. When it
-answers no, :mod:`.validation` runs its full validator on the value to say what is wrong, so the issues
-(codes, paths, messages) are those of one implementation only. The two agree on which values are valid:
-every rule below mirrors one rule of ``validation._Validator``, and a test compares them on the shared
-vectors and on many mutations of valid documents.
+answers no, :mod:`.validation` describes what is wrong: it goes only into the parts of the value that
+these checks refuse and names the rule each breaks, in the host's codes, paths and messages. A test has
+it name a reason for every refused value of the shared vectors and of many mutations of them.
 
 A second function per schema fills the schema's defaults into a value the caller owns (a payload just
 decoded from the wire), in place, instead of copying the containers around them.
@@ -92,7 +91,8 @@ def subschemas(schema: Mapping[str, Any]) -> List[Any]:
     return subs
 
 
-_NAME_KEYS = ("name", "author")
+#: The manifest keys whose strings of at most 100 characters must not be blank (see _string_lines).
+NAME_KEYS = ("name", "author")
 _MISSING = object()
 
 
@@ -111,7 +111,7 @@ class CompiledChecks:
             "_blank": _blank,
             "_WS": JS_WHITESPACE,
             "_control": CONTROL.search,
-            "_NAMES": _NAME_KEYS,
+            "_NAMES": NAME_KEYS,
             "_M": _MISSING,
             "_deepcopy": copy.deepcopy,
             "_slow_defaults": slow_defaults,
@@ -243,8 +243,8 @@ class CompiledChecks:
         minimum = schema.get("minLength")
         maximum = schema.get("maxLength")
         lines: List[str] = []
-        # Non-empty strings without a pattern must not be blank (see validation._non_blank_rule): all of
-        # them without a length limit, and with one only the manifest's name and author.
+        # Non-empty strings without a pattern must not be blank (validation's _describe_string words the
+        # fault): all of them without a length limit, and with one only the manifest's name and author.
         blank_rule = minimum == 1 and "pattern" not in schema
         if minimum is not None or maximum is not None:
             if minimum == 1 and maximum is None:
