@@ -113,6 +113,13 @@ export const EMBEDDED_SETTINGS: readonly string[] = [
   // The worker prepares each query text once (see embedded-worker.ts); a generic plan is made once and kept,
   // where PostgreSQL's default would plan the first five calls of each again and then weigh the two.
   'plan_cache_mode=force_generic_plan',
+  // Every join of the host's statements matches a batch of keys (a few rows from jsonb_to_recordset, which
+  // PostgreSQL guesses at 100) against a table's primary key. Left to costs, the planner hashes the whole table
+  // for it once the table holds a few thousand rows (host_event_replies: 28 ms a statement at 6,000 rows,
+  // against 1.9 ms through the index); with hash and merge joins priced out it walks the index, and a statement
+  // that has no other way still gets one.
+  'enable_hashjoin=off',
+  'enable_mergejoin=off',
 ];
 
 export interface EmbeddedOpenOptions {

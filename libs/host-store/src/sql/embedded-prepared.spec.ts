@@ -72,3 +72,21 @@ test('prepared statements run inside transactions and batches, which commit or r
     ]),
   ).toEqual([[{ n: 8 }], [{ c: 1 }]]);
 });
+
+test('a batch of keys joined to a large table walks its index instead of hashing the table', async () => {
+  await db().query('CREATE TABLE IF NOT EXISTS prep_big (e text, p text, n integer, o jsonb, PRIMARY KEY (e, p, n))');
+  const rows = Array.from({ length: 6000 }, (_, i) => ({ e: `ev-${i}`, p: 'plugin', n: 1 }));
+  await db().query(
+    'INSERT INTO prep_big (e, p, n) SELECT e, p, n FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, n integer) ON CONFLICT DO NOTHING',
+    [JSON.stringify(rows)],
+  );
+  const keys = JSON.stringify([{ e: 'ev-17', p: 'plugin', n: 1, o: { sent: true } }]);
+  const plan = await db().query<{ 'QUERY PLAN': string }>(
+    `EXPLAIN UPDATE prep_big b SET o = x.o FROM jsonb_to_recordset($1::jsonb) AS x(e text, p text, n integer, o jsonb)
+      WHERE b.e = x.e AND b.p = x.p AND b.n = x.n`,
+    [keys],
+  );
+  const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+  expect(text).toMatch(/Index Scan using prep_big_pkey/);
+  expect(text).not.toMatch(/Seq Scan on prep_big/);
+});
