@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -72,14 +73,17 @@ func (s *session) currentSettings() Settings {
 // when the plugin stops or loses its host.
 type Lifecycle struct {
 	context.Context
-	s   *session
-	log *Logger
+	s *session
+	// logWrite is where the lines of Log() go; the Logger itself is made at the first Log() call, so a
+	// handler that does not log costs no logger.
+	logWrite func(level LogLevel, message string, fields map[string]any)
+	logger   atomic.Pointer[Logger]
 	// settings is set for OnSettingsChanged: the new values.
 	settings Settings
 }
 
 func newLifecycle(ctx context.Context, s *session) *Lifecycle {
-	return &Lifecycle{Context: ctx, s: s, log: newLogger(s.io.log)}
+	return &Lifecycle{Context: ctx, s: s, logWrite: s.io.log}
 }
 
 // PluginID is the plugin's id.
@@ -100,7 +104,13 @@ func (c *Lifecycle) Settings() Settings {
 func (c *Lifecycle) Directories() *Directories { return c.s.directories }
 
 // Log writes to the plugin log.
-func (c *Lifecycle) Log() *Logger { return c.log }
+func (c *Lifecycle) Log() *Logger {
+	if l := c.logger.Load(); l != nil {
+		return l
+	}
+	c.logger.CompareAndSwap(nil, newLogger(c.logWrite))
+	return c.logger.Load()
+}
 
 // Group is a sender to a group (text or Markdown); it needs the messages.send permission.
 func (c *Lifecycle) Group(id string) *Sender { return c.To(wire.Target{Type: "group", ID: id}) }

@@ -159,7 +159,11 @@ func (p *Plugin) chatHandler(event *wire.ChatEvent) (Handler, *wire.MessageEvent
 		envelope.MessageReference = *event.MessageReference
 	}
 	run := func(ctx *Context) error {
-		return h(&EventContext{Lifecycle: ctx.Lifecycle, inner: ctx, event: event})
+		return h(&EventContext{
+			Lifecycle: Lifecycle{Context: ctx.Context, s: ctx.s, logWrite: ctx.logWrite, settings: ctx.settings},
+			inner:     ctx,
+			event:     event,
+		})
 	}
 	return run, envelope
 }

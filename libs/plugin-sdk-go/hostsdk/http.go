@@ -403,7 +403,7 @@ func (h *HTTPServer) process(reqCtx context.Context, event *wire.MessageEvent, h
 	collector := &outbound{}
 	s := &session{plugin: h.p, io: collector, directories: h.s.directories, settings: h.s.settings}
 	collector.logf = h.opts.Log
-	c := &Context{Lifecycle: Lifecycle{Context: ctx, s: s, log: newLogger(h.opts.Log)}, event: event}
+	c := &Context{Lifecycle: Lifecycle{Context: ctx, s: s, logWrite: h.opts.Log}, event: event}
 	err := runHandler(handler, c)
 	collector.close()
 	var perr *wire.PluginError

@@ -73,7 +73,7 @@ func (rt *stdioRuntime) onEvent(m *rpcMessage) {
 	ctx, cancel := context.WithCancelCause(rt.root)
 	task := &eventTask{reqID: m.ID, event: &event, handler: handler, cancel: cancel, rt: rt}
 	task.due.owner = task
-	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, log: rt.eventLogger(event.EventID)}, event: &event}
+	task.ctx = &Context{Lifecycle: Lifecycle{Context: ctx, s: rt.s, logWrite: rt.eventLogWriter(event.EventID)}, event: &event}
 	rt.mu.Lock()
 	var refused bool
 	if !rt.started {

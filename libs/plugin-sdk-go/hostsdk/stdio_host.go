@@ -70,11 +70,12 @@ func (rt *stdioRuntime) log(level LogLevel, message string, fields map[string]an
 	rt.logLine(level, message, fields, "")
 }
 
-// eventLogger is the Logger of one handler: every line names its event (log.write eventId, v2.md 4.5).
-func (rt *stdioRuntime) eventLogger(eventID string) *Logger {
-	return newLogger(func(level LogLevel, message string, fields map[string]any) {
+// eventLogWriter writes the lines of one handler's Logger: every line names its event (log.write eventId,
+// v2.md 4.5).
+func (rt *stdioRuntime) eventLogWriter(eventID string) func(level LogLevel, message string, fields map[string]any) {
+	return func(level LogLevel, message string, fields map[string]any) {
 		rt.logLine(level, message, fields, eventID)
-	})
+	}
 }
 
 // logLine sends a log.write, naming eventID unless it is empty; stderr takes it when the host cannot.
