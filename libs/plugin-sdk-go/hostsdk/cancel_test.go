@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,10 @@ func TestAPendingReplyReturnsWhenTheHandlersContextEnds(t *testing.T) {
 	}
 	close(release)
 	abandoned(t, err)
+	// The error names the method and why its context ended, with the code once.
+	if msg := err.Error(); !strings.Contains(msg, "messages.reply") || !strings.Contains(msg, "(deadline)") || strings.Count(msg, wire.ErrSDKEventCancelled) != 1 {
+		t.Fatalf("error text %q", msg)
+	}
 	if h.WaitCompleted(d); d.Completion == nil || d.Completion.Error == nil || d.Completion.Error.Code != wire.ErrSDKEventCancelled {
 		t.Fatalf("completion %+v", d.Completion)
 	}

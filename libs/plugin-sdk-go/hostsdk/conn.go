@@ -207,9 +207,13 @@ func (c *conn) request(ctx context.Context, method string, params any, timeout t
 // SDK_EVENT_CANCELLED that names the context's cause and wraps ctx.Err(), so errors.Is(err,
 // context.Canceled) (or context.DeadlineExceeded) holds and IsCancelled(err) is true.
 func abandonedError(ctx context.Context, method string) error {
+	why := context.Cause(ctx).Error()
+	if se, ok := context.Cause(ctx).(*SDKError); ok && se.Detail != "" {
+		why = se.Detail // the code and its help follow once, in this error's own text
+	}
 	return &SDKError{
 		Code:   wire.ErrSDKEventCancelled,
-		Detail: fmt.Sprintf("%s was abandoned: its context ended (%v)", method, context.Cause(ctx)),
+		Detail: fmt.Sprintf("%s was abandoned: its context ended (%s)", method, why),
 		Err:    ctx.Err(),
 	}
 }
