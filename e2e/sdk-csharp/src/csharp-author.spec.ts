@@ -3,12 +3,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import {
   confirmUpdate,
+  dotnetEnv,
   expectDoctorPasses,
   expectMarkdownReply,
   installAndStart,
   listeningUrl,
   replaceWithHttp,
   ROOT,
+  runToolAsync,
   say,
   startHost,
   type RunningHost,
@@ -29,28 +31,14 @@ let work: string;
 let project: string;
 let host: RunningHost;
 
-const dotnetEnv = () => ({ ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', DOTNET_SKIP_FIRST_TIME_EXPERIENCE: '1' });
-
 function run(cmd: string, args: string[], cwd: string): string {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: dotnetEnv() });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
   return `${r.stdout}${r.stderr}`;
 }
 
-/**
- * The same, without blocking the event loop: a long synchronous build would leave the admin API's keep-alive
- * socket closed by the host but not yet seen as closed, and the next request would be written into it.
- */
-function runAsync(cmd: string, args: string[], cwd: string): Promise<string> {
-  return new Promise((ok, fail) => {
-    const child = spawn(cmd, args, { cwd, env: dotnetEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.on('error', fail);
-    child.on('exit', (code) => (code === 0 ? ok(output) : fail(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${output}`))));
-  });
-}
+/** The same, without blocking the event loop (see runToolAsync). */
+const runAsync = (cmd: string, args: string[], cwd: string) => runToolAsync(cmd, args, cwd, dotnetEnv());
 
 const artifact = () => join(project, 'artifacts', `${ASSEMBLY}.zip`);
 

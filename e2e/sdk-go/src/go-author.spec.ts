@@ -6,6 +6,7 @@ import {
   confirmUpdate,
   expectDoctorPasses,
   expectMarkdownReply,
+  goPackEnv,
   installAndStart,
   listeningUrl,
   packageForm,
@@ -15,7 +16,7 @@ import {
   startHost,
   type RunningHost,
 } from '@host/e2e-support';
-import { findGo, goEnv as goToolchainEnv } from '@host/plugin-sdk-go/toolchain';
+import { findGo } from '@host/plugin-sdk-go/toolchain';
 
 // What a new Go plugin author does, against the real built host process:
 // `host-plugin init --lang go`, the project's own `go test`, `host-plugin pack`
@@ -33,7 +34,7 @@ let project: string;
 let host: RunningHost;
 let go: string;
 
-const goEnv = () => ({ ...goToolchainEnv(go), HOST_PLUGIN_GO: go });
+const goEnv = () => goPackEnv(go);
 
 function run(cmd: string, args: string[], cwd: string): string {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: goEnv() });

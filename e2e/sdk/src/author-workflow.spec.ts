@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { linkWorkspaceNodeSdk } from '@host/e2e-support';
 
 // What a new Node plugin author does, against the real built host process:
 // `host-plugin init`, build, `host-plugin pack`, upload the ZIP through the
@@ -101,8 +102,7 @@ it('init, build and pack give an installable ZIP', () => {
     /Created com\.example\.mine/,
   );
   // What `npm install` of the SDK dependency leaves in node_modules.
-  mkdirSync(join(project, 'node_modules/@host'), { recursive: true });
-  symlinkSync(join(ROOT, 'libs/plugin-sdk'), join(project, 'node_modules/@host/plugin-sdk-v2'), 'dir');
+  linkWorkspaceNodeSdk(project);
   run(process.execPath, [TSC, '-p', 'tsconfig.build.json'], project);
   expect(run(process.execPath, [CLI, 'validate'], project)).toMatch(/ok/);
   expect(run(process.execPath, [CLI, 'pack'], project)).toMatch(/sha256 [0-9a-f]{64}/);
