@@ -15,6 +15,10 @@ export const depConstraints = [
   { sourceTag: 'scope:protocol', onlyDependOnLibsWithTags: [] },
   { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared'] },
   { sourceTag: 'scope:sdk', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared', 'scope:sdk'] },
+  // owner:host marks a browser-safe library that holds the host's own contract (libs/host-errors: the admin
+  // API's, installer's, runtime's and QQ Bot's error codes), shared with the admin app. No SDK may use it, so
+  // no host code reaches an SDK's public API.
+  { sourceTag: 'scope:sdk', notDependOnLibsWithTags: ['owner:host'] },
   { sourceTag: 'scope:host', onlyDependOnLibsWithTags: ['scope:protocol', 'scope:shared', 'scope:host'] },
   // use:tools marks a host library the CLI tools may import as well: the conformance runner
   // (libs/plugin-conformance), so `host-plugin doctor` starts a plugin with the host's own
@@ -23,7 +27,7 @@ export const depConstraints = [
   { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['*'] },
   { sourceTag: 'platform:browser', onlyDependOnLibsWithTags: ['platform:browser'] },
   // Layers: a library imports only its own layer or the ones below it.
-  //   type:contract  schemas, catalogues and interfaces (protocol, messages, host-core)
+  //   type:contract  schemas, catalogues and interfaces (protocol, messages, host-errors, host-core)
   //   type:util      small helpers that hold no contract of ours (host-fs: atomic file writes, /proc)
   //   type:data      implementations of the store contracts
   //   type:engine    installer, runtime, dispatch, HTTP transport, console
@@ -93,11 +97,11 @@ export function browserImportRules(files) {
 }
 
 // host-core is the host's contract layer and a leaf: records, store and runtime interfaces, the provider
-// contract, errors. It may use @host/protocol (the wire facts below it) and npm packages that are not a web
-// framework, nothing else of ours: routing glue is host-routes', admin API shapes are admin-api's, file
+// contract, errors. It may use @host/protocol (the wire facts below it), @host/host-errors (the host's own
+// error codes, beside the wire catalogue) and npm packages that are not a web framework, nothing else of ours: routing glue is host-routes', admin API shapes are admin-api's, file
 // helpers are host-fs'. The tag rules alone would let it import the other contracts (admin-api, messages).
 const hostCoreMessage =
-  'host-core is a leaf of contracts: it may import @host/protocol and no other library of ours. Move the shared type down to @host/protocol or host-core, or put this code in the library that needs it.';
+  'host-core is a leaf of contracts: it may import @host/protocol and @host/host-errors and no other library of ours. Move the shared type down to @host/protocol or host-core, or put this code in the library that needs it.';
 const hostCoreExpressMessage = 'host-core imports no web framework: Express routing glue belongs in @host/host-routes (or @host/host-api).';
 export const hostCoreImportRules = [
   {
@@ -109,7 +113,7 @@ export const hostCoreImportRules = [
           paths: ['express', 'multer', 'body-parser'].map((name) => ({ name, message: hostCoreExpressMessage })),
           patterns: [
             { group: ['express/*', 'multer/*'], message: hostCoreExpressMessage },
-            { group: ['@host/*', '!@host/protocol', '!@host/protocol/node'], message: hostCoreMessage },
+            { group: ['@host/*', '!@host/protocol', '!@host/protocol/node', '!@host/host-errors'], message: hostCoreMessage },
           ],
         },
       ],

@@ -15,6 +15,7 @@ export default defineConfig({
     alias: {
       '@host/admin-api': lib('admin-api/src/index.ts'),
       '@host/protocol': lib('protocol/src/index.ts'),
+      '@host/host-errors': lib('host-errors/src/index.ts'),
       '@host/messages': lib('messages/src/index.ts'),
     },
   },

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@host/protocol';
+import type { HostErrorCode } from '@host/host-errors';
 import type { z } from 'zod';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
@@ -42,7 +42,7 @@ export interface RouteContract<B = unknown, Q = unknown> {
    * parameter with malformed percent-encoding apply to every route with them
    * and are added by `declaredErrorCodes`.
    */
-  errors: readonly ErrorCode[];
+  errors: readonly HostErrorCode[];
 }
 
 /** Keeps the body and query types of a contract tied to its schemas. */
@@ -51,21 +51,21 @@ export function defineContract<B = undefined, Q = undefined>(contract: RouteCont
 }
 
 /** What every route behind the admin token can answer: no credentials, or a session that ended. */
-export const AUTH_ERRORS: readonly ErrorCode[] = ['UNAUTHORIZED', 'SESSION_EXPIRED', 'AUTH_THROTTLED'];
+export const AUTH_ERRORS: readonly HostErrorCode[] = ['UNAUTHORIZED', 'SESSION_EXPIRED', 'AUTH_THROTTLED'];
 /**
  * What a state-changing route behind the admin token answers besides: a
  * session-cookie request without the session's CSRF token, or from a page of
  * another site.
  */
-export const SESSION_WRITE_ERRORS: readonly ErrorCode[] = ['CSRF_TOKEN_INVALID', 'ORIGIN_REFUSED'];
+export const SESSION_WRITE_ERRORS: readonly HostErrorCode[] = ['CSRF_TOKEN_INVALID', 'ORIGIN_REFUSED'];
 /**
  * What every route behind the admin token answers while the host's database
  * server cannot be reached (checking the session already needs it).
  */
-export const STORE_ERRORS: readonly ErrorCode[] = ['STORE_UNAVAILABLE'];
+export const STORE_ERRORS: readonly HostErrorCode[] = ['STORE_UNAVAILABLE'];
 
 /** What a route that reads a JSON body answers for one nested too deep or too wide (checked before parsing). */
-export const JSON_BODY_ERRORS: readonly ErrorCode[] = ['REQUEST_JSON_TOO_COMPLEX'];
+export const JSON_BODY_ERRORS: readonly HostErrorCode[] = ['REQUEST_JSON_TOO_COMPLEX'];
 
 /** Methods that change nothing; the others need the CSRF token with a session cookie. */
 export function isSafeMethod(method: string): boolean {
@@ -75,12 +75,12 @@ export function isSafeMethod(method: string): boolean {
 /** Every error code a route can answer with, the shared ones included. */
 export function declaredErrorCodes(
   contract: Pick<RouteContract<unknown, unknown>, 'auth' | 'errors' | 'params' | 'body'> & { method?: HttpMethod },
-): ErrorCode[] {
+): HostErrorCode[] {
   const guarded = contract.auth !== false;
-  const codes: ErrorCode[] = [
+  const codes: HostErrorCode[] = [
     ...(guarded ? AUTH_ERRORS : []),
     ...(guarded && contract.method && !isSafeMethod(contract.method) ? SESSION_WRITE_ERRORS : []),
-    ...(contract.params ? (['BAD_REQUEST'] as ErrorCode[]) : []),
+    ...(contract.params ? (['BAD_REQUEST'] as HostErrorCode[]) : []),
     ...contract.errors,
     // Every JSON body is checked before it is parsed, and behind the admin token every request may carry one.
     ...(guarded || contract.body ? JSON_BODY_ERRORS : []),

@@ -1,8 +1,8 @@
-import { ERROR_CATALOG } from '@host/protocol';
+import { HOST_ERROR_CATALOG } from '@host/host-errors';
 import { z } from 'zod';
 
-/** Every code of the error catalogue, for the schemas that carry one. */
-export const ERROR_CODES = Object.keys(ERROR_CATALOG) as [string, ...string[]];
+/** Every code of the host's error catalogue (wire codes and the host's own), for the schemas that carry one. */
+export const ERROR_CODES = Object.keys(HOST_ERROR_CATALOG) as [string, ...string[]];
 
 /** One validation problem: `{code, path, message}`. */
 export const IssueSchema = z.object({

@@ -1,4 +1,4 @@
-import { ERROR_CATALOG } from '@host/protocol';
+import { HOST_ERROR_CATALOG } from '@host/host-errors';
 import { declaredErrorCodes, matchRoute, routeKey } from './contract';
 import { ErrorBodySchema } from './errors';
 import { ADMIN_ROUTE_LIST, ADMIN_ROUTES } from './routes';
@@ -23,7 +23,7 @@ describe('admin API route contracts', () => {
   });
 
   it.each(ADMIN_ROUTE_LIST.map((c) => [routeKey(c), c] as const))('%s: declares only catalogue codes', (_key, c) => {
-    for (const code of declaredErrorCodes(c)) expect(Object.keys(ERROR_CATALOG)).toContain(code);
+    for (const code of declaredErrorCodes(c)) expect(Object.keys(HOST_ERROR_CATALOG)).toContain(code);
   });
 
   it.each(ADMIN_ROUTE_LIST.map((c) => [routeKey(c), c] as const))('%s: declares BAD_REQUEST when it validates input', (_key, c) => {

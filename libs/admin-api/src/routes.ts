@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@host/protocol';
+import type { HostErrorCode } from '@host/host-errors';
 import {
   ConsoleChatEventRequestSchema,
   ConsoleEventsQuerySchema,
@@ -56,7 +56,7 @@ const PLUGIN_PARAM = { pluginId: 'The plugin id, for example com.example.echo.' 
 const PENDING_PARAM = { id: 'Pending update id from the UPDATE_CONFIRMATION_REQUIRED answer.' };
 
 /** Why a stdio plugin process did not start (the runtime's start failures). */
-const START_ERRORS: ErrorCode[] = [
+const START_ERRORS: HostErrorCode[] = [
   'PLUGIN_START_FAILED',
   'PLUGIN_START_TIMEOUT',
   'PLUGIN_COMMAND_NOT_FOUND',
@@ -66,7 +66,7 @@ const START_ERRORS: ErrorCode[] = [
 ];
 
 /** Why fetching an HTTP plugin's manifest failed, at registration and refresh. */
-const MANIFEST_FETCH_ERRORS: ErrorCode[] = [
+const MANIFEST_FETCH_ERRORS: HostErrorCode[] = [
   'REGISTRATION_ADDRESS_REFUSED',
   'REGISTRATION_UNREACHABLE',
   'REGISTRATION_TIMEOUT',
@@ -82,7 +82,7 @@ const MANIFEST_FETCH_ERRORS: ErrorCode[] = [
 ];
 
 /** Why a package archive or its manifest was refused. */
-const PACKAGE_ERRORS: ErrorCode[] = [
+const PACKAGE_ERRORS: HostErrorCode[] = [
   'INSTALL_NOT_A_ZIP',
   'INSTALL_ENCRYPTED_ENTRY',
   'INSTALL_UNSUPPORTED_COMPRESSION',

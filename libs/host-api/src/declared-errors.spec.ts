@@ -3,7 +3,7 @@ import { HostError, hostPaths, type PluginRuntime } from '@host/host-core';
 import { PluginInstaller } from '@host/host-installer';
 import { createUnavailableRuntime, testManifest, testPackage } from '@host/host-installer/testing';
 import { FilePendingUpdateStore, FileSettingsStore, JsonRegistryStore } from '@host/host-store';
-import { ERROR_CATALOG } from '@host/protocol';
+import { HOST_ERROR_CATALOG } from '@host/host-errors';
 import type { Express } from 'express';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,7 +76,7 @@ describe('declared error codes', () => {
       code: expectedCode,
       declared: true,
     });
-    expect(res.status).toBe((ERROR_CATALOG[expectedCode as keyof typeof ERROR_CATALOG] as { status?: number }).status ?? 400);
+    expect(res.status).toBe((HOST_ERROR_CATALOG[expectedCode as keyof typeof HOST_ERROR_CATALOG] as { status?: number }).status ?? 400);
   }
 
   it('unknown plugins: PLUGIN_NOT_FOUND', async () => {

@@ -1,5 +1,5 @@
 import { declaredErrorCodes, ErrorBodySchema, SESSION_COOKIE, type RouteContract } from '@host/admin-api';
-import { ERROR_CATALOG, type ErrorCode } from '@host/protocol';
+import { HOST_ERROR_CATALOG, type HostErrorCode } from '@host/host-errors';
 import { z } from 'zod';
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -10,8 +10,8 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return rest;
 }
 
-function statusOf(code: ErrorCode): number {
-  return (ERROR_CATALOG[code] as { status?: number }).status ?? 400;
+function statusOf(code: HostErrorCode): number {
+  return (HOST_ERROR_CATALOG[code] as { status?: number }).status ?? 400;
 }
 
 /**
@@ -76,11 +76,11 @@ export function buildOpenApiDocument(
       };
     }
     const errors = declaredErrorCodes(r);
-    const byStatus = new Map<number, ErrorCode[]>();
+    const byStatus = new Map<number, HostErrorCode[]>();
     for (const code of errors) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[String(status)] = {
-        description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOG[c].message}`).join('\n\n'),
+        description: codes.map((c) => `\`${c}\`: ${HOST_ERROR_CATALOG[c].message}`).join('\n\n'),
         content: { 'application/json': { schema: { ...errorBody, 'x-error-codes': codes } } },
       };
     }

@@ -1,4 +1,5 @@
-import { ERROR_CATALOG, type ErrorCode, type ValidationIssue } from '@host/protocol';
+import { HOST_ERROR_CATALOG, type HostErrorCode } from '@host/host-errors';
+import type { ValidationIssue } from '@host/protocol';
 
 /**
  * Specifics of an error: always an object, never a bare array. Validation
@@ -8,17 +9,17 @@ import { ERROR_CATALOG, type ErrorCode, type ValidationIssue } from '@host/proto
 export type ErrorDetails = { readonly issues?: readonly ValidationIssue[]; readonly [key: string]: unknown };
 
 /**
- * A failure a user can act on, with a stable code from the protocol's error
- * catalogue. The admin API turns it into
+ * A failure a user can act on, with a stable code from the host's error
+ * catalogue (the protocol's wire codes and the host's own, @host/host-errors). The admin API turns it into
  * `{"error": {"code", "message", "details"}}` with the catalogue's status.
  */
 export class HostError extends Error {
-  readonly code: ErrorCode;
+  readonly code: HostErrorCode;
   readonly status: number;
   readonly details?: ErrorDetails;
 
-  constructor(code: ErrorCode, message?: string, details?: ErrorDetails) {
-    const info = ERROR_CATALOG[code] as { status?: number; message: string };
+  constructor(code: HostErrorCode, message?: string, details?: ErrorDetails) {
+    const info = HOST_ERROR_CATALOG[code] as { status?: number; message: string };
     super(message ?? info.message);
     this.name = 'HostError';
     this.code = code;
@@ -26,7 +27,7 @@ export class HostError extends Error {
     this.details = details;
   }
 
-  toJSON(): { code: ErrorCode; message: string; details?: ErrorDetails } {
+  toJSON(): { code: HostErrorCode; message: string; details?: ErrorDetails } {
     return { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) };
   }
 }

@@ -1,4 +1,4 @@
-import { ERROR_CATALOG } from '@host/protocol';
+import { API_ERRORS } from '@host/host-errors';
 import { HostError } from './errors';
 
 /** Whether the host's store answers, as far as it knows. */
@@ -24,7 +24,7 @@ export interface StoreAvailability {
 
 /** The admin API's answer while the store cannot be reached: 503 STORE_UNAVAILABLE with since when and why. */
 export function storeUnavailable(state: StoreAvailabilityState): HostError {
-  const message = `${ERROR_CATALOG.STORE_UNAVAILABLE.message}${state.reason ? ` The last attempt found: ${state.reason}.` : ''}`;
+  const message = `${API_ERRORS.STORE_UNAVAILABLE.message}${state.reason ? ` The last attempt found: ${state.reason}.` : ''}`;
   return new HostError('STORE_UNAVAILABLE', message, {
     ...(state.since ? { since: state.since } : {}),
     ...(state.reason ? { reason: state.reason } : {}),

@@ -9,8 +9,8 @@ import {
   parseHttpManifest,
   parseJsonWithin,
   type HttpManifest,
-  type RegistrationErrorCode,
 } from '@host/protocol';
+import type { RegistrationErrorCode } from '@host/host-errors';
 import { DEFAULT_ADDRESS_POLICY, type AddressPolicy } from './address-policy';
 import { parseBaseUrl } from './base-url';
 import { exchange } from './exchange';

@@ -15,7 +15,7 @@ import {
 import { errorHandler } from '@host/host-routes';
 import type { StdioPluginRecord } from '@host/host-core';
 import { JsonRegistryStore } from '@host/host-store';
-import { ERROR_CATALOG } from '@host/protocol';
+import { HOST_ERROR_CATALOG, REGISTRATION_ERRORS } from '@host/host-errors';
 import { HttpPluginRegistry } from './registry';
 import { createHttpRegistrationRouter, httpRegistrationRoutes } from './router';
 import { manifest, sendJson, startServer, type TestServer } from './test-servers';
@@ -63,7 +63,7 @@ function expectDeclared(res: request.Response, contract: RouteContract, code: st
     code,
     declared: true,
   });
-  expect(res.status).toBe((ERROR_CATALOG[code as keyof typeof ERROR_CATALOG] as { status?: number }).status ?? 400);
+  expect(res.status).toBe((HOST_ERROR_CATALOG[code as keyof typeof HOST_ERROR_CATALOG] as { status?: number }).status ?? 400);
 }
 
 describe('HTTP registration routes', () => {
@@ -80,7 +80,7 @@ describe('HTTP registration routes', () => {
   });
 
   it('declare every registration code of the catalogue that a manifest fetch can end with', () => {
-    const registration = Object.keys(ERROR_CATALOG).filter((c) => c.startsWith('REGISTRATION_'));
+    const registration = Object.keys(REGISTRATION_ERRORS);
     expect(ADMIN_ROUTES.registerHttpPlugin.errors).toEqual(expect.arrayContaining(registration));
     const refreshable = registration.filter(
       (c) => !['REGISTRATION_URL_INVALID', 'REGISTRATION_URL_CREDENTIALS', 'REGISTRATION_ID_TAKEN'].includes(c),

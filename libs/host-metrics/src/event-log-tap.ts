@@ -1,5 +1,5 @@
 import type { DeliveryRecord, EventLogUpdate, EventRecord } from '@host/host-dispatch';
-import { isErrorCode } from '@host/protocol';
+import { isHostErrorCode } from '@host/host-errors';
 import type { HostFamilies } from './families';
 import { STATS_OUTCOMES, type StatsOutcome, type StatsRing } from './stats-ring';
 
@@ -12,7 +12,7 @@ const FINAL_OUTCOMES: ReadonlySet<string> = new Set(STATS_OUTCOMES);
 
 /** A label value of an error code: a code of the catalogue as it is, anything else (a plugin's own code) `other`. */
 export function codeLabel(code: string): string {
-  return isErrorCode(code) ? code : 'other';
+  return isHostErrorCode(code) ? code : 'other';
 }
 
 /**

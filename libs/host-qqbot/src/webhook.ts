@@ -1,6 +1,7 @@
 import type { QqBotLastEvent } from '@host/admin-api';
 import { HostError } from '@host/host-core';
-import { EVENT_JSON_SHAPE_LIMITS, parseJsonWithin, type MessageEvent, type QqBotErrorCode } from '@host/protocol';
+import type { QqBotErrorCode } from '@host/host-errors';
+import { EVENT_JSON_SHAPE_LIMITS, parseJsonWithin, type MessageEvent } from '@host/protocol';
 import type { QqBotAccount, QqBotAccounts } from './accounts';
 import { DEFAULT_REPLY_WINDOWS, mapDispatch, SUPPORTED_EVENT_TYPES, type ReplyWindows } from './event-mapping';
 import { replayKeys } from './replay-guard';

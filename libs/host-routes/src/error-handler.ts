@@ -1,5 +1,6 @@
 import { HostError, invalidRequest, toErrorDetails } from '@host/host-core';
-import { ERROR_CATALOG, toValidationIssues } from '@host/protocol';
+import { isHostErrorCode, type HostErrorCode } from '@host/host-errors';
+import { toValidationIssues } from '@host/protocol';
 import type { ErrorRequestHandler } from 'express';
 import { JSON_TOO_COMPLEX_TYPE } from './json-body';
 import { z } from 'zod';
@@ -46,9 +47,9 @@ export function errorHandler(options: { maxUploadBytes?: number; log?: (message:
       e = new HostError('BAD_REQUEST', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
     } else if (h?.type === 'entity.too.large') {
       e = new HostError('BAD_REQUEST', 'The JSON body is too large (the admin API takes at most 1 MiB).');
-    } else if (typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code in ERROR_CATALOG) {
+    } else if (typeof (err as { code?: unknown })?.code === 'string' && isHostErrorCode((err as { code: string }).code)) {
       // HostError-shaped errors from other libraries (same catalogue, different class instance).
-      const x = err as { code: keyof typeof ERROR_CATALOG; message: string; details?: unknown };
+      const x = err as { code: HostErrorCode; message: string; details?: unknown };
       e = new HostError(x.code, x.message, toErrorDetails(x.details));
     } else {
       options.log?.(`unexpected error: ${(err as Error)?.stack ?? String(err)}`);

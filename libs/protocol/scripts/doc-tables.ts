@@ -11,8 +11,13 @@ import {
   SDK_SHARED_ERRORS,
   PACK_ERRORS,
   SemVer,
+  errorTable,
+  errorTables,
+  markdownTable,
   type ErrorInfo,
 } from '../src/index';
+
+export { applyBlocks } from '../src/index';
 
 /**
  * The tables of docs/protocol/v2.md that restate code: field tables from the
@@ -33,14 +38,9 @@ export interface DocSources {
   capabilitiesSource: string;
 }
 
-const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const code = (s: string): string => '`' + s + '`';
 
-function table(head: string[], rows: string[][]): string {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join(
-    '\n',
-  );
-}
+const table = markdownTable;
 
 // ---- field tables from JSON Schema ----
 
@@ -226,18 +226,13 @@ function constantsTable(name: string, values: Record<string, number>, source: st
 const GROUP_TITLES: Record<keyof typeof ERROR_FAMILIES, string> = {
   MESSAGE_ERRORS: 'Outgoing messages (`message.*`)',
   DELIVERY_ERRORS: 'Event delivery to stdio plugins (`delivery.*`)',
-  RUNTIME_ERRORS: 'Starting a stdio plugin',
   MANIFEST_ERRORS: 'Manifest validation (`manifest.*`)',
   FIELD_ISSUE_ERRORS: 'Field issues of other validated documents (`<domain>.field.*`)',
   FRAMING_ERRORS: 'stdio framing (`framing.*`)',
-  INSTALL_ERRORS: 'Installing and updating packages',
-  REGISTRATION_ERRORS: 'Registering HTTP plugins',
   HTTP_DELIVERY_ERRORS: 'Delivery to HTTP plugins (`http.*`)',
   SIGNATURE_ERRORS: 'Signature checks of an HTTP plugin (`signature.*`)',
   PLUGIN_HTTP_ERRORS: 'Other answers of an HTTP plugin endpoint',
   HANDLER_ERRORS: 'Handler failures an SDK reports',
-  API_ERRORS: 'Admin API',
-  QQBOT_ERRORS: 'QQ Bot webhook and accounts (`QQBOT_*`)',
 };
 
 /** The families of ERROR_CATALOG with their titles, in the order the spec lists them. */
@@ -245,19 +240,11 @@ export function errorGroups(): [string, Record<string, ErrorInfo>][] {
   return Object.entries(ERROR_FAMILIES).map(([name, group]) => [GROUP_TITLES[name as keyof typeof ERROR_FAMILIES], group]);
 }
 
-function errorTable(group: Record<string, ErrorInfo>): string {
-  const withStatus = Object.values(group).some((i) => i.status !== undefined);
-  const rows = Object.entries(group).map(([c, info]) =>
-    withStatus ? [code(c), String(info.status ?? ''), info.message] : [code(c), info.message],
-  );
-  return table(withStatus ? ['code', 'HTTP status', 'what it means and what to do'] : ['code', 'what it means and what to do'], rows);
-}
-
-function errorTables(): string {
-  return errorGroups()
-    .map(([title, group]) => `#### ${title}\n\n${errorTable(group)}`)
-    .join('\n\n');
-}
+/**
+ * The generated blocks of docs/protocol/v2.md and docs/troubleshooting.md that the host's catalogue
+ * (@host/host-errors, `npx nx run host-errors:docs`) writes; the protocol's generator leaves them alone.
+ */
+export const HOST_BLOCKS = ['host-error-catalog', 'troubleshooting:host-codes'] as const;
 
 // ---- the blocks ----
 
@@ -324,7 +311,7 @@ export function generatedBlocks(src: DocSources): Record<string, string> {
       ['code', 'name', 'meaning and fix'],
       Object.entries(RpcErrorCode).map(([name, value]) => [String(value), code(name), RPC_ERROR_HELP[name as keyof typeof RpcErrorCode]]),
     ),
-    'error-catalog': errorTables(),
+    'error-catalog': errorTables(errorGroups()),
     'sdk-error-catalog': errorTable(SDK_SHARED_ERRORS),
     'pack-error-catalog': errorTable(PACK_ERRORS),
     limits: [
@@ -335,28 +322,4 @@ export function generatedBlocks(src: DocSources): Record<string, string> {
   };
   for (const [name, schemas] of Object.entries(methods)) blocks[`method:${name}`] = methodBlock(name, schemas);
   return blocks;
-}
-
-const MARKER = /<!-- BEGIN GENERATED ([\w:.-]+) -->\n[\s\S]*?<!-- END GENERATED \1 -->/g;
-
-/**
- * Rewrites every generated block of `doc`. Throws when a block has no place
- * in the document or the document has a block nobody generates, so a new
- * method or table cannot be forgotten.
- */
-export function applyBlocks(doc: string, blocks: Record<string, string>, docName = 'v2.md'): string {
-  const seen = new Set<string>();
-  const text = doc.replace(MARKER, (_all, name: string) => {
-    const body = blocks[name];
-    if (body === undefined) throw new Error(`${docName} has a generated block "${name}" that nothing generates; remove its markers`);
-    seen.add(name);
-    return `<!-- BEGIN GENERATED ${name} -->\n${body}\n<!-- END GENERATED ${name} -->`;
-  });
-  const missing = Object.keys(blocks).filter((n) => !seen.has(n));
-  if (missing.length) {
-    throw new Error(
-      `${docName} lacks generated blocks ${missing.join(', ')}: add "<!-- BEGIN GENERATED name -->" and "<!-- END GENERATED name -->" lines where they belong`,
-    );
-  }
-  return text;
 }

@@ -1,12 +1,14 @@
-import { PACK_ERRORS, RPC_ERROR_HELP, RpcErrorCode, SDK_SHARED_ERRORS, type ErrorInfo } from '../src/index';
+import { PACK_ERRORS, RPC_ERROR_HELP, RpcErrorCode, SDK_SHARED_ERRORS, troubleshootingEntries, type ErrorInfo } from '../src/index';
 import { errorGroups } from './doc-tables';
 
 /**
- * The generated part of docs/troubleshooting.md: every code of the error catalogue (ERROR_CATALOG by
- * family, then SDK_SHARED_ERRORS and PACK_ERRORS) with what it means and what to do (its message), its likely causes and
- * the longer fix where the catalogue has them, and the JSON-RPC codes. The catalogue is the one source:
- * a cause or fix is written in the code's entry (`causes`, `fix` of defineErrors), never only here.
- * `npx nx run protocol:docs` rewrites it and a test fails when the committed page is stale.
+ * The generated part of docs/troubleshooting.md that the protocol owns: every code of the wire catalogue
+ * (ERROR_CATALOG by family, then SDK_SHARED_ERRORS and PACK_ERRORS) with what it means and what to do (its
+ * message), its likely causes and the longer fix where the catalogue has them, and the JSON-RPC codes. The
+ * host's own codes are the block troubleshooting:host-codes, written by `npx nx run host-errors:docs`. The
+ * catalogue is the one source: a cause or fix is written in the code's entry (`causes`, `fix` of
+ * defineErrors), never only here. `npx nx run protocol:docs` rewrites it and a test fails when the committed
+ * page is stale.
  */
 export function troubleshootingBlocks(): Record<string, string> {
   const families: [string, Record<string, ErrorInfo>][] = [
@@ -14,16 +16,6 @@ export function troubleshootingBlocks(): Record<string, string> {
     ['SDK errors, raised inside a plugin by its SDK (`SDK_*`)', SDK_SHARED_ERRORS],
     ['Packaging errors, reported by every packer (`PACK_*`)', PACK_ERRORS],
   ];
-  const entry = (code: string, info: ErrorInfo): string => {
-    const out = [`#### \`${code}\``, '', `${info.status !== undefined ? `HTTP ${info.status}. ` : ''}${info.message}`];
-    if (info.causes) out.push('', `**Likely causes.** ${info.causes}`);
-    if (info.fix) out.push('', `**Fix.** ${info.fix}`);
-    return out.join('\n');
-  };
-  const index = families
-    .map(([title, group]) => `- ${title}: ${Object.keys(group).length} code${Object.keys(group).length === 1 ? '' : 's'}`)
-    .join('\n');
-  const body = families.map(([title, group]) => [`### ${title}`, ...Object.entries(group).map(([c, i]) => entry(c, i))].join('\n\n'));
   const rpc = [
     '### JSON-RPC errors (stdio)',
     '',
@@ -35,5 +27,5 @@ export function troubleshootingBlocks(): Record<string, string> {
       ([name, value]) => `| ${value} | \`${name}\` | ${RPC_ERROR_HELP[name as keyof typeof RpcErrorCode]} |`,
     ),
   ].join('\n');
-  return { 'troubleshooting:codes': [index, ...body, rpc].join('\n\n') };
+  return { 'troubleshooting:codes': [...troubleshootingEntries(families), rpc].join('\n\n') };
 }

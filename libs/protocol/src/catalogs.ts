@@ -32,7 +32,7 @@ export function buildCatalogs(): Record<string, object> {
   return {
     ...file(
       'error-codes.json',
-      'Stable string error codes by family, with the HTTP status where the admin API answers with one and the message that says what to do.',
+      'Stable string error codes a plugin can meet, by family, with the HTTP status where a plugin HTTP endpoint answers with one and the message that says what to do. The host keeps its own codes (admin API, installer, QQ Bot) out of this catalogue.',
       {
         families,
       },

@@ -58,6 +58,10 @@ describe('ERROR_CATALOG', () => {
     expect(codes.sort()).toEqual(Object.keys(ERROR_CATALOG).sort());
   });
 
+  it('holds only dotted lowercase codes (UPPER_SNAKE codes are the host catalogue, the SDK catalogue or the packers)', () => {
+    expect(Object.keys(ERROR_CATALOG).filter((c) => !/^[a-z]/.test(c))).toEqual([]);
+  });
+
   it('shares no code with the SDK catalogue', () => {
     expect(Object.keys(SDK_SHARED_ERRORS).filter(isErrorCode)).toEqual([]);
   });

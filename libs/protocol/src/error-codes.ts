@@ -1,11 +1,14 @@
 /**
- * The error catalogue: every stable string error code, in families of one
- * entry format. Codes that travel inside plugin-facing payloads (messages,
- * manifest validation, framing, HTTP plugin answers) are dotted lowercase;
- * admin API codes and local SDK and CLI codes are UPPER_SNAKE. Every code has
+ * The wire error catalogue: every stable string error code a plugin can meet,
+ * in families of one entry format. Codes that travel inside plugin-facing
+ * payloads (messages, manifest validation, framing, HTTP plugin answers) are
+ * dotted lowercase; local SDK and packer codes are UPPER_SNAKE. Every code has
  * a message that says what is wrong and what to do; docs/protocol/v2.md lists
- * every code of ERROR_CATALOG and SDK_SHARED_ERRORS, and a test checks the
- * page against the catalogue in both directions.
+ * every code of ERROR_CATALOG, SDK_SHARED_ERRORS and PACK_ERRORS, and a test
+ * checks the page against the catalogue in both directions. The host's own
+ * codes (installer, runtime, HTTP registration, admin API, QQ Bot) are written
+ * with defineErrors in @host/host-errors, beside this catalogue, and never
+ * reach an SDK.
  */
 export interface ErrorInfo {
   /**
@@ -291,61 +294,6 @@ export const DELIVERY_ERRORS = defineErrors({
   },
 });
 
-/** Why a stdio plugin did not start or stopped running. */
-export const RUNTIME_ERRORS = defineErrors({
-  PLUGIN_START_FAILED: {
-    status: 422,
-    message:
-      'The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.',
-    causes:
-      'A missing dependency (ModuleNotFoundError, Cannot find module), a syntax error, a missing configuration value, an SDK definition error (a command without a handler), or a module the package does not ship that Node.js found above the package folder. The message quotes the first error line of stderr and its last lines; the full stack is in the plugin log. A Node.js plugin whose manifest lacks --host-stdio exits with code 2.',
-    fix: 'Package the dependencies (node_modules, the vendored host_sdk_v2) with the SDK\'s packer, declare every imported module in dependencies, and add "--host-stdio" to transport.stdio.args.',
-  },
-  PLUGIN_START_TIMEOUT: {
-    status: 422,
-    message:
-      'The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.',
-    causes:
-      '--host-stdio is missing from transport.stdio.args, so the plugin printed its help and waits; or the plugin does not read requests from stdin; or its start is very slow (a large import, a network call before the handshake).',
-    fix: "Add the argument, use the SDK's run function, and do slow setup in the start hook, after the handshake.",
-  },
-  PLUGIN_COMMAND_NOT_FOUND: {
-    status: 422,
-    message:
-      'The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.',
-    causes:
-      'The runtime (node, python3, dotnet) is not installed on the host machine or not on the PATH the host runs with, or a packaged executable lost its executable bit or was built for another system.',
-    fix: 'Install the runtime for the user the host runs as, or ship a compiled executable (Go: never go run).',
-  },
-  PLUGIN_ISOLATION_FAILED: {
-    status: 422,
-    message:
-      'The host could not give the plugin its own user, sandbox or limits, so it did not start it. The message names the step that failed; see the isolation section of docs/operator/security.md.',
-    causes:
-      "The plugin's user cannot reach its package folder (a parent folder of the data directory is not searchable by other users, mode 0700), the cgroup or the uid range is no longer writable or free, or a helper (setpriv, prlimit, bwrap) was removed after the host started.",
-    fix: 'Make the parents of the data directory searchable (chmod o+x), keep HOST_PLUGIN_UID_RANGE free of other users, or choose a weaker mode with HOST_PLUGIN_ISOLATION and restart the host.',
-  },
-  PLUGIN_WORKDIR_INVALID: {
-    status: 422,
-    message: 'transport.stdio.workingDirectory is not a folder inside the package. Use "." or a folder inside the package.',
-  },
-  PLUGIN_HANDSHAKE_INVALID: {
-    status: 422,
-    message:
-      'The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.',
-    causes:
-      'The code and the manifest disagree on pluginId (a copied plugin with an old id), or the plugin was built with an SDK for another protocol version.',
-    fix: 'Make the ids equal and rebuild with an SDK for protocol 2.',
-  },
-  PLUGIN_STDOUT_POLLUTION: {
-    status: 422,
-    message: 'The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.',
-    causes:
-      'A print, console.log or fmt.Println that runs before the SDK redirects stdout, or a library that logs to stdout. During the handshake the plugin fails; while running it counts as a crash (restartPending, then failed when the crash budget is spent).',
-    fix: "Import the SDK first, log with the SDK's logger or to stderr.",
-  },
-});
-
 export const MANIFEST_ERRORS = defineErrors({
   'manifest.json.invalid': { message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.' },
   'manifest.json.too_complex': {
@@ -406,261 +354,6 @@ export const FRAMING_ERRORS = defineErrors({
   },
   'framing.message.invalid': {
     message: 'The payload is not a JSON-RPC 2.0 message. Include "jsonrpc": "2.0" and a method or a result/error.',
-  },
-});
-
-export const INSTALL_ERRORS = defineErrors({
-  INSTALL_NO_FILE: { status: 400, message: 'No package was uploaded. Send the ZIP as multipart/form-data in the field "package".' },
-  INSTALL_UPLOAD_TOO_LARGE: {
-    status: 413,
-    message: 'The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.',
-    causes: 'node_modules with dev dependencies, tests or caches in the package.',
-    fix: 'Install production dependencies only (npm ci --omit=dev) and leave out __pycache__ and build caches; the SDK packers do.',
-  },
-  INSTALL_UPLOADS_BUSY: {
-    status: 503,
-    message: 'The host is receiving as many packages as it takes at once. Retry after the seconds in Retry-After.',
-  },
-  INSTALL_NOT_A_ZIP: {
-    status: 400,
-    message: 'The upload is not a readable ZIP archive. Build the package with the packer (host-plugin pack) or any zip tool.',
-  },
-  INSTALL_ENCRYPTED_ENTRY: { status: 422, message: 'The archive has encrypted entries. Build the package without a password.' },
-  INSTALL_UNSUPPORTED_COMPRESSION: {
-    status: 422,
-    message: 'An entry uses a compression method other than stored or deflate. Re-create the ZIP with deflate.',
-  },
-  INSTALL_PATH_TRAVERSAL: {
-    status: 422,
-    message: 'An archive entry climbs out of the package with "..". Re-create the ZIP from inside the package folder.',
-    causes: 'A ZIP made by a tool that stores paths relative to a parent folder, or a crafted archive.',
-  },
-  INSTALL_ABSOLUTE_PATH: {
-    status: 422,
-    message: 'An archive entry has an absolute path or a drive letter. Re-create the ZIP with relative paths.',
-  },
-  INSTALL_BACKSLASH_PATH: {
-    status: 422,
-    message: 'An archive entry uses backslashes. Re-create the ZIP with a tool that writes "/" separators.',
-  },
-  INSTALL_INVALID_ENTRY_NAME: { status: 422, message: 'An archive entry name is empty or has control characters. Rename the file.' },
-  INSTALL_LINK_ENTRY: {
-    status: 422,
-    message: 'The archive holds a symbolic or hard link. Replace links with the files they point to.',
-    causes: 'node_modules/.bin links, or a package folder with symbolic links, zipped with a tool that keeps links.',
-    fix: "Replace links with real files, or pack with the SDK's packer, which leaves links out.",
-  },
-  INSTALL_SPECIAL_ENTRY: {
-    status: 422,
-    message: 'The archive holds a device, FIFO or socket entry. Package regular files and folders only.',
-  },
-  INSTALL_DUPLICATE_ENTRY: { status: 422, message: 'Two archive entries have the same path. Re-create the ZIP so each file appears once.' },
-  INSTALL_CASE_COLLISION: {
-    status: 422,
-    message: 'Two entries differ only in letter case and would collide on some systems. Rename one of them.',
-    causes: 'Two files such as README.md and readme.md, made on a case-sensitive system.',
-  },
-  INSTALL_TOO_MANY_ENTRIES: {
-    status: 422,
-    message: 'The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).',
-    causes: 'node_modules with dev dependencies, or a virtual environment zipped with the plugin.',
-    fix: "Pack with the SDK's packer, which copies the production dependencies only.",
-  },
-  INSTALL_TOO_LARGE_UNPACKED: {
-    status: 422,
-    message: 'The unpacked package is larger than the host allows. Remove unneeded files.',
-    causes: 'Dev dependencies, caches or data files in the package.',
-  },
-  INSTALL_COMPRESSION_RATIO: {
-    status: 422,
-    message: 'An entry expands far more than real files do (a zip bomb guard). Package ordinary files.',
-  },
-  INSTALL_ZIP_AMBIGUOUS: {
-    status: 422,
-    message:
-      'The archive can be read in more than one way, so zip tools would disagree on what it holds (a second end record in its comment, bytes between its central directory and its end record, conflicting ZIP64 records). Re-create the ZIP with an ordinary zip tool.',
-    causes: 'A crafted archive, or one that a tool appended to or edited in place.',
-  },
-  INSTALL_OVERLAPPING_ENTRIES: {
-    status: 422,
-    message:
-      'Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.',
-  },
-  INSTALL_MANIFEST_MISSING: {
-    status: 422,
-    message: 'No manifest.json at the archive root or in a single top-level folder named by the plugin id.',
-    causes: 'The ZIP has an extra folder level (a folder of a folder), or the manifest was left out.',
-    fix: 'Zip the contents of the package folder, or one folder named exactly like the pluginId. The SDK packers do this for you.',
-  },
-  INSTALL_LAYOUT_AMBIGUOUS: {
-    status: 422,
-    message:
-      'The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.',
-    causes: 'Files sit beside the package folder in the ZIP, often a README or a second build folder.',
-    fix: 'Put everything inside one folder or at the root.',
-  },
-  INSTALL_FOLDER_MISMATCH: {
-    status: 422,
-    message: 'The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.',
-    causes: 'The single top-level folder is named after the project (my-plugin) instead of the pluginId.',
-    fix: 'Rename the folder to the pluginId, or zip the files at the root.',
-  },
-  INSTALL_MANIFEST_INVALID_JSON: {
-    status: 422,
-    message: 'manifest.json is not valid JSON. Fix the syntax error at the reported position.',
-    causes: 'A trailing comma, a comment or an unquoted key; the message gives the position.',
-  },
-  INSTALL_MANIFEST_INVALID: {
-    status: 422,
-    message: 'manifest.json does not follow protocol v2. details.issues lists each field and the fix.',
-    causes:
-      'Missing required fields (sdkVersion and eventSubscriptions are often forgotten), a misspelt field (unknown fields are refused), a pluginId with capitals. details.issues lists every field as {code, path, message}.',
-    fix: 'Add "$schema": "./node_modules/@host/plugin-sdk-v2/schema/manifest.schema.json" to see these in your editor, and run host-plugin validate before packing.',
-  },
-  INSTALL_TRANSPORT_UNSUPPORTED: {
-    status: 422,
-    message: 'Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use "Register HTTP plugin" with its base URL.',
-    causes: "The manifest is an HTTP plugin's, or transport.type is misspelt.",
-    fix: 'HTTP plugins are not uploaded: deploy the service and register its base URL (Register HTTP plugin, POST /api/plugins/http).',
-  },
-  INSTALL_ENTRY_MISSING: {
-    status: 422,
-    message: 'The start command names a file that is not in the package. Include the built entry file (not only sources).',
-    causes:
-      'The ZIP has the sources but not the build output (dist/index.js), or the entry path is relative to the wrong folder (paths are relative to workingDirectory).',
-    fix: 'Build first, then pack; the SDK packers refuse to pack a project without its build.',
-  },
-  INSTALL_DEPENDENCY_MISSING: {
-    status: 422,
-    message:
-      'package.json of this Node package declares dependencies that are not in its node_modules. Pack with "npx host-plugin pack", or bundle them and remove them from "dependencies".',
-    causes:
-      'The ZIP was made without node_modules (zipped by hand, or node_modules left out). It may have run on a host whose data directory sits inside a checkout with its own node_modules, but it runs nowhere else.',
-    fix: 'Pack with npx host-plugin pack, or bundle the dependencies into the entry file and remove them from dependencies.',
-  },
-  INSTALL_PLATFORM_UNSUPPORTED: {
-    status: 422,
-    message:
-      "The manifest's supportedPlatforms does not list the platform and architecture of this host. Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.",
-    causes: 'A Go or other native package built for another operating system or architecture.',
-    fix: "Build one ZIP per system (host-plugin pack --goos linux --goarch arm64) and upload the one for the host's machine.",
-  },
-  INSTALL_WORKDIR_OUTSIDE: {
-    status: 422,
-    message: 'transport.stdio.workingDirectory leaves the package. Use "." or a folder inside the package.',
-    causes: 'workingDirectory with ".." or an absolute path.',
-  },
-  INSTALL_WORKDIR_MISSING: {
-    status: 422,
-    message: 'transport.stdio.workingDirectory names a folder that is not in the package. Include the folder or use ".".',
-    causes: 'workingDirectory names a folder that was not packed.',
-  },
-  INSTALL_ENTRY_CORRUPT: {
-    status: 422,
-    message:
-      'An entry unpacks to other bytes than the archive declares (size or CRC-32 mismatch, damaged data). Re-create the ZIP and upload it again.',
-  },
-  INSTALL_PLUGIN_RUNNING: {
-    status: 409,
-    message: 'The plugin is running. Confirm the update (it stops and restarts the plugin) or stop it first.',
-    causes: 'An install or restore while the plugin runs, without going through the update confirmation.',
-  },
-  INSTALL_ID_TAKEN: {
-    status: 409,
-    message: 'This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.',
-    causes: 'An HTTP plugin with this pluginId is registered: one id, one plugin.',
-    fix: 'Remove the HTTP registration, or change the pluginId of the package.',
-  },
-  UPDATE_CONFIRMATION_REQUIRED: {
-    status: 409,
-    message: 'A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.',
-    causes: 'Not a failure: a plugin with this pluginId is installed, so the upload is an update.',
-    fix: "Review the differences (version, permissions, commands, settings) and confirm; the old version is backed up and the plugin's data and settings are kept.",
-  },
-  PENDING_UPDATE_NOT_FOUND: {
-    status: 404,
-    message: 'No pending update with this id. It was confirmed, cancelled or expired: upload the package again.',
-  },
-  BACKUP_NOT_FOUND: {
-    status: 404,
-    message: "The plugin has no backup of this name. The newest 3 are kept: see the plugin's backups in GET /api/plugins/{pluginId}.",
-  },
-  PENDING_UPDATE_STALE: {
-    status: 409,
-    message: 'The installed plugin changed since this update was prepared. Upload the package again.',
-    causes: 'Someone installed, updated or removed the plugin after this update was prepared.',
-    fix: 'Upload the package again and confirm the new comparison.',
-  },
-  INSTALL_FAILED: {
-    status: 500,
-    message: 'The installation failed part-way and the previous version was restored. See details and the host log.',
-  },
-});
-
-export const REGISTRATION_ERRORS = defineErrors({
-  REGISTRATION_URL_INVALID: {
-    status: 400,
-    message: 'The base URL is not a valid http or https URL. Enter it as https://host[:port][/path].',
-  },
-  REGISTRATION_URL_CREDENTIALS: {
-    status: 400,
-    message: 'The base URL contains a user name or password. Remove them; the host signs its requests instead.',
-  },
-  REGISTRATION_ADDRESS_REFUSED: {
-    status: 422,
-    message: 'The address is not allowed by the host address policy (link-local, metadata, multicast, or private/loopback when disabled).',
-    causes:
-      'The URL resolves to a loopback or private address, allowed only when the operator enables it (HOST_HTTP_ALLOW_LOOPBACK, HOST_HTTP_ALLOW_PRIVATE; loopback is allowed by default only for a host listening on loopback), or to a link-local or cloud metadata address, never allowed.',
-  },
-  REGISTRATION_UNREACHABLE: {
-    status: 422,
-    message: 'The host could not connect to the plugin. Check that the service runs and the URL, port and firewall are right.',
-    causes: 'The service is down, the URL or port is wrong, or a firewall blocks the host.',
-    fix: 'Try curl {baseUrl}/host/plugin/manifest from the host machine.',
-  },
-  REGISTRATION_TIMEOUT: {
-    status: 422,
-    message: 'The plugin did not answer the manifest request in time. Check the service health and its reverse proxy.',
-    causes: 'The service is overloaded or starting, or a firewall drops packets instead of refusing them.',
-    fix: 'Try curl {baseUrl}/host/plugin/manifest from the host machine.',
-  },
-  REGISTRATION_REDIRECT: {
-    status: 422,
-    message: 'The manifest request was redirected; redirects are not followed. Register the final URL.',
-    causes: 'A proxy redirects, often http to https or to a path with a trailing slash.',
-    fix: 'Register the final URL; the host follows no redirects.',
-  },
-  REGISTRATION_HTTP_STATUS: {
-    status: 422,
-    message: 'GET /host/plugin/manifest did not answer 200. Check the base URL and that the service serves the manifest.',
-  },
-  REGISTRATION_NOT_JSON: { status: 422, message: 'The manifest response is not JSON. The service must answer with application/json.' },
-  REGISTRATION_TOO_LARGE: { status: 422, message: 'The manifest response is larger than 256 KiB.' },
-  REGISTRATION_MANIFEST_TOO_COMPLEX: {
-    status: 422,
-    message:
-      'The manifest response nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Serve the plain manifest.',
-  },
-  REGISTRATION_MANIFEST_INVALID: {
-    status: 422,
-    message: 'The manifest does not follow protocol v2. details.issues lists each field and the fix.',
-  },
-  REGISTRATION_CAPABILITY_MISSING: {
-    status: 422,
-    message: 'The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.',
-    causes: 'capabilities lacks ReceiveMessages (1) or HttpTransport (8); valid values are 9, 11, 13 or 15.',
-  },
-  REGISTRATION_PROTOCOL_UNSUPPORTED: { status: 422, message: 'The manifest has a protocolVersion other than 2.' },
-  REGISTRATION_ID_TAKEN: {
-    status: 409,
-    message: 'Another plugin (stdio or HTTP) already uses this pluginId. Remove it first or change the plugin id.',
-  },
-  REGISTRATION_TLS_FAILED: {
-    status: 422,
-    message:
-      'The TLS handshake with the plugin failed (untrusted, expired or wrong-name certificate). Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.',
-    causes: 'The certificate is self-signed, expired or for another name.',
-    fix: 'Use a valid certificate, or trust its certificate authority on the host (NODE_EXTRA_CA_CERTS).',
   },
 });
 
@@ -727,116 +420,6 @@ export const HTTP_DELIVERY_ERRORS = defineErrors({
       'The plugin answered intercepted: true without the InterceptMessages capability (4); the host ignored it. Declare the capability to stop lower-priority plugins.',
     causes: 'intercepted: true from a service that did not declare the InterceptMessages capability (4).',
   },
-});
-
-export const API_ERRORS = defineErrors({
-  UNAUTHORIZED: {
-    status: 401,
-    message: 'Send the admin token as "Authorization: Bearer <token>", or sign in to the admin app at / for a session cookie.',
-  },
-  SESSION_TOKEN_INVALID: {
-    status: 401,
-    message:
-      'The admin token is not the one this host accepts. Use the token printed at the first start (or the one in HOST_ADMIN_TOKEN_FILE); if it is lost, restart the host with --reset-admin-token.',
-    causes: 'A typo, a token of another data directory, or a token replaced with --reset-admin-token.',
-    fix: 'Use the token printed at the first start or the one in HOST_ADMIN_TOKEN_FILE; if it is lost, restart the host with --reset-admin-token (see docs/operator/security.md).',
-  },
-  SESSION_EXPIRED: {
-    status: 401,
-    message:
-      'The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted with the file store). Sign in again with the admin token.',
-    causes:
-      '12 hours after sign-in, an hour without a request, a sign-out in another tab, a host restart with the file store (sessions live in memory there), or 16 newer sessions.',
-  },
-  SESSION_SIGN_IN_THROTTLED: {
-    status: 429,
-    message: 'Too many wrong admin tokens from this address in the last minute. Wait a minute, then sign in with the right token.',
-    causes:
-      'Ten wrong tokens (at sign-in or as bearer tokens) from one client address within a minute, or fifty from all addresses together. Other addresses still sign in while one is throttled; the host logs each wrong token and throttle with its address.',
-    fix: "Wait a minute. Behind a reverse proxy every client has the proxy's address, so one client guessing throttles all of them: look for \"wrong admin token\" lines in the host's log and the proxy's access log.",
-  },
-  AUTH_THROTTLED: {
-    status: 429,
-    message:
-      'Too many wrong admin tokens from this address in the last minute; the request was refused without checking its token. Wait a minute, then send the right token.',
-    causes:
-      'A script retrying with a wrong or stale token, or someone guessing: ten wrong tokens (as bearer tokens or at sign-in) from one client address within a minute, or fifty from all addresses together.',
-    fix: 'Fix the token the script sends (docs/operator/security.md), then wait a minute. The host logs each wrong token with its client address.',
-  },
-  CSRF_TOKEN_INVALID: {
-    status: 403,
-    message:
-      'A request that changes something with the session cookie needs the X-CSRF-Token header of the session (GET /api/session answers it). Reload the admin app; scripts send "Authorization: Bearer <token>" instead.',
-    causes: 'A script that copied the session cookie without the X-CSRF-Token header.',
-    fix: 'Scripts send Authorization: Bearer <token> instead of a cookie.',
-  },
-  ORIGIN_REFUSED: {
-    status: 403,
-    message:
-      'The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send "Authorization: Bearer <token>" from a script.',
-    causes:
-      "A reverse proxy rewrites the Host header, so the page's Origin is not the host the request reached; or a page of another site sent the request, which is refused on purpose.",
-    fix: 'Forward the original Host header (nginx: proxy_set_header Host $http_host;). See docs/operator/deployment.md.',
-  },
-  NOT_FOUND: { status: 404, message: 'No such route. See GET /api/openapi.json for the admin API.' },
-  PLUGIN_NOT_FOUND: { status: 404, message: 'No plugin with this pluginId. List plugins with GET /api/plugins.' },
-  MEDIA_NOT_FOUND: {
-    status: 404,
-    message:
-      'The host keeps no media with this id: it expired (media ids live 60 minutes), the host restarted, or it was never uploaded. Send the message again to upload the bytes again.',
-  },
-  EVENT_NOT_FOUND: {
-    status: 404,
-    message:
-      "This host's event log keeps no event with this eventId: it was never received here, or it is older than the newest events the log keeps. List the recent events with GET /api/events.",
-  },
-  BAD_REQUEST: { status: 400, message: 'The request body is not valid. details.issues lists each field and the fix.' },
-  REQUEST_JSON_TOO_COMPLEX: {
-    status: 400,
-    message:
-      'The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.',
-  },
-  PLUGIN_STATE_CONFLICT: {
-    status: 409,
-    message: 'The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.',
-  },
-  RUNTIME_UNAVAILABLE: { status: 503, message: 'The plugin runtime is not available in this host build.' },
-  DOCTOR_RUN_TIMEOUT: {
-    status: 504,
-    message:
-      'The conformance suite did not finish within its time bound (details.timeoutSeconds), so the host ended the run and its plugin processes. Run host-plugin doctor on the package to see which scenario hangs.',
-    causes:
-      'A plugin whose handlers never send events.completed, that ignores events.cancel and its handler deadline, or that floods its pipes, keeps every scenario waiting for its bounds.',
-    fix: 'Run `host-plugin doctor <package.zip>` locally: its report names the scenario and check that waited. Complete every accepted event, and honour events.cancel.',
-  },
-  STORE_UNAVAILABLE: {
-    status: 503,
-    message:
-      "The host's database cannot be reached, so the host cannot read or record this now (new events included). Retry in a few seconds; the host reconnects by itself once the database answers again.",
-    causes:
-      'The PostgreSQL server of HOST_DATABASE_URL is stopped or restarting (maintenance, a failover), the network to it is down, or it refuses connections (max_connections reached). details.since says since when, details.reason what the last attempt found.',
-    fix: 'Bring the database back; nothing needs restarting on the host. GET /api/ready answers 503 with this code until the host can use its database again: take the replica out of the load balancer meanwhile (see docs/operator/cluster.md).',
-  },
-  EVENTS_OVERLOADED: {
-    status: 503,
-    message:
-      'The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.',
-    causes:
-      'More events arrive than the plugins handle: the deliveries waiting for plugins, host-wide, reached HOST_MAX_WAITING_EVENTS. The QQ Bot webhook answers the same case with {"op": 12, "d": 1}, which asks the platform to push the event again.',
-    fix: 'Find the plugin with the most waiting events in the admin app (its queue: waiting, oldest wait); make it handle events concurrently (concurrency.maxConcurrentEvents) or faster. Raise HOST_MAX_WAITING_EVENTS only when the host has the memory for it (docs/operator/configuration.md).',
-  },
-  SETTINGS_INVALID: {
-    status: 422,
-    message: 'The settings do not match settings.configSchema. details.issues lists each field and the fix.',
-  },
-  SETTINGS_REFUSED: {
-    status: 422,
-    message:
-      "The running plugin refused the new settings; the host kept the previous values. details.reason gives the plugin's reason: correct the values and save again.",
-    causes:
-      "The plugin's own check of its settings (the Node SDK's onSettingsChanged) threw or answered settings.changed with an error, so it keeps running with the previous values (docs/protocol/v2.md 4.10).",
-  },
-  INTERNAL: { status: 500, message: 'An unexpected error happened. See the host log.' },
 });
 
 /**
@@ -969,62 +552,6 @@ export const FIELD_ISSUE_ERRORS = defineErrors(
 );
 
 /**
- * What the QQ Bot webhook endpoint answers the platform (or anyone else posting
- * to it), and the admin API's answers about QQ Bot accounts.
- */
-export const QQBOT_ERRORS = defineErrors({
-  QQBOT_SIGNATURE_INVALID: {
-    status: 401,
-    message:
-      'The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.',
-    causes:
-      "The secret of the account is not the bot's AppSecret, the URL belongs to another account, or a proxy changes the body. Requests not from the platform are refused the same way.",
-  },
-  QQBOT_TIMESTAMP_STALE: {
-    status: 401,
-    message: 'X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.',
-    causes: "The host's clock is more than 5 minutes off.",
-    fix: 'Sync the clock with NTP.',
-  },
-  QQBOT_EVENT_REPLAYED: {
-    status: 409,
-    message:
-      'An event with this id, or carrying this message id, was already received in the last 65 minutes (before a restart too); the webhook acknowledges it (200, op 12) so the platform stops pushing it, and does not dispatch it again.',
-    causes:
-      "The platform pushed an event again (it does until it gets a 200), or someone replayed its request, possibly signed anew; it was dispatched the first time. An event with neither id is recognised by its signature. Shown as the account's last event, not as an HTTP error.",
-  },
-  QQBOT_PAYLOAD_INVALID: {
-    status: 400,
-    message: 'The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.',
-  },
-  QQBOT_PAYLOAD_TOO_COMPLEX: {
-    status: 400,
-    message:
-      'The webhook body nests arrays and objects deeper than 32 levels, or one array or object has more than 10,000 entries. The platform sends no such event; the request is refused before it is acknowledged or dispatched.',
-    causes: 'Someone holding a validly signed body built to overflow the stack of the readers after the webhook (the event log, plugins).',
-  },
-  QQBOT_PAYLOAD_TOO_LARGE: {
-    status: 413,
-    message: 'The webhook body is larger than the host accepts (64 KiB unless configured).',
-  },
-  QQBOT_ACCOUNT_NOT_FOUND: {
-    status: 404,
-    message: 'No QQ Bot account with this id. List the accounts with GET /api/qqbot/accounts.',
-    causes:
-      "The callback URL configured on the platform is not the account's webhookUrl (GET /api/qqbot/accounts), or the account was removed.",
-    fix: "Copy the webhookUrl from the admin app's QQ Bot tab; it must be reachable over HTTPS through your proxy. lastEvent of the account shows the last request the host saw.",
-  },
-  QQBOT_ACCOUNT_EXISTS: {
-    status: 409,
-    message: 'A QQ Bot account with this id or app id already exists. Choose another id, or remove the account first.',
-  },
-  QQBOT_ACCOUNT_READ_ONLY: {
-    status: 409,
-    message: 'This QQ Bot account comes from the accounts file (HOST_QQBOT_ACCOUNTS_FILE); change it there and restart the host.',
-  },
-});
-
-/**
  * What a packer reports when it refuses to write a plugin package, or warns about one: the same codes from
  * every packer (`host-plugin pack`, `python3 -m host_sdk_v2.pack`, Go's `cmd/host-pack`, the C# SDK's
  * MSBuild targets and HostSdk.Pack), so a failure reads the same whatever language the plugin is written in.
@@ -1147,58 +674,47 @@ export type PackErrorCode = keyof typeof PACK_ERRORS;
 
 /**
  * Every family of ERROR_CATALOG by name, in the order the spec lists them:
- * what catalog/error-codes.json and the tables of docs/protocol/v2.md are
- * generated from.
+ * what catalog/error-codes.json (and so every SDK's generated catalogue) and
+ * the tables of docs/protocol/v2.md section 11.3 are generated from. These are
+ * the wire families: codes a plugin can meet in a message, an answer, an
+ * event's outcome or its own HTTP endpoint. The host's own codes (installer,
+ * runtime, HTTP registration, admin API, QQ Bot) are in @host/host-errors.
  */
 export const ERROR_FAMILIES = {
   MESSAGE_ERRORS,
   DELIVERY_ERRORS,
-  RUNTIME_ERRORS,
   MANIFEST_ERRORS,
   FIELD_ISSUE_ERRORS,
   FRAMING_ERRORS,
-  INSTALL_ERRORS,
-  REGISTRATION_ERRORS,
   HTTP_DELIVERY_ERRORS,
   SIGNATURE_ERRORS,
   PLUGIN_HTTP_ERRORS,
   HANDLER_ERRORS,
-  API_ERRORS,
-  QQBOT_ERRORS,
 } as const;
 
-/** Every code that crosses a process boundary or reaches the admin API, with its entry. */
+/** Every code of the wire families, with its entry. */
 export const ERROR_CATALOG = {
   ...MESSAGE_ERRORS,
   ...DELIVERY_ERRORS,
-  ...RUNTIME_ERRORS,
   ...MANIFEST_ERRORS,
   ...FIELD_ISSUE_ERRORS,
   ...FRAMING_ERRORS,
-  ...INSTALL_ERRORS,
-  ...REGISTRATION_ERRORS,
   ...HTTP_DELIVERY_ERRORS,
   ...SIGNATURE_ERRORS,
   ...PLUGIN_HTTP_ERRORS,
   ...HANDLER_ERRORS,
-  ...API_ERRORS,
-  ...QQBOT_ERRORS,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 export type MessageErrorCode = keyof typeof MESSAGE_ERRORS;
 export type FramingErrorCode = keyof typeof FRAMING_ERRORS;
 export type DeliveryErrorCode = keyof typeof DELIVERY_ERRORS;
-export type RuntimeErrorCode = keyof typeof RUNTIME_ERRORS;
 export type ManifestErrorCode = keyof typeof MANIFEST_ERRORS;
 export type FieldIssueErrorCode = keyof typeof FIELD_ISSUE_ERRORS;
-export type InstallErrorCode = keyof typeof INSTALL_ERRORS;
-export type RegistrationErrorCode = keyof typeof REGISTRATION_ERRORS;
 export type HttpDeliveryErrorCode = keyof typeof HTTP_DELIVERY_ERRORS;
 export type SignatureErrorCode = keyof typeof SIGNATURE_ERRORS;
 export type PluginHttpErrorCode = keyof typeof PLUGIN_HTTP_ERRORS;
 export type HandlerErrorCode = keyof typeof HANDLER_ERRORS;
-export type QqBotErrorCode = keyof typeof QQBOT_ERRORS;
 /** A code a validation issue may carry: a field issue of some domain, or a manifest code. */
 export type IssueCode = FieldIssueCode<ValidationDomain> | ManifestErrorCode;
 

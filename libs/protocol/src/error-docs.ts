@@ -1,3 +1,5 @@
+import type { ErrorInfo } from './error-codes';
+
 /**
  * Checks of a documentation page against an error catalogue, in both
  * directions: every code of the catalogue is documented, and every code the
@@ -75,4 +77,93 @@ export function errorDocDrift(markdown: string, codes: Iterable<string>): ErrorD
     undocumented: [...catalogue].filter((c) => !documented.has(c)),
     stale: [...documented].filter((c) => !catalogue.has(c)),
   };
+}
+
+/**
+ * Rendering of error catalogues for the generated blocks of the documentation
+ * (docs/protocol/v2.md section 11, docs/troubleshooting.md), shared by the
+ * protocol's generator (`npx nx run protocol:docs`) and the host's
+ * (`npx nx run host-errors:docs`), so every family reads the same whoever owns it.
+ */
+const tableCell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/** A Markdown table; `|` in a cell is escaped and line breaks become spaces. */
+export function markdownTable(head: string[], rows: string[][]): string {
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(tableCell).join(' | ')} |`),
+  ].join('\n');
+}
+
+/** One family as a table of code, HTTP status (when any code has one) and message. */
+export function errorTable(group: Record<string, ErrorInfo>): string {
+  const withStatus = Object.values(group).some((i) => i.status !== undefined);
+  const rows = Object.entries(group).map(([c, info]) =>
+    withStatus ? ['`' + c + '`', String(info.status ?? ''), info.message] : ['`' + c + '`', info.message],
+  );
+  return markdownTable(
+    withStatus ? ['code', 'HTTP status', 'what it means and what to do'] : ['code', 'what it means and what to do'],
+    rows,
+  );
+}
+
+/** Families with their titles, each as a `####` heading over its table. */
+export function errorTables(groups: readonly (readonly [string, Record<string, ErrorInfo>])[]): string {
+  return groups.map(([title, group]) => `#### ${title}\n\n${errorTable(group)}`).join('\n\n');
+}
+
+/** The troubleshooting entries of families: an index line per family, then a `###` section per family with a `####` entry per code. */
+export function troubleshootingEntries(families: readonly (readonly [string, Record<string, ErrorInfo>])[]): string[] {
+  const entry = (code: string, info: ErrorInfo): string => {
+    const out = [`#### \`${code}\``, '', `${info.status !== undefined ? `HTTP ${info.status}. ` : ''}${info.message}`];
+    if (info.causes) out.push('', `**Likely causes.** ${info.causes}`);
+    if (info.fix) out.push('', `**Fix.** ${info.fix}`);
+    return out.join('\n');
+  };
+  const index = families
+    .map(([title, group]) => `- ${title}: ${Object.keys(group).length} code${Object.keys(group).length === 1 ? '' : 's'}`)
+    .join('\n');
+  const body = families.map(([title, group]) => [`### ${title}`, ...Object.entries(group).map(([c, i]) => entry(c, i))].join('\n\n'));
+  return [index, ...body];
+}
+
+const GENERATED_BLOCK = /<!-- BEGIN GENERATED ([\w:.-]+) -->\n[\s\S]*?<!-- END GENERATED \1 -->/g;
+
+/** `doc` without the text of the generated blocks named in `names` (their markers stay). */
+export function withoutGeneratedBlocks(doc: string, names: readonly string[]): string {
+  return doc.replace(GENERATED_BLOCK, (all, name: string) =>
+    names.includes(name) ? `<!-- BEGIN GENERATED ${name} -->\n<!-- END GENERATED ${name} -->` : all,
+  );
+}
+
+/**
+ * Rewrites the generated blocks of `doc` (between `<!-- BEGIN GENERATED name -->` and
+ * `<!-- END GENERATED name -->`). Throws when a block has no place in the document, or when the
+ * document has a block that neither `blocks` nor `others` (the blocks another generator owns, left
+ * as they are; `'any'` leaves every other block) names, so a new method or table cannot be forgotten.
+ */
+export function applyBlocks(
+  doc: string,
+  blocks: Record<string, string>,
+  docName = 'v2.md',
+  others: readonly string[] | 'any' = [],
+): string {
+  const seen = new Set<string>();
+  const text = doc.replace(GENERATED_BLOCK, (all, name: string) => {
+    const body = blocks[name];
+    if (body === undefined) {
+      if (others === 'any' || others.includes(name)) return all;
+      throw new Error(`${docName} has a generated block "${name}" that nothing generates; remove its markers`);
+    }
+    seen.add(name);
+    return `<!-- BEGIN GENERATED ${name} -->\n${body}\n<!-- END GENERATED ${name} -->`;
+  });
+  const missing = Object.keys(blocks).filter((n) => !seen.has(n));
+  if (missing.length) {
+    throw new Error(
+      `${docName} lacks generated blocks ${missing.join(', ')}: add "<!-- BEGIN GENERATED name -->" and "<!-- END GENERATED name -->" lines where they belong`,
+    );
+  }
+  return text;
 }

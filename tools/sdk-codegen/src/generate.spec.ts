@@ -59,6 +59,14 @@ describe('the model', () => {
     expect(model.limits['maxPayloadBytes']).toBe(4194304);
   });
 
+  it('gives the SDKs only the codes a plugin can meet: every code of the error families is dotted', () => {
+    // The host's own codes (admin API, installer, QQ Bot) are UPPER_SNAKE and live in @host/host-errors, whose
+    // tests keep them so; a dotted-only catalogue here means none of them reaches an SDK's public API.
+    const codes = model.errorFamilies.flatMap((f) => f.codes.map((c) => c.code));
+    expect(codes.length).toBeGreaterThan(100);
+    expect(codes.filter((c) => !/^[a-z][a-z0-9_]*(\.[a-z][A-Za-z0-9_]*)+$/.test(c))).toEqual([]);
+  });
+
   it('marks strict and open objects', () => {
     const byName = (n: string) => model.types.find((t) => t.name === n);
     expect(byName('OutgoingMessage')).toMatchObject({ open: false });

@@ -1,16 +1,16 @@
-import { ERROR_CATALOG } from '@host/protocol';
+import { HOST_ERROR_CATALOG } from '@host/host-errors';
 import { useTranslation } from 'react-i18next';
 import { ApiError } from '../api';
 
 /** What to do about a catalogue code, when the message itself did not already say it. */
 export function catalogueFix(code: string, message: string): string | undefined {
-  const entry = (ERROR_CATALOG as Record<string, { message: string } | undefined>)[code];
+  const entry = (HOST_ERROR_CATALOG as Record<string, { message: string } | undefined>)[code];
   return entry && entry.message !== message ? entry.message : undefined;
 }
 
 /** The catalogue's own sentence of a code: the server's message says nothing more than it when they are equal. */
 function catalogueMessage(code: string): string | undefined {
-  return (ERROR_CATALOG as Record<string, { message: string } | undefined>)[code]?.message;
+  return (HOST_ERROR_CATALOG as Record<string, { message: string } | undefined>)[code]?.message;
 }
 
 /**

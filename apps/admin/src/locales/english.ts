@@ -1,4 +1,5 @@
-import { ERROR_CATALOG, PERMISSIONS } from '@host/protocol';
+import { HOST_ERROR_CATALOG } from '@host/host-errors';
+import { PERMISSIONS } from '@host/protocol';
 import { WORDED_CATALOGUE_CODES } from './catalogue-codes';
 import en from './en.json';
 
@@ -27,7 +28,7 @@ const ENGLISH: Tree = {
   ...en,
   permission: nest(PERMISSIONS),
   errorCodes: {
-    ...Object.fromEntries(WORDED_CATALOGUE_CODES.map((code) => [code, ERROR_CATALOG[code].message])),
+    ...Object.fromEntries(WORDED_CATALOGUE_CODES.map((code) => [code, HOST_ERROR_CATALOG[code].message])),
     ...en.errorCodes,
   },
 };

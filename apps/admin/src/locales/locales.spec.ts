@@ -1,4 +1,5 @@
-import { ERROR_CATALOG, PERMISSIONS } from '@host/protocol';
+import { HOST_ERROR_CATALOG } from '@host/host-errors';
+import { PERMISSIONS } from '@host/protocol';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHINESE, ENGLISH } from './resources';
@@ -59,7 +60,7 @@ describe('the locale files', () => {
       Object.keys(zh)
         .filter((k) => k.startsWith('errorCodes.'))
         .map((k) => k.slice('errorCodes.'.length))
-        .filter((code) => !(code in ERROR_CATALOG) && !appOwn.includes(code)),
+        .filter((code) => !(code in HOST_ERROR_CATALOG) && !appOwn.includes(code)),
     ).toEqual([]);
   });
 

@@ -22,9 +22,9 @@ import {
   type CancelReason,
   type MessageEvent,
   type PluginError,
-  type RuntimeErrorCode,
   type StdioManifest,
 } from '@host/protocol';
+import type { RuntimeErrorCode } from '@host/host-errors';
 import { isInsideDirectory } from '@host/protocol/node';
 import { createMessageConnection, ErrorCodes, ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FramedMessageReader, type FramingFailure } from '../connection/framed-reader';

@@ -9,8 +9,8 @@ const ProtocolVersion = 2
 // SDKVersion is the version of the SDK, which it reports to the host in the handshake.
 const SDKVersion = "2.0.0"
 
-// Stable string error codes of the error catalogue (docs/protocol/v2.md section 11.3): Code* for the dotted
-// codes (message.*, delivery.*, ...), Err* for the upper-case codes of answers and states.
+// Stable string error codes a plugin can meet (docs/protocol/v2.md section 11.3): Code* for the dotted
+// codes (message.*, delivery.*, ...). The host's own codes (admin API, installer) are not in the SDK.
 const (
 	CodeMessageEmpty                       = "message.empty"
 	CodeMessageTooLong                     = "message.too_long"
@@ -60,13 +60,6 @@ const (
 	CodeDeliveryAckInvalid                 = "delivery.ack.invalid"
 	CodeDeliveryPluginError                = "delivery.plugin_error"
 	CodeDeliveryProviderFailed             = "delivery.provider_failed"
-	ErrPluginStartFailed                   = "PLUGIN_START_FAILED"
-	ErrPluginStartTimeout                  = "PLUGIN_START_TIMEOUT"
-	ErrPluginCommandNotFound               = "PLUGIN_COMMAND_NOT_FOUND"
-	ErrPluginIsolationFailed               = "PLUGIN_ISOLATION_FAILED"
-	ErrPluginWorkdirInvalid                = "PLUGIN_WORKDIR_INVALID"
-	ErrPluginHandshakeInvalid              = "PLUGIN_HANDSHAKE_INVALID"
-	ErrPluginStdoutPollution               = "PLUGIN_STDOUT_POLLUTION"
 	CodeManifestJSONInvalid                = "manifest.json.invalid"
 	CodeManifestJSONTooComplex             = "manifest.json.too_complex"
 	CodeManifestFieldRequired              = "manifest.field.required"
@@ -120,59 +113,6 @@ const (
 	CodeFramingJSONInvalid                 = "framing.json.invalid"
 	CodeFramingJSONTooComplex              = "framing.json.too_complex"
 	CodeFramingMessageInvalid              = "framing.message.invalid"
-	ErrInstallNoFile                       = "INSTALL_NO_FILE"
-	ErrInstallUploadTooLarge               = "INSTALL_UPLOAD_TOO_LARGE"
-	ErrInstallUploadsBusy                  = "INSTALL_UPLOADS_BUSY"
-	ErrInstallNotAZip                      = "INSTALL_NOT_A_ZIP"
-	ErrInstallEncryptedEntry               = "INSTALL_ENCRYPTED_ENTRY"
-	ErrInstallUnsupportedCompression       = "INSTALL_UNSUPPORTED_COMPRESSION"
-	ErrInstallPathTraversal                = "INSTALL_PATH_TRAVERSAL"
-	ErrInstallAbsolutePath                 = "INSTALL_ABSOLUTE_PATH"
-	ErrInstallBackslashPath                = "INSTALL_BACKSLASH_PATH"
-	ErrInstallInvalidEntryName             = "INSTALL_INVALID_ENTRY_NAME"
-	ErrInstallLinkEntry                    = "INSTALL_LINK_ENTRY"
-	ErrInstallSpecialEntry                 = "INSTALL_SPECIAL_ENTRY"
-	ErrInstallDuplicateEntry               = "INSTALL_DUPLICATE_ENTRY"
-	ErrInstallCaseCollision                = "INSTALL_CASE_COLLISION"
-	ErrInstallTooManyEntries               = "INSTALL_TOO_MANY_ENTRIES"
-	ErrInstallTooLargeUnpacked             = "INSTALL_TOO_LARGE_UNPACKED"
-	ErrInstallCompressionRatio             = "INSTALL_COMPRESSION_RATIO"
-	ErrInstallZipAmbiguous                 = "INSTALL_ZIP_AMBIGUOUS"
-	ErrInstallOverlappingEntries           = "INSTALL_OVERLAPPING_ENTRIES"
-	ErrInstallManifestMissing              = "INSTALL_MANIFEST_MISSING"
-	ErrInstallLayoutAmbiguous              = "INSTALL_LAYOUT_AMBIGUOUS"
-	ErrInstallFolderMismatch               = "INSTALL_FOLDER_MISMATCH"
-	ErrInstallManifestInvalidJSON          = "INSTALL_MANIFEST_INVALID_JSON"
-	ErrInstallManifestInvalid              = "INSTALL_MANIFEST_INVALID"
-	ErrInstallTransportUnsupported         = "INSTALL_TRANSPORT_UNSUPPORTED"
-	ErrInstallEntryMissing                 = "INSTALL_ENTRY_MISSING"
-	ErrInstallDependencyMissing            = "INSTALL_DEPENDENCY_MISSING"
-	ErrInstallPlatformUnsupported          = "INSTALL_PLATFORM_UNSUPPORTED"
-	ErrInstallWorkdirOutside               = "INSTALL_WORKDIR_OUTSIDE"
-	ErrInstallWorkdirMissing               = "INSTALL_WORKDIR_MISSING"
-	ErrInstallEntryCorrupt                 = "INSTALL_ENTRY_CORRUPT"
-	ErrInstallPluginRunning                = "INSTALL_PLUGIN_RUNNING"
-	ErrInstallIDTaken                      = "INSTALL_ID_TAKEN"
-	ErrUpdateConfirmationRequired          = "UPDATE_CONFIRMATION_REQUIRED"
-	ErrPendingUpdateNotFound               = "PENDING_UPDATE_NOT_FOUND"
-	ErrBackupNotFound                      = "BACKUP_NOT_FOUND"
-	ErrPendingUpdateStale                  = "PENDING_UPDATE_STALE"
-	ErrInstallFailed                       = "INSTALL_FAILED"
-	ErrRegistrationURLInvalid              = "REGISTRATION_URL_INVALID"
-	ErrRegistrationURLCredentials          = "REGISTRATION_URL_CREDENTIALS"
-	ErrRegistrationAddressRefused          = "REGISTRATION_ADDRESS_REFUSED"
-	ErrRegistrationUnreachable             = "REGISTRATION_UNREACHABLE"
-	ErrRegistrationTimeout                 = "REGISTRATION_TIMEOUT"
-	ErrRegistrationRedirect                = "REGISTRATION_REDIRECT"
-	ErrRegistrationHTTPStatus              = "REGISTRATION_HTTP_STATUS"
-	ErrRegistrationNotJSON                 = "REGISTRATION_NOT_JSON"
-	ErrRegistrationTooLarge                = "REGISTRATION_TOO_LARGE"
-	ErrRegistrationManifestTooComplex      = "REGISTRATION_MANIFEST_TOO_COMPLEX"
-	ErrRegistrationManifestInvalid         = "REGISTRATION_MANIFEST_INVALID"
-	ErrRegistrationCapabilityMissing       = "REGISTRATION_CAPABILITY_MISSING"
-	ErrRegistrationProtocolUnsupported     = "REGISTRATION_PROTOCOL_UNSUPPORTED"
-	ErrRegistrationIDTaken                 = "REGISTRATION_ID_TAKEN"
-	ErrRegistrationTLSFailed               = "REGISTRATION_TLS_FAILED"
 	CodeHTTPTimeout                        = "http.timeout"
 	CodeHTTPUnreachable                    = "http.unreachable"
 	CodeHTTPAddressRefused                 = "http.address_refused"
@@ -200,36 +140,6 @@ const (
 	CodePluginStartFailed                  = "plugin.start_failed"
 	CodePluginInternalError                = "plugin.internal_error"
 	CodePluginHandlerFailed                = "plugin.handler_failed"
-	ErrUnauthorized                        = "UNAUTHORIZED"
-	ErrSessionTokenInvalid                 = "SESSION_TOKEN_INVALID"
-	ErrSessionExpired                      = "SESSION_EXPIRED"
-	ErrSessionSignInThrottled              = "SESSION_SIGN_IN_THROTTLED"
-	ErrAuthThrottled                       = "AUTH_THROTTLED"
-	ErrCsrfTokenInvalid                    = "CSRF_TOKEN_INVALID"
-	ErrOriginRefused                       = "ORIGIN_REFUSED"
-	ErrNotFound                            = "NOT_FOUND"
-	ErrPluginNotFound                      = "PLUGIN_NOT_FOUND"
-	ErrMediaNotFound                       = "MEDIA_NOT_FOUND"
-	ErrEventNotFound                       = "EVENT_NOT_FOUND"
-	ErrBadRequest                          = "BAD_REQUEST"
-	ErrRequestJSONTooComplex               = "REQUEST_JSON_TOO_COMPLEX"
-	ErrPluginStateConflict                 = "PLUGIN_STATE_CONFLICT"
-	ErrRuntimeUnavailable                  = "RUNTIME_UNAVAILABLE"
-	ErrDoctorRunTimeout                    = "DOCTOR_RUN_TIMEOUT"
-	ErrStoreUnavailable                    = "STORE_UNAVAILABLE"
-	ErrEventsOverloaded                    = "EVENTS_OVERLOADED"
-	ErrSettingsInvalid                     = "SETTINGS_INVALID"
-	ErrSettingsRefused                     = "SETTINGS_REFUSED"
-	ErrInternal                            = "INTERNAL"
-	ErrQqbotSignatureInvalid               = "QQBOT_SIGNATURE_INVALID"
-	ErrQqbotTimestampStale                 = "QQBOT_TIMESTAMP_STALE"
-	ErrQqbotEventReplayed                  = "QQBOT_EVENT_REPLAYED"
-	ErrQqbotPayloadInvalid                 = "QQBOT_PAYLOAD_INVALID"
-	ErrQqbotPayloadTooComplex              = "QQBOT_PAYLOAD_TOO_COMPLEX"
-	ErrQqbotPayloadTooLarge                = "QQBOT_PAYLOAD_TOO_LARGE"
-	ErrQqbotAccountNotFound                = "QQBOT_ACCOUNT_NOT_FOUND"
-	ErrQqbotAccountExists                  = "QQBOT_ACCOUNT_EXISTS"
-	ErrQqbotAccountReadOnly                = "QQBOT_ACCOUNT_READ_ONLY"
 )
 
 // Local SDK error codes shared by every SDK; they never cross the wire (docs/protocol/v2.md section 11.4).
@@ -339,13 +249,6 @@ var ErrorCodes = []ErrorCode{
 	{"DELIVERY_ERRORS", "delivery.ack.invalid", "The answer to events.message is not a valid ACK for this event ({eventId, accepted, intercepted, error}). Return the eventId you received.", 0},
 	{"DELIVERY_ERRORS", "delivery.plugin_error", "The plugin answered events.message with a JSON-RPC error instead of an ACK (Overloaded when every handler was busy). See the error message and the plugin log.", 0},
 	{"DELIVERY_ERRORS", "delivery.provider_failed", "The messaging provider did not accept a message the plugin sent (network or provider error). The plugin got an InternalError; see the host log and the provider status.", 0},
-	{"RUNTIME_ERRORS", "PLUGIN_START_FAILED", "The plugin process exited or failed before the handshake finished. The message quotes its exit code and stderr; see the plugin log.", 422},
-	{"RUNTIME_ERRORS", "PLUGIN_START_TIMEOUT", "The plugin did not answer host.initialize in time. Check that the manifest passes --host-stdio and that the plugin waits for host.initialize on stdin.", 422},
-	{"RUNTIME_ERRORS", "PLUGIN_COMMAND_NOT_FOUND", "The start command was not found or is not executable. Install the runtime (node, python, ...) on the host or include the executable in the package.", 422},
-	{"RUNTIME_ERRORS", "PLUGIN_ISOLATION_FAILED", "The host could not give the plugin its own user, sandbox or limits, so it did not start it. The message names the step that failed; see the isolation section of docs/operator/security.md.", 422},
-	{"RUNTIME_ERRORS", "PLUGIN_WORKDIR_INVALID", "transport.stdio.workingDirectory is not a folder inside the package. Use \".\" or a folder inside the package.", 422},
-	{"RUNTIME_ERRORS", "PLUGIN_HANDSHAKE_INVALID", "The answer to host.initialize is not valid (protocol version, pluginId, sdk name and version, encoding). The message names the field; rebuild the plugin with a protocol v2 SDK.", 422},
-	{"RUNTIME_ERRORS", "PLUGIN_STDOUT_POLLUTION", "The plugin wrote something other than protocol frames to stdout. Send logs to stderr or log.write, never print to stdout.", 422},
 	{"MANIFEST_ERRORS", "manifest.json.invalid", "manifest.json is not valid JSON. Fix the syntax error at the reported position.", 0},
 	{"MANIFEST_ERRORS", "manifest.json.too_complex", "The manifest nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Flatten it: no valid manifest comes close.", 0},
 	{"MANIFEST_ERRORS", "manifest.field.required", "A required field is missing. Add it to manifest.json.", 0},
@@ -399,59 +302,6 @@ var ErrorCodes = []ErrorCode{
 	{"FRAMING_ERRORS", "framing.json.invalid", "The payload is not valid JSON. Write one JSON object per frame.", 0},
 	{"FRAMING_ERRORS", "framing.json.too_complex", "The payload nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Send flatter messages; the peer would overflow its stack reading them.", 0},
 	{"FRAMING_ERRORS", "framing.message.invalid", "The payload is not a JSON-RPC 2.0 message. Include \"jsonrpc\": \"2.0\" and a method or a result/error.", 0},
-	{"INSTALL_ERRORS", "INSTALL_NO_FILE", "No package was uploaded. Send the ZIP as multipart/form-data in the field \"package\".", 400},
-	{"INSTALL_ERRORS", "INSTALL_UPLOAD_TOO_LARGE", "The upload is larger than the host accepts. Remove unneeded files from the package or raise HOST_MAX_UPLOAD_BYTES.", 413},
-	{"INSTALL_ERRORS", "INSTALL_UPLOADS_BUSY", "The host is receiving as many packages as it takes at once. Retry after the seconds in Retry-After.", 503},
-	{"INSTALL_ERRORS", "INSTALL_NOT_A_ZIP", "The upload is not a readable ZIP archive. Build the package with the packer (host-plugin pack) or any zip tool.", 400},
-	{"INSTALL_ERRORS", "INSTALL_ENCRYPTED_ENTRY", "The archive has encrypted entries. Build the package without a password.", 422},
-	{"INSTALL_ERRORS", "INSTALL_UNSUPPORTED_COMPRESSION", "An entry uses a compression method other than stored or deflate. Re-create the ZIP with deflate.", 422},
-	{"INSTALL_ERRORS", "INSTALL_PATH_TRAVERSAL", "An archive entry climbs out of the package with \"..\". Re-create the ZIP from inside the package folder.", 422},
-	{"INSTALL_ERRORS", "INSTALL_ABSOLUTE_PATH", "An archive entry has an absolute path or a drive letter. Re-create the ZIP with relative paths.", 422},
-	{"INSTALL_ERRORS", "INSTALL_BACKSLASH_PATH", "An archive entry uses backslashes. Re-create the ZIP with a tool that writes \"/\" separators.", 422},
-	{"INSTALL_ERRORS", "INSTALL_INVALID_ENTRY_NAME", "An archive entry name is empty or has control characters. Rename the file.", 422},
-	{"INSTALL_ERRORS", "INSTALL_LINK_ENTRY", "The archive holds a symbolic or hard link. Replace links with the files they point to.", 422},
-	{"INSTALL_ERRORS", "INSTALL_SPECIAL_ENTRY", "The archive holds a device, FIFO or socket entry. Package regular files and folders only.", 422},
-	{"INSTALL_ERRORS", "INSTALL_DUPLICATE_ENTRY", "Two archive entries have the same path. Re-create the ZIP so each file appears once.", 422},
-	{"INSTALL_ERRORS", "INSTALL_CASE_COLLISION", "Two entries differ only in letter case and would collide on some systems. Rename one of them.", 422},
-	{"INSTALL_ERRORS", "INSTALL_TOO_MANY_ENTRIES", "The archive has more entries than the host allows. Remove unneeded files (dev dependencies, tests, caches).", 422},
-	{"INSTALL_ERRORS", "INSTALL_TOO_LARGE_UNPACKED", "The unpacked package is larger than the host allows. Remove unneeded files.", 422},
-	{"INSTALL_ERRORS", "INSTALL_COMPRESSION_RATIO", "An entry expands far more than real files do (a zip bomb guard). Package ordinary files.", 422},
-	{"INSTALL_ERRORS", "INSTALL_ZIP_AMBIGUOUS", "The archive can be read in more than one way, so zip tools would disagree on what it holds (a second end record in its comment, bytes between its central directory and its end record, conflicting ZIP64 records). Re-create the ZIP with an ordinary zip tool.", 422},
-	{"INSTALL_ERRORS", "INSTALL_OVERLAPPING_ENTRIES", "Two archive entries share or overlap the same bytes of the archive (a zip bomb guard). Re-create the ZIP with an ordinary zip tool.", 422},
-	{"INSTALL_ERRORS", "INSTALL_MANIFEST_MISSING", "No manifest.json at the archive root or in a single top-level folder named by the plugin id.", 422},
-	{"INSTALL_ERRORS", "INSTALL_LAYOUT_AMBIGUOUS", "The archive has several top-level folders or files beside a single folder. Put everything at the root or in one folder named by the plugin id.", 422},
-	{"INSTALL_ERRORS", "INSTALL_FOLDER_MISMATCH", "The top-level folder is not named by the plugin id. Rename it to the pluginId or zip the files at the root.", 422},
-	{"INSTALL_ERRORS", "INSTALL_MANIFEST_INVALID_JSON", "manifest.json is not valid JSON. Fix the syntax error at the reported position.", 422},
-	{"INSTALL_ERRORS", "INSTALL_MANIFEST_INVALID", "manifest.json does not follow protocol v2. details.issues lists each field and the fix.", 422},
-	{"INSTALL_ERRORS", "INSTALL_TRANSPORT_UNSUPPORTED", "Only stdio-jsonrpc plugins are installed from a ZIP. For an HTTP plugin, use \"Register HTTP plugin\" with its base URL.", 422},
-	{"INSTALL_ERRORS", "INSTALL_ENTRY_MISSING", "The start command names a file that is not in the package. Include the built entry file (not only sources).", 422},
-	{"INSTALL_ERRORS", "INSTALL_DEPENDENCY_MISSING", "package.json of this Node package declares dependencies that are not in its node_modules. Pack with \"npx host-plugin pack\", or bundle them and remove them from \"dependencies\".", 422},
-	{"INSTALL_ERRORS", "INSTALL_PLATFORM_UNSUPPORTED", "The manifest's supportedPlatforms does not list the platform and architecture of this host. Install the package built for this system, or add it to supportedPlatforms if the plugin runs here.", 422},
-	{"INSTALL_ERRORS", "INSTALL_WORKDIR_OUTSIDE", "transport.stdio.workingDirectory leaves the package. Use \".\" or a folder inside the package.", 422},
-	{"INSTALL_ERRORS", "INSTALL_WORKDIR_MISSING", "transport.stdio.workingDirectory names a folder that is not in the package. Include the folder or use \".\".", 422},
-	{"INSTALL_ERRORS", "INSTALL_ENTRY_CORRUPT", "An entry unpacks to other bytes than the archive declares (size or CRC-32 mismatch, damaged data). Re-create the ZIP and upload it again.", 422},
-	{"INSTALL_ERRORS", "INSTALL_PLUGIN_RUNNING", "The plugin is running. Confirm the update (it stops and restarts the plugin) or stop it first.", 409},
-	{"INSTALL_ERRORS", "INSTALL_ID_TAKEN", "This pluginId belongs to a registered HTTP plugin. Remove that registration or choose another pluginId.", 409},
-	{"INSTALL_ERRORS", "UPDATE_CONFIRMATION_REQUIRED", "A plugin with this pluginId is installed. Review the differences and confirm the pending update, or cancel it.", 409},
-	{"INSTALL_ERRORS", "PENDING_UPDATE_NOT_FOUND", "No pending update with this id. It was confirmed, cancelled or expired: upload the package again.", 404},
-	{"INSTALL_ERRORS", "BACKUP_NOT_FOUND", "The plugin has no backup of this name. The newest 3 are kept: see the plugin's backups in GET /api/plugins/{pluginId}.", 404},
-	{"INSTALL_ERRORS", "PENDING_UPDATE_STALE", "The installed plugin changed since this update was prepared. Upload the package again.", 409},
-	{"INSTALL_ERRORS", "INSTALL_FAILED", "The installation failed part-way and the previous version was restored. See details and the host log.", 500},
-	{"REGISTRATION_ERRORS", "REGISTRATION_URL_INVALID", "The base URL is not a valid http or https URL. Enter it as https://host[:port][/path].", 400},
-	{"REGISTRATION_ERRORS", "REGISTRATION_URL_CREDENTIALS", "The base URL contains a user name or password. Remove them; the host signs its requests instead.", 400},
-	{"REGISTRATION_ERRORS", "REGISTRATION_ADDRESS_REFUSED", "The address is not allowed by the host address policy (link-local, metadata, multicast, or private/loopback when disabled).", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_UNREACHABLE", "The host could not connect to the plugin. Check that the service runs and the URL, port and firewall are right.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_TIMEOUT", "The plugin did not answer the manifest request in time. Check the service health and its reverse proxy.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_REDIRECT", "The manifest request was redirected; redirects are not followed. Register the final URL.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_HTTP_STATUS", "GET /host/plugin/manifest did not answer 200. Check the base URL and that the service serves the manifest.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_NOT_JSON", "The manifest response is not JSON. The service must answer with application/json.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_TOO_LARGE", "The manifest response is larger than 256 KiB.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_MANIFEST_TOO_COMPLEX", "The manifest response nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. Serve the plain manifest.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_MANIFEST_INVALID", "The manifest does not follow protocol v2. details.issues lists each field and the fix.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_CAPABILITY_MISSING", "The manifest lacks the ReceiveMessages (1) and HttpTransport (8) capabilities; declare capabilities of at least 9.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_PROTOCOL_UNSUPPORTED", "The manifest has a protocolVersion other than 2.", 422},
-	{"REGISTRATION_ERRORS", "REGISTRATION_ID_TAKEN", "Another plugin (stdio or HTTP) already uses this pluginId. Remove it first or change the plugin id.", 409},
-	{"REGISTRATION_ERRORS", "REGISTRATION_TLS_FAILED", "The TLS handshake with the plugin failed (untrusted, expired or wrong-name certificate). Serve a certificate valid for the base URL host, or trust its CA with NODE_EXTRA_CA_CERTS.", 422},
 	{"HTTP_DELIVERY_ERRORS", "http.timeout", "The plugin did not answer within its request timeout (10 s unless configured). Answer sooner (work in the background after replying) or raise requestTimeoutMilliseconds for this plugin.", 0},
 	{"HTTP_DELIVERY_ERRORS", "http.unreachable", "The host could not connect to the plugin service (refused, reset or no route). Check that it runs and that its base URL, port and firewall are right.", 0},
 	{"HTTP_DELIVERY_ERRORS", "http.address_refused", "The plugin host name now resolves to an address the host address policy refuses. Fix the DNS record, or allow loopback/private addresses in the host configuration.", 0},
@@ -479,36 +329,6 @@ var ErrorCodes = []ErrorCode{
 	{"PLUGIN_HTTP_ERRORS", "plugin.start_failed", "The plugin failed to start (its start hook threw), so it takes no events. See the plugin log, fix the cause and restart the service.", 503},
 	{"PLUGIN_HTTP_ERRORS", "plugin.internal_error", "The plugin failed unexpectedly while answering. See the plugin log.", 500},
 	{"HANDLER_ERRORS", "plugin.handler_failed", "The plugin handler threw an error that carries no code of its own; the message is the error text. See the plugin log, or throw a HandlerError with your own code.", 0},
-	{"API_ERRORS", "UNAUTHORIZED", "Send the admin token as \"Authorization: Bearer <token>\", or sign in to the admin app at / for a session cookie.", 401},
-	{"API_ERRORS", "SESSION_TOKEN_INVALID", "The admin token is not the one this host accepts. Use the token printed at the first start (or the one in HOST_ADMIN_TOKEN_FILE); if it is lost, restart the host with --reset-admin-token.", 401},
-	{"API_ERRORS", "SESSION_EXPIRED", "The admin session has ended (signed out, past its lifetime, idle too long, replaced by newer sessions, or the host restarted with the file store). Sign in again with the admin token.", 401},
-	{"API_ERRORS", "SESSION_SIGN_IN_THROTTLED", "Too many wrong admin tokens from this address in the last minute. Wait a minute, then sign in with the right token.", 429},
-	{"API_ERRORS", "AUTH_THROTTLED", "Too many wrong admin tokens from this address in the last minute; the request was refused without checking its token. Wait a minute, then send the right token.", 429},
-	{"API_ERRORS", "CSRF_TOKEN_INVALID", "A request that changes something with the session cookie needs the X-CSRF-Token header of the session (GET /api/session answers it). Reload the admin app; scripts send \"Authorization: Bearer <token>\" instead.", 403},
-	{"API_ERRORS", "ORIGIN_REFUSED", "The request came from a page of another site (its Origin or Sec-Fetch-Site header says so). Use the admin app this host serves, or send \"Authorization: Bearer <token>\" from a script.", 403},
-	{"API_ERRORS", "NOT_FOUND", "No such route. See GET /api/openapi.json for the admin API.", 404},
-	{"API_ERRORS", "PLUGIN_NOT_FOUND", "No plugin with this pluginId. List plugins with GET /api/plugins.", 404},
-	{"API_ERRORS", "MEDIA_NOT_FOUND", "The host keeps no media with this id: it expired (media ids live 60 minutes), the host restarted, or it was never uploaded. Send the message again to upload the bytes again.", 404},
-	{"API_ERRORS", "EVENT_NOT_FOUND", "This host's event log keeps no event with this eventId: it was never received here, or it is older than the newest events the log keeps. List the recent events with GET /api/events.", 404},
-	{"API_ERRORS", "BAD_REQUEST", "The request body is not valid. details.issues lists each field and the fix.", 400},
-	{"API_ERRORS", "REQUEST_JSON_TOO_COMPLEX", "The JSON body nests arrays and objects deeper than 64 levels, or one array or object has more than 10,000 entries. No admin API request needs that; send the documented shape.", 400},
-	{"API_ERRORS", "PLUGIN_STATE_CONFLICT", "The plugin is not in a state that allows this action. See its state in GET /api/plugins/{pluginId}.", 409},
-	{"API_ERRORS", "RUNTIME_UNAVAILABLE", "The plugin runtime is not available in this host build.", 503},
-	{"API_ERRORS", "DOCTOR_RUN_TIMEOUT", "The conformance suite did not finish within its time bound (details.timeoutSeconds), so the host ended the run and its plugin processes. Run host-plugin doctor on the package to see which scenario hangs.", 504},
-	{"API_ERRORS", "STORE_UNAVAILABLE", "The host's database cannot be reached, so the host cannot read or record this now (new events included). Retry in a few seconds; the host reconnects by itself once the database answers again.", 503},
-	{"API_ERRORS", "EVENTS_OVERLOADED", "The host did not take the event: the events waiting for plugins are at their bound. Nothing was recorded or delivered; send it again in a few seconds.", 503},
-	{"API_ERRORS", "SETTINGS_INVALID", "The settings do not match settings.configSchema. details.issues lists each field and the fix.", 422},
-	{"API_ERRORS", "SETTINGS_REFUSED", "The running plugin refused the new settings; the host kept the previous values. details.reason gives the plugin's reason: correct the values and save again.", 422},
-	{"API_ERRORS", "INTERNAL", "An unexpected error happened. See the host log.", 500},
-	{"QQBOT_ERRORS", "QQBOT_SIGNATURE_INVALID", "The webhook request has no valid X-Signature-Ed25519 over X-Signature-Timestamp and the body for this bot account. Check that the callback URL belongs to this account and that no proxy rewrites the body.", 401},
-	{"QQBOT_ERRORS", "QQBOT_TIMESTAMP_STALE", "X-Signature-Timestamp is too far from the host clock (5 minutes unless configured). Keep the host clock in sync with NTP.", 401},
-	{"QQBOT_ERRORS", "QQBOT_EVENT_REPLAYED", "An event with this id, or carrying this message id, was already received in the last 65 minutes (before a restart too); the webhook acknowledges it (200, op 12) so the platform stops pushing it, and does not dispatch it again.", 409},
-	{"QQBOT_ERRORS", "QQBOT_PAYLOAD_INVALID", "The webhook body is not a JSON payload with a numeric op (and a valid d for op 13). Only the QQ Bot platform posts here.", 400},
-	{"QQBOT_ERRORS", "QQBOT_PAYLOAD_TOO_COMPLEX", "The webhook body nests arrays and objects deeper than 32 levels, or one array or object has more than 10,000 entries. The platform sends no such event; the request is refused before it is acknowledged or dispatched.", 400},
-	{"QQBOT_ERRORS", "QQBOT_PAYLOAD_TOO_LARGE", "The webhook body is larger than the host accepts (64 KiB unless configured).", 413},
-	{"QQBOT_ERRORS", "QQBOT_ACCOUNT_NOT_FOUND", "No QQ Bot account with this id. List the accounts with GET /api/qqbot/accounts.", 404},
-	{"QQBOT_ERRORS", "QQBOT_ACCOUNT_EXISTS", "A QQ Bot account with this id or app id already exists. Choose another id, or remove the account first.", 409},
-	{"QQBOT_ERRORS", "QQBOT_ACCOUNT_READ_ONLY", "This QQ Bot account comes from the accounts file (HOST_QQBOT_ACCOUNTS_FILE); change it there and restart the host.", 409},
 }
 
 // SDKErrorCodes lists the local SDK error codes with their messages.

@@ -338,8 +338,8 @@ function catalogFile(model: ProtocolModel): string {
 
   // Error codes: one constant per code, and the catalogue with messages.
   const seen = new Set<string>();
-  // `message.too_long` -> CodeMessageTooLong; `INSTALL_PLATFORM_UNSUPPORTED` -> ErrInstallPlatformUnsupported
-  // (the two styles share words: `plugin.start_failed` and `PLUGIN_START_FAILED` both exist).
+  // `message.too_long` -> CodeMessageTooLong; `PACK_ENTRY_MISSING` -> ErrPackEntryMissing (the prefixes keep the two
+  // styles apart should they share words, as `plugin.start_failed` and the host's PLUGIN_START_FAILED do).
   const codeName = (code: string) => {
     const name = `${/^[A-Z0-9_]+$/.test(code) ? 'Err' : 'Code'}${goName(code)}`;
     if (seen.has(name)) throw new Error(`two error codes map to the Go name ${name}`);
@@ -347,7 +347,7 @@ function catalogFile(model: ProtocolModel): string {
     return name;
   };
   lines.push(
-    '// Stable string error codes of the error catalogue (docs/protocol/v2.md section 11.3): Code* for the dotted\n// codes (message.*, delivery.*, ...), Err* for the upper-case codes of answers and states.',
+    "// Stable string error codes a plugin can meet (docs/protocol/v2.md section 11.3): Code* for the dotted\n// codes (message.*, delivery.*, ...). The host's own codes (admin API, installer) are not in the SDK.",
   );
   lines.push(...constBlock(model.errorFamilies.flatMap((f) => f.codes.map((c) => ({ name: codeName(c.code), value: goString(c.code) })))));
   lines.push('// Local SDK error codes shared by every SDK; they never cross the wire (docs/protocol/v2.md section 11.4).');
