@@ -177,6 +177,33 @@ function buildProbes(): Probe[] {
       code: importing('@host/protocol/node', 'packagePath'),
       expectRule: null,
     },
+    {
+      name: "host-core: control, the host's error codes (host-errors)",
+      filePath: core,
+      code: importing('@host/host-errors', 'HOST_ERROR_CATALOG'),
+      expectRule: null,
+    },
+  );
+  // The host's own error codes (owner:host) reach the host and the admin app, never an SDK's public API.
+  probes.push(
+    {
+      name: "plugin-sdk (scope:sdk): the host's error codes",
+      filePath: 'libs/plugin-sdk/src/boundary-probe.ts',
+      code: importing('@host/host-errors', 'HOST_ERROR_CATALOG'),
+      expectRule: BOUNDARIES,
+    },
+    {
+      name: 'plugin-sdk (scope:sdk): control, the wire catalogue',
+      filePath: 'libs/plugin-sdk/src/boundary-probe.ts',
+      code: importing('@host/protocol', 'ERROR_CATALOG'),
+      expectRule: null,
+    },
+    {
+      name: "admin-api (scope:shared): control, the host's error codes",
+      filePath: 'libs/admin-api/src/boundary-probe.ts',
+      code: importing('@host/host-errors', 'HOST_ERROR_CATALOG'),
+      expectRule: null,
+    },
   );
   return probes;
 }
