@@ -3,34 +3,21 @@
 // platform gets the keyboard body, the click comes back as interaction.created and is acknowledged, and the
 // image is uploaded (the fake fetches it from a local server, as the platform fetches a URL) and sent as
 // msg_type 7 with its file_info and the click's event_id.
-import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/e2e-support';
+import { api, packageForm } from '@host/e2e-support';
 import { buildZip } from '@host/host-installer/testing';
-import { FakeQqPlatform, WebhookSigner } from '@host/host-qqbot/testing';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { expectClickCompleted, groupClick, PNG, serveImage, startRichQq, type ImageServer, type RichQq } from './rich-setup';
 
 const BOT = { appId: '102030406', secret: 'e2eSecretForRichQQ77' };
 const FIXTURE = join(__dirname, '../../fixtures/rich-plugin');
-// A 1x1 PNG.
-const PNG = Buffer.from(
-  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +
-    '1f15c4890000000d49444154789c6360000000000500010d0a2db40000000049454e44ae426082',
-  'hex',
-);
 
-let dataDir: string;
-let platform: FakeQqPlatform;
-let host: RunningHost;
-let signer: WebhookSigner;
-let files: Server;
-let imageUrl: string;
+let qq: RichQq;
+let image: ImageServer;
 
 function richPackage(): Buffer {
   const manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as { transport: { stdio: { args: string[] } } };
-  manifest.transport.stdio.args.push(`--image-url=${imageUrl}`);
+  manifest.transport.stdio.args.push(`--image-url=${image.url}`);
   return buildZip([
     { name: 'manifest.json', data: JSON.stringify(manifest, null, 2) },
     { name: 'plugin.mjs', data: readFileSync(join(FIXTURE, 'plugin.mjs')) },
@@ -38,42 +25,19 @@ function richPackage(): Buffer {
 }
 
 beforeAll(async () => {
-  buildHost();
-  files = createServer((req, res) => {
-    if (req.url === '/thanks.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
-  imageUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/thanks.png`;
-  dataDir = mkdtempSync(join(tmpdir(), 'host-qqbot-rich-'));
-  platform = await FakeQqPlatform.start(BOT);
-  const accountsFile = `${dataDir}.qqbot.json`;
-  writeFileSync(
-    accountsFile,
-    JSON.stringify({
-      accounts: [{ id: 'main', markdown: true, apiBaseUrl: platform.apiBaseUrl, tokenUrl: platform.tokenUrl, ...BOT }],
-    }),
-    { mode: 0o600 },
-  );
-  // The host listens on loopback, so its address policy lets the loopback image server through.
-  host = await startHost(dataDir, { HOST_QQBOT_ACCOUNTS_FILE: accountsFile }, [], { startTimeoutMilliseconds: 60_000 });
-  const installed = await api(host, 'POST', '/api/plugins/packages', packageForm(richPackage(), { startAfterInstall: 'true' }));
+  image = await serveImage();
+  qq = await startRichQq(BOT, 'host-qqbot-rich-');
+  const installed = await api(qq.host, 'POST', '/api/plugins/packages', packageForm(richPackage(), { startAfterInstall: 'true' }));
   expect(installed.status).toBe(201);
-  const accounts = await api(host, 'GET', '/api/qqbot/accounts');
-  signer = new WebhookSigner({ ...BOT, webhookUrl: accounts.body.accounts[0].webhookUrl });
 }, 120_000);
 
 afterAll(async () => {
-  await signer?.close();
-  await host?.stop();
-  await platform?.close();
-  await new Promise((r) => files?.close(r));
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(`${dataDir}.qqbot.json`, { force: true });
-  rmSync(`${dataDir}.admin-token`, { force: true });
+  await qq?.close();
+  await image?.close();
 });
 
 it('sends a keyboard, takes the click as interaction.created, acknowledges it and answers with an uploaded image', async () => {
+  const { host, platform, signer } = qq;
   const vote = signer.groupAtMessage({ groupOpenId: 'GROUP_RICH', memberOpenId: 'MEMBER_RICH', content: ' /vote' });
   expect(await signer.post(vote)).toEqual({ status: 200, body: { op: 12 } });
   await platform.waitForMessages(1);
@@ -104,22 +68,7 @@ it('sends a keyboard, takes the click as interaction.created, acknowledges it an
     msg_seq: 1,
   });
 
-  const click = {
-    op: 0,
-    id: 'INTERACTION_CREATE:e2e-1',
-    t: 'INTERACTION_CREATE',
-    d: {
-      id: 'e2e-interaction-1',
-      type: 11,
-      chat_type: 1,
-      scene: 'group',
-      timestamp: new Date().toISOString(),
-      group_openid: 'GROUP_RICH',
-      group_member_openid: 'MEMBER_RICH',
-      data: { type: 11, resolved: { button_data: 'vote:yes', button_id: 'yes' } },
-      version: 1,
-    },
-  };
+  const click = groupClick({ id: 'e2e-interaction-1', group: 'GROUP_RICH', member: 'MEMBER_RICH', buttonId: 'yes', data: 'vote:yes' });
   expect(await signer.post(click)).toEqual({ status: 200, body: { op: 12 } });
   await platform.waitFor(() => platform.interactionAcks.length === 1, 'the acknowledgement of the click');
   expect(platform.interactionAcks[0]).toMatchObject({ interactionId: 'e2e-interaction-1', body: { code: 0 } });
@@ -127,7 +76,7 @@ it('sends a keyboard, takes the click as interaction.created, acknowledges it an
   expect(platform.uploads).toEqual([
     expect.objectContaining({
       path: '/v2/groups/GROUP_RICH/files',
-      body: { file_type: 1, url: imageUrl, srv_send_msg: false },
+      body: { file_type: 1, url: image.url, srv_send_msg: false },
       fetched: { status: 200, contentType: 'image/png', bytes: PNG.length },
     }),
   ]);
@@ -139,15 +88,5 @@ it('sends a keyboard, takes the click as interaction.created, acknowledges it an
     msg_seq: 1,
   });
   // The event log shows the click with the plugin's delivery and the reply it made.
-  for (let i = 0; ; i++) {
-    const events = await api(host, 'GET', '/api/events?limit=20');
-    const record = events.body.events.find((r: any) => r.event.eventType === 'interaction.created');
-    if (record?.completedAt) {
-      expect(record.deliveries).toEqual([expect.objectContaining({ pluginId: 'com.example.rich', state: 'completed' })]);
-      expect(record.outbound).toEqual([expect.objectContaining({ error: null })]);
-      break;
-    }
-    if (i > 100) throw new Error('the click never completed in the event log');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await expectClickCompleted(host, 'com.example.rich');
 }, 60_000);
