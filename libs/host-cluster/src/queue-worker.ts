@@ -1,6 +1,6 @@
 import type { CompletionOutcome, DeliveryOutcome, PluginEndpoint } from '@host/host-core';
 import type { DeliveryRecord, Dispatcher } from '@host/host-dispatch';
-import { ConcurrencySchema, type MessageEvent } from '@host/protocol';
+import { concurrencyOf, type MessageEvent } from '@host/protocol';
 import type { ClusterLog, HeldLeases } from './lease-keeper';
 import type { HandlingRecord } from './reply-outbox';
 import type { SqlDeliveryQueue } from './sql-delivery-queue';
@@ -32,8 +32,6 @@ export interface QueueWorkerOptions {
   log: ClusterLog;
 }
 
-/** A plugin's limits when its manifest sets none: the defaults the manifest's schema fills in. */
-const DEFAULT_CONCURRENCY = ConcurrencySchema.parse({});
 /** Rows one claim takes at most. */
 const MAX_CLAIM = 100;
 
@@ -72,7 +70,7 @@ export class QueueWorker {
         this.pumpAgain.delete(pluginId);
         const endpoint = this.o.leases.localEndpoint(pluginId);
         if (!endpoint) return;
-        const c = endpoint.routing().concurrency ?? DEFAULT_CONCURRENCY;
+        const c = concurrencyOf(endpoint.routing().concurrency);
         const room = c.maxConcurrentEvents + c.queueCapacity - (this.inflight.get(pluginId) ?? 0);
         const limit = Math.min(room, MAX_CLAIM);
         const rows = await this.o.queue.claim(pluginId, limit, true, this.o.leases.epochOf(pluginId));

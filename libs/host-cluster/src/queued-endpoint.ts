@@ -8,7 +8,7 @@ import type {
   StdioPluginRecord,
 } from '@host/host-core';
 import type { Dispatcher } from '@host/host-dispatch';
-import { ConcurrencySchema, RUNTIME_DEFAULTS, type MessageEvent } from '@host/protocol';
+import { concurrencyOf, RUNTIME_DEFAULTS, type MessageEvent } from '@host/protocol';
 import type { HeldLeases } from './lease-keeper';
 import type { QueueNotice } from './queue-notices';
 import type { OutcomeListener, QueueWorker } from './queue-worker';
@@ -16,8 +16,6 @@ import type { QueuedDelivery, SqlDeliveryQueue } from './sql-delivery-queue';
 
 /** Events taken over from gone replicas whose announced outcomes this replica listens for, at most. */
 const MAX_ADOPTED = 10_000;
-/** A plugin's limits when its manifest sets none: the defaults the manifest's schema fills in. */
-const DEFAULT_CONCURRENCY = ConcurrencySchema.parse({});
 
 /** An origin in this process waiting for a queued delivery's decision and completion. */
 interface Waiter extends OutcomeListener {
@@ -290,7 +288,7 @@ export class QueuedEndpoint implements PluginEndpoint {
   ) {
     this.pluginId = record.pluginId;
     const m = record.manifest;
-    const c = m.concurrency ?? DEFAULT_CONCURRENCY;
+    const c = concurrencyOf(m.concurrency);
     this.routingValue = {
       pluginId: this.pluginId,
       // The registry hands records back as they were stored, not parsed again: read as the local runtime reads them.

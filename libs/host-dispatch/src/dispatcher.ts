@@ -8,12 +8,12 @@ import {
   type PluginEndpoint,
   type PluginRouting,
 } from '@host/host-core';
-import { DELIVERY_ERRORS, LIMITS, RUNTIME_DEFAULTS, type DeliveryErrorCode, type MessageEvent } from '@host/protocol';
+import { concurrencyOf, DELIVERY_ERRORS, LIMITS, RUNTIME_DEFAULTS, type DeliveryErrorCode, type MessageEvent } from '@host/protocol';
 import type { RendererRegistry } from '@host/messages';
 import { EventLog, type DeliveryRecord, type EventRecord } from './event-log';
 import { IsoTimeCache } from './iso-time';
 import { HostOutboundSink, type OutboundSinkOptions } from './outbound-sink';
-import { DEFAULT_CONCURRENCY, PluginQueue, type QueueRefusal, type QueueStats } from './plugin-queue';
+import { PluginQueue, type QueueRefusal, type QueueStats } from './plugin-queue';
 import { ProviderRegistry } from './provider';
 import { ReplyReferences } from './reply-references';
 import { selectRecipients, waitsForStart, type Recipient } from './routing';
@@ -434,7 +434,7 @@ export class Dispatcher {
       return Promise.resolve();
     }
     const ackMs = routing.requestTimeoutMilliseconds ?? this.timeout;
-    const deadlineMs = routing.concurrency?.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds;
+    const deadlineMs = concurrencyOf(routing.concurrency).handlerDeadlineMilliseconds;
     const sentAt = performance.now();
     return new Promise<void>((release) => {
       let over = false;
@@ -499,7 +499,7 @@ export class Dispatcher {
     if (!entry) {
       const holder = { endpoint };
       // Waiting deliveries start once the plugin takes events; while it starts or restarts they wait for it.
-      entry = new PluginQueue(routing.concurrency ?? DEFAULT_CONCURRENCY, {
+      entry = new PluginQueue(concurrencyOf(routing.concurrency), {
         ready: () => !waitsForStart(holder.endpoint),
       });
       this.endpointOfQueue.set(entry, holder);

@@ -1,11 +1,4 @@
-import { RUNTIME_DEFAULTS, type Concurrency } from '@host/protocol';
-
-export const DEFAULT_CONCURRENCY: Concurrency = {
-  maxConcurrentEvents: RUNTIME_DEFAULTS.maxConcurrentEvents,
-  queueCapacity: RUNTIME_DEFAULTS.queueCapacity,
-  overflowPolicy: 'reject',
-  handlerDeadlineMilliseconds: RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
-};
+import { DEFAULT_CONCURRENCY, type Concurrency } from '@host/protocol';
 
 /**
  * Why a job that was submitted never ran: dropped for a newer one

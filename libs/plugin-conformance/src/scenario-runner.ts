@@ -1,6 +1,7 @@
 import { checkInitializeResult, initializeParams } from '@host/host-runtime';
 import {
   ChatEventType,
+  concurrencyOf,
   EventAckSchema,
   matchCommand,
   METHOD_LIST,
@@ -305,10 +306,7 @@ export class ScenarioRunner {
       const why = this.busy(step.requiresBusy);
       if (why) return this.skip(step.check, why);
     }
-    const count =
-      typeof step.count === 'number'
-        ? step.count
-        : (this.ctx.manifest.concurrency?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents);
+    const count = typeof step.count === 'number' ? step.count : concurrencyOf(this.ctx.manifest.concurrency).maxConcurrentEvents;
     const within = this.bound(this.run.intercepts && step.withinForInterceptors ? step.withinForInterceptors : step.within);
     const tracks: EventTrack[] = [];
     for (let i = 0; i < count; i++) tracks.push(this.run.deliver(this.buildEvent(step.conversation), step.label, step.hold));
@@ -412,7 +410,7 @@ export class ScenarioRunner {
       );
     const within = this.bound(this.run.intercepts && step.withinForInterceptors ? step.withinForInterceptors : step.within);
     // As a host does, at most the plugin's maxConcurrentEvents at once: the next waits for a handler to end.
-    const max = this.ctx.manifest.concurrency?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents;
+    const max = concurrencyOf(this.ctx.manifest.concurrency).maxConcurrentEvents;
     const tracks: EventTrack[] = [];
     this.labels.set(step.label, tracks);
     const inFlight = () => tracks.filter((t) => t.ack === undefined || (isAccepted(t.ack) && t.completions.length === 0)).length;

@@ -116,6 +116,12 @@ export const ConcurrencySchema = z
   .meta({ id: 'Concurrency' });
 export type Concurrency = z.infer<typeof ConcurrencySchema>;
 
+/** A stdio plugin's limits when its manifest sets no `concurrency`: the defaults the schema fills in. */
+export const DEFAULT_CONCURRENCY: Concurrency = ConcurrencySchema.parse({});
+
+/** The limits a plugin runs with: those its manifest declared (defaults filled in by the schema), else {@link DEFAULT_CONCURRENCY}. */
+export const concurrencyOf = (declared: Concurrency | undefined): Concurrency => declared ?? DEFAULT_CONCURRENCY;
+
 export const ConfigFieldType = z.enum(['string', 'number', 'boolean', 'select', 'path', 'secret']);
 
 export const ConfigFieldSchema = z

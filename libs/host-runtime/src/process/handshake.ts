@@ -1,4 +1,5 @@
 import {
+  concurrencyOf,
   InitializeResultSchema,
   LIMITS,
   PROTOCOL_VERSION,
@@ -25,7 +26,7 @@ export function initializeParams(o: {
   directories: PluginDirectories;
   settings: Record<string, unknown>;
 }): InitializeParams {
-  const concurrency = o.manifest.concurrency;
+  const concurrency = concurrencyOf(o.manifest.concurrency);
   return {
     supportedProtocolVersions: [PROTOCOL_VERSION],
     instanceId: o.instanceId,
@@ -35,10 +36,10 @@ export function initializeParams(o: {
     token: o.token,
     encoding: 'json',
     runtime: {
-      maxConcurrentEvents: concurrency?.maxConcurrentEvents ?? RUNTIME_DEFAULTS.maxConcurrentEvents,
-      queueCapacity: concurrency?.queueCapacity ?? RUNTIME_DEFAULTS.queueCapacity,
+      maxConcurrentEvents: concurrency.maxConcurrentEvents,
+      queueCapacity: concurrency.queueCapacity,
       requestTimeoutMilliseconds: RUNTIME_DEFAULTS.requestTimeoutMilliseconds,
-      handlerDeadlineMilliseconds: concurrency?.handlerDeadlineMilliseconds ?? RUNTIME_DEFAULTS.handlerDeadlineMilliseconds,
+      handlerDeadlineMilliseconds: concurrency.handlerDeadlineMilliseconds,
       maxHeaderLength: LIMITS.maxHeaderBytes,
       maxPayloadLength: LIMITS.maxPayloadBytes,
     },
