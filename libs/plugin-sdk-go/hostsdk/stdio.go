@@ -388,7 +388,7 @@ func (rt *stdioRuntime) onStop(m *rpcMessage) {
 	rt.stopping = true // from now on events.message is answered Stopping
 	rt.mu.Unlock()
 	reason := params.GetReason()
-	rt.rootCancel(fmt.Errorf("plugin.stop (%s)", reason))
+	rt.rootCancel(&stopCause{reason: string(reason)})
 	go rt.shutdown(0, false)
 }
 

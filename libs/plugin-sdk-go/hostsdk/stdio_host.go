@@ -6,6 +6,7 @@ package hostsdk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,23 @@ func (rt *stdioRuntime) requestTimeout() time.Duration {
 	return rt.timeout
 }
 
+// stopCause is why every handler's context ends at plugin.stop: a sign to wrap up, not a cancellation of the
+// event (spec 3.7: the plugin finishes the events in flight).
+type stopCause struct{ reason string }
+
+func (c *stopCause) Error() string { return "plugin.stop (" + c.reason + ")" }
+
+// callContext is the context a call to the host waits under: ctx, unless what ended it is plugin.stop. A
+// handler finishing its event after the stop still replies, sends and uploads, as in the other SDKs; the
+// event's own cancellation (events.cancel, the handler deadline) and the caller's still abort the call.
+func callContext(ctx context.Context) context.Context {
+	var stop *stopCause
+	if errors.As(context.Cause(ctx), &stop) {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // The transport side of the stdio runtime.
 
 func (rt *stdioRuntime) kind() Transport { return TransportStdio }
@@ -34,7 +52,7 @@ func (rt *stdioRuntime) kind() Transport { return TransportStdio }
 // call is messages.reply or messages.send: it waits for the host's answer unless ctx (the handler's or
 // the lifecycle's) ends first.
 func (rt *stdioRuntime) call(ctx context.Context, method string, params any, target *wire.Target) (*wire.SendResult, error) {
-	raw, err := rt.conn.request(ctx, method, params, rt.requestTimeout())
+	raw, err := rt.conn.request(callContext(ctx), method, params, rt.requestTimeout())
 	if err != nil {
 		return nil, hostRefusal(err, target)
 	}

@@ -277,6 +277,31 @@ func TestStopWaitsForRunningHandlersThenExits(t *testing.T) {
 	}
 }
 
+func TestAHandlerFinishingAfterStopStillReplies(t *testing.T) {
+	started := make(chan string, 1)
+	p := hostsdk.MustLoad("testdata/manifest.json")
+	// The handler wraps up when plugin.stop ends its context, and answers then (spec 3.7: it finishes the event).
+	p.Command("slow", func(ctx *hostsdk.Context) error {
+		started <- ctx.Event().EventID
+		<-ctx.Done()
+		_, err := ctx.Reply(hostsdk.Text("finished after the stop"))
+		return err
+	})
+	h := hostsdktest.Start(t, p, hostsdktest.Options{MaxConcurrentEvents: 2})
+	d := h.Deliver(h.Event(hostsdktest.Message{Text: "/slow"}))
+	<-started
+	if code := h.Stop("operator"); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if h.WaitCompleted(d); d.Completion == nil || d.Completion.Error != nil {
+		t.Fatalf("completion %+v", d.Completion)
+	}
+	replies := h.Replies()
+	if len(replies) != 1 || replies[0].Text() != "finished after the stop" {
+		t.Fatalf("replies %+v", replies)
+	}
+}
+
 func TestEventsAfterStopAreRefusedWithStopping(t *testing.T) {
 	started, release := make(chan string, 4), make(chan struct{})
 	p := hostsdk.MustLoad("testdata/manifest.json")

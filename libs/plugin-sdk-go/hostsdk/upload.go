@@ -104,7 +104,7 @@ func (rt *stdioRuntime) upload(ctx context.Context, data []byte, contentType str
 // callInto is a plugin-to-host request, abandoned when ctx ends first, whose answer decodes into result; a refusal with a message.* code
 // is a *MessageError from the host.
 func (rt *stdioRuntime) callInto(ctx context.Context, method string, params, result any) error {
-	raw, err := rt.conn.request(ctx, method, params, rt.requestTimeout())
+	raw, err := rt.conn.request(callContext(ctx), method, params, rt.requestTimeout())
 	if err != nil {
 		return hostRefusal(err, nil)
 	}
