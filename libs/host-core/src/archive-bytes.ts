@@ -13,6 +13,11 @@ export interface ArchiveReader {
    * then reuses one buffer instead of leaving the whole archive behind as garbage.
    */
   read(position: number, length: number, into?: Uint8Array): Uint8Array;
+  /**
+   * The archive's SHA-256 in lowercase hex, when the reader keeps it (worked out once, on the first call): a
+   * store that keeps the archive then reads it once, to write it, instead of once more to hash it.
+   */
+  sha256?(): string;
 }
 
 /** An archive in memory or one read in ranges. */
@@ -41,8 +46,13 @@ export function* archivePieces(archive: ArchiveBytes, pieceBytes = ARCHIVE_PIECE
   }
 }
 
-/** SHA-256 of the archive in lowercase hex, read piece by piece. */
+/** SHA-256 of the archive in lowercase hex: the one its reader keeps, else read piece by piece. */
 export function archiveSha256(archive: ArchiveBytes): string {
+  return !(archive instanceof Uint8Array) && archive.sha256 ? archive.sha256() : hashArchive(archive);
+}
+
+/** SHA-256 of the archive's bytes, read piece by piece (what a reader that keeps its digest works it out with). */
+export function hashArchive(archive: ArchiveBytes): string {
   const hash = createHash('sha256');
   for (const piece of archivePieces(archive)) hash.update(piece);
   return hash.digest('hex');

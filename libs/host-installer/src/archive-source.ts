@@ -1,4 +1,4 @@
-import { archiveSha256, type ArchiveReader } from '@host/host-core';
+import { hashArchive, type ArchiveReader } from '@host/host-core';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 /**
@@ -22,7 +22,7 @@ export function bufferSource(bytes: Uint8Array): ArchiveSource {
   return {
     size: buffer.length,
     read: (position, length) => buffer.subarray(Math.min(position, buffer.length), Math.min(position + length, buffer.length)),
-    sha256: () => (digest ??= archiveSha256(buffer)),
+    sha256: () => (digest ??= hashArchive(buffer)),
     close: () => undefined,
   };
 }
@@ -55,7 +55,7 @@ export function openFileSource(path: string): ArchiveSource {
       }
       return got === wanted ? out : out.subarray(0, got);
     },
-    sha256: () => (digest ??= archiveSha256(source)),
+    sha256: () => (digest ??= hashArchive(source)),
     close() {
       if (!open) return;
       open = false;

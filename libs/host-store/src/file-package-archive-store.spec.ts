@@ -91,3 +91,29 @@ it('copies into another store the archives it lacks, and leaves its files', asyn
   expect(await store.copyInto(target)).toBe(0);
   expect(await new FilePackageArchiveStore(join(dir(), 'none')).copyInto(target)).toBe(0);
 });
+
+it('reads an archive whose reader keeps its digest once to keep it, and not again to hash it', async () => {
+  const bytes = Buffer.from('an archive read in ranges, '.repeat(100_000));
+  let read = 0;
+  let hashed = 0;
+  const reader = {
+    size: bytes.length,
+    read: (position: number, length: number) => {
+      read += length;
+      return bytes.subarray(position, position + length);
+    },
+    sha256: () => {
+      hashed++;
+      return sha256Hex(bytes);
+    },
+  };
+  const store = await open();
+  expect(await store.put(reader)).toBe(sha256Hex(bytes));
+  expect(read).toBe(bytes.length);
+  expect(hashed).toBe(1);
+  expect(Buffer.from((await store.get(sha256Hex(bytes)))!).equals(bytes)).toBe(true);
+  // Kept already: not read at all.
+  read = 0;
+  expect(await store.put(reader)).toBe(sha256Hex(bytes));
+  expect(read).toBe(0);
+});
