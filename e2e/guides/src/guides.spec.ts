@@ -3,19 +3,25 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_TOKEN, api, isolationModesHere, ROOT, startHost, type RunningHost } from '@host/e2e-support';
-import { containsMismatch, firstHostStep, quickstartScript, quickstartSteps, type QuickstartStep } from './quickstart';
+import { containsMismatch, firstHostStep, quickstartScript, quickstartSteps, rerunSteps, type QuickstartStep } from './quickstart';
 
 // Each plugin author guide's quick start, run exactly as docs/guides/<language>/README.md writes it (see
 // quickstart.ts for the markers), in an empty folder outside the repository, against a real built host of
 // its own. A guide gets a quick start by writing its Markdown: nothing here names a language's commands.
-// The host runs in its default isolation (the strongest this machine offers); the steps from the first that
-// talks to the host (install, chat) then run again against a host in each weaker mode the machine offers, so the
-// plugin the guide built serves in every mode.
+// The host runs in its default isolation (the strongest this machine offers); the steps that talk to the host
+// (install, update, chat) then run again against a host in each weaker mode the machine offers, so the plugin the
+// guide built serves in every mode.
 const GUIDES = join(ROOT, 'docs/guides');
 const CLI = join(ROOT, 'tools/host-plugin/dist/cli.cjs');
 
 /** Guides whose quick start is not written yet; the test fails when one of them gets one, so the list shrinks. */
 const NO_QUICKSTART_YET: string[] = [];
+
+/**
+ * Guides whose quick start does not yet add the bot to a group, send a command and click a button its answer
+ * offers; the test fails when one of them does, so the list shrinks.
+ */
+const NO_EVENTS_IN_QUICKSTART_YET: string[] = ['node', 'python', 'go', 'csharp'];
 
 const MODES = isolationModesHere();
 const OTHER_MODES = MODES.slice(0, -1);
@@ -33,8 +39,27 @@ it('every guide but those listed as pending has a quick start that ends by chatt
     }
     expect({ guide: g.name, hasSteps: g.steps.length > 0 }).toEqual({ guide: g.name, hasSteps: true });
     const chat = g.steps[g.steps.length - 1]!;
-    expect(chat.script).toContain('/api/console/messages');
+    expect(chat.script).toMatch(/\/api\/console\/(messages|chat-events)\b/);
     expect(chat.expect?.json).toEqual(expect.objectContaining({ outbound: expect.any(Array) }));
+  }
+});
+
+it('every guide but those listed as pending adds the bot to a group, sends a command and clicks a button, with the answers', () => {
+  for (const g of guides) {
+    // The steps whose page shows what the plugin sent back.
+    const answered = g.steps
+      .filter((s) => (s.expect?.json as { outbound?: unknown } | undefined)?.outbound !== undefined)
+      .map((s) => s.script);
+    const event = (type: string) => answered.some((s) => s.includes('/api/console/chat-events') && s.includes(`"eventType":"${type}"`));
+    const has = {
+      guide: g.name,
+      message: answered.some((s) => s.includes('/api/console/messages')),
+      botAdded: event('bot.added'),
+      click: event('interaction.created'),
+    };
+    if (NO_EVENTS_IN_QUICKSTART_YET.includes(g.name))
+      expect({ guide: g.name, done: has.botAdded && has.click }).toEqual({ guide: g.name, done: false });
+    else expect(has).toEqual({ guide: g.name, message: true, botAdded: true, click: true });
   }
 });
 
@@ -131,7 +156,7 @@ describe.each(guides.filter((g) => g.steps.length > 0))('the $name guide quick s
     check(n, step, outDir, host);
   });
 
-  const again = steps.map((step, n) => ({ n, step, first: step.script.split('\n')[0] })).slice(Math.max(firstHostStep(steps), 0));
+  const again = rerunSteps(steps).map((n) => ({ n, step: steps[n]!, first: steps[n]!.script.split('\n')[0] }));
   describe.each(OTHER_MODES)('again on a host with HOST_PLUGIN_ISOLATION=%s', (mode) => {
     it.each(again)('step $n: $first', ({ n, step }) => {
       const other = others.find((o) => o.mode === mode)!;

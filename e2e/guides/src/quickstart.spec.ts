@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { containsMismatch, firstHostStep, quickstartScript, quickstartSteps } from './quickstart';
+import { containsMismatch, firstHostStep, quickstartScript, quickstartSteps, rerunSteps } from './quickstart';
 
 const PAGE = [
   '# Guide',
@@ -73,15 +73,17 @@ describe('quickstartScript', () => {
 });
 
 describe('quickstartScript with reruns', () => {
-  it('plays the steps from the first that talks to the host again, in its folder, with its variables and the rerun host', () => {
+  it('plays the steps that talk to the host again, from the folder of the first, with its variables and the rerun host', () => {
     const dir = mkdtempSync(join(tmpdir(), 'quickstart-rerun-'));
     try {
       const steps = [
         { line: 1, script: 'mkdir app && cd app && ZIP=made.zip' },
         { line: 2, script: 'echo "$ZIP to $HOST_URL"' },
-        { line: 3, script: 'cd .. && echo "chat $HOST_URL from $(basename "$PWD")"' },
+        { line: 3, script: 'echo edited >> ../edits.txt' },
+        { line: 4, script: 'cd .. && echo "chat $HOST_URL from $(basename "$PWD")"' },
       ];
       expect(firstHostStep(steps)).toBe(1);
+      expect(rerunSteps(steps)).toEqual([1, 3]);
       const script = quickstartScript(steps, join(dir, 'out'), [
         { hostUrl: 'http://second', outDir: join(dir, 'second') },
         { hostUrl: 'http://third', outDir: join(dir, 'third') },
@@ -89,10 +91,12 @@ describe('quickstartScript with reruns', () => {
       const r = spawnSync('bash', ['-c', script], { cwd: dir, encoding: 'utf8', env: { ...process.env, HOST_URL: 'http://first' } });
       expect(r.status).toBe(0);
       const read = (d: string, n: number) => readFileSync(join(dir, d, `${n}.out`), 'utf8').trim();
-      expect([read('out', 1), read('out', 2)]).toEqual(['made.zip to http://first', `chat http://first from ${basename(dir)}`]);
-      expect([read('second', 1), read('second', 2)]).toEqual(['made.zip to http://second', `chat http://second from ${basename(dir)}`]);
-      expect([read('third', 1), read('third', 2)]).toEqual(['made.zip to http://third', `chat http://third from ${basename(dir)}`]);
-      expect(existsSync(join(dir, 'second/0.out'))).toBe(false);
+      expect([read('out', 1), read('out', 3)]).toEqual(['made.zip to http://first', `chat http://first from ${basename(dir)}`]);
+      expect([read('second', 1), read('second', 3)]).toEqual(['made.zip to http://second', `chat http://second from ${basename(dir)}`]);
+      expect([read('third', 1), read('third', 3)]).toEqual(['made.zip to http://third', `chat http://third from ${basename(dir)}`]);
+      // The step that only edits a file ran once, as a reader makes the edit once.
+      expect(readFileSync(join(dir, 'edits.txt'), 'utf8')).toBe('edited\n');
+      expect([existsSync(join(dir, 'second/0.out')), existsSync(join(dir, 'second/2.out'))]).toEqual([false, false]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

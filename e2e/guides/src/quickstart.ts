@@ -72,24 +72,39 @@ export interface QuickstartRerun {
   outDir: string;
 }
 
-/** The first step that talks to the host (`$HOST_URL`): it and those after it are what a rerun plays again. */
+/** Whether a step talks to the host (`$HOST_URL`). */
+function talksToHost(step: QuickstartStep): boolean {
+  return /\$\{?HOST_URL\b/.test(step.script);
+}
+
+/** The first step that talks to the host (`$HOST_URL`). */
 export function firstHostStep(steps: QuickstartStep[]): number {
-  return steps.findIndex((s) => /\$\{?HOST_URL\b/.test(s.script));
+  return steps.findIndex(talksToHost);
+}
+
+/**
+ * The steps a rerun plays again, by index: from the first that talks to the host, those that talk to it. The steps
+ * in between that do not (editing the project's files) ran once, as a reader does them once; the project they left
+ * is the one the later steps use on every host.
+ */
+export function rerunSteps(steps: QuickstartStep[]): number[] {
+  const from = firstHostStep(steps);
+  return from < 0 ? [] : steps.map((_, n) => n).filter((n) => n >= from && talksToHost(steps[n]!));
 }
 
 /**
  * One bash script running every step in the current shell, each step's stdout and stderr written to
  * `<outDir>/<n>.out` and `<n>.err`, and `<n>.done` once it finished; it stops at the first failing command.
- * Then, for each rerun, the same shell plays the steps from the first that talks to the host again, in the folder
- * that step ran in, with HOST_URL set to the rerun's host and output in the rerun's outDir.
+ * Then, for each rerun, the same shell plays the steps of `rerunSteps` again, from the folder the first of them ran
+ * in, with HOST_URL set to the rerun's host and output in the rerun's outDir.
  */
 export function quickstartScript(steps: QuickstartStep[], outDir: string, reruns: QuickstartRerun[] = []): string {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const play = (from: number, dir: string) =>
-    steps.slice(from).map((s, i) => {
-      const file = (ext: string) => q(`${dir}/${from + i}.${ext}`);
-      const mark = from + i === hostStep && dir === outDir ? 'quickstart_host_step_dir="$PWD"\n' : '';
-      return `${mark}{\n${s.script}\n} > ${file('out')} 2> ${file('err')}\n: > ${file('done')}`;
+  const play = (which: number[], dir: string) =>
+    which.map((n) => {
+      const file = (ext: string) => q(`${dir}/${n}.${ext}`);
+      const mark = n === hostStep && dir === outDir ? 'quickstart_host_step_dir="$PWD"\n' : '';
+      return `${mark}{\n${steps[n]!.script}\n} > ${file('out')} 2> ${file('err')}\n: > ${file('done')}`;
     });
   const hostStep = firstHostStep(steps);
   if (reruns.length > 0 && hostStep < 0) throw new Error('no step talks to the host ($HOST_URL), so there is nothing to run again');
@@ -97,9 +112,18 @@ export function quickstartScript(steps: QuickstartStep[], outDir: string, reruns
     `mkdir -p ${q(r.outDir)}`,
     'cd "$quickstart_host_step_dir"',
     `export HOST_URL=${q(r.hostUrl)}`,
-    ...play(hostStep, r.outDir),
+    ...play(rerunSteps(steps), r.outDir),
   ]);
-  return ['set -eo pipefail', `mkdir -p ${q(outDir)}`, ...play(0, outDir), ...again, ''].join('\n');
+  return [
+    'set -eo pipefail',
+    `mkdir -p ${q(outDir)}`,
+    ...play(
+      steps.map((_, n) => n),
+      outDir,
+    ),
+    ...again,
+    '',
+  ].join('\n');
 }
 
 /**
