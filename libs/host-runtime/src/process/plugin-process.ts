@@ -15,7 +15,6 @@ import {
   DELIVERY_ERRORS,
   formatBytes,
   EventAckSchema,
-  HOST_STDIO_FLAG,
   SettingsChangedResultSchema,
   LIMITS,
   Methods,
@@ -24,7 +23,6 @@ import {
   type PluginError,
   type StdioManifest,
 } from '@host/protocol';
-import type { RuntimeErrorCode } from '@host/host-errors';
 import { isInsideDirectory } from '@host/protocol/node';
 import { createMessageConnection, ErrorCodes, ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
 import { FramedMessageReader, type FramingFailure } from '../connection/framed-reader';
@@ -41,28 +39,9 @@ import { buildEnvironment, resolveLaunch, type PluginDirectories } from './launc
 import type { ModuleContainment } from './module-containment';
 import type { ProcessRunner, RunningProcess } from './runner';
 import type { IsolationStatus, LimitHit } from '../isolation/settings';
+import { exitError, LIMIT_REASONS, pollutionError, refusalReason, StartError, StderrTail, type ExitInfo } from './exit-diagnosis';
 
-const LIMIT_REASONS: Record<LimitHit, string> = {
-  memory: 'went over its memory limit and was killed by the kernel',
-  cpu: 'used up its CPU time limit and was killed',
-};
-
-export interface ExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  at: string;
-}
-
-/** A start that failed, with the runtime error code and a message saying what the plugin did. */
-export class StartError extends Error {
-  constructor(
-    readonly code: RuntimeErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'StartError';
-  }
-}
+export { StartError, type ExitInfo } from './exit-diagnosis';
 
 export interface PluginProcessOptions {
   pluginId: string;
@@ -96,13 +75,6 @@ const CONNECTION_LOST_CODES = new Set<number>([
   ErrorCodes.ConnectionInactive,
 ]);
 
-const STDERR_TAIL_LINES = 8;
-const STDERR_TAIL_CHARS = 600;
-const ERROR_LINE_CHARS = 400;
-/** The line an uncaught error starts with: `Error: ...`, `TypeError: ...`, `Error [ERR_MODULE_NOT_FOUND]: ...`, `ModuleNotFoundError: ...`. */
-const ERROR_LINE = /^(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/;
-/** A stack frame (Node's `    at ...`, Python's `  File "...", line N`): kept in the log, left out of start failure messages. */
-const STACK_FRAME = /^\s+(?:at |File ")/;
 /** Plugin-to-host requests the host works on at once per plugin; more wait in order. */
 const MAX_PARALLEL_PLUGIN_REQUESTS = 64;
 /** Events a process remembers having been handed, newest kept: a log.write naming one keeps its eventId. */
@@ -118,9 +90,8 @@ export class PluginProcess {
   private readonly token = randomBytes(32).toString('base64url');
   private child: RunningProcess | null = null;
   private connection: MessageConnection | null = null;
-  private readonly stderrTail: string[] = [];
-  /** The first line of stderr that starts an error (see ERROR_LINE): what a start failure is about. */
-  private errorLine: string | null = null;
+  /** The stderr lines a start failure quotes. */
+  private readonly stderr = new StderrTail();
   private exitInfo: ExitInfo | null = null;
   private resolveExit!: (info: ExitInfo) => void;
   /** Resolves when the process has exited and its group is gone. */
@@ -321,7 +292,7 @@ export class PluginProcess {
     if (outcome.kind === 'timeout') {
       throw new StartError(
         'PLUGIN_START_TIMEOUT',
-        `did not answer host.initialize within ${formatDuration(timeout)}; does its manifest pass --host-stdio, and does it read requests from stdin?${this.tailText()}`,
+        `did not answer host.initialize within ${formatDuration(timeout)}; does its manifest pass --host-stdio, and does it read requests from stdin?${this.stderr.text()}`,
       );
     }
     if (outcome.kind === 'error') {
@@ -551,11 +522,7 @@ export class PluginProcess {
   }
 
   private onStderrLine(line: string): void {
-    if (this.errorLine === null && ERROR_LINE.test(line)) this.errorLine = line.slice(0, ERROR_LINE_CHARS);
-    if (!STACK_FRAME.test(line)) {
-      this.stderrTail.push(line);
-      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
-    }
+    this.stderr.add(line);
     // Within the log rate already: readStderr only hands over lines the limiter admitted.
     this.o.logs.append(this.o.pluginId, { at: new Date().toISOString(), stream: 'stderr', level: 'info', message: line });
   }
@@ -564,52 +531,13 @@ export class PluginProcess {
     this.o.logs.append(this.o.pluginId, { at: new Date().toISOString(), stream: 'host', level, message });
   }
 
-  /**
-   * What the process left on stderr, for start failure messages: the first
-   * error line (which a long stack would push out of the tail), then the
-   * last lines without stack frames.
-   */
-  private tailText(): string {
-    const text = this.stderrTail.join('\n').slice(-STDERR_TAIL_CHARS);
-    const first = this.errorLine && !text.includes(this.errorLine) ? `: ${this.errorLine}` : '';
-    return text ? `${first}; stderr tail: ${JSON.stringify(text)}` : '; it wrote nothing to stderr';
-  }
-
   private exitError(): StartError {
-    const e = this.spawnError;
-    const command = this.o.manifest.transport.stdio.command;
-    if (e) {
-      if (e.code === 'ENOENT') {
-        const where = /[\\/]/.test(command) ? 'does not exist in the package' : 'was not found on PATH; install it on the host';
-        return new StartError('PLUGIN_COMMAND_NOT_FOUND', `command "${command}" ${where}`);
-      }
-      if (e.code === 'EACCES') {
-        return new StartError(
-          'PLUGIN_COMMAND_NOT_FOUND',
-          `command "${command}" is not executable; give it execute permission in the package (chmod +x)`,
-        );
-      }
-      return new StartError('PLUGIN_START_FAILED', `command "${command}" could not be started: ${e.message}`);
-    }
-    const x = this.exitInfo;
-    const how = x?.signal ? `was killed by ${x.signal}` : `exited with code ${x?.code}`;
-    const args = this.o.manifest.transport.stdio.args;
-    if (!args.includes(HOST_STDIO_FLAG)) {
-      // An SDK plugin started without the flag prints its help and exits: the fix is in the manifest.
-      return new StartError(
-        'PLUGIN_START_FAILED',
-        `${how} before answering host.initialize: its manifest does not pass ${HOST_STDIO_FLAG}, so an SDK plugin prints its help and exits; add "${HOST_STDIO_FLAG}" to transport.stdio.args in manifest.json${this.tailText()}`,
-      );
-    }
-    return new StartError('PLUGIN_START_FAILED', `${how} before answering host.initialize${this.tailText()}`);
+    const { command, args } = this.o.manifest.transport.stdio;
+    return exitError({ spawnError: this.spawnError, exit: this.exitInfo, command, args, stderr: this.stderr });
   }
 
   pollutionError(when: string): StartError {
-    const p = this.pollution!;
-    return new StartError(
-      'PLUGIN_STDOUT_POLLUTION',
-      `stdout pollution (PLUGIN_STDOUT_POLLUTION): ${when} the plugin wrote ${p.bytes} to stdout, which is not a protocol frame (${p.code}); write logs to stderr or log.write, never to stdout`,
-    );
+    return pollutionError(this.pollution!, when);
   }
 
   private finishEarly(error: StartError): StartError {
@@ -627,20 +555,4 @@ async function checkWorkingDirectory(packageDir: string, cwd: string): Promise<s
     return 'the working directory leaves the package through a symbolic link';
   }
   return null;
-}
-
-/** Longest reason of a refusal the operator is shown; the whole answer stays in the plugin's log. */
-const MAX_REFUSAL_CHARS = 500;
-
-/**
- * A plugin's reason for refusing settings, as an operator reads it: without a
- * stack trace (the lines from the first "    at ..." frame on, which some
- * runtimes append to an error's message) and bounded in length.
- */
-export function refusalReason(message: string): string {
-  const lines = message.split(/\r?\n/);
-  const frame = lines.findIndex((l) => /^\s+at\s/.test(l));
-  const kept = (frame === -1 ? lines : lines.slice(0, frame)).join('\n').trim();
-  const text = kept || 'it gave no reason';
-  return text.length > MAX_REFUSAL_CHARS ? `${text.slice(0, MAX_REFUSAL_CHARS)}…` : text;
 }
