@@ -13,21 +13,20 @@ import {
 import { PLUGIN_ID_PATTERN } from '@host/protocol';
 import type { PackageArchiveStore } from '@host/host-store';
 import { fsyncDir, writeFileAtomic } from '@host/host-fs';
-import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openPackage, type ArchiveSource, type PackageInput } from './archive-source';
 import { listBackups, newBackupPath, pruneBackups, type BackupInfo } from './backups';
 import { discoverPackages } from './discovery';
 import { extractEntries } from './extract';
 import { inspectPackage, type PackagePlan } from './inspect';
-import { clearJournal, readJournal, writeJournal, type Journal } from './journal';
+import { clearJournal, writeJournal } from './journal';
 import { DEFAULT_INSTALL_LIMITS, PENDING_UPDATE_TTL_MS, type InstallLimits } from './limits';
 import { MAX_PENDING_UPDATES, MAX_PENDING_UPDATES_PER_PLUGIN, PendingUpdates, type PendingUpdate } from './pending-updates';
 import { diffPackages, summarize } from './update-diff';
+import { exists, PackageSwap, type InstallStep, type SwapRecovery } from './package-swap';
 
-/** Points of a folder swap, in order; `onStep` runs after each. */
-export type InstallStep = 'extracted' | 'journal-written' | 'old-moved' | 'new-moved' | 'registry-written';
+export type { InstallStep } from './package-swap';
 
 export interface InstallerOptions {
   paths: HostPaths;
@@ -73,18 +72,9 @@ export interface InstallResult {
   startError?: { code: string; message: string };
 }
 
-export interface RecoveryReport {
-  journal: 'none' | 'completed' | 'rolledBack';
-  pluginId?: string;
+export interface RecoveryReport extends SwapRecovery {
   adopted: string[];
   invalid: InvalidPackage[];
-}
-
-async function exists(p: string): Promise<boolean> {
-  return fs.access(p).then(
-    () => true,
-    () => false,
-  );
 }
 
 /**
@@ -102,6 +92,8 @@ export class PluginInstaller {
   private readonly paths: HostPaths;
   private readonly now: () => Date;
   private readonly queue = new SerialQueue();
+  /** The journalled swap of package folders. */
+  private readonly swap: PackageSwap;
   private invalid = new Map<string, InvalidPackage>();
 
   constructor(private readonly opts: InstallerOptions) {
@@ -110,6 +102,14 @@ export class PluginInstaller {
     this.now = opts.now ?? (() => new Date());
     this.locks = opts.locks ?? new KeyedLock();
     this.pending = new PendingUpdates(opts.pendingUpdates, () => this.now().getTime());
+    this.swap = new PackageSwap({
+      paths: this.paths,
+      store: opts.store,
+      limits: this.limits,
+      now: this.now,
+      log: opts.log,
+      onStep: opts.onStep,
+    });
   }
 
   /** Prepares the data directory, finishes or rolls back an interrupted swap, removes stale staging, discovers packages. */
@@ -117,7 +117,7 @@ export class PluginInstaller {
     return this.exclusive(async () => {
       const p = this.paths;
       for (const dir of [p.packagesRoot, p.stagingRoot, p.stateDir]) await fs.mkdir(dir, { recursive: true });
-      const journal = await this.recover();
+      const journal = await this.swap.recover();
       for (const name of await fs.readdir(p.stagingRoot)) await fs.rm(join(p.stagingRoot, name), { recursive: true, force: true });
       await this.pending.sweep();
       // A crash between a swap and its pruning can leave one backup too many.
@@ -279,7 +279,7 @@ export class PluginInstaller {
       await writeJournal(this.paths.stateDir, {
         op: 'uninstall',
         pluginId,
-        backup: backup && this.rel(backup),
+        backup: backup && this.swap.rel(backup),
         startedAt: this.now().toISOString(),
       });
       if (backup) {
@@ -443,86 +443,12 @@ export class PluginInstaller {
   }
 
   /**
-   * Extracts into staging, then swaps folders under the journal: old folder to
-   * its backup, staging into place, registry entry. On any failure before the
-   * registry write, the swap is undone and INSTALL_FAILED is thrown.
-   */
-  /**
-   * Swaps the package folder of `plan` in, journalled, and writes its
-   * registry record; with `stored` (a sync), writes no record: the folder is
-   * brought in line with the record another host stored.
+   * Swaps the package folder of `plan` in ({@link PackageSwap.replace}), then readies the plugin's data, config and
+   * cache folders, prunes its backups and notes which archive the folder came from.
    */
   private async replace(plan: PackagePlan, previous: StdioPluginRecord | undefined, stored?: StdioPluginRecord): Promise<InstallResult> {
     const id = plan.manifest.pluginId;
-    const pkg = this.paths.packageDir(id);
-    const staging = join(this.paths.stagingRoot, `${id}.${randomBytes(6).toString('hex')}`);
-    const step = async (s: InstallStep) => this.opts.onStep?.(s, id);
-    try {
-      await extractEntries({ destination: staging, limits: this.limits, files: plan.files });
-      await step('extracted');
-    } catch (e) {
-      await fs.rm(staging, { recursive: true, force: true });
-      if (e instanceof HostError) throw e;
-      // A disk error (ENOSPC, EACCES...) while unpacking: nothing was swapped yet.
-      throw new HostError('INSTALL_FAILED', `Unpacking ${id} failed (${(e as Error).message}); nothing was changed.`, {
-        pluginId: id,
-        cause: (e as Error).message,
-        restored: true,
-      });
-    }
-    const now = this.now().toISOString();
-    const record: StdioPluginRecord = stored ?? {
-      pluginId: id,
-      transport: 'stdio-jsonrpc',
-      manifest: plan.manifest,
-      packageSha256: plan.sha256,
-      installedAt: previous?.installedAt ?? now,
-      updatedAt: now,
-      enabled: previous?.enabled ?? false,
-    };
-    const hasOld = await exists(pkg);
-    const backup = hasOld ? await newBackupPath(this.paths.backupsDir(id), previous?.manifest.version ?? 'unknown', this.now()) : null;
-    const journal: Journal = {
-      op: 'replace',
-      pluginId: id,
-      staging: this.rel(staging),
-      backup: backup && this.rel(backup),
-      record,
-      startedAt: now,
-      ...(stored ? { writesRecord: false } : {}),
-    };
-    let registryWritten = false;
-    let written: StdioPluginRecord = record;
-    try {
-      await writeJournal(this.paths.stateDir, journal);
-      await step('journal-written');
-      if (backup) {
-        await fs.rename(pkg, backup);
-        await step('old-moved');
-      }
-      await fs.rename(staging, pkg);
-      await fsyncDir(this.paths.packagesRoot);
-      await step('new-moved');
-      if (!stored) written = await this.writeRecord(record, previous !== undefined);
-      registryWritten = true;
-      await step('registry-written');
-    } catch (e) {
-      if (registryWritten) {
-        this.opts.log?.('warn', `install of ${id}: ${(e as Error).message} after the registry write; the new version stays`);
-      } else {
-        const restored = await this.rollback(journal);
-        // The id went to another plugin meanwhile: say so, not "install failed".
-        if (e instanceof HostError) throw e;
-        throw new HostError(
-          'INSTALL_FAILED',
-          `Installing ${id} ${plan.manifest.version} failed part-way (${(e as Error).message}); ${previous ? `version ${previous.manifest.version} was restored` : 'nothing was installed'}.`,
-          { pluginId: id, cause: (e as Error).message, restored },
-        );
-      }
-    }
-    await clearJournal(this.paths.stateDir).catch((e: Error) =>
-      this.opts.log?.('warn', `could not remove the install journal: ${e.message}`),
-    );
+    const { record, backup } = await this.swap.replace(plan, previous, stored);
     await fs.mkdir(this.paths.dataDirOf(id), { recursive: true });
     await fs.mkdir(this.paths.configDirOf(id), { recursive: true });
     await fs.mkdir(this.paths.cacheDirOf(id), { recursive: true });
@@ -530,85 +456,7 @@ export class PluginInstaller {
     if (backup) await pruneBackups(this.paths.backupsDir(id));
     // Only hosts with a package store follow it (syncPackage); the marker says which archive this folder came from.
     if (this.opts.archives) await this.markUnpacked(id, plan.sha256);
-    return { record: written, started: false, ...(backup ? { backup } : {}) };
-  }
-
-  /**
-   * The registry write of a swap. A new plugin takes its id only if it is
-   * still free; an update changes the package fields of the stored record and
-   * keeps what others may have changed meanwhile (enabled).
-   */
-  private async writeRecord(record: StdioPluginRecord, isUpdate: boolean): Promise<StdioPluginRecord> {
-    const id = record.pluginId;
-    if (!isUpdate) {
-      const taken = await this.opts.store.putIfAbsent(record);
-      if (taken) {
-        throw new HostError(
-          'INSTALL_ID_TAKEN',
-          `"${id}" was taken by ${taken.transport === 'http' ? 'an HTTP plugin registration' : 'another install'} while this package was being installed; nothing was installed. Remove that plugin or choose another pluginId.`,
-          {
-            pluginId: id,
-          },
-        );
-      }
-      return record;
-    }
-    const stored = await this.opts.store.update(id, (current) =>
-      current.transport === 'stdio-jsonrpc' ? { ...record, installedAt: current.installedAt, enabled: current.enabled } : undefined,
-    );
-    if (!stored) throw new Error(`the registry entry of ${id} was removed during the update`);
-    if (stored.transport !== 'stdio-jsonrpc') throw new Error(`${id} was registered as an HTTP plugin during the update`);
-    return stored;
-  }
-
-  /**
-   * Undoes a swap: the new folder goes back to staging, the backup back into
-   * place, staging is removed. The journal stays until this completes, so a
-   * crash during rollback is rolled back again on the next start.
-   */
-  private async rollback(j: Extract<Journal, { op: 'replace' }>): Promise<boolean> {
-    const pkg = this.paths.packageDir(j.pluginId);
-    const staging = join(this.paths.dataDir, j.staging);
-    const backup = j.backup && join(this.paths.dataDir, j.backup);
-    try {
-      if (!(await exists(staging)) && (await exists(pkg))) await fs.rename(pkg, staging);
-      if (backup && (await exists(backup)) && !(await exists(pkg))) await fs.rename(backup, pkg);
-      await fsyncDir(this.paths.packagesRoot);
-      await fs.rm(staging, { recursive: true, force: true });
-      await clearJournal(this.paths.stateDir);
-      return true;
-    } catch (e) {
-      this.opts.log?.('error', `rollback of ${j.pluginId} failed (${(e as Error).message}); it completes on the next start`);
-      return false;
-    }
-  }
-
-  /** Completes or rolls back the swap a crash interrupted. */
-  private async recover(): Promise<Pick<RecoveryReport, 'journal' | 'pluginId'>> {
-    const j = await readJournal(this.paths.stateDir).catch(() => undefined);
-    if (!j) {
-      await clearJournal(this.paths.stateDir);
-      return { journal: 'none' };
-    }
-    const pkg = this.paths.packageDir(j.pluginId);
-    const backup = j.backup && join(this.paths.dataDir, j.backup);
-    if (j.op === 'uninstall') {
-      if (backup && (await exists(pkg)) && !(await exists(backup))) await fs.rename(pkg, backup);
-      await this.opts.store.delete(j.pluginId);
-      await clearJournal(this.paths.stateDir);
-      this.opts.log?.('warn', `completed the uninstall of ${j.pluginId} that a crash interrupted`);
-      return { journal: 'completed', pluginId: j.pluginId };
-    }
-    // Staging still present means the new folder never reached its place (or was moved back): roll back.
-    if (!(await exists(join(this.paths.dataDir, j.staging))) && (await exists(pkg))) {
-      if (j.writesRecord !== false) await this.opts.store.put(j.record);
-      await clearJournal(this.paths.stateDir);
-      this.opts.log?.('warn', `completed the install of ${j.pluginId} ${j.record.manifest.version} that a crash interrupted`);
-      return { journal: 'completed', pluginId: j.pluginId };
-    }
-    await this.rollback(j);
-    this.opts.log?.('warn', `rolled back the install of ${j.pluginId} ${j.record.manifest.version} that a crash interrupted`);
-    return { journal: 'rolledBack', pluginId: j.pluginId };
+    return { record, started: false, ...(backup ? { backup } : {}) };
   }
 
   private async startIfAsked(result: InstallResult, start: boolean): Promise<InstallResult> {
@@ -624,10 +472,6 @@ export class PluginInstaller {
       this.opts.log?.('warn', `installed ${id}, but it did not start: ${err.message}`);
       return { ...result, started: false, startError: { code: err.code ?? 'INTERNAL', message: err.message } };
     }
-  }
-
-  private rel(p: string): string {
-    return relative(this.paths.dataDir, p);
   }
 
   /** One operation at a time (the journal is one file), holding the plugin's lock. */
