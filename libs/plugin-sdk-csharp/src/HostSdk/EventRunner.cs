@@ -1,4 +1,5 @@
 using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
 using HostSdk.Wire;
 
 namespace HostSdk;
@@ -139,49 +140,47 @@ internal sealed class EventRunner
     /// <summary>events.message: checked, then admitted (or refused, or declined when no handler takes it).</summary>
     public async Task OnMessageAsync(RpcMessage m, JsonElement id)
     {
-        bool stopping;
-        lock (_lock) stopping = _stopping;
-        if (stopping)
-        {
-            await _conn.RespondErrorAsync(id, Catalog.RpcStopping, "the plugin is stopping and takes no new events").ConfigureAwait(false);
-            return;
-        }
-        var e = StdioConnection.Decode(m, WireJsonContext.Default.MessageEvent, out var problem);
-        if (e == null || problem != null)
-        {
-            await _conn.InvalidParamsAsync(id, m.Method!, "", problem ?? "params are missing").ConfigureAwait(false);
-            return;
-        }
-        if (CheckEvent(e) is { } fault)
-        {
-            await _conn.InvalidParamsAsync(id, m.Method!, fault.Path, fault.Message, "event.field.invalid").ConfigureAwait(false);
-            return;
-        }
+        if (await CheckedAsync(m, id, WireJsonContext.Default.MessageEvent, CheckEvent).ConfigureAwait(false) is not { } e) return;
         await AdmitAsync(id, e.EventId, _plugin.HandlerFor(e) != null, cts => new EventTask(id, e, cts)).ConfigureAwait(false);
     }
 
     /// <summary>events.deliver: an event of another type, admitted, answered and completed like a message (v2.md 4.11).</summary>
     public async Task OnDeliverAsync(RpcMessage m, JsonElement id)
     {
+        if (await CheckedAsync(m, id, WireJsonContext.Default.ChatEvent, CheckChatEvent).ConfigureAwait(false) is not { } e) return;
+        await AdmitAsync(id, e.EventId, _plugin.Events.ContainsKey(e.EventType), cts => new EventTask(id, null, cts, e)).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The event of an events.message or events.deliver request, decoded and checked; null when the request was
+    /// answered already: Stopping while the plugin stops, InvalidParams for params that do not decode or break a rule.
+    /// </summary>
+    private async Task<T?> CheckedAsync<T>(
+        RpcMessage m,
+        JsonElement id,
+        JsonTypeInfo<T> type,
+        Func<T, (string Path, string Message)?> check)
+        where T : class
+    {
         bool stopping;
         lock (_lock) stopping = _stopping;
         if (stopping)
         {
             await _conn.RespondErrorAsync(id, Catalog.RpcStopping, "the plugin is stopping and takes no new events").ConfigureAwait(false);
-            return;
+            return null;
         }
-        var e = StdioConnection.Decode(m, WireJsonContext.Default.ChatEvent, out var problem);
+        var e = StdioConnection.Decode(m, type, out var problem);
         if (e == null || problem != null)
         {
             await _conn.InvalidParamsAsync(id, m.Method!, "", problem ?? "params are missing").ConfigureAwait(false);
-            return;
+            return null;
         }
-        if (CheckChatEvent(e) is { } fault)
+        if (check(e) is { } fault)
         {
             await _conn.InvalidParamsAsync(id, m.Method!, fault.Path, fault.Message, "event.field.invalid").ConfigureAwait(false);
-            return;
+            return null;
         }
-        await AdmitAsync(id, e.EventId, _plugin.Events.ContainsKey(e.EventType), cts => new EventTask(id, null, cts, e)).ConfigureAwait(false);
+        return e;
     }
 
     private async Task AdmitAsync(JsonElement id, string eventId, bool handled, Func<CancellationTokenSource, EventTask> create)
