@@ -11,12 +11,13 @@ var plugin = new PluginBuilder("com.example.csharp-echo")
     })
     .Command("echo", async ctx =>
     {
-        if (ctx.Event.Conversation.Type != "group")
-        {
-            await ctx.ReplyAsync(Text.Of("you said: "), Text.Literal(ctx.Args));
-            return;
-        }
-        await ctx.ReplyMarkdownAsync(Mention.User(ctx.Sender), Text.Of(" said **"), Text.Literal(ctx.Args), Text.Of("**"));
+        // "/echo hello" -> a Markdown reply that mentions the sender (groups only; one-to-one chats get
+        // plain text). Text.Literal shows the user's text as written: Markdown in it is escaped, not posted.
+        var text = ctx.Args.Length > 0 ? ctx.Args : "nothing";
+        if (ctx.Event.Conversation.Type == "group")
+            await ctx.ReplyMarkdownAsync(Mention.User(ctx.Sender), Text.Of(" said: **"), Text.Literal(text), Text.Of("**"));
+        else
+            await ctx.ReplyAsync(Text.Of("You said: "), Text.Of(text));
     })
     .Build();
 

@@ -7,11 +7,17 @@ import "plugin-host.dev/sdk-go/hostsdk"
 func newPlugin() *hostsdk.Plugin {
 	plugin := hostsdk.MustLoad("manifest.json")
 	plugin.Command("echo", func(ctx *hostsdk.Context) error {
-		if ctx.Event().Conversation.Type != "group" {
-			_, err := ctx.Reply(hostsdk.Text("you said: "), hostsdk.Text(ctx.Args()))
+		// "/echo hello" -> a Markdown reply that mentions the sender (groups only; one-to-one chats get
+		// plain text). Literal shows the user's text as written: Markdown in it is escaped, not posted.
+		text := ctx.Args()
+		if text == "" {
+			text = "nothing"
+		}
+		if ctx.Event().Conversation.Type == "group" {
+			_, err := ctx.ReplyMarkdown(hostsdk.AtUser(ctx.Sender()), hostsdk.Text(" said: **"), hostsdk.Literal(text), hostsdk.Text("**"))
 			return err
 		}
-		_, err := ctx.ReplyMarkdown(hostsdk.AtUser(ctx.Sender()), hostsdk.Text(" said **"), hostsdk.Literal(ctx.Args()), hostsdk.Text("**"))
+		_, err := ctx.Reply(hostsdk.Text("You said: "), hostsdk.Text(text))
 		return err
 	})
 	return plugin

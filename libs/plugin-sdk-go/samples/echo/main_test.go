@@ -15,7 +15,7 @@ func TestEchoAnswersGroupsInMarkdownAndOneToOneChatsInText(t *testing.T) {
 		t.Fatalf("completion %+v", group.Completion)
 	}
 	r := host.RepliesTo(group.Event.EventID)
-	if len(r) != 1 || r[0].Format != "markdown" || r[0].Text() != "@test-user said ***hi***" {
+	if len(r) != 1 || r[0].Format != "markdown" || r[0].Text() != "@test-user said: ***hi***" {
 		t.Fatalf("group replies %+v", r)
 	}
 	// The user's text is a literal: the host escapes its Markdown instead of posting it.
@@ -23,7 +23,7 @@ func TestEchoAnswersGroupsInMarkdownAndOneToOneChatsInText(t *testing.T) {
 		t.Fatalf("the user's text is not a literal: %#v", r[0].Parts[2])
 	}
 	direct := host.Send(hostsdktest.Message{Text: "/echo hi", Conversation: "c2c"})
-	if r := host.RepliesTo(direct.Event.EventID); len(r) != 1 || r[0].Format != "text" || r[0].Text() != "you said: hi" {
+	if r := host.RepliesTo(direct.Event.EventID); len(r) != 1 || r[0].Format != "text" || r[0].Text() != "You said: hi" {
 		t.Fatalf("one-to-one replies %+v", r)
 	}
 }

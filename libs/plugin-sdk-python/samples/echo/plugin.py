@@ -15,7 +15,6 @@ def echo(ctx):
         ctx.reply_markdown(at.user(ctx.sender), " said: **", literal(text), "**")
     else:
         ctx.reply("You said: ", text)
-    ctx.log.info("echoed", chars=len(text))
 
 
 if __name__ == "__main__":

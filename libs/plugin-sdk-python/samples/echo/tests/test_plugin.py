@@ -15,8 +15,8 @@ class EchoTest(unittest.TestCase):
         self.assertIsNone(delivery.completion["error"])
         self.assertEqual(delivery.replies[0].body, {"msg_type": 2, "markdown": {"content": '<qqbot-at-user id="user-1" /> said: **hello**'}})
 
-    def test_the_alias_and_one_to_one_chats(self):
-        delivery = TestHost(plugin).send("/e hi", conversation="c2c")
+    def test_one_to_one_chats_get_text(self):
+        delivery = TestHost(plugin).send("/echo hi", conversation="c2c")
         self.assertEqual(delivery.replies[0].body, {"msg_type": 0, "content": "You said: hi"})
 
 
