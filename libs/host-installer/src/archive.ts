@@ -2,7 +2,7 @@ import { HostError } from '@host/host-core';
 import { bufferSource, type ArchiveSource } from './archive-source';
 import { checkEntryName, collisionKey, decodeEntryName, MAX_NAME_BYTES, MAX_NAME_DEPTH, printableName } from './entry-name';
 import { formatBytes, type InstallLimits } from './limits';
-import { centralRecords, notAZip, readEndRecord, readLocalHeader, type CentralRecord } from './zip-structure';
+import { centralRecords, notAZip, readEndRecord, readLocalHeader, type CentralRecord, type LocalHeader } from './zip-structure';
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -68,12 +68,27 @@ function checkKind(record: CentralRecord, name: string): { isDirectory: boolean;
   return { isDirectory, executable: (unixMode & 0o111) !== 0 };
 }
 
+function tooManyEntries(limits: InstallLimits, count: number): HostError {
+  return new HostError(
+    'INSTALL_TOO_MANY_ENTRIES',
+    `The archive has ${count} entries; the host allows at most ${limits.maxEntries}. Remove unneeded files (dev dependencies, tests, caches).`,
+    { limit: limits.maxEntries, entries: count },
+  );
+}
+
+/** The entry count an end record declares, refused before any central record is read. */
+export function checkEntryCount(count: number, limits: InstallLimits): void {
+  if (count > limits.maxEntries) throw tooManyEntries(limits, count);
+}
+
 /**
  * Bounds each raw name before anything else looks at it: its length, its
  * depth (the parent checks cost the square of the depth), and the folders
- * all names imply together, which may not exceed the entry limit.
+ * all names imply together, which may not exceed the entry limit. Called on
+ * each central record as it is read.
  */
-function nameBounds(limits: InstallLimits, tooMany: (count: number) => HostError): (raw: Buffer) => void {
+export function nameBounds(limits: InstallLimits): (raw: Buffer) => void {
+  const tooMany = (count: number) => tooManyEntries(limits, count);
   const folders = new Set<string>();
   return (raw) => {
     const shown = () => printableName(raw.subarray(0, 80).toString('utf8'));
@@ -110,21 +125,34 @@ function nameBounds(limits: InstallLimits, tooMany: (count: number) => HostError
  */
 export function readArchive(input: Uint8Array | ArchiveSource, limits: InstallLimits): CheckedArchive {
   const source = input instanceof Uint8Array ? bufferSource(input) : input;
-  const tooMany = (count: number) =>
-    new HostError(
-      'INSTALL_TOO_MANY_ENTRIES',
-      `The archive has ${count} entries; the host allows at most ${limits.maxEntries}. Remove unneeded files (dev dependencies, tests, caches).`,
-      { limit: limits.maxEntries, entries: count },
-    );
   const end = readEndRecord(source);
   // The count of the end record is checked before any record is read.
-  if (end.entries > limits.maxEntries) throw tooMany(end.entries);
-  const bound = nameBounds(limits, tooMany);
+  checkEntryCount(end.entries, limits);
+  const bound = nameBounds(limits);
   const raw: CentralRecord[] = [];
   for (const record of centralRecords(source, end)) {
     bound(record.rawName);
     raw.push(record);
   }
+  return checkRecords(source, raw, end.directoryOffset, limits, (offset, nameLength) => readLocalHeader(source, offset, nameLength));
+}
+
+/** The local header at `offset` (its central record's name is `nameLength` bytes); undefined when there is none. */
+export type LocalHeaderReader = (offset: number, nameLength: number) => LocalHeader | undefined;
+
+/**
+ * The checks of every entry once the central directory is read: names,
+ * kinds, encryption, compression method, duplicates, case collisions, the
+ * folders files imply, each local header against its central record,
+ * overlaps and the declared total.
+ */
+export function checkRecords(
+  source: ArchiveSource,
+  raw: CentralRecord[],
+  directoryOffset: number,
+  limits: InstallLimits,
+  readLocal: LocalHeaderReader,
+): CheckedArchive {
   const entries: ArchiveEntry[] = [];
   const exact = new Map<string, string>();
   const folded = new Map<string, string>();
@@ -183,7 +211,7 @@ export function readArchive(input: Uint8Array | ArchiveSource, limits: InstallLi
     });
   }
   checkParents(entries, exact, folded);
-  checkLocalHeaders(source, entries, raw, end.directoryOffset);
+  checkLocalHeaders(entries, raw, directoryOffset, readLocal);
   if (declaredTotal > limits.maxUnpackedBytes) {
     throw new HostError(
       'INSTALL_TOO_LARGE_UNPACKED',
@@ -209,10 +237,10 @@ function maxDeflatedBytes(size: number): number {
  * into another entry's data) let a small archive unpack to many times its
  * size while each entry looks ordinary; no zip tool writes them.
  */
-function checkLocalHeaders(source: ArchiveSource, entries: ArchiveEntry[], raw: CentralRecord[], directoryOffset: number): void {
+function checkLocalHeaders(entries: ArchiveEntry[], raw: CentralRecord[], directoryOffset: number, readLocal: LocalHeaderReader): void {
   const locals = entries.map((e, i) => {
     const start = raw[i]!.localOffset;
-    const local = readLocalHeader(source, start, raw[i]!.rawName.length);
+    const local = readLocal(start, raw[i]!.rawName.length);
     if (!local) throw notAZip(`entry "${printableName(e.path)}" has no local header at offset ${start}`);
     return local;
   });

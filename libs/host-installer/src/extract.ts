@@ -95,6 +95,59 @@ export const IN_MEMORY_ENTRY_BYTES = 1024 * 1024;
 /** Compressed bytes read at once while an entry streams. */
 const STREAM_READ_BYTES = 256 * 1024;
 
+/** Takes an entry's inflated bytes as they come; see `entryWriter`. */
+export interface EntryWriter {
+  /** Counts, checks and writes one piece; throws as soon as the entry passes its cap. */
+  take(piece: Buffer): void;
+  /** Checks the whole entry (its size and CRC-32) and charges it to the budget; returns its size. */
+  finish(): number;
+  /** Closes the file; called whether the entry finished or failed. */
+  close(): void;
+}
+
+/**
+ * The checks every unpacked byte goes through, whoever inflates it: each
+ * piece is counted against the entry's declared size, what is left of the
+ * budget and the compression-ratio cap, added to its CRC-32 and written (to
+ * `target`, created, never replaced; nowhere when null) as it comes.
+ */
+export function entryWriter(
+  entry: ArchiveEntry,
+  limits: InstallLimits,
+  budget: UnpackBudget,
+  target: { path: string; mode: number } | null,
+): EntryWriter {
+  if (entry.declaredSize > budget.remaining) throw tooLarge(limits, entry);
+  const { cap, over } = outputCap(entry, limits, budget);
+  let fd = target ? openSync(target.path, 'wx', target.mode) : null;
+  let written = 0;
+  let crc = 0;
+  return {
+    take(piece) {
+      written += piece.length;
+      if (written > cap) throw over();
+      crc = zlibCrc32(piece, crc);
+      if (fd !== null) for (let at = 0; at < piece.length;) at += writeSync(fd, piece, at);
+    },
+    finish() {
+      if (written !== entry.declaredSize) throw corrupt(entry, `unpacks to ${written} bytes, not the ${entry.declaredSize} it declares`);
+      if (crc >>> 0 !== entry.crc) throw corrupt(entry, 'fails its CRC-32 check');
+      budget.remaining -= written;
+      return written;
+    },
+    close() {
+      if (fd !== null) closeSync(fd);
+      fd = null;
+    },
+  };
+}
+
+/** The error for an entry whose compressed data the inflater refused. */
+export function damagedData(entry: ArchiveEntry, e: unknown): HostError {
+  if (e instanceof HostError) return e;
+  return corrupt(entry, `has damaged compressed data (${(e as Error).message})`);
+}
+
 /**
  * Unpacks one entry of any size a piece at a time: compressed bytes read in
  * ranges, inflated by a zlib stream, each piece counted against the same
@@ -108,17 +161,7 @@ export async function streamEntry(
   budget: UnpackBudget,
   target: { path: string; mode: number } | null,
 ): Promise<number> {
-  if (entry.declaredSize > budget.remaining) throw tooLarge(limits, entry);
-  const { cap, over } = outputCap(entry, limits, budget);
-  const fd = target ? openSync(target.path, 'wx', target.mode) : null;
-  let written = 0;
-  let crc = 0;
-  const take = (piece: Buffer) => {
-    written += piece.length;
-    if (written > cap) throw over();
-    crc = zlibCrc32(piece, crc);
-    if (fd !== null) for (let at = 0; at < piece.length;) at += writeSync(fd, piece, at);
-  };
+  const writer = entryWriter(entry, limits, budget, target);
   try {
     const pieces = function* () {
       for (let at = 0; at < entry.compressedSize; at += STREAM_READ_BYTES) {
@@ -129,35 +172,35 @@ export async function streamEntry(
       // Each piece is checked and written before the next is read: one buffer serves them all.
       const scratch = Buffer.allocUnsafe(Math.min(STREAM_READ_BYTES, entry.compressedSize));
       for (let at = 0; at < entry.compressedSize; at += STREAM_READ_BYTES) {
-        take(readCompressed(entry, at, Math.min(STREAM_READ_BYTES, entry.compressedSize - at), scratch));
+        writer.take(readCompressed(entry, at, Math.min(STREAM_READ_BYTES, entry.compressedSize - at), scratch));
         // A stored entry is read as fast as the disk allows: let the server answer in between.
         await new Promise((r) => setImmediate(r));
       }
     } else {
-      const sink = new Writable({
-        write(piece: Buffer, _encoding, done) {
-          try {
-            take(piece);
-            done();
-          } catch (e) {
-            done(e as Error);
-          }
-        },
-      });
       try {
-        await pipeline(Readable.from(pieces(), { objectMode: false }), createInflateRaw(), sink);
+        await pipeline(Readable.from(pieces(), { objectMode: false }), createInflateRaw(), writerSink(writer));
       } catch (e) {
-        if (e instanceof HostError) throw e;
-        throw corrupt(entry, `has damaged compressed data (${(e as Error).message})`);
+        throw damagedData(entry, e);
       }
     }
   } finally {
-    if (fd !== null) closeSync(fd);
+    writer.close();
   }
-  if (written !== entry.declaredSize) throw corrupt(entry, `unpacks to ${written} bytes, not the ${entry.declaredSize} it declares`);
-  if (crc >>> 0 !== entry.crc) throw corrupt(entry, 'fails its CRC-32 check');
-  budget.remaining -= written;
-  return written;
+  return writer.finish();
+}
+
+/** A stream end that hands each piece to `writer`, failing the pipeline with the writer's error. */
+export function writerSink(writer: EntryWriter): Writable {
+  return new Writable({
+    write(piece: Buffer, _encoding, done) {
+      try {
+        writer.take(piece);
+        done();
+      } catch (e) {
+        done(e as Error);
+      }
+    },
+  });
 }
 
 export interface ExtractOptions {

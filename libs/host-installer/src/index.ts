@@ -1,6 +1,15 @@
 export * from './limits';
 export * from './archive';
 export * from './archive-source';
+export {
+  checkDirectoryEnd,
+  notAZip,
+  readEndRecord,
+  resolveZip64,
+  type CentralRecord,
+  type EndRecord,
+  type LocalHeader,
+} from './zip-structure';
 export * from './entry-name';
 export * from './extract';
 export * from './inspect';

@@ -189,14 +189,20 @@ export function* centralRecords(source: ArchiveSource, end: EndRecord): Generato
     resolveZip64(record, extra, diskStart, index);
     yield record;
   }
-  if (at !== limit) throw ambiguous(`its central directory has ${limit - at} bytes after its ${end.entries} records`);
+  checkDirectoryEnd(end, at);
+}
+
+/** The central directory's records, read up to `recordsEnd`, must fill it exactly as the end record gives its length. */
+export function checkDirectoryEnd(end: EndRecord, recordsEnd: number): void {
+  const limit = end.directoryOffset + end.directorySize;
+  if (recordsEnd !== limit) throw ambiguous(`its central directory has ${limit - recordsEnd} bytes after its ${end.entries} records`);
 }
 
 /**
  * Replaces the sizes and offset a central record marks with 0xFFFFFFFF by the
  * values of its ZIP64 extra field, which holds exactly those, in a fixed order.
  */
-function resolveZip64(record: CentralRecord, extra: Buffer, diskStart: number, index: number): void {
+export function resolveZip64(record: CentralRecord, extra: Buffer, diskStart: number, index: number): void {
   const wanted = [record.size === U32_MARK, record.compressedSize === U32_MARK, record.localOffset === U32_MARK];
   let field: Buffer | undefined;
   for (let i = 0; i + 4 <= extra.length;) {

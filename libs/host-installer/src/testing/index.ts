@@ -2,3 +2,4 @@
 export * from './zip-writer';
 export * from './tree-snapshot';
 export * from './unavailable-runtime';
+export * from './attack-corpus';
