@@ -1,3 +1,3 @@
-module plugin-host.dev/sdk-go
+module plugin-host.dev/sdk-go/v2
 
 go 1.23

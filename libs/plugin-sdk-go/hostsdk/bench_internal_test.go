@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // benchEventFrame is the event of e2e/runtime/bench (sdk-peer.ts), as the host frames it.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/hostsdktest"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/hostsdktest"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // abandoned checks the error of a call to the host given up because its context ended: an *SDKError

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // maxQueuedBytes bounds the frames waiting to be written: a plugin that writes faster than the host reads

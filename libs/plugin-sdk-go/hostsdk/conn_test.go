@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // A request the host never answers fails with RequestTimeout after its timeout, for a caller that waits

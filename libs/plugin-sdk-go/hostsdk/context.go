@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Transport names which runtime runs the plugin.

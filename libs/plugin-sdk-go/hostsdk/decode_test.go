@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // The one-pass decoder (decode.go) must say exactly what the tree walk says, and fill exactly what

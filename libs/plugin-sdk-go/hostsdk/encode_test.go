@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // The hand-written encoder of the hot frames writes exactly what encoding/json writes.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // SDKError is a local error of the SDK with a stable SDK_* code (wire.SDKErrorCodes): a mistake in how

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // FramingError is a broken stdio stream (docs/protocol/v2.md 3.2): Code is a framing.* code of the error

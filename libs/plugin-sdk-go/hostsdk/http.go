@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // SecretSource gives the signing secrets to accept (several during a rotation); it is asked on every

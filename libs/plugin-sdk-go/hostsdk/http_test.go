@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // The worked example of docs/protocol/v2.md 8.3 and http-signing.md.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 var treeSamples = []string{

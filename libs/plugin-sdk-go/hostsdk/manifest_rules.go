@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 func manifestCode(f fault) string {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // An image or file part names its bytes by url or by mediaId, exactly one (docs/protocol/v2.md 7.1), in the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Outgoing messages as the host checks them (docs/protocol/v2.md section 7): the JSON shape, the

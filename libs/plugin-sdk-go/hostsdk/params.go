@@ -7,7 +7,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // decodeParams checks the params of a host request against its method's schema (the message event

@@ -1,7 +1,7 @@
 package hostsdk
 
 import (
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Part is one part of an outgoing message: build it with Text, Literal, AtUser, AtUserID, AtUsers,

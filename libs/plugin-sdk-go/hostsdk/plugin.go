@@ -20,7 +20,7 @@ import (
 	"regexp"
 	"strings"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // SDKName and SDKVersion are what the plugin reports in the handshake.

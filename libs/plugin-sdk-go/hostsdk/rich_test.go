@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/hostsdktest"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/hostsdktest"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Image and file parts, keyboards and the event types other than messages (docs/protocol/v2.md 5.4, 5.5,

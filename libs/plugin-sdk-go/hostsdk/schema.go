@@ -14,7 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // jsSpaces is what JavaScript's \s and trim() treat as white space; the schemas' patterns are

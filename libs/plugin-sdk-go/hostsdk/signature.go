@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 var (

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // UsageExitCode is the exit status when the plugin is started without --host-stdio (it prints help).

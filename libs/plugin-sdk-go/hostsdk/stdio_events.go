@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 type eventTask struct {

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 func (rt *stdioRuntime) token() string {

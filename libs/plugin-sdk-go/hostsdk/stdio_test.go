@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/hostsdktest"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/hostsdktest"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 func echoPlugin(t *testing.T) *hostsdk.Plugin {

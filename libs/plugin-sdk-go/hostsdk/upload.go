@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Media is what UploadMedia answers (media.finish): put MediaID in a part with ImageFromMedia or

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/hostsdktest"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/hostsdktest"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // ctx.UploadMedia and ImageFromMedia/FileFromMedia (docs/protocol/v2.md 4.12 to 4.14): the bytes go to the

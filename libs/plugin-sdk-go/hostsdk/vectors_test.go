@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // The shared protocol vectors (libs/protocol/vectors, format in its README), read the way every SDK reads

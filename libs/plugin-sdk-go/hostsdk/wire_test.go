@@ -5,10 +5,11 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 func TestGeneratedFilesAreGofmtClean(t *testing.T) {
@@ -25,6 +26,18 @@ func TestGeneratedFilesAreGofmtClean(t *testing.T) {
 		if err != nil || string(formatted) != string(src) {
 			t.Errorf("%s is not gofmt-formatted (%v)", f, err)
 		}
+	}
+}
+
+// go.mod names the module path the generator derives from the SDK version (its major version at the end).
+func TestGoModNamesTheGeneratedModulePath(t *testing.T) {
+	goMod, err := os.ReadFile(filepath.Join("..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(goMod), "\n")
+	if first != "module "+wire.ModulePath {
+		t.Fatalf("go.mod says %q; wire.ModulePath (SDK %s) is %s: change go.mod and every import to it", first, wire.SDKVersion, wire.ModulePath)
 	}
 }
 

@@ -16,6 +16,21 @@ import { existsSync, readdirSync } from 'node:fs';
 /** The oldest Go the SDK supports: the `go` line of libs/plugin-sdk-go/go.mod says the same (a test checks). */
 export const MIN_GO: readonly [number, number] = [1, 23];
 
+/** The Go SDK's module path without its major version suffix. */
+export const GO_SDK_MODULE_ROOT = 'plugin-host.dev/sdk-go';
+
+/**
+ * The Go SDK's module path for an SDK version: from v2 on, Go's semantic import versioning puts the major
+ * version at the end of the path (go.dev/ref/mod#major-version-suffixes), so 2.x.y is
+ * `plugin-host.dev/sdk-go/v2`. tools/sdk-codegen writes it into hostsdk/wire as ModulePath, which the SDK's
+ * go.mod states (a test checks), and `host-plugin init --lang go` names it in new projects.
+ */
+export function goSdkModulePath(sdkVersion: string): string {
+  const major = Number(/^(\d+)\./.exec(sdkVersion)?.[1]);
+  if (!Number.isInteger(major)) throw new Error(`"${sdkVersion}" is not a semantic version`);
+  return major >= 2 ? `${GO_SDK_MODULE_ROOT}/v${major}` : GO_SDK_MODULE_ROOT;
+}
+
 /** Raised when no usable Go is found; the message says what was found and how to install one. */
 export class GoToolchainError extends Error {
   override readonly name = 'GoToolchainError';

@@ -563,7 +563,7 @@ export const FIELD_ISSUE_ERRORS = defineErrors(
 export const PACK_ERRORS = defineErrors({
   PACK_USAGE: {
     message:
-      "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).",
+      "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/v2/cmd/host-pack -h`).",
   },
   PACK_MANIFEST_MISSING: {
     message:

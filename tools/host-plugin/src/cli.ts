@@ -33,7 +33,7 @@ Usage:
       entry folder and the production node_modules. The same inputs give the same bytes.
       In a Python project (the manifest starts python3) it runs the Python packer: python3 -m host_sdk_v2.pack.
       In a Go project (manifest.json beside go.mod) it runs the Go packer for this machine (or --goos/--goarch):
-      go run plugin-host.dev/sdk-go/cmd/host-pack, writing <folder>/<pluginId>-<goos>-<goarch>.zip.
+      go run plugin-host.dev/sdk-go/v2/cmd/host-pack, writing <folder>/<pluginId>-<goos>-<goarch>.zip.
       In a C# project (manifest.json beside one .csproj) it runs dotnet publish -c Release, whose HostSdk targets
       write <folder>/<AssemblyName>.zip.
   host-plugin notes [dir] [--out RELEASE_NOTES.md | --stdout] [--notes notes.json] [--host-versions <range>]

@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { RELEASE_VERSIONS } from '@host/protocol';
-import { findGo as findGoToolchain, goEnv, GoToolchainError, MIN_GO } from '@host/plugin-sdk-go/toolchain';
+import { findGo as findGoToolchain, goEnv, goSdkModulePath, GoToolchainError, MIN_GO } from '@host/plugin-sdk-go/toolchain';
 import { CliError } from './errors';
 import { richStarterManifest, STARTER_IMAGE_URL } from './starter-rich';
 
 /**
  * Go plugin projects: `init --lang go` writes one, and `pack` inside one runs
- * the Go SDK's own packer (`go run plugin-host.dev/sdk-go/cmd/host-pack`), so
+ * the Go SDK's own packer (`go run plugin-host.dev/sdk-go/v2/cmd/host-pack`), so
  * the Node CLI and the Go command give the same ZIP. The project carries a
  * copy of the SDK module in sdk-go/ (standard library only) and points its
  * go.mod at it, so its tests and the packer run offline with nothing but Go.
@@ -17,8 +17,8 @@ import { richStarterManifest, STARTER_IMAGE_URL } from './starter-rich';
 /** The SDK version the Go templates name, from the one version source; hostsdk.SDKVersion says the same (a test checks). */
 export const GO_SDK_VERSION: string = RELEASE_VERSIONS.sdkVersion;
 
-/** The Go SDK's module path. */
-export const GO_SDK_MODULE = 'plugin-host.dev/sdk-go';
+/** The Go SDK's module path, with its major version suffix (`plugin-host.dev/sdk-go/v2`). */
+export const GO_SDK_MODULE = goSdkModulePath(GO_SDK_VERSION);
 
 /** The oldest Go the SDK supports (its go.mod says the same); from the SDK's toolchain lookup. */
 export { MIN_GO };
@@ -56,7 +56,7 @@ export function goProjectFiles(o: GoInitOptions): Map<string, string> {
 
 go ${MIN_GO.join('.')}
 
-require ${GO_SDK_MODULE} v0.0.0
+require ${GO_SDK_MODULE} v${GO_SDK_VERSION}
 
 // The SDK is copied into sdk-go/ so the project builds offline.
 replace ${GO_SDK_MODULE} => ./sdk-go

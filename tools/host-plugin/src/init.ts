@@ -123,7 +123,7 @@ export async function init(dir: string, flags: InitFlags, io: CliIO): Promise<st
   if (lang === 'go') {
     io.out('  go test ./...');
     io.out(
-      '  go run plugin-host.dev/sdk-go/cmd/host-pack     # or host-plugin pack; writes artifacts/' +
+      '  go run plugin-host.dev/sdk-go/v2/cmd/host-pack     # or host-plugin pack; writes artifacts/' +
         options.pluginId +
         '-<goos>-<goarch>.zip',
     );

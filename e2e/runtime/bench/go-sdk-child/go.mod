@@ -2,6 +2,6 @@ module example.com/bench
 
 go 1.23
 
-require plugin-host.dev/sdk-go v0.0.0
+require plugin-host.dev/sdk-go/v2 v2.0.0
 
-replace plugin-host.dev/sdk-go => ../../../../libs/plugin-sdk-go
+replace plugin-host.dev/sdk-go/v2 => ../../../../libs/plugin-sdk-go

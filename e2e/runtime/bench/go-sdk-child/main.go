@@ -7,7 +7,7 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"plugin-host.dev/sdk-go/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
 )
 
 func main() {

@@ -21,17 +21,33 @@ import (
 	"regexp"
 	"strings"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/pack"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/pack"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
-// ModulePath is the SDK's module path (go.mod).
-const ModulePath = "plugin-host.dev/sdk-go"
+// ModulePath is the SDK's module path, with its major version suffix (go.mod states the same).
+const ModulePath = wire.ModulePath
 
-// ModuleVersion is the module version the proxy folder serves: the SDK version. The module path has no
-// major version suffix (/v2), and Go's semantic import versioning refuses v2.0.0 for such a path, so the
-// version carries +incompatible, which the go command accepts from a module proxy.
-var ModuleVersion = "v" + hostsdk.SDKVersion + "+incompatible"
+// ModuleVersion is the module version the proxy folder serves: the SDK version.
+const ModuleVersion = "v" + hostsdk.SDKVersion
+
+// proxyDir is the folder of the module's versions inside the proxy folder: the module path escaped as the
+// GOPROXY protocol asks (each capital letter as '!' and its lower case), then /@v/.
+var proxyDir = escapeModulePath(ModulePath) + "/@v/"
+
+// escapeModulePath escapes a module path for a module proxy's file names (go.dev/ref/mod#goproxy-protocol).
+func escapeModulePath(path string) string {
+	var b strings.Builder
+	for _, r := range path {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // Files returns the archive's entries, read from the SDK module at root, under prefix.
 func Files(root, prefix string) (map[string]pack.File, error) {
@@ -148,12 +164,11 @@ func Proxy(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := ModulePath + "/@v/"
 	return map[string][]byte{
-		dir + "list":                  []byte(ModuleVersion + "\n"),
-		dir + ModuleVersion + ".info": append(info, '\n'),
-		dir + ModuleVersion + ".mod":  module[ModulePath+"@"+ModuleVersion+"/go.mod"].Data,
-		dir + ModuleVersion + ".zip":  zipped,
+		proxyDir + "list":                  []byte(ModuleVersion + "\n"),
+		proxyDir + ModuleVersion + ".info": append(info, '\n'),
+		proxyDir + ModuleVersion + ".mod":  module[ModulePath+"@"+ModuleVersion+"/go.mod"].Data,
+		proxyDir + ModuleVersion + ".zip":  zipped,
 	}, nil
 }
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
 )
 
 // The release archive, tried as a new user would: unzip it and follow its README to a packed plugin.
@@ -53,8 +53,8 @@ func TestReleaseArchiveIsReproducibleAndPacksItsSample(t *testing.T) {
 		}
 	}
 	sdk := filepath.Join(out, "SDK-V2-Go-"+hostsdk.SDKVersion)
-	proxyDir := "goproxy/" + ModulePath + "/@v/"
-	for _, want := range []string{"README.md", "go.mod", "hostsdk/stdio.go", "hostsdk/wire/types.go", "cmd/host-pack/main.go", "samples/echo/main.go", "schema/manifest.schema.json", proxyDir + "list", proxyDir + ModuleVersion + ".zip"} {
+	proxied := "goproxy/" + proxyDir
+	for _, want := range []string{"README.md", "go.mod", "hostsdk/stdio.go", "hostsdk/wire/types.go", "cmd/host-pack/main.go", "samples/echo/main.go", "schema/manifest.schema.json", proxied + "list", proxied + ModuleVersion + ".zip"} {
 		if _, err := os.Stat(filepath.Join(sdk, want)); err != nil {
 			t.Errorf("missing %s", want)
 		}
@@ -100,7 +100,11 @@ func TestProxyFolderServesTheModuleToAnEmptyProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	second, _ := Proxy(root)
-	dir := ModulePath + "/@v/"
+	dir := proxyDir
+	major := strings.SplitN(hostsdk.SDKVersion, ".", 2)[0]
+	if dir != ModulePath+"/@v/" || !strings.HasSuffix(ModulePath, "/v"+major) || ModuleVersion != "v"+hostsdk.SDKVersion {
+		t.Fatalf("the folder serves %s%s", dir, ModuleVersion)
+	}
 	if len(first) != 4 || len(second) != 4 {
 		t.Fatalf("files: %d and %d", len(first), len(second))
 	}
@@ -146,13 +150,13 @@ func TestProxyFolderServesTheModuleToAnEmptyProject(t *testing.T) {
 	}
 	project := filepath.Join(work, "tiny")
 	_ = os.MkdirAll(project, 0o755)
-	main := "package main\n\nimport (\n\t\"os\"\n\n\t\"plugin-host.dev/sdk-go/hostsdk\"\n)\n\nfunc main() { os.Stdout.WriteString(hostsdk.SDKVersion) }\n"
+	main := "package main\n\nimport (\n\t\"os\"\n\n\t\"" + ModulePath + "/hostsdk\"\n)\n\nfunc main() { os.Stdout.WriteString(hostsdk.SDKVersion) }\n"
 	if err := os.WriteFile(filepath.Join(project, "main.go"), []byte(main), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	gobin := filepath.Join(runtime.GOROOT(), "bin")
 	env := append(os.Environ(), "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOTOOLCHAIN=local",
-		"GOPROXY=file://"+filepath.ToSlash(proxy), "GONOSUMDB=plugin-host.dev", "GOFLAGS=-modcacherw", "GOMODCACHE="+filepath.Join(work, "modcache"))
+		"GOPROXY=file://"+filepath.ToSlash(proxy), "GONOSUMDB=plugin-host.dev", "GOFLAGS=-mod=mod -modcacherw", "GOMODCACHE="+filepath.Join(work, "modcache"))
 	for _, step := range [][]string{{"mod", "init", "example.com/tiny"}, {"get", ModulePath + "@" + ModuleVersion}, {"build", "-o", "tiny", "."}} {
 		cmd := exec.Command("go", step...)
 		cmd.Dir, cmd.Env = project, env
@@ -191,6 +195,12 @@ func archiveSteps(t *testing.T, readme string) string {
 		t.Fatalf("the section has %d shell blocks", len(steps))
 	}
 	return strings.Join(steps, "\n")
+}
+
+func TestEscapeModulePathWritesCapitalsAsTheProxyProtocolAsks(t *testing.T) {
+	if got := escapeModulePath("github.com/Azure/SDK/v2"); got != "github.com/!azure/!s!d!k/v2" {
+		t.Fatalf("got %s", got)
+	}
 }
 
 func TestUnlinkRepositoryNamesTheFileInsteadOfLinkingOutsideTheArchive(t *testing.T) {

@@ -1,7 +1,7 @@
 // Command host-pack builds a Go plugin for one platform and writes artifacts/<pluginId>-<goos>-<goarch>.zip,
 // ready to upload to the host:
 //
-//	go run plugin-host.dev/sdk-go/cmd/host-pack -goos linux -goarch amd64
+//	go run plugin-host.dev/sdk-go/v2/cmd/host-pack -goos linux -goarch amd64
 //
 // The packaged manifest launches the executable (./<name>, or <name>.exe on Windows) with --host-stdio
 // and lists only that platform and architecture, so the host refuses the package elsewhere
@@ -20,8 +20,8 @@ import (
 	"runtime"
 	"strings"
 
-	"plugin-host.dev/sdk-go/hostsdk/pack"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/pack"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 func main() {

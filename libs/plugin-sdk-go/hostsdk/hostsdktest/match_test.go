@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // The command-match vectors: the test host must route exactly like the host.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Upload is media the plugin uploaded (media.upload, media.chunk, media.finish) and the test host kept, as

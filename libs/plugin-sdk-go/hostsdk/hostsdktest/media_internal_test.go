@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // The test host's answers to media.upload, media.chunk and media.finish, driven frame by frame by a test

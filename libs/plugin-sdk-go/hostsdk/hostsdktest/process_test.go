@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // A built plugin that prints to stdout with fmt (the usual mistake): in protocol mode the prints go to
@@ -17,13 +17,13 @@ func TestABuiltPluginThatPrintsKeepsStdoutClean(t *testing.T) {
 	sdk, _ := filepath.Abs(filepath.Join("..", ".."))
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod": "module example.com/printer\n\ngo 1.23\n\nrequire plugin-host.dev/sdk-go v0.0.0\n\nreplace plugin-host.dev/sdk-go => " + filepath.ToSlash(sdk) + "\n",
+		"go.mod": "module example.com/printer\n\ngo 1.23\n\nrequire " + wire.ModulePath + " v" + wire.SDKVersion + "\n\nreplace " + wire.ModulePath + " => " + filepath.ToSlash(sdk) + "\n",
 		"main.go": `package main
 
 import (
 	"fmt"
 
-	"plugin-host.dev/sdk-go/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
 )
 
 func main() {
@@ -88,13 +88,13 @@ func TestABuiltPluginUploadsMediaOverStdio(t *testing.T) {
   "commands": [{ "name": "chart" }]
 }`
 	files := map[string]string{
-		"go.mod": "module example.com/goupload\n\ngo 1.23\n\nrequire plugin-host.dev/sdk-go v0.0.0\n\nreplace plugin-host.dev/sdk-go => " + filepath.ToSlash(sdk) + "\n",
+		"go.mod": "module example.com/goupload\n\ngo 1.23\n\nrequire " + wire.ModulePath + " v" + wire.SDKVersion + "\n\nreplace " + wire.ModulePath + " => " + filepath.ToSlash(sdk) + "\n",
 		"main.go": `package main
 
 import (
 	"bytes"
 
-	"plugin-host.dev/sdk-go/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
 )
 
 func main() {

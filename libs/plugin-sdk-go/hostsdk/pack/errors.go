@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Codes lists the packaging codes this packer reports (the SDK's README lists them; a test checks both ways

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"plugin-host.dev/sdk-go/hostsdk"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // Options of Pack.

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/pack"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/pack"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // project writes a plugin project the way an author has it: its own module, requiring the SDK.
@@ -27,7 +27,7 @@ func project(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	gomod := "module example.com/echo\n\ngo 1.23\n\nrequire plugin-host.dev/sdk-go v0.0.0\n\nreplace plugin-host.dev/sdk-go => " + filepath.ToSlash(sdk) + "\n"
+	gomod := "module example.com/echo\n\ngo 1.23\n\nrequire " + wire.ModulePath + " v" + wire.SDKVersion + "\n\nreplace " + wire.ModulePath + " => " + filepath.ToSlash(sdk) + "\n"
 	for name, content := range map[string]string{"go.mod": gomod} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)

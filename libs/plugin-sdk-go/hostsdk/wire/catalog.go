@@ -9,6 +9,10 @@ const ProtocolVersion = 2
 // SDKVersion is the version of the SDK, which it reports to the host in the handshake.
 const SDKVersion = "2.0.0"
 
+// ModulePath is the SDK's Go module path, which its go.mod states: from v2 on it ends in SDKVersion's major
+// version (semantic import versioning).
+const ModulePath = "plugin-host.dev/sdk-go/v2"
+
 // Stable string error codes a plugin can meet (docs/protocol/v2.md section 11.3): Code* for the dotted
 // codes (message.*, delivery.*, ...). The host's own codes (admin API, installer) are not in the SDK.
 const (
@@ -349,7 +353,7 @@ var SDKErrorCodes = []ErrorCode{
 
 // PackErrorCodes lists the packaging error codes with their messages (the fix a packer prints).
 var PackErrorCodes = []ErrorCode{
-	{"PACK", "PACK_USAGE", "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).", 0},
+	{"PACK", "PACK_USAGE", "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/v2/cmd/host-pack -h`).", 0},
 	{"PACK", "PACK_MANIFEST_MISSING", "No manifest.json in the project folder. Run the packer in the plugin project (or pass its folder), or create one with `host-plugin init`.", 0},
 	{"PACK", "PACK_MANIFEST_INVALID", "manifest.json is not valid JSON or does not follow protocol v2. Fix each listed field; `host-plugin validate` lists them all.", 0},
 	{"PACK", "PACK_TRANSPORT_NOT_STDIO", "manifest.json describes an HTTP plugin. Only stdio plugins are uploaded as a package; register an HTTP plugin by its base URL (POST /api/plugins/http) instead.", 0},

@@ -1,7 +1,7 @@
 // Command echo is a sample protocol v2 plugin: /echo <text> answers in Markdown, mentioning the sender.
 package main
 
-import "plugin-host.dev/sdk-go/hostsdk"
+import "plugin-host.dev/sdk-go/v2/hostsdk"
 
 // newPlugin defines the plugin; main runs it and main_test.go drives it with the SDK's test host.
 func newPlugin() *hostsdk.Plugin {

@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"plugin-host.dev/sdk-go/hostsdk/hostsdktest"
-	"plugin-host.dev/sdk-go/hostsdk/wire"
+	"plugin-host.dev/sdk-go/v2/hostsdk/hostsdktest"
+	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
 // The sample, driven through its real stdio runtime by the SDK's test host.

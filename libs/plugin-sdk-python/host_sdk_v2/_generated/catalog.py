@@ -363,7 +363,7 @@ SDK_ERROR_CODES: Mapping[str, str] = MappingProxyType({
 
 # Packaging error codes every packer reports for the same failure (docs/protocol/v2.md section 11.5): code -> message.
 PACK_ERROR_CODES: Mapping[str, str] = MappingProxyType({
-    "PACK_USAGE": "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).",
+    "PACK_USAGE": "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/v2/cmd/host-pack -h`).",
     "PACK_MANIFEST_MISSING": "No manifest.json in the project folder. Run the packer in the plugin project (or pass its folder), or create one with `host-plugin init`.",
     "PACK_MANIFEST_INVALID": "manifest.json is not valid JSON or does not follow protocol v2. Fix each listed field; `host-plugin validate` lists them all.",
     "PACK_TRANSPORT_NOT_STDIO": "manifest.json describes an HTTP plugin. Only stdio plugins are uploaded as a package; register an HTTP plugin by its base URL (POST /api/plugins/http) instead.",

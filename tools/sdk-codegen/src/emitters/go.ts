@@ -1,3 +1,4 @@
+import { goSdkModulePath } from '@host/plugin-sdk-go/toolchain';
 import type { Field, NamedType, ObjectType, ProtocolModel, TypeRef } from '../model';
 import type { Emitter, GeneratedFile } from './emitter';
 import { words } from './names';
@@ -333,6 +334,10 @@ function catalogFile(model: ProtocolModel): string {
   lines.push(
     '// SDKVersion is the version of the SDK, which it reports to the host in the handshake.',
     `const SDKVersion = ${JSON.stringify(model.sdkVersion)}`,
+    '',
+    "// ModulePath is the SDK's Go module path, which its go.mod states: from v2 on it ends in SDKVersion's major",
+    '// version (semantic import versioning).',
+    `const ModulePath = ${goString(goSdkModulePath(model.sdkVersion))}`,
     '',
   );
 

@@ -594,7 +594,7 @@ public static class Catalog
 
     // Packaging error codes every packer reports for the same failure; they never cross the wire (section 11.5).
     /// <summary>
-    /// The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).
+    /// The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/v2/cmd/host-pack -h`).
     /// </summary>
     public const string ErrPackUsage = "PACK_USAGE";
     /// <summary>
@@ -859,7 +859,7 @@ public static class Catalog
     /// <summary>The packaging error codes with their messages (the fix a packer prints).</summary>
     public static readonly IReadOnlyList<ErrorCodeInfo> PackErrorCodes =
     [
-        new("PACK", "PACK_USAGE", "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/cmd/host-pack -h`).", 0),
+        new("PACK", "PACK_USAGE", "The packer's command line is not valid. Run it with --help (`host-plugin pack --help`, `python3 -m host_sdk_v2.pack --help`, `go run plugin-host.dev/sdk-go/v2/cmd/host-pack -h`).", 0),
         new("PACK", "PACK_MANIFEST_MISSING", "No manifest.json in the project folder. Run the packer in the plugin project (or pass its folder), or create one with `host-plugin init`.", 0),
         new("PACK", "PACK_MANIFEST_INVALID", "manifest.json is not valid JSON or does not follow protocol v2. Fix each listed field; `host-plugin validate` lists them all.", 0),
         new("PACK", "PACK_TRANSPORT_NOT_STDIO", "manifest.json describes an HTTP plugin. Only stdio plugins are uploaded as a package; register an HTTP plugin by its base URL (POST /api/plugins/http) instead.", 0),
