@@ -76,7 +76,7 @@ export function browserImportRules(files) {
   return [
     {
       files,
-      ignores: ['**/*.spec.ts', '**/*.spec.tsx'],
+      ignores: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.spec-helper.ts'],
       rules: {
         'no-restricted-imports': [
           'error',

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { CommandSchema } from '@host/protocol';
 import { findCommandConflicts, type CommandOwner } from './command-conflicts';
 import { selectRecipients } from './routing';
-import { InProcessPlugin, makeEvent } from './test-support.spec-helper';
+import { InProcessPlugin, makeEvent } from './in-process.spec-helper';
 
 type CommandInput = z.input<typeof CommandSchema>;
 const owner = (pluginId: string, ...commands: CommandInput[]): CommandOwner => ({

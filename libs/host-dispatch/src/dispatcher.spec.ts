@@ -2,7 +2,7 @@ import type { MessageEvent } from '@host/protocol';
 import type { PluginEndpoint } from '@host/host-core';
 import { Dispatcher } from './dispatcher';
 import { EventLog, type EventLogUpdate } from './event-log';
-import { InProcessPlugin, KeepingProvider, makeEvent } from './test-support.spec-helper';
+import { InProcessPlugin, KeepingProvider, makeEvent } from './in-process.spec-helper';
 
 function setup(plugins: PluginEndpoint[], options: { requestTimeoutMilliseconds?: number; maxWaitingEvents?: number } = {}) {
   const provider = new KeepingProvider();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Dispatcher } from './dispatcher';
 import { EventLog } from './event-log';
-import { InProcessPlugin, KeepingProvider, makeEvent } from './test-support.spec-helper';
+import { InProcessPlugin, KeepingProvider, makeEvent } from './in-process.spec-helper';
 
 const text = (t: string) => ({ format: 'text' as const, parts: [{ type: 'text' as const, text: t }] });
 

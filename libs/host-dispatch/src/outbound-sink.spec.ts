@@ -1,7 +1,7 @@
 import type { OutboundRequest, PluginEndpoint } from '@host/host-core';
 import type { OutgoingMessage } from '@host/protocol';
 import { Dispatcher } from './dispatcher';
-import { InProcessPlugin, KeepingProvider, makeEvent } from './test-support.spec-helper';
+import { InProcessPlugin, KeepingProvider, makeEvent } from './in-process.spec-helper';
 
 const text = (t: string, format: 'text' | 'markdown' = 'text'): OutgoingMessage => ({ format, parts: [{ type: 'text', text: t }] });
 

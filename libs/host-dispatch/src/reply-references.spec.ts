@@ -1,5 +1,5 @@
 import { ReplyReferences } from './reply-references';
-import { makeEvent } from './test-support.spec-helper';
+import { makeEvent } from './in-process.spec-helper';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 

@@ -1,4 +1,4 @@
-import { echoManifest } from './__fixtures__/manifests';
+import { echoManifest } from './manifests.spec-helper';
 import type { MessageContext } from './context';
 import { definePlugin } from './define-plugin';
 import type { EventContext } from './rich';

@@ -2,7 +2,7 @@ import { Capability, PERMISSIONS } from '@host/protocol';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { echoManifest } from './__fixtures__/manifests';
+import { echoManifest } from './manifests.spec-helper';
 import { definePlugin } from './define-plugin';
 import { PluginSdkError } from './errors';
 import { readManifest } from './read-manifest';

@@ -1,4 +1,4 @@
-import { echoManifest } from './__fixtures__/manifests';
+import { echoManifest } from './manifests.spec-helper';
 import { definePlugin } from './define-plugin';
 import { PluginSdkError } from './errors';
 import { callbackButton, commandButton, file, image, keyboard, linkButton } from './rich';

@@ -1,4 +1,4 @@
-import { echoManifest } from './__fixtures__/manifests';
+import { echoManifest } from './manifests.spec-helper';
 import { definePlugin } from './define-plugin';
 import { file, image } from './rich';
 import { createTestHost } from './testing';

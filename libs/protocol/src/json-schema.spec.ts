@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadVectorFiles, type VectorCase } from '../test-support/vectors';
+import { loadVectorFiles, type VectorCase } from './vectors.spec-helper';
 import { buildJsonSchemas, METHODS_FILE_SCHEMA, serializeSchema, STDIO_TRANSPORT, VALID_HTTP_CAPABILITY_VALUES } from './index';
 
 const SCHEMA_DIR = join(__dirname, '..', 'schema');

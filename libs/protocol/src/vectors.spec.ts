@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { decodeChunk, findMismatch, loadVectorFiles, VECTOR_KINDS, type FramingChunk, type VectorCase } from '../test-support/vectors';
+import { decodeChunk, findMismatch, loadVectorFiles, VECTOR_KINDS, type FramingChunk, type VectorCase } from './vectors.spec-helper';
 import {
   EventAckSchema,
   FrameDecoder,

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PERMISSIONS, RELEASE_VERSIONS } from '@host/protocol';
-import { cli } from './__fixtures__/cli';
+import { cli } from './cli.spec-helper';
 
 let dir: string;
 beforeEach(() => {

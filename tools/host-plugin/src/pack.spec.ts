@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FrameDecoder, RELEASE_VERSIONS, encodeFrame, type JsonRpcMessage } from '@host/protocol';
-import { cli } from './__fixtures__/cli';
+import { cli } from './cli.spec-helper';
 
 // The whole author workflow on a generated project: init, build, test,
 // validate, pack twice (same bytes), then run the plugin from the extracted

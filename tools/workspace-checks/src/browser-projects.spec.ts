@@ -53,6 +53,12 @@ const probes = [
     error: false,
   },
   {
+    name: 'browser lib: control, a spec helper may use node:fs',
+    filePath: 'libs/shared-ui/src/vectors.spec-helper.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
+    error: false,
+  },
+  {
     name: 'browser lib: @host/protocol/node',
     filePath: 'libs/shared-ui/src/a.ts',
     code: "import { packagePath } from '@host/protocol/node';\nexport const x = packagePath;\n",

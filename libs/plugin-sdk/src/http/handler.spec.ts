@@ -6,7 +6,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { MessageResponseSchema, RELEASE_VERSIONS, type MessageEventInput } from '@host/protocol';
-import { echoManifest } from '../__fixtures__/manifests';
+import { echoManifest } from '../manifests.spec-helper';
 import { definePlugin } from '../define-plugin';
 import { HandlerError } from '../errors';
 import { createHttpHandler, httpRouter, secretFromFile } from './index';

@@ -1,7 +1,7 @@
 import { FrameDecoder, RELEASE_VERSIONS, RpcErrorCode, encodeFrame, type JsonRpcRequest, type JsonRpcResponse } from '@host/protocol';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { StdioHost, initParams, messageEvent } from '../__fixtures__/stdio-host';
+import { StdioHost, initParams, messageEvent } from './stdio-host.spec-helper';
 import { definePlugin } from '../define-plugin';
 import { runStdio } from './runtime';
 

@@ -1,5 +1,5 @@
 import { definePlugin } from '../define-plugin';
-import { echoManifest } from '../__fixtures__/manifests';
+import { echoManifest } from '../manifests.spec-helper';
 import { HandlerError, PluginMessageError, PluginSdkError } from '../errors';
 import { at, composite, literal } from '../parts';
 import { createTestHost } from './test-host';

@@ -1,8 +1,12 @@
-import { run } from '../cli';
-import type { CliIO } from '../io';
+import { run } from './cli';
+import type { CliIO } from './io';
 
 /** Runs the CLI in process with captured output; `answers` are given to questions in order. */
-export async function cli(cwd: string, argv: string[], answers: string[] = []): Promise<{ code: number; out: string; err: string; asked: string[] }> {
+export async function cli(
+  cwd: string,
+  argv: string[],
+  answers: string[] = [],
+): Promise<{ code: number; out: string; err: string; asked: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
   const asked: string[] = [];

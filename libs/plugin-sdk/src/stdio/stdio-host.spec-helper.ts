@@ -15,8 +15,9 @@ export class StdioHost {
   /** Everything on stdout, as text. */
   stdout = '';
   /** Answers plugin-to-host requests; return undefined to leave one unanswered. */
-  answer: (request: JsonRpcRequest) => { result: unknown } | { error: { code: number; message: string; data?: unknown } } | undefined = (request) =>
-    request.method === 'events.completed' ? { result: { recorded: true } } : { result: { accepted: true } };
+  answer: (request: JsonRpcRequest) => { result: unknown } | { error: { code: number; message: string; data?: unknown } } | undefined = (
+    request,
+  ) => (request.method === 'events.completed' ? { result: { recorded: true } } : { result: { accepted: true } });
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly decoder = new FrameDecoder();
   private nextId = 1;
