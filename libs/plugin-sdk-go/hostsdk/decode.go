@@ -2,36 +2,63 @@ package hostsdk
 
 import (
 	"bytes"
-	"fmt"
+	"errors"
 	"reflect"
 	"slices"
 	"sync"
 	"unicode/utf8"
 )
 
-// The hot path's decoding of a host request's params: one pass over the bytes with the compiled schema in
-// hand, checking every keyword as the tree walk (validate.go) does and filling the generated wire type as
-// it goes, so an event costs no map per object and no second pass. What this pass does not handle itself
-// (anyOf, uniqueItems, propertyNames, json.Unmarshaler targets, `any` fields) it parses into a tree for
-// that value only and hands to the tree walk and treeInto. A test runs every event and method vector
-// through both paths and wants the same issues and the same values.
+// The decoding of every host request's params and of HTTP events: the one path that decides whether a
+// value is valid and builds the generated wire type from it, in one pass over the bytes with the compiled
+// schema in hand, so an event costs no map per object and no second pass. Objects, arrays, their
+// required, unknown and counted members, and plain strings are judged here; a value this pass does not
+// judge itself (a scalar but a plain string, anyOf, const, enum, uniqueItems, propertyNames,
+// json.Unmarshaler targets, `any` fields) is parsed into a tree for that value only and judged by the
+// schema's keyword rules (validate.go), then filled from the tree. The pass stops at the first refusal and
+// words nothing: describeRefusal, which runs only then, walks the whole value to say what is wrong.
+
+// errRefused ends the pass at the first value the schema refuses.
+var errRefused = errors.New("refused by the schema")
 
 // decodeChecked checks the JSON value data against n and fills v (a pointer) when it is valid; it returns
 // the issues (with `<domain>.field.*` codes) or nil. data is syntactically valid JSON (the frame was parsed).
 func decodeChecked(data []byte, n *node, v any, domain string) []Issue {
-	var found []fault
-	w := newWalk(&found)
+	switch err := decide(data, n, v); {
+	case err == errRefused:
+		return describeRefusal(data, n, domain)
+	case err != nil:
+		return []Issue{{Code: domain + ".field.invalid", Path: "", Message: err.Error()}}
+	}
+	return nil
+}
+
+// decide is the verdict and the value: nil with v filled, errRefused, or an error of the JSON text.
+func decide(data []byte, n *node, v any) error {
+	var scratch []fault
+	w := newWalk(&scratch)
 	// The strings of the value are cut from one copy of its text instead of one allocation each.
 	p := treeParser{data: data, text: string(data)}
 	p.space()
-	dst := reflect.ValueOf(v).Elem()
-	if err := p.checked(n, dst, w); err != nil {
+	return p.checked(n, reflect.ValueOf(v).Elem(), w)
+}
+
+// describeRefusal says why n refuses data, which decide refused: every fault the tree walk finds in the
+// whole value, ordered by path. It runs only after a refusal, so the valid case pays nothing for words.
+func describeRefusal(data []byte, n *node, domain string) []Issue {
+	tree, err := parseTree(data)
+	if err != nil {
 		return []Issue{{Code: domain + ".field.invalid", Path: "", Message: err.Error()}}
 	}
-	if len(found) > 0 {
-		return fieldIssues(domain, found)
+	var found []fault
+	n.check(tree, &found)
+	if len(found) == 0 {
+		// Not reached while the two agree (a test runs every vector through both); refused all the same.
+		return []Issue{{Code: domain + ".field.invalid", Path: "", Message: "the value does not follow the protocol schema"}}
 	}
-	return nil
+	issues := fieldIssues(domain, found)
+	slices.SortStableFunc(issues, func(a, b Issue) int { return compareStrings(a.Path, b.Path) })
+	return issues
 }
 
 // simple reports whether the one-pass decoder handles n itself.
@@ -92,9 +119,7 @@ func (p *treeParser) checkedAs(n *node, dst reflect.Value, w *walk, unmarshaler 
 			}
 		}
 		if !ok {
-			w.fault("invalid", "type", n.typeMsg+", not "+kind)
-			_, err := p.value()
-			return err
+			return errRefused
 		}
 		if n.onlyType {
 			return p.viaTree(n, dst, w)
@@ -110,15 +135,20 @@ func (p *treeParser) checkedAs(n *node, dst reflect.Value, w *walk, unmarshaler 
 	return p.viaTree(n, dst, w)
 }
 
-// viaTree parses the value into a tree, walks it, and fills dst from it when it is valid.
+// viaTree parses the value into a tree, judges it with the schema's keyword rules, and fills dst from it
+// when it is valid.
 func (p *treeParser) viaTree(n *node, dst reflect.Value, w *walk) error {
-	at := len(*w.out)
 	v, err := p.value()
 	if err != nil {
 		return err
 	}
+	at := len(*w.out)
 	n.walk(v, w)
-	if len(*w.out) == at && dst.IsValid() {
+	if len(*w.out) != at {
+		*w.out = (*w.out)[:at]
+		return errRefused
+	}
+	if dst.IsValid() {
 		return fill(dst, v)
 	}
 	return nil
@@ -205,8 +235,7 @@ func (p *treeParser) checkedObject(n *node, dst reflect.Value, w *walk) error {
 		break
 	}
 	p.depth--
-	w.missingRequired(n.required, seen, seenSet)
-	return nil
+	return allRequired(n.required, seen, seenSet)
 }
 
 // member reads the value of one object member: checked against sub (its property's schema or
@@ -217,9 +246,7 @@ func (p *treeParser) member(sub *node, closed bool, target reflect.Value, w *wal
 	case sub != nil:
 		return p.checked(sub, target, w)
 	case closed:
-		w.fault("unknown", "additionalProperties", "is not a known field; remove it or check its spelling")
-		_, err := p.value()
-		return err
+		return errRefused
 	case target.IsValid():
 		v, err := p.value()
 		if err == nil {
@@ -282,10 +309,8 @@ func (p *treeParser) checkedArray(n *node, dst reflect.Value, w *walk) error {
 	if dst.IsValid() && count == 0 {
 		dst.Set(emptySlice(dst.Type()))
 	}
-	if n.minItems >= 0 && count < n.minItems {
-		w.fault("invalid", "minItems", fmt.Sprintf("must have at least %d item(s)", n.minItems))
-	} else if n.maxItems >= 0 && count > n.maxItems {
-		w.fault("invalid", "maxItems", fmt.Sprintf("must have at most %d items", n.maxItems))
+	if (n.minItems >= 0 && count < n.minItems) || (n.maxItems >= 0 && count > n.maxItems) {
+		return errRefused
 	}
 	return nil
 }
@@ -540,24 +565,22 @@ func (p *treeParser) checkedStruct(n *node, dst reflect.Value, w *walk) error {
 		break
 	}
 	p.depth--
-	w.missingRequired(n.required, seen, seenSet)
-	return nil
+	return allRequired(n.required, seen, seenSet)
 }
 
-// missingRequired reports each required key not marked present: bit i of seen stands for required[i],
+// allRequired refuses an object without one of its required keys: bit i of seen stands for required[i],
 // or seenSet holds the keys when the list is longer than 64.
-func (w *walk) missingRequired(required []string, seen uint64, seenSet map[string]bool) {
+func allRequired(required []string, seen uint64, seenSet map[string]bool) error {
 	for i, key := range required {
 		present := seen&(1<<i) != 0
 		if seenSet != nil {
 			present = seenSet[key]
 		}
 		if !present {
-			w.steps = append(w.steps, step{key: key, index: -1})
-			w.fault("required", "required", "is required")
-			w.steps = w.steps[:len(w.steps)-1]
+			return errRefused
 		}
 	}
+	return nil
 }
 
 var emptySlices sync.Map // reflect.Type -> reflect.Value of an empty, non-nil slice

@@ -2,17 +2,56 @@ package hostsdk
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
 	"plugin-host.dev/sdk-go/v2/hostsdk/wire"
 )
 
-// The one-pass decoder (decode.go) must say exactly what the tree walk says, and fill exactly what
-// treeInto fills, for every envelope and method vector.
-func TestOnePassDecodingAgreesWithTheTreeWalk(t *testing.T) {
+// treeInto fills v (a pointer) from a parsed tree the way json.Unmarshal fills it from the bytes: the
+// reference decide's values are compared with.
+func treeInto(tree any, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errors.New("treeInto needs a non-nil pointer")
+	}
+	return fill(rv.Elem(), tree)
+}
+
+// agreeWithTheTreeWalk: decide (the one path that decides and builds) refuses exactly what the tree walk,
+// which describes a refusal, finds faults in, and fills exactly what treeInto fills from the tree.
+func agreeWithTheTreeWalk(t *testing.T, n *node, raw []byte, typ reflect.Type) {
+	t.Helper()
+	tree, err := parseTree(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []fault
+	n.check(tree, &found)
+	gotValue := reflect.New(typ)
+	verdict := decide(raw, n, gotValue.Interface())
+	if verdict != nil && verdict != errRefused {
+		t.Fatalf("decide: %v", verdict)
+	}
+	if (verdict == errRefused) != (len(found) > 0) {
+		t.Fatalf("decide says %v; the tree walk finds %+v\ninput %s", verdict, fieldIssues("x", found), raw)
+	}
+	if len(found) > 0 {
+		return
+	}
+	wantValue := reflect.New(typ)
+	if err := treeInto(tree, wantValue.Interface()); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotValue.Interface(), wantValue.Interface()) {
+		t.Fatalf("decide %+v\ntreeInto %+v", gotValue.Elem(), wantValue.Elem())
+	}
+}
+
+// wireTypes is the generated type each envelope document and method part decodes into.
+var wireTypes = func() map[string]reflect.Type {
 	types := map[string]any{
 		"host.initialize/params": wire.HostInitializeParams{}, "host.initialize/result": wire.HostInitializeResult{},
 		"events.message/params": wire.MessageEvent{}, "events.message/result": wire.EventAck{},
@@ -31,62 +70,77 @@ func TestOnePassDecodingAgreesWithTheTreeWalk(t *testing.T) {
 		"message-event.schema.json": wire.MessageEvent{}, "event-ack.schema.json": wire.EventAck{},
 		"message-response.schema.json": wire.MessageResponse{},
 	}
-	compare := func(t *testing.T, n *node, input any, typ any) {
-		t.Helper()
-		raw, _ := json.Marshal(input)
-		var found []fault
-		n.check(input, &found)
-		want := issueSet(fieldIssues("x", found))
-		wantValue := reflect.New(reflect.TypeOf(typ))
-		if len(found) == 0 {
-			if err := treeInto(input, wantValue.Interface()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		gotValue := reflect.New(reflect.TypeOf(typ))
-		got := issueSet(decodeChecked(raw, n, gotValue.Interface(), "x"))
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("one pass %v\ntree walk %v\ninput %s", got, want, raw)
-		}
-		if len(found) == 0 && !reflect.DeepEqual(gotValue.Interface(), wantValue.Interface()) {
-			t.Fatalf("one pass %+v\ntreeInto %+v", gotValue.Elem(), wantValue.Elem())
+	out := map[string]reflect.Type{}
+	for k, v := range types {
+		out[k] = reflect.TypeOf(v)
+	}
+	return out
+}()
+
+// The one-pass decoder (decode.go) refuses what the tree walk finds faults in and fills what treeInto
+// fills, for every envelope and method vector, and for each with every top-level member dropped, nulled or
+// of another type, and an unknown one added.
+func TestOnePassDecodingAgreesWithTheTreeWalk(t *testing.T) {
+	ran := 0
+	run := func(name string, n *node, input any, typ reflect.Type) {
+		for label, variant := range memberVariants(input) {
+			raw, _ := json.Marshal(variant)
+			t.Run(name+label, func(t *testing.T) { agreeWithTheTreeWalk(t, n, raw, typ) })
+			ran++
 		}
 	}
-	ran := 0
 	for _, kind := range []string{"message-event", "event-ack", "message-response"} {
 		file := kind + ".schema.json"
 		for _, c := range casesOf(t, kind) {
-			t.Run(kind+"/"+c["name"].(string), func(t *testing.T) { compare(t, documentSchema(file), c["input"], types[file]) })
-			ran++
+			run(kind+"/"+c["name"].(string), documentSchema(file), c["input"], wireTypes[file])
 		}
 	}
 	for _, c := range casesOf(t, "rpc-method") {
 		key := c["method"].(string) + "/" + c["part"].(string)
-		t.Run(c["name"].(string), func(t *testing.T) {
-			typ, ok := types[key]
-			if !ok {
-				t.Fatalf("no wire type for %s", key)
-			}
-			compare(t, methodSchema(c["method"].(string), c["part"].(string)), c["input"], typ)
-		})
-		ran++
+		typ, ok := wireTypes[key]
+		if !ok {
+			t.Fatalf("no wire type for %s", key)
+		}
+		run(c["name"].(string), methodSchema(c["method"].(string), c["part"].(string)), c["input"], typ)
 	}
-	if ran < 50 {
-		t.Fatalf("only %d vectors", ran)
+	if ran < 1000 {
+		t.Fatalf("only %d inputs", ran)
 	}
 }
 
-func issueSet(issues []Issue) []string {
-	var out []string
-	for _, is := range issues {
-		out = append(out, is.Code+"@"+is.Path+": "+is.Message)
+// memberVariants is the input ("") and, for an object, the object with each member dropped or replaced by a
+// value of each other JSON type, and with an unknown member added.
+func memberVariants(input any) map[string]any {
+	out := map[string]any{"": input}
+	obj, ok := input.(map[string]any)
+	if !ok {
+		return out
 	}
-	sort.Strings(out)
+	with := func(key string, value any, drop bool) map[string]any {
+		c := make(map[string]any, len(obj)+1)
+		for k, v := range obj {
+			c[k] = v
+		}
+		if drop {
+			delete(c, key)
+		} else {
+			c[key] = value
+		}
+		return c
+	}
+	for k := range obj {
+		out[" without "+k] = with(k, nil, true)
+		for label, v := range map[string]any{"null": nil, "7": 7.0, "1.5": 1.5, "-1": -1.0, `""`: "", `"  "`: "  ", "true": true, "{}": map[string]any{}, "[]": []any{}} {
+			out[" "+k+"="+label] = with(k, v, false)
+		}
+	}
+	out[" with zzUnknown"] = with("zzUnknown", 1.0, false)
 	return out
 }
 
 // The struct plans (keys compared in place, the next expected name first) and the string fast path
-// agree with the tree walk on what they take and on what they hand back to the general path: members
+// agree with the tree walk on what they take and on what they hand back to the general path (the verdict
+// and the value): members
 // in another order, escaped keys and strings, repeated keys, unknown keys, strings that break a rule.
 func TestStructPlansAndPlainStringsAgreeWithTheTreeWalk(t *testing.T) {
 	base := `{"eventId":"e1","eventType":"message.created","timestamp":"2026-01-01T00:00:00.000Z","source":"console",` +
@@ -118,28 +172,7 @@ func TestStructPlansAndPlainStringsAgreeWithTheTreeWalk(t *testing.T) {
 	}
 	n := documentSchema("message-event.schema.json")
 	for name, raw := range variants {
-		t.Run(name, func(t *testing.T) {
-			tree, err := parseTree([]byte(raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var found []fault
-			n.check(tree, &found)
-			want := issueSet(fieldIssues("event", found))
-			var wantEvent, gotEvent wire.MessageEvent
-			if len(found) == 0 {
-				if err := treeInto(tree, &wantEvent); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got := issueSet(decodeChecked([]byte(raw), n, &gotEvent, "event"))
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("one pass %v\ntree walk %v", got, want)
-			}
-			if len(found) == 0 && !reflect.DeepEqual(gotEvent, wantEvent) {
-				t.Fatalf("one pass %+v\ntreeInto %+v", gotEvent, wantEvent)
-			}
-		})
+		t.Run(name, func(t *testing.T) { agreeWithTheTreeWalk(t, n, []byte(raw), reflect.TypeFor[wire.MessageEvent]()) })
 	}
 }
 

@@ -1,5 +1,5 @@
-// Filling the generated wire types without encoding/json: from a parsed tree (treeInto, for the values the
-// schema walk checked) or straight from the bytes without a schema (decodeInto, for the host's answers),
+// Filling the generated wire types without encoding/json: from a parsed tree (fill, for the values decode.go
+// judges as a tree) or straight from the bytes without a schema (decodeInto, for the host's answers),
 // struct fields through a cached plan per type. decode.go fills them while it checks, in one pass.
 
 package hostsdk
@@ -13,18 +13,7 @@ import (
 	"sync"
 )
 
-// treeInto fills v (a pointer) from a parsed tree the way json.Unmarshal fills it from the bytes: struct
-// fields by their json names (unknown keys ignored), json.Unmarshaler types (the generated unions) through
-// their own decoder. The schema has checked the tree, so a mismatch is a bug, reported as an error.
-func treeInto(tree any, v any) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return errors.New("treeInto needs a non-nil pointer")
-	}
-	return fill(rv.Elem(), tree)
-}
-
-// decodeInto fills v (a pointer) from the JSON text data exactly as parseTree and treeInto would, without
+// decodeInto fills v (a pointer) from the JSON text data exactly as parseTree and fill would, without
 // building maps for the objects that fill structs (a member given twice: the last one counts, whole).
 func decodeInto(data []byte, v any) error {
 	rv := reflect.ValueOf(v)

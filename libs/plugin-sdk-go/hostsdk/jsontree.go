@@ -8,11 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// The hot path's JSON reading: every frame is parsed once, in one pass, into the generic tree encoding/json
-// would produce for `any` (nil, bool, float64, string, []any, map[string]any); the schemas check that tree,
-// and treeInto (jsonfill.go) fills the generated wire types from it with a cached plan per type instead of decoding the
-// bytes again. Syntax is RFC 8259 exactly as encoding/json accepts it (the framing vectors pin it); invalid
-// UTF-8 is refused before parsing (framing.utf8_invalid).
+// The SDK's JSON reading, without encoding/json: the syntax check of a frame, the generic tree encoding/json
+// would produce for `any` (nil, bool, float64, string, []any, map[string]any) of a manifest, of a refused
+// value to describe and of the values decode.go hands to the keyword rules, and the reading of strings and
+// keys that decode.go shares. Syntax is RFC 8259 exactly as encoding/json accepts it (the framing vectors pin
+// it); invalid UTF-8 is refused before parsing (framing.utf8_invalid).
 
 type jsonSyntaxError struct {
 	offset int

@@ -12,7 +12,7 @@ import (
 
 // decodeParams checks the params of a host request against its method's schema (the message event
 // against message-event.schema.json, with event.* codes) while it fills v from them, in one pass
-// (decode.go). Omitted or null params are {}.
+// (decode.go), and lists the issues of refused params. Omitted or null params are {}.
 func decodeParams(m *rpcMessage, v any) []Issue {
 	raw := m.Params
 	if !m.HasParams || string(raw) == "null" {

@@ -1,7 +1,7 @@
 // The protocol's JSON Schemas compiled for validation (wire.SchemasJSON, generated from libs/protocol/schema):
 // each document and each method's params and result is compiled the first time it is needed; the
-// compiled node drives both the tree walk (validate.go) and the one-pass decoding (decode.go), and applies
-// the schema's defaults.
+// compiled node drives the one-pass decoding that decides (decode.go) and the tree walk (validate.go), and
+// applies the schema's defaults.
 
 package hostsdk
 

@@ -18,8 +18,10 @@ import (
 // (`commands[0].aliases[1]`), so a plugin author sees what the host would say at install.
 //
 // Values are what encoding/json decodes into `any`: nil, bool, float64, string, []any, map[string]any.
-// This file is the tree walk; the schemas are compiled in schema.go, the manifest's own rules are in
-// manifest_rules.go, and decode.go checks a host request's params in one pass over its bytes instead.
+// This file is the tree walk: the check of a manifest (manifest_rules.go), the keyword rules decode.go
+// applies to the values it does not judge itself, and the words of a refusal (describeRefusal) once
+// decode.go, the one path that decides on and builds a host request's params, has refused them. The
+// schemas are compiled in schema.go.
 
 // vpath is the path of a fault (a linked list from the last key), formatted only for the issues.
 type vpath struct {
@@ -404,55 +406,4 @@ func fieldIssues(domain string, found []fault) []Issue {
 		issues[i] = Issue{Code: domain + ".field." + f.kind, Path: where, Message: subject + " " + f.message}
 	}
 	return issues
-}
-
-// validateDocument checks v against a document schema ("message-event.schema.json", ...); it returns v
-// with the schema's defaults, or the issues with `<domain>.field.*` codes.
-func validateDocument(file string, v any, domain string) (any, []Issue) {
-	n := documentSchema(file)
-	var found []fault
-	n.check(v, &found)
-	if len(found) > 0 {
-		return nil, fieldIssues(domain, found)
-	}
-	return n.withDefaults(v), nil
-}
-
-// checkDocument is validateDocument without the defaults: the verdict only (the hot path; the generated
-// types apply the defaults through their Get methods).
-func checkDocument(file string, v any, domain string) []Issue {
-	var found []fault
-	documentSchema(file).check(v, &found)
-	if len(found) > 0 {
-		return fieldIssues(domain, found)
-	}
-	return nil
-}
-
-// checkMethod is validateMethod without the defaults.
-func checkMethod(method, part string, v any, domain string) []Issue {
-	n := methodSchema(method, part)
-	if n == nil {
-		return []Issue{{Code: domain + ".field.invalid", Path: "", Message: fmt.Sprintf("%s has no %s in protocol v2", method, part)}}
-	}
-	var found []fault
-	n.check(v, &found)
-	if len(found) > 0 {
-		return fieldIssues(domain, found)
-	}
-	return nil
-}
-
-// validateMethod checks the params or result of a JSON-RPC method of the method table.
-func validateMethod(method, part string, v any, domain string) (any, []Issue) {
-	n := methodSchema(method, part)
-	if n == nil {
-		return nil, []Issue{{Code: domain + ".field.invalid", Path: "", Message: fmt.Sprintf("%s has no %s in protocol v2", method, part)}}
-	}
-	var found []fault
-	n.check(v, &found)
-	if len(found) > 0 {
-		return nil, fieldIssues(domain, found)
-	}
-	return n.withDefaults(v), nil
 }

@@ -23,10 +23,10 @@ var vectorKinds = map[string]string{
 	"command-match":      "run: through the test host's matcher (hostsdktest TestCommandMatchVectors)",
 	"stdio-manifest":     "run: through validateManifest, the check behind Load, ParseManifest and the packer (TestManifestVectors)",
 	"http-manifest":      "run: through validateManifest(http), the check of the HTTP handler's manifest (TestManifestVectors)",
-	"message-event":      "run: through validateDocument, the check of every stdio and HTTP event (TestEnvelopeVectors)",
-	"event-ack":          "run: through validateDocument; the SDK writes ACKs, checked against the same schema (TestEnvelopeVectors)",
-	"message-response":   "run: through validateDocument; the SDK writes HTTP responses (TestEnvelopeVectors)",
-	"rpc-method":         "run: through validateMethod, the check of every JSON-RPC params and result (TestRPCMethodVectors)",
+	"message-event":      "run: through decodeChecked, the check and decoding of every stdio and HTTP event (TestEnvelopeVectors)",
+	"event-ack":          "run: through decodeChecked; the SDK writes ACKs, checked against the same schema (TestEnvelopeVectors)",
+	"message-response":   "run: through decodeChecked; the SDK writes HTTP responses (TestEnvelopeVectors)",
+	"rpc-method":         "run: through decodeChecked, the check and decoding of every JSON-RPC params and result (TestRPCMethodVectors)",
 	"normalization":      "run: through the SDK's local normalisation (TestNormalizationVectors)",
 	"rendering":          "run: through the SDK's local normalisation and QQ Bot rendering (TestRenderingVectors)",
 	"event-routing":      "skipped on purpose: the host routes events to plugins, an SDK does not",
@@ -433,12 +433,27 @@ func checkEnvelope(t *testing.T, c map[string]any, value any, issues []Issue) {
 	}
 }
 
+// decodeVector runs a vector's input through decodeChecked into its wire type, as the SDK decodes a host
+// request; a valid one comes back as the input with the schema's defaults (which the wire types apply
+// through their Get methods), for the expected output.
+func decodeVector(t *testing.T, n *node, typ reflect.Type, input any, domain string) (any, []Issue) {
+	t.Helper()
+	raw, err := json.Marshal(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if issues := decodeChecked(raw, n, reflect.New(typ).Interface(), domain); issues != nil {
+		return nil, issues
+	}
+	return n.withDefaults(input), nil
+}
+
 func TestEnvelopeVectors(t *testing.T) {
-	files := map[string]string{"message-event": "message-event.schema.json", "event-ack": "event-ack.schema.json", "message-response": "message-response.schema.json"}
-	for kind, file := range files {
+	for _, kind := range []string{"message-event", "event-ack", "message-response"} {
+		file := kind + ".schema.json"
 		for _, c := range casesOf(t, kind) {
 			t.Run(kind+"/"+c["name"].(string), func(t *testing.T) {
-				value, issues := validateDocument(file, c["input"], "event")
+				value, issues := decodeVector(t, documentSchema(file), wireTypes[file], c["input"], "event")
 				checkEnvelope(t, c, value, issues)
 			})
 		}
@@ -451,7 +466,7 @@ func TestRPCMethodVectors(t *testing.T) {
 		method, part := c["method"].(string), c["part"].(string)
 		covered[method] = true
 		t.Run(c["name"].(string), func(t *testing.T) {
-			value, issues := validateMethod(method, part, c["input"], part)
+			value, issues := decodeVector(t, methodSchema(method, part), wireTypes[method+"/"+part], c["input"], part)
 			checkEnvelope(t, c, value, issues)
 		})
 	}
