@@ -11,7 +11,7 @@
 //               and back. postgres and replica against sql give cluster mode's added latency per event.
 //
 // One exchange is POST /api/console/messages "/echo <b>hi</b>" over loopback HTTP (keep-alive) to the composed
-// host, which routes it to the bare stdio fixture plugin (e2e/fixtures/misbehaving-plugin: ACK, reply,
+// host, which routes it to the bare stdio fixture plugin (e2e/test-fixtures/misbehaving-plugin: ACK, reply,
 // events.completed) and answers when the delivery completed, with the rendered reply. The systems take turns
 // round by round, so a busy moment of the shared machine hits them alike; the table shows medians.
 //
@@ -48,13 +48,13 @@ const TOKEN = 'store-bench-token-0123456789abcdef0123456';
 
 function workspaceRoot(): string {
   for (let dir = process.cwd(); ; dir = resolve(dir, '..')) {
-    if (existsSync(join(dir, 'e2e/fixtures/misbehaving-plugin/manifest.json'))) return dir;
+    if (existsSync(join(dir, 'e2e/test-fixtures/misbehaving-plugin/manifest.json'))) return dir;
     if (resolve(dir, '..') === dir) throw new Error('run from inside the workspace');
   }
 }
 
 function fixturePackage(root: string): Buffer {
-  const dir = join(root, 'e2e/fixtures/misbehaving-plugin');
+  const dir = join(root, 'e2e/test-fixtures/misbehaving-plugin');
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
   manifest.pluginId = 'com.example.echo';
   return buildZip([

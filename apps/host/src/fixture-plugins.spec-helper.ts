@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { buildZip } from '@host/host-installer/testing';
 
-// The bare fixture plugins of e2e/fixtures, as the composed-host tests use them.
-const FIXTURES = resolve(__dirname, '../../../e2e/fixtures');
+// The bare fixture plugins of e2e/test-fixtures, as the composed-host tests use them.
+const FIXTURES = resolve(__dirname, '../../../e2e/test-fixtures');
 
 /** A ZIP of the bare stdio fixture plugin under `pluginId`. */
 export function stdioFixturePackage(pluginId: string): Buffer {

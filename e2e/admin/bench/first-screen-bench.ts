@@ -88,8 +88,8 @@ async function startHost(dataDir: string): Promise<{ child: ChildProcess; url: s
 
 /** Installs `n` small plugins (the wire-format fixture under different ids) so the list has rows to render. */
 async function installPlugins(url: string, n: number): Promise<void> {
-  const plugin = readFileSync(join(ROOT, 'e2e/fixtures/misbehaving-plugin/plugin.mjs'));
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'e2e/fixtures/misbehaving-plugin/manifest.json'), 'utf8'));
+  const plugin = readFileSync(join(ROOT, 'e2e/test-fixtures/misbehaving-plugin/plugin.mjs'));
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'e2e/test-fixtures/misbehaving-plugin/manifest.json'), 'utf8'));
   for (let i = 0; i < n; i++) {
     const zip = new AdmZip();
     zip.addFile('manifest.json', Buffer.from(JSON.stringify({ ...manifest, pluginId: `com.example.bench${i}`, name: `Bench ${i}` })));

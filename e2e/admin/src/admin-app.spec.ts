@@ -15,8 +15,8 @@ import { accessibilityViolations, CHROMIUM, launchChromium, screenshot } from '.
 const ROOT = resolve(__dirname, '../../..');
 const ECHO_ZIP = join(ROOT, 'examples/echo-plugin/artifacts/com.example.echo.zip');
 const ADMIN_INDEX = join(ROOT, 'dist/apps/admin/index.html');
-const MISBEHAVING = join(ROOT, 'e2e/fixtures/misbehaving-plugin/plugin.mjs');
-const BARE_HTTP = join(ROOT, 'e2e/fixtures/http-plugin-bare/server.mjs');
+const MISBEHAVING = join(ROOT, 'e2e/test-fixtures/misbehaving-plugin/plugin.mjs');
+const BARE_HTTP = join(ROOT, 'e2e/test-fixtures/http-plugin-bare/server.mjs');
 
 let work: string;
 let host: RunningHost;
@@ -42,7 +42,7 @@ function echoZip(version: string): string {
 /** The wire-format fixture plugin under a manifest full of markup. */
 function xssZip(): string {
   const zip = new AdmZip();
-  zip.addFile('manifest.json', readFileSync(join(__dirname, '../fixtures/xss-manifest.json')));
+  zip.addFile('manifest.json', readFileSync(join(__dirname, '../test-fixtures/xss-manifest.json')));
   zip.addFile('plugin.mjs', readFileSync(MISBEHAVING));
   const file = join(work, 'com.example.xss.zip');
   zip.writeZip(file);
@@ -346,7 +346,7 @@ it('refreshes an HTTP plugin: a new version is shown, one asking for more waits 
     permissions: ['messages.reply'],
   };
   writeFileSync(manifestFile, JSON.stringify(manifest));
-  const server = spawn(process.execPath, [join(__dirname, '../fixtures/manifest-server.mjs'), manifestFile], {
+  const server = spawn(process.execPath, [join(__dirname, '../test-fixtures/manifest-server.mjs'), manifestFile], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {

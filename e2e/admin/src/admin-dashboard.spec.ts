@@ -12,7 +12,7 @@ import { accessibilityViolations, CHROMIUM, launchChromium, screenshot } from '.
 
 const ROOT = resolve(__dirname, '../../..');
 const ADMIN_INDEX = join(ROOT, 'dist/apps/admin/index.html');
-const FIXTURE = join(ROOT, 'e2e/fixtures/misbehaving-plugin');
+const FIXTURE = join(ROOT, 'e2e/test-fixtures/misbehaving-plugin');
 const FLAKY = 'com.example.flaky';
 const BROKEN = 'com.example.broken';
 

@@ -1,5 +1,5 @@
 // From a user's message to the plugin log line that answered it, in Debian's Chromium against a real host
-// started here: a stdio plugin on the Node SDK (e2e/fixtures/logging-plugin, packed with the built SDK) logs
+// started here: a stdio plugin on the Node SDK (e2e/test-fixtures/logging-plugin, packed with the built SDK) logs
 // inside its handler; GET /api/events/{eventId}/logs answers those lines and no others (not its stderr, not
 // onStart's line), and the Live events page shows them under the plugin's delivery when the event is opened,
 // in English and in Chinese.
@@ -13,8 +13,8 @@ import { accessibilityViolations, CHROMIUM, launchChromium, screenshot } from '.
 
 const ROOT = resolve(__dirname, '../../..');
 const ADMIN_INDEX = join(ROOT, 'dist/apps/admin/index.html');
-const FIXTURE = join(ROOT, 'e2e/fixtures/logging-plugin');
-const WIRE_FIXTURE = join(ROOT, 'e2e/fixtures/misbehaving-plugin');
+const FIXTURE = join(ROOT, 'e2e/test-fixtures/logging-plugin');
+const WIRE_FIXTURE = join(ROOT, 'e2e/test-fixtures/misbehaving-plugin');
 const CLAIMER = 'com.example.claimer';
 const SDK = join(ROOT, 'libs/plugin-sdk');
 const FORECAST = 'com.example.forecast';

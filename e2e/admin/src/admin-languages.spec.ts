@@ -19,7 +19,7 @@ import { accessibilityViolations, CHROMIUM, launchChromium, screenshot } from '.
 const ROOT = resolve(__dirname, '../../..');
 const ECHO_ZIP = join(ROOT, 'examples/echo-plugin/artifacts/com.example.echo.zip');
 const ADMIN_INDEX = join(ROOT, 'dist/apps/admin/index.html');
-const BARE_HTTP = join(ROOT, 'e2e/fixtures/http-plugin-bare/server.mjs');
+const BARE_HTTP = join(ROOT, 'e2e/test-fixtures/http-plugin-bare/server.mjs');
 const WEATHER = 'com.example.weather';
 
 let work: string;
@@ -45,8 +45,8 @@ function echoZip(version: string, permissions?: string[]): Buffer {
 function weatherZip(): Buffer {
   const zip = new AdmZip(ECHO_ZIP);
   for (const e of zip.getEntries().filter((e) => e.entryName.startsWith('dist/'))) zip.deleteFile(e.entryName);
-  zip.updateFile('manifest.json', readFileSync(join(__dirname, '../fixtures/weather-manifest.json')));
-  zip.addFile('dist/weather.js', readFileSync(join(__dirname, '../fixtures/weather-plugin.cjs')));
+  zip.updateFile('manifest.json', readFileSync(join(__dirname, '../test-fixtures/weather-manifest.json')));
+  zip.addFile('dist/weather.js', readFileSync(join(__dirname, '../test-fixtures/weather-plugin.cjs')));
   return zip.toBuffer();
 }
 

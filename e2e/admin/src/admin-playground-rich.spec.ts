@@ -15,7 +15,7 @@ import { accessibilityViolations, CHROMIUM, launchChromium, screenshot } from '.
 
 const ROOT = resolve(__dirname, '../../..');
 const ADMIN_INDEX = join(ROOT, 'dist/apps/admin/index.html');
-const FIXTURE = join(ROOT, 'e2e/fixtures/rich-plugin');
+const FIXTURE = join(ROOT, 'e2e/test-fixtures/rich-plugin');
 // A 1x1 PNG.
 const PNG = Buffer.from(
   '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +

@@ -6,7 +6,7 @@ import { buildZip } from '@host/host-installer/testing';
 import { startTestPostgres, type TestPostgres } from '@host/host-store/testing';
 import { api, ROOT, startHost, type RunningHost } from '@host/e2e-support';
 
-export const FIXTURES = join(ROOT, 'e2e/fixtures');
+export const FIXTURES = join(ROOT, 'e2e/test-fixtures');
 
 /**
  * Built hosts on one throwaway PostgreSQL server, set up as docs/operator/cluster.md says: one host key, each

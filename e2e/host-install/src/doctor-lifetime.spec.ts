@@ -7,7 +7,7 @@ import { ADMIN_TOKEN, api, buildHost, packageForm, startHost, type RunningHost }
 // The built host runs the conformance suite (POST /api/plugins/{id}/doctor) against a plugin whose handlers never
 // complete, on which the suite would wait for minutes. The run lives only as long as its request, and a host killed
 // outright during a run leaves none of the run's processes behind.
-const FIXTURE = resolve(__dirname, '../../fixtures/misbehaving-plugin');
+const FIXTURE = resolve(__dirname, '../../test-fixtures/misbehaving-plugin');
 const PLUGIN_ID = 'com.example.never-completes';
 
 function neverCompletingPackage(): Buffer {

@@ -129,7 +129,7 @@ it('Ctrl-C on npm start in a terminal stops the host gracefully: plugin.stop, ex
   const zip = testPackage({
     manifest: testManifest({ pluginId: 'com.example.ctrlc' }),
     indexJs,
-    extra: [{ name: 'plugin.mjs', data: readFileSync(join(ROOT, 'e2e/fixtures/misbehaving-plugin/plugin.mjs')) }],
+    extra: [{ name: 'plugin.mjs', data: readFileSync(join(ROOT, 'e2e/test-fixtures/misbehaving-plugin/plugin.mjs')) }],
   });
   const form = new FormData();
   form.append('package', new Blob([new Uint8Array(zip)]), 'plugin.zip');

@@ -13,7 +13,7 @@ import { api, buildHost, packageForm, startHost, type RunningHost } from '@host/
 // upload and confirmation +0 MB beyond that. Before, 1.37x to 2.12x while the archive
 // went to the embedded database in 1 MiB chunks, 2.0x to 2.9x when it was also read into one buffer, and several
 // gigabytes when it was stored as one value.
-const FIXTURE = resolve(__dirname, '../../fixtures/misbehaving-plugin');
+const FIXTURE = resolve(__dirname, '../../test-fixtures/misbehaving-plugin');
 const ARCHIVE_MB = 60;
 /** The bound: the peak grows by less than the archive's size (a copy of it whole would reach it alone). */
 const PEAK_GROWTH_PER_ARCHIVE = 1;

@@ -1,11 +1,11 @@
-// Runs e2e/fixtures/http-plugin-bare/server.mjs as a real process.
+// Runs e2e/test-fixtures/http-plugin-bare/server.mjs as a real process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const BARE_PLUGIN = join(__dirname, '../../fixtures/http-plugin-bare/server.mjs');
+export const BARE_PLUGIN = join(__dirname, '../../test-fixtures/http-plugin-bare/server.mjs');
 
 export interface BarePlugin {
   url: string;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const FIXTURES = join(ROOT, 'e2e/fixtures');
+export const FIXTURES = join(ROOT, 'e2e/test-fixtures');
 
 /** The misbehaving fixture as a package of its own: `pluginId`, its manifest changed by `edit`. */
 export function fixturePackage(pluginId: string, edit: (manifest: Record<string, any>) => void = () => undefined): Buffer {
@@ -53,7 +53,7 @@ export async function scrapeUntil(host: RunningHost, what: string, check: (e: Ex
   }
 }
 
-/** The bare HTTP fixture plugin (e2e/fixtures/http-plugin-bare), with a secret file nobody writes: it refuses every event. */
+/** The bare HTTP fixture plugin (e2e/test-fixtures/http-plugin-bare), with a secret file nobody writes: it refuses every event. */
 export function startBareHttpPlugin(secretFile: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [join(FIXTURES, 'http-plugin-bare/server.mjs'), '--port', '0', '--secret-file', secretFile], {
     stdio: ['ignore', 'pipe', 'pipe'],

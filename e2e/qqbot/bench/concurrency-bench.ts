@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 
 const BOT = { appId: '102030407', secret: 'benchSecretForQQConc7' };
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const FIXTURE = join(HERE, '../../fixtures/misbehaving-plugin');
+const FIXTURE = join(HERE, '../../test-fixtures/misbehaving-plugin');
 const latencyArg = process.argv.indexOf('--latency-ms');
 const LATENCY_MS = latencyArg >= 0 ? Number(process.argv[latencyArg + 1]) : 50;
 const ROUNDS = 3;

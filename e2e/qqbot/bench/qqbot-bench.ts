@@ -38,7 +38,7 @@ const EVENTS: Record<number, number> = { 1: 400, 32: 4000 };
 const WARMUP = 600;
 const EVENT_TIMEOUT_MS = 15_000;
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const FIXTURE = join(HERE, '../../fixtures/misbehaving-plugin');
+const FIXTURE = join(HERE, '../../test-fixtures/misbehaving-plugin');
 
 interface Round {
   eventsPerSecond: number;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const BOT = { appId: '102030406', secret: 'e2eSecretForQQBurst7' };
-const FIXTURE = join(__dirname, '../../fixtures/misbehaving-plugin');
+const FIXTURE = join(__dirname, '../../test-fixtures/misbehaving-plugin');
 const PLUGIN_ID = 'com.example.qq-burst';
 const BURST = 150;
 

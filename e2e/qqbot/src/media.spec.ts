@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const BOT = { appId: '102030407', secret: 'e2eSecretForMediaQQ78' };
-const FIXTURE = join(__dirname, '../../fixtures/media-plugin');
+const FIXTURE = join(__dirname, '../../test-fixtures/media-plugin');
 // The 1x1 PNG the fixture uploads.
 const PNG = Buffer.from(
   '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +

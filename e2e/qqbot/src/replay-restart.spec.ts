@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const BOT = { appId: '102030407', secret: 'e2eSecretForQQReplay9' };
-const FIXTURE = join(__dirname, '../../fixtures/misbehaving-plugin');
+const FIXTURE = join(__dirname, '../../test-fixtures/misbehaving-plugin');
 const PLUGIN_ID = 'com.example.qq-replay';
 
 function echoPackage(): Buffer {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expectClickCompleted, groupClick, PNG, serveImage, startRichQq, type ImageServer, type RichQq } from './rich-setup';
 
 const BOT = { appId: '102030406', secret: 'e2eSecretForRichQQ77' };
-const FIXTURE = join(__dirname, '../../fixtures/rich-plugin');
+const FIXTURE = join(__dirname, '../../test-fixtures/rich-plugin');
 
 let qq: RichQq;
 let image: ImageServer;

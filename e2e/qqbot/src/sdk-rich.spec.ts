@@ -1,5 +1,5 @@
 // The rich message round trip of rich.spec.ts with a plugin written with each of the four SDKs
-// (e2e/fixtures/sdk-vote), scaffolded with `host-plugin init --lang <lang>` and packed as the SDK's guide tells
+// (e2e/test-fixtures/sdk-vote), scaffolded with `host-plugin init --lang <lang>` and packed as the SDK's guide tells
 // authors to: the Node project built with tsc and `host-plugin pack`, Python and Go with `host-plugin pack`, C#
 // with `dotnet publish -c Release`. Against the built host and the fake QQ platform, each plugin answers /vote
 // with a Markdown keyboard; a click on "Yes" comes back to the SDK's interaction handler as interaction.created,
@@ -14,7 +14,7 @@ import { expectClickCompleted, groupClick, PNG, serveImage, startRichQq, type Im
 const BOT = { appId: '102030408', secret: 'e2eSecretForSdkRichQQ79' };
 const CLI = join(ROOT, 'tools/host-plugin/dist/cli.cjs');
 const TSC = require.resolve('typescript/bin/tsc');
-const FIXTURES = join(__dirname, '../../fixtures/sdk-vote');
+const FIXTURES = join(__dirname, '../../test-fixtures/sdk-vote');
 const GOOS = ({ win32: 'windows', darwin: 'darwin' } as Record<string, string>)[process.platform] ?? process.platform;
 const GOARCH = ({ x64: 'amd64', ia32: '386' } as Record<string, string>)[process.arch] ?? process.arch;
 

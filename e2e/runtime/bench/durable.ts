@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const FIXTURE = join(HERE, '../../fixtures/misbehaving-plugin');
+const FIXTURE = join(HERE, '../../test-fixtures/misbehaving-plugin');
 const PLUGIN_ID = 'com.example.durable-bench';
 const ROUNDS = 3;
 const EVENTS: Record<number, number> = { 1: 300, 32: 2000 };

@@ -10,10 +10,11 @@ import { parseStdioManifest, type StdioManifestInput } from '@host/protocol';
 
 /** The fixture folder, found from this file in jest or from the working directory in a bundled script. */
 function findFixtureDir(): string {
-  const candidates = [resolve(__dirname, '../../fixtures/misbehaving-plugin')];
-  for (let dir = process.cwd(); dirname(dir) !== dir; dir = dirname(dir)) candidates.push(join(dir, 'e2e/fixtures/misbehaving-plugin'));
+  const candidates = [resolve(__dirname, '../../test-fixtures/misbehaving-plugin')];
+  for (let dir = process.cwd(); dirname(dir) !== dir; dir = dirname(dir))
+    candidates.push(join(dir, 'e2e/test-fixtures/misbehaving-plugin'));
   const found = candidates.find((d) => existsSync(join(d, 'plugin.mjs')));
-  if (!found) throw new Error('e2e/fixtures/misbehaving-plugin not found; run from inside the workspace');
+  if (!found) throw new Error('e2e/test-fixtures/misbehaving-plugin not found; run from inside the workspace');
   return found;
 }
 

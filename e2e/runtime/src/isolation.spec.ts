@@ -9,7 +9,7 @@ import { api, buildHost, isolationModesHere, packageForm, startHost, type Runnin
 
 jest.setTimeout(120_000);
 
-const FIXTURE = join(__dirname, '../../fixtures/misbehaving-plugin');
+const FIXTURE = join(__dirname, '../../test-fixtures/misbehaving-plugin');
 const MODES = isolationModesHere();
 
 function pluginPackage(id: string, args: string[], network?: string): Buffer {

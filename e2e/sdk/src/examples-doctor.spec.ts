@@ -33,8 +33,8 @@ it.each(EXAMPLES)(
 );
 
 // The e2e fixture written against the wire format alone claims to follow the spec in its default mode.
-it('e2e/fixtures/misbehaving-plugin in its echo mode passes host-plugin doctor', () => {
-  const r = spawnSync(process.execPath, [CLI, 'doctor', 'e2e/fixtures/misbehaving-plugin'], { cwd: ROOT, encoding: 'utf8' });
+it('e2e/test-fixtures/misbehaving-plugin in its echo mode passes host-plugin doctor', () => {
+  const r = spawnSync(process.execPath, [CLI, 'doctor', 'e2e/test-fixtures/misbehaving-plugin'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`doctor failed:\n${r.stdout}\n${r.stderr}`);
   expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped in [\d.]+ s: conforms$/m);
 }, 120_000);

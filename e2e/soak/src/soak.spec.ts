@@ -23,8 +23,8 @@ import { sendHostileTraffic } from './hostile-traffic';
 
 const SECONDS = Number(process.env['SOAK_SECONDS']) || Number(process.env['SOAK_LONG_SECONDS']) || 45;
 const EVENTS_PER_SECOND = 6;
-const FIXTURE = join(__dirname, '../../fixtures/misbehaving-plugin');
-const HTTP_FIXTURE = join(__dirname, '../fixtures/faulty-http-plugin.mjs');
+const FIXTURE = join(__dirname, '../../test-fixtures/misbehaving-plugin');
+const HTTP_FIXTURE = join(__dirname, '../test-fixtures/faulty-http-plugin.mjs');
 const FINAL = new Set(['declined', 'completed', 'failed', 'expired', 'interrupted']);
 
 /** Stdio plugins: the misbehaving fixture under its own id, in a mode, answering the fault commands. */

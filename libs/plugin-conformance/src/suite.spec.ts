@@ -66,7 +66,7 @@ describe('a plugin the busy checks cannot apply to', () => {
 });
 
 describe('events of the other types (events.deliver)', () => {
-  const FIXTURES = join(__dirname, '../../../e2e/fixtures');
+  const FIXTURES = join(__dirname, '../../../e2e/test-fixtures');
   const seen = (report: ConformanceReport, id: string) => report.checks.find((c) => c.id === id)!.seen;
 
   it('sends a plugin one event of each type its manifest subscribes to, which it must ACK, complete and answer with replies the host takes', async () => {
