@@ -98,8 +98,6 @@ it(`answers each of ${BURST} acknowledged group messages exactly once across a S
     if (records.length === BURST && records.every((r) => r.completedAt !== null)) break;
     await new Promise((r) => setTimeout(r, 200));
   }
-  console.log(JSON.stringify(records.filter((r) => r.deliveries.some((d) => d.state !== 'completed')), null, 1).slice(0, 6000));
-  console.log(host!.output().slice(-3000));
   expect(records).toHaveLength(BURST);
   expect(records.map((r) => r.deliveries.map((d) => `${d.pluginId}:${d.state}`).join(','))).toEqual(
     records.map(() => `${PLUGIN_ID}:completed`),
