@@ -6,7 +6,10 @@ import type { ValidationIssue } from '@host/protocol';
  * failures go in `issues` (each `{code, path, message}`); other facts (the
  * entry, the limit, the URL, the pending update) sit beside it.
  */
-export type ErrorDetails = { readonly issues?: readonly ValidationIssue[]; readonly [key: string]: unknown };
+/** A validation issue of a host answer: a wire code, or a field issue of the host's own request bodies. */
+export type HostValidationIssue = ValidationIssue<HostErrorCode>;
+
+export type ErrorDetails = { readonly issues?: readonly HostValidationIssue[]; readonly [key: string]: unknown };
 
 /**
  * A failure a user can act on, with a stable code from the host's error
@@ -39,7 +42,7 @@ export class HostError extends Error {
  */
 export function toErrorDetails(value: unknown): ErrorDetails | undefined {
   if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return { issues: value as ValidationIssue[] };
+  if (Array.isArray(value)) return { issues: value as HostValidationIssue[] };
   return typeof value === 'object' ? (value as ErrorDetails) : { value };
 }
 
@@ -51,6 +54,6 @@ export function isHostError(e: unknown): e is HostError {
  * The one shape of a request that failed validation, in every router:
  * BAD_REQUEST with `details.issues` (each `{code, path, message}`).
  */
-export function invalidRequest(what: string, issues: readonly ValidationIssue[]): HostError {
+export function invalidRequest(what: string, issues: readonly HostValidationIssue[]): HostError {
   return new HostError('BAD_REQUEST', `The ${what} is not valid: ${issues[0]?.message ?? 'see details'}`, { issues });
 }

@@ -3,6 +3,7 @@ import { API_ERRORS } from './admin-api';
 import { INSTALL_ERRORS } from './install';
 import { QQBOT_ERRORS } from './qqbot';
 import { REGISTRATION_ERRORS } from './registration';
+import { REQUEST_FIELD_ERRORS } from './requests';
 import { RUNTIME_ERRORS } from './runtime';
 
 /** The host's families with their titles, in the order docs/protocol/v2.md lists them after the wire families. */
@@ -12,6 +13,7 @@ export function hostErrorGroups(): [string, Record<string, ErrorInfo>][] {
     ['Installing and updating packages', INSTALL_ERRORS],
     ['Registering HTTP plugins', REGISTRATION_ERRORS],
     ['Admin API', API_ERRORS],
+    ['Field issues of admin and console API requests (`request.field.*`, `console.field.*`)', REQUEST_FIELD_ERRORS],
     ['QQ Bot webhook and accounts (`QQBOT_*`)', QQBOT_ERRORS],
   ];
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import {
   applyBlocks,
   defineErrors,
@@ -13,6 +14,8 @@ import {
   PACK_ERRORS,
   RpcErrorCode,
   SDK_SHARED_ERRORS,
+  toValidationIssues,
+  VALIDATION_DOMAINS,
   withoutGeneratedBlocks,
   type ErrorInfo,
 } from '@host/protocol';
@@ -21,9 +24,12 @@ import {
   HOST_ERROR_CATALOG,
   HOST_ERROR_FAMILIES,
   HOST_ONLY_ERRORS,
+  HOST_VALIDATION_DOMAINS,
   hostDocBlocks,
   isHostErrorCode,
   REGISTRATION_ERRORS,
+  REQUEST_FIELD_ERRORS,
+  type HostValidationDomain,
 } from './index';
 
 const DOCS = join(__dirname, '..', '..', '..', 'docs');
@@ -43,8 +49,26 @@ describe('the host catalogue', () => {
     expect(host.filter((c) => isErrorCode(c) || c in SDK_SHARED_ERRORS || c in PACK_ERRORS)).toEqual([]);
   });
 
-  it('writes every host code UPPER_SNAKE, so a host code cannot pass for a wire code', () => {
-    expect(Object.keys(HOST_ONLY_ERRORS).filter((c) => !/^[A-Z][A-Z0-9_]*$/.test(c))).toEqual([]);
+  it('writes every host code UPPER_SNAKE, but the field issues of its own request bodies, whose domains the wire lacks', () => {
+    const fieldIssue = (c: string) => /^([a-z]+)\.field\.(required|invalid|unknown)$/.exec(c)?.[1];
+    const dotted = Object.keys(HOST_ONLY_ERRORS).filter((c) => !/^[A-Z][A-Z0-9_]*$/.test(c));
+    expect(dotted.filter((c) => !(fieldIssue(c)! in HOST_VALIDATION_DOMAINS))).toEqual([]);
+    expect(Object.keys(HOST_VALIDATION_DOMAINS).filter((d) => d in VALIDATION_DOMAINS)).toEqual([]);
+    expect(dotted.sort()).toEqual(Object.keys(REQUEST_FIELD_ERRORS).sort());
+  });
+
+  it("gives the field issues of the admin and console API requests the codes of the host's catalogue", () => {
+    const body = z.strictObject({ baseUrl: z.string(), enabled: z.boolean().optional() });
+    const failed = body.safeParse({ enabled: 'yes', extra: 1 }, { reportInput: true });
+    for (const domain of Object.keys(HOST_VALIDATION_DOMAINS) as HostValidationDomain[]) {
+      const issues = toValidationIssues(failed.error!, domain, HOST_VALIDATION_DOMAINS);
+      expect(Object.fromEntries(issues.map((i) => [i.path, i.code]))).toEqual({
+        baseUrl: `${domain}.field.required`,
+        enabled: `${domain}.field.invalid`,
+        extra: `${domain}.field.unknown`,
+      });
+      expect(issues.filter((i) => !isHostErrorCode(i.code) || isErrorCode(i.code))).toEqual([]);
+    }
   });
 
   it('keeps the entry format of defineErrors (a family that breaks it does not load)', () => {

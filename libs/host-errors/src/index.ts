@@ -3,9 +3,11 @@ import { API_ERRORS } from './admin-api';
 import { INSTALL_ERRORS } from './install';
 import { QQBOT_ERRORS } from './qqbot';
 import { REGISTRATION_ERRORS } from './registration';
+import { REQUEST_FIELD_ERRORS } from './requests';
 import { RUNTIME_ERRORS } from './runtime';
 
-export { API_ERRORS, INSTALL_ERRORS, QQBOT_ERRORS, REGISTRATION_ERRORS, RUNTIME_ERRORS };
+export { API_ERRORS, INSTALL_ERRORS, QQBOT_ERRORS, REGISTRATION_ERRORS, REQUEST_FIELD_ERRORS, RUNTIME_ERRORS };
+export { HOST_VALIDATION_DOMAINS, type HostValidationDomain } from './requests';
 export { HOST_BLOCKS, hostDocBlocks, hostErrorGroups } from './docs';
 
 /**
@@ -18,6 +20,7 @@ export const HOST_ERROR_FAMILIES = {
   INSTALL_ERRORS,
   REGISTRATION_ERRORS,
   API_ERRORS,
+  REQUEST_FIELD_ERRORS,
   QQBOT_ERRORS,
 } as const;
 
@@ -27,6 +30,7 @@ export const HOST_ONLY_ERRORS = {
   ...INSTALL_ERRORS,
   ...REGISTRATION_ERRORS,
   ...API_ERRORS,
+  ...REQUEST_FIELD_ERRORS,
   ...QQBOT_ERRORS,
 } as const;
 
@@ -43,6 +47,7 @@ export type RuntimeErrorCode = keyof typeof RUNTIME_ERRORS;
 export type InstallErrorCode = keyof typeof INSTALL_ERRORS;
 export type RegistrationErrorCode = keyof typeof REGISTRATION_ERRORS;
 export type ApiErrorCode = keyof typeof API_ERRORS;
+export type RequestFieldErrorCode = keyof typeof REQUEST_FIELD_ERRORS;
 export type QqBotErrorCode = keyof typeof QQBOT_ERRORS;
 
 export function hostErrorInfo(code: HostErrorCode): ErrorInfo {

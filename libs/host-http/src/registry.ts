@@ -2,7 +2,6 @@ import { findCommandConflicts, type CommandConflict } from '@host/host-dispatch'
 import { RegisterHttpPluginSchema, type RegisterHttpPluginInput, type UpdateChanges } from '@host/admin-api';
 import {
   HostError,
-  invalidRequest,
   KeyedLock,
   type HttpPluginRecord,
   type PluginEndpoint,
@@ -11,7 +10,8 @@ import {
   type RegistryStore,
   type RuntimeStatus,
 } from '@host/host-core';
-import { capabilityNames, toValidationIssues, type CapabilityName, type HttpManifest } from '@host/protocol';
+import { badRequest } from '@host/host-routes';
+import { capabilityNames, type CapabilityName, type HttpManifest } from '@host/protocol';
 import { parseBaseUrl } from './base-url';
 import { HttpPluginEndpoint, type HttpEndpointOptions } from './endpoint';
 import type { HttpPluginHealth } from './health';
@@ -110,7 +110,7 @@ export class HttpPluginRegistry {
 
   async register(input: RegisterHttpPluginInput): Promise<RegisterResult> {
     const parsed = RegisterHttpPluginSchema.safeParse(input);
-    if (!parsed.success) throw invalidRequest('registration request', toValidationIssues(parsed.error, 'request'));
+    if (!parsed.success) throw badRequest(parsed.error, 'registration request');
     const base = parseBaseUrl(parsed.data.baseUrl);
     // The secret exists before the first fetch so even that request is signed.
     const signingSecret = generateSigningSecret();

@@ -1,12 +1,12 @@
 import { HostError, invalidRequest, toErrorDetails } from '@host/host-core';
-import { isHostErrorCode, type HostErrorCode } from '@host/host-errors';
+import { HOST_VALIDATION_DOMAINS, isHostErrorCode, type HostErrorCode } from '@host/host-errors';
 import { toValidationIssues } from '@host/protocol';
 import type { ErrorRequestHandler } from 'express';
 import { JSON_TOO_COMPLEX_TYPE } from './json-body';
 import { z } from 'zod';
 
 export function badRequest(error: z.ZodError, where: string): HostError {
-  return invalidRequest(where, toValidationIssues(error, 'request'));
+  return invalidRequest(where, toValidationIssues(error, 'request', HOST_VALIDATION_DOMAINS));
 }
 
 interface HttpishError {

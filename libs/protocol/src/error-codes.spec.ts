@@ -77,6 +77,10 @@ describe('ERROR_CATALOG', () => {
     }
     expect(Object.keys(FIELD_ISSUE_ERRORS).every((c) => !c.startsWith('manifest.'))).toBe(true);
   });
+
+  it("leaves the field issues of the host's own request bodies (admin and console APIs) to the host's catalogue", () => {
+    expect(Object.keys(FIELD_ISSUE_ERRORS).filter((c) => /^(request|console)\./.test(c))).toEqual([]);
+  });
 });
 
 describe('toValidationIssues', () => {
@@ -111,12 +115,12 @@ describe('toValidationIssues', () => {
       name: 'manifest.field.required',
       extra: 'manifest.field.unknown',
     });
-    expect(codes('request')).toMatchObject({
-      pluginId: 'request.field.invalid',
-      protocolVersion: 'request.field.invalid',
-      'permissions[0]': 'request.field.invalid',
-      name: 'request.field.required',
-      extra: 'request.field.unknown',
+    expect(codes('params')).toMatchObject({
+      pluginId: 'params.field.invalid',
+      protocolVersion: 'params.field.invalid',
+      'permissions[0]': 'params.field.invalid',
+      name: 'params.field.required',
+      extra: 'params.field.unknown',
     });
   });
 

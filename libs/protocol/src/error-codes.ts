@@ -508,16 +508,15 @@ export const HANDLER_ERRORS = defineErrors({
 });
 
 /**
- * Where a document that fails validation comes from. Its field issues get
- * codes `<domain>.field.required`, `<domain>.field.invalid` and
- * `<domain>.field.unknown` (see toValidationIssues); the manifest's are part
- * of MANIFEST_ERRORS, the others of FIELD_ISSUE_ERRORS.
+ * Where a document that fails validation comes from, of those a plugin or an SDK meets. Its field issues
+ * get codes `<domain>.field.required`, `<domain>.field.invalid` and `<domain>.field.unknown` (see
+ * toValidationIssues); the manifest's are part of MANIFEST_ERRORS, the others of FIELD_ISSUE_ERRORS. The
+ * host's own request bodies (the admin and console APIs) are validated the same way, with domains and codes
+ * of the host's catalogue (@host/host-errors).
  */
 export const VALIDATION_DOMAINS = {
   manifest: 'manifest.json or an HTTP plugin manifest',
-  request: 'an admin API request body',
   settings: 'the settings values of a plugin',
-  console: 'a console message request',
   response: 'the message response of an HTTP plugin',
   params: 'the params of a JSON-RPC request',
   initialize: 'the answer to host.initialize',
@@ -525,15 +524,22 @@ export const VALIDATION_DOMAINS = {
   message: 'an outgoing message',
 } as const;
 
+/** The domains of FIELD_ISSUE_ERRORS: all but the manifest's, whose field issues are MANIFEST_ERRORS. */
+const FIELD_ISSUE_DOMAINS = (({ manifest: _manifest, ...others }) => others)(VALIDATION_DOMAINS);
+
 export type ValidationDomain = keyof typeof VALIDATION_DOMAINS;
 export type FieldIssueKind = 'required' | 'invalid' | 'unknown';
-type FieldIssueCode<D extends string> = `${D}.field.${FieldIssueKind}`;
+export type FieldIssueCode<D extends string> = `${D}.field.${FieldIssueKind}`;
 
-function fieldIssueFamily<const D extends Exclude<ValidationDomain, 'manifest'>>(
-  domains: readonly D[],
+/**
+ * The three field issue codes of each domain, with their entries, from a map of domain to what it
+ * validates ("an admin API request body"): the one wording of field issues, for the wire's domains here
+ * and the host's own in @host/host-errors. Pass the result to defineErrors.
+ */
+export function fieldIssueFamily<const D extends string>(
+  domains: Readonly<Record<D, string>>,
 ): { readonly [C in FieldIssueCode<D>]: ErrorInfo } {
-  const entries: [string, ErrorInfo][] = domains.flatMap((d) => {
-    const what = VALIDATION_DOMAINS[d];
+  const entries: [string, ErrorInfo][] = (Object.entries(domains) as [D, string][]).flatMap(([d, what]) => {
     return [
       [`${d}.field.required`, { message: `A required field of ${what} is missing. Add the field the issue's path names.` }],
       [`${d}.field.invalid`, { message: `A field of ${what} has the wrong type or value. Correct it as the issue's message describes.` }],
@@ -546,10 +552,8 @@ function fieldIssueFamily<const D extends Exclude<ValidationDomain, 'manifest'>>
   return Object.fromEntries(entries) as { readonly [C in FieldIssueCode<D>]: ErrorInfo };
 }
 
-/** Field issue codes of validated documents other than manifests, built from VALIDATION_DOMAINS. */
-export const FIELD_ISSUE_ERRORS = defineErrors(
-  fieldIssueFamily(['request', 'settings', 'console', 'response', 'params', 'initialize', 'event', 'message']),
-);
+/** Field issue codes of the wire's validated documents other than manifests, built from VALIDATION_DOMAINS. */
+export const FIELD_ISSUE_ERRORS = defineErrors(fieldIssueFamily(FIELD_ISSUE_DOMAINS));
 
 /**
  * What a packer reports when it refuses to write a plugin package, or warns about one: the same codes from

@@ -1,13 +1,14 @@
 import type { z } from 'zod';
-import { FIELD_ISSUE_ERRORS, MANIFEST_ERRORS, type IssueCode, type ValidationDomain } from './error-codes';
+import { FIELD_ISSUE_ERRORS, MANIFEST_ERRORS, type FieldIssueCode, type IssueCode, type ValidationDomain } from './error-codes';
 
 /**
  * One validation failure, as data: a stable code, where, and what to do. The
  * code is one of the catalogue (a field issue of some domain or a manifest
- * code), so no issue can carry a code the catalogue lacks.
+ * code), so no issue can carry a code the catalogue lacks; `C` widens it for
+ * the field issues of the host's own domains, which its catalogue holds.
  */
-export interface ValidationIssue {
-  code: IssueCode;
+export interface ValidationIssue<C extends string = IssueCode> {
+  code: C;
   /** Field path in dotted form with indexes, e.g. `commands[0].prefixes`; "" is the document. */
   path: string;
   message: string;
@@ -82,7 +83,7 @@ export function issueParams(code: IssueCode): { code: IssueCode } {
 }
 
 /** A custom refinement's own code (`params.code`): used when it is a catalogued code of this domain. */
-function customCode(issue: z.core.$ZodIssue, domain: ValidationDomain): IssueCode | undefined {
+function customCode(issue: z.core.$ZodIssue, domain: string): IssueCode | undefined {
   const code = (issue as { params?: { code?: unknown } }).params?.code;
   return typeof code === 'string' && ISSUE_CODES.has(code) && code.startsWith(`${domain}.`) ? (code as IssueCode) : undefined;
 }
@@ -90,12 +91,27 @@ function customCode(issue: z.core.$ZodIssue, domain: ValidationDomain): IssueCod
 /**
  * Turns zod issues into ValidationIssues whose text names the field and the
  * fix. `domain` prefixes the field codes (`manifest.field.required`,
- * `request.field.invalid`, ...: each in the catalogue); manifests also get
- * codes for their special fields (`manifest.pluginId.invalid`, ...), and
- * custom refinements carry their own manifest code in `params.code`.
+ * `params.field.invalid`, ...: each in the catalogue; a domain of the host's
+ * own, such as the admin API's `request`, has its codes in the host's
+ * catalogue); manifests also get codes for their special fields
+ * (`manifest.pluginId.invalid`, ...), and custom refinements carry their own
+ * manifest code in `params.code`.
  */
-export function toValidationIssues(error: z.ZodError, domain: ValidationDomain): ValidationIssue[] {
-  const out: ValidationIssue[] = [];
+export function toValidationIssues(error: z.ZodError, domain: ValidationDomain): ValidationIssue[];
+/** The same for a domain of `domains`, a family of domains declared elsewhere (the host's own request bodies). */
+export function toValidationIssues<const T extends Readonly<Record<string, string>>, D extends keyof T & string>(
+  error: z.ZodError,
+  domain: D,
+  domains: T,
+): ValidationIssue<IssueCode | FieldIssueCode<D>>[];
+export function toValidationIssues<D extends string>(
+  error: z.ZodError,
+  domain: D,
+  domains?: Readonly<Record<string, string>>,
+): ValidationIssue<IssueCode | FieldIssueCode<D>>[] {
+  if (domains && !Object.prototype.hasOwnProperty.call(domains, domain))
+    throw new Error(`"${domain}" is not one of the given validation domains`);
+  const out: ValidationIssue<IssueCode | FieldIssueCode<D>>[] = [];
   const manifest = domain === 'manifest';
   for (const issue of error.issues) {
     const where = formatPath(issue.path);
@@ -138,7 +154,7 @@ export function toValidationIssues(error: z.ZodError, domain: ValidationDomain):
         break;
       case 'invalid_value': {
         const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');
-        const code: IssueCode =
+        const code: IssueCode | FieldIssueCode<D> =
           manifest && where === 'protocolVersion'
             ? 'manifest.protocolVersion.unsupported'
             : manifest && /^permissions\[\d+\]$/.test(where)
@@ -160,7 +176,7 @@ export function toValidationIssues(error: z.ZodError, domain: ValidationDomain):
       case 'not_multiple_of':
       default: {
         // A pluginId of the right type but the wrong form or length gets its own code.
-        const code: IssueCode =
+        const code: IssueCode | FieldIssueCode<D> =
           manifest && where === 'pluginId' && (issue.code === 'invalid_format' || issue.code === 'too_big')
             ? 'manifest.pluginId.invalid'
             : `${domain}.field.invalid`;

@@ -79,15 +79,9 @@ const (
 	CodeManifestSettingsInvalid            = "manifest.settings.invalid"
 	CodeManifestCapabilitiesMissing        = "manifest.capabilities.missing"
 	CodeManifestCapabilitiesUnknown        = "manifest.capabilities.unknown"
-	CodeRequestFieldRequired               = "request.field.required"
-	CodeRequestFieldInvalid                = "request.field.invalid"
-	CodeRequestFieldUnknown                = "request.field.unknown"
 	CodeSettingsFieldRequired              = "settings.field.required"
 	CodeSettingsFieldInvalid               = "settings.field.invalid"
 	CodeSettingsFieldUnknown               = "settings.field.unknown"
-	CodeConsoleFieldRequired               = "console.field.required"
-	CodeConsoleFieldInvalid                = "console.field.invalid"
-	CodeConsoleFieldUnknown                = "console.field.unknown"
 	CodeResponseFieldRequired              = "response.field.required"
 	CodeResponseFieldInvalid               = "response.field.invalid"
 	CodeResponseFieldUnknown               = "response.field.unknown"
@@ -268,15 +262,9 @@ var ErrorCodes = []ErrorCode{
 	{"MANIFEST_ERRORS", "manifest.settings.invalid", "A settings.configSchema field is inconsistent. Fix it as the message describes.", 0},
 	{"MANIFEST_ERRORS", "manifest.capabilities.missing", "An HTTP plugin must declare ReceiveMessages (1) and HttpTransport (8): capabilities of at least 9.", 0},
 	{"MANIFEST_ERRORS", "manifest.capabilities.unknown", "capabilities sets bits protocol v2 does not define. Use only 1, 2, 4 and 8.", 0},
-	{"FIELD_ISSUE_ERRORS", "request.field.required", "A required field of an admin API request body is missing. Add the field the issue's path names.", 0},
-	{"FIELD_ISSUE_ERRORS", "request.field.invalid", "A field of an admin API request body has the wrong type or value. Correct it as the issue's message describes.", 0},
-	{"FIELD_ISSUE_ERRORS", "request.field.unknown", "An admin API request body has a field that is not defined. Remove it or fix its spelling.", 0},
 	{"FIELD_ISSUE_ERRORS", "settings.field.required", "A required field of the settings values of a plugin is missing. Add the field the issue's path names.", 0},
 	{"FIELD_ISSUE_ERRORS", "settings.field.invalid", "A field of the settings values of a plugin has the wrong type or value. Correct it as the issue's message describes.", 0},
 	{"FIELD_ISSUE_ERRORS", "settings.field.unknown", "The settings values of a plugin has a field that is not defined. Remove it or fix its spelling.", 0},
-	{"FIELD_ISSUE_ERRORS", "console.field.required", "A required field of a console message request is missing. Add the field the issue's path names.", 0},
-	{"FIELD_ISSUE_ERRORS", "console.field.invalid", "A field of a console message request has the wrong type or value. Correct it as the issue's message describes.", 0},
-	{"FIELD_ISSUE_ERRORS", "console.field.unknown", "A console message request has a field that is not defined. Remove it or fix its spelling.", 0},
 	{"FIELD_ISSUE_ERRORS", "response.field.required", "A required field of the message response of an HTTP plugin is missing. Add the field the issue's path names.", 0},
 	{"FIELD_ISSUE_ERRORS", "response.field.invalid", "A field of the message response of an HTTP plugin has the wrong type or value. Correct it as the issue's message describes.", 0},
 	{"FIELD_ISSUE_ERRORS", "response.field.unknown", "The message response of an HTTP plugin has a field that is not defined. Remove it or fix its spelling.", 0},
