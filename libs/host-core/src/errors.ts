@@ -1,14 +1,14 @@
 import { HOST_ERROR_CATALOG, type HostErrorCode } from '@host/host-errors';
 import type { ValidationIssue } from '@host/protocol';
 
+/** A validation issue of a host answer: a wire code, or a field issue of the host's own request bodies. */
+export type HostValidationIssue = Omit<ValidationIssue, 'code'> & { code: HostErrorCode };
+
 /**
  * Specifics of an error: always an object, never a bare array. Validation
  * failures go in `issues` (each `{code, path, message}`); other facts (the
  * entry, the limit, the URL, the pending update) sit beside it.
  */
-/** A validation issue of a host answer: a wire code, or a field issue of the host's own request bodies. */
-export type HostValidationIssue = ValidationIssue<HostErrorCode>;
-
 export type ErrorDetails = { readonly issues?: readonly HostValidationIssue[]; readonly [key: string]: unknown };
 
 /**

@@ -4,15 +4,17 @@ import { FIELD_ISSUE_ERRORS, MANIFEST_ERRORS, type FieldIssueCode, type IssueCod
 /**
  * One validation failure, as data: a stable code, where, and what to do. The
  * code is one of the catalogue (a field issue of some domain or a manifest
- * code), so no issue can carry a code the catalogue lacks; `C` widens it for
- * the field issues of the host's own domains, which its catalogue holds.
+ * code), so no issue can carry a code the catalogue lacks.
  */
-export interface ValidationIssue<C extends string = IssueCode> {
-  code: C;
+export interface ValidationIssue {
+  code: IssueCode;
   /** Field path in dotted form with indexes, e.g. `commands[0].prefixes`; "" is the document. */
   path: string;
   message: string;
 }
+
+/** A validation issue of a domain declared outside the protocol (the host's own request bodies), whose catalogue holds its field codes. */
+export type DomainValidationIssue<D extends string> = Omit<ValidationIssue, 'code'> & { code: IssueCode | FieldIssueCode<D> };
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
 
@@ -103,15 +105,15 @@ export function toValidationIssues<const T extends Readonly<Record<string, strin
   error: z.ZodError,
   domain: D,
   domains: T,
-): ValidationIssue<IssueCode | FieldIssueCode<D>>[];
+): DomainValidationIssue<D>[];
 export function toValidationIssues<D extends string>(
   error: z.ZodError,
   domain: D,
   domains?: Readonly<Record<string, string>>,
-): ValidationIssue<IssueCode | FieldIssueCode<D>>[] {
+): DomainValidationIssue<D>[] {
   if (domains && !Object.prototype.hasOwnProperty.call(domains, domain))
     throw new Error(`"${domain}" is not one of the given validation domains`);
-  const out: ValidationIssue<IssueCode | FieldIssueCode<D>>[] = [];
+  const out: DomainValidationIssue<D>[] = [];
   const manifest = domain === 'manifest';
   for (const issue of error.issues) {
     const where = formatPath(issue.path);
