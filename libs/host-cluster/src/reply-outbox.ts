@@ -123,7 +123,7 @@ export class ReplyOutbox {
       // Recorded by a replica that died before marking it sent: sent now, by the one process that claims it.
       if (!reply.sent) {
         const [claimed] = await this.o.records.claimUnsent('reply', eventId, pluginId, n);
-        if (claimed) return this.sendReplyNow(inner, request, eventId, n, reply.sequence);
+        if (claimed) return this.sendReplyNow(inner, { ...request, sentBefore: true }, eventId, n, reply.sequence);
       }
       // Sent before (or being sent by the process that claimed it): answered as it was recorded, not sent again.
       const found = this.o.dispatcher().replies.find(pluginId, eventId);
@@ -262,7 +262,7 @@ export class ReplyOutbox {
         const recorded = row.request;
         const request: OutboundRequest =
           kind === 'reply'
-            ? { pluginId, kind, eventId, message: recorded.message }
+            ? { pluginId, kind, eventId, message: recorded.message, sentBefore: true }
             : {
                 pluginId,
                 kind,

@@ -73,6 +73,12 @@ export interface OutboundRequest {
   eventId?: string;
   target?: Target;
   message: OutgoingMessage;
+  /**
+   * A reply sent again from its record: an earlier process recorded it and may
+   * have sent it before it stopped (it never marked it sent). A provider that
+   * can tell a duplicate takes the platform's "sent before" answer as sent.
+   */
+  sentBefore?: true;
 }
 
 /**

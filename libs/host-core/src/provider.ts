@@ -9,6 +9,8 @@ export interface ReplyContext {
   sequence: number;
   /** The bot account that received the event (`bot.botAccountId`): a provider with several accounts answers through this one. */
   botAccountId: string;
+  /** This reply may have been sent by an earlier process ({@link OutboundRequest.sentBefore}). */
+  sentBefore?: true;
 }
 
 export interface ProviderSendResult {

@@ -112,7 +112,13 @@ export class HostOutboundSink implements OutboundSink {
       const sequence = ++ref.sequence;
       // Shown with the event while the log keeps it.
       if (record) record.replySequence = sequence;
-      replyTo = { eventId, messageId: ref.messageId, sequence, botAccountId: ref.botAccountId };
+      replyTo = {
+        eventId,
+        messageId: ref.messageId,
+        sequence,
+        botAccountId: ref.botAccountId,
+        ...(request.sentBefore ? { sentBefore: true } : {}),
+      };
     } else {
       const routed = this.routeSend(request, eventId);
       target = routed.target;

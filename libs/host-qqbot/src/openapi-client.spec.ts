@@ -276,6 +276,17 @@ describe('QqBotApiClient against the fake platform', () => {
       expect([e.code, e.details?.['providerCode']]).toEqual(['message.provider.rejected', 40054005]);
     });
 
+    it('takes 40054005 as delivered at the first attempt of a reply an earlier process may have sent (sentBefore)', async () => {
+      const c = client();
+      // The earlier process's attempt reached the platform; it stopped before marking the reply sent.
+      expect((await c.post('/v2/groups/G1/messages', reply(1), true)).id).toBe('fake-msg-1');
+      expect(await c.post('/v2/groups/G1/messages', reply(1), true, true)).toEqual({ id: '', alreadyDelivered: true });
+      expect(platform.messageCount).toBe(1);
+      // Never for an active message, which the platform does not deduplicate by msg_seq.
+      const e = await failure(c.post('/v2/groups/G1/messages', reply(1), false, true));
+      expect([e.code, e.details?.['providerCode']]).toEqual(['message.provider.rejected', 40054005]);
+    });
+
     it('marks a Markdown refusal (40034012) so the provider can send text', async () => {
       const c = client();
       platform.failNext(refusal(40034012, '不允许发送原生 markdown'));

@@ -148,9 +148,13 @@ export class QqBotApiClient {
     return value;
   }
 
-  /** POSTs `body` to `path` of the OpenAPI with the access token; see the class for retries. */
-  async post(path: string, body: unknown, idempotent: boolean): Promise<PostResult> {
-    const answer = await this.call('POST', path, body, idempotent);
+  /**
+   * POSTs `body` to `path` of the OpenAPI with the access token; see the class for retries. `sentBefore`: an
+   * earlier process may have posted this passive reply already (recorded, never marked sent), so the platform's
+   * duplicate answer to the first attempt means it arrived then.
+   */
+  async post(path: string, body: unknown, idempotent: boolean, sentBefore = false): Promise<PostResult> {
+    const answer = await this.call('POST', path, body, idempotent, idempotent && sentBefore);
     return answer.alreadyDelivered ? { id: '', alreadyDelivered: true } : { id: answer.id };
   }
 
@@ -214,6 +218,7 @@ export class QqBotApiClient {
     path: string,
     body: unknown,
     idempotent: boolean,
+    sentBefore = false,
   ): Promise<{ id: string; json: unknown; alreadyDelivered?: boolean }> {
     const url = this.o.apiBaseUrl.replace(/\/+$/, '') + path;
     const maxRetries = idempotent ? (this.o.maxRetries ?? 2) : 0;
@@ -222,7 +227,7 @@ export class QqBotApiClient {
     let waitedRateLimit = false;
     let retriedCheck = false;
     // An attempt that timed out, lost its connection or got a server error may have been delivered.
-    let mayHaveArrived = false;
+    let mayHaveArrived = sentBefore;
     for (;;) {
       const token = await this.accessToken();
       let answer: Answer;

@@ -160,14 +160,14 @@ export class QqBotProvider implements MessageProvider {
       let sent = requestBody(target, out, replyTo);
       let result;
       try {
-        result = await account.client.post(path, sent, replyTo !== undefined);
+        result = await account.client.post(path, sent, replyTo !== undefined, replyTo?.sentBefore === true);
       } catch (e) {
         // The platform refused Markdown from this bot: the same parts as text, once.
         if (!(format === 'markdown' && message && isHostError(e) && e.details?.['markdownRefused'] === true)) throw e;
         out = asText(message, target);
         format = 'text';
         sent = requestBody(target, out, replyTo);
-        result = await account.client.post(path, sent, replyTo !== undefined);
+        result = await account.client.post(path, sent, replyTo !== undefined, replyTo?.sentBefore === true);
       }
       // The format is named only when it is not the one asked for: Markdown that went out as text.
       return { messageId: result.id, requestBody: sent, ...(format !== asked ? { format } : {}) };
