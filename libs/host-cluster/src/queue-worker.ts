@@ -23,7 +23,7 @@ export interface RowToDeliver {
 
 export interface QueueWorkerOptions {
   leases: Pick<HeldLeases, 'replica' | 'localEndpoint' | 'epochOf'>;
-  queue: Pick<SqlDeliveryQueue, 'claim' | 'decide' | 'finish'>;
+  queue: Pick<SqlDeliveryQueue, 'claim' | 'decide' | 'finish' | 'recordDelivered'>;
   dispatcher: () => Dispatcher;
   /** Follows the replies and sends of each delivery. */
   outbox: { open(eventId: string, pluginId: string, firstAttempt: boolean): HandlingRecord };
@@ -91,9 +91,10 @@ export class QueueWorker {
   /**
    * Delivers `row` to the local plugin and records what became of it. `waiter`: the origin waiting in this
    * process (it queued the row itself); `queued`: the write of the row, when it goes on while the plugin
-   * already handles the event (the outcome is recorded once the row is there).
+   * already handles the event (the outcome is recorded once the row is there), or `'unqueued'` when no row is
+   * written before it (the outcome is written as a final row: {@link SqlDeliveryQueue.recordDelivered}).
    */
-  deliver(endpoint: PluginEndpoint, row: RowToDeliver, waiter?: OutcomeListener, queued?: Promise<boolean>): void {
+  deliver(endpoint: PluginEndpoint, row: RowToDeliver, waiter?: OutcomeListener, queued?: Promise<boolean> | 'unqueued'): void {
     const { eventId, pluginId, origin } = row;
     this.inflight.set(pluginId, (this.inflight.get(pluginId) ?? 0) + 1);
     const record = this.o.outbox.open(eventId, pluginId, (row.attempts ?? 1) === 1);
@@ -130,6 +131,12 @@ export class QueueWorker {
         const w = here();
         w?.decide(decision);
         w?.complete(completion);
+        if (queued === 'unqueued') {
+          await this.o.queue
+            .recordDelivered(eventId, pluginId, row.event, decision, completion)
+            .catch((e: Error) => this.o.log('warn', `cluster: could not record the outcome of ${eventId} for ${pluginId}: ${e.message}`));
+          return;
+        }
         const rowWritten = await (queued ?? Promise.resolve(true)).catch((e: Error) => {
           this.o.log('warn', `cluster: could not queue ${eventId} for ${pluginId}: ${e.message}`);
           return false;

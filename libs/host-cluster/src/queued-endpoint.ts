@@ -170,17 +170,19 @@ export class QueuedEndpoints {
     void (async () => {
       try {
         if (local && !this.o.leases.shared && !this.resumed.has(event.eventId)) {
-          // This replica runs the plugin: delivered here at once, while the row is written claimed by it (the event
-          // is in the inbox already, so a crash before the row is written routes it again). Its outcome waits for the row.
+          // A host alone running the plugin: delivered here at once, and no row is written until the outcome, which
+          // is written as a final row. The event is in the inbox until its final record, so a crash before that
+          // write routes it again, and the row then written first says it was not delivered to the end.
           waiter.local = true;
-          const queued = this.o.queue.enqueue(event.eventId, pluginId, event, true);
-          this.o.worker.deliver(local, { eventId: event.eventId, pluginId, origin: replica, event }, waiter, queued);
+          this.o.worker.deliver(local, { eventId: event.eventId, pluginId, origin: replica, event }, waiter, 'unqueued');
         } else if (local) {
           // Another replica may have taken the same event (a provider's retry), or it is routed again after a crash:
-          // the row, written first, says whether it was delivered already.
+          // the row, written first, says whether it was delivered already. Routed again after a crash, a previous run
+          // may have handled it without finishing: its replies recorded and never sent are sent first, once.
           if (await this.o.queue.enqueue(event.eventId, pluginId, event, true)) {
             waiter.local = true;
-            this.o.worker.deliver(local, { eventId: event.eventId, pluginId, origin: replica, event }, waiter);
+            const again = this.resumed.has(event.eventId) ? { attempts: 2 } : {};
+            this.o.worker.deliver(local, { eventId: event.eventId, pluginId, origin: replica, event, ...again }, waiter);
           } else void this.recheckWaiters([waiter]);
         } else if (!(await this.o.queue.enqueue(event.eventId, pluginId, event))) {
           // Queued before: routed again after a crash (or a provider's retry). An earlier process of this replica may

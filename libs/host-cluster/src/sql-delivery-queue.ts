@@ -124,6 +124,37 @@ export class SqlDeliveryQueue {
   );
 
   /**
+   * Records a delivery this process made without a queue row before it, as a
+   * final row claimed by this process, unless the pair is queued already;
+   * answers whether it was written. For a host alone delivering its own event
+   * to a plugin it runs: the inbox keeps the event until its final record, so
+   * a crash before this write routes the event again and its delivery is made
+   * again (its replies recorded before are not sent twice); one write per
+   * delivery instead of a claimed row and its update.
+   */
+  async recordDelivered(eventId: string, pluginId: string, event: unknown, decision: unknown, completion: unknown): Promise<boolean> {
+    return this.delivered.push({ e: eventId, p: pluginId, ev: event, d: decision, c: completion });
+  }
+
+  /** Deliveries recorded together: one statement writes their final rows. */
+  private readonly delivered = new Batcher<{ e: string; p: string; ev: unknown; d: unknown; c: unknown }, boolean>(
+    async (items) => {
+      const rows = await this.db.query<{ i: number }>(
+        `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i integer, e text, p text, ev jsonb, d jsonb, c jsonb)),
+       added AS (
+         INSERT INTO host_event_queue (event_id, plugin_id, origin, event, state, claimed_by, attempts, decision, completion, done_at)
+           SELECT e, p, $2, ev, 'done', $3, 1, d, c, now() FROM x ORDER BY i
+         ON CONFLICT (event_id, plugin_id) DO NOTHING RETURNING event_id, plugin_id)
+       SELECT DISTINCT ON (x.e, x.p) x.i FROM added JOIN x ON x.e = added.event_id AND x.p = added.plugin_id ORDER BY x.e, x.p, x.i`,
+        [JSON.stringify(items.map((item, i) => ({ i, ...item }))), this.replica, this.claimer],
+      );
+      const added = new Set(rows.map((r) => r.i));
+      return items.map((_, i) => added.has(i));
+    },
+    () => Batcher.parallelOn(this.db),
+  );
+
+  /**
    * Claims up to `limit` waiting rows of `pluginId` (oldest first) for this
    * replica, with rows another replica claimed and left unfinished when
    * `takeOrphans` (this replica took the lease over from it).
