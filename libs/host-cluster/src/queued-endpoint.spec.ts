@@ -105,4 +105,23 @@ describe('queued endpoints of plugins another replica runs', () => {
     });
     expect(await new SqlDeliveryQueue(db, 'holder').claim(PLUGIN, 10, true)).toEqual([]);
   });
+
+  it('records a delivery a host alone made at once as one final row, claimed by it, written once', async () => {
+    const alone = new SqlDeliveryQueue(db, 'alone');
+    const plugin = 'com.example.alone';
+    const completion = { error: null, durationMs: 3 };
+    expect(await alone.recordDelivered('e-alone', plugin, event('e-alone'), decision, completion)).toBe(true);
+    expect(await alone.get('e-alone', plugin)).toMatchObject({
+      origin: 'alone',
+      state: 'done',
+      claimedBy: alone.claimer,
+      attempts: 1,
+      decision,
+      completion,
+    });
+    // Nothing waits to be claimed, and a second record of the pair changes nothing.
+    expect(await alone.claim(plugin, 10, true)).toEqual([]);
+    expect(await alone.recordDelivered('e-alone', plugin, event('e-alone'), { ...decision, accepted: false }, completion)).toBe(false);
+    expect((await alone.get('e-alone', plugin))!.decision).toEqual(decision);
+  });
 });
