@@ -58,6 +58,30 @@ describe('framed connection', () => {
     expect(Buffer.concat(chunks)).toEqual(Buffer.from(encodeFrame(message)));
   });
 
+  it('writes one event to several plugins as encodeFrame would for each, and an event changed in a later turn as changed', async () => {
+    const outs = [new PassThrough(), new PassThrough()];
+    const written = outs.map((out) => {
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      return chunks;
+    });
+    const writers = outs.map((out) => new FramedMessageWriter(out));
+    const event: Record<string, unknown> = { eventId: 'e1', text: 'héllo ✓' };
+    const request = (id: number | string) => ({ jsonrpc: '2.0' as const, id, method: 'events.message', params: event });
+    await writers[0]!.write(request(1));
+    await writers[1]!.write(request('b-1'));
+    await new Promise((r) => setImmediate(r));
+    event['text'] = 'changed';
+    await writers[0]!.write(request(2));
+    await new Promise((r) => setImmediate(r));
+    expect(Buffer.concat(written[0]!).toString()).toBe(
+      Buffer.concat([encodeFrame({ ...request(1), params: { eventId: 'e1', text: 'héllo ✓' } }), encodeFrame(request(2))]).toString(),
+    );
+    expect(Buffer.concat(written[1]!).toString()).toBe(
+      Buffer.from(encodeFrame({ ...request('b-1'), params: { eventId: 'e1', text: 'héllo ✓' } })).toString(),
+    );
+  });
+
   it('points at the stray line among frames', () => {
     const chunk = Buffer.from('Content-Length: 2\r\n\r\n{}print(x)\r\nstray output\n');
     expect(offendingBytes(chunk).toString()).toBe('stray output\n');

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
-import { frameHeader, LIMITS } from '@host/protocol';
-import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node';
+import { frameHeader, LIMITS, Methods } from '@host/protocol';
+import { AbstractMessageWriter, Message, type MessageWriter } from 'vscode-jsonrpc/node';
 import type { RequestBacklog } from './request-backlog';
 
 /**
@@ -103,7 +103,7 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
     }
     // As text: the stream encodes all frames of one writev into a single
     // buffer, where encodeFrame would allocate a byte array per frame.
-    const json = JSON.stringify(msg);
+    const json = serialize(msg);
     const bytes = Buffer.byteLength(json, 'utf8');
     const frame = frameHeader(bytes) + json;
     if (this.spilledBytes > 0 || this.writable.writableLength >= SPILL_AT_BYTES) this.spill(frame, bytes + frame.length - json.length);
@@ -163,4 +163,34 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
     this.corked = false;
     this.writable.uncork();
   };
+}
+
+/** Requests whose params are one event object handed to every recipient of the event. */
+const EVENT_METHODS = new Set<string>([Methods.message.method, Methods.deliver.method]);
+
+/**
+ * The JSON of the last event written, by object identity, for the current
+ * turn only: routing hands one event object to each of its recipients in one
+ * synchronous pass, so a fan-out serialises it once instead of once per
+ * recipient. Cleared on the next microtask, so an object changed later is
+ * serialised again.
+ */
+const lastEvent: { params: object | null; json: string } = { params: null, json: '' };
+const forgetLastEvent = (): void => {
+  lastEvent.params = null;
+  lastEvent.json = '';
+};
+
+/** `JSON.stringify(msg)`, the same text, with an event's params serialised once per turn (see lastEvent). */
+export function serialize(msg: Message): string {
+  if (!Message.isRequest(msg) || !EVENT_METHODS.has(msg.method) || typeof msg.params !== 'object' || msg.params === null) {
+    return JSON.stringify(msg);
+  }
+  if (lastEvent.params !== msg.params) {
+    if (lastEvent.params === null) queueMicrotask(forgetLastEvent);
+    lastEvent.json = JSON.stringify(msg.params);
+    lastEvent.params = msg.params;
+  }
+  // vscode-jsonrpc builds a request with these members in this order, which JSON.stringify keeps.
+  return `{"jsonrpc":${JSON.stringify(msg.jsonrpc)},"id":${JSON.stringify(msg.id)},"method":${JSON.stringify(msg.method)},"params":${lastEvent.json}}`;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Methods, type MethodDescriptor } from '@host/protocol';
-import { parseParams } from './params-validator';
+import { EventAckSchema, Methods, type MethodDescriptor } from '@host/protocol';
+import { parseEventAck, parseParams } from './params-validator';
 
 interface RpcCase {
   name: string;
@@ -44,11 +44,29 @@ const extra: [string, Record<string, unknown>][] = [
   ['composite with a bad child', { token, eventId: 'e1', message: { parts: [{ type: 'composite', parts: [{ type: 'text' }] }] } }],
 ];
 
+/** events.completed params, compiled whole: defaults, errors, near misses. */
+const completed: [string, unknown][] = [
+  ['succeeded', { token, eventId: 'e1', error: null, durationMs: 1.5 }],
+  ['error defaults to null', { token, eventId: 'e1' }],
+  ['failed with details', { token, eventId: 'e1', error: { code: 'x.y', message: 'why', details: { n: [1] } } }],
+  ['error code empty', { token, eventId: 'e1', error: { code: '', message: 'why' } }],
+  ['error code too long', { token, eventId: 'e1', error: { code: 'c'.repeat(101), message: 'why' } }],
+  ['error without message', { token, eventId: 'e1', error: { code: 'x' } }],
+  ['negative duration', { token, eventId: 'e1', durationMs: -1 }],
+  ['duration as text', { token, eventId: 'e1', durationMs: '3' }],
+  ['blank event id', { token, eventId: ' ', error: null }],
+  ['control character in event id', { token, eventId: 'e\u00011' }],
+  ['extra key', { token, eventId: 'e1', result: 'ok' }],
+  ['no token', { eventId: 'e1' }],
+];
+
 describe('parseParams', () => {
+  const byMethod = new Map<string, MethodDescriptor>([Methods.reply, Methods.send, Methods.completed].map((m) => [m.method, m]));
   const cases: [string, MethodDescriptor, unknown][] = [
     ...vectors
-      .filter((c) => c.part === 'params' && (c.method === Methods.reply.method || c.method === Methods.send.method))
-      .map((c): [string, MethodDescriptor, unknown] => [c.name, c.method === Methods.reply.method ? Methods.reply : Methods.send, c.input]),
+      .filter((c) => c.part === 'params' && byMethod.has(c.method))
+      .map((c): [string, MethodDescriptor, unknown] => [c.name, byMethod.get(c.method)!, c.input]),
+    ...completed.map(([name, input]): [string, MethodDescriptor, unknown] => [`events.completed: ${name}`, Methods.completed, input]),
     ...extra.map(([name, input]): [string, MethodDescriptor, unknown] => [`reply: ${name}`, Methods.reply, input]),
     ...extra.map(([name, input]): [string, MethodDescriptor, unknown] => {
       const { eventId: _e, ...rest } = input;
@@ -61,6 +79,29 @@ describe('parseParams', () => {
   it.each(cases)('%s: the same result as the protocol schema', (_name, descriptor, input) => {
     const expected = descriptor.params.safeParse(input);
     const actual = parseParams(descriptor, input);
+    expect(actual.success).toBe(expected.success);
+    expect(actual.data).toEqual(expected.data);
+    expect(actual.error?.issues).toEqual(expected.error?.issues);
+  });
+});
+
+describe('parseEventAck', () => {
+  const acks: [string, unknown][] = [
+    ['accepted', { eventId: 'e1', accepted: true, intercepted: false, error: null }],
+    ['defaults', { eventId: 'e1', accepted: false }],
+    ['declined with an error', { eventId: 'e1', accepted: false, error: { code: 'x', message: 'why', details: [1] } }],
+    ['intercepted', { eventId: 'e1', accepted: true, intercepted: true }],
+    ['accepted missing', { eventId: 'e1' }],
+    ['accepted as text', { eventId: 'e1', accepted: 'yes' }],
+    ['blank event id', { eventId: '  ', accepted: true }],
+    ['error code empty', { eventId: 'e1', accepted: false, error: { code: '', message: 'm' } }],
+    ['extra key', { eventId: 'e1', accepted: true, note: 'x' }],
+    ['null', null],
+    ['array', [true]],
+  ];
+  it.each(acks)('%s: the same result as the protocol schema', (_name, input) => {
+    const expected = EventAckSchema.safeParse(input);
+    const actual = parseEventAck(input);
     expect(actual.success).toBe(expected.success);
     expect(actual.data).toEqual(expected.data);
     expect(actual.error?.issues).toEqual(expected.error?.issues);

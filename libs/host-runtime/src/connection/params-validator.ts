@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  EventAckSchema,
   EveryoneMentionPartSchema,
   Methods,
   OutgoingMessageSchema,
@@ -26,6 +27,8 @@ const FlatMessageSchema = OutgoingMessageSchema.extend({
 const COMPILED = new Map<string, z.ZodType>([
   [Methods.reply.method, z.compile(ReplyParamsSchema.extend({ message: FlatMessageSchema }))],
   [Methods.send.method, z.compile(SendParamsSchema.extend({ message: FlatMessageSchema }))],
+  // Every accepted event ends with one; its schema is flat, so it compiles whole.
+  [Methods.completed.method, z.compile(Methods.completed.params)],
 ]);
 
 /** True when params.message.parts holds a part the narrowed schemas do not take. */
@@ -36,12 +39,24 @@ function hasNestedParts(params: unknown): boolean {
   return false;
 }
 
-/** `descriptor.params.safeParse(params)`, with the same result, faster for messages.reply and messages.send. */
+/** `descriptor.params.safeParse(params)`, with the same result, faster for messages.reply, messages.send and events.completed. */
 export function parseParams(descriptor: MethodDescriptor, params: unknown): ReturnType<z.ZodType['safeParse']> {
   const compiled = COMPILED.get(descriptor.method);
-  if (compiled && typeof params === 'object' && params !== null && !hasNestedParts(params)) {
+  if (
+    compiled &&
+    typeof params === 'object' &&
+    params !== null &&
+    (descriptor.method === Methods.completed.method || !hasNestedParts(params))
+  ) {
     const fast = compiled.safeParse(params);
     if (fast.success) return fast;
   }
   return descriptor.params.safeParse(params);
+}
+
+const COMPILED_ACK = z.compile(EventAckSchema);
+
+/** `EventAckSchema.safeParse(answer)`, with the same result: the answer to every events.message and events.deliver. */
+export function parseEventAck(answer: unknown): ReturnType<typeof EventAckSchema.safeParse> {
+  return COMPILED_ACK.safeParse(answer) as ReturnType<typeof EventAckSchema.safeParse>;
 }

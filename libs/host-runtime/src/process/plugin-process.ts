@@ -14,7 +14,6 @@ import {
 import {
   DELIVERY_ERRORS,
   formatBytes,
-  EventAckSchema,
   SettingsChangedResultSchema,
   LIMITS,
   Methods,
@@ -29,6 +28,7 @@ import { FramedMessageReader, type FramingFailure } from '../connection/framed-r
 import { FramedMessageWriter } from '../connection/framed-writer';
 import { RequestBacklog } from '../connection/request-backlog';
 import { createPluginRequestHandler } from '../connection/plugin-requests';
+import { parseEventAck } from '../connection/params-validator';
 import { readStderr } from '../logs/stderr-reader';
 import { LogRateLimiter } from '../logs/log-rate-limit';
 import type { RuntimeLimits } from '../limits';
@@ -346,7 +346,7 @@ export class PluginProcess {
     const method = chat ? Methods.deliver.method : Methods.message.method;
     const decision = this.request(method, chat ?? event).then(
       (answer): DeliveryOutcome => {
-        const ack = EventAckSchema.safeParse(answer);
+        const ack = parseEventAck(answer);
         if (!ack.success || ack.data.eventId !== eventId) {
           const why = ack.success
             ? `eventId ${JSON.stringify(ack.data.eventId)} instead of ${JSON.stringify(eventId)}`
