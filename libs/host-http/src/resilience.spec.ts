@@ -43,7 +43,6 @@ function endpointFor(
 
 const sink: OutboundSink = { send: async () => ({ accepted: true, target: { type: 'group', id: 'group-1' } }) };
 const event = MessageEventSchema.parse(messageEvent());
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('retries', () => {
   it('retries 503 twice with about 200 ms then 800 ms backoff and the same delivery id', async () => {
@@ -154,6 +153,12 @@ describe('retries', () => {
 describe('circuit breaker', () => {
   type Mode = 'stall' | 'fail' | 'ok';
 
+  /** The endpoint's clock, moved by the test: the circuit's open period passes when the test says, not after a sleep. */
+  function manualClock(): { now: () => number; pass(ms: number): void } {
+    let t = Date.parse('2026-01-01T00:00:00.000Z');
+    return { now: () => t, pass: (ms) => (t += ms) };
+  }
+
   async function flakyServer(): Promise<{ server: TestServer; set(mode: Mode): void }> {
     let mode: Mode = 'ok';
     const server = await serve((_req, res) => {
@@ -166,7 +171,8 @@ describe('circuit breaker', () => {
 
   it('opens after 5 failures, fails fast while open, probes, and closes when the plugin recovers', async () => {
     const flaky = await flakyServer();
-    const { endpoint } = endpointFor(flaky.server.url, { circuit: { openMilliseconds: 300 } }, 150);
+    const clock = manualClock();
+    const { endpoint } = endpointFor(flaky.server.url, { circuit: { openMilliseconds: 300 }, now: clock.now }, 150);
 
     flaky.set('stall');
     for (let i = 1; i <= 4; i++) {
@@ -184,7 +190,7 @@ describe('circuit breaker', () => {
 
     // The probe fails: open again for another period.
     flaky.set('fail');
-    await sleep(320);
+    clock.pass(320);
     expect(endpoint.isAvailable()).toBe(true);
     expect((await endpoint.deliver(event, sink).decision).error).toMatchObject({ code: 'http.status' });
     expect(endpoint.health()).toMatchObject({ circuit: 'open', status: 'unreachable', lastError: { code: 'http.status' } });
@@ -192,7 +198,7 @@ describe('circuit breaker', () => {
 
     // Recovered: the next probe succeeds and closes the circuit.
     flaky.set('ok');
-    await sleep(320);
+    clock.pass(320);
     expect(await endpoint.deliver(event, sink).decision).toMatchObject({ accepted: true, error: null });
     expect(endpoint.health()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0, status: 'degraded' });
     expect(endpoint.isAvailable()).toBe(true);
@@ -200,12 +206,13 @@ describe('circuit breaker', () => {
 
   it('lets exactly one probe through when half-open', async () => {
     const flaky = await flakyServer();
-    const { endpoint } = endpointFor(flaky.server.url, { circuit: { openMilliseconds: 100, failureThreshold: 1 } }, 150);
+    const clock = manualClock();
+    const { endpoint } = endpointFor(flaky.server.url, { circuit: { openMilliseconds: 100, failureThreshold: 1 }, now: clock.now }, 150);
     flaky.set('fail');
     await endpoint.deliver(event, sink).decision;
     expect(endpoint.health().circuit).toBe('open');
     flaky.set('ok');
-    await sleep(120);
+    clock.pass(120);
     const before = flaky.server.requests.length;
     const [a, b] = await Promise.all([endpoint.deliver(event, sink).decision, endpoint.deliver(event, sink).decision]);
     expect([a.error?.code ?? 'ok', b.error?.code ?? 'ok'].sort()).toEqual(['http.circuit_open', 'ok']);
@@ -214,13 +221,14 @@ describe('circuit breaker', () => {
 
   it('a health check brings an idle plugin back once it answers its manifest', async () => {
     const flaky = await flakyServer();
-    const { endpoint } = endpointFor(flaky.server.url, { circuit: { openMilliseconds: 100, failureThreshold: 2 } }, 150);
+    const clock = manualClock();
+    const { endpoint } = endpointFor(flaky.server.url, { circuit: { openMilliseconds: 100, failureThreshold: 2 }, now: clock.now }, 150);
     flaky.set('fail');
     await endpoint.checkHealth();
     expect((await endpoint.checkHealth()).circuit).toBe('open');
     flaky.set('ok');
     expect((await endpoint.checkHealth()).circuit).toBe('open'); // not due yet
-    await sleep(120);
+    clock.pass(120);
     expect(await endpoint.checkHealth()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
     expect(flaky.server.requests.at(-1)).toMatchObject({ method: 'GET', path: '/host/plugin/manifest' });
   });
