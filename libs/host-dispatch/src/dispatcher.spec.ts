@@ -2,7 +2,7 @@ import type { MessageEvent } from '@host/protocol';
 import type { PluginEndpoint } from '@host/host-core';
 import { Dispatcher } from './dispatcher';
 import { EventLog, type EventLogUpdate } from './event-log';
-import { InProcessPlugin, KeepingProvider, makeEvent } from './in-process.spec-helper';
+import { InProcessPlugin, KeepingProvider, makeEvent, until } from './in-process.spec-helper';
 
 function setup(plugins: PluginEndpoint[], options: { requestTimeoutMilliseconds?: number; maxWaitingEvents?: number } = {}) {
   const provider = new KeepingProvider();
@@ -88,7 +88,7 @@ describe('Dispatcher routing', () => {
     const observers = ['com.b.one', 'com.c.two', 'com.d.three'].map((id) => new InProcessPlugin(id, {}));
     const { dispatcher } = setup([slow, ...observers]);
     const done = dispatcher.dispatch(makeEvent('/ask something slow'));
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => observers.every((o) => o.received.length > 0), 'every observer got the event');
     expect(observers.map((o) => o.received.length)).toEqual([1, 1, 1]);
     gate.resolve();
     const record = await done;
@@ -306,7 +306,7 @@ describe('Dispatcher queues', () => {
     const { plugin, gate } = busy('reject');
     const { dispatcher } = setup([plugin]);
     const records = [dispatcher.dispatch(makeEvent('1')), dispatcher.dispatch(makeEvent('2'))];
-    await new Promise((r) => setTimeout(r, 10));
+    await until(() => dispatcher.events.list({ limit: 2 }).length === 2, 'both events are logged');
     const refused = dispatcher.events.list({ limit: 1 })[0]!;
     expect(refused.deliveries[0]).toMatchObject({ sent: false, state: 'queued' });
     const reply = (eventId: string) =>
@@ -376,7 +376,7 @@ describe('Dispatcher decisions and completions', () => {
     const { dispatcher } = setup([worker]);
     const first = await dispatcher.dispatch(makeEvent('1'));
     const second = dispatcher.dispatch(makeEvent('2'));
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => dispatcher.queueStats()[0]?.waiting === 1, 'the second event waits in the queue');
     expect(worker.received).toHaveLength(1);
     expect(dispatcher.queueStats()).toEqual([expect.objectContaining({ pluginId: 'com.a.worker', active: 1, waiting: 1 })]);
     gate.resolve();

@@ -131,3 +131,15 @@ export function makeEvent(text: string, over: Partial<MessageEvent> = {}): Messa
     ...over,
   };
 }
+
+/**
+ * Waits until `done()` holds (checked after each turn of the event loop), for at most `ms`; fails naming `what`.
+ * For a state the code under test reaches by itself; a wait that proves something did not happen stays a wait.
+ */
+export async function until(done: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`not reached in ${ms} ms: ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
