@@ -50,6 +50,13 @@ const CLOSE_OBJECT = 0x7d;
 const COMMA = 0x2c;
 
 /**
+ * The comma counts of checkJsonShape, kept between calls: allocating a typed
+ * array per document cost more than scanning a small frame. The scan is
+ * synchronous, so one array serves every call.
+ */
+let commasByLevel = new Int32Array(0);
+
+/**
  * Scans JSON text for nesting deeper than `limits.maxDepth` or a container with
  * more than `limits.maxEntries` entries, in one pass without building
  * anything, so it runs before `JSON.parse`. It does not check the syntax:
@@ -60,17 +67,20 @@ const COMMA = 0x2c;
  * @returns the first violation, or null when the document is within the limits.
  */
 export function checkJsonShape(text: string | Uint8Array, limits: JsonShapeLimits = JSON_SHAPE_LIMITS): JsonShapeViolation | null {
-  const at: (i: number) => number = typeof text === 'string' ? (i) => text.charCodeAt(i) : (i) => text[i]!;
+  // Read in place, not through a function per character: the framing checks every frame it reads.
+  const str = typeof text === 'string' ? text : null;
+  const bytes = typeof text === 'string' ? null : text;
   const length = text.length;
-  // Commas seen at each open level: a level with n commas has n + 1 entries.
-  const commas = new Int32Array(limits.maxDepth + 1);
+  // Commas seen at each open level: a level with n commas has n + 1 entries. Each level is zeroed as it opens.
+  if (commasByLevel.length < limits.maxDepth + 1) commasByLevel = new Int32Array(limits.maxDepth + 1);
+  const commas = commasByLevel;
   let depth = 0;
   for (let i = 0; i < length; i++) {
-    const c = at(i);
+    const c = str !== null ? str.charCodeAt(i) : bytes![i]!;
     if (c === QUOTE) {
       // Skip the string: only a quote that is not escaped ends it.
       for (i++; i < length; i++) {
-        const s = at(i);
+        const s = str !== null ? str.charCodeAt(i) : bytes![i]!;
         if (s === BACKSLASH) i++;
         else if (s === QUOTE) break;
       }
